@@ -1,0 +1,301 @@
+#include "conf/options.h"
+
+#include <getopt.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdlib>
+
+namespace rp {
+
+namespace {
+
+enum LongOnly {
+	OPT_NO_VERIFY = 256,
+	OPT_CORRUPT,
+	OPT_SRQ_REFILL,
+	OPT_STALL,
+	OPT_SLOTS,
+	OPT_SQ_DEPTH,
+};
+
+const struct option kLongOpts[] = {
+	{"device", required_argument, nullptr, 'd'},
+	{"port", required_argument, nullptr, 'p'},
+	{"gid-index", required_argument, nullptr, 'g'},
+	{"size", required_argument, nullptr, 's'},
+	{"messages", required_argument, nullptr, 'n'},
+	{"duration", required_argument, nullptr, 't'},
+	{"batch", required_argument, nullptr, 'b'},
+	{"signal-every", required_argument, nullptr, 'S'},
+	{"sq-depth", required_argument, nullptr, OPT_SQ_DEPTH},
+	{"slots", required_argument, nullptr, OPT_SLOTS},
+	{"srq-refill", required_argument, nullptr, OPT_SRQ_REFILL},
+	{"no-verify", no_argument, nullptr, OPT_NO_VERIFY},
+	{"inject-corruption", required_argument, nullptr, OPT_CORRUPT},
+	{"stall-timeout", required_argument, nullptr, OPT_STALL},
+	{"quiet", no_argument, nullptr, 'q'},
+	{"help", no_argument, nullptr, 'h'},
+	{"version", no_argument, nullptr, 'V'},
+	{nullptr, 0, nullptr, 0},
+};
+
+/* Accepts plain integers with an optional binary suffix (K, M, G): "64K" = 65536. */
+bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	if (*s == '\0' || *s == '-')
+		return false;
+	errno = 0;
+	char *end = nullptr;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno != 0 || end == s)
+		return false;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	default: break;
+	}
+	if (*end != '\0')
+		return false;
+	if (shift != 0 && v > (UINT64_MAX >> shift))
+		return false;
+	v <<= shift;
+	if (v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool parse_seconds(const char *s, double *out)
+{
+	errno = 0;
+	char *end = nullptr;
+	double v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !std::isfinite(v) || v <= 0 || v > 1e6)
+		return false;
+	*out = v;
+	return true;
+}
+
+std::string range_error(const char *opt, const char *val, uint64_t lo, uint64_t hi)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "--%s: '%s' is not an integer in %" PRIu64 "..%" PRIu64,
+		 opt, val, lo, hi);
+	return buf;
+}
+
+} // namespace
+
+const char *options_usage()
+{
+	return
+"Usage: rdmapipe [EAL options] -- [options]\n"
+"\n"
+"Loopback RDMA_WRITE_WITH_IMM pipeline: a client lcore posts chained writes to a\n"
+"server lcore's receive window on the same device; the server catches the\n"
+"immediates on a shared receive queue and verifies every payload.\n"
+"\n"
+"Options:\n"
+"  -d, --device NAME        RDMA device (default: the first one found)\n"
+"  -p, --port N             device port (default 1)\n"
+"  -g, --gid-index N        GID index (default: the RoCE v2 IPv4 GID, found from sysfs)\n"
+"  -s, --size BYTES         message size, 1..1G, K/M/G suffixes (default 64)\n"
+"  -n, --messages N         stop after N messages (default 1000000)\n"
+"  -t, --duration SEC       stop after SEC seconds instead of a count\n"
+"  -b, --batch N            work requests per chain, one ibv_post_send each (1..512, default 32)\n"
+"  -S, --signal-every N     one signalled work request per N (default: batch)\n"
+"      --sq-depth N         send queue depth (default 4 x max(batch, signal-every))\n"
+"      --slots N            server receive-window slots (default 1024)\n"
+"      --srq-refill N       repost SRQ receives once N are consumed (default slots/8)\n"
+"      --no-verify          do not check payloads (sequence is still checked)\n"
+"      --inject-corruption N  flip one byte of message N before it is sent (tests the checker)\n"
+"      --stall-timeout SEC  fail when nothing progresses for SEC seconds (default 10)\n"
+"  -q, --quiet              print only the summary\n"
+"  -h, --help               this text\n"
+"  -V, --version            print the version\n"
+"\n"
+"Exit status: 0 every message arrived and verified; 1 the run failed (data, sequence or\n"
+"completion errors); 2 bad arguments; 3 no usable RDMA device or setup failure.\n"
+"\n"
+"Example: rdmapipe -l 0-1 --in-memory -- -d rxe0 -s 64 -n 100000\n"
+"No RDMA hardware? tools/softroce -- build/app/rdmapipe/rdmapipe ... runs it on soft-RoCE.\n";
+}
+
+ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err)
+{
+	*o = RunOptions{};
+	optind = 0;   // full re-initialisation (GNU), so the parser can run more than once
+	opterr = 0;   // we report errors ourselves, naming the option
+	bool have_messages = false;
+	int c;
+	uint64_t v;
+	while ((c = getopt_long(argc, argv, ":d:p:g:s:n:t:b:S:qhV", kLongOpts, nullptr)) != -1) {
+		const char *a = optarg;
+		switch (c) {
+		case 'd':
+			if (*a == '\0') {
+				*err = "--device: empty device name";
+				return ParseResult::error;
+			}
+			o->device = a;
+			break;
+		case 'p':
+			if (!parse_u64(a, 1, 254, &v)) {
+				*err = range_error("port", a, 1, 254);
+				return ParseResult::error;
+			}
+			o->port = static_cast<uint8_t>(v);
+			break;
+		case 'g':
+			if (!parse_u64(a, 0, 255, &v)) {
+				*err = range_error("gid-index", a, 0, 255);
+				return ParseResult::error;
+			}
+			o->gid_index = static_cast<int>(v);
+			break;
+		case 's':
+			if (!parse_u64(a, 1, kMaxMsgBytes, &v)) {
+				*err = range_error("size", a, 1, kMaxMsgBytes);
+				return ParseResult::error;
+			}
+			o->msg_bytes = static_cast<uint32_t>(v);
+			break;
+		case 'n':
+			if (!parse_u64(a, 1, UINT64_MAX >> 1, &v)) {
+				*err = range_error("messages", a, 1, UINT64_MAX >> 1);
+				return ParseResult::error;
+			}
+			o->messages = v;
+			have_messages = true;
+			break;
+		case 't':
+			if (!parse_seconds(a, &o->duration_s)) {
+				*err = std::string("--duration: '") + a + "' is not a number of seconds in (0, 1e6]";
+				return ParseResult::error;
+			}
+			break;
+		case 'b':
+			if (!parse_u64(a, 1, kMaxBatch, &v)) {
+				*err = range_error("batch", a, 1, kMaxBatch);
+				return ParseResult::error;
+			}
+			o->batch = static_cast<uint32_t>(v);
+			break;
+		case 'S':
+			if (!parse_u64(a, 1, kMaxSqDepth / 2, &v)) {
+				*err = range_error("signal-every", a, 1, kMaxSqDepth / 2);
+				return ParseResult::error;
+			}
+			o->signal_every = static_cast<uint32_t>(v);
+			break;
+		case OPT_SQ_DEPTH:
+			if (!parse_u64(a, 2, kMaxSqDepth, &v)) {
+				*err = range_error("sq-depth", a, 2, kMaxSqDepth);
+				return ParseResult::error;
+			}
+			o->sq_depth = static_cast<uint32_t>(v);
+			break;
+		case OPT_SLOTS:
+			if (!parse_u64(a, 1, kMaxSlots, &v)) {
+				*err = range_error("slots", a, 1, kMaxSlots);
+				return ParseResult::error;
+			}
+			o->slots = static_cast<uint32_t>(v);
+			break;
+		case OPT_SRQ_REFILL:
+			if (!parse_u64(a, 1, kMaxSlots, &v)) {
+				*err = range_error("srq-refill", a, 1, kMaxSlots);
+				return ParseResult::error;
+			}
+			o->srq_refill = static_cast<uint32_t>(v);
+			break;
+		case OPT_NO_VERIFY:
+			o->verify = false;
+			break;
+		case OPT_CORRUPT:
+			if (!parse_u64(a, 0, UINT64_MAX >> 1, &v)) {
+				*err = range_error("inject-corruption", a, 0, UINT64_MAX >> 1);
+				return ParseResult::error;
+			}
+			o->corrupt_msg = v;
+			break;
+		case OPT_STALL:
+			if (!parse_seconds(a, &o->stall_timeout_s)) {
+				*err = std::string("--stall-timeout: '") + a + "' is not a number of seconds in (0, 1e6]";
+				return ParseResult::error;
+			}
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			return ParseResult::help;
+		case 'V':
+			return ParseResult::version;
+		case ':':
+			*err = std::string("option '") + argv[optind - 1] + "' needs a value";
+			return ParseResult::error;
+		default:
+			*err = std::string("unknown option '") + argv[optind - 1] + "'";
+			return ParseResult::error;
+		}
+	}
+	if (optind < argc) {
+		*err = std::string("unexpected argument '") + argv[optind] + "'";
+		return ParseResult::error;
+	}
+
+	/* Cross-checks and derived defaults. */
+	if (have_messages && o->duration_s > 0) {
+		*err = "--messages and --duration are exclusive: give one";
+		return ParseResult::error;
+	}
+	if (!have_messages && o->duration_s == 0)
+		o->messages = kDefaultMessages;
+	if (o->signal_every == 0)
+		o->signal_every = o->batch;
+	uint32_t unit = o->batch > o->signal_every ? o->batch : o->signal_every;
+	if (o->sq_depth == 0) {
+		uint64_t d = 4ull * unit;
+		o->sq_depth = d > kMaxSqDepth ? kMaxSqDepth : static_cast<uint32_t>(d);
+	}
+	/* A signalled WR every N frees SQ slots in steps of N: with less than 2N slots the
+	 * sender would stall waiting for a completion it has not asked for yet. */
+	if (o->sq_depth < 2ull * o->signal_every) {
+		*err = "--sq-depth " + std::to_string(o->sq_depth) + " is below 2 x --signal-every (" +
+		       std::to_string(2ull * o->signal_every) + ")";
+		return ParseResult::error;
+	}
+	if (o->sq_depth < o->batch) {
+		*err = "--sq-depth " + std::to_string(o->sq_depth) + " cannot hold one chain of --batch " +
+		       std::to_string(o->batch);
+		return ParseResult::error;
+	}
+	if (o->slots < o->batch) {
+		*err = "--slots " + std::to_string(o->slots) + " is below --batch " +
+		       std::to_string(o->batch) + ": a chain would not fit the receive window";
+		return ParseResult::error;
+	}
+	if (static_cast<uint64_t>(o->slots) * o->msg_bytes > (1ull << 31)) {
+		*err = "--slots x --size is " + std::to_string(static_cast<uint64_t>(o->slots) * o->msg_bytes) +
+		       " bytes; the receive window is limited to 2 GiB";
+		return ParseResult::error;
+	}
+	if (o->srq_refill == 0) {
+		o->srq_refill = o->slots / 8;
+		if (o->srq_refill < o->batch)
+			o->srq_refill = o->batch;
+	}
+	if (o->srq_refill > o->slots) {
+		*err = "--srq-refill " + std::to_string(o->srq_refill) + " exceeds --slots " +
+		       std::to_string(o->slots);
+		return ParseResult::error;
+	}
+	return ParseResult::ok;
+}
+
+} // namespace rp

@@ -1,0 +1,52 @@
+/* Run options: what the user asked for, parsed once from the arguments after "--".
+ * Plain data, no DPDK or verbs: parsing and validation work anywhere. */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace rp {
+
+/* Bounds checked by parse_options(); the engine relies on them. */
+inline constexpr uint32_t kMaxBatch = 512;           // WRs per ibv_post_send chain
+inline constexpr uint32_t kMaxMsgBytes = 1u << 30;   // one RDMA message (rxe allows 2^31)
+inline constexpr uint32_t kMaxSlots = 1u << 20;      // receive-window slots at the server
+inline constexpr uint32_t kMaxSqDepth = 1u << 15;
+
+struct RunOptions {
+	std::string device;             // empty: first device found
+	uint8_t port = 1;
+	int gid_index = -1;             // -1: pick the RoCE v2 IPv4 GID (else the first valid one)
+	uint32_t msg_bytes = 64;
+	uint64_t messages = 0;          // 0 with duration 0 means kDefaultMessages
+	double duration_s = 0;          // 0: stop by message count
+	uint32_t batch = 32;            // WRs per chain
+	uint32_t signal_every = 0;      // 0: one signalled WR per chain (= batch)
+	uint32_t sq_depth = 0;          // 0: 4 * max(batch, signal_every)
+	uint32_t slots = 1024;          // messages the server can hold before giving credit back
+	uint32_t srq_refill = 0;        // 0: slots / 8, at least batch
+	bool verify = true;
+	uint64_t corrupt_msg = UINT64_MAX; // test hook: flip one byte of this message (0-based)
+	double stall_timeout_s = 10;    // no progress for this long: give up with an error
+	bool quiet = false;
+};
+
+inline constexpr uint64_t kDefaultMessages = 1000000;
+
+enum class ParseResult {
+	ok,
+	help,     // --help: usage printed, exit 0
+	version,  // --version
+	error,    // message in *err, exit 2
+};
+
+/* Parses the application arguments (argv[0] is the program name, as getopt expects).
+ * Fills in derived defaults and checks every bound; on error *err names the option,
+ * the value and what was expected. */
+ParseResult parse_options(int argc, char **argv, RunOptions *opts, std::string *err);
+
+/* The application part of --help. */
+const char *options_usage();
+
+} // namespace rp

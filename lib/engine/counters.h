@@ -1,0 +1,64 @@
+/* Per-role counters: one cache-aligned block each, written only by the lcore that owns
+ * it; the main lcore reads them after the lcores have joined. */
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+
+namespace rp {
+
+/* Work-completion statuses run 0..IBV_WC_TM_RNDV_INCOMPLETE; the array covers them all. */
+inline constexpr unsigned kWcStatusCount = IBV_WC_TM_RNDV_INCOMPLETE + 1;
+
+struct alignas(64) WcErrorCounts {
+	uint64_t by_status[kWcStatusCount] = {};
+	uint64_t total = 0;
+	int first_status = -1;
+	uint32_t first_opcode = 0;
+	uint64_t first_wr_id = 0;
+
+	void count(const ibv_wc &wc)
+	{
+		unsigned s = wc.status < kWcStatusCount ? wc.status : IBV_WC_GENERAL_ERR;
+		by_status[s]++;
+		if (total++ == 0) {
+			first_status = static_cast<int>(s);
+			first_opcode = wc.opcode;
+			first_wr_id = wc.wr_id;
+		}
+	}
+};
+
+struct alignas(64) WriterCounters {
+	uint64_t sent = 0;           // messages posted
+	uint64_t completed = 0;      // messages retired by a signalled completion
+	uint64_t post_calls = 0;     // ibv_post_send calls (one per chain)
+	uint64_t post_errors = 0;
+	uint64_t credit_anomalies = 0;  // credit word read beyond what was sent (torn or corrupt write)
+	uint64_t start_tsc = 0;
+	uint64_t end_tsc = 0;
+	const char *fail_reason = nullptr;  // static string; nullptr: no failure
+	WcErrorCounts wc_errors;
+};
+
+struct alignas(64) ReceiverCounters {
+	uint64_t received = 0;       // receive completions that succeeded
+	uint64_t verified = 0;       // of those, payload and sequence correct
+	uint64_t bytes = 0;
+	uint64_t payload_errors = 0;
+	uint64_t sequence_errors = 0;
+	uint64_t length_errors = 0;
+	uint64_t unexpected_opcodes = 0;
+	uint64_t credit_writes = 0;
+	uint64_t srq_post_calls = 0;
+	uint64_t first_bad_seq = UINT64_MAX;
+	int64_t first_bad_offset = -1;
+	bool saw_last = false;
+	uint64_t start_tsc = 0;      // first message
+	uint64_t end_tsc = 0;        // last message
+	const char *fail_reason = nullptr;
+	WcErrorCounts wc_errors;
+};
+
+} // namespace rp

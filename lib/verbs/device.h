@@ -1,0 +1,33 @@
+/* Setup path: open an RDMA device, probe what it can do, pick the GID.
+ * Runs once before the lcores launch; errors name the device and the cause. */
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <string>
+
+namespace rp {
+
+struct Device {
+	std::string name;
+	ibv_context *ctx = nullptr;
+	ibv_pd *pd = nullptr;
+	uint8_t port = 1;
+	int gid_index = -1;
+	ibv_gid gid{};
+	ibv_port_attr port_attr{};
+	ibv_device_attr dev_attr{};
+};
+
+/* Lists the devices. Returns the count (0 when none) and, when none, why in *why
+ * (the kernel has no RDMA, no driver loaded, ...). */
+int count_devices(std::string *names, std::string *why);
+
+/* Opens `name` (first device when empty), checks the port is ACTIVE and picks the
+ * GID (gid_index < 0: automatic). Returns 0 or -errno with *err set. */
+int device_open(Device *dev, const std::string &name, uint8_t port, int gid_index, std::string *err);
+void device_close(Device *dev);
+
+const char *mtu_str(ibv_mtu mtu);
+
+} // namespace rp

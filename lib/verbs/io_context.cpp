@@ -1,0 +1,162 @@
+#include "verbs/io_context.h"
+
+#include "verbs/device.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace rp {
+
+namespace {
+
+/* RC retry settings: 7 means "retry forever" for RNR, which the SRQ sizing makes rare. */
+constexpr uint8_t kRetryCnt = 7;
+constexpr uint8_t kRnrRetry = 7;
+constexpr uint8_t kMinRnrTimer = 12;   // 0.64 ms
+constexpr uint8_t kAckTimeout = 14;    // 4.096 us * 2^14 = 67 ms
+
+std::string errstr(const Device &dev, const char *what, int e)
+{
+	return dev.name + ": " + what + ": " + strerror(e);
+}
+
+} // namespace
+
+int io_resources_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_cq_depth,
+			uint32_t srq_depth, IoResources *io, std::string *err)
+{
+	const ibv_device_attr &a = dev.dev_attr;
+	int ret;
+	if (send_cq_depth > static_cast<uint32_t>(a.max_cqe) || recv_cq_depth > static_cast<uint32_t>(a.max_cqe)) {
+		*err = dev.name + ": CQ depth " + std::to_string(send_cq_depth > recv_cq_depth ? send_cq_depth : recv_cq_depth) +
+		       " exceeds the device's max_cqe " + std::to_string(a.max_cqe);
+		return -EINVAL;
+	}
+	if (srq_depth > static_cast<uint32_t>(a.max_srq_wr)) {
+		*err = dev.name + ": SRQ depth " + std::to_string(srq_depth) + " exceeds the device's max_srq_wr " +
+		       std::to_string(a.max_srq_wr);
+		return -EINVAL;
+	}
+	io->send_cq = ibv_create_cq(dev.ctx, static_cast<int>(send_cq_depth), nullptr, nullptr, 0);
+	if (io->send_cq == nullptr) {
+		*err = errstr(dev, ("send CQ (" + std::to_string(send_cq_depth) + " entries)").c_str(), errno);
+		return -errno;
+	}
+	io->recv_cq = ibv_create_cq(dev.ctx, static_cast<int>(recv_cq_depth), nullptr, nullptr, 0);
+	if (io->recv_cq == nullptr) {
+		ret = errno;
+		*err = errstr(dev, ("receive CQ (" + std::to_string(recv_cq_depth) + " entries)").c_str(), ret);
+		goto destroy_send_cq;
+	}
+	if (srq_depth) {
+		ibv_srq_init_attr sa{};
+		sa.attr.max_wr = srq_depth;
+		sa.attr.max_sge = 1;
+		io->srq = ibv_create_srq(dev.pd, &sa);
+		if (io->srq == nullptr) {
+			ret = errno;
+			*err = errstr(dev, ("SRQ (" + std::to_string(srq_depth) + " receives)").c_str(), ret);
+			goto destroy_recv_cq;
+		}
+	}
+	io->send_cq_depth = send_cq_depth;
+	io->recv_cq_depth = recv_cq_depth;
+	io->srq_depth = srq_depth;
+	return 0;
+
+destroy_recv_cq:
+	ibv_destroy_cq(io->recv_cq);
+	io->recv_cq = nullptr;
+destroy_send_cq:
+	ibv_destroy_cq(io->send_cq);
+	io->send_cq = nullptr;
+	return -ret;
+}
+
+void io_resources_destroy(IoResources *io)
+{
+	if (io->srq)
+		ibv_destroy_srq(io->srq);
+	if (io->recv_cq)
+		ibv_destroy_cq(io->recv_cq);
+	if (io->send_cq)
+		ibv_destroy_cq(io->send_cq);
+	*io = IoResources{};
+}
+
+ibv_qp *rc_qp_create(Device &dev, IoResources &io, uint32_t sq_depth, std::string *err)
+{
+	if (sq_depth > static_cast<uint32_t>(dev.dev_attr.max_qp_wr)) {
+		*err = dev.name + ": send queue depth " + std::to_string(sq_depth) +
+		       " exceeds the device's max_qp_wr " + std::to_string(dev.dev_attr.max_qp_wr);
+		errno = EINVAL;
+		return nullptr;
+	}
+	ibv_qp_init_attr qa{};
+	qa.send_cq = io.send_cq;
+	qa.recv_cq = io.recv_cq;
+	qa.srq = io.srq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.sq_sig_all = 0;   // selective signalling: each WR says whether it wants a completion
+	qa.cap.max_send_wr = sq_depth;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_wr = io.srq ? 0 : 1;
+	qa.cap.max_recv_sge = io.srq ? 0 : 1;
+	ibv_qp *qp = ibv_create_qp(dev.pd, &qa);
+	if (qp == nullptr)
+		*err = errstr(dev, ("RC QP (send queue " + std::to_string(sq_depth) + ")").c_str(), errno);
+	return qp;
+}
+
+int rc_qp_connect(Device &dev, ibv_qp *qp, uint32_t local_psn, const RcPeer &peer, int access,
+		  std::string *err)
+{
+	ibv_qp_attr a{};
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = dev.port;
+	a.qp_access_flags = access;
+	int ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret) {
+		*err = dev.name + ": QP " + std::to_string(qp->qp_num) + " to INIT: " + strerror(ret);
+		return -ret;
+	}
+
+	a = ibv_qp_attr{};
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = dev.port_attr.active_mtu;
+	a.dest_qp_num = peer.qpn;
+	a.rq_psn = peer.psn;
+	a.max_dest_rd_atomic = static_cast<uint8_t>(dev.dev_attr.max_qp_rd_atom < 16 ? dev.dev_attr.max_qp_rd_atom : 16);
+	a.min_rnr_timer = kMinRnrTimer;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = peer.gid;
+	a.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev.gid_index);
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.dlid = dev.port_attr.lid;   // ignored on RoCE, needed on InfiniBand loopback
+	a.ah_attr.port_num = dev.port;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret) {
+		*err = dev.name + ": QP " + std::to_string(qp->qp_num) + " to RTR (peer QP " +
+		       std::to_string(peer.qpn) + "): " + strerror(ret);
+		return -ret;
+	}
+
+	a = ibv_qp_attr{};
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = local_psn;
+	a.timeout = kAckTimeout;
+	a.retry_cnt = kRetryCnt;
+	a.rnr_retry = kRnrRetry;
+	a.max_rd_atomic = static_cast<uint8_t>(dev.dev_attr.max_qp_init_rd_atom < 16 ? dev.dev_attr.max_qp_init_rd_atom : 16);
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	if (ret) {
+		*err = dev.name + ": QP " + std::to_string(qp->qp_num) + " to RTS: " + strerror(ret);
+		return -ret;
+	}
+	return 0;
+}
+
+} // namespace rp

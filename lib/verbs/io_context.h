@@ -1,0 +1,41 @@
+/* Setup of an lcore's verbs resources (its SharedIOContext's objects): one send CQ and
+ * one receive CQ shared by all its QPs, an optional SRQ, and RC QPs bound to them. */
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <string>
+
+namespace rp {
+
+struct Device;
+
+struct IoResources {
+	ibv_cq *send_cq = nullptr;
+	ibv_cq *recv_cq = nullptr;
+	ibv_srq *srq = nullptr;
+	uint32_t send_cq_depth = 0;
+	uint32_t recv_cq_depth = 0;
+	uint32_t srq_depth = 0;
+};
+
+/* srq_depth 0: no SRQ. Depths are checked against the device limits. */
+int io_resources_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_cq_depth,
+			uint32_t srq_depth, IoResources *io, std::string *err);
+void io_resources_destroy(IoResources *io);
+
+/* An RC QP on io's CQs (and SRQ, if any), left in RESET. */
+ibv_qp *rc_qp_create(Device &dev, IoResources &io, uint32_t sq_depth, std::string *err);
+
+struct RcPeer {
+	uint32_t qpn;
+	uint32_t psn;
+	ibv_gid gid;
+};
+
+/* RESET -> INIT -> RTR -> RTS towards `peer`, allowing the remote `access` to our memory. */
+int rc_qp_connect(Device &dev, ibv_qp *qp, uint32_t local_psn, const RcPeer &peer, int access,
+		  std::string *err);
+
+} // namespace rp

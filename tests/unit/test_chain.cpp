@@ -1,0 +1,197 @@
+/* Chain building and SRQ replenishment against the faked verbs seam. */
+#include "engine/srq_refill.h"
+#include "engine/wr_chain.h"
+#include "fake_verbs.h"
+
+#include "cmocka_cpp.h"
+
+#include <vector>
+
+namespace {
+
+constexpr uint32_t kMsg = 64;
+constexpr uint64_t kRemote = 0x7000000;
+constexpr uint32_t kRkey = 0xabc;
+
+struct Bufs {
+	std::vector<unsigned char> mem = std::vector<unsigned char>(64 * kMsg);
+	rp::MrTable mrs;
+	void *ptrs[64];
+	Bufs()
+	{
+		auto base = reinterpret_cast<uintptr_t>(mem.data());
+		/* Two "chunks" with different lkeys, as a mempool spread over two MRs would be. */
+		mrs.chunks[0] = {base, base + 32 * kMsg, 0x11};
+		mrs.chunks[1] = {base + 32 * kMsg, base + 64 * kMsg, 0x22};
+		mrs.n = 2;
+		for (int i = 0; i < 64; i++)
+			ptrs[i] = mem.data() + i * kMsg;
+	}
+};
+
+void init_rejects_bad_sizes(void **)
+{
+	rp::WriteImmChain c;
+	assert_int_equal(c.init(0, 1, kMsg, kRemote, kRkey, 8), -EINVAL);
+	assert_int_equal(c.init(8, 0, kMsg, kRemote, kRkey, 8), -EINVAL);
+	assert_int_equal(c.init(8, 8, kMsg, kRemote, kRkey, 7), -EINVAL);  // window below batch
+	assert_int_equal(c.init(8, 8, kMsg, kRemote, kRkey, 8), 0);
+}
+
+void chain_is_linked_and_filled(void **)
+{
+	Bufs b;
+	rp::WriteImmChain c;
+	assert_int_equal(c.init(16, 8, kMsg, kRemote, kRkey, 20), 0);
+	fake::reset();
+	ibv_send_wr *head = c.build(10, 12, &b.ptrs[26], b.mrs, false);
+	ibv_send_wr *bad = nullptr;
+	assert_int_equal(fake::kOps.post_send(nullptr, head, &bad), 0);
+	c.relink(12);
+
+	auto &chain = fake::nic().chains.at(0);
+	assert_int_equal(chain.size(), 12);   // the chain ends after n, not after batch
+	for (uint32_t i = 0; i < 12; i++) {
+		const fake::PostedWr &w = chain[i];
+		uint64_t seq = 10 + i;
+		assert_int_equal(w.opcode, IBV_WR_RDMA_WRITE_WITH_IMM);
+		assert_int_equal(w.wr_id, seq);
+		assert_int_equal(w.imm_host, seq);
+		assert_int_equal(w.rkey, kRkey);
+		assert_int_equal(w.num_sge, 1);
+		assert_int_equal(w.sge_len, kMsg);
+		assert_ptr_equal(reinterpret_cast<void *>(w.sge_addr), b.ptrs[26 + i]);
+		assert_int_equal(w.lkey, 26 + i < 32 ? 0x11u : 0x22u);
+		/* Remote slot wraps at the window (20 slots). */
+		assert_int_equal(w.remote_addr, kRemote + (seq % 20) * kMsg);
+		/* Signalled once per 8 WRs: seq 15 and 23 (0-based 16th and 24th). */
+		bool sig = (seq + 1) % 8 == 0;
+		assert_int_equal(!!(w.send_flags & IBV_SEND_SIGNALED), sig);
+	}
+
+	/* After relink the full batch chains again: build 16 from 0. */
+	head = c.build(0, 16, b.ptrs, b.mrs, false);
+	int n = 0;
+	for (ibv_send_wr *w = head; w; w = w->next)
+		n++;
+	assert_int_equal(n, 16);
+	c.relink(16);
+}
+
+void last_chain_ends_the_run(void **)
+{
+	Bufs b;
+	rp::WriteImmChain c;
+	assert_int_equal(c.init(8, 32, kMsg, kRemote, kRkey, 64), 0);
+	ibv_send_wr *head = c.build(100, 3, b.ptrs, b.mrs, true);
+	ibv_send_wr *w = head;
+	for (int i = 0; i < 2; i++, w = w->next) {
+		assert_int_equal(ntohl(w->imm_data) & rp::kImmLast, 0);
+		assert_int_equal(w->send_flags & IBV_SEND_SIGNALED, 0);
+	}
+	/* The run's final WR carries the LAST flag and is signalled so the sender can drain. */
+	assert_int_equal(ntohl(w->imm_data), 102u | rp::kImmLast);
+	assert_int_equal(w->send_flags & IBV_SEND_SIGNALED, IBV_SEND_SIGNALED);
+	assert_null(w->next);
+	c.relink(3);
+}
+
+void imm_sequence_wraps_at_31_bits(void **)
+{
+	Bufs b;
+	rp::WriteImmChain c;
+	assert_int_equal(c.init(2, 2, kMsg, kRemote, kRkey, 2), 0);
+	uint64_t seq = (1ull << 31) - 1;
+	ibv_send_wr *head = c.build(seq, 2, b.ptrs, b.mrs, false);
+	assert_int_equal(ntohl(head->imm_data), rp::kImmSeqMask);
+	assert_int_equal(ntohl(head->next->imm_data), 0u);
+	assert_int_equal(head->next->wr_id, seq + 1);   // wr_id keeps the full 64-bit sequence
+	c.relink(2);
+}
+
+void signalling_arithmetic(void **)
+{
+	/* One completion per N WRs: N=1 signals all, N=32 signals 31, 63, ... */
+	for (uint64_t i = 0; i < 100; i++)
+		assert_true(rp::wr_signalled(i, 1));
+	uint64_t sig = 0;
+	for (uint64_t i = 0; i < 320; i++)
+		sig += rp::wr_signalled(i, 32);
+	assert_int_equal(sig, 10);
+	assert_false(rp::wr_signalled(30, 32));
+	assert_true(rp::wr_signalled(31, 32));
+}
+
+void mr_lookup(void **)
+{
+	Bufs b;
+	assert_int_equal(b.mrs.lkey_of(b.ptrs[0]), 0x11);
+	assert_int_equal(b.mrs.lkey_of(b.ptrs[63]), 0x22);
+	assert_int_equal(b.mrs.lkey_of(b.mem.data() + b.mem.size()), UINT32_MAX);
+}
+
+void srq_fill_and_batched_refill(void **)
+{
+	fake::reset();
+	rp::SrqRefill r;
+	assert_int_equal(r.init(0, 1, 32), -EINVAL);
+	assert_int_equal(r.init(100, 101, 32), -EINVAL);
+	assert_int_equal(r.init(1000, 100, 32), 0);
+	/* Setup fills every receive, in chains of threshold + burst = 132. */
+	assert_int_equal(r.fill(fake::kOps, nullptr), 1000);
+	assert_int_equal(fake::nic().srq_posted, 1000);
+	assert_int_equal(fake::nic().srq_chains.size(), 8);   // 7 x 132 + 76
+	assert_int_equal(fake::nic().srq_chains[0], 132);
+	assert_int_equal(fake::nic().srq_chains[7], 76);
+	assert_int_equal(r.missing(), 0);
+
+	/* Below the threshold nothing is posted. */
+	r.consumed(99);
+	assert_int_equal(r.refill(fake::kOps, nullptr), 0);
+	assert_int_equal(fake::nic().srq_chains.size(), 8);
+	/* At it, everything missing goes in one call. */
+	r.consumed(32);
+	assert_int_equal(r.refill(fake::kOps, nullptr), 131);
+	assert_int_equal(fake::nic().srq_chains.size(), 9);
+	assert_int_equal(fake::nic().srq_chains[8], 131);
+	assert_int_equal(r.missing(), 0);
+	assert_int_equal(r.posted(), 1000);
+	assert_int_equal(fake::nic().srq_posted, 1131);
+	assert_int_equal(r.post_calls(), 9);
+}
+
+void srq_post_error_keeps_count(void **)
+{
+	fake::reset();
+	rp::SrqRefill r;
+	assert_int_equal(r.init(64, 16, 8), 0);
+	assert_int_equal(r.fill(fake::kOps, nullptr), 64);
+	r.consumed(20);
+	fake::nic().srq_fail_after = 64 + 5;   // the 6th receive of the refill fails
+	assert_int_equal(r.refill(fake::kOps, nullptr), -ENOMEM);
+	/* The 5 that made it are counted as posted; 15 remain missing for the next try. */
+	assert_int_equal(r.missing(), 15);
+	fake::nic().srq_fail_after = -1;
+	/* 15 is below the threshold: nothing until one more is consumed, then all 16. */
+	assert_int_equal(r.refill(fake::kOps, nullptr), 0);
+	r.consumed(1);
+	assert_int_equal(r.refill(fake::kOps, nullptr), 16);
+	assert_int_equal(r.missing(), 0);
+}
+
+} // namespace
+
+int main()
+{
+	const CMUnitTest tests[] = {
+		cmocka_unit_test(init_rejects_bad_sizes),
+		cmocka_unit_test(chain_is_linked_and_filled),
+		cmocka_unit_test(last_chain_ends_the_run),
+		cmocka_unit_test(imm_sequence_wraps_at_31_bits),
+		cmocka_unit_test(signalling_arithmetic),
+		cmocka_unit_test(mr_lookup),
+		cmocka_unit_test(srq_fill_and_batched_refill),
+		cmocka_unit_test(srq_post_error_keeps_count),
+	};
+	return cmocka_run_group_tests_name("chain", tests, nullptr, nullptr);
+}

@@ -1,0 +1,137 @@
+/* Argument parsing: defaults, every bound, cross-checks, and the exact error text. */
+#include "conf/options.h"
+
+#include "cmocka_cpp.h"
+
+#include <string>
+#include <vector>
+
+namespace {
+
+rp::ParseResult parse(std::vector<std::string> args, rp::RunOptions *o, std::string *err)
+{
+	args.insert(args.begin(), "rdmapipe");
+	std::vector<char *> argv;
+	for (auto &a : args)
+		argv.push_back(a.data());
+	argv.push_back(nullptr);
+	return rp::parse_options(static_cast<int>(args.size()), argv.data(), o, err);
+}
+
+void expect_error(std::vector<std::string> args, const char *msg)
+{
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(static_cast<int>(parse(args, &o, &err)), static_cast<int>(rp::ParseResult::error));
+	assert_string_equal(err.c_str(), msg);
+}
+
+void defaults(void **)
+{
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(static_cast<int>(parse({}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.device.empty());
+	assert_int_equal(o.port, 1);
+	assert_int_equal(o.gid_index, -1);
+	assert_int_equal(o.msg_bytes, 64);
+	assert_int_equal(o.messages, rp::kDefaultMessages);
+	assert_int_equal(o.batch, 32);
+	assert_int_equal(o.signal_every, 32);    // one signalled WR per chain
+	assert_int_equal(o.sq_depth, 128);       // 4 x max(batch, signal_every)
+	assert_int_equal(o.slots, 1024);
+	assert_int_equal(o.srq_refill, 128);     // slots / 8
+	assert_true(o.verify);
+	assert_int_equal(o.corrupt_msg, UINT64_MAX);
+}
+
+void every_option(void **)
+{
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(static_cast<int>(parse({"-d", "rxe0", "-p", "2", "-g", "3", "-s", "64K", "-n", "500",
+						 "-b", "16", "-S", "64", "--slots", "256", "--srq-refill", "40",
+						 "--no-verify", "--inject-corruption", "7", "-q"},
+						&o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_string_equal(o.device.c_str(), "rxe0");
+	assert_int_equal(o.port, 2);
+	assert_int_equal(o.gid_index, 3);
+	assert_int_equal(o.msg_bytes, 65536);
+	assert_int_equal(o.messages, 500);
+	assert_int_equal(o.batch, 16);
+	assert_int_equal(o.signal_every, 64);
+	assert_int_equal(o.sq_depth, 256);       // 4 x signal_every when it exceeds batch
+	assert_int_equal(o.slots, 256);
+	assert_int_equal(o.srq_refill, 40);
+	assert_false(o.verify);
+	assert_int_equal(o.corrupt_msg, 7);
+	assert_true(o.quiet);
+}
+
+void duration_instead_of_count(void **)
+{
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(static_cast<int>(parse({"--duration", "2.5"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.duration_s == 2.5);
+	assert_int_equal(o.messages, 0);
+	expect_error({"-n", "5", "-t", "1"}, "--messages and --duration are exclusive: give one");
+	expect_error({"-t", "-1"}, "--duration: '-1' is not a number of seconds in (0, 1e6]");
+	expect_error({"-t", "abc"}, "--duration: 'abc' is not a number of seconds in (0, 1e6]");
+}
+
+void bounds(void **)
+{
+	expect_error({"-b", "0"}, "--batch: '0' is not an integer in 1..512");
+	expect_error({"-b", "513"}, "--batch: '513' is not an integer in 1..512");
+	expect_error({"-s", "0"}, "--size: '0' is not an integer in 1..1073741824");
+	expect_error({"-s", "2G"}, "--size: '2G' is not an integer in 1..1073741824");
+	expect_error({"-s", "12x"}, "--size: '12x' is not an integer in 1..1073741824");
+	expect_error({"-n", "-3"}, "--messages: '-3' is not an integer in 1..9223372036854775807");
+	expect_error({"-p", "0"}, "--port: '0' is not an integer in 1..254");
+	expect_error({"-g", "256"}, "--gid-index: '256' is not an integer in 0..255");
+	expect_error({"--slots", "0"}, "--slots: '0' is not an integer in 1..1048576");
+	expect_error({"-d", ""}, "--device: empty device name");
+}
+
+void cross_checks(void **)
+{
+	expect_error({"-S", "64", "--sq-depth", "100"}, "--sq-depth 100 is below 2 x --signal-every (128)");
+	expect_error({"-b", "64", "-S", "8", "--sq-depth", "32"}, "--sq-depth 32 cannot hold one chain of --batch 64");
+	expect_error({"-b", "64", "--slots", "32"},
+		     "--slots 32 is below --batch 64: a chain would not fit the receive window");
+	expect_error({"--slots", "100", "--srq-refill", "101"}, "--srq-refill 101 exceeds --slots 100");
+	expect_error({"-s", "1G", "--slots", "4", "-b", "4"},
+		     "--slots x --size is 4294967296 bytes; the receive window is limited to 2 GiB");
+}
+
+void bad_syntax(void **)
+{
+	expect_error({"--bogus"}, "unknown option '--bogus'");
+	expect_error({"-x"}, "unknown option '-x'");
+	expect_error({"-n"}, "option '-n' needs a value");
+	expect_error({"stray"}, "unexpected argument 'stray'");
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(static_cast<int>(parse({"--help"}, &o, &err)), static_cast<int>(rp::ParseResult::help));
+	assert_int_equal(static_cast<int>(parse({"-V"}, &o, &err)), static_cast<int>(rp::ParseResult::version));
+	/* The parser runs again cleanly after an error (getopt state is reset). */
+	assert_int_equal(static_cast<int>(parse({"-b", "8"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.batch, 8);
+}
+
+} // namespace
+
+int main()
+{
+	const CMUnitTest tests[] = {
+		cmocka_unit_test(defaults),
+		cmocka_unit_test(every_option),
+		cmocka_unit_test(duration_instead_of_count),
+		cmocka_unit_test(bounds),
+		cmocka_unit_test(cross_checks),
+		cmocka_unit_test(bad_syntax),
+	};
+	return cmocka_run_group_tests_name("options", tests, nullptr, nullptr);
+}
