@@ -1,0 +1,74 @@
+# Shared by the integration tests: find an rxe device, pick EAL arguments, assert on
+# rdmapipe's summary. Sourced; $1 of the test is the rdmapipe binary.
+set -u
+
+RDMAPIPE=${1:?usage: $0 PATH/TO/rdmapipe}
+fails=0
+
+# No device: skip (exit 77) on a user's box, fail in CI, where a skip would hide
+# that nothing ran on rxe.
+need_device() {
+	DEV=${RXE_LOOP_DEV:-}
+	if [ -z "$DEV" ]; then
+		DEV=$(ls /sys/class/infiniband 2>/dev/null | head -n 1)
+	fi
+	if [ -z "$DEV" ] || [ ! -e "/sys/class/infiniband/$DEV" ]; then
+		if [ -n "${CI:-}" ]; then
+			echo "FAIL: no RDMA device, and CI must run this on rxe (use tools/softroce)"
+			exit 1
+		fi
+		echo "SKIP: no RDMA device (run under tools/softroce)"
+		exit 77
+	fi
+}
+
+# Hugepages when the machine has them (the VM does), else plain memory.
+eal_args() {
+	if [ "$(cat /proc/sys/vm/nr_hugepages 2>/dev/null || echo 0)" -gt 0 ]; then
+		echo "-l 0-1 --in-memory --no-pci --log-level=lib.eal:error"
+	else
+		echo "-l 0-1 --no-huge -m 512 --no-shconf --no-pci --log-level=lib.eal:error"
+	fi
+}
+
+# run_rdmapipe OUT_FILE [app args...]: runs with a hard time bound; sets $rc.
+run_rdmapipe() {
+	local out=$1
+	shift
+	# shellcheck disable=SC2046
+	timeout -k 5 240 "$RDMAPIPE" $(eal_args) -- "$@" >"$out" 2>&1
+	rc=$?
+	echo "--- rdmapipe $* (exit $rc)"
+	cat "$out"
+}
+
+# field OUT_FILE NAME: the value of a "  name:   value" summary line.
+field() {
+	sed -n "s/^  $2: *//p" "$1" | head -n 1
+}
+
+expect_eq() {   # what got want
+	if [ "$2" != "$3" ]; then
+		echo "FAIL: $1: got '$2', want '$3'"
+		fails=$((fails + 1))
+	else
+		echo "ok: $1 = $3"
+	fi
+}
+
+expect_grep() {   # file pattern
+	if grep -qE "$2" "$1"; then
+		echo "ok: output has /$2/"
+	else
+		echo "FAIL: output lacks /$2/"
+		fails=$((fails + 1))
+	fi
+}
+
+finish() {
+	if [ "$fails" -ne 0 ]; then
+		echo "$fails check(s) failed"
+		exit 1
+	fi
+	exit 0
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Message sizes, chain lengths and signalling ratios other than the defaults, on rxe:
+# 1-byte and multi-MTU messages, unchained posts, signalling more rarely than per
+# chain, a window that wraps many times, SRQ refills at odd thresholds.
+. "$(dirname "$0")/lib.sh"
+need_device
+out=$(mktemp)
+
+check_pass() {   # messages, then app args
+	local n=$1
+	shift
+	run_rdmapipe "$out" -d "$DEV" -n "$n" "$@"
+	expect_eq "exit status ($*)" "$rc" 0
+	expect_eq "verified ($*)" "$(field "$out" 'messages verified' | cut -d' ' -f1)" "$n"
+	expect_eq "lost ($*)" "$(field "$out" 'lost messages')" 0
+	expect_grep "$out" "^result: PASS$"
+}
+
+check_pass 3000 -s 1
+check_pass 2000 -s 4097 -b 8                        # 5 MTU-sized packets per message
+check_pass 400 -s 64K -b 4 --slots 16              # 64 KiB, window of 16 slots
+check_pass 2000 -b 1 -S 1                          # one WR per post, all signalled
+expect_eq "send posts, unchained" "$(field "$out" 'send posts')" "2000 (1.0 WRs per ibv_post_send)"
+check_pass 5000 -b 7 -S 50 --slots 40 --srq-refill 9   # signalled every 50 WRs across chains of 7
+check_pass 3000 --no-verify
+expect_grep "$out" "messages verified: +3000 \(sequence only: --no-verify\)"
+rm -f "$out"
+finish

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The binary's command line on the host, no RDMA needed: help, bad app and EAL arguments
+# print usage and exit 2, and a machine without RDMA gets one clear line and exit 3.
+set -u
+B=${1:?usage: cli.sh PATH/TO/rdmapipe}
+EAL="-l 0-1 --no-huge -m 128 --no-shconf --no-pci --log-level=lib.eal:error"
+fails=0
+t=$(mktemp)
+check() {   # name want_rc pattern cmd...
+	local name=$1 want=$2 pat=$3
+	shift 3
+	timeout 60 "$@" >"$t" 2>&1
+	local rc=$?
+	if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pat" "$t"; then
+		echo "FAIL: $name: exit $rc (want $want), output:"
+		cat "$t"
+		fails=$((fails + 1))
+	else
+		echo "ok: $name"
+	fi
+}
+check "--help" 0 "^Usage: rdmapipe \[EAL options\] -- \[options\]" "$B" --help
+check "-- --help" 0 "--signal-every N" "$B" -- --help
+check "--version" 0 "^rdmapipe [0-9]+\.[0-9]+" "$B" --version
+check "bad app option" 2 "^rdmapipe: unknown option '--bogus'" "$B" $EAL -- --bogus
+check "bad app option shows usage" 2 "^Usage: rdmapipe" "$B" $EAL -- --bogus
+check "bad app value" 2 "^rdmapipe: --batch: '0' is not an integer in 1..512" "$B" $EAL -- -b 0
+check "bad EAL option" 2 "rdmapipe: EAL initialisation failed: .*bad EAL arguments" "$B" --bogus-eal -- -n 1
+check "one lcore" 2 "needs 2 lcores" "$B" -l 0 --no-huge -m 128 --no-shconf --no-pci -- -n 1
+if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+	check "no RDMA device" 3 "^rdmapipe: no RDMA device: this kernel has no RDMA support" "$B" $EAL -- -n 1
+	check "no RDMA device: how to get one" 3 "^  No RDMA hardware\? Run on soft-RoCE: tools/softroce -- rdmapipe" "$B" $EAL -- -n 1
+	# ...and leaves no EAL runtime files behind.
+	if [ -n "$(ls /var/run/dpdk/rte 2>/dev/null)" ] && [ "$(find /var/run/dpdk/rte -newer "$t" 2>/dev/null)" ]; then
+		echo "FAIL: EAL files left in /var/run/dpdk/rte"; fails=$((fails + 1))
+	fi
+else
+	check "unknown device" 3 "^rdmapipe: device 'nosuchdev0' not found" "$B" $EAL -- -d nosuchdev0 -n 1
+fi
+rm -f "$t"
+[ "$fails" -eq 0 ] && echo "cli: all checks passed" && exit 0
+echo "cli: $fails check(s) failed"
+exit 1
