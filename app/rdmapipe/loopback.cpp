@@ -1,7 +1,7 @@
 #include "loopback.h"
 
-#include "engine/receiver.h"
-#include "engine/writer.h"
+#include "engine/requester.h"
+#include "engine/responder.h"
 #include "verbs/device.h"
 #include "verbs/io_context.h"
 #include "verbs/memory.h"
@@ -20,7 +20,9 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace rp {
 
@@ -28,58 +30,57 @@ namespace {
 
 std::atomic<RunControl *> g_running{nullptr};
 
-/* The writer keeps up to sq_depth messages in flight plus one chain being built. */
-unsigned tx_pool_size(const RunOptions &o, unsigned cache)
-{
-	return o.sq_depth + o.batch + cache + 1;
-}
-
 struct Roles {
-	Writer writer;
-	Receiver receiver;
+	Requester req;
+	Responder rsp;
 	RunControl ctl;
-	std::atomic<bool> receiver_done{false};  // receiver lcore: wo, main: ro
-	std::atomic<bool> writer_finished{false};
-	int writer_rc = -1;
-	int receiver_rc = -1;
+	std::atomic<bool> responder_done{false};   // responder lcore: wo, main: ro
+	std::atomic<bool> requester_finished{false};
+	int req_rc = -1;
+	int rsp_rc = -1;
 };
 
-int writer_lcore(void *arg)
+int requester_lcore(void *arg)
 {
 	auto *r = static_cast<Roles *>(arg);
-	r->writer_rc = writer_run(&r->writer);
-	r->writer_finished.store(true, std::memory_order_release);
-	return r->writer_rc;
+	r->req_rc = requester_run(&r->req);
+	r->requester_finished.store(true, std::memory_order_release);
+	return r->req_rc;
 }
 
-int receiver_lcore(void *arg)
+int responder_lcore(void *arg)
 {
 	auto *r = static_cast<Roles *>(arg);
-	r->receiver_rc = receiver_run(&r->receiver);
-	r->receiver_done.store(true, std::memory_order_release);
-	return r->receiver_rc;
+	r->rsp_rc = responder_run(&r->rsp);
+	r->responder_done.store(true, std::memory_order_release);
+	return r->rsp_rc;
 }
 
+/* Everything created at setup, torn down in reverse order by the destructor. */
 struct Setup {
 	Device dev;
-	IoResources wio, rio;
-	ibv_qp *wqp = nullptr, *rqp = nullptr;
-	rte_mempool *pool = nullptr;
-	MrTable pool_mrs;
-	RegisteredBuf window, credit_word, credit_src;
+	IoResources req_io, rsp_io;
+	std::vector<ibv_qp *> req_qps, rsp_qps;
+	rte_mempool *tx_pool = nullptr, *rx_pool = nullptr;
+	MrTable tx_mrs, rx_mrs;
+	RegisteredBuf memory, credit_words, credit_src;
 
 	~Setup()
 	{
-		if (wqp)
-			ibv_destroy_qp(wqp);
-		if (rqp)
-			ibv_destroy_qp(rqp);
-		io_resources_destroy(&wio);
-		io_resources_destroy(&rio);
-		mr_table_release(&pool_mrs);
-		rte_mempool_free(pool);
-		registered_buf_free(&window);
-		registered_buf_free(&credit_word);
+		for (ibv_qp *q : req_qps)
+			if (q)
+				ibv_destroy_qp(q);
+		for (ibv_qp *q : rsp_qps)
+			if (q)
+				ibv_destroy_qp(q);
+		io_resources_destroy(&req_io);
+		io_resources_destroy(&rsp_io);
+		mr_table_release(&tx_mrs);
+		mr_table_release(&rx_mrs);
+		rte_mempool_free(tx_pool);
+		rte_mempool_free(rx_pool);
+		registered_buf_free(&memory);
+		registered_buf_free(&credit_words);
 		registered_buf_free(&credit_src);
 		device_close(&dev);
 	}
@@ -98,62 +99,113 @@ void print_wc_errors(const char *who, const WcErrorCounts &e)
 		if (e.by_status[s])
 			printf("  %s completion errors: %" PRIu64 " x %s\n", who, e.by_status[s],
 			       ibv_wc_status_str(static_cast<ibv_wc_status>(s)));
-	printf("  %s first error:        %s (opcode %u, wr_id %" PRIu64 ")\n", who,
+	printf("  %s first error:  %s (opcode %u, wr_id %" PRIu64 ")\n", who,
 	       ibv_wc_status_str(static_cast<ibv_wc_status>(e.first_status)), e.first_opcode, e.first_wr_id);
+}
+
+unsigned pool_cache(unsigned n, uint32_t batch)
+{
+	unsigned cache = batch * 2 > RTE_MEMPOOL_CACHE_MAX_SIZE ? RTE_MEMPOOL_CACHE_MAX_SIZE : batch * 2;
+	return cache * 3 / 2 > n ? 0 : cache;
+}
+
+rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_t batch)
+{
+	return rte_mempool_create(name, n, elt_bytes, pool_cache(n, batch), 0, nullptr, nullptr, nullptr, nullptr,
+				  static_cast<int>(rte_socket_id()), 0);
 }
 
 int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 {
-	const WriterCounters &w = r.writer.c;
-	const ReceiverCounters &v = r.receiver.c;
-	uint64_t end = v.end_tsc > w.start_tsc ? v.end_tsc : w.end_tsc;
-	double secs = tsc_to_s(end - w.start_tsc);
+	const RequesterCounters &q = r.req.c;
+	const ResponderCounters &v = r.rsp.c;
+	const bool two_sided = verb_consumes_receive(o.verb);
+	uint64_t end = two_sided && v.end_tsc > q.start_tsc ? v.end_tsc : q.end_tsc;
+	double secs = tsc_to_s(end - q.start_tsc);
 	if (secs <= 0)
 		secs = 1e-9;
-	uint64_t lost = w.sent > v.received ? w.sent - v.received : 0;
-	uint64_t completion_errors = w.wc_errors.total + v.wc_errors.total;
+	/* What "verified" means depends on the verb: the responder checks what it
+	 * receives; the requester checks read results and atomic return values; plain
+	 * writes are acknowledged and then checked by the window's final state. */
+	uint64_t delivered = two_sided ? v.received : q.completed;
+	uint64_t verified;
+	if (two_sided)
+		verified = v.verified;
+	else if (o.verb == Verb::write)
+		verified = v.payload_errors == 0 && (v.window_slots_checked || !o.verify) ? q.completed : 0;
+	else
+		verified = q.verified;
+	uint64_t lost = q.sent > delivered ? q.sent - delivered : 0;
+	uint64_t completion_errors = q.wc_errors.total + v.wc_errors.total;
+	uint64_t data_errors = v.payload_errors + q.result_errors;
 
 	printf("summary:\n");
 	printf("  device:              %s port %u, GID index %d, MTU %s\n", s.dev.name.c_str(), s.dev.port,
 	       s.dev.gid_index, mtu_str(s.dev.port_attr.active_mtu));
-	printf("  verb:                RDMA_WRITE_WITH_IMM, %u B, batch %u, signal every %u, send queue %u, window %u\n",
-	       o.msg_bytes, o.batch, o.signal_every, o.sq_depth, o.slots);
-	printf("  messages sent:       %" PRIu64 "\n", w.sent);
-	printf("  messages received:   %" PRIu64 "\n", v.received);
-	printf("  messages verified:   %" PRIu64 "%s\n", v.verified, o.verify ? "" : " (sequence only: --no-verify)");
-	printf("  bytes received:      %" PRIu64 "\n", v.bytes);
+	printf("  verb:                %s, %u B, %u QP%s, batch %u, signal every %u, send queue %u, window %u\n",
+	       verb_opcode_name(o.verb), o.msg_bytes, o.qps, o.qps > 1 ? "s" : "", o.batch, o.signal_every,
+	       o.sq_depth, o.slots);
+	printf("  messages sent:       %" PRIu64 "\n", q.sent);
+	printf("  messages completed:  %" PRIu64 "\n", q.completed);
+	if (two_sided)
+		printf("  messages received:   %" PRIu64 "\n", v.received);
+	printf("  messages verified:   %" PRIu64 "%s\n", verified,
+	       !o.verify ? " (sequence only: --no-verify)"
+	       : o.verb == Verb::write ? " (acknowledged, window's final state checked)"
+	       : verb_is_atomic(o.verb) ? " (return values, final words checked)"
+	       : o.verb == Verb::read ? " (read results)" : "");
+	if (o.verb == Verb::write)
+		printf("  window slots checked: %" PRIu64 "\n", v.window_slots_checked);
+	if (verb_is_atomic(o.verb))
+		printf("  final words checked: %" PRIu64 "\n", v.counters_checked);
+	printf("  bytes:               %" PRIu64 "\n", delivered * o.msg_bytes);
 	printf("  elapsed:             %.3f s\n", secs);
-	printf("  message rate:        %.4f Mmsg/s\n", static_cast<double>(v.received) / secs / 1e6);
-	printf("  throughput:          %.4f Gbit/s\n", static_cast<double>(v.bytes) * 8 / secs / 1e9);
-	printf("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", w.post_calls,
-	       w.post_calls ? static_cast<double>(w.sent) / static_cast<double>(w.post_calls) : 0.0);
-	printf("  srq posts:           %" PRIu64 "\n", v.srq_post_calls);
-	printf("  credit writes:       %" PRIu64 "\n", v.credit_writes);
-	printf("  payload errors:      %" PRIu64 "\n", v.payload_errors);
-	printf("  sequence errors:     %" PRIu64 "\n", v.sequence_errors);
-	printf("  length errors:       %" PRIu64 "\n", v.length_errors);
-	printf("  completion errors:   %" PRIu64 "\n", completion_errors);
-	printf("  lost messages:       %" PRIu64 "\n", lost);
-	if (v.first_bad_seq != UINT64_MAX) {
-		if (v.first_bad_offset >= 0)
-			printf("  first bad message:   seq %" PRIu64 ", byte %" PRId64 " differs from the pattern\n",
-			       v.first_bad_seq, v.first_bad_offset);
-		else
-			printf("  first bad message:   seq %" PRIu64 "\n", v.first_bad_seq);
+	printf("  message rate:        %.4f Mmsg/s\n", static_cast<double>(delivered) / secs / 1e6);
+	printf("  throughput:          %.4f Gbit/s\n", static_cast<double>(delivered) * o.msg_bytes * 8 / secs / 1e9);
+	printf("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", q.post_calls,
+	       q.post_calls ? static_cast<double>(q.sent) / static_cast<double>(q.post_calls) : 0.0);
+	if (two_sided) {
+		printf("  srq posts:           %" PRIu64 "\n", v.srq_post_calls);
+		printf("  credit writes:       %" PRIu64 "\n", v.credit_writes);
+		printf("  sequence errors:     %" PRIu64 "\n", v.sequence_errors);
+		printf("  length errors:       %" PRIu64 "\n", v.length_errors);
 	}
-	print_wc_errors("writer", w.wc_errors);
-	print_wc_errors("receiver", v.wc_errors);
-	if (w.fail_reason)
-		printf("  writer failed:       %s\n", w.fail_reason);
+	printf("  payload errors:      %" PRIu64 "\n", data_errors);
+	printf("  completion errors:   %" PRIu64 "\n", completion_errors);
+	printf("  failed QPs:          %" PRIu64 "\n", q.failed_qps);
+	printf("  lost messages:       %" PRIu64 "\n", lost);
+	if (v.first_bad_seq != UINT64_MAX || q.first_bad_seq != UINT64_MAX) {
+		bool rsp = v.first_bad_seq != UINT64_MAX;
+		uint64_t seq = rsp ? v.first_bad_seq : q.first_bad_seq;
+		uint32_t qp = rsp ? v.first_bad_qp : q.first_bad_qp;
+		int64_t off = rsp ? v.first_bad_offset : q.first_bad_offset;
+		if (off >= 0)
+			printf("  first bad message:   QP %u seq %" PRIu64 ", byte %" PRId64 " differs from the pattern\n",
+			       qp, seq, off);
+		else if (verb_is_atomic(o.verb))
+			printf("  first bad message:   QP %u value %" PRIu64 "\n", qp, seq);
+		else
+			printf("  first bad message:   QP %u seq %" PRIu64 "\n", qp, seq);
+	}
+	print_wc_errors("requester", q.wc_errors);
+	print_wc_errors("responder", v.wc_errors);
+	if (q.fail_reason)
+		printf("  requester failed:    %s\n", q.fail_reason);
 	if (v.fail_reason)
-		printf("  receiver failed:     %s\n", v.fail_reason);
-	if (w.credit_anomalies)
-		printf("  credit anomalies:    %" PRIu64 "\n", w.credit_anomalies);
+		printf("  responder failed:    %s\n", v.fail_reason);
+	if (q.credit_anomalies)
+		printf("  credit anomalies:    %" PRIu64 "\n", q.credit_anomalies);
 
-	bool pass = r.writer_rc == 0 && r.receiver_rc == 0 && lost == 0 && v.verified == w.sent &&
-		    completion_errors == 0;
+	bool pass = r.req_rc == 0 && r.rsp_rc == 0 && lost == 0 && verified == q.sent && completion_errors == 0 &&
+		    data_errors == 0;
 	printf("result: %s\n", pass ? "PASS" : "FAIL");
 	return pass ? kExitOk : kExitRunFailed;
+}
+
+int setup_error(const std::string &err)
+{
+	fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+	return kExitSetup;
 }
 
 } // namespace
@@ -174,7 +226,7 @@ int run_loopback(const RunOptions &o)
 			workers[nworkers++] = lc;
 	}
 	if (nworkers == 0) {
-		fprintf(stderr, "rdmapipe: the loopback run needs 2 lcores (a writer and a receiver); "
+		fprintf(stderr, "rdmapipe: the loopback run needs 2 lcores (a requester and a responder); "
 				"EAL has only lcore %u: pass -l 0-1\n", main_lcore);
 		return kExitUsage;
 	}
@@ -189,119 +241,179 @@ int run_loopback(const RunOptions &o)
 	}
 
 	Setup s;
-	if (device_open(&s.dev, o.device, o.port, o.gid_index, &err) != 0) {
-		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
-		return kExitSetup;
+	if (device_open(&s.dev, o.device, o.port, o.gid_index, &err) != 0)
+		return setup_error(err);
+	const Verb verb = o.verb;
+	const bool two_sided = verb_consumes_receive(verb);
+	if (verb_is_atomic(verb) && s.dev.dev_attr.atomic_cap == IBV_ATOMIC_NONE)
+		return setup_error(s.dev.name + ": " + verb_name(verb) + " needs atomics, and the device has none (atomic_cap NONE)");
+
+	/* Sizing, checked against the device before anything is created. */
+	const uint32_t nqps = o.qps;
+	const uint64_t window_total = static_cast<uint64_t>(o.slots) * nqps;
+	const uint32_t srq_depth = two_sided ? static_cast<uint32_t>(window_total + o.srq_refill) : 0;
+	const uint64_t req_cq = static_cast<uint64_t>(nqps) * (o.sq_depth / o.signal_every + 2);
+	/* Every receive in the SRQ can complete before the responder polls. */
+	const uint64_t rsp_recv_cq = two_sided ? srq_depth : 1;
+	const uint64_t rsp_send_cq = static_cast<uint64_t>(nqps) * kCreditRing;
+	const uint64_t max_cqe = static_cast<uint64_t>(s.dev.dev_attr.max_cqe);
+	if (req_cq > max_cqe || rsp_recv_cq > max_cqe || rsp_send_cq > max_cqe)
+		return setup_error(s.dev.name + ": a CQ of " +
+				   std::to_string(std::max({req_cq, rsp_recv_cq, rsp_send_cq})) +
+				   " entries would be needed, the device allows " + std::to_string(max_cqe) +
+				   " (lower --slots or --qps)");
+	if (nqps * 2 > static_cast<uint32_t>(s.dev.dev_attr.max_qp))
+		return setup_error(s.dev.name + ": " + std::to_string(nqps * 2) + " QPs needed, the device allows " +
+				   std::to_string(s.dev.dev_attr.max_qp));
+
+	/* Least access each use needs. */
+	const bool local_write = verb == Verb::read || verb_is_atomic(verb);
+	int mem_access = 0;
+	switch (verb) {
+	case Verb::write:
+	case Verb::write_imm: mem_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE; break;
+	case Verb::read: mem_access = IBV_ACCESS_REMOTE_READ; break;
+	case Verb::fetch_add:
+	case Verb::cmp_swap: mem_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC; break;
+	case Verb::send:
+	case Verb::send_imm: break;
+	}
+
+	unsigned tx_n = nqps * (o.sq_depth + o.batch) + o.batch * 2 + 1;
+	s.tx_pool = make_pool("rp_tx_pool", tx_n, o.msg_bytes, o.batch);
+	if (s.tx_pool == nullptr)
+		return setup_error("requester buffer pool (" + std::to_string(tx_n) + " x " + std::to_string(o.msg_bytes) +
+				   " B): rte_mempool_create: " + rte_strerror(rte_errno) +
+				   " (give EAL more memory: -m, or more hugepages)");
+	if (mr_register_mempool(s.dev, s.tx_pool, local_write ? IBV_ACCESS_LOCAL_WRITE : 0, &s.tx_mrs, &err) != 0)
+		return setup_error(err);
+	if (two_sided && verb != Verb::write_imm) {
+		unsigned rx_n = srq_depth + kRxPollBurst + o.batch * 2 + 1;
+		s.rx_pool = make_pool("rp_rx_pool", rx_n, o.msg_bytes, o.batch);
+		if (s.rx_pool == nullptr)
+			return setup_error("responder receive pool (" + std::to_string(rx_n) + " x " +
+					   std::to_string(o.msg_bytes) + " B): rte_mempool_create: " +
+					   rte_strerror(rte_errno) + " (give EAL more memory: -m, or more hugepages)");
+		if (mr_register_mempool(s.dev, s.rx_pool, IBV_ACCESS_LOCAL_WRITE, &s.rx_mrs, &err) != 0)
+			return setup_error(err);
+	}
+	uint64_t mem_per_qp = responder_memory_per_qp(verb, o.msg_bytes, o.slots);
+	if (mem_per_qp &&
+	    registered_buf_alloc(s.dev, "rp_responder_memory", mem_per_qp * nqps, mem_access, &s.memory, &err) != 0)
+		return setup_error(err);
+	if (two_sided &&
+	    (registered_buf_alloc(s.dev, "rp_credit_words", static_cast<size_t>(nqps) * sizeof(uint64_t),
+				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &s.credit_words, &err) != 0 ||
+	     registered_buf_alloc(s.dev, "rp_credit_src", static_cast<size_t>(nqps) * kCreditRing * sizeof(uint64_t),
+				  0, &s.credit_src, &err) != 0))
+		return setup_error(err);
+
+	/* One SharedIOContext's worth of objects per role: a send CQ and a receive CQ shared
+	 * by all its QPs, and on the responder the SRQ. */
+	if (io_resources_create(s.dev, static_cast<uint32_t>(req_cq), 1, 0, &s.req_io, &err) != 0 ||
+	    io_resources_create(s.dev, static_cast<uint32_t>(rsp_send_cq), static_cast<uint32_t>(rsp_recv_cq),
+				srq_depth, &s.rsp_io, &err) != 0)
+		return setup_error(err);
+	s.req_qps.assign(nqps, nullptr);
+	s.rsp_qps.assign(nqps, nullptr);
+	for (uint32_t i = 0; i < nqps; i++) {
+		if ((s.req_qps[i] = rc_qp_create(s.dev, s.req_io, o.sq_depth, &err)) == nullptr ||
+		    (s.rsp_qps[i] = rc_qp_create(s.dev, s.rsp_io, kCreditRing, &err)) == nullptr)
+			return setup_error(err);
+		RcPeer to_rsp{s.rsp_qps[i]->qp_num, 0x1000 + i, s.dev.gid};
+		RcPeer to_req{s.req_qps[i]->qp_num, 0x80000 + i, s.dev.gid};
+		int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
+		if (rc_qp_connect(s.dev, s.req_qps[i], to_req.psn, to_rsp, req_access, &err) != 0 ||
+		    rc_qp_connect(s.dev, s.rsp_qps[i], to_rsp.psn, to_req, mem_access & ~IBV_ACCESS_LOCAL_WRITE, &err) != 0)
+			return setup_error(err);
 	}
 
 	auto r = std::make_unique<Roles>();
-	unsigned cache = o.batch * 2 > RTE_MEMPOOL_CACHE_MAX_SIZE ? RTE_MEMPOOL_CACHE_MAX_SIZE : o.batch * 2;
-	unsigned npool = tx_pool_size(o, cache);
-	if (cache * 3 / 2 > npool)
-		cache = 0;
-	s.pool = rte_mempool_create("rp_tx_pool", npool, o.msg_bytes, cache, 0, nullptr, nullptr, nullptr,
-				    nullptr, static_cast<int>(rte_socket_id()), 0);
-	if (s.pool == nullptr) {
-		fprintf(stderr, "rdmapipe: tx buffer pool (%u x %u B): rte_mempool_create: %s "
-				"(give EAL more memory: -m, or more hugepages)\n",
-			npool, o.msg_bytes, rte_strerror(rte_errno));
-		return kExitSetup;
-	}
-	/* Least access each use needs: send sources are only read by the NIC. */
-	if (mr_register_mempool(s.dev, s.pool, 0, &s.pool_mrs, &err) != 0 ||
-	    registered_buf_alloc(s.dev, "rp_rx_window", static_cast<size_t>(o.slots) * o.msg_bytes,
-				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &s.window, &err) != 0 ||
-	    registered_buf_alloc(s.dev, "rp_credit_word", 64, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
-				 &s.credit_word, &err) != 0 ||
-	    registered_buf_alloc(s.dev, "rp_credit_src", kCreditRing * sizeof(uint64_t), 0, &s.credit_src,
-				 &err) != 0) {
-		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
-		return kExitSetup;
-	}
-
-	uint32_t srq_depth = o.slots + o.srq_refill;   // window + what may wait for a refill
-	uint32_t writer_cq = o.sq_depth / o.signal_every + 2;
-	if (io_resources_create(s.dev, writer_cq, 1, 0, &s.wio, &err) != 0 ||
-	    io_resources_create(s.dev, kCreditRing, srq_depth, srq_depth, &s.rio, &err) != 0 ||
-	    (s.wqp = rc_qp_create(s.dev, s.wio, o.sq_depth, &err)) == nullptr ||
-	    (s.rqp = rc_qp_create(s.dev, s.rio, kCreditRing, &err)) == nullptr) {
-		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
-		return kExitSetup;
-	}
-	RcPeer to_receiver{s.rqp->qp_num, 0x1000, s.dev.gid};
-	RcPeer to_writer{s.wqp->qp_num, 0x2000, s.dev.gid};
-	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-	if (rc_qp_connect(s.dev, s.wqp, to_writer.psn, to_receiver, access, &err) != 0 ||
-	    rc_qp_connect(s.dev, s.rqp, to_receiver.psn, to_writer, access, &err) != 0) {
-		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
-		return kExitSetup;
-	}
-
 	uint64_t hz = rte_get_tsc_hz();
-	Writer &w = r->writer;
-	w.qp = s.wqp;
-	w.send_cq = s.wio.send_cq;
-	w.pool = s.pool;
-	w.mrs = &s.pool_mrs;
-	w.credit_word = static_cast<volatile uint64_t *>(s.credit_word.addr);
-	w.ctl = &r->ctl;
-	w.p = WriterParams{o.msg_bytes, o.batch, o.signal_every, o.sq_depth, o.slots,
-			   o.duration_s > 0 ? 0 : o.messages,
-			   static_cast<uint64_t>(o.duration_s * static_cast<double>(hz)),
-			   static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz)), o.corrupt_msg};
-	if (writer_init(&w, reinterpret_cast<uintptr_t>(s.window.addr), s.window.mr->rkey, &err) != 0) {
+	uint64_t stall_tsc = static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz));
+	Requester &q = r->req;
+	q.send_cq = s.req_io.send_cq;
+	q.pool = s.tx_pool;
+	q.mrs = &s.tx_mrs;
+	q.ctl = &r->ctl;
+	q.p = RequesterParams{verb, o.msg_bytes, o.batch, o.signal_every, o.sq_depth, o.slots,
+			      o.duration_s > 0 ? 0 : o.messages,
+			      static_cast<uint64_t>(o.duration_s * static_cast<double>(hz)), stall_tsc, o.corrupt_msg};
+	if (requester_init(&q, nqps, &err) != 0) {
 		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
 		return kExitUsage;
 	}
+	for (uint32_t i = 0; i < nqps; i++) {
+		RequesterQp &rq = q.qps[i];
+		rq.qp = s.req_qps[i];
+		if (mem_per_qp)
+			rq.remote = RemoteTarget{reinterpret_cast<uintptr_t>(s.memory.addr) + i * mem_per_qp,
+						 s.memory.mr->rkey, verb_is_atomic(verb) ? 0 : o.slots};
+		if (static_cast<int>(i) == o.bad_rkey_qp)
+			rq.remote.rkey ^= 0x5a5a00;   // test hook: a key the responder never issued
+		if (two_sided)
+			rq.credit_word = static_cast<volatile uint64_t *>(s.credit_words.addr) + i;
+	}
+	if (requester_add_qps(&q, &err) != 0)
+		return setup_error(err);
 
-	Receiver &v = r->receiver;
-	v.qp = s.rqp;
-	v.recv_cq = s.rio.recv_cq;
-	v.send_cq = s.rio.send_cq;
-	v.srq = s.rio.srq;
-	v.window = static_cast<const unsigned char *>(s.window.addr);
+	Responder &v = r->rsp;
+	v.recv_cq = s.rsp_io.recv_cq;
+	v.send_cq = s.rsp_io.send_cq;
+	v.srq = s.rsp_io.srq;
+	v.rx_pool = s.rx_pool;
+	v.memory = static_cast<unsigned char *>(s.memory.addr);
 	v.credit_src = static_cast<uint64_t *>(s.credit_src.addr);
-	v.credit_lkey = s.credit_src.mr->lkey;
-	v.credit_remote_addr = reinterpret_cast<uintptr_t>(s.credit_word.addr);
-	v.credit_rkey = s.credit_word.mr->rkey;
+	v.credit_lkey = s.credit_src.mr ? s.credit_src.mr->lkey : 0;
 	v.ctl = &r->ctl;
 	uint32_t credit_step = o.slots / 4 ? o.slots / 4 : 1;
-	v.p = ReceiverParams{o.msg_bytes, o.slots, credit_step, o.verify,
-			     static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz)), hz};
-	if (v.refill.init(srq_depth, o.srq_refill, kRxPollBurst) != 0) {
-		fprintf(stderr, "rdmapipe: SRQ refill: bad sizes (depth %u, threshold %u)\n", srq_depth, o.srq_refill);
-		return kExitUsage;
+	v.p = ResponderParams{verb, o.msg_bytes, o.slots, credit_step, o.verify, stall_tsc, hz};
+	if (responder_init(&v, nqps, &err) != 0)
+		return setup_error(err);
+	for (uint32_t i = 0; i < nqps; i++) {
+		v.qps[i].qp = s.rsp_qps[i];
+		if (two_sided) {
+			v.qps[i].credit_remote_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(s.credit_words.addr) + i);
+			v.qps[i].credit_rkey = s.credit_words.mr->rkey;
+		}
 	}
-	int ret = v.refill.fill(*v.ops, v.srq);
-	if (ret < 0) {
-		fprintf(stderr, "rdmapipe: %s: filling the SRQ with %u receives: %s\n", s.dev.name.c_str(),
-			srq_depth, strerror(-ret));
-		return kExitSetup;
+	if (responder_add_qps(&v, &err) != 0)
+		return setup_error(err);
+	if (two_sided) {
+		if (v.refill.init(srq_depth, o.srq_refill, kRxPollBurst, s.rx_pool, o.msg_bytes, &s.rx_mrs) != 0) {
+			fprintf(stderr, "rdmapipe: SRQ refill: bad sizes (depth %u, threshold %u)\n", srq_depth, o.srq_refill);
+			return kExitUsage;
+		}
+		int ret = v.refill.fill(*v.ops, v.srq);
+		if (ret < 0 || static_cast<uint32_t>(ret) != srq_depth)
+			return setup_error(s.dev.name + ": filling the SRQ with " + std::to_string(srq_depth) +
+					   " receives: " + (ret < 0 ? strerror(-ret) : "too few buffers"));
 	}
 
-	/* Roles: receiver on the first worker (or main when there is one worker), writer on
-	 * the next. With two workers main only watches, sleeping, so it costs no CPU. */
-	bool main_receives = nworkers == 1;
-	unsigned writer_lc = main_receives ? workers[0] : workers[1];
+	/* Roles: responder on the first worker (or main when there is one worker), requester
+	 * on the next. With two workers main only watches, sleeping, so it costs no CPU. */
+	bool main_responds = nworkers == 1;
+	unsigned req_lc = main_responds ? workers[0] : workers[1];
 	if (!o.quiet)
-		printf("rdmapipe: loopback on %s: writer lcore %u -> receiver lcore %u, %s\n", s.dev.name.c_str(),
-		       writer_lc, main_receives ? main_lcore : workers[0],
+		printf("rdmapipe: loopback %s on %s, %u QP%s: requester lcore %u -> responder lcore %u, %s\n",
+		       verb_opcode_name(verb), s.dev.name.c_str(), nqps, nqps > 1 ? "s" : "", req_lc,
+		       main_responds ? main_lcore : workers[0],
 		       o.duration_s > 0 ? (std::to_string(o.duration_s) + " s").c_str()
 					: (std::to_string(o.messages) + " messages").c_str());
 	fflush(stdout);
 	g_running.store(&r->ctl);
-	if (!main_receives)
-		rte_eal_remote_launch(receiver_lcore, r.get(), workers[0]);
-	rte_eal_remote_launch(writer_lcore, r.get(), writer_lc);
-	if (main_receives) {
-		receiver_lcore(r.get());
+	if (!main_responds)
+		rte_eal_remote_launch(responder_lcore, r.get(), workers[0]);
+	rte_eal_remote_launch(requester_lcore, r.get(), req_lc);
+	if (main_responds) {
+		responder_lcore(r.get());
 	} else {
-		while (!r->receiver_done.load(std::memory_order_acquire) ||
-		       !r->writer_finished.load(std::memory_order_acquire))
+		while (!r->responder_done.load(std::memory_order_acquire) ||
+		       !r->requester_finished.load(std::memory_order_acquire))
 			usleep(10000);
 	}
-	/* A receiver that gave up cannot be waited for by the writer: stop it too. */
-	if (r->receiver_rc != 0 && !r->writer_finished.load(std::memory_order_acquire))
+	/* A responder that gave up cannot be waited for by the requester: stop it too. */
+	if (r->rsp_rc != 0 && !r->requester_finished.load(std::memory_order_acquire))
 		r->ctl.abort.store(true);
 	rte_eal_mp_wait_lcore();
 	g_running.store(nullptr);

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace rp {
 
@@ -18,9 +19,28 @@ enum LongOnly {
 	OPT_STALL,
 	OPT_SLOTS,
 	OPT_SQ_DEPTH,
+	OPT_BAD_RKEY,
+};
+
+struct VerbName {
+	Verb v;
+	const char *name;
+	const char *opcode;
+};
+const VerbName kVerbs[] = {
+	{Verb::send, "send", "SEND"},
+	{Verb::send_imm, "send_imm", "SEND_WITH_IMM"},
+	{Verb::write, "write", "RDMA_WRITE"},
+	{Verb::write_imm, "write_imm", "RDMA_WRITE_WITH_IMM"},
+	{Verb::read, "read", "RDMA_READ"},
+	{Verb::fetch_add, "fetch_add", "ATOMIC_FETCH_AND_ADD"},
+	{Verb::cmp_swap, "cmp_swap", "ATOMIC_CMP_AND_SWP"},
 };
 
 const struct option kLongOpts[] = {
+	{"verb", required_argument, nullptr, 'v'},
+	{"qps", required_argument, nullptr, 'Q'},
+	{"inject-bad-rkey", required_argument, nullptr, OPT_BAD_RKEY},
 	{"device", required_argument, nullptr, 'd'},
 	{"port", required_argument, nullptr, 'p'},
 	{"gid-index", required_argument, nullptr, 'g'},
@@ -90,29 +110,59 @@ std::string range_error(const char *opt, const char *val, uint64_t lo, uint64_t 
 
 } // namespace
 
+const char *verb_name(Verb v)
+{
+	for (const auto &n : kVerbs)
+		if (n.v == v)
+			return n.name;
+	return "?";
+}
+
+const char *verb_opcode_name(Verb v)
+{
+	for (const auto &n : kVerbs)
+		if (n.v == v)
+			return n.opcode;
+	return "?";
+}
+
+bool verb_from_name(const char *s, Verb *v)
+{
+	for (const auto &n : kVerbs)
+		if (strcmp(n.name, s) == 0) {
+			*v = n.v;
+			return true;
+		}
+	return false;
+}
+
 const char *options_usage()
 {
 	return
 "Usage: rdmapipe [EAL options] -- [options]\n"
 "\n"
-"Loopback RDMA_WRITE_WITH_IMM pipeline: a client lcore posts chained writes to a\n"
-"server lcore's receive window on the same device; the server catches the\n"
-"immediates on a shared receive queue and verifies every payload.\n"
+"Loopback pipeline: a requester lcore posts chains of one verb over a flow of RC QPs\n"
+"to a responder lcore on the same device; every payload, immediate, read result\n"
+"and atomic value is verified.\n"
 "\n"
 "Options:\n"
+"  -v, --verb NAME          send, send_imm, write, write_imm (default), read,\n"
+"                           fetch_add, cmp_swap\n"
+"  -Q, --qps N              QPs in the flow, sharing one CQ pair and SRQ per lcore (1..1024, default 1)\n"
 "  -d, --device NAME        RDMA device (default: the first one found)\n"
 "  -p, --port N             device port (default 1)\n"
 "  -g, --gid-index N        GID index (default: the RoCE v2 IPv4 GID, found from sysfs)\n"
-"  -s, --size BYTES         message size, 1..1G, K/M/G suffixes (default 64)\n"
+"  -s, --size BYTES         message size, 1..1G, K/M/G suffixes (default 64; atomics: 8)\n"
 "  -n, --messages N         stop after N messages (default 1000000)\n"
 "  -t, --duration SEC       stop after SEC seconds instead of a count\n"
 "  -b, --batch N            work requests per chain, one ibv_post_send each (1..512, default 32)\n"
 "  -S, --signal-every N     one signalled work request per N (default: batch)\n"
 "      --sq-depth N         send queue depth (default 4 x max(batch, signal-every))\n"
-"      --slots N            server receive-window slots (default 1024)\n"
-"      --srq-refill N       repost SRQ receives once N are consumed (default slots/8)\n"
+"      --slots N            responder window slots per QP (default 1024 / qps, at least batch)\n"
+"      --srq-refill N       repost SRQ receives once N are consumed (default slots x qps / 8)\n"
 "      --no-verify          do not check payloads (sequence is still checked)\n"
 "      --inject-corruption N  flip one byte of message N before it is sent (tests the checker)\n"
+"      --inject-bad-rkey Q  QP Q posts with a wrong rkey (tests completion-error handling)\n"
 "      --stall-timeout SEC  fail when nothing progresses for SEC seconds (default 10)\n"
 "  -q, --quiet              print only the summary\n"
 "  -h, --help               this text\n"
@@ -130,12 +180,33 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	*o = RunOptions{};
 	optind = 0;   // full re-initialisation (GNU), so the parser can run more than once
 	opterr = 0;   // we report errors ourselves, naming the option
-	bool have_messages = false;
+	bool have_messages = false, have_size = false, have_slots = false;
 	int c;
 	uint64_t v;
-	while ((c = getopt_long(argc, argv, ":d:p:g:s:n:t:b:S:qhV", kLongOpts, nullptr)) != -1) {
+	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:qhV", kLongOpts, nullptr)) != -1) {
 		const char *a = optarg;
 		switch (c) {
+		case 'v':
+			if (!verb_from_name(a, &o->verb)) {
+				*err = std::string("--verb: '") + a +
+				       "' is not one of send, send_imm, write, write_imm, read, fetch_add, cmp_swap";
+				return ParseResult::error;
+			}
+			break;
+		case 'Q':
+			if (!parse_u64(a, 1, kMaxQps, &v)) {
+				*err = range_error("qps", a, 1, kMaxQps);
+				return ParseResult::error;
+			}
+			o->qps = static_cast<uint32_t>(v);
+			break;
+		case OPT_BAD_RKEY:
+			if (!parse_u64(a, 0, kMaxQps - 1, &v)) {
+				*err = range_error("inject-bad-rkey", a, 0, kMaxQps - 1);
+				return ParseResult::error;
+			}
+			o->bad_rkey_qp = static_cast<int>(v);
+			break;
 		case 'd':
 			if (*a == '\0') {
 				*err = "--device: empty device name";
@@ -163,6 +234,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				return ParseResult::error;
 			}
 			o->msg_bytes = static_cast<uint32_t>(v);
+			have_size = true;
 			break;
 		case 'n':
 			if (!parse_u64(a, 1, UINT64_MAX >> 1, &v)) {
@@ -205,6 +277,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				return ParseResult::error;
 			}
 			o->slots = static_cast<uint32_t>(v);
+			have_slots = true;
 			break;
 		case OPT_SRQ_REFILL:
 			if (!parse_u64(a, 1, kMaxSlots, &v)) {
@@ -250,6 +323,23 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	}
 
 	/* Cross-checks and derived defaults. */
+	if (verb_is_atomic(o->verb)) {
+		if (have_size && o->msg_bytes != 8) {
+			*err = std::string("--size ") + std::to_string(o->msg_bytes) + ": " + verb_name(o->verb) +
+			       " works on 8-byte words only";
+			return ParseResult::error;
+		}
+		o->msg_bytes = 8;
+	}
+	if (o->bad_rkey_qp >= 0 && (o->verb == Verb::send || o->verb == Verb::send_imm)) {
+		*err = std::string("--inject-bad-rkey: ") + verb_name(o->verb) + " uses no rkey";
+		return ParseResult::error;
+	}
+	if (o->bad_rkey_qp >= static_cast<int>(o->qps)) {
+		*err = "--inject-bad-rkey " + std::to_string(o->bad_rkey_qp) + ": the flow has only " +
+		       std::to_string(o->qps) + " QP(s)";
+		return ParseResult::error;
+	}
 	if (have_messages && o->duration_s > 0) {
 		*err = "--messages and --duration are exclusive: give one";
 		return ParseResult::error;
@@ -275,24 +365,33 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		       std::to_string(o->batch);
 		return ParseResult::error;
 	}
+	/* The default window is 1024 messages over the whole flow, at least a chain per QP. */
+	if (!have_slots) {
+		o->slots = kDefaultWindow / o->qps;
+		if (o->slots < o->batch)
+			o->slots = o->batch;
+	}
 	if (o->slots < o->batch) {
 		*err = "--slots " + std::to_string(o->slots) + " is below --batch " +
 		       std::to_string(o->batch) + ": a chain would not fit the receive window";
 		return ParseResult::error;
 	}
-	if (static_cast<uint64_t>(o->slots) * o->msg_bytes > (1ull << 31)) {
-		*err = "--slots x --size is " + std::to_string(static_cast<uint64_t>(o->slots) * o->msg_bytes) +
-		       " bytes; the receive window is limited to 2 GiB";
+	if (static_cast<uint64_t>(o->slots) * o->msg_bytes * o->qps > (1ull << 31)) {
+		*err = "--slots x --size x --qps is " +
+		       std::to_string(static_cast<uint64_t>(o->slots) * o->msg_bytes * o->qps) +
+		       " bytes; the responder's memory is limited to 2 GiB";
 		return ParseResult::error;
 	}
+	/* The SRQ is shared by the flow's QPs: it holds every QP's window. */
+	uint64_t window_total = static_cast<uint64_t>(o->slots) * o->qps;
 	if (o->srq_refill == 0) {
-		o->srq_refill = o->slots / 8;
+		o->srq_refill = static_cast<uint32_t>(window_total / 8);
 		if (o->srq_refill < o->batch)
 			o->srq_refill = o->batch;
 	}
-	if (o->srq_refill > o->slots) {
-		*err = "--srq-refill " + std::to_string(o->srq_refill) + " exceeds --slots " +
-		       std::to_string(o->slots);
+	if (o->srq_refill > window_total) {
+		*err = "--srq-refill " + std::to_string(o->srq_refill) + " exceeds --slots x --qps (" +
+		       std::to_string(window_total) + ")";
 		return ParseResult::error;
 	}
 	return ParseResult::ok;

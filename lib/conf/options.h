@@ -14,7 +14,31 @@ inline constexpr uint32_t kMaxMsgBytes = 1u << 30;   // one RDMA message (rxe al
 inline constexpr uint32_t kMaxSlots = 1u << 20;      // receive-window slots at the server
 inline constexpr uint32_t kMaxSqDepth = 1u << 15;
 
+inline constexpr uint32_t kMaxQps = 1024;           // QPs of one flow (all share one context)
+
+/* The verb a flow exercises. Two-sided verbs consume receives from the SRQ; one-sided
+ * ones touch the responder's memory only. */
+enum class Verb : uint8_t {
+	send,
+	send_imm,
+	write,
+	write_imm,
+	read,
+	fetch_add,
+	cmp_swap,
+};
+
+const char *verb_name(Verb v);   // "send", "write_imm", ...
+const char *verb_opcode_name(Verb v);   // "SEND", "RDMA_WRITE_WITH_IMM", ...
+bool verb_from_name(const char *s, Verb *v);
+inline bool verb_is_atomic(Verb v) { return v == Verb::fetch_add || v == Verb::cmp_swap; }
+/* The responder sees a completion per message (and so returns credit). */
+inline bool verb_consumes_receive(Verb v) { return v == Verb::send || v == Verb::send_imm || v == Verb::write_imm; }
+inline bool verb_has_imm(Verb v) { return v == Verb::send_imm || v == Verb::write_imm; }
+
 struct RunOptions {
+	Verb verb = Verb::write_imm;
+	uint32_t qps = 1;               // QPs in the flow, messages spread round-robin
 	std::string device;             // empty: first device found
 	uint8_t port = 1;
 	int gid_index = -1;             // -1: pick the RoCE v2 IPv4 GID (else the first valid one)
@@ -24,15 +48,17 @@ struct RunOptions {
 	uint32_t batch = 32;            // WRs per chain
 	uint32_t signal_every = 0;      // 0: one signalled WR per chain (= batch)
 	uint32_t sq_depth = 0;          // 0: 4 * max(batch, signal_every)
-	uint32_t slots = 1024;          // messages the server can hold before giving credit back
+	uint32_t slots = 0;             // per QP: messages the responder holds before giving credit back
 	uint32_t srq_refill = 0;        // 0: slots / 8, at least batch
 	bool verify = true;
 	uint64_t corrupt_msg = UINT64_MAX; // test hook: flip one byte of this message (0-based)
+	int bad_rkey_qp = -1;           // test hook: this QP posts with a wrong rkey
 	double stall_timeout_s = 10;    // no progress for this long: give up with an error
 	bool quiet = false;
 };
 
 inline constexpr uint64_t kDefaultMessages = 1000000;
+inline constexpr uint32_t kDefaultWindow = 1024;   // messages in flight over a flow
 
 enum class ParseResult {
 	ok,

@@ -30,11 +30,17 @@ struct alignas(64) WcErrorCounts {
 	}
 };
 
-struct alignas(64) WriterCounters {
+struct alignas(64) RequesterCounters {
 	uint64_t sent = 0;           // messages posted
-	uint64_t completed = 0;      // messages retired by a signalled completion
+	uint64_t completed = 0;      // messages retired by a successful signalled completion
+	uint64_t verified = 0;       // read results and atomic return values that checked out
+	uint64_t result_errors = 0;  // ... that did not
+	uint64_t first_bad_seq = UINT64_MAX;
+	uint32_t first_bad_qp = 0;
+	int64_t first_bad_offset = -1;
 	uint64_t post_calls = 0;     // ibv_post_send calls (one per chain)
 	uint64_t post_errors = 0;
+	uint64_t failed_qps = 0;     // QPs moved to the error state by a completion error
 	uint64_t credit_anomalies = 0;  // credit word read beyond what was sent (torn or corrupt write)
 	uint64_t start_tsc = 0;
 	uint64_t end_tsc = 0;
@@ -42,7 +48,7 @@ struct alignas(64) WriterCounters {
 	WcErrorCounts wc_errors;
 };
 
-struct alignas(64) ReceiverCounters {
+struct alignas(64) ResponderCounters {
 	uint64_t received = 0;       // receive completions that succeeded
 	uint64_t verified = 0;       // of those, payload and sequence correct
 	uint64_t bytes = 0;
@@ -50,15 +56,27 @@ struct alignas(64) ReceiverCounters {
 	uint64_t sequence_errors = 0;
 	uint64_t length_errors = 0;
 	uint64_t unexpected_opcodes = 0;
+	uint64_t unknown_qps = 0;    // completions whose qp_num is not in the table
+	uint64_t window_slots_checked = 0;  // RDMA_WRITE: final window state checked at the end
+	uint64_t counters_checked = 0;      // atomics: final word per QP checked at the end
 	uint64_t credit_writes = 0;
 	uint64_t srq_post_calls = 0;
 	uint64_t first_bad_seq = UINT64_MAX;
+	uint32_t first_bad_qp = 0;
 	int64_t first_bad_offset = -1;
-	bool saw_last = false;
 	uint64_t start_tsc = 0;      // first message
 	uint64_t end_tsc = 0;        // last message
 	const char *fail_reason = nullptr;
 	WcErrorCounts wc_errors;
+
+	void bad(uint32_t qp, uint64_t seq, int64_t offset)
+	{
+		if (first_bad_seq == UINT64_MAX) {
+			first_bad_qp = qp;
+			first_bad_seq = seq;
+			first_bad_offset = offset;
+		}
+	}
 };
 
 } // namespace rp

@@ -56,3 +56,14 @@ inline ptrdiff_t pattern_check(const void *buf, size_t len, uint64_t seq)
 }
 
 } // namespace rp
+
+namespace rp {
+
+/* The pattern key of message `seq` on QP `qp_index` of a flow: distinct per QP, so a
+ * message delivered on the wrong QP or into another QP's slot fails its check. */
+inline uint64_t msg_key(uint32_t qp_index, uint64_t seq)
+{
+	return seq ^ (static_cast<uint64_t>(qp_index) << 44);
+}
+
+} // namespace rp

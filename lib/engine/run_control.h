@@ -7,9 +7,9 @@
 namespace rp {
 
 struct alignas(64) RunControl {
-	std::atomic<bool> writer_done{false};   // writer: wo (release), receiver/main: ro
-	std::atomic<uint64_t> writer_sent{0};   // writer: wo before writer_done, receiver: ro
-	std::atomic<bool> abort{false};         // any lcore: wo on a fatal error, all: ro
+	std::atomic<bool> requester_done{false};   // requester: wo (release), responder/main: ro
+	const uint64_t *qp_sent = nullptr;         // per QP; requester writes before requester_done
+	std::atomic<bool> abort{false};            // any lcore: wo on a fatal error, all: ro
 };
 
 } // namespace rp

@@ -1,8 +1,10 @@
-/* Chains of pre-initialised RDMA_WRITE_WITH_IMM work requests (UCCL's WrExBuffPool idea,
- * eRPC's "link once at init"): setup links `batch` WR+SGE entries once; a burst fills
- * only the fields that change and the whole chain goes out in one ibv_post_send. */
+/* Chains of pre-initialised send work requests (UCCL's WrExBuffPool idea, eRPC's "link
+ * once at init"): setup links `batch` WR+SGE entries and sets the opcode once; a burst
+ * fills only the fields that change, and the whole chain goes out in one ibv_post_send.
+ * build<V>() is instantiated per verb and picked at setup: no per-WR branch on the verb. */
 #pragma once
 
+#include "conf/options.h"
 #include "verbs/memory.h"
 
 #include <infiniband/verbs.h>
@@ -14,7 +16,7 @@
 namespace rp {
 
 /* Immediate data: the low 31 bits carry the message sequence number (mod 2^31), the top
- * bit marks the last message of the run so the receiver knows when to stop. */
+ * bit marks the last message of the run on that QP. */
 inline constexpr uint32_t kImmLast = 1u << 31;
 inline constexpr uint32_t kImmSeqMask = kImmLast - 1;
 
@@ -26,7 +28,29 @@ inline bool wr_signalled(uint64_t index, uint32_t every)
 	return (index + 1) % every == 0;
 }
 
-class WriteImmChain {
+inline ibv_wr_opcode verb_wr_opcode(Verb v)
+{
+	switch (v) {
+	case Verb::send: return IBV_WR_SEND;
+	case Verb::send_imm: return IBV_WR_SEND_WITH_IMM;
+	case Verb::write: return IBV_WR_RDMA_WRITE;
+	case Verb::write_imm: return IBV_WR_RDMA_WRITE_WITH_IMM;
+	case Verb::read: return IBV_WR_RDMA_READ;
+	case Verb::fetch_add: return IBV_WR_ATOMIC_FETCH_AND_ADD;
+	case Verb::cmp_swap: return IBV_WR_ATOMIC_CMP_AND_SWP;
+	}
+	return IBV_WR_SEND;
+}
+
+/* Where a QP's messages go on the responder: a window of `slots` message slots for
+ * writes and reads, one 8-byte word for atomics, nothing for sends. */
+struct RemoteTarget {
+	uint64_t base;
+	uint32_t rkey;
+	uint32_t slots;
+};
+
+class SendChain {
 public:
 	struct Entry {
 		ibv_send_wr wr;
@@ -34,29 +58,57 @@ public:
 	};
 
 	/* Setup: links the entries and fills the constant fields. Returns 0 or -EINVAL. */
-	int init(uint32_t batch, uint32_t signal_every, uint32_t msg_bytes, uint64_t remote_base,
-		 uint32_t rkey, uint32_t remote_slots);
-
-	/* Fast path: fills n (1..batch) entries for messages first_seq.., buffer bufs[i] for
-	 * message first_seq + i, and returns the head of an n-long chain. The last WR is
-	 * signalled when `ends_run` so the sender can drain. Call relink(n) after posting. */
-	ibv_send_wr *build(uint64_t first_seq, uint32_t n, void *const *bufs, const MrTable &mrs,
-			   bool ends_run)
+	int init(Verb verb, uint32_t batch, uint32_t signal_every, uint32_t msg_bytes)
 	{
-		uint64_t slot = first_seq % remote_slots_;
+		if (batch == 0 || signal_every == 0 || msg_bytes == 0)
+			return -EINVAL;
+		entries_.reset(new Entry[batch]());
+		batch_ = batch;
+		signal_every_ = signal_every;
+		msg_bytes_ = msg_bytes;
+		for (uint32_t i = 0; i < batch; i++) {
+			Entry &e = entries_[i];
+			e.sge.length = msg_bytes;
+			e.wr.sg_list = &e.sge;
+			e.wr.num_sge = 1;
+			e.wr.opcode = verb_wr_opcode(verb);
+			e.wr.next = i + 1 < batch ? &entries_[i + 1].wr : nullptr;
+		}
+		return 0;
+	}
+
+	/* Fast path: fills n (1..batch) entries for messages first_seq.. of one QP, buffer
+	 * bufs[i] for message first_seq + i, and returns the head of an n-long chain. The
+	 * last WR is signalled when `ends_run` so the sender can drain. Call relink(n) after
+	 * posting. */
+	template <Verb V>
+	ibv_send_wr *build(uint64_t first_seq, uint32_t n, void *const *bufs, const MrTable &mrs,
+			   bool ends_run, const RemoteTarget &t)
+	{
+		uint64_t slot = t.slots ? first_seq % t.slots : 0;
 		for (uint32_t i = 0; i < n; i++) {
 			Entry &e = entries_[i];
 			uint64_t seq = first_seq + i;
+			bool last = ends_run && i == n - 1;
 			e.sge.addr = reinterpret_cast<uintptr_t>(bufs[i]);
 			e.sge.lkey = mrs.lkey_of(bufs[i]);
 			e.wr.wr_id = seq;
-			e.wr.imm_data = htonl(static_cast<uint32_t>(seq & kImmSeqMask) |
-					      (ends_run && i == n - 1 ? kImmLast : 0));
-			e.wr.wr.rdma.remote_addr = remote_base_ + slot * msg_bytes_;
-			bool sig = wr_signalled(seq, signal_every_) || (ends_run && i == n - 1);
-			e.wr.send_flags = sig ? IBV_SEND_SIGNALED : 0;
-			if (++slot == remote_slots_)
-				slot = 0;
+			e.wr.send_flags = wr_signalled(seq, signal_every_) || last ? IBV_SEND_SIGNALED : 0;
+			if constexpr (V == Verb::send_imm || V == Verb::write_imm)
+				e.wr.imm_data = htonl(static_cast<uint32_t>(seq & kImmSeqMask) | (last ? kImmLast : 0));
+			if constexpr (V == Verb::write || V == Verb::write_imm || V == Verb::read) {
+				e.wr.wr.rdma.remote_addr = t.base + slot * msg_bytes_;
+				e.wr.wr.rdma.rkey = t.rkey;
+				if (++slot == t.slots)
+					slot = 0;
+			}
+			if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap) {
+				/* Both leave the word at seq + 1 and return seq: the check is the same. */
+				e.wr.wr.atomic.remote_addr = t.base;
+				e.wr.wr.atomic.rkey = t.rkey;
+				e.wr.wr.atomic.compare_add = V == Verb::fetch_add ? 1 : seq;
+				e.wr.wr.atomic.swap = seq + 1;
+			}
 		}
 		entries_[n - 1].wr.next = nullptr;
 		return &entries_[0].wr;
@@ -68,15 +120,12 @@ public:
 	}
 
 	uint32_t batch() const { return batch_; }
-	const Entry *entries() const { return entries_.get(); }
 
 private:
 	std::unique_ptr<Entry[]> entries_;
 	uint32_t batch_ = 0;
 	uint32_t signal_every_ = 1;
 	uint32_t msg_bytes_ = 0;
-	uint64_t remote_base_ = 0;
-	uint64_t remote_slots_ = 1;
 };
 
 } // namespace rp

@@ -10,10 +10,12 @@ expect_eq "exit status" "$rc" 0
 expect_eq "messages sent" "$(field "$out" 'messages sent')" 20000
 expect_eq "messages received" "$(field "$out" 'messages received')" 20000
 expect_eq "messages verified" "$(field "$out" 'messages verified')" 20000
-expect_eq "bytes received" "$(field "$out" 'bytes received')" $((20000 * 64))
+expect_eq "messages completed" "$(field "$out" 'messages completed')" 20000
+expect_eq "bytes" "$(field "$out" 'bytes')" $((20000 * 64))
 expect_eq "payload errors" "$(field "$out" 'payload errors')" 0
 expect_eq "completion errors" "$(field "$out" 'completion errors')" 0
 expect_eq "lost messages" "$(field "$out" 'lost messages')" 0
+expect_eq "failed QPs" "$(field "$out" 'failed QPs')" 0
 # 20000 / 32 = 625 chains, each one ibv_post_send.
 expect_eq "send posts" "$(field "$out" 'send posts')" "625 (32.0 WRs per ibv_post_send)"
 expect_grep "$out" "^  device: +$DEV port 1, GID index [0-9]+"

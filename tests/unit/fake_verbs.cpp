@@ -4,13 +4,47 @@
 
 #include <arpa/inet.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
 namespace fake {
 
 namespace {
 
 Nic g_nic;
 
-int post_send(ibv_qp *, ibv_send_wr *wr, ibv_send_wr **bad)
+void execute(const ibv_send_wr *wr)
+{
+	if (!g_nic.execute_one_sided || wr->num_sge == 0)
+		return;
+	auto *local = reinterpret_cast<unsigned char *>(wr->sg_list[0].addr);
+	uint32_t len = wr->sg_list[0].length;
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		memcpy(reinterpret_cast<void *>(wr->wr.rdma.remote_addr), local, len);
+		break;
+	case IBV_WR_RDMA_READ:
+		memcpy(local, reinterpret_cast<void *>(wr->wr.rdma.remote_addr), len);
+		break;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_ATOMIC_CMP_AND_SWP: {
+		auto *word = reinterpret_cast<uint64_t *>(wr->wr.atomic.remote_addr);
+		uint64_t old = *word;
+		if (wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+			*word = old + wr->wr.atomic.compare_add;
+		else if (old == wr->wr.atomic.compare_add)
+			*word = wr->wr.atomic.swap;
+		memcpy(local, &old, sizeof(old));
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad)
 {
 	std::vector<PostedWr> chain;
 	for (; wr; wr = wr->next) {
@@ -22,21 +56,28 @@ int post_send(ibv_qp *, ibv_send_wr *wr, ibv_send_wr **bad)
 		PostedWr p{wr->wr_id, wr->opcode, wr->send_flags, ntohl(wr->imm_data), wr->wr.rdma.remote_addr,
 			   wr->wr.rdma.rkey, wr->num_sge ? wr->sg_list[0].addr : 0,
 			   wr->num_sge ? wr->sg_list[0].length : 0, wr->num_sge ? wr->sg_list[0].lkey : 0,
-			   wr->num_sge};
+			   wr->num_sge, 0};
+		if (wr->num_sge && wr->sg_list[0].length >= 8)
+			memcpy(&p.first_word, reinterpret_cast<void *>(wr->sg_list[0].addr), 8);
 		chain.push_back(p);
 		if (g_nic.check_len && wr->num_sge &&
-		    rp::pattern_check(reinterpret_cast<void *>(wr->sg_list[0].addr), g_nic.check_len, wr->wr_id) >= 0) {
+		    rp::pattern_check(reinterpret_cast<void *>(wr->sg_list[0].addr), g_nic.check_len,
+				      rp::msg_key(qp ? qp->qp_num - kQpNumBase : 0, wr->wr_id)) >= 0) {
 			if (g_nic.pattern_mismatches++ == 0)
 				g_nic.first_mismatch = wr->wr_id;
 		}
 		if (g_nic.credit_word)
 			*g_nic.credit_word = *g_nic.credit_word + 1;
-		bool err = wr->wr_id == g_nic.error_at_wr_id;
+		bool err = wr->wr_id == g_nic.error_at_wr_id &&
+			   (g_nic.error_qp_num == 0 || (qp && qp->qp_num == g_nic.error_qp_num));
+		if (!err)
+			execute(wr);
 		if ((g_nic.complete_signalled && (wr->send_flags & IBV_SEND_SIGNALED)) || err) {
 			ibv_wc wc{};
 			wc.wr_id = wr->wr_id;
 			wc.status = err ? g_nic.error_status : IBV_WC_SUCCESS;
 			wc.opcode = IBV_WC_RDMA_WRITE;
+			wc.qp_num = qp ? qp->qp_num : 0;
 			g_nic.send_cq.push_back(wc);
 		}
 	}
@@ -55,6 +96,7 @@ int post_srq_recv(ibv_srq *, ibv_recv_wr *wr, ibv_recv_wr **bad)
 		}
 		n++;
 		g_nic.srq_posted++;
+		g_nic.srq_wr_ids.push_back(wr->wr_id);
 	}
 	g_nic.srq_chains.push_back(n);
 	return 0;
@@ -70,6 +112,15 @@ int poll_cq(ibv_cq *cq, int n, ibv_wc *wc)
 	while (got < n && !q.empty()) {
 		wc[got] = q.front();
 		q.pop_front();
+		if (recv && wc[got].wr_id == kFromSrq) {
+			if (g_nic.srq_wr_ids.empty()) {
+				/* Nothing posted: a real NIC would answer RNR; the test is wrong. */
+				fprintf(stderr, "fake: receive completion with an empty SRQ\n");
+				abort();
+			}
+			wc[got].wr_id = g_nic.srq_wr_ids.front();
+			g_nic.srq_wr_ids.pop_front();
+		}
 		if (recv && g_nic.deliver)
 			g_nic.deliver(wc[got]);
 		got++;

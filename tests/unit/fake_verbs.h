@@ -23,24 +23,36 @@ struct PostedWr {
 	uint32_t sge_len;
 	uint32_t lkey;
 	int num_sge;
+	uint64_t first_word;   // the first 8 payload bytes at post time (0 if fewer)
 };
+
+/* A receive completion queued with this wr_id takes the oldest posted SRQ receive's
+ * wr_id when it is polled, as a real SRQ would hand it out. */
+inline constexpr uint64_t kFromSrq = UINT64_MAX;
 
 struct Nic {
 	std::vector<std::vector<PostedWr>> chains;   // one entry per post_send call
 	std::vector<uint32_t> srq_chains;            // receives per post_srq_recv call
+	std::deque<uint64_t> srq_wr_ids;             // posted receives not yet consumed, in order
 	uint64_t srq_posted = 0;
 	int srq_fail_after = -1;                     // fail the post after this many WRs (-1: never)
 	int send_fail_after = -1;
 
 	/* Auto-completion of signalled WRs into the send CQ. */
 	bool complete_signalled = true;
-	uint64_t error_at_wr_id = UINT64_MAX;        // that WR completes with error_status
+	uint64_t error_at_wr_id = UINT64_MAX;        // that WR completes with error_status...
+	uint32_t error_qp_num = 0;                   // ...on this QP only (0: on any QP)
 	ibv_wc_status error_status = IBV_WC_REM_ACCESS_ERR;
+
+	/* One-sided verbs are carried out at post time on the memory remote_addr points to
+	 * (tests pass real pointers): writes copy, reads fetch, atomics add or swap. */
+	bool execute_one_sided = true;
 
 	/* Credit emulation: every posted message is consumed at once by a perfect receiver. */
 	volatile uint64_t *credit_word = nullptr;
 
-	/* Payload check at post time: each WR's buffer must hold message wr_id's pattern. */
+	/* Payload check at post time: each WR's buffer must hold the pattern of message
+	 * msg_key(qp_num - kQpNumBase, wr_id). */
 	uint32_t check_len = 0;
 	uint64_t pattern_mismatches = 0;
 	uint64_t first_mismatch = UINT64_MAX;
@@ -63,6 +75,9 @@ struct Nic {
 		return n;
 	}
 };
+
+/* Tests number their fake QPs from here, so qp_num - kQpNumBase is the QP's index. */
+inline constexpr uint32_t kQpNumBase = 0x100;
 
 /* The NIC behind kOps; reset() before each test. */
 Nic &nic();

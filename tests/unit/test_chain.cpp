@@ -1,4 +1,5 @@
 /* Chain building and SRQ replenishment against the faked verbs seam. */
+#include "engine/qp_table.h"
 #include "engine/srq_refill.h"
 #include "engine/wr_chain.h"
 #include "fake_verbs.h"
@@ -29,22 +30,25 @@ struct Bufs {
 	}
 };
 
+constexpr rp::RemoteTarget kWindow20{kRemote, kRkey, 20};
+
 void init_rejects_bad_sizes(void **)
 {
-	rp::WriteImmChain c;
-	assert_int_equal(c.init(0, 1, kMsg, kRemote, kRkey, 8), -EINVAL);
-	assert_int_equal(c.init(8, 0, kMsg, kRemote, kRkey, 8), -EINVAL);
-	assert_int_equal(c.init(8, 8, kMsg, kRemote, kRkey, 7), -EINVAL);  // window below batch
-	assert_int_equal(c.init(8, 8, kMsg, kRemote, kRkey, 8), 0);
+	rp::SendChain c;
+	assert_int_equal(c.init(rp::Verb::write_imm, 0, 1, kMsg), -EINVAL);
+	assert_int_equal(c.init(rp::Verb::write_imm, 8, 0, kMsg), -EINVAL);
+	assert_int_equal(c.init(rp::Verb::write_imm, 8, 8, 0), -EINVAL);
+	assert_int_equal(c.init(rp::Verb::write_imm, 8, 8, kMsg), 0);
 }
 
 void chain_is_linked_and_filled(void **)
 {
 	Bufs b;
-	rp::WriteImmChain c;
-	assert_int_equal(c.init(16, 8, kMsg, kRemote, kRkey, 20), 0);
+	rp::SendChain c;
+	assert_int_equal(c.init(rp::Verb::write_imm, 16, 8, kMsg), 0);
 	fake::reset();
-	ibv_send_wr *head = c.build(10, 12, &b.ptrs[26], b.mrs, false);
+	fake::nic().execute_one_sided = false;   // kRemote is not memory
+	ibv_send_wr *head = c.build<rp::Verb::write_imm>(10, 12, &b.ptrs[26], b.mrs, false, kWindow20);
 	ibv_send_wr *bad = nullptr;
 	assert_int_equal(fake::kOps.post_send(nullptr, head, &bad), 0);
 	c.relink(12);
@@ -70,7 +74,7 @@ void chain_is_linked_and_filled(void **)
 	}
 
 	/* After relink the full batch chains again: build 16 from 0. */
-	head = c.build(0, 16, b.ptrs, b.mrs, false);
+	head = c.build<rp::Verb::write_imm>(0, 16, b.ptrs, b.mrs, false, kWindow20);
 	int n = 0;
 	for (ibv_send_wr *w = head; w; w = w->next)
 		n++;
@@ -81,9 +85,9 @@ void chain_is_linked_and_filled(void **)
 void last_chain_ends_the_run(void **)
 {
 	Bufs b;
-	rp::WriteImmChain c;
-	assert_int_equal(c.init(8, 32, kMsg, kRemote, kRkey, 64), 0);
-	ibv_send_wr *head = c.build(100, 3, b.ptrs, b.mrs, true);
+	rp::SendChain c;
+	assert_int_equal(c.init(rp::Verb::write_imm, 8, 32, kMsg), 0);
+	ibv_send_wr *head = c.build<rp::Verb::write_imm>(100, 3, b.ptrs, b.mrs, true, rp::RemoteTarget{kRemote, kRkey, 64});
 	ibv_send_wr *w = head;
 	for (int i = 0; i < 2; i++, w = w->next) {
 		assert_int_equal(ntohl(w->imm_data) & rp::kImmLast, 0);
@@ -99,14 +103,83 @@ void last_chain_ends_the_run(void **)
 void imm_sequence_wraps_at_31_bits(void **)
 {
 	Bufs b;
-	rp::WriteImmChain c;
-	assert_int_equal(c.init(2, 2, kMsg, kRemote, kRkey, 2), 0);
+	rp::SendChain c;
+	assert_int_equal(c.init(rp::Verb::write_imm, 2, 2, kMsg), 0);
 	uint64_t seq = (1ull << 31) - 1;
-	ibv_send_wr *head = c.build(seq, 2, b.ptrs, b.mrs, false);
+	ibv_send_wr *head = c.build<rp::Verb::write_imm>(seq, 2, b.ptrs, b.mrs, false, rp::RemoteTarget{kRemote, kRkey, 2});
 	assert_int_equal(ntohl(head->imm_data), rp::kImmSeqMask);
 	assert_int_equal(ntohl(head->next->imm_data), 0u);
 	assert_int_equal(head->next->wr_id, seq + 1);   // wr_id keeps the full 64-bit sequence
 	c.relink(2);
+}
+
+/* Each verb's chain: the opcode set once at init, and only its own fields filled. */
+void every_verb_fills_its_fields(void **)
+{
+	Bufs b;
+	const rp::RemoteTarget word{0x8000, 5, 0};
+	rp::SendChain c;
+
+	assert_int_equal(c.init(rp::Verb::send, 4, 4, kMsg), 0);
+	ibv_send_wr *w = c.build<rp::Verb::send>(0, 2, b.ptrs, b.mrs, false, rp::RemoteTarget{});
+	assert_int_equal(w->opcode, IBV_WR_SEND);
+	assert_int_equal(w->imm_data, 0);
+	assert_int_equal(w->wr.rdma.remote_addr, 0);
+	c.relink(2);
+
+	assert_int_equal(c.init(rp::Verb::send_imm, 4, 4, kMsg), 0);
+	w = c.build<rp::Verb::send_imm>(7, 1, b.ptrs, b.mrs, true, rp::RemoteTarget{});
+	assert_int_equal(w->opcode, IBV_WR_SEND_WITH_IMM);
+	assert_int_equal(ntohl(w->imm_data), 7u | rp::kImmLast);
+	c.relink(1);
+
+	assert_int_equal(c.init(rp::Verb::write, 4, 4, kMsg), 0);
+	w = c.build<rp::Verb::write>(21, 2, b.ptrs, b.mrs, false, kWindow20);
+	assert_int_equal(w->opcode, IBV_WR_RDMA_WRITE);
+	assert_int_equal(w->imm_data, 0);
+	assert_int_equal(w->wr.rdma.remote_addr, kRemote + 1 * kMsg);
+	assert_int_equal(w->next->wr.rdma.remote_addr, kRemote + 2 * kMsg);
+	c.relink(2);
+
+	assert_int_equal(c.init(rp::Verb::read, 4, 4, kMsg), 0);
+	w = c.build<rp::Verb::read>(19, 2, b.ptrs, b.mrs, false, kWindow20);
+	assert_int_equal(w->opcode, IBV_WR_RDMA_READ);
+	assert_int_equal(w->wr.rdma.remote_addr, kRemote + 19 * kMsg);
+	assert_int_equal(w->next->wr.rdma.remote_addr, kRemote);   // wrapped
+	assert_int_equal(w->wr.rdma.rkey, kRkey);
+	c.relink(2);
+
+	/* Both atomics leave the word at seq + 1 and return seq. */
+	assert_int_equal(c.init(rp::Verb::fetch_add, 4, 4, 8), 0);
+	w = c.build<rp::Verb::fetch_add>(40, 2, b.ptrs, b.mrs, false, word);
+	assert_int_equal(w->opcode, IBV_WR_ATOMIC_FETCH_AND_ADD);
+	assert_int_equal(w->wr.atomic.remote_addr, 0x8000);
+	assert_int_equal(w->wr.atomic.rkey, 5);
+	assert_int_equal(w->wr.atomic.compare_add, 1);
+	assert_int_equal(w->sg_list->length, 8);
+	c.relink(2);
+
+	assert_int_equal(c.init(rp::Verb::cmp_swap, 4, 4, 8), 0);
+	w = c.build<rp::Verb::cmp_swap>(40, 2, b.ptrs, b.mrs, false, word);
+	assert_int_equal(w->opcode, IBV_WR_ATOMIC_CMP_AND_SWP);
+	assert_int_equal(w->wr.atomic.compare_add, 40);
+	assert_int_equal(w->wr.atomic.swap, 41);
+	assert_int_equal(w->next->wr.atomic.compare_add, 41);
+	assert_int_equal(w->next->wr.atomic.swap, 42);
+	c.relink(2);
+}
+
+void qp_table(void **)
+{
+	rp::QpTable t;
+	t.init(64);
+	for (uint32_t i = 0; i < 64; i++)
+		assert_true(t.insert(0x11 + i * 0x40, i));
+	assert_false(t.insert(0x11, 99));   // duplicate
+	for (uint32_t i = 0; i < 64; i++)
+		assert_int_equal(t.find(0x11 + i * 0x40), i);
+	assert_int_equal(t.find(0x12), rp::QpTable::kNone);
+	assert_int_equal(t.find(0xffffff), rp::QpTable::kNone);
 }
 
 void signalling_arithmetic(void **)
@@ -188,6 +261,8 @@ int main()
 		cmocka_unit_test(chain_is_linked_and_filled),
 		cmocka_unit_test(last_chain_ends_the_run),
 		cmocka_unit_test(imm_sequence_wraps_at_31_bits),
+		cmocka_unit_test(every_verb_fills_its_fields),
+		cmocka_unit_test(qp_table),
 		cmocka_unit_test(signalling_arithmetic),
 		cmocka_unit_test(mr_lookup),
 		cmocka_unit_test(srq_fill_and_batched_refill),

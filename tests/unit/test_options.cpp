@@ -69,6 +69,33 @@ void every_option(void **)
 	assert_true(o.quiet);
 }
 
+void verbs_and_qps(void **)
+{
+	rp::RunOptions o;
+	std::string err;
+	const char *names[] = {"send", "send_imm", "write", "write_imm", "read", "fetch_add", "cmp_swap"};
+	for (const char *n : names) {
+		assert_int_equal(static_cast<int>(parse({"-v", n}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+		assert_string_equal(rp::verb_name(o.verb), n);
+	}
+	/* Atomics work on 8-byte words whatever the default size. */
+	assert_int_equal(static_cast<int>(parse({"--verb", "cmp_swap"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.msg_bytes, 8);
+	assert_string_equal(rp::verb_opcode_name(o.verb), "ATOMIC_CMP_AND_SWP");
+	/* The default window (1024) is spread over the QPs, at least one chain each. */
+	assert_int_equal(static_cast<int>(parse({"-Q", "4"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.qps, 4);
+	assert_int_equal(o.slots, 256);
+	assert_int_equal(o.srq_refill, 128);   // 4 x 256 / 8
+	assert_int_equal(static_cast<int>(parse({"-Q", "64"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.slots, 32);
+	assert_int_equal(static_cast<int>(parse({"-Q", "2", "--slots", "50"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.slots, 50);
+	assert_int_equal(static_cast<int>(parse({"-Q", "3", "--inject-bad-rkey", "2"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.bad_rkey_qp, 2);
+}
+
 void duration_instead_of_count(void **)
 {
 	rp::RunOptions o;
@@ -93,6 +120,10 @@ void bounds(void **)
 	expect_error({"-g", "256"}, "--gid-index: '256' is not an integer in 0..255");
 	expect_error({"--slots", "0"}, "--slots: '0' is not an integer in 1..1048576");
 	expect_error({"-d", ""}, "--device: empty device name");
+	expect_error({"-Q", "0"}, "--qps: '0' is not an integer in 1..1024");
+	expect_error({"-Q", "1025"}, "--qps: '1025' is not an integer in 1..1024");
+	expect_error({"-v", "writ"},
+		     "--verb: 'writ' is not one of send, send_imm, write, write_imm, read, fetch_add, cmp_swap");
 }
 
 void cross_checks(void **)
@@ -101,9 +132,12 @@ void cross_checks(void **)
 	expect_error({"-b", "64", "-S", "8", "--sq-depth", "32"}, "--sq-depth 32 cannot hold one chain of --batch 64");
 	expect_error({"-b", "64", "--slots", "32"},
 		     "--slots 32 is below --batch 64: a chain would not fit the receive window");
-	expect_error({"--slots", "100", "--srq-refill", "101"}, "--srq-refill 101 exceeds --slots 100");
+	expect_error({"--slots", "100", "--srq-refill", "101"}, "--srq-refill 101 exceeds --slots x --qps (100)");
 	expect_error({"-s", "1G", "--slots", "4", "-b", "4"},
-		     "--slots x --size is 4294967296 bytes; the receive window is limited to 2 GiB");
+		     "--slots x --size x --qps is 4294967296 bytes; the responder's memory is limited to 2 GiB");
+	expect_error({"-Q", "4", "--inject-bad-rkey", "4"}, "--inject-bad-rkey 4: the flow has only 4 QP(s)");
+	expect_error({"-v", "send", "--inject-bad-rkey", "0"}, "--inject-bad-rkey: send uses no rkey");
+	expect_error({"-v", "fetch_add", "-s", "16"}, "--size 16: fetch_add works on 8-byte words only");
 }
 
 void bad_syntax(void **)
@@ -128,6 +162,7 @@ int main()
 	const CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(every_option),
+		cmocka_unit_test(verbs_and_qps),
 		cmocka_unit_test(duration_instead_of_count),
 		cmocka_unit_test(bounds),
 		cmocka_unit_test(cross_checks),

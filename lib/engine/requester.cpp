@@ -1,0 +1,302 @@
+#include "engine/requester.h"
+
+#include "engine/pattern.h"
+
+#include <rte_cycles.h>
+#include <rte_mempool.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rp {
+
+namespace {
+
+/* Reads and atomics land here: a value no correct result can have. */
+constexpr unsigned char kPoisonByte = 0xA5;
+constexpr uint64_t kPoisonWord = 0xA5A5A5A5A5A5A5A5ull;
+
+uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+void result_error(Requester *r, uint32_t qi, uint64_t seq, int64_t off)
+{
+	r->c.result_errors++;
+	if (r->c.first_bad_seq == UINT64_MAX) {
+		r->c.first_bad_seq = seq;
+		r->c.first_bad_qp = qi;
+		r->c.first_bad_offset = off;
+	}
+}
+
+/* Retires messages [q.completed, upto] of QP qi: checks what the verb brought back,
+ * then returns the buffers to the pool in at most two bulks. */
+template <Verb V>
+void retire(Requester *r, uint32_t qi, uint64_t upto)
+{
+	RequesterQp &q = r->qps[qi];
+	uint64_t from = q.completed;
+	if (upto < from || upto >= q.sent)
+		return;
+	uint64_t n = upto - from + 1;
+	if constexpr (V == Verb::read) {
+		for (uint64_t s = from; s <= upto; s++) {
+			uint64_t slot = s % q.remote.slots;
+			ptrdiff_t bad = pattern_check(q.inflight[s & r->inflight_mask], r->p.msg_bytes, msg_key(qi, slot));
+			if (bad >= 0)
+				result_error(r, qi, s, bad);
+			else
+				r->c.verified++;
+		}
+	}
+	if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap) {
+		for (uint64_t s = from; s <= upto; s++) {
+			uint64_t got;
+			memcpy(&got, q.inflight[s & r->inflight_mask], sizeof(got));
+			if (got != s)
+				result_error(r, qi, s, -1);
+			else
+				r->c.verified++;
+		}
+	}
+	uint32_t start = static_cast<uint32_t>(from & r->inflight_mask);
+	uint64_t room = r->inflight_mask + 1 - start;
+	uint32_t first = static_cast<uint32_t>(n < room ? n : room);
+	rte_mempool_put_bulk(r->pool, &q.inflight[start], first);
+	if (n > first)
+		rte_mempool_put_bulk(r->pool, &q.inflight[0], static_cast<unsigned>(n - first));
+	q.completed = upto + 1;
+	r->c.completed += n;
+}
+
+/* Prepares n buffers of QP qi for messages q.sent.. and posts them as one chain. */
+template <Verb V>
+int post_chain(Requester *r, uint32_t qi, uint32_t n, bool ends)
+{
+	RequesterQp &q = r->qps[qi];
+	const uint32_t len = r->p.msg_bytes;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t seq = q.sent + i;
+		void *b = r->bufs[i];
+		if constexpr (V == Verb::read)
+			memset(b, kPoisonByte, len);
+		else if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap)
+			memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
+		else
+			pattern_fill(b, len, msg_key(qi, seq));
+		if (qi == 0 && seq == r->p.corrupt_msg)
+			static_cast<unsigned char *>(b)[len / 2] ^= 0x5a;
+		q.inflight[seq & r->inflight_mask] = b;
+	}
+	ibv_send_wr *bad = nullptr;
+	ibv_send_wr *head = r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, ends, q.remote);
+	int ret = r->ops->post_send(q.qp, head, &bad);
+	r->chain.relink(n);
+	r->c.post_calls++;
+	if (ret != 0) {
+		/* WRs before `bad` went out; the rest never will. */
+		uint32_t ok = 0;
+		for (ibv_send_wr *x = head; x != bad && ok < n; x = x->next)
+			ok++;
+		rte_mempool_put_bulk(r->pool, r->bufs + ok, n - ok);
+		q.sent += ok;
+		r->c.sent += ok;
+		r->c.post_errors++;
+		return -ret;
+	}
+	q.sent += n;
+	r->c.sent += n;
+	return 0;
+}
+
+template <Verb V>
+void pick(Requester *r)
+{
+	r->post_chain = post_chain<V>;
+	r->retire = retire<V>;
+}
+
+/* Polls the shared send CQ once and dispatches by qp_num. Returns completions seen. */
+int poll_send(Requester *r)
+{
+	ibv_wc wc[kTxPollBurst];
+	int n = r->ops->poll_cq(r->send_cq, kTxPollBurst, wc);
+	if (n < 0) {
+		r->c.fail_reason = "ibv_poll_cq on the send CQ failed";
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		uint32_t qi = r->table.find(wc[i].qp_num);
+		if (qi == QpTable::kNone) {
+			r->c.wc_errors.count(wc[i]);
+			continue;
+		}
+		RequesterQp &q = r->qps[qi];
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			/* Only this QP stops; its outstanding WRs come back flushed. */
+			r->c.wc_errors.count(wc[i]);
+			if (!q.failed) {
+				q.failed = true;
+				r->c.failed_qps++;
+			}
+			continue;
+		}
+		r->retire(r, qi, wc[i].wr_id);
+	}
+	return n;
+}
+
+bool qp_done(const RequesterQp &q)
+{
+	return q.failed || (q.sent >= q.target && q.completed == q.sent);
+}
+
+} // namespace
+
+int requester_init(Requester *r, uint32_t nqps, std::string *err)
+{
+	const RequesterParams &p = r->p;
+	/* eRPC's invariant: a signalled WR every N frees the send queue in steps of N. */
+	if (p.sq_depth < 2 * p.signal_every || p.sq_depth < p.batch) {
+		*err = "requester: send queue depth " + std::to_string(p.sq_depth) +
+		       " must be >= 2 x signal-every and >= batch";
+		return -EINVAL;
+	}
+	if (p.window < p.batch) {
+		*err = "requester: receive window " + std::to_string(p.window) + " is below batch";
+		return -EINVAL;
+	}
+	if (nqps == 0 || nqps > kMaxQps || p.batch > kMaxBatch) {
+		*err = "requester: " + std::to_string(nqps) + " QPs is outside 1.." + std::to_string(kMaxQps);
+		return -EINVAL;
+	}
+	if (r->chain.init(p.verb, p.batch, p.signal_every, p.msg_bytes) != 0) {
+		*err = "requester: bad chain parameters";
+		return -EINVAL;
+	}
+	switch (p.verb) {
+	case Verb::send: pick<Verb::send>(r); break;
+	case Verb::send_imm: pick<Verb::send_imm>(r); break;
+	case Verb::write: pick<Verb::write>(r); break;
+	case Verb::write_imm: pick<Verb::write_imm>(r); break;
+	case Verb::read: pick<Verb::read>(r); break;
+	case Verb::fetch_add: pick<Verb::fetch_add>(r); break;
+	case Verb::cmp_swap: pick<Verb::cmp_swap>(r); break;
+	}
+	uint32_t size = pow2_at_least(p.sq_depth);
+	r->nqps = nqps;
+	r->qps.reset(new RequesterQp[nqps]);
+	r->qp_sent.reset(new uint64_t[nqps]());
+	r->inflight_mem.reset(new void *[static_cast<size_t>(size) * nqps]());
+	r->inflight_mask = size - 1;
+	for (uint32_t i = 0; i < nqps; i++) {
+		r->qps[i].inflight = &r->inflight_mem[static_cast<size_t>(i) * size];
+		/* Messages spread round-robin: QP i gets every nqps-th. */
+		r->qps[i].target = p.messages ? p.messages / nqps + (i < p.messages % nqps) : UINT64_MAX;
+	}
+	return 0;
+}
+
+int requester_add_qps(Requester *r, std::string *err)
+{
+	r->table.init(r->nqps);
+	for (uint32_t i = 0; i < r->nqps; i++) {
+		if (r->qps[i].qp == nullptr || !r->table.insert(r->qps[i].qp->qp_num, i)) {
+			*err = "requester: QP " + std::to_string(i) + " is missing or its qp_num is a duplicate";
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int requester_run(Requester *r)
+{
+	RequesterCounters &c = r->c;
+	const RequesterParams &p = r->p;
+	uint64_t now = rte_rdtsc();
+	uint64_t deadline = p.messages ? UINT64_MAX : now + p.duration_tsc;
+	uint64_t last_progress = now;
+	bool timed_out = false;
+	c.start_tsc = now;
+
+	for (;;) {
+		if (r->ctl->abort.load(std::memory_order_relaxed)) {
+			c.fail_reason = "aborted";
+			break;
+		}
+		int polled = poll_send(r);
+		if (polled < 0)
+			break;
+		now = rte_rdtsc();
+		if (polled > 0)
+			last_progress = now;
+
+		/* Time-bounded runs end with one last, flagged message per QP. */
+		if (now >= deadline && !timed_out) {
+			timed_out = true;
+			for (uint32_t i = 0; i < r->nqps; i++)
+				r->qps[i].target = r->qps[i].sent + 1;
+		}
+
+		bool all_done = true;
+		for (uint32_t qi = 0; qi < r->nqps; qi++) {
+			RequesterQp &q = r->qps[qi];
+			if (qp_done(q))
+				continue;
+			all_done = false;
+			if (q.sent >= q.target)
+				continue;   // draining
+			uint64_t room = p.sq_depth - (q.sent - q.completed);
+			if (q.credit_word) {
+				uint64_t credit = *q.credit_word;
+				if (credit > q.sent)
+					c.credit_anomalies++;
+				else if (credit != q.credit) {
+					q.credit = credit;
+					last_progress = now;
+				}
+				uint64_t window_room = p.window - (q.sent - q.credit);
+				if (window_room < room)
+					room = window_room;
+			}
+			uint64_t n = q.target - q.sent;
+			if (n > p.batch)
+				n = p.batch;
+			if (n > room)
+				n = room;
+			/* Out of window, send queue or buffers: they come back with credits and
+			 * signalled completions. */
+			if (n == 0 || rte_mempool_get_bulk(r->pool, r->bufs, static_cast<unsigned>(n)) != 0)
+				continue;
+			bool ends = q.sent + n == q.target;
+			if (r->post_chain(r, qi, static_cast<uint32_t>(n), ends) != 0) {
+				c.fail_reason = "ibv_post_send failed";
+				q.failed = true;
+				c.failed_qps++;
+				continue;
+			}
+			last_progress = now;
+		}
+		if (all_done)
+			break;
+		if (now - last_progress > p.stall_tsc) {
+			c.fail_reason = "stalled: no credit or completion for the send queues";
+			break;
+		}
+	}
+	c.end_tsc = rte_rdtsc();
+	for (uint32_t i = 0; i < r->nqps; i++)
+		r->qp_sent[i] = r->qps[i].sent;
+	r->ctl->qp_sent = r->qp_sent.get();
+	r->ctl->requester_done.store(true, std::memory_order_release);
+	if (c.fail_reason == nullptr && c.failed_qps)
+		c.fail_reason = "completion errors";
+	return c.fail_reason || c.result_errors ? -1 : 0;
+}
+
+} // namespace rp

@@ -1,0 +1,85 @@
+/* The requesting role of a flow (runs on its lcore, owns its state): N RC QPs sharing
+ * one send CQ. Per QP it takes buffers from an rte_mempool, prepares them (payload
+ * pattern for sends and writes, a poison value for reads and atomics), posts chains of
+ * one verb, and retires them on selectively signalled completions, checking read
+ * results and atomic return values. Flow control for verbs that consume receives: the
+ * responder RDMA-writes each QP's consumed count into that QP's credit word. */
+#pragma once
+
+#include "conf/options.h"
+#include "engine/counters.h"
+#include "engine/qp_table.h"
+#include "engine/run_control.h"
+#include "engine/verbs_ops.h"
+#include "engine/wr_chain.h"
+#include "verbs/memory.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+struct rte_mempool;
+
+namespace rp {
+
+inline constexpr uint32_t kTxPollBurst = 32;
+
+struct RequesterParams {
+	Verb verb;
+	uint32_t msg_bytes;
+	uint32_t batch;
+	uint32_t signal_every;
+	uint32_t sq_depth;
+	uint32_t window;            // responder slots per QP (credit window for consuming verbs)
+	uint64_t messages;          // over all QPs; 0: run for duration_tsc
+	uint64_t duration_tsc;
+	uint64_t stall_tsc;
+	uint64_t corrupt_msg;       // test hook: flip a byte of this message of QP 0 (UINT64_MAX: none)
+};
+
+struct RequesterQp {
+	ibv_qp *qp = nullptr;
+	uint64_t target = 0;        // messages for this QP (UINT64_MAX until the duration ends)
+	uint64_t sent = 0;
+	uint64_t completed = 0;     // retired, successfully or not
+	uint64_t credit = 0;        // consumed count last read from credit_word
+	const volatile uint64_t *credit_word = nullptr;   // nullptr: the verb needs no credit
+	RemoteTarget remote{};
+	void **inflight = nullptr;  // buffer of message seq at [seq & inflight_mask]
+	bool failed = false;        // a completion error moved it to the error state
+};
+
+struct Requester;
+using PostChainFn = int (*)(Requester *r, uint32_t qi, uint32_t n, bool ends);
+using RetireFn = void (*)(Requester *r, uint32_t qi, uint64_t upto);
+
+struct Requester {
+	const VerbsOps *ops = &kIbvOps;
+	ibv_cq *send_cq = nullptr;
+	rte_mempool *pool = nullptr;
+	const MrTable *mrs = nullptr;
+	RunControl *ctl = nullptr;
+	RequesterParams p{};
+	uint32_t nqps = 0;
+	std::unique_ptr<RequesterQp[]> qps;
+	std::unique_ptr<uint64_t[]> qp_sent;    // published to the responder at the end
+	QpTable table;
+	SendChain chain;
+	PostChainFn post_chain = nullptr;       // chosen at setup for p.verb
+	RetireFn retire = nullptr;
+	std::unique_ptr<void *[]> inflight_mem;
+	uint32_t inflight_mask = 0;
+	void *bufs[kMaxBatch];
+	RequesterCounters c;
+};
+
+/* Setup: checks the sizing invariants, preallocates nqps QP states and picks the
+ * verb's functions. Then fill in qps[i].qp/.remote/.credit_word and call
+ * requester_add_qps(). Returns 0 or -errno with *err. */
+int requester_init(Requester *r, uint32_t nqps, std::string *err);
+int requester_add_qps(Requester *r, std::string *err);
+
+/* Lcore body. Returns 0 when every message was posted, completed and checked. */
+int requester_run(Requester *r);
+
+} // namespace rp

@@ -1,0 +1,299 @@
+#include "engine/responder.h"
+
+#include "engine/pattern.h"
+#include "engine/wr_chain.h"
+
+#include <rte_cycles.h>
+#include <rte_mempool.h>
+
+#include <arpa/inet.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rp {
+
+namespace {
+
+/* Posts one signalled 8-byte RDMA_WRITE of QP qi's consumed count into its credit word. */
+int send_credit(Responder *r, uint32_t qi)
+{
+	ResponderQp &q = r->qps[qi];
+	if (q.credit_posted - q.credit_completed == kCreditRing)
+		return 0;   // all source words busy: a later loop tries again
+	uint64_t *src = &r->credit_src[static_cast<size_t>(qi) * kCreditRing + q.credit_posted % kCreditRing];
+	*src = q.received;
+	ibv_sge sge{reinterpret_cast<uintptr_t>(src), sizeof(*src), r->credit_lkey};
+	ibv_send_wr wr{};
+	wr.wr_id = q.credit_posted;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = q.credit_remote_addr;
+	wr.wr.rdma.rkey = q.credit_rkey;
+	ibv_send_wr *bad = nullptr;
+	int ret = r->ops->post_send(q.qp, &wr, &bad);
+	if (ret)
+		return -ret;
+	q.credit_posted++;
+	q.credit_last = q.received;
+	r->c.credit_writes++;
+	return 1;
+}
+
+int poll_credit_completions(Responder *r)
+{
+	ibv_wc wc[kRxPollBurst];
+	int n = r->ops->poll_cq(r->send_cq, kRxPollBurst, wc);
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		uint32_t qi = r->table.find(wc[i].qp_num);
+		if (wc[i].status != IBV_WC_SUCCESS || qi == QpTable::kNone) {
+			r->c.wc_errors.count(wc[i]);
+			if (qi != QpTable::kNone)
+				r->qps[qi].failed = true;
+			continue;
+		}
+		r->qps[qi].credit_completed++;
+	}
+	return n;
+}
+
+/* Checks one received message: sequence (immediate), length, payload. */
+void check_message(Responder *r, uint32_t qi, const ibv_wc &wc)
+{
+	ResponderCounters &c = r->c;
+	ResponderQp &q = r->qps[qi];
+	const Verb v = r->p.verb;
+	uint64_t seq = q.received;
+	bool ok = true;
+	bool want_imm = verb_has_imm(v);
+	ibv_wc_opcode want_op = v == Verb::write_imm ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+	if (wc.opcode != want_op || !!(wc.wc_flags & IBV_WC_WITH_IMM) != want_imm) {
+		c.unexpected_opcodes++;
+		ok = false;
+	} else if (want_imm) {
+		uint32_t imm = ntohl(wc.imm_data);
+		if ((imm & kImmSeqMask) != (seq & kImmSeqMask)) {
+			c.sequence_errors++;
+			ok = false;
+		}
+		if (imm & kImmLast)
+			q.saw_last = true;
+	}
+	if (wc.byte_len != r->p.msg_bytes) {
+		c.length_errors++;
+		ok = false;
+	}
+	if (ok && r->p.verify) {
+		const unsigned char *data = v == Verb::write_imm
+			? r->memory + (static_cast<uint64_t>(qi) * r->p.slots + seq % r->p.slots) * r->p.msg_bytes
+			: reinterpret_cast<const unsigned char *>(wc.wr_id);
+		ptrdiff_t bad = pattern_check(data, r->p.msg_bytes, msg_key(qi, seq));
+		if (bad >= 0) {
+			c.payload_errors++;
+			c.bad(qi, seq, bad);
+			ok = false;
+		}
+	}
+	if (!ok)
+		c.bad(qi, seq, -1);
+	else
+		c.verified++;
+	q.received++;
+	c.received++;
+	c.bytes += wc.byte_len;
+}
+
+/* After the requester is done: the state one-sided verbs left in our memory. */
+void check_final_memory(Responder *r)
+{
+	ResponderCounters &c = r->c;
+	const ResponderParams &p = r->p;
+	for (uint32_t qi = 0; qi < r->nqps; qi++) {
+		uint64_t sent = r->ctl->qp_sent[qi];
+		if (p.verb == Verb::write && p.verify) {
+			/* Slot k holds the last message s < sent with s % slots == k. */
+			uint64_t used = sent < p.slots ? sent : p.slots;
+			for (uint64_t k = 0; k < used; k++) {
+				uint64_t s = k + (sent - 1 - k) / p.slots * p.slots;
+				const unsigned char *slot = r->memory + (static_cast<uint64_t>(qi) * p.slots + k) * p.msg_bytes;
+				ptrdiff_t bad = pattern_check(slot, p.msg_bytes, msg_key(qi, s));
+				if (bad >= 0) {
+					c.payload_errors++;
+					c.bad(qi, s, bad);
+				}
+				c.window_slots_checked++;
+			}
+		}
+		if (verb_is_atomic(p.verb)) {
+			/* Every FETCH_AND_ADD added 1; every CMP_AND_SWP moved seq to seq + 1. */
+			uint64_t word;
+			memcpy(&word, r->memory + static_cast<uint64_t>(qi) * 8, sizeof(word));
+			if (word != sent) {
+				c.payload_errors++;
+				c.bad(qi, word, -1);
+			}
+			c.counters_checked++;
+		}
+	}
+}
+
+bool all_arrived(const Responder *r)
+{
+	for (uint32_t i = 0; i < r->nqps; i++)
+		if (!r->qps[i].failed && r->qps[i].received < r->ctl->qp_sent[i])
+			return false;
+	return true;
+}
+
+} // namespace
+
+uint64_t responder_memory_per_qp(Verb v, uint32_t msg_bytes, uint32_t slots)
+{
+	switch (v) {
+	case Verb::write:
+	case Verb::write_imm:
+	case Verb::read:
+		return static_cast<uint64_t>(slots) * msg_bytes;
+	case Verb::fetch_add:
+	case Verb::cmp_swap:
+		return 8;
+	case Verb::send:
+	case Verb::send_imm:
+		return 0;
+	}
+	return 0;
+}
+
+int responder_init(Responder *r, uint32_t nqps, std::string *err)
+{
+	if (nqps == 0 || nqps > kMaxQps) {
+		*err = "responder: " + std::to_string(nqps) + " QPs is outside 1.." + std::to_string(kMaxQps);
+		return -EINVAL;
+	}
+	r->nqps = nqps;
+	r->qps.reset(new ResponderQp[nqps]);
+	return 0;
+}
+
+int responder_add_qps(Responder *r, std::string *err)
+{
+	r->table.init(r->nqps);
+	for (uint32_t i = 0; i < r->nqps; i++) {
+		if (r->qps[i].qp == nullptr || !r->table.insert(r->qps[i].qp->qp_num, i)) {
+			*err = "responder: QP " + std::to_string(i) + " is missing or its qp_num is a duplicate";
+			return -EINVAL;
+		}
+		/* Reads fetch slot seq % slots of their QP: give each slot its pattern. */
+		if (r->p.verb == Verb::read)
+			for (uint32_t k = 0; k < r->p.slots; k++)
+				pattern_fill(r->memory + (static_cast<uint64_t>(i) * r->p.slots + k) * r->p.msg_bytes,
+					     r->p.msg_bytes, msg_key(i, k));
+	}
+	return 0;
+}
+
+int responder_run(Responder *r)
+{
+	ResponderCounters &c = r->c;
+	const ResponderParams &p = r->p;
+	const bool two_sided = verb_consumes_receive(p.verb);
+	ibv_wc wc[kRxPollBurst];
+	uint64_t now = rte_rdtsc();
+	uint64_t last_progress = now;
+	uint32_t lasts = 0;
+
+	for (;;) {
+		if (r->ctl->abort.load(std::memory_order_relaxed)) {
+			c.fail_reason = "aborted";
+			break;
+		}
+		int n = r->ops->poll_cq(r->recv_cq, kRxPollBurst, wc);
+		if (n < 0) {
+			c.fail_reason = "ibv_poll_cq on the receive CQ failed";
+			break;
+		}
+		now = rte_rdtsc();
+		for (int i = 0; i < n; i++) {
+			uint32_t qi = r->table.find(wc[i].qp_num);
+			if (qi == QpTable::kNone) {
+				c.unknown_qps++;
+				continue;
+			}
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				c.wc_errors.count(wc[i]);
+				r->qps[qi].failed = true;
+			} else {
+				if (c.received == 0)
+					c.start_tsc = now;
+				bool had_last = r->qps[qi].saw_last;
+				check_message(r, qi, wc[i]);
+				lasts += r->qps[qi].saw_last && !had_last;
+			}
+			/* A SEND buffer goes back to the pool once checked; the refill reuses it. */
+			if (r->rx_pool && wc[i].wr_id)
+				rte_mempool_put(r->rx_pool, reinterpret_cast<void *>(wc[i].wr_id));
+		}
+		if (n > 0) {
+			last_progress = now;
+			c.end_tsc = now;
+			r->refill.consumed(static_cast<uint32_t>(n));
+		}
+		if (two_sided) {
+			if (r->refill.refill(*r->ops, r->srq) < 0) {
+				c.fail_reason = "ibv_post_srq_recv failed";
+				break;
+			}
+			if (poll_credit_completions(r) < 0) {
+				c.fail_reason = "ibv_poll_cq on the send CQ failed";
+				break;
+			}
+			for (uint32_t qi = 0; qi < r->nqps; qi++) {
+				ResponderQp &q = r->qps[qi];
+				if (!q.failed && q.received - q.credit_last >= p.credit_step && send_credit(r, qi) < 0) {
+					c.fail_reason = "ibv_post_send (credit write) failed";
+					break;
+				}
+			}
+			if (c.fail_reason)
+				break;
+			if (verb_has_imm(p.verb) && lasts == r->nqps)
+				break;   // every QP's last message is in
+		}
+		if (n == 0) {
+			if (r->ctl->requester_done.load(std::memory_order_acquire)) {
+				if (!two_sided || all_arrived(r) || now - last_progress > p.drain_tsc)
+					break;
+			} else if (two_sided && now - last_progress > p.stall_tsc) {
+				c.fail_reason = "stalled: no message from the requester";
+				break;
+			}
+		}
+	}
+	c.srq_post_calls = r->refill.post_calls();
+	/* Let outstanding credit writes finish before the QPs are torn down. */
+	uint64_t until = rte_rdtsc() + p.drain_tsc;
+	for (;;) {
+		bool busy = false;
+		for (uint32_t i = 0; i < r->nqps; i++)
+			busy |= !r->qps[i].failed && r->qps[i].credit_completed < r->qps[i].credit_posted;
+		if (!busy || rte_rdtsc() >= until || poll_credit_completions(r) < 0)
+			break;
+	}
+	if (!two_sided && c.fail_reason == nullptr) {
+		/* One-sided verbs: wait for the requester (it never stalls forever), then look. */
+		while (!r->ctl->requester_done.load(std::memory_order_acquire) &&
+		       !r->ctl->abort.load(std::memory_order_relaxed))
+			rte_pause();
+		if (r->ctl->requester_done.load(std::memory_order_acquire))
+			check_final_memory(r);
+	}
+	bool clean = c.fail_reason == nullptr && c.wc_errors.total == 0 && c.verified == c.received &&
+		     c.payload_errors == 0 && c.unknown_qps == 0;
+	return clean ? 0 : -1;
+}
+
+} // namespace rp

@@ -1,0 +1,80 @@
+/* The responding role of a flow (runs on its lcore, owns its state): N RC QPs sharing
+ * one receive CQ, one send CQ and one SRQ. For verbs that consume receives it checks
+ * each message as its completion arrives (sequence, immediate, length, payload),
+ * replenishes the SRQ in batches and returns credit per QP by RDMA-writing the
+ * consumed count into the requester's credit word. For one-sided verbs it waits for
+ * the requester and then checks the final state of its memory: every window slot's
+ * last write, every atomic word's final value. */
+#pragma once
+
+#include "conf/options.h"
+#include "engine/counters.h"
+#include "engine/qp_table.h"
+#include "engine/run_control.h"
+#include "engine/srq_refill.h"
+#include "engine/verbs_ops.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+struct rte_mempool;
+
+namespace rp {
+
+inline constexpr uint32_t kRxPollBurst = 32;
+/* Credit writes in flight per QP; each is signalled so its source word is not reused early. */
+inline constexpr uint32_t kCreditRing = 4;
+
+struct ResponderParams {
+	Verb verb;
+	uint32_t msg_bytes;
+	uint32_t slots;             // per QP
+	uint32_t credit_step;       // send credit after this many messages of a QP
+	bool verify;
+	uint64_t stall_tsc;
+	uint64_t drain_tsc;         // after the requester is done: wait this long for stragglers
+};
+
+struct ResponderQp {
+	ibv_qp *qp = nullptr;
+	uint64_t received = 0;
+	uint64_t credit_posted = 0;
+	uint64_t credit_completed = 0;
+	uint64_t credit_last = 0;   // consumed count last written
+	uint64_t credit_remote_addr = 0;
+	uint32_t credit_rkey = 0;
+	bool saw_last = false;
+	bool failed = false;
+};
+
+struct Responder {
+	const VerbsOps *ops = &kIbvOps;
+	ibv_cq *recv_cq = nullptr;
+	ibv_cq *send_cq = nullptr;
+	ibv_srq *srq = nullptr;
+	rte_mempool *rx_pool = nullptr;          // SEND receive buffers (two-sided verbs)
+	unsigned char *memory = nullptr;         // window (writes, reads) or words (atomics), per QP
+	uint64_t *credit_src = nullptr;          // nqps x kCreditRing words, registered
+	uint32_t credit_lkey = 0;
+	RunControl *ctl = nullptr;
+	ResponderParams p{};
+	uint32_t nqps = 0;
+	std::unique_ptr<ResponderQp[]> qps;
+	QpTable table;
+	SrqRefill refill;
+	ResponderCounters c;
+};
+
+/* Bytes of responder memory per QP for the verb (0: none). */
+uint64_t responder_memory_per_qp(Verb v, uint32_t msg_bytes, uint32_t slots);
+
+/* Setup: preallocates nqps QP states. Then fill in qps[i].qp and the credit targets
+ * and call responder_add_qps(), which also pre-fills read windows. */
+int responder_init(Responder *r, uint32_t nqps, std::string *err);
+int responder_add_qps(Responder *r, std::string *err);
+
+/* Lcore body. Returns 0 when everything the requester sent arrived and checked out. */
+int responder_run(Responder *r);
+
+} // namespace rp

@@ -1,0 +1,262 @@
+/* The requesting role against the faked NIC, on a real rte_mempool (EAL without
+ * hugepages): chains, selective signalling, buffer recycling, flow control, every
+ * verb's result checks, and a completion error that stops only its QP. */
+#include "engine/pattern.h"
+#include "engine/requester.h"
+#include "fake_verbs.h"
+
+#include <rte_eal.h>
+#include <rte_mempool.h>
+
+#include "cmocka_cpp.h"
+
+#include <vector>
+
+namespace {
+
+constexpr unsigned kPoolSize = 1200;
+constexpr uint32_t kSlots = 256;
+
+struct Rig {
+	rte_mempool *pool;
+	rp::MrTable mrs;
+	std::vector<uint64_t> credits;
+	std::vector<ibv_qp> qps;
+	std::vector<unsigned char> remote;   // the responder's memory the fake NIC writes/reads
+	rp::RunControl ctl;
+	rp::Requester r;
+
+	Rig(rp::RequesterParams p, uint32_t nqps = 1)
+	{
+		fake::reset();
+		static int id;
+		/* A unique name: a failed test longjmps past the destructor and leaks its pool. */
+		std::string name = "ut_tx" + std::to_string(id++);
+		pool = rte_mempool_create(name.c_str(), kPoolSize, p.msg_bytes, 0, 0, nullptr, nullptr, nullptr,
+					  nullptr, 0, 0);
+		assert_non_null(pool);
+		rte_mempool_mem_iter(pool, [](rte_mempool *, void *arg, rte_mempool_memhdr *m, unsigned) {
+			auto *t = static_cast<rp::MrTable *>(arg);
+			auto b = reinterpret_cast<uintptr_t>(m->addr);
+			t->chunks[t->n] = {b, b + m->len, 0x40 + t->n};
+			t->n++;
+		}, &mrs);
+		credits.assign(nqps, 0);
+		qps.assign(nqps, ibv_qp{});
+		uint64_t per_qp = rp::verb_is_atomic(p.verb) ? 8 : static_cast<uint64_t>(kSlots) * p.msg_bytes;
+		remote.assign(per_qp * nqps, 0);
+		r.ops = &fake::kOps;
+		r.send_cq = fake::nic().send_cq_handle;
+		r.pool = pool;
+		r.mrs = &mrs;
+		r.ctl = &ctl;
+		r.p = p;
+		std::string err;
+		assert_int_equal(rp::requester_init(&r, nqps, &err), 0);
+		for (uint32_t i = 0; i < nqps; i++) {
+			qps[i].qp_num = fake::kQpNumBase + i;
+			r.qps[i].qp = &qps[i];
+			r.qps[i].remote = {reinterpret_cast<uintptr_t>(remote.data()) + i * per_qp, 77,
+					   rp::verb_is_atomic(p.verb) ? 0 : kSlots};
+			if (rp::verb_consumes_receive(p.verb))
+				r.qps[i].credit_word = &credits[i];
+			/* A read finds slot k of QP i holding message key (i, k), as the responder fills it. */
+			if (p.verb == rp::Verb::read)
+				for (uint32_t k = 0; k < kSlots; k++)
+					rp::pattern_fill(remote.data() + i * per_qp + k * p.msg_bytes, p.msg_bytes, rp::msg_key(i, k));
+		}
+		assert_int_equal(rp::requester_add_qps(&r, &err), 0);
+		/* A responder that consumes at once: one shared credit counter is enough for one QP. */
+		if (nqps == 1 && rp::verb_consumes_receive(p.verb))
+			fake::nic().credit_word = &credits[0];
+		if (!rp::verb_is_atomic(p.verb) && p.verb != rp::Verb::read)
+			fake::nic().check_len = p.msg_bytes;
+	}
+	~Rig() { rte_mempool_free(pool); }
+};
+
+rp::RequesterParams params(rp::Verb v, uint64_t messages, uint32_t msg = 40)
+{
+	/* verb, msg, batch, signal_every, sq_depth, window, messages, duration, stall, corrupt */
+	return rp::RequesterParams{v, msg, 32, 32, 128, kSlots, messages, 0, 2000000000ull, UINT64_MAX};
+}
+
+void sends_all_in_chains(void **)
+{
+	Rig g(params(rp::Verb::write_imm, 1000));
+	assert_int_equal(rp::requester_run(&g.r), 0);
+	const fake::Nic &n = fake::nic();
+	assert_int_equal(g.r.c.sent, 1000);
+	assert_int_equal(g.r.c.completed, 1000);
+	assert_int_equal(n.total_wrs(), 1000);
+	assert_int_equal(g.r.c.post_calls, n.chains.size());
+	assert_int_equal(n.chains.size(), 32);   // 31 full chains of 32 + one of 8
+	uint64_t seq = 0, signalled = 0;
+	for (auto &chain : n.chains) {
+		assert_true(chain.size() <= 32);
+		for (auto &wr : chain) {
+			assert_int_equal(wr.wr_id, seq);
+			assert_int_equal(wr.opcode, IBV_WR_RDMA_WRITE_WITH_IMM);
+			assert_int_equal(wr.remote_addr, reinterpret_cast<uintptr_t>(g.remote.data()) + (seq % kSlots) * 40);
+			assert_int_equal(wr.lkey, 0x40);
+			bool sig = wr.send_flags & IBV_SEND_SIGNALED;
+			assert_int_equal(sig, (seq + 1) % 32 == 0 || seq == 999);
+			signalled += sig;
+			seq++;
+		}
+	}
+	assert_int_equal(signalled, 32);
+	/* Every payload held its pattern when posted, and every buffer came back. */
+	assert_int_equal(n.pattern_mismatches, 0);
+	assert_int_equal(rte_mempool_avail_count(g.pool), kPoolSize);
+	assert_true(g.ctl.requester_done.load());
+	assert_int_equal(g.ctl.qp_sent[0], 1000);
+}
+
+void spreads_over_qps(void **)
+{
+	/* 1000 plain writes over 3 QPs (no credit needed): 334 + 333 + 333, each QP its own
+	 * sequence, and every WR posted on the QP it belongs to. */
+	Rig g(params(rp::Verb::write, 1000), 3);
+	assert_int_equal(rp::requester_run(&g.r), 0);
+	assert_int_equal(g.r.qps[0].sent, 334);
+	assert_int_equal(g.r.qps[1].sent, 333);
+	assert_int_equal(g.r.qps[2].sent, 333);
+	assert_int_equal(g.r.c.completed, 1000);
+	assert_int_equal(fake::nic().pattern_mismatches, 0);   // each payload keyed by its own QP
+	assert_int_equal(rte_mempool_avail_count(g.pool), kPoolSize);
+}
+
+void injected_corruption_reaches_the_wire(void **)
+{
+	rp::RequesterParams p = params(rp::Verb::write_imm, 100);
+	p.corrupt_msg = 42;
+	Rig g(p);
+	assert_int_equal(rp::requester_run(&g.r), 0);
+	assert_int_equal(fake::nic().pattern_mismatches, 1);
+	assert_int_equal(fake::nic().first_mismatch, 42);
+}
+
+void read_results_are_checked(void **)
+{
+	Rig g(params(rp::Verb::read, 600, 24));
+	assert_int_equal(rp::requester_run(&g.r), 0);
+	assert_int_equal(g.r.c.verified, 600);
+	assert_int_equal(g.r.c.result_errors, 0);
+	/* A slot the responder never filled reads back as a mismatch. */
+	Rig h(params(rp::Verb::read, 600, 24));
+	h.remote[5 * 24 + 3] ^= 1;
+	assert_int_equal(rp::requester_run(&h.r), -1);
+	assert_int_equal(h.r.c.result_errors, 3);    // seq 5, 261, 517 all read slot 5
+	assert_int_equal(h.r.c.first_bad_seq, 5);
+	assert_int_equal(h.r.c.first_bad_offset, 3);
+}
+
+void read_that_brings_nothing_is_caught(void **)
+{
+	/* The buffer is poisoned before each READ: a READ that moves no data fails. */
+	Rig g(params(rp::Verb::read, 64, 24));
+	fake::nic().execute_one_sided = false;
+	assert_int_equal(rp::requester_run(&g.r), -1);
+	assert_int_equal(g.r.c.result_errors, 64);
+	assert_int_equal(g.r.c.verified, 0);
+}
+
+void atomics_return_values_are_checked(void **)
+{
+	for (rp::Verb v : {rp::Verb::fetch_add, rp::Verb::cmp_swap}) {
+		Rig g(params(v, 500, 8), 2);
+		assert_int_equal(rp::requester_run(&g.r), 0);
+		assert_int_equal(g.r.c.verified, 500);
+		uint64_t w0, w1;
+		memcpy(&w0, g.remote.data(), 8);
+		memcpy(&w1, g.remote.data() + 8, 8);
+		assert_int_equal(w0, 250);   // each QP's word moved once per message
+		assert_int_equal(w1, 250);
+		/* A word that did not start at 0. FETCH_AND_ADD: every return value is off.
+		 * CMP_AND_SWP: compares 0, 1, 2 fail (and return 3), then 3 matches and the
+		 * rest line up again: exactly those 3 are caught. */
+		Rig h(params(v, 10, 8));
+		h.remote[0] = 3;
+		assert_int_equal(rp::requester_run(&h.r), -1);
+		assert_int_equal(h.r.c.result_errors, v == rp::Verb::fetch_add ? 10 : 3);
+		assert_int_equal(h.r.c.first_bad_seq, 0);
+	}
+}
+
+void completion_error_stops_only_its_qp(void **)
+{
+	Rig g(params(rp::Verb::write, 900), 3);
+	fake::nic().error_at_wr_id = 63;   // QP 1's 64th message (a signalled one)
+	fake::nic().error_qp_num = fake::kQpNumBase + 1;
+	fake::nic().error_status = IBV_WC_REM_ACCESS_ERR;
+	assert_int_equal(rp::requester_run(&g.r), -1);
+	assert_string_equal(g.r.c.fail_reason, "completion errors");
+	assert_int_equal(g.r.c.failed_qps, 1);
+	assert_true(g.r.qps[1].failed);
+	assert_int_equal(g.r.c.wc_errors.by_status[IBV_WC_REM_ACCESS_ERR], 1);
+	/* The other QPs went on to the end; QP 1 retired only up to its last good signal. */
+	assert_int_equal(g.r.qps[0].completed, 300);
+	assert_int_equal(g.r.qps[2].completed, 300);
+	assert_int_equal(g.r.qps[1].completed, 32);
+	assert_int_equal(g.r.c.completed, 632);
+	assert_true(g.ctl.requester_done.load());
+}
+
+void window_limits_what_is_in_flight(void **)
+{
+	Rig g(params(rp::Verb::send, 1000));
+	fake::nic().credit_word = nullptr;   // the responder never gives credit back
+	g.r.p.stall_tsc = 100000;
+	assert_int_equal(rp::requester_run(&g.r), -1);
+	assert_int_equal(g.r.c.sent, kSlots);   // exactly the window
+	assert_string_equal(g.r.c.fail_reason, "stalled: no credit or completion for the send queues");
+}
+
+void send_queue_limits_what_is_in_flight(void **)
+{
+	Rig g(params(rp::Verb::write_imm, 1000));
+	fake::nic().complete_signalled = false;   // the NIC never completes anything
+	g.r.p.stall_tsc = 100000;
+	assert_int_equal(rp::requester_run(&g.r), -1);
+	assert_int_equal(g.r.c.sent, 128);   // exactly the send queue depth
+	assert_int_equal(g.r.c.completed, 0);
+}
+
+void rejects_unsafe_sizing(void **)
+{
+	rp::Requester r;
+	std::string err;
+	r.p = params(rp::Verb::write, 10);
+	r.p.signal_every = 100;   // sq 128 < 2 x 100
+	assert_int_equal(rp::requester_init(&r, 1, &err), -EINVAL);
+	assert_string_equal(err.c_str(), "requester: send queue depth 128 must be >= 2 x signal-every and >= batch");
+}
+
+} // namespace
+
+int main()
+{
+	char a0[] = "test_requester", a1[] = "--no-huge", a2[] = "--no-pci", a3[] = "--no-shconf", a4[] = "-m",
+	     a5[] = "64", a6[] = "-l", a7[] = "0", a8[] = "--log-level=lib.eal:error";
+	char *eal[] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, nullptr};
+	if (rte_eal_init(9, eal) < 0) {
+		fprintf(stderr, "test_requester: rte_eal_init failed\n");
+		return 1;
+	}
+	const CMUnitTest tests[] = {
+		cmocka_unit_test(sends_all_in_chains),
+		cmocka_unit_test(spreads_over_qps),
+		cmocka_unit_test(injected_corruption_reaches_the_wire),
+		cmocka_unit_test(read_results_are_checked),
+		cmocka_unit_test(read_that_brings_nothing_is_caught),
+		cmocka_unit_test(atomics_return_values_are_checked),
+		cmocka_unit_test(completion_error_stops_only_its_qp),
+		cmocka_unit_test(window_limits_what_is_in_flight),
+		cmocka_unit_test(send_queue_limits_what_is_in_flight),
+		cmocka_unit_test(rejects_unsafe_sizing),
+	};
+	int rc = cmocka_run_group_tests_name("requester", tests, nullptr, nullptr);
+	rte_eal_cleanup();
+	return rc;
+}

@@ -1,0 +1,336 @@
+/* The responding role against the faked NIC: per-QP sequence and payload checks for
+ * WRITE_WITH_IMM and SEND, credit return per QP, the final-state checks of one-sided
+ * verbs, completion errors, unknown QPs and stalls, all without hanging. */
+#include "engine/pattern.h"
+#include "engine/responder.h"
+#include "engine/wr_chain.h"
+#include "fake_verbs.h"
+
+#include <rte_eal.h>
+#include <rte_mempool.h>
+
+#include <arpa/inet.h>
+
+#include "cmocka_cpp.h"
+
+#include <vector>
+
+namespace {
+
+constexpr uint32_t kMsg = 24;      // not a multiple of 8: exercises the tail compare
+constexpr uint32_t kSlots = 8;
+
+struct Rig {
+	rp::Verb verb;
+	uint32_t nqps;
+	std::vector<unsigned char> memory;
+	std::vector<uint64_t> credit_src;
+	std::vector<uint64_t> credit_dst;   // the requester's credit words (the fake NIC writes them)
+	std::vector<ibv_qp> qps;
+	std::vector<uint64_t> sent;
+	rte_mempool *pool = nullptr;
+	rp::MrTable mrs;
+	rp::RunControl ctl;
+	rp::Responder r;
+	uint64_t corrupt = UINT64_MAX;   // message of QP 0 whose payload arrives damaged
+	std::vector<uint64_t> next;      // per QP: next sequence to arrive
+
+	Rig(rp::Verb v, uint32_t n = 1) : verb(v), nqps(n), next(n, 0)
+	{
+		fake::reset();
+		memory.assign(rp::responder_memory_per_qp(v, kMsg, kSlots) * n + 8, 0);
+		credit_src.assign(static_cast<size_t>(n) * rp::kCreditRing, 0);
+		credit_dst.assign(n, 0);
+		qps.assign(n, ibv_qp{});
+		sent.assign(n, 0);
+		r.ops = &fake::kOps;
+		r.recv_cq = fake::nic().recv_cq_handle;
+		r.send_cq = fake::nic().send_cq_handle;
+		r.memory = memory.data();
+		r.credit_src = credit_src.data();
+		r.ctl = &ctl;
+		r.p = rp::ResponderParams{v, kMsg, kSlots, 2, true, 2000000000ull, 1000};
+		std::string err;
+		assert_int_equal(rp::responder_init(&r, n, &err), 0);
+		for (uint32_t i = 0; i < n; i++) {
+			qps[i].qp_num = fake::kQpNumBase + i;
+			r.qps[i].qp = &qps[i];
+			r.qps[i].credit_remote_addr = reinterpret_cast<uintptr_t>(&credit_dst[i]);
+			r.qps[i].credit_rkey = 9;
+		}
+		assert_int_equal(rp::responder_add_qps(&r, &err), 0);
+		ctl.qp_sent = sent.data();
+		if (v == rp::Verb::send || v == rp::Verb::send_imm) {
+			static int id;
+			std::string name = "ut_rx" + std::to_string(id++);
+			pool = rte_mempool_create(name.c_str(), 64, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
+			assert_non_null(pool);
+			mrs.n = 1;
+			mrs.chunks[0] = {0, UINTPTR_MAX, 0x33};
+			r.rx_pool = pool;
+		}
+		if (rp::verb_consumes_receive(v)) {
+			assert_int_equal(r.refill.init(kSlots * n + 4, 4, rp::kRxPollBurst, pool, kMsg, &mrs), 0);
+			assert_int_equal(r.refill.fill(fake::kOps, nullptr), static_cast<int>(kSlots * n + 4));
+		}
+		/* One message per poll, its payload put in place as it is delivered. */
+		fake::nic().recv_burst = 1;
+		fake::nic().deliver = [this](const ibv_wc &wc) {
+			if (wc.status != IBV_WC_SUCCESS)
+				return;
+			uint32_t qi = wc.qp_num - fake::kQpNumBase;
+			if (qi >= nqps)
+				return;   // a stray completion: nothing to put in place
+			uint64_t seq = wc.vendor_err;   // the test keeps the true sequence here
+			unsigned char *dst = verb == rp::Verb::write_imm
+				? memory.data() + (qi * kSlots + seq % kSlots) * kMsg
+				: reinterpret_cast<unsigned char *>(wc.wr_id);
+			rp::pattern_fill(dst, kMsg, rp::msg_key(qi, seq));
+			if (qi == 0 && seq == corrupt)
+				dst[17] ^= 0x40;
+		};
+	}
+	~Rig() { rte_mempool_free(pool); }
+
+	/* The next message of QP qi arrives, its immediate saying imm_seq. */
+	void arrive(uint32_t qi, bool last, ibv_wc_status st = IBV_WC_SUCCESS, int64_t imm_seq = -1)
+	{
+		ibv_wc wc{};
+		wc.status = st;
+		wc.qp_num = fake::kQpNumBase + qi;
+		wc.opcode = verb == rp::Verb::write_imm ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+		wc.byte_len = kMsg;
+		wc.vendor_err = static_cast<uint32_t>(next[qi]);
+		if (rp::verb_has_imm(verb)) {
+			wc.wc_flags = IBV_WC_WITH_IMM;
+			uint32_t s = static_cast<uint32_t>(imm_seq >= 0 ? imm_seq : static_cast<int64_t>(next[qi]));
+			wc.imm_data = htonl(s | (last ? rp::kImmLast : 0));
+		}
+		wc.wr_id = fake::kFromSrq;
+		next[qi]++;
+		sent[qi]++;
+		fake::nic().recv_cq.push_back(wc);
+	}
+
+	/* n messages per QP, interleaved across QPs, the last of each flagged. */
+	void run_messages(uint64_t n)
+	{
+		for (uint64_t s = 0; s < n; s++)
+			for (uint32_t q = 0; q < nqps; q++)
+				arrive(q, s == n - 1);
+	}
+
+	void requester_finished() { ctl.requester_done.store(true); }
+};
+
+void write_imm_clean_run_two_qps(void **)
+{
+	Rig g(rp::Verb::write_imm, 2);
+	g.run_messages(20);
+	assert_int_equal(rp::responder_run(&g.r), 0);
+	assert_int_equal(g.r.c.received, 40);
+	assert_int_equal(g.r.c.verified, 40);
+	assert_int_equal(g.r.c.bytes, 40 * kMsg);
+	assert_true(g.r.qps[0].saw_last && g.r.qps[1].saw_last);
+	assert_null(g.r.c.fail_reason);
+	/* Credit every 2 messages of a QP: 10 per QP, each an 8-byte RDMA_WRITE of that QP's
+	 * consumed count to that QP's credit word. */
+	assert_int_equal(g.r.c.credit_writes, 20);
+	uint64_t last[2] = {0, 0};
+	for (auto &chain : fake::nic().chains) {
+		const fake::PostedWr &w = chain[0];
+		assert_int_equal(w.opcode, IBV_WR_RDMA_WRITE);
+		assert_int_equal(w.sge_len, 8);
+		uint32_t qi = static_cast<uint32_t>((w.remote_addr - reinterpret_cast<uintptr_t>(g.credit_dst.data())) / 8);
+		assert_true(qi < 2);
+		uint64_t v = w.first_word;
+		assert_int_equal(v, last[qi] + 2);
+		last[qi] = v;
+	}
+	assert_int_equal(last[0], 20);
+	assert_int_equal(last[1], 20);
+	assert_int_equal(g.credit_dst[0], 20);   // what the requester would read
+	assert_int_equal(g.credit_dst[1], 20);
+	/* 40 receives consumed from a 20-deep SRQ: refilled in batches of >= 4. */
+	assert_true(fake::nic().srq_posted >= 20 + 36);
+	assert_true(g.r.refill.missing() < 4);
+}
+
+void send_buffers_are_checked_and_recycled(void **)
+{
+	for (rp::Verb v : {rp::Verb::send, rp::Verb::send_imm}) {
+		Rig g(v);
+		g.run_messages(50);
+		if (v == rp::Verb::send)
+			g.requester_finished();   // no LAST flag without an immediate: counts end the run
+		assert_int_equal(rp::responder_run(&g.r), 0);
+		assert_int_equal(g.r.c.verified, 50);
+		/* Every receive carried a pool buffer; the 12 posted ones are out, the rest back. */
+		assert_int_equal(rte_mempool_avail_count(g.pool), 64 - g.r.refill.posted());
+	}
+}
+
+void corrupted_payload_is_caught(void **)
+{
+	for (rp::Verb v : {rp::Verb::write_imm, rp::Verb::send_imm}) {
+		Rig g(v);
+		g.corrupt = 5;
+		g.run_messages(20);
+		assert_int_equal(rp::responder_run(&g.r), -1);
+		assert_int_equal(g.r.c.received, 20);
+		assert_int_equal(g.r.c.verified, 19);
+		assert_int_equal(g.r.c.payload_errors, 1);
+		assert_int_equal(g.r.c.first_bad_seq, 5);
+		assert_int_equal(g.r.c.first_bad_offset, 17);
+	}
+}
+
+void no_verify_skips_payload_only(void **)
+{
+	Rig g(rp::Verb::write_imm);
+	g.r.p.verify = false;
+	g.corrupt = 5;
+	g.run_messages(10);
+	assert_int_equal(rp::responder_run(&g.r), 0);
+	assert_int_equal(g.r.c.payload_errors, 0);
+	assert_int_equal(g.r.c.verified, 10);
+}
+
+void sequence_gap_is_caught(void **)
+{
+	Rig g(rp::Verb::write_imm);
+	for (uint64_t s = 0; s < 10; s++)
+		g.arrive(0, s == 9, IBV_WC_SUCCESS, s == 4 ? 5 : static_cast<int64_t>(s));   // #4 claims to be 5
+	assert_int_equal(rp::responder_run(&g.r), -1);
+	assert_int_equal(g.r.c.sequence_errors, 1);
+	assert_int_equal(g.r.c.first_bad_seq, 4);
+	assert_int_equal(g.r.c.verified, 9);
+}
+
+void completion_error_fails_its_qp_only(void **)
+{
+	Rig g(rp::Verb::write_imm, 2);
+	g.arrive(0, false);
+	g.arrive(1, false, IBV_WC_REM_ACCESS_ERR);
+	for (int i = 0; i < 5; i++)
+		g.arrive(0, i == 4);
+	g.sent[1] = 0;   // QP 1's message never counted as sent
+	g.requester_finished();
+	assert_int_equal(rp::responder_run(&g.r), -1);
+	assert_true(g.r.qps[1].failed);
+	assert_false(g.r.qps[0].failed);
+	assert_int_equal(g.r.c.verified, 6);   // QP 0 went on
+	assert_int_equal(g.r.c.wc_errors.total, 1);
+	assert_int_equal(g.r.c.wc_errors.by_status[IBV_WC_REM_ACCESS_ERR], 1);
+	assert_int_equal(g.r.c.wc_errors.first_status, IBV_WC_REM_ACCESS_ERR);
+}
+
+void unknown_qp_is_counted(void **)
+{
+	Rig g(rp::Verb::write_imm);
+	g.arrive(0, false);
+	fake::nic().recv_cq.back().qp_num = 0xbeef;
+	g.arrive(0, true);
+	assert_int_equal(rp::responder_run(&g.r), -1);
+	assert_int_equal(g.r.c.unknown_qps, 1);
+}
+
+void stall_ends_the_run(void **)
+{
+	Rig g(rp::Verb::write_imm);
+	g.r.p.stall_tsc = 1000;   // a few microseconds of nothing
+	assert_int_equal(rp::responder_run(&g.r), -1);
+	assert_string_equal(g.r.c.fail_reason, "stalled: no message from the requester");
+}
+
+void requester_gave_up_early(void **)
+{
+	Rig g(rp::Verb::write_imm);
+	for (uint64_t s = 0; s < 3; s++)
+		g.arrive(0, false);
+	g.requester_finished();
+	/* Everything the requester sent arrived: the run ends without a LAST flag. */
+	assert_int_equal(rp::responder_run(&g.r), 0);
+	assert_int_equal(g.r.c.received, 3);
+	assert_false(g.r.qps[0].saw_last);
+}
+
+void write_final_window_is_checked(void **)
+{
+	Rig g(rp::Verb::write, 2);
+	/* QP 0 sent 13 writes into 8 slots: slots 0-4 hold 8-12, slots 5-7 hold 5-7.
+	 * QP 1 sent 3: slots 0-2. */
+	g.sent = {13, 3};
+	for (uint64_t s = 0; s < 13; s++)
+		rp::pattern_fill(g.memory.data() + (s % kSlots) * kMsg, kMsg, rp::msg_key(0, s));
+	for (uint64_t s = 0; s < 3; s++)
+		rp::pattern_fill(g.memory.data() + (kSlots + s) * kMsg, kMsg, rp::msg_key(1, s));
+	g.requester_finished();
+	assert_int_equal(rp::responder_run(&g.r), 0);
+	assert_int_equal(g.r.c.window_slots_checked, 11);
+	assert_int_equal(g.r.c.payload_errors, 0);
+
+	/* A write that never landed (slot 6 of QP 0 still holds message 6? no: zeroes). */
+	Rig h(rp::Verb::write);
+	h.sent = {13};
+	for (uint64_t s = 0; s < 13; s++)
+		if (s != 6)
+			rp::pattern_fill(h.memory.data() + (s % kSlots) * kMsg, kMsg, rp::msg_key(0, s));
+	h.requester_finished();
+	assert_int_equal(rp::responder_run(&h.r), -1);
+	assert_int_equal(h.r.c.payload_errors, 1);
+	assert_int_equal(h.r.c.first_bad_seq, 6);
+}
+
+void atomic_final_words_are_checked(void **)
+{
+	Rig g(rp::Verb::fetch_add, 2);
+	g.sent = {7, 9};
+	uint64_t w0 = 7, w1 = 8;   // QP 1 lost one increment
+	memcpy(g.memory.data(), &w0, 8);
+	memcpy(g.memory.data() + 8, &w1, 8);
+	g.requester_finished();
+	assert_int_equal(rp::responder_run(&g.r), -1);
+	assert_int_equal(g.r.c.counters_checked, 2);
+	assert_int_equal(g.r.c.payload_errors, 1);
+	assert_int_equal(g.r.c.first_bad_qp, 1);
+	assert_int_equal(g.r.c.first_bad_seq, 8);   // for atomics: the word found
+}
+
+void read_window_is_prefilled(void **)
+{
+	Rig g(rp::Verb::read, 2);
+	for (uint32_t q = 0; q < 2; q++)
+		for (uint32_t k = 0; k < kSlots; k++)
+			assert_int_equal(rp::pattern_check(g.memory.data() + (q * kSlots + k) * kMsg, kMsg, rp::msg_key(q, k)), -1);
+}
+
+} // namespace
+
+int main()
+{
+	char a0[] = "test_responder", a1[] = "--no-huge", a2[] = "--no-pci", a3[] = "--no-shconf", a4[] = "-m",
+	     a5[] = "64", a6[] = "-l", a7[] = "0", a8[] = "--log-level=lib.eal:error";
+	char *eal[] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, nullptr};
+	if (rte_eal_init(9, eal) < 0) {
+		fprintf(stderr, "test_responder: rte_eal_init failed\n");
+		return 1;
+	}
+	const CMUnitTest tests[] = {
+		cmocka_unit_test(write_imm_clean_run_two_qps),
+		cmocka_unit_test(send_buffers_are_checked_and_recycled),
+		cmocka_unit_test(corrupted_payload_is_caught),
+		cmocka_unit_test(no_verify_skips_payload_only),
+		cmocka_unit_test(sequence_gap_is_caught),
+		cmocka_unit_test(completion_error_fails_its_qp_only),
+		cmocka_unit_test(unknown_qp_is_counted),
+		cmocka_unit_test(stall_ends_the_run),
+		cmocka_unit_test(requester_gave_up_early),
+		cmocka_unit_test(write_final_window_is_checked),
+		cmocka_unit_test(atomic_final_words_are_checked),
+		cmocka_unit_test(read_window_is_prefilled),
+	};
+	int rc = cmocka_run_group_tests_name("responder", tests, nullptr, nullptr);
+	rte_eal_cleanup();
+	return rc;
+}
