@@ -2,6 +2,7 @@
 
 #include "engine/requester.h"
 #include "engine/responder.h"
+#include "verbs/caps.h"
 #include "verbs/device.h"
 #include "verbs/io_context.h"
 #include "verbs/memory.h"
@@ -59,7 +60,7 @@ int responder_lcore(void *arg)
 /* Everything created at setup, torn down in reverse order by the destructor. */
 struct Setup {
 	Device dev;
-	IoResources req_io, rsp_io;
+	SharedIOContext req_io, rsp_io;
 	std::vector<ibv_qp *> req_qps, rsp_qps;
 	rte_mempool *tx_pool = nullptr, *rx_pool = nullptr;
 	MrTable tx_mrs, rx_mrs;
@@ -73,8 +74,8 @@ struct Setup {
 		for (ibv_qp *q : rsp_qps)
 			if (q)
 				ibv_destroy_qp(q);
-		io_resources_destroy(&req_io);
-		io_resources_destroy(&rsp_io);
+		shared_io_context_destroy(&req_io);
+		shared_io_context_destroy(&rsp_io);
 		mr_table_release(&tx_mrs);
 		mr_table_release(&rx_mrs);
 		rte_mempool_free(tx_pool);
@@ -145,6 +146,9 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 	printf("  verb:                %s, %u B, %u QP%s, batch %u, signal every %u, send queue %u, window %u\n",
 	       verb_opcode_name(o.verb), o.msg_bytes, o.qps, o.qps > 1 ? "s" : "", o.batch, o.signal_every,
 	       o.sq_depth, o.slots);
+	printf("  posting:             %s%s%s\n",
+	       r.req.p.post_api == PostApi::wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
+	       o.inline_send ? ", inline" : "", o.fence ? ", fenced chains" : "");
 	printf("  messages sent:       %" PRIu64 "\n", q.sent);
 	printf("  messages completed:  %" PRIu64 "\n", q.completed);
 	if (two_sided)
@@ -245,8 +249,27 @@ int run_loopback(const RunOptions &o)
 		return setup_error(err);
 	const Verb verb = o.verb;
 	const bool two_sided = verb_consumes_receive(verb);
-	if (verb_is_atomic(verb) && s.dev.dev_attr.atomic_cap == IBV_ATOMIC_NONE)
+	DeviceCaps caps;
+	std::vector<std::string> notes;
+	if (probe_caps(s.dev, &caps, &notes, &err) != 0)
+		return setup_error(err);
+	if (!o.quiet) {
+		printf("rdmapipe: %s capabilities: %s\n", s.dev.name.c_str(), caps_str(caps).c_str());
+		for (const std::string &n : notes)
+			printf("rdmapipe: %s: %s\n", s.dev.name.c_str(), n.c_str());
+	}
+	if (verb_is_atomic(verb) && caps.atomics == IBV_ATOMIC_NONE)
 		return setup_error(s.dev.name + ": " + verb_name(verb) + " needs atomics, and the device has none (atomic_cap NONE)");
+	if (o.inline_send && o.msg_bytes > caps.max_inline) {
+		fprintf(stderr, "rdmapipe: --inline with %u B messages: %s inlines at most %u B\n", o.msg_bytes,
+			s.dev.name.c_str(), caps.max_inline);
+		return kExitUsage;
+	}
+	/* The ibv_qp_ex path where asked for and present; else the chained post, said once. */
+	bool use_wr = o.post_api == PostApi::wr && caps.qp_ex;
+	if (o.post_api == PostApi::wr && !caps.qp_ex)
+		printf("rdmapipe: %s has no ibv_qp_ex send ops: --post-api wr falls back to classic\n",
+		       s.dev.name.c_str());
 
 	/* Sizing, checked against the device before anything is created. */
 	const uint32_t nqps = o.qps;
@@ -310,21 +333,24 @@ int run_loopback(const RunOptions &o)
 
 	/* One SharedIOContext's worth of objects per role: a send CQ and a receive CQ shared
 	 * by all its QPs, and on the responder the SRQ. */
-	if (io_resources_create(s.dev, static_cast<uint32_t>(req_cq), 1, 0, &s.req_io, &err) != 0 ||
-	    io_resources_create(s.dev, static_cast<uint32_t>(rsp_send_cq), static_cast<uint32_t>(rsp_recv_cq),
+	if (shared_io_context_create(s.dev, static_cast<uint32_t>(req_cq), 1, 0, &s.req_io, &err) != 0 ||
+	    shared_io_context_create(s.dev, static_cast<uint32_t>(rsp_send_cq), static_cast<uint32_t>(rsp_recv_cq),
 				srq_depth, &s.rsp_io, &err) != 0)
 		return setup_error(err);
+	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
+	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
 	s.req_qps.assign(nqps, nullptr);
 	s.rsp_qps.assign(nqps, nullptr);
 	for (uint32_t i = 0; i < nqps; i++) {
-		if ((s.req_qps[i] = rc_qp_create(s.dev, s.req_io, o.sq_depth, &err)) == nullptr ||
-		    (s.rsp_qps[i] = rc_qp_create(s.dev, s.rsp_io, kCreditRing, &err)) == nullptr)
+		if ((s.req_qps[i] = rc_qp_create(s.dev, s.req_io, req_qo, &err)) == nullptr ||
+		    (s.rsp_qps[i] = rc_qp_create(s.dev, s.rsp_io, rsp_qo, &err)) == nullptr)
 			return setup_error(err);
 		RcPeer to_rsp{s.rsp_qps[i]->qp_num, 0x1000 + i, s.dev.gid};
 		RcPeer to_req{s.req_qps[i]->qp_num, 0x80000 + i, s.dev.gid};
 		int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
-		if (rc_qp_connect(s.dev, s.req_qps[i], to_req.psn, to_rsp, req_access, &err) != 0 ||
-		    rc_qp_connect(s.dev, s.rsp_qps[i], to_rsp.psn, to_req, mem_access & ~IBV_ACCESS_LOCAL_WRITE, &err) != 0)
+		if (rc_qp_connect(s.dev, s.req_qps[i], req_qo, to_req.psn, to_rsp, req_access, &err) != 0 ||
+		    rc_qp_connect(s.dev, s.rsp_qps[i], rsp_qo, to_rsp.psn, to_req, mem_access & ~IBV_ACCESS_LOCAL_WRITE,
+				  &err) != 0)
 			return setup_error(err);
 	}
 
@@ -338,7 +364,8 @@ int run_loopback(const RunOptions &o)
 	q.ctl = &r->ctl;
 	q.p = RequesterParams{verb, o.msg_bytes, o.batch, o.signal_every, o.sq_depth, o.slots,
 			      o.duration_s > 0 ? 0 : o.messages,
-			      static_cast<uint64_t>(o.duration_s * static_cast<double>(hz)), stall_tsc, o.corrupt_msg};
+			      static_cast<uint64_t>(o.duration_s * static_cast<double>(hz)), stall_tsc, o.corrupt_msg,
+			      use_wr ? PostApi::wr : PostApi::classic, o.inline_send, o.fence};
 	if (requester_init(&q, nqps, &err) != 0) {
 		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
 		return kExitUsage;
@@ -346,6 +373,8 @@ int run_loopback(const RunOptions &o)
 	for (uint32_t i = 0; i < nqps; i++) {
 		RequesterQp &rq = q.qps[i];
 		rq.qp = s.req_qps[i];
+		if (use_wr)
+			rq.qpx = ibv_qp_to_qp_ex(s.req_qps[i]);
 		if (mem_per_qp)
 			rq.remote = RemoteTarget{reinterpret_cast<uintptr_t>(s.memory.addr) + i * mem_per_qp,
 						 s.memory.mr->rkey, verb_is_atomic(verb) ? 0 : o.slots};

@@ -20,6 +20,11 @@ enum LongOnly {
 	OPT_SLOTS,
 	OPT_SQ_DEPTH,
 	OPT_BAD_RKEY,
+	OPT_POST_API,
+	OPT_INLINE,
+	OPT_FENCE,
+	OPT_RNR_RETRY,
+	OPT_MIN_RNR_TIMER,
 };
 
 struct VerbName {
@@ -41,6 +46,11 @@ const struct option kLongOpts[] = {
 	{"verb", required_argument, nullptr, 'v'},
 	{"qps", required_argument, nullptr, 'Q'},
 	{"inject-bad-rkey", required_argument, nullptr, OPT_BAD_RKEY},
+	{"post-api", required_argument, nullptr, OPT_POST_API},
+	{"inline", no_argument, nullptr, OPT_INLINE},
+	{"fence", no_argument, nullptr, OPT_FENCE},
+	{"rnr-retry", required_argument, nullptr, OPT_RNR_RETRY},
+	{"min-rnr-timer", required_argument, nullptr, OPT_MIN_RNR_TIMER},
 	{"device", required_argument, nullptr, 'd'},
 	{"port", required_argument, nullptr, 'p'},
 	{"gid-index", required_argument, nullptr, 'g'},
@@ -160,6 +170,12 @@ const char *options_usage()
 "      --sq-depth N         send queue depth (default 4 x max(batch, signal-every))\n"
 "      --slots N            responder window slots per QP (default 1024 / qps, at least batch)\n"
 "      --srq-refill N       repost SRQ receives once N are consumed (default slots x qps / 8)\n"
+"      --post-api API       classic: chained ibv_post_send (default); wr: ibv_qp_ex\n"
+"                           ibv_wr_start ... ibv_wr_complete, where the device has it\n"
+"      --inline             send payloads inline (send and write verbs, up to the device's max)\n"
+"      --fence              IBV_SEND_FENCE on the first WR of each chain\n"
+"      --rnr-retry N        RNR retries, 0..7 (7 = forever, default)\n"
+"      --min-rnr-timer N    responder's RNR NAK timer, IB encoding 0..31 (default 12 = 0.64 ms)\n"
 "      --no-verify          do not check payloads (sequence is still checked)\n"
 "      --inject-corruption N  flip one byte of message N before it is sent (tests the checker)\n"
 "      --inject-bad-rkey Q  QP Q posts with a wrong rkey (tests completion-error handling)\n"
@@ -199,6 +215,36 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				return ParseResult::error;
 			}
 			o->qps = static_cast<uint32_t>(v);
+			break;
+		case OPT_POST_API:
+			if (strcmp(a, "classic") == 0)
+				o->post_api = PostApi::classic;
+			else if (strcmp(a, "wr") == 0)
+				o->post_api = PostApi::wr;
+			else {
+				*err = std::string("--post-api: '") + a + "' is not classic or wr";
+				return ParseResult::error;
+			}
+			break;
+		case OPT_INLINE:
+			o->inline_send = true;
+			break;
+		case OPT_FENCE:
+			o->fence = true;
+			break;
+		case OPT_RNR_RETRY:
+			if (!parse_u64(a, 0, 7, &v)) {
+				*err = range_error("rnr-retry", a, 0, 7);
+				return ParseResult::error;
+			}
+			o->rnr_retry = static_cast<uint8_t>(v);
+			break;
+		case OPT_MIN_RNR_TIMER:
+			if (!parse_u64(a, 0, 31, &v)) {
+				*err = range_error("min-rnr-timer", a, 0, 31);
+				return ParseResult::error;
+			}
+			o->min_rnr_timer = static_cast<uint8_t>(v);
 			break;
 		case OPT_BAD_RKEY:
 			if (!parse_u64(a, 0, kMaxQps - 1, &v)) {
@@ -330,6 +376,10 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			return ParseResult::error;
 		}
 		o->msg_bytes = 8;
+	}
+	if (o->inline_send && (o->verb == Verb::read || verb_is_atomic(o->verb))) {
+		*err = std::string("--inline: ") + verb_name(o->verb) + " carries no payload to inline";
+		return ParseResult::error;
 	}
 	if (o->bad_rkey_qp >= 0 && (o->verb == Verb::send || o->verb == Verb::send_imm)) {
 		*err = std::string("--inject-bad-rkey: ") + verb_name(o->verb) + " uses no rkey";

@@ -36,6 +36,13 @@ inline bool verb_is_atomic(Verb v) { return v == Verb::fetch_add || v == Verb::c
 inline bool verb_consumes_receive(Verb v) { return v == Verb::send || v == Verb::send_imm || v == Verb::write_imm; }
 inline bool verb_has_imm(Verb v) { return v == Verb::send_imm || v == Verb::write_imm; }
 
+/* How work requests reach the QP: chained ibv_post_send, or ibv_qp_ex's
+ * ibv_wr_start ... ibv_wr_complete (one doorbell per chain either way). */
+enum class PostApi : uint8_t {
+	classic,
+	wr,
+};
+
 struct RunOptions {
 	Verb verb = Verb::write_imm;
 	uint32_t qps = 1;               // QPs in the flow, messages spread round-robin
@@ -53,6 +60,11 @@ struct RunOptions {
 	bool verify = true;
 	uint64_t corrupt_msg = UINT64_MAX; // test hook: flip one byte of this message (0-based)
 	int bad_rkey_qp = -1;           // test hook: this QP posts with a wrong rkey
+	PostApi post_api = PostApi::classic;
+	bool inline_send = false;       // IBV_SEND_INLINE (sends and writes up to the device's max)
+	bool fence = false;             // IBV_SEND_FENCE on the first WR of every chain
+	uint8_t rnr_retry = 7;          // 0..7, 7 = forever
+	uint8_t min_rnr_timer = 12;     // 0..31, IB encoding (12 = 0.64 ms)
 	double stall_timeout_s = 10;    // no progress for this long: give up with an error
 	bool quiet = false;
 };

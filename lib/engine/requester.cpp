@@ -5,6 +5,8 @@
 #include <rte_cycles.h>
 #include <rte_mempool.h>
 
+#include <arpa/inet.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -114,10 +116,74 @@ int post_chain(Requester *r, uint32_t qi, uint32_t n, bool ends)
 	return 0;
 }
 
+/* The same chain through ibv_qp_ex: WRs are built in the provider's send queue
+ * directly, and ibv_wr_complete rings one doorbell for the whole chain. */
+template <Verb V>
+int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, bool ends)
+{
+	RequesterQp &q = r->qps[qi];
+	const RequesterParams &p = r->p;
+	const uint32_t len = p.msg_bytes;
+	ibv_qp_ex *x = q.qpx;
+	uint64_t slot = q.remote.slots ? q.sent % q.remote.slots : 0;
+	ibv_wr_start(x);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t seq = q.sent + i;
+		void *b = r->bufs[i];
+		bool last = ends && i == n - 1;
+		if constexpr (V == Verb::read)
+			memset(b, kPoisonByte, len);
+		else if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap)
+			memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
+		else
+			pattern_fill(b, len, msg_key(qi, seq));
+		if (qi == 0 && seq == p.corrupt_msg)
+			static_cast<unsigned char *>(b)[len / 2] ^= 0x5a;
+		q.inflight[seq & r->inflight_mask] = b;
+
+		x->wr_id = seq;
+		x->wr_flags = (wr_signalled(seq, p.signal_every) || last ? IBV_SEND_SIGNALED : 0) |
+			      (p.inline_send ? IBV_SEND_INLINE : 0) | (p.fence && i == 0 ? IBV_SEND_FENCE : 0);
+		uint32_t imm = htonl(static_cast<uint32_t>(seq & kImmSeqMask) | (last ? kImmLast : 0));
+		uint64_t raddr = q.remote.base + slot * len;
+		if constexpr (V == Verb::send)
+			ibv_wr_send(x);
+		if constexpr (V == Verb::send_imm)
+			ibv_wr_send_imm(x, imm);
+		if constexpr (V == Verb::write)
+			ibv_wr_rdma_write(x, q.remote.rkey, raddr);
+		if constexpr (V == Verb::write_imm)
+			ibv_wr_rdma_write_imm(x, q.remote.rkey, raddr, imm);
+		if constexpr (V == Verb::read)
+			ibv_wr_rdma_read(x, q.remote.rkey, raddr);
+		if constexpr (V == Verb::fetch_add)
+			ibv_wr_atomic_fetch_add(x, q.remote.rkey, q.remote.base, 1);
+		if constexpr (V == Verb::cmp_swap)
+			ibv_wr_atomic_cmp_swp(x, q.remote.rkey, q.remote.base, seq, seq + 1);
+		if (p.inline_send)
+			ibv_wr_set_inline_data(x, b, len);
+		else
+			ibv_wr_set_sge(x, r->mrs->lkey_of(b), reinterpret_cast<uintptr_t>(b), len);
+		if (q.remote.slots && ++slot == q.remote.slots)
+			slot = 0;
+	}
+	int ret = ibv_wr_complete(x);
+	r->c.post_calls++;
+	if (ret != 0) {
+		/* Nothing of the chain was posted. */
+		rte_mempool_put_bulk(r->pool, r->bufs, n);
+		r->c.post_errors++;
+		return -ret;
+	}
+	q.sent += n;
+	r->c.sent += n;
+	return 0;
+}
+
 template <Verb V>
 void pick(Requester *r)
 {
-	r->post_chain = post_chain<V>;
+	r->post_chain = r->p.post_api == PostApi::wr ? post_chain_wr<V> : post_chain<V>;
 	r->retire = retire<V>;
 }
 
@@ -175,7 +241,8 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 		*err = "requester: " + std::to_string(nqps) + " QPs is outside 1.." + std::to_string(kMaxQps);
 		return -EINVAL;
 	}
-	if (r->chain.init(p.verb, p.batch, p.signal_every, p.msg_bytes) != 0) {
+	if (r->chain.init(p.verb, p.batch, p.signal_every, p.msg_bytes, p.inline_send ? IBV_SEND_INLINE : 0,
+			  p.fence) != 0) {
 		*err = "requester: bad chain parameters";
 		return -EINVAL;
 	}
@@ -208,6 +275,10 @@ int requester_add_qps(Requester *r, std::string *err)
 	for (uint32_t i = 0; i < r->nqps; i++) {
 		if (r->qps[i].qp == nullptr || !r->table.insert(r->qps[i].qp->qp_num, i)) {
 			*err = "requester: QP " + std::to_string(i) + " is missing or its qp_num is a duplicate";
+			return -EINVAL;
+		}
+		if (r->p.post_api == PostApi::wr && r->qps[i].qpx == nullptr) {
+			*err = "requester: QP " + std::to_string(i) + " has no ibv_qp_ex for --post-api wr";
 			return -EINVAL;
 		}
 	}

@@ -35,10 +35,14 @@ struct RequesterParams {
 	uint64_t duration_tsc;
 	uint64_t stall_tsc;
 	uint64_t corrupt_msg;       // test hook: flip a byte of this message of QP 0 (UINT64_MAX: none)
+	PostApi post_api = PostApi::classic;
+	bool inline_send = false;
+	bool fence = false;
 };
 
 struct RequesterQp {
 	ibv_qp *qp = nullptr;
+	ibv_qp_ex *qpx = nullptr;   // set with PostApi::wr (the QP was created with send ops)
 	uint64_t target = 0;        // messages for this QP (UINT64_MAX until the duration ends)
 	uint64_t sent = 0;
 	uint64_t completed = 0;     // retired, successfully or not

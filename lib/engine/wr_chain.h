@@ -57,11 +57,16 @@ public:
 		ibv_sge sge;
 	};
 
-	/* Setup: links the entries and fills the constant fields. Returns 0 or -EINVAL. */
-	int init(Verb verb, uint32_t batch, uint32_t signal_every, uint32_t msg_bytes)
+	/* Setup: links the entries and fills the constant fields. `flags` go on every WR
+	 * (IBV_SEND_INLINE); `fence` puts IBV_SEND_FENCE on the first WR of each chain.
+	 * Returns 0 or -EINVAL. */
+	int init(Verb verb, uint32_t batch, uint32_t signal_every, uint32_t msg_bytes, unsigned flags = 0,
+		 bool fence = false)
 	{
 		if (batch == 0 || signal_every == 0 || msg_bytes == 0)
 			return -EINVAL;
+		flags_ = flags;
+		fence_ = fence ? IBV_SEND_FENCE : 0;
 		entries_.reset(new Entry[batch]());
 		batch_ = batch;
 		signal_every_ = signal_every;
@@ -93,7 +98,8 @@ public:
 			e.sge.addr = reinterpret_cast<uintptr_t>(bufs[i]);
 			e.sge.lkey = mrs.lkey_of(bufs[i]);
 			e.wr.wr_id = seq;
-			e.wr.send_flags = wr_signalled(seq, signal_every_) || last ? IBV_SEND_SIGNALED : 0;
+			e.wr.send_flags = flags_ | (wr_signalled(seq, signal_every_) || last ? IBV_SEND_SIGNALED : 0) |
+					  (i == 0 ? fence_ : 0);
 			if constexpr (V == Verb::send_imm || V == Verb::write_imm)
 				e.wr.imm_data = htonl(static_cast<uint32_t>(seq & kImmSeqMask) | (last ? kImmLast : 0));
 			if constexpr (V == Verb::write || V == Verb::write_imm || V == Verb::read) {
@@ -126,6 +132,8 @@ private:
 	uint32_t batch_ = 0;
 	uint32_t signal_every_ = 1;
 	uint32_t msg_bytes_ = 0;
+	unsigned flags_ = 0;
+	unsigned fence_ = 0;
 };
 
 } // namespace rp

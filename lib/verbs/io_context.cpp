@@ -9,10 +9,7 @@ namespace rp {
 
 namespace {
 
-/* RC retry settings: 7 means "retry forever" for RNR, which the SRQ sizing makes rare. */
 constexpr uint8_t kRetryCnt = 7;
-constexpr uint8_t kRnrRetry = 7;
-constexpr uint8_t kMinRnrTimer = 12;   // 0.64 ms
 constexpr uint8_t kAckTimeout = 14;    // 4.096 us * 2^14 = 67 ms
 
 std::string errstr(const Device &dev, const char *what, int e)
@@ -22,8 +19,8 @@ std::string errstr(const Device &dev, const char *what, int e)
 
 } // namespace
 
-int io_resources_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_cq_depth,
-			uint32_t srq_depth, IoResources *io, std::string *err)
+int shared_io_context_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_cq_depth,
+			uint32_t srq_depth, SharedIOContext *io, std::string *err)
 {
 	const ibv_device_attr &a = dev.dev_attr;
 	int ret;
@@ -73,7 +70,7 @@ destroy_send_cq:
 	return -ret;
 }
 
-void io_resources_destroy(IoResources *io)
+void shared_io_context_destroy(SharedIOContext *io)
 {
 	if (io->srq)
 		ibv_destroy_srq(io->srq);
@@ -81,35 +78,45 @@ void io_resources_destroy(IoResources *io)
 		ibv_destroy_cq(io->recv_cq);
 	if (io->send_cq)
 		ibv_destroy_cq(io->send_cq);
-	*io = IoResources{};
+	*io = SharedIOContext{};
 }
 
-ibv_qp *rc_qp_create(Device &dev, IoResources &io, uint32_t sq_depth, std::string *err)
+ibv_qp *rc_qp_create(Device &dev, SharedIOContext &io, const QpOptions &o, std::string *err)
 {
-	if (sq_depth > static_cast<uint32_t>(dev.dev_attr.max_qp_wr)) {
-		*err = dev.name + ": send queue depth " + std::to_string(sq_depth) +
+	if (o.sq_depth > static_cast<uint32_t>(dev.dev_attr.max_qp_wr)) {
+		*err = dev.name + ": send queue depth " + std::to_string(o.sq_depth) +
 		       " exceeds the device's max_qp_wr " + std::to_string(dev.dev_attr.max_qp_wr);
 		errno = EINVAL;
 		return nullptr;
 	}
-	ibv_qp_init_attr qa{};
+	ibv_qp_init_attr_ex qa{};
 	qa.send_cq = io.send_cq;
 	qa.recv_cq = io.recv_cq;
 	qa.srq = io.srq;
 	qa.qp_type = IBV_QPT_RC;
 	qa.sq_sig_all = 0;   // selective signalling: each WR says whether it wants a completion
-	qa.cap.max_send_wr = sq_depth;
+	qa.cap.max_send_wr = o.sq_depth;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_wr = io.srq ? 0 : 1;
 	qa.cap.max_recv_sge = io.srq ? 0 : 1;
-	ibv_qp *qp = ibv_create_qp(dev.pd, &qa);
+	qa.cap.max_inline_data = o.max_inline;
+	qa.pd = dev.pd;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
+	if (o.qp_ex) {
+		qa.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
+				    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
+				    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	}
+	ibv_qp *qp = ibv_create_qp_ex(dev.ctx, &qa);
 	if (qp == nullptr)
-		*err = errstr(dev, ("RC QP (send queue " + std::to_string(sq_depth) + ")").c_str(), errno);
+		*err = errstr(dev, ("RC QP (send queue " + std::to_string(o.sq_depth) + ", inline " +
+				    std::to_string(o.max_inline) + (o.qp_ex ? ", qp_ex" : "") + ")").c_str(), errno);
 	return qp;
 }
 
-int rc_qp_connect(Device &dev, ibv_qp *qp, uint32_t local_psn, const RcPeer &peer, int access,
-		  std::string *err)
+int rc_qp_connect(Device &dev, ibv_qp *qp, const QpOptions &o, uint32_t local_psn, const RcPeer &peer,
+		  int access, std::string *err)
 {
 	ibv_qp_attr a{};
 	a.qp_state = IBV_QPS_INIT;
@@ -128,7 +135,7 @@ int rc_qp_connect(Device &dev, ibv_qp *qp, uint32_t local_psn, const RcPeer &pee
 	a.dest_qp_num = peer.qpn;
 	a.rq_psn = peer.psn;
 	a.max_dest_rd_atomic = static_cast<uint8_t>(dev.dev_attr.max_qp_rd_atom < 16 ? dev.dev_attr.max_qp_rd_atom : 16);
-	a.min_rnr_timer = kMinRnrTimer;
+	a.min_rnr_timer = o.min_rnr_timer;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.grh.dgid = peer.gid;
 	a.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev.gid_index);
@@ -148,7 +155,7 @@ int rc_qp_connect(Device &dev, ibv_qp *qp, uint32_t local_psn, const RcPeer &pee
 	a.sq_psn = local_psn;
 	a.timeout = kAckTimeout;
 	a.retry_cnt = kRetryCnt;
-	a.rnr_retry = kRnrRetry;
+	a.rnr_retry = o.rnr_retry;
 	a.max_rd_atomic = static_cast<uint8_t>(dev.dev_attr.max_qp_init_rd_atom < 16 ? dev.dev_attr.max_qp_init_rd_atom : 16);
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 					   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);

@@ -11,7 +11,7 @@ namespace rp {
 
 struct Device;
 
-struct IoResources {
+struct SharedIOContext {
 	ibv_cq *send_cq = nullptr;
 	ibv_cq *recv_cq = nullptr;
 	ibv_srq *srq = nullptr;
@@ -21,12 +21,20 @@ struct IoResources {
 };
 
 /* srq_depth 0: no SRQ. Depths are checked against the device limits. */
-int io_resources_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_cq_depth,
-			uint32_t srq_depth, IoResources *io, std::string *err);
-void io_resources_destroy(IoResources *io);
+int shared_io_context_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_cq_depth,
+			uint32_t srq_depth, SharedIOContext *io, std::string *err);
+void shared_io_context_destroy(SharedIOContext *io);
+
+struct QpOptions {
+	uint32_t sq_depth = 1;
+	uint32_t max_inline = 0;     // inline payload bytes the QP must accept
+	bool qp_ex = false;          // create with ibv_qp_ex send ops (ibv_wr_*)
+	uint8_t rnr_retry = 7;       // 7: retry forever
+	uint8_t min_rnr_timer = 12;  // 12: 0.64 ms (the IB encoding)
+};
 
 /* An RC QP on io's CQs (and SRQ, if any), left in RESET. */
-ibv_qp *rc_qp_create(Device &dev, IoResources &io, uint32_t sq_depth, std::string *err);
+ibv_qp *rc_qp_create(Device &dev, SharedIOContext &io, const QpOptions &o, std::string *err);
 
 struct RcPeer {
 	uint32_t qpn;
@@ -35,7 +43,7 @@ struct RcPeer {
 };
 
 /* RESET -> INIT -> RTR -> RTS towards `peer`, allowing the remote `access` to our memory. */
-int rc_qp_connect(Device &dev, ibv_qp *qp, uint32_t local_psn, const RcPeer &peer, int access,
-		  std::string *err);
+int rc_qp_connect(Device &dev, ibv_qp *qp, const QpOptions &o, uint32_t local_psn, const RcPeer &peer,
+		  int access, std::string *err);
 
 } // namespace rp

@@ -169,6 +169,22 @@ void every_verb_fills_its_fields(void **)
 	c.relink(2);
 }
 
+void inline_and_fence_flags(void **)
+{
+	Bufs b;
+	rp::SendChain c;
+	assert_int_equal(c.init(rp::Verb::write, 4, 2, kMsg, IBV_SEND_INLINE, true), 0);
+	ibv_send_wr *w = c.build<rp::Verb::write>(0, 3, b.ptrs, b.mrs, false, kWindow20);
+	/* Inline on every WR, the fence on the chain's first only, signals where due. */
+	assert_int_equal(w->send_flags, IBV_SEND_INLINE | IBV_SEND_FENCE);
+	assert_int_equal(w->next->send_flags, IBV_SEND_INLINE | IBV_SEND_SIGNALED);
+	assert_int_equal(w->next->next->send_flags, IBV_SEND_INLINE);
+	c.relink(3);
+	w = c.build<rp::Verb::write>(3, 1, b.ptrs, b.mrs, false, kWindow20);
+	assert_int_equal(w->send_flags, IBV_SEND_INLINE | IBV_SEND_FENCE | IBV_SEND_SIGNALED);
+	c.relink(1);
+}
+
 void qp_table(void **)
 {
 	rp::QpTable t;
@@ -262,6 +278,7 @@ int main()
 		cmocka_unit_test(last_chain_ends_the_run),
 		cmocka_unit_test(imm_sequence_wraps_at_31_bits),
 		cmocka_unit_test(every_verb_fills_its_fields),
+		cmocka_unit_test(inline_and_fence_flags),
 		cmocka_unit_test(qp_table),
 		cmocka_unit_test(signalling_arithmetic),
 		cmocka_unit_test(mr_lookup),

@@ -94,6 +94,13 @@ void verbs_and_qps(void **)
 	assert_int_equal(static_cast<int>(parse({"-Q", "3", "--inject-bad-rkey", "2"}, &o, &err)),
 			 static_cast<int>(rp::ParseResult::ok));
 	assert_int_equal(o.bad_rkey_qp, 2);
+	assert_int_equal(static_cast<int>(parse({"--post-api", "wr", "--inline", "--fence", "--rnr-retry", "3",
+						 "--min-rnr-timer", "1"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.post_api == rp::PostApi::wr);
+	assert_true(o.inline_send && o.fence);
+	assert_int_equal(o.rnr_retry, 3);
+	assert_int_equal(o.min_rnr_timer, 1);
 }
 
 void duration_instead_of_count(void **)
@@ -138,6 +145,10 @@ void cross_checks(void **)
 	expect_error({"-Q", "4", "--inject-bad-rkey", "4"}, "--inject-bad-rkey 4: the flow has only 4 QP(s)");
 	expect_error({"-v", "send", "--inject-bad-rkey", "0"}, "--inject-bad-rkey: send uses no rkey");
 	expect_error({"-v", "fetch_add", "-s", "16"}, "--size 16: fetch_add works on 8-byte words only");
+	expect_error({"-v", "read", "--inline"}, "--inline: read carries no payload to inline");
+	expect_error({"--post-api", "fast"}, "--post-api: 'fast' is not classic or wr");
+	expect_error({"--rnr-retry", "8"}, "--rnr-retry: '8' is not an integer in 0..7");
+	expect_error({"--min-rnr-timer", "32"}, "--min-rnr-timer: '32' is not an integer in 0..31");
 }
 
 void bad_syntax(void **)
