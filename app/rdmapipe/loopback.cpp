@@ -2,6 +2,7 @@
 
 #include "engine/requester.h"
 #include "engine/responder.h"
+#include "verbs/async_events.h"
 #include "verbs/caps.h"
 #include "verbs/device.h"
 #include "verbs/io_context.h"
@@ -14,6 +15,7 @@
 #include <rte_lcore.h>
 #include <rte_mempool.h>
 
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -39,12 +41,22 @@ struct Roles {
 	std::atomic<bool> requester_finished{false};
 	int req_rc = -1;
 	int rsp_rc = -1;
+	double req_cpu_s = 0, rsp_cpu_s = 0;   // CPU time each role's thread used
 };
+
+double thread_cpu_s()
+{
+	timespec t{};
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
 
 int requester_lcore(void *arg)
 {
 	auto *r = static_cast<Roles *>(arg);
+	double cpu0 = thread_cpu_s();
 	r->req_rc = requester_run(&r->req);
+	r->req_cpu_s = thread_cpu_s() - cpu0;
 	r->requester_finished.store(true, std::memory_order_release);
 	return r->req_rc;
 }
@@ -52,7 +64,9 @@ int requester_lcore(void *arg)
 int responder_lcore(void *arg)
 {
 	auto *r = static_cast<Roles *>(arg);
+	double cpu0 = thread_cpu_s();
 	r->rsp_rc = responder_run(&r->rsp);
+	r->rsp_cpu_s = thread_cpu_s() - cpu0;
 	r->responder_done.store(true, std::memory_order_release);
 	return r->rsp_rc;
 }
@@ -65,9 +79,11 @@ struct Setup {
 	rte_mempool *tx_pool = nullptr, *rx_pool = nullptr;
 	MrTable tx_mrs, rx_mrs;
 	RegisteredBuf memory, credit_words, credit_src;
+	AsyncEventWatch async;
 
 	~Setup()
 	{
+		async_watch_stop(&async);
 		for (ibv_qp *q : req_qps)
 			if (q)
 				ibv_destroy_qp(q);
@@ -191,6 +207,12 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 		else
 			printf("  first bad message:   QP %u seq %" PRIu64 "\n", qp, seq);
 	}
+	uint64_t nevents = 0;
+	for (unsigned t = 0; t < kAsyncEventTypes; t++)
+		nevents += s.async.counts[t].load();
+	printf("  async events:        %" PRIu64 "\n", nevents);
+	for (uint32_t i = 0; i < s.async.kept.load(std::memory_order_acquire); i++)
+		printf("  async event:         %s\n", s.async.lines[i]);
 	print_wc_errors("requester", q.wc_errors);
 	print_wc_errors("responder", v.wc_errors);
 	if (q.fail_reason)
@@ -199,6 +221,15 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 		printf("  responder failed:    %s\n", v.fail_reason);
 	if (q.credit_anomalies)
 		printf("  credit anomalies:    %" PRIu64 "\n", q.credit_anomalies);
+	double wall = tsc_to_s(std::max(q.end_tsc, v.end_tsc) - q.start_tsc);
+	printf("  polling:             %s\n", o.adaptive_poll ? "adaptive (sleeps on a completion channel when idle)" : "busy");
+	printf("  requester CPU:       %.3f s (%.0f%% of %.3f s)", r.req_cpu_s, wall > 0 ? 100 * r.req_cpu_s / wall : 0.0, wall);
+	if (o.adaptive_poll)
+		printf(", %" PRIu64 " sleeps, %" PRIu64 " woken by events", r.req.idler.sleeps, r.req.idler.wakeups);
+	printf("\n  responder CPU:       %.3f s (%.0f%%)", r.rsp_cpu_s, wall > 0 ? 100 * r.rsp_cpu_s / wall : 0.0);
+	if (o.adaptive_poll)
+		printf(", %" PRIu64 " sleeps, %" PRIu64 " woken by events", r.rsp.idler.sleeps, r.rsp.idler.wakeups);
+	printf("\n");
 
 	bool pass = r.req_rc == 0 && r.rsp_rc == 0 && lost == 0 && verified == q.sent && completion_errors == 0 &&
 		    data_errors == 0;
@@ -271,11 +302,17 @@ int run_loopback(const RunOptions &o)
 		printf("rdmapipe: %s has no ibv_qp_ex send ops: --post-api wr falls back to classic\n",
 		       s.dev.name.c_str());
 
+	if (async_watch_start(&s.async, s.dev.ctx, &err) != 0)
+		return setup_error(s.dev.name + ": " + err);
+
 	/* Sizing, checked against the device before anything is created. */
 	const uint32_t nqps = o.qps;
 	const uint64_t window_total = static_cast<uint64_t>(o.slots) * nqps;
 	const uint32_t srq_depth = two_sided ? static_cast<uint32_t>(window_total + o.srq_refill) : 0;
-	const uint64_t req_cq = static_cast<uint64_t>(nqps) * (o.sq_depth / o.signal_every + 2);
+	/* Signalled WRs alone need nqps x (sq_depth / signal_every) entries, but a QP that
+	 * fails flushes every outstanding WR into the CQ, signalled or not: size for that,
+	 * or an error on one QP overflows the CQ that all of them share. */
+	const uint64_t req_cq = static_cast<uint64_t>(nqps) * o.sq_depth;
 	/* Every receive in the SRQ can complete before the responder polls. */
 	const uint64_t rsp_recv_cq = two_sided ? srq_depth : 1;
 	const uint64_t rsp_send_cq = static_cast<uint64_t>(nqps) * kCreditRing;
@@ -333,9 +370,9 @@ int run_loopback(const RunOptions &o)
 
 	/* One SharedIOContext's worth of objects per role: a send CQ and a receive CQ shared
 	 * by all its QPs, and on the responder the SRQ. */
-	if (shared_io_context_create(s.dev, static_cast<uint32_t>(req_cq), 1, 0, &s.req_io, &err) != 0 ||
+	if (shared_io_context_create(s.dev, static_cast<uint32_t>(req_cq), 1, 0, o.adaptive_poll, &s.req_io, &err) != 0 ||
 	    shared_io_context_create(s.dev, static_cast<uint32_t>(rsp_send_cq), static_cast<uint32_t>(rsp_recv_cq),
-				srq_depth, &s.rsp_io, &err) != 0)
+				srq_depth, o.adaptive_poll, &s.rsp_io, &err) != 0)
 		return setup_error(err);
 	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
 	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
@@ -385,6 +422,8 @@ int run_loopback(const RunOptions &o)
 	}
 	if (requester_add_qps(&q, &err) != 0)
 		return setup_error(err);
+	q.idler.channel = s.req_io.channel;
+	q.idler.cqs[0] = s.req_io.send_cq;
 
 	Responder &v = r->rsp;
 	v.recv_cq = s.rsp_io.recv_cq;
@@ -408,6 +447,9 @@ int run_loopback(const RunOptions &o)
 	}
 	if (responder_add_qps(&v, &err) != 0)
 		return setup_error(err);
+	v.idler.channel = s.rsp_io.channel;
+	v.idler.cqs[0] = s.rsp_io.recv_cq;
+	v.idler.cqs[1] = s.rsp_io.send_cq;
 	if (two_sided) {
 		if (v.refill.init(srq_depth, o.srq_refill, kRxPollBurst, s.rx_pool, o.msg_bytes, &s.rx_mrs) != 0) {
 			fprintf(stderr, "rdmapipe: SRQ refill: bad sizes (depth %u, threshold %u)\n", srq_depth, o.srq_refill);
@@ -417,6 +459,12 @@ int run_loopback(const RunOptions &o)
 		if (ret < 0 || static_cast<uint32_t>(ret) != srq_depth)
 			return setup_error(s.dev.name + ": filling the SRQ with " + std::to_string(srq_depth) +
 					   " receives: " + (ret < 0 ? strerror(-ret) : "too few buffers"));
+		/* SRQ_LIMIT_REACHED (an async event) says the responder is close to RNR: fewer
+		 * posted receives than one chain. */
+		ibv_srq_attr sa{};
+		sa.srq_limit = o.batch;
+		if ((ret = ibv_modify_srq(v.srq, &sa, IBV_SRQ_LIMIT)) != 0 && !o.quiet)
+			printf("rdmapipe: %s: no SRQ limit event (ibv_modify_srq: %s)\n", s.dev.name.c_str(), strerror(ret));
 	}
 
 	/* Roles: responder on the first worker (or main when there is one worker), requester
@@ -446,6 +494,10 @@ int run_loopback(const RunOptions &o)
 		r->ctl.abort.store(true);
 	rte_eal_mp_wait_lcore();
 	g_running.store(nullptr);
+	/* Events raised by the run's last moments (a QP going to error) arrive within a
+	 * poll period of the watcher. */
+	usleep(100000);
+	async_watch_stop(&s.async);
 
 	return summarise(o, s, *r);
 }

@@ -25,6 +25,7 @@ enum LongOnly {
 	OPT_FENCE,
 	OPT_RNR_RETRY,
 	OPT_MIN_RNR_TIMER,
+	OPT_POLL,
 };
 
 struct VerbName {
@@ -49,6 +50,7 @@ const struct option kLongOpts[] = {
 	{"post-api", required_argument, nullptr, OPT_POST_API},
 	{"inline", no_argument, nullptr, OPT_INLINE},
 	{"fence", no_argument, nullptr, OPT_FENCE},
+	{"poll", required_argument, nullptr, OPT_POLL},
 	{"rnr-retry", required_argument, nullptr, OPT_RNR_RETRY},
 	{"min-rnr-timer", required_argument, nullptr, OPT_MIN_RNR_TIMER},
 	{"device", required_argument, nullptr, 'd'},
@@ -174,6 +176,8 @@ const char *options_usage()
 "                           ibv_wr_start ... ibv_wr_complete, where the device has it\n"
 "      --inline             send payloads inline (send and write verbs, up to the device's max)\n"
 "      --fence              IBV_SEND_FENCE on the first WR of each chain\n"
+"      --poll MODE          busy (default): poll without pause; adaptive: after a run of\n"
+"                           empty polls, arm the CQs and sleep on a completion channel\n"
 "      --rnr-retry N        RNR retries, 0..7 (7 = forever, default)\n"
 "      --min-rnr-timer N    responder's RNR NAK timer, IB encoding 0..31 (default 12 = 0.64 ms)\n"
 "      --no-verify          do not check payloads (sequence is still checked)\n"
@@ -223,6 +227,16 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				o->post_api = PostApi::wr;
 			else {
 				*err = std::string("--post-api: '") + a + "' is not classic or wr";
+				return ParseResult::error;
+			}
+			break;
+		case OPT_POLL:
+			if (strcmp(a, "busy") == 0)
+				o->adaptive_poll = false;
+			else if (strcmp(a, "adaptive") == 0)
+				o->adaptive_poll = true;
+			else {
+				*err = std::string("--poll: '") + a + "' is not busy or adaptive";
 				return ParseResult::error;
 			}
 			break;

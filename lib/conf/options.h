@@ -63,6 +63,7 @@ struct RunOptions {
 	PostApi post_api = PostApi::classic;
 	bool inline_send = false;       // IBV_SEND_INLINE (sends and writes up to the device's max)
 	bool fence = false;             // IBV_SEND_FENCE on the first WR of every chain
+	bool adaptive_poll = false;     // sleep on a completion channel after a run of empty polls
 	uint8_t rnr_retry = 7;          // 0..7, 7 = forever
 	uint8_t min_rnr_timer = 12;     // 0..31, IB encoding (12 = 0.64 ms)
 	double stall_timeout_s = 10;    // no progress for this long: give up with an error

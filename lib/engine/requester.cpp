@@ -259,6 +259,7 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 	r->nqps = nqps;
 	r->qps.reset(new RequesterQp[nqps]);
 	r->qp_sent.reset(new uint64_t[nqps]());
+	r->qp_failed.reset(new bool[nqps]());
 	r->inflight_mem.reset(new void *[static_cast<size_t>(size) * nqps]());
 	r->inflight_mask = size - 1;
 	for (uint32_t i = 0; i < nqps; i++) {
@@ -315,6 +316,7 @@ int requester_run(Requester *r)
 		}
 
 		bool all_done = true;
+		bool posted = false;
 		for (uint32_t qi = 0; qi < r->nqps; qi++) {
 			RequesterQp &q = r->qps[qi];
 			if (qp_done(q))
@@ -351,19 +353,24 @@ int requester_run(Requester *r)
 				c.failed_qps++;
 				continue;
 			}
+			posted = true;
 			last_progress = now;
 		}
 		if (all_done)
 			break;
+		r->idler.idle(posted || polled > 0);
 		if (now - last_progress > p.stall_tsc) {
 			c.fail_reason = "stalled: no credit or completion for the send queues";
 			break;
 		}
 	}
 	c.end_tsc = rte_rdtsc();
-	for (uint32_t i = 0; i < r->nqps; i++)
+	for (uint32_t i = 0; i < r->nqps; i++) {
 		r->qp_sent[i] = r->qps[i].sent;
+		r->qp_failed[i] = r->qps[i].failed;
+	}
 	r->ctl->qp_sent = r->qp_sent.get();
+	r->ctl->qp_failed = r->qp_failed.get();
 	r->ctl->requester_done.store(true, std::memory_order_release);
 	if (c.fail_reason == nullptr && c.failed_qps)
 		c.fail_reason = "completion errors";

@@ -8,6 +8,7 @@
 
 #include "conf/options.h"
 #include "engine/counters.h"
+#include "engine/idle.h"
 #include "engine/qp_table.h"
 #include "engine/run_control.h"
 #include "engine/verbs_ops.h"
@@ -67,6 +68,7 @@ struct Requester {
 	uint32_t nqps = 0;
 	std::unique_ptr<RequesterQp[]> qps;
 	std::unique_ptr<uint64_t[]> qp_sent;    // published to the responder at the end
+	std::unique_ptr<bool[]> qp_failed;
 	QpTable table;
 	SendChain chain;
 	PostChainFn post_chain = nullptr;       // chosen at setup for p.verb
@@ -74,6 +76,7 @@ struct Requester {
 	std::unique_ptr<void *[]> inflight_mem;
 	uint32_t inflight_mask = 0;
 	void *bufs[kMaxBatch];
+	Idler idler;                            // adaptive polling; inert when busy polling
 	RequesterCounters c;
 };
 

@@ -114,6 +114,9 @@ void check_final_memory(Responder *r)
 	const ResponderParams &p = r->p;
 	for (uint32_t qi = 0; qi < r->nqps; qi++) {
 		uint64_t sent = r->ctl->qp_sent[qi];
+		/* A failed QP executed an unknowable number of its unsignalled WRs. */
+		if (r->ctl->qp_failed && r->ctl->qp_failed[qi])
+			continue;
 		if (p.verb == Verb::write && p.verify) {
 			/* Slot k holds the last message s < sent with s % slots == k. */
 			uint64_t used = sent < p.slots ? sent : p.slots;
@@ -263,6 +266,7 @@ int responder_run(Responder *r)
 			if (verb_has_imm(p.verb) && lasts == r->nqps)
 				break;   // every QP's last message is in
 		}
+		r->idler.idle(n > 0);
 		if (n == 0) {
 			if (r->ctl->requester_done.load(std::memory_order_acquire)) {
 				if (!two_sided || all_arrived(r) || now - last_progress > p.drain_tsc)

@@ -9,6 +9,7 @@
 
 #include "conf/options.h"
 #include "engine/counters.h"
+#include "engine/idle.h"
 #include "engine/qp_table.h"
 #include "engine/run_control.h"
 #include "engine/srq_refill.h"
@@ -63,6 +64,7 @@ struct Responder {
 	std::unique_ptr<ResponderQp[]> qps;
 	QpTable table;
 	SrqRefill refill;
+	Idler idler;                             // adaptive polling; inert when busy polling
 	ResponderCounters c;
 };
 

@@ -9,6 +9,7 @@ namespace rp {
 struct alignas(64) RunControl {
 	std::atomic<bool> requester_done{false};   // requester: wo (release), responder/main: ro
 	const uint64_t *qp_sent = nullptr;         // per QP; requester writes before requester_done
+	const bool *qp_failed = nullptr;           // per QP, likewise: its state is unknowable
 	std::atomic<bool> abort{false};            // any lcore: wo on a fatal error, all: ro
 };
 

@@ -20,7 +20,7 @@ std::string errstr(const Device &dev, const char *what, int e)
 } // namespace
 
 int shared_io_context_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_cq_depth,
-			uint32_t srq_depth, SharedIOContext *io, std::string *err)
+			uint32_t srq_depth, bool with_channel, SharedIOContext *io, std::string *err)
 {
 	const ibv_device_attr &a = dev.dev_attr;
 	int ret;
@@ -34,12 +34,17 @@ int shared_io_context_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_
 		       std::to_string(a.max_srq_wr);
 		return -EINVAL;
 	}
-	io->send_cq = ibv_create_cq(dev.ctx, static_cast<int>(send_cq_depth), nullptr, nullptr, 0);
-	if (io->send_cq == nullptr) {
-		*err = errstr(dev, ("send CQ (" + std::to_string(send_cq_depth) + " entries)").c_str(), errno);
+	if (with_channel && (io->channel = ibv_create_comp_channel(dev.ctx)) == nullptr) {
+		*err = errstr(dev, "completion channel", errno);
 		return -errno;
 	}
-	io->recv_cq = ibv_create_cq(dev.ctx, static_cast<int>(recv_cq_depth), nullptr, nullptr, 0);
+	io->send_cq = ibv_create_cq(dev.ctx, static_cast<int>(send_cq_depth), nullptr, io->channel, 0);
+	if (io->send_cq == nullptr) {
+		ret = errno;
+		*err = errstr(dev, ("send CQ (" + std::to_string(send_cq_depth) + " entries)").c_str(), ret);
+		goto destroy_channel;
+	}
+	io->recv_cq = ibv_create_cq(dev.ctx, static_cast<int>(recv_cq_depth), nullptr, io->channel, 0);
 	if (io->recv_cq == nullptr) {
 		ret = errno;
 		*err = errstr(dev, ("receive CQ (" + std::to_string(recv_cq_depth) + " entries)").c_str(), ret);
@@ -67,6 +72,10 @@ destroy_recv_cq:
 destroy_send_cq:
 	ibv_destroy_cq(io->send_cq);
 	io->send_cq = nullptr;
+destroy_channel:
+	if (io->channel)
+		ibv_destroy_comp_channel(io->channel);
+	io->channel = nullptr;
 	return -ret;
 }
 
@@ -78,6 +87,8 @@ void shared_io_context_destroy(SharedIOContext *io)
 		ibv_destroy_cq(io->recv_cq);
 	if (io->send_cq)
 		ibv_destroy_cq(io->send_cq);
+	if (io->channel)
+		ibv_destroy_comp_channel(io->channel);
 	*io = SharedIOContext{};
 }
 

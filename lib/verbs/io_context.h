@@ -18,11 +18,13 @@ struct SharedIOContext {
 	uint32_t send_cq_depth = 0;
 	uint32_t recv_cq_depth = 0;
 	uint32_t srq_depth = 0;
+	ibv_comp_channel *channel = nullptr;   // adaptive polling: the CQs report here
 };
 
-/* srq_depth 0: no SRQ. Depths are checked against the device limits. */
+/* srq_depth 0: no SRQ. Depths are checked against the device limits. With
+ * `with_channel` the CQs share a new completion channel (for adaptive polling). */
 int shared_io_context_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_cq_depth,
-			uint32_t srq_depth, SharedIOContext *io, std::string *err);
+			uint32_t srq_depth, bool with_channel, SharedIOContext *io, std::string *err);
 void shared_io_context_destroy(SharedIOContext *io);
 
 struct QpOptions {

@@ -15,6 +15,17 @@ for verb in write_imm read fetch_add; do
 	# QPs 0, 1 and 3 sent and verified their 1000 each.
 	expect_eq "$verb: verified" "$(field "$out" 'messages verified' | cut -d' ' -f1)" 3000
 	expect_grep "$out" "^result: FAIL$"
+	# The failed QP's memory is not judged: only the completion error counts.
+	expect_eq "$verb: payload errors" "$(field "$out" 'payload errors')" 0
+	# Every outstanding WR of the failed QP comes back flushed (32: one chain).
+	expect_grep "$out" "^  requester completion errors: [0-9]+ x Work Request Flushed Error$"
+	# The flush of the failed QP's outstanding WRs fits the shared CQ: no overflow.
+	if grep -q "async event: .*CQ error" "$out"; then
+		echo "FAIL: $verb: the shared CQ overflowed (CQ error event)"
+		fails=$((fails + 1))
+	else
+		echo "ok: $verb: no CQ error event"
+	fi
 done
 rm -f "$out"
 finish

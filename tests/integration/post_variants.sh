@@ -27,6 +27,15 @@ check "fenced" 3000 -v write_imm --fence -b 8
 expect_grep "$out" "^  posting: +chained ibv_post_send, fenced chains$"
 check "rnr settings" 3000 -v send --rnr-retry 7 --min-rnr-timer 1
 
+# Adaptive polling: data still verified, and an idle responder (READ leaves it nothing
+# to do) really sleeps on its completion channel instead of spinning.
+check "adaptive read" 10000 -v read --poll adaptive
+expect_grep "$out" "^  polling: +adaptive"
+rsp_sleeps=$(sed -n 's/^  responder CPU: .*, \([0-9]*\) sleeps.*/\1/p' "$out")
+if [ "${rsp_sleeps:-0}" -gt 0 ]; then echo "ok: responder slept $rsp_sleeps times"; else echo "FAIL: responder never slept"; fails=$((fails + 1)); fi
+check "adaptive write_imm" 10000 -v write_imm --poll adaptive -Q 4
+check "adaptive send, wr" 10000 -v send --poll adaptive --post-api wr
+
 # What the probe found, and the notes for what rxe lacks.
 expect_grep "$out" "^rdmapipe: $DEV capabilities: cq_ex yes, timestamps no, cq moderation no, qp_ex yes, uc yes, max inline [0-9]+,"
 expect_grep "$out" "^rdmapipe: $DEV: no CQ moderation \(ibv_modify_cq: Operation not supported\)"
