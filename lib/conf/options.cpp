@@ -414,7 +414,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		o->signal_every = o->batch;
 	uint32_t unit = o->batch > o->signal_every ? o->batch : o->signal_every;
 	if (o->sq_depth == 0) {
-		uint64_t d = 4ull * unit;
+		uint64_t d = static_cast<uint64_t>(kSqDepthPerUnit) * unit;
 		o->sq_depth = d > kMaxSqDepth ? kMaxSqDepth : static_cast<uint32_t>(d);
 	}
 	/* A signalled WR every N frees SQ slots in steps of N: with less than 2N slots the

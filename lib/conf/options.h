@@ -16,6 +16,13 @@ inline constexpr uint32_t kMaxSqDepth = 1u << 15;
 
 inline constexpr uint32_t kMaxQps = 1024;           // QPs of one flow (all share one context)
 
+/* Default send-queue depth: this many chains (or signalling periods, whichever is
+ * longer). Selective signalling frees the queue in steps of signal_every, so the
+ * queue must hold two periods for the sender never to wait on an unasked completion. */
+inline constexpr uint32_t kSqDepthPerUnit = 4;
+static_assert(kSqDepthPerUnit >= 2, "send queue depth must cover two signalling periods");
+static_assert(kMaxSqDepth >= kSqDepthPerUnit * kMaxBatch, "the deepest default queue must be allowed");
+
 /* The verb a flow exercises. Two-sided verbs consume receives from the SRQ; one-sided
  * ones touch the responder's memory only. */
 enum class Verb : uint8_t {

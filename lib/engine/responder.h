@@ -26,6 +26,7 @@ namespace rp {
 inline constexpr uint32_t kRxPollBurst = 32;
 /* Credit writes in flight per QP; each is signalled so its source word is not reused early. */
 inline constexpr uint32_t kCreditRing = 4;
+static_assert(kRxPollBurst <= kMaxBatch, "SRQ refill chains are sized threshold + one poll burst");
 
 struct ResponderParams {
 	Verb verb;
