@@ -76,25 +76,31 @@ void retire(Requester *r, uint32_t qi, uint64_t upto)
 	r->c.completed += n;
 }
 
+/* Readies buffer b for message seq of QP qi and tracks it until its completion:
+ * the payload pattern for sends and writes, a poison value for what reads and atomics
+ * bring back. */
+template <Verb V>
+inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
+{
+	const uint32_t len = r->p.msg_bytes;
+	if constexpr (V == Verb::read)
+		memset(b, kPoisonByte, len);
+	else if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap)
+		memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
+	else
+		pattern_fill(b, len, msg_key(qi, seq));
+	if (qi == 0 && seq == r->p.corrupt_msg)
+		static_cast<unsigned char *>(b)[len / 2] ^= 0x5a;
+	r->qps[qi].inflight[seq & r->inflight_mask] = b;
+}
+
 /* Prepares n buffers of QP qi for messages q.sent.. and posts them as one chain. */
 template <Verb V>
 int post_chain(Requester *r, uint32_t qi, uint32_t n, bool ends)
 {
 	RequesterQp &q = r->qps[qi];
-	const uint32_t len = r->p.msg_bytes;
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t seq = q.sent + i;
-		void *b = r->bufs[i];
-		if constexpr (V == Verb::read)
-			memset(b, kPoisonByte, len);
-		else if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap)
-			memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
-		else
-			pattern_fill(b, len, msg_key(qi, seq));
-		if (qi == 0 && seq == r->p.corrupt_msg)
-			static_cast<unsigned char *>(b)[len / 2] ^= 0x5a;
-		q.inflight[seq & r->inflight_mask] = b;
-	}
+	for (uint32_t i = 0; i < n; i++)
+		prepare<V>(r, qi, q.sent + i, r->bufs[i]);
 	ibv_send_wr *bad = nullptr;
 	ibv_send_wr *head = r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, ends, q.remote);
 	int ret = r->ops->post_send(q.qp, head, &bad);
@@ -131,15 +137,7 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, bool ends)
 		uint64_t seq = q.sent + i;
 		void *b = r->bufs[i];
 		bool last = ends && i == n - 1;
-		if constexpr (V == Verb::read)
-			memset(b, kPoisonByte, len);
-		else if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap)
-			memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
-		else
-			pattern_fill(b, len, msg_key(qi, seq));
-		if (qi == 0 && seq == p.corrupt_msg)
-			static_cast<unsigned char *>(b)[len / 2] ^= 0x5a;
-		q.inflight[seq & r->inflight_mask] = b;
+		prepare<V>(r, qi, seq, b);
 
 		x->wr_id = seq;
 		x->wr_flags = (wr_signalled(seq, p.signal_every) || last ? IBV_SEND_SIGNALED : 0) |

@@ -94,15 +94,10 @@ int probe_caps(Device &dev, DeviceCaps *c, std::vector<std::string> *notes, std:
 		notes->push_back("no UC QPs");
 	}
 
-	/* The largest inline size a QP accepts; the provider reports what it granted. */
+	/* The largest inline size an RC QP accepts. */
 	for (uint32_t want : {1024u, 512u, 256u, 128u, 64u, 32u, 16u}) {
-		ibv_qp_init_attr a{};
-		a.send_cq = cq;
-		a.recv_cq = cq;
-		a.qp_type = IBV_QPT_RC;
-		a.cap = {1, 1, 1, 1, want};
-		if (ibv_qp *q = ibv_create_qp(dev.pd, &a)) {
-			c->max_inline = a.cap.max_inline_data >= want ? a.cap.max_inline_data : want;
+		if (ibv_qp *q = try_qp(dev, cq, IBV_QPT_RC, want)) {
+			c->max_inline = want;
 			ibv_destroy_qp(q);
 			break;
 		}

@@ -3,6 +3,7 @@
  * verb's result checks, and a completion error that stops only its QP. */
 #include "engine/pattern.h"
 #include "engine/requester.h"
+#include "eal_for_tests.h"
 #include "fake_verbs.h"
 
 #include <rte_eal.h>
@@ -237,13 +238,8 @@ void rejects_unsafe_sizing(void **)
 
 int main()
 {
-	char a0[] = "test_requester", a1[] = "--no-huge", a2[] = "--no-pci", a3[] = "--no-shconf", a4[] = "-m",
-	     a5[] = "64", a6[] = "-l", a7[] = "0", a8[] = "--log-level=lib.eal:error";
-	char *eal[] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, nullptr};
-	if (rte_eal_init(9, eal) < 0) {
-		fprintf(stderr, "test_requester: rte_eal_init failed\n");
+	if (!eal_for_tests("test_requester"))
 		return 1;
-	}
 	const CMUnitTest tests[] = {
 		cmocka_unit_test(sends_all_in_chains),
 		cmocka_unit_test(spreads_over_qps),

@@ -4,6 +4,7 @@
 #include "engine/pattern.h"
 #include "engine/responder.h"
 #include "engine/wr_chain.h"
+#include "eal_for_tests.h"
 #include "fake_verbs.h"
 
 #include <rte_eal.h>
@@ -309,13 +310,8 @@ void read_window_is_prefilled(void **)
 
 int main()
 {
-	char a0[] = "test_responder", a1[] = "--no-huge", a2[] = "--no-pci", a3[] = "--no-shconf", a4[] = "-m",
-	     a5[] = "64", a6[] = "-l", a7[] = "0", a8[] = "--log-level=lib.eal:error";
-	char *eal[] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, nullptr};
-	if (rte_eal_init(9, eal) < 0) {
-		fprintf(stderr, "test_responder: rte_eal_init failed\n");
+	if (!eal_for_tests("test_responder"))
 		return 1;
-	}
 	const CMUnitTest tests[] = {
 		cmocka_unit_test(write_imm_clean_run_two_qps),
 		cmocka_unit_test(send_buffers_are_checked_and_recycled),
