@@ -1,0 +1,320 @@
+#!/bin/bash
+# The part of tools/bench that runs beside the rxe devices (inside the soft-RoCE
+# VM, or on a host with rdma_rxe): every run of tools/bench.d/plan, round after
+# round, then the callgrind runs. It only runs things and records them; the host
+# side (tools/bench.d/report.py) parses the logs and writes the report.
+#
+#   inner.sh RUN_DIR      (called by tools/bench through tools/softroce)
+#
+# Environment: BENCH_ROUNDS, BENCH_QUICK (0/1), BENCH_CALLGRIND (0/1),
+# BENCH_BUDGET (seconds this script may take; runs that would not fit are recorded
+# as skipped), and tools/softroce's RXE_LOOP_DEV, RXE_LOOP_ADDR, RXE_LOOP_GID.
+#
+# RUN_DIR/manifest.tsv gets one line per run, written as soon as the run ends, so
+# a session cut short still leaves every finished run readable:
+#   round case id tool count rc wall_s cpu(user nice system idle iowait irq softirq steal) log cmd timeout_s
+# Output on stdout is one short progress line per run: the serial console that
+# carries it to the host is slow.
+set -uo pipefail
+
+dir=${1:?usage: inner.sh RUN_DIR}
+rounds=${BENCH_ROUNDS:-3}
+quick=${BENCH_QUICK:-0}
+callgrind=${BENCH_CALLGRIND:-1}
+budget=${BENCH_BUDGET:-1000}
+dev=${RXE_LOOP_DEV:?RXE_LOOP_DEV unset: run me through tools/softroce}
+gid=${RXE_LOOP_GID:?RXE_LOOP_GID unset: run me through tools/softroce}
+rdmapipe=build/app/rdmapipe/rdmapipe
+plan=tools/bench.d/plan
+manifest=$dir/manifest.tsv
+logs=$dir/logs
+
+[[ -x $rdmapipe ]] || { echo "bench: $rdmapipe is missing" >&2; exit 3; }
+[[ -r $plan ]] || { echo "bench: $plan is missing" >&2; exit 3; }
+mkdir -p "$logs" || exit 3
+: >"$manifest" || exit 3
+
+if ((quick)); then
+	declare -A count=([msg64]=12000 [big]=250 [atomic]=10000 [lat]=25000)
+	run_tmo=40 typical=4
+	cg_counts=(2000 4000)
+else
+	declare -A count=([msg64]=100000 [big]=2000 [atomic]=100000 [lat]=200000)
+	run_tmo=90 typical=10
+	cg_counts=(20000 40000)
+fi
+eal_run=(-l 0-1 --in-memory --no-pci --log-level=lib.eal:error)
+# valgrind cannot follow hugepage mappings; EAL then needs its own memory and no
+# shared config.
+eal_valgrind=(-l 0-1 --no-huge -m 512 --no-shconf --no-pci --log-level=lib.eal:error)
+port=18515
+failed=0
+tmo=
+
+# ---- facts about this machine, for the report ------------------------------
+{
+	echo "softroce_mode=${SOFTROCE:-unknown}"
+	echo "device=$dev"
+	echo "gid_index=$gid"
+	echo "addr=${RXE_LOOP_ADDR:-}"
+	echo "guest_kernel=$(uname -r)"
+	echo "guest_cpus=$(nproc)"
+	echo "guest_cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+	echo "guest_mem_kb=$(sed -n 's/^MemTotal:[[:space:]]*\([0-9]*\).*/\1/p' /proc/meminfo)"
+	echo "rdmapipe_version=$("$rdmapipe" --version 2>/dev/null | head -1)"
+	echo "device_mtu=$(ibv_devinfo -d "$dev" 2>/dev/null | sed -n 's/^[[:space:]]*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p' | head -1)"
+	echo "rounds=$rounds"
+	echo "quick=$quick"
+	for c in "${!count[@]}"; do echo "count_$c=${count[$c]}"; done
+	echo "callgrind_counts=${cg_counts[*]}"
+	echo "run_timeout=$run_tmo"
+} >"$dir/facts.guest" 2>/dev/null
+
+# ---- helpers ----------------------------------------------------------------
+cpu_now() { # -> cpu array: user nice system idle iowait irq softirq steal (jiffies)
+	local _ c
+	read -r _ c </proc/stat
+	read -r -a cpu <<<"$c"
+	cpu=("${cpu[@]:0:8}")
+}
+now() { t=${EPOCHREALTIME/,/.}; }
+
+# listening PORT: is a TCP socket listening on PORT? (reads /proc, no forks)
+listening() {
+	local hex f _ l st
+	printf -v hex '%04X' "$1"
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		[[ -r $f ]] || continue
+		while read -r _ l _ st _; do
+			[[ $l == *:"$hex" && $st == 0A ]] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
+# stop PID GRACE: wait up to GRACE seconds for PID to end, then kill it.
+stop() {
+	local pid=$1 i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+# fits NEED: does a run that normally takes about NEED seconds fit the budget?
+fits() { ((SECONDS + $1 <= budget)); }
+# bound MAX: a run's timeout, MAX or less so that the run is over (and recorded)
+# before the session's own bound cuts everything short.
+bound() {
+	local left=$((budget - SECONDS))
+	((left < 5)) && left=5
+	echo $(($1 < left ? $1 : left))
+}
+
+# record ROUND CASE ID TOOL COUNT RC WALL LOG CMD...
+record() {
+	local r=$1 c=$2 id=$3 tool=$4 n=$5 rc=$6 wall=$7 log=$8
+	shift 8
+	local j d=()
+	for j in 0 1 2 3 4 5 6 7; do d+=($((cpu[j] - cpu0[j]))); done
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$c" "$id" "$tool" "$n" "$rc" \
+		"$wall" "${d[*]}" "$log" "$*" "${tmo:-}" >>"$manifest"
+	tmo=
+}
+
+# progress LINE-PREFIX LOG: one line with the figure the report will use.
+progress() {
+	local fig
+	fig=$(awk '
+		/message rate:/ {mr=$3} /throughput:/ {tp=$2}
+		/^result:/ {res=$2}
+		/MsgRate\[Mpps\]/ {bw=1; next}
+		bw && NF>=5 && $1 ~ /^[0-9]+$/ {printf "%s Mpps, %s MiB/s", $5, $4; bw=0; found=1}
+		/t_typical/ {lat=1; next}
+		lat && NF>=9 && $1 ~ /^[0-9]+$/ {printf "typical %s us p99 %s us", $5, $8; lat=0; found=1}
+		END {if (!found && mr != "") printf "%s Mmsg/s, %s Gbit/s, %s", mr, tp, res}' "$1" 2>/dev/null)
+	echo "$2 ${fig:-no figure}"
+}
+
+# perftest ROUND CASE ID COUNT BIN ARGS...: server, then client, both bounded.
+perftest() {
+	local r=$1 c=$2 id=$3 n=$4 bin=$5
+	shift 5
+	local args=("$@" -n "$n" -F -d "$dev" -x "$gid")
+	local log=$logs/r$r-$id t t0 srv rc i
+	tmo=$(bound "$run_tmo") # global: record() reports it
+	port=$((port + 1))
+	args+=(-p "$port")
+	cpu_now
+	cpu0=("${cpu[@]}")
+	now
+	t0=$t
+	# Line-buffered, so a run killed by its timeout still shows how far it got.
+	timeout -k 5 "$tmo" stdbuf -oL "$bin" "${args[@]}" >"$log.srv" 2>&1 &
+	srv=$!
+	# Wait (bounded) for the server's TCP listener; a fixed sleep is too short
+	# when the guest is slow and wasteful when it is not.
+	for ((i = 0; i < 100; i++)); do
+		listening "$port" && break
+		kill -0 "$srv" 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep 0.2
+	timeout -k 5 "$tmo" stdbuf -oL "$bin" "${args[@]}" 127.0.0.1 >"$log.cli" 2>&1
+	rc=$?
+	# The server ends by itself after a good run; after a failed client it
+	# would wait forever.
+	stop "$srv" 10
+	now
+	cpu_now
+	record "$r" "$c" "$id" perftest "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
+		"$log.cli" "$bin ${args[*]} 127.0.0.1"
+	((rc == 0)) || failed=$((failed + 1))
+	progress "$log.cli" "r$r $id rc=$rc:"
+}
+
+# rdmapipe ROUND CASE ID COUNT ARGS...
+rdmapipe() {
+	local r=$1 c=$2 id=$3 n=$4
+	shift 4
+	local cmd=("$rdmapipe" "${eal_run[@]}" -- "$@" -d "$dev" -n "$n" -q)
+	local log=$logs/r$r-$id.out t t0 rc
+	cpu_now
+	cpu0=("${cpu[@]}")
+	now
+	t0=$t
+	tmo=$(bound "$run_tmo")
+	timeout -k 5 "$tmo" stdbuf -oL "${cmd[@]}" >"$log" 2>&1
+	rc=$?
+	now
+	cpu_now
+	record "$r" "$c" "$id" rdmapipe "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
+		"$log" "${cmd[*]}"
+	((rc == 0)) || failed=$((failed + 1))
+	progress "$log" "r$r $id rc=$rc:"
+}
+
+skip() { # ROUND CASE ID TOOL COUNT
+	cpu_now
+	cpu0=("${cpu[@]}")
+	record "$1" "$2" "$3" "$4" "$5" skipped 0 - "(not run: time budget used up)"
+	failed=$((failed + 1))
+	echo "r$1 $3: skipped (time budget used up)"
+}
+
+# ---- warm-up, not recorded ------------------------------------------------------
+# The first DPDK and perftest start-up in a fresh guest reads every library over
+# 9p and faults in the first hugepages (one first rdmapipe run took 26 s where
+# the later ones took 2-5 s). Pay for that here, so that round 1 is like the others.
+warm=$logs/warmup
+timeout -k 5 120 "$rdmapipe" "${eal_run[@]}" -- -d "$dev" -n 1000 -q >"$warm-rdmapipe.out" 2>&1 ||
+	echo "bench: warm-up rdmapipe run failed (status $?, log $warm-rdmapipe.out)"
+port=$((port + 1))
+timeout -k 5 60 ib_write_bw -n 1000 -F -d "$dev" -x "$gid" -p "$port" >"$warm-perftest.srv" 2>&1 &
+srv=$!
+for ((i = 0; i < 100; i++)); do
+	listening "$port" && break
+	kill -0 "$srv" 2>/dev/null || break
+	sleep 0.1
+done
+sleep 0.2
+timeout -k 5 60 ib_write_bw -n 1000 -F -d "$dev" -x "$gid" -p "$port" 127.0.0.1 >"$warm-perftest.cli" 2>&1 ||
+	echo "bench: warm-up ib_write_bw run failed (log $warm-perftest.cli)"
+stop "$srv" 10
+echo "bench: warm-up done at $SECONDS s"
+
+# ---- the rounds ---------------------------------------------------------------
+mapfile -t lines < <(grep -v '^[[:space:]]*\(#\|$\)' "$plan")
+for ((r = 1; r <= rounds; r++)); do
+	for line in "${lines[@]}"; do
+		read -r -a f <<<"$line"
+		c=${f[0]} id=${f[1]} tool=${f[2]} n=${count[${f[3]}]:-}
+		[[ -n $n ]] || { echo "bench: $plan: unknown count class ${f[3]}" >&2; exit 3; }
+		# Leave room for the callgrind runs: they come last and take longest.
+		reserve=0
+		((callgrind)) && reserve=$((quick ? 200 : 400))
+		if ! fits $((typical + reserve)); then
+			skip "$r" "$c" "$id" "$tool" "$n"
+			continue
+		fi
+		case $tool in
+		perftest) perftest "$r" "$c" "$id" "$n" "${f[@]:4}" ;;
+		rdmapipe) rdmapipe "$r" "$c" "$id" "$n" "${f[@]:4}" ;;
+		*) echo "bench: $plan: unknown tool $tool" >&2; exit 3 ;;
+		esac
+	done
+done
+
+# ---- callgrind: user-space instructions per message ---------------------------
+# Two message counts per program: Ir(n) / n is the figure asked for (startup
+# included); (Ir(2n) - Ir(n)) / n is the per-message cost without startup.
+cg_rdmapipe() { # N
+	local n=$1 log=$logs/cg-rdmapipe-$1 t t0 rc
+	local cmd=(valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="$log.callgrind"
+		"$rdmapipe" "${eal_valgrind[@]}" -- -v write_imm -s 64 -d "$dev" -n "$n" -q)
+	cpu_now
+	cpu0=("${cpu[@]}")
+	now
+	t0=$t
+	tmo=$(bound $((quick ? 400 : 600)))
+	timeout -k 10 "$tmo" "${cmd[@]}" >"$log.out" 2>&1
+	rc=$?
+	now
+	cpu_now
+	record cg callgrind cg-rdmapipe rdmapipe "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
+		"$log.out" "${cmd[*]}"
+	((rc == 0)) || failed=$((failed + 1))
+	echo "callgrind rdmapipe -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir"
+}
+cg_perftest() { # N
+	local n=$1 log=$logs/cg-ib_write_bw-$1 t t0 rc srv i
+	port=$((port + 1))
+	local args=(-s 64 -n "$n" -F -d "$dev" -x "$gid" -p "$port")
+	local cmd=(valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="$log.callgrind"
+		ib_write_bw "${args[@]}" 127.0.0.1)
+	cpu_now
+	cpu0=("${cpu[@]}")
+	now
+	t0=$t
+	timeout -k 5 "$(bound 400)" ib_write_bw "${args[@]}" >"$log.srv" 2>&1 &
+	srv=$!
+	for ((i = 0; i < 100; i++)); do
+		listening "$port" && break
+		kill -0 "$srv" 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep 0.2
+	tmo=$(bound 300)
+	timeout -k 10 "$tmo" "${cmd[@]}" >"$log.out" 2>&1
+	rc=$?
+	stop "$srv" 10
+	now
+	cpu_now
+	record cg callgrind cg-ib_write_bw perftest "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
+		"$log.out" "${cmd[*]}"
+	((rc == 0)) || failed=$((failed + 1))
+	echo "callgrind ib_write_bw -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir"
+}
+
+if ((callgrind)); then
+	if ! command -v valgrind >/dev/null; then
+		echo "bench: valgrind is not installed: no callgrind figures" >&2
+		for n in "${cg_counts[@]}"; do
+			record cg callgrind cg-rdmapipe rdmapipe "$n" novalgrind 0 - "(valgrind not installed)"
+			record cg callgrind cg-ib_write_bw perftest "$n" novalgrind 0 - "(valgrind not installed)"
+		done
+		failed=$((failed + 1))
+	else
+		# Expected guest time: rdmapipe ~90 s at 20000 (most of it EAL start-up
+		# under valgrind), ~130 s at 40000; ib_write_bw 15-25 s.
+		for n in "${cg_counts[@]}"; do
+			if fits $((quick ? 25 : 40)); then cg_perftest "$n"; else skip cg callgrind cg-ib_write_bw perftest "$n"; fi
+			if fits $((quick ? 90 : 150)); then cg_rdmapipe "$n"; else skip cg callgrind cg-rdmapipe rdmapipe "$n"; fi
+		done
+	fi
+fi
+
+echo "bench: guest part done in $SECONDS s, $failed run(s) failed or skipped"
+((failed == 0))
