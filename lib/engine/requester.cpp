@@ -94,6 +94,12 @@ inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 	r->qps[qi].inflight[seq & r->inflight_mask] = b;
 }
 
+inline void count_sent(Requester *r, RequesterQp &q, uint32_t n)
+{
+	q.sent += n;
+	r->c.sent += n;
+}
+
 /* Prepares n buffers of QP qi for messages q.sent.. and posts them as one chain. */
 template <Verb V>
 int post_chain(Requester *r, uint32_t qi, uint32_t n, bool ends)
@@ -112,13 +118,11 @@ int post_chain(Requester *r, uint32_t qi, uint32_t n, bool ends)
 		for (ibv_send_wr *x = head; x != bad && ok < n; x = x->next)
 			ok++;
 		rte_mempool_put_bulk(r->pool, r->bufs + ok, n - ok);
-		q.sent += ok;
-		r->c.sent += ok;
+		count_sent(r, q, ok);
 		r->c.post_errors++;
 		return -ret;
 	}
-	q.sent += n;
-	r->c.sent += n;
+	count_sent(r, q, n);
 	return 0;
 }
 
@@ -173,8 +177,7 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, bool ends)
 		r->c.post_errors++;
 		return -ret;
 	}
-	q.sent += n;
-	r->c.sent += n;
+	count_sent(r, q, n);
 	return 0;
 }
 

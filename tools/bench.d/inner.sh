@@ -92,6 +92,18 @@ listening() {
 	return 1
 }
 
+# Waits (bounded, 10 s) for a perftest server's TCP listener on PORT, or for the
+# server PID to die; a fixed sleep is too short when the guest is slow.
+wait_listening() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		listening "$1" && break
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep 0.2
+}
+
 # stop PID GRACE: wait up to GRACE seconds for PID to end, then kill it.
 stop() {
 	local pid=$1 i
@@ -154,14 +166,7 @@ perftest() {
 	# Line-buffered, so a run killed by its timeout still shows how far it got.
 	timeout -k 5 "$tmo" stdbuf -oL "$bin" "${args[@]}" >"$log.srv" 2>&1 &
 	srv=$!
-	# Wait (bounded) for the server's TCP listener; a fixed sleep is too short
-	# when the guest is slow and wasteful when it is not.
-	for ((i = 0; i < 100; i++)); do
-		listening "$port" && break
-		kill -0 "$srv" 2>/dev/null || break
-		sleep 0.1
-	done
-	sleep 0.2
+	wait_listening "$port" "$srv"
 	timeout -k 5 "$tmo" stdbuf -oL "$bin" "${args[@]}" 127.0.0.1 >"$log.cli" 2>&1
 	rc=$?
 	# The server ends by itself after a good run; after a failed client it
@@ -214,12 +219,7 @@ timeout -k 5 120 "$rdmapipe" "${eal_run[@]}" -- -d "$dev" -n 1000 -q >"$warm-rdm
 port=$((port + 1))
 timeout -k 5 60 ib_write_bw -n 1000 -F -d "$dev" -x "$gid" -p "$port" >"$warm-perftest.srv" 2>&1 &
 srv=$!
-for ((i = 0; i < 100; i++)); do
-	listening "$port" && break
-	kill -0 "$srv" 2>/dev/null || break
-	sleep 0.1
-done
-sleep 0.2
+wait_listening "$port" "$srv"
 timeout -k 5 60 ib_write_bw -n 1000 -F -d "$dev" -x "$gid" -p "$port" 127.0.0.1 >"$warm-perftest.cli" 2>&1 ||
 	echo "bench: warm-up ib_write_bw run failed (log $warm-perftest.cli)"
 stop "$srv" 10
@@ -280,12 +280,7 @@ cg_perftest() { # N
 	t0=$t
 	timeout -k 5 "$(bound 400)" ib_write_bw "${args[@]}" >"$log.srv" 2>&1 &
 	srv=$!
-	for ((i = 0; i < 100; i++)); do
-		listening "$port" && break
-		kill -0 "$srv" 2>/dev/null || break
-		sleep 0.1
-	done
-	sleep 0.2
+	wait_listening "$port" "$srv"
 	tmo=$(bound 300)
 	timeout -k 10 "$tmo" "${cmd[@]}" >"$log.out" 2>&1
 	rc=$?
