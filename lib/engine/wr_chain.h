@@ -125,8 +125,6 @@ public:
 		entries_[n - 1].wr.next = n < batch_ ? &entries_[n].wr : nullptr;
 	}
 
-	uint32_t batch() const { return batch_; }
-
 private:
 	std::unique_ptr<Entry[]> entries_;
 	uint32_t batch_ = 0;
