@@ -185,10 +185,13 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 	printf("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", q.post_calls,
 	       q.post_calls ? static_cast<double>(q.sent) / static_cast<double>(q.post_calls) : 0.0);
 	if (two_sided) {
-		printf("  srq posts:           %" PRIu64 "\n", v.srq_post_calls);
+		printf("  srq posts:           %" PRIu64 " (%" PRIu64 " cut short by an empty receive pool)\n",
+		       v.srq_post_calls, r.rsp.refill.buffer_shortfalls());
 		printf("  credit writes:       %" PRIu64 "\n", v.credit_writes);
 		printf("  sequence errors:     %" PRIu64 "\n", v.sequence_errors);
 		printf("  length errors:       %" PRIu64 "\n", v.length_errors);
+		printf("  unexpected opcodes:  %" PRIu64 "\n", v.unexpected_opcodes);
+		printf("  unknown QPs:         %" PRIu64 "\n", v.unknown_qps);
 	}
 	printf("  payload errors:      %" PRIu64 "\n", data_errors);
 	printf("  completion errors:   %" PRIu64 "\n", completion_errors);

@@ -16,6 +16,9 @@ expect_eq "payload errors" "$(field "$out" 'payload errors')" 0
 expect_eq "completion errors" "$(field "$out" 'completion errors')" 0
 expect_eq "lost messages" "$(field "$out" 'lost messages')" 0
 expect_eq "failed QPs" "$(field "$out" 'failed QPs')" 0
+expect_eq "unexpected opcodes" "$(field "$out" 'unexpected opcodes')" 0
+expect_eq "unknown QPs" "$(field "$out" 'unknown QPs')" 0
+expect_grep "$out" "^  srq posts: +[0-9]+ \(0 cut short by an empty receive pool\)$"
 # 20000 / 32 = 625 chains, each one ibv_post_send.
 expect_eq "send posts" "$(field "$out" 'send posts')" "625 (32.0 WRs per ibv_post_send)"
 expect_grep "$out" "^  device: +$DEV port 1, GID index [0-9]+"

@@ -236,6 +236,35 @@ void unknown_qp_is_counted(void **)
 	assert_int_equal(g.r.c.unknown_qps, 1);
 }
 
+void unexpected_opcode_is_counted(void **)
+{
+	/* A plain receive on a WRITE_WITH_IMM flow: counted, not verified, the run fails. */
+	Rig g(rp::Verb::write_imm);
+	g.arrive(0, false);
+	fake::nic().recv_cq.back().opcode = IBV_WC_RECV;
+	g.arrive(0, true);
+	assert_int_equal(rp::responder_run(&g.r), -1);
+	assert_int_equal(g.r.c.unexpected_opcodes, 1);
+	assert_int_equal(g.r.c.verified, 1);
+	assert_int_equal(g.r.c.first_bad_seq, 0);
+}
+
+void refill_cut_short_by_empty_pool(void **)
+{
+	/* SEND receives need pool buffers: while checked messages hold them, a refill posts
+	 * nothing, counts the shortfall and leaves the receives missing for the next try. */
+	Rig g(rp::Verb::send);
+	std::vector<void *> held(64 - g.r.refill.posted());
+	assert_int_equal(rte_mempool_get_bulk(g.pool, held.data(), static_cast<unsigned>(held.size())), 0);
+	g.r.refill.consumed(5);
+	assert_int_equal(g.r.refill.refill(fake::kOps, nullptr), 0);
+	assert_int_equal(g.r.refill.buffer_shortfalls(), 1);
+	assert_int_equal(g.r.refill.missing(), 5);
+	rte_mempool_put_bulk(g.pool, held.data(), static_cast<unsigned>(held.size()));
+	assert_int_equal(g.r.refill.refill(fake::kOps, nullptr), 5);
+	assert_int_equal(g.r.refill.missing(), 0);
+}
+
 void stall_ends_the_run(void **)
 {
 	Rig g(rp::Verb::write_imm);
@@ -320,6 +349,8 @@ int main()
 		cmocka_unit_test(sequence_gap_is_caught),
 		cmocka_unit_test(completion_error_fails_its_qp_only),
 		cmocka_unit_test(unknown_qp_is_counted),
+		cmocka_unit_test(unexpected_opcode_is_counted),
+		cmocka_unit_test(refill_cut_short_by_empty_pool),
 		cmocka_unit_test(stall_ends_the_run),
 		cmocka_unit_test(requester_gave_up_early),
 		cmocka_unit_test(write_final_window_is_checked),
