@@ -1,5 +1,7 @@
 #include "loopback.h"
 
+#include "common.h"
+
 #include "engine/requester.h"
 #include "engine/responder.h"
 #include "verbs/async_events.h"
@@ -31,8 +33,6 @@ namespace rp {
 
 namespace {
 
-std::atomic<RunControl *> g_running{nullptr};
-
 struct Roles {
 	Requester req;
 	Responder rsp;
@@ -43,13 +43,6 @@ struct Roles {
 	int rsp_rc = -1;
 	double req_cpu_s = 0, rsp_cpu_s = 0;   // CPU time each role's thread used
 };
-
-double thread_cpu_s()
-{
-	timespec t{};
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
 
 int requester_lcore(void *arg)
 {
@@ -103,35 +96,6 @@ struct Setup {
 	}
 };
 
-double tsc_to_s(uint64_t t)
-{
-	return static_cast<double>(t) / static_cast<double>(rte_get_tsc_hz());
-}
-
-void print_wc_errors(const char *who, const WcErrorCounts &e)
-{
-	if (e.total == 0)
-		return;
-	for (unsigned s = 0; s < kWcStatusCount; s++)
-		if (e.by_status[s])
-			printf("  %s completion errors: %" PRIu64 " x %s\n", who, e.by_status[s],
-			       ibv_wc_status_str(static_cast<ibv_wc_status>(s)));
-	printf("  %s first error:  %s (opcode %u, wr_id %" PRIu64 ")\n", who,
-	       ibv_wc_status_str(static_cast<ibv_wc_status>(e.first_status)), e.first_opcode, e.first_wr_id);
-}
-
-unsigned pool_cache(unsigned n, uint32_t batch)
-{
-	unsigned cache = batch * 2 > RTE_MEMPOOL_CACHE_MAX_SIZE ? RTE_MEMPOOL_CACHE_MAX_SIZE : batch * 2;
-	return cache * 3 / 2 > n ? 0 : cache;
-}
-
-rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_t batch)
-{
-	return rte_mempool_create(name, n, elt_bytes, pool_cache(n, batch), 0, nullptr, nullptr, nullptr, nullptr,
-				  static_cast<int>(rte_socket_id()), 0);
-}
-
 int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 {
 	const RequesterCounters &q = r.req.c;
@@ -162,6 +126,7 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 	printf("  verb:                %s, %u B, %u QP%s, batch %u, signal every %u, send queue %u, window %u\n",
 	       verb_opcode_name(o.verb), o.msg_bytes, o.qps, o.qps > 1 ? "s" : "", o.batch, o.signal_every,
 	       o.sq_depth, o.slots);
+	printf("  completions:         %s\n", cq_ops_str(r.req.ops));
 	printf("  posting:             %s%s%s\n",
 	       r.req.p.post_api == PostApi::wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
 	       o.inline_send ? ", inline" : "", o.fence ? ", fenced chains" : "");
@@ -210,12 +175,7 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 		else
 			printf("  first bad message:   QP %u seq %" PRIu64 "\n", qp, seq);
 	}
-	uint64_t nevents = 0;
-	for (unsigned t = 0; t < kAsyncEventTypes; t++)
-		nevents += s.async.counts[t].load();
-	printf("  async events:        %" PRIu64 "\n", nevents);
-	for (uint32_t i = 0; i < s.async.kept.load(std::memory_order_acquire); i++)
-		printf("  async event:         %s\n", s.async.lines[i]);
+	print_async_events(s.async);
 	print_wc_errors("requester", q.wc_errors);
 	print_wc_errors("responder", v.wc_errors);
 	if (q.fail_reason)
@@ -240,20 +200,7 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 	return pass ? kExitOk : kExitRunFailed;
 }
 
-int setup_error(const std::string &err)
-{
-	fprintf(stderr, "rdmapipe: %s\n", err.c_str());
-	return kExitSetup;
-}
-
 } // namespace
-
-void request_stop()
-{
-	RunControl *c = g_running.load();
-	if (c)
-		c->abort.store(true);
-}
 
 int run_loopback(const RunOptions &o)
 {
@@ -269,29 +216,13 @@ int run_loopback(const RunOptions &o)
 		return kExitUsage;
 	}
 
-	std::string names, why, err;
-	if (count_devices(&names, &why) == 0) {
-		fprintf(stderr, "rdmapipe: no RDMA device: %s.\n"
-				"  No RDMA hardware? Run on soft-RoCE: tools/softroce -- rdmapipe ... "
-				"(boots a VM with rdma_rxe where the kernel has none; see README.md)\n",
-			why.c_str());
-		return kExitSetup;
-	}
-
+	std::string err;
 	Setup s;
-	if (device_open(&s.dev, o.device, o.port, o.gid_index, &err) != 0)
-		return setup_error(err);
+	DeviceCaps caps;
+	if (int rc = open_device(o, &s.dev, &caps); rc != kExitOk)
+		return rc;
 	const Verb verb = o.verb;
 	const bool two_sided = verb_consumes_receive(verb);
-	DeviceCaps caps;
-	std::vector<std::string> notes;
-	if (probe_caps(s.dev, &caps, &notes, &err) != 0)
-		return setup_error(err);
-	if (!o.quiet) {
-		printf("rdmapipe: %s capabilities: %s\n", s.dev.name.c_str(), caps_str(caps).c_str());
-		for (const std::string &n : notes)
-			printf("rdmapipe: %s: %s\n", s.dev.name.c_str(), n.c_str());
-	}
 	if (verb_is_atomic(verb) && caps.atomics == IBV_ATOMIC_NONE)
 		return setup_error(s.dev.name + ": " + verb_name(verb) + " needs atomics, and the device has none (atomic_cap NONE)");
 	if (o.inline_send && o.msg_bytes > caps.max_inline) {
@@ -304,6 +235,9 @@ int run_loopback(const RunOptions &o)
 	if (o.post_api == PostApi::wr && !caps.qp_ex)
 		printf("rdmapipe: %s has no ibv_qp_ex send ops: --post-api wr falls back to classic\n",
 		       s.dev.name.c_str());
+
+	const VerbsOps *ops = pick_cq_ops(o, s.dev, caps);
+	const bool use_cq_ex = ops != &kIbvOps;
 
 	if (async_watch_start(&s.async, s.dev.ctx, &err) != 0)
 		return setup_error(s.dev.name + ": " + err);
@@ -373,9 +307,10 @@ int run_loopback(const RunOptions &o)
 
 	/* One SharedIOContext's worth of objects per role: a send CQ and a receive CQ shared
 	 * by all its QPs, and on the responder the SRQ. */
-	if (shared_io_context_create(s.dev, static_cast<uint32_t>(req_cq), 1, 0, o.adaptive_poll, &s.req_io, &err) != 0 ||
+	if (shared_io_context_create(s.dev, static_cast<uint32_t>(req_cq), 1, 0, o.adaptive_poll, use_cq_ex, &s.req_io,
+				     &err) != 0 ||
 	    shared_io_context_create(s.dev, static_cast<uint32_t>(rsp_send_cq), static_cast<uint32_t>(rsp_recv_cq),
-				srq_depth, o.adaptive_poll, &s.rsp_io, &err) != 0)
+				srq_depth, o.adaptive_poll, use_cq_ex, &s.rsp_io, &err) != 0)
 		return setup_error(err);
 	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
 	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
@@ -398,6 +333,7 @@ int run_loopback(const RunOptions &o)
 	uint64_t hz = rte_get_tsc_hz();
 	uint64_t stall_tsc = static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz));
 	Requester &q = r->req;
+	q.ops = ops;
 	q.send_cq = s.req_io.send_cq;
 	q.pool = s.tx_pool;
 	q.mrs = &s.tx_mrs;
@@ -429,6 +365,7 @@ int run_loopback(const RunOptions &o)
 	q.idler.cqs[0] = s.req_io.send_cq;
 
 	Responder &v = r->rsp;
+	v.ops = ops;
 	v.recv_cq = s.rsp_io.recv_cq;
 	v.send_cq = s.rsp_io.send_cq;
 	v.srq = s.rsp_io.srq;
@@ -481,7 +418,7 @@ int run_loopback(const RunOptions &o)
 		       o.duration_s > 0 ? (std::to_string(o.duration_s) + " s").c_str()
 					: (std::to_string(o.messages) + " messages").c_str());
 	fflush(stdout);
-	g_running.store(&r->ctl);
+	set_running(&r->ctl);
 	if (!main_responds)
 		rte_eal_remote_launch(responder_lcore, r.get(), workers[0]);
 	rte_eal_remote_launch(requester_lcore, r.get(), req_lc);
@@ -496,7 +433,7 @@ int run_loopback(const RunOptions &o)
 	if (r->rsp_rc != 0 && !r->requester_finished.load(std::memory_order_acquire))
 		r->ctl.abort.store(true);
 	rte_eal_mp_wait_lcore();
-	g_running.store(nullptr);
+	set_running(nullptr);
 	/* Events raised by the run's last moments (a QP going to error) arrive within a
 	 * poll period of the watcher. */
 	usleep(100000);

@@ -1,6 +1,7 @@
 /* rdmapipe: EAL arguments, then ours after "--". The only place that exits. */
 #include "conf/options.h"
 #include "loopback.h"
+#include "pingpong.h"
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -87,7 +88,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	int rc = rp::run_loopback(opts);
+	int rc = opts.mode == rp::Mode::pingpong ? rp::run_pingpong(opts) : rp::run_loopback(opts);
 	rte_eal_cleanup();
 	return rc;
 }

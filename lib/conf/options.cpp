@@ -26,6 +26,8 @@ enum LongOnly {
 	OPT_RNR_RETRY,
 	OPT_MIN_RNR_TIMER,
 	OPT_POLL,
+	OPT_CQ_API,
+	OPT_PINGPONG,
 };
 
 struct VerbName {
@@ -48,6 +50,8 @@ const struct option kLongOpts[] = {
 	{"qps", required_argument, nullptr, 'Q'},
 	{"inject-bad-rkey", required_argument, nullptr, OPT_BAD_RKEY},
 	{"post-api", required_argument, nullptr, OPT_POST_API},
+	{"cq-api", required_argument, nullptr, OPT_CQ_API},
+	{"pingpong", no_argument, nullptr, OPT_PINGPONG},
 	{"inline", no_argument, nullptr, OPT_INLINE},
 	{"fence", no_argument, nullptr, OPT_FENCE},
 	{"poll", required_argument, nullptr, OPT_POLL},
@@ -176,6 +180,12 @@ const char *options_usage()
 "                           ibv_wr_start ... ibv_wr_complete, where the device has it\n"
 "      --inline             send payloads inline (send and write verbs, up to the device's max)\n"
 "      --fence              IBV_SEND_FENCE on the first WR of each chain\n"
+"      --cq-api API         classic: ibv_poll_cq into an array (default); ex: extended CQs,\n"
+"                           ibv_start_poll / ibv_next_poll, where the device has them\n"
+"      --pingpong           latency: one message in flight, echoed back by the responder;\n"
+"                           reports half round-trip percentiles like ib_send_lat (verb send\n"
+"                           or send_imm, 1 QP, default 2 B and 100000 iterations, inline\n"
+"                           where the device allows)\n"
 "      --poll MODE          busy (default): poll without pause; adaptive: after a run of\n"
 "                           empty polls, arm the CQs and sleep on a completion channel\n"
 "      --rnr-retry N        RNR retries, 0..7 (7 = forever, default)\n"
@@ -200,7 +210,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	*o = RunOptions{};
 	optind = 0;   // full re-initialisation (GNU), so the parser can run more than once
 	opterr = 0;   // we report errors ourselves, naming the option
-	bool have_messages = false, have_size = false, have_slots = false;
+	bool have_messages = false, have_size = false, have_slots = false, have_verb = false, have_qps = false;
 	int c;
 	uint64_t v;
 	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:qhV", kLongOpts, nullptr)) != -1) {
@@ -212,6 +222,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				       "' is not one of send, send_imm, write, write_imm, read, fetch_add, cmp_swap";
 				return ParseResult::error;
 			}
+			have_verb = true;
 			break;
 		case 'Q':
 			if (!parse_u64(a, 1, kMaxQps, &v)) {
@@ -219,6 +230,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				return ParseResult::error;
 			}
 			o->qps = static_cast<uint32_t>(v);
+			have_qps = true;
 			break;
 		case OPT_POST_API:
 			if (strcmp(a, "classic") == 0)
@@ -229,6 +241,19 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				*err = std::string("--post-api: '") + a + "' is not classic or wr";
 				return ParseResult::error;
 			}
+			break;
+		case OPT_CQ_API:
+			if (strcmp(a, "classic") == 0)
+				o->cq_api = CqApi::classic;
+			else if (strcmp(a, "ex") == 0)
+				o->cq_api = CqApi::ex;
+			else {
+				*err = std::string("--cq-api: '") + a + "' is not classic or ex";
+				return ParseResult::error;
+			}
+			break;
+		case OPT_PINGPONG:
+			o->mode = Mode::pingpong;
 			break;
 		case OPT_POLL:
 			if (strcmp(a, "busy") == 0)
@@ -383,6 +408,29 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	}
 
 	/* Cross-checks and derived defaults. */
+	if (o->mode == Mode::pingpong) {
+		/* Latency of one message at a time, echoed back: ib_send_lat's measurement. */
+		if (!have_verb)
+			o->verb = Verb::send;
+		if (o->verb != Verb::send && o->verb != Verb::send_imm) {
+			*err = std::string("--pingpong: ") + verb_name(o->verb) +
+			       " is not echoed; ping-pong uses send or send_imm";
+			return ParseResult::error;
+		}
+		if (have_qps && o->qps != 1) {
+			*err = "--pingpong: one QP carries the ping-pong (--qps " + std::to_string(o->qps) + ")";
+			return ParseResult::error;
+		}
+		if (o->duration_s > 0) {
+			*err = "--pingpong: give --messages (iterations), not --duration";
+			return ParseResult::error;
+		}
+		if (!have_size)
+			o->msg_bytes = kDefaultPingPongBytes;
+		if (!have_messages)
+			o->messages = kDefaultPingPongIterations;
+		have_messages = true;
+	}
 	if (verb_is_atomic(o->verb)) {
 		if (have_size && o->msg_bytes != 8) {
 			*err = std::string("--size ") + std::to_string(o->msg_bytes) + ": " + verb_name(o->verb) +

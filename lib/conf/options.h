@@ -50,7 +50,22 @@ enum class PostApi : uint8_t {
 	wr,
 };
 
+/* How completions are read: ibv_poll_cq into an array, or the extended CQ's
+ * ibv_start_poll / ibv_next_poll / ibv_end_poll (chosen once at setup). */
+enum class CqApi : uint8_t {
+	classic,
+	ex,
+};
+
+/* What the run measures: message rate (chains of messages in flight) or ping-pong
+ * latency (one message in flight, echoed back by the responder). */
+enum class Mode : uint8_t {
+	rate,
+	pingpong,
+};
+
 struct RunOptions {
+	Mode mode = Mode::rate;
 	Verb verb = Verb::write_imm;
 	uint32_t qps = 1;               // QPs in the flow, messages spread round-robin
 	std::string device;             // empty: first device found
@@ -68,6 +83,7 @@ struct RunOptions {
 	uint64_t corrupt_msg = UINT64_MAX; // test hook: flip one byte of this message (0-based)
 	int bad_rkey_qp = -1;           // test hook: this QP posts with a wrong rkey
 	PostApi post_api = PostApi::classic;
+	CqApi cq_api = CqApi::classic;
 	bool inline_send = false;       // IBV_SEND_INLINE (sends and writes up to the device's max)
 	bool fence = false;             // IBV_SEND_FENCE on the first WR of every chain
 	bool adaptive_poll = false;     // sleep on a completion channel after a run of empty polls
@@ -78,6 +94,8 @@ struct RunOptions {
 };
 
 inline constexpr uint64_t kDefaultMessages = 1000000;
+inline constexpr uint64_t kDefaultPingPongIterations = 100000;
+inline constexpr uint32_t kDefaultPingPongBytes = 2;   // ib_send_lat's default
 inline constexpr uint32_t kDefaultWindow = 1024;   // messages in flight over a flow
 
 enum class ParseResult {

@@ -1,13 +1,68 @@
 #include "engine/verbs_ops.h"
 
+#include "verbs/io_context.h"
+
+#include <cerrno>
+
 namespace rp {
 
 namespace {
 int real_post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad) { return ibv_post_send(qp, wr, bad); }
 int real_post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad) { return ibv_post_srq_recv(srq, wr, bad); }
 int real_poll_cq(ibv_cq *cq, int n, ibv_wc *wc) { return ibv_poll_cq(cq, n, wc); }
+
+/* One burst through the extended CQ: the provider's start_poll/next_poll read each
+ * entry in place; only the fields the dispatch uses are copied out. kEndsOnEmpty: the
+ * provider's ibv_next_poll already ends the batch when it returns ENOENT (rxe: it
+ * stores the consumer index and drops the CQ lock there, and a following ibv_end_poll
+ * would step the index past the producer). */
+template <bool kEndsOnEmpty>
+int ex_poll_cq(ibv_cq *cq, int n, ibv_wc *wc)
+{
+	ibv_cq_ex *x = cq_ex_of(cq);
+	ibv_poll_cq_attr attr{};
+	int ret = ibv_start_poll(x, &attr);
+	if (ret == ENOENT)
+		return 0;
+	if (ret != 0)
+		return -1;
+	int i = 0;
+	for (;;) {
+		ibv_wc &w = wc[i];
+		w.wr_id = x->wr_id;
+		w.status = x->status;
+		w.qp_num = ibv_wc_read_qp_num(x);
+		if (w.status == IBV_WC_SUCCESS) {
+			w.opcode = ibv_wc_read_opcode(x);
+			w.byte_len = ibv_wc_read_byte_len(x);
+			w.wc_flags = ibv_wc_read_wc_flags(x);
+			w.imm_data = w.wc_flags & IBV_WC_WITH_IMM ? ibv_wc_read_imm_data(x) : 0;
+		} else {
+			w.opcode = IBV_WC_SEND;   // not defined for an error completion
+			w.byte_len = 0;
+			w.wc_flags = 0;
+			w.vendor_err = ibv_wc_read_vendor_err(x);
+		}
+		if (++i == n)
+			break;
+		ret = ibv_next_poll(x);
+		if (ret == ENOENT) {
+			if (kEndsOnEmpty)
+				return i;
+			break;
+		}
+		if (ret != 0) {
+			ibv_end_poll(x);
+			return -1;
+		}
+	}
+	ibv_end_poll(x);
+	return i;
+}
 } // namespace
 
 const VerbsOps kIbvOps = {real_post_send, real_post_srq_recv, real_poll_cq};
+const VerbsOps kIbvCqExOps = {real_post_send, real_post_srq_recv, ex_poll_cq<false>};
+const VerbsOps kIbvCqExRxeOps = {real_post_send, real_post_srq_recv, ex_poll_cq<true>};
 
 } // namespace rp

@@ -16,4 +16,12 @@ struct VerbsOps {
 /* libibverbs' inline fast-path calls. */
 extern const VerbsOps kIbvOps;
 
+/* The same, but completions are read through the extended CQ API (ibv_start_poll,
+ * ibv_next_poll, ibv_end_poll) into the same ibv_wc array, so the dispatch code is
+ * shared. Only for CQs made by ibv_create_cq_ex with kCqExWcFlags. */
+extern const VerbsOps kIbvCqExOps;
+/* The same for providers whose ibv_next_poll ends the batch itself on ENOENT (rxe in
+ * rdma-core 44 and later: see DeviceCaps::next_poll_ends_batch). */
+extern const VerbsOps kIbvCqExRxeOps;
+
 } // namespace rp

@@ -9,6 +9,9 @@ namespace rp {
 
 namespace {
 
+constexpr uint32_t kRxeVendorId = 0xffffff;   // soft-RoCE (rdma_rxe)
+
+
 /* The send ops rdmapipe posts through ibv_qp_ex. */
 constexpr uint64_t kSendOps = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
 			      IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
@@ -46,6 +49,7 @@ int probe_caps(Device &dev, DeviceCaps *c, std::vector<std::string> *notes, std:
 	ca.wc_flags = IBV_WC_STANDARD_FLAGS;
 	if (ibv_cq_ex *x = ibv_create_cq_ex(dev.ctx, &ca)) {
 		c->cq_ex = true;
+		c->next_poll_ends_batch = dev.dev_attr.vendor_id == kRxeVendorId;
 		ibv_destroy_cq(ibv_cq_ex_to_cq(x));
 	} else {
 		notes->push_back("extended CQs (ibv_create_cq_ex) unsupported: " + std::string(strerror(errno)) +

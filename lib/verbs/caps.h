@@ -15,6 +15,9 @@ struct Device;
 
 struct DeviceCaps {
 	bool cq_ex = false;           // ibv_create_cq_ex
+	/* rxe's ibv_next_poll stores the consumer index and unlocks when it returns ENOENT,
+	 * where other providers leave that to ibv_end_poll: polling must not call both. */
+	bool next_poll_ends_batch = false;
 	bool cq_timestamps = false;   // IBV_WC_EX_WITH_COMPLETION_TIMESTAMP
 	bool cq_moderation = false;   // ibv_modify_cq (completion coalescing)
 	bool qp_ex = false;           // ibv_qp_ex send ops: ibv_wr_start ... ibv_wr_complete

@@ -17,10 +17,30 @@ std::string errstr(const Device &dev, const char *what, int e)
 	return dev.name + ": " + what + ": " + strerror(e);
 }
 
+ibv_cq *cq_create(Device &dev, uint32_t depth, ibv_comp_channel *channel, bool ex)
+{
+	if (!ex)
+		return ibv_create_cq(dev.ctx, static_cast<int>(depth), nullptr, channel, 0);
+	ibv_cq_init_attr_ex ca{};
+	ca.cqe = depth;
+	ca.channel = channel;
+	ca.wc_flags = kCqExWcFlags;
+	/* One lcore polls it: the provider may skip its CQ lock. */
+	ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	ca.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
+	ibv_cq_ex *x = ibv_create_cq_ex(dev.ctx, &ca);
+	if (x == nullptr) {
+		ca.comp_mask = 0;   // a provider without the single-threaded hint
+		ca.flags = 0;
+		x = ibv_create_cq_ex(dev.ctx, &ca);
+	}
+	return x ? ibv_cq_ex_to_cq(x) : nullptr;
+}
+
 } // namespace
 
 int shared_io_context_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_cq_depth,
-			uint32_t srq_depth, bool with_channel, SharedIOContext *io, std::string *err)
+			uint32_t srq_depth, bool with_channel, bool cq_ex, SharedIOContext *io, std::string *err)
 {
 	const ibv_device_attr &a = dev.dev_attr;
 	int ret;
@@ -38,13 +58,14 @@ int shared_io_context_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_
 		*err = errstr(dev, "completion channel", errno);
 		return -errno;
 	}
-	io->send_cq = ibv_create_cq(dev.ctx, static_cast<int>(send_cq_depth), nullptr, io->channel, 0);
+	io->cq_ex = cq_ex;
+	io->send_cq = cq_create(dev, send_cq_depth, io->channel, cq_ex);
 	if (io->send_cq == nullptr) {
 		ret = errno;
 		*err = errstr(dev, ("send CQ (" + std::to_string(send_cq_depth) + " entries)").c_str(), ret);
 		goto destroy_channel;
 	}
-	io->recv_cq = ibv_create_cq(dev.ctx, static_cast<int>(recv_cq_depth), nullptr, io->channel, 0);
+	io->recv_cq = cq_create(dev, recv_cq_depth, io->channel, cq_ex);
 	if (io->recv_cq == nullptr) {
 		ret = errno;
 		*err = errstr(dev, ("receive CQ (" + std::to_string(recv_cq_depth) + " entries)").c_str(), ret);

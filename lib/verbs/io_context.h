@@ -19,12 +19,24 @@ struct SharedIOContext {
 	uint32_t recv_cq_depth = 0;
 	uint32_t srq_depth = 0;
 	ibv_comp_channel *channel = nullptr;   // adaptive polling: the CQs report here
+	bool cq_ex = false;                    // CQs made by ibv_create_cq_ex (cq_ex_of() works)
 };
 
+/* What an extended CQ must report for the completion dispatch (verbs_ops.cpp). */
+inline constexpr uint64_t kCqExWcFlags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM;
+
+/* The ibv_cq_ex behind a CQ made by ibv_create_cq_ex: ibv_cq_ex begins with the
+ * members of ibv_cq (ibv_cq_ex_to_cq() is the same cast the other way). */
+inline ibv_cq_ex *cq_ex_of(ibv_cq *cq)
+{
+	return reinterpret_cast<ibv_cq_ex *>(cq);
+}
+
 /* srq_depth 0: no SRQ. Depths are checked against the device limits. With
- * `with_channel` the CQs share a new completion channel (for adaptive polling). */
+ * `with_channel` the CQs share a new completion channel (for adaptive polling); with
+ * `cq_ex` they are extended CQs (ibv_create_cq_ex, kCqExWcFlags). */
 int shared_io_context_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_cq_depth,
-			uint32_t srq_depth, bool with_channel, SharedIOContext *io, std::string *err);
+			uint32_t srq_depth, bool with_channel, bool cq_ex, SharedIOContext *io, std::string *err);
 void shared_io_context_destroy(SharedIOContext *io);
 
 struct QpOptions {

@@ -6,8 +6,12 @@
 need_device
 out=$(mktemp)
 
-for verb in write_imm read fetch_add; do
-	run_rdmapipe "$out" -d "$DEV" -v "$verb" -n 4000 -Q 4 --inject-bad-rkey 2
+# write through the extended CQ API too: its error completions carry the status and
+# qp_num the dispatch needs.
+for case in "write_imm" "read" "fetch_add" "write --cq-api ex"; do
+	verb=${case%% *}
+	# shellcheck disable=SC2086
+	run_rdmapipe "$out" -d "$DEV" -v $case -n 4000 -Q 4 --inject-bad-rkey 2
 	expect_eq "$verb: exit status" "$rc" 1
 	expect_eq "$verb: failed QPs" "$(field "$out" 'failed QPs')" 1
 	expect_grep "$out" "^  requester completion errors: 1 x remote access error$"

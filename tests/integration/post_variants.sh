@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The posting variants chosen at setup, on rxe: ibv_qp_ex (ibv_wr_start ..
+# The posting and polling variants chosen at setup, on rxe: ibv_qp_ex (ibv_wr_start ..
 # ibv_wr_complete) for every verb, inline payloads through both APIs, fenced chains,
-# RNR settings; and the capability probe's findings (rxe: no CQ moderation, no
+# RNR settings, extended-CQ polling, adaptive polling; and the capability probe's findings (rxe: no CQ moderation, no
 # completion timestamps, both degraded with a note rather than failing).
 . "$(dirname "$0")/lib.sh"
 need_device
@@ -26,6 +26,14 @@ check "inline write_imm, wr" 3000 -v write_imm --inline --post-api wr
 check "fenced" 3000 -v write_imm --fence -b 8
 expect_grep "$out" "^  posting: +chained ibv_post_send, fenced chains$"
 check "rnr settings" 3000 -v send --rnr-retry 7 --min-rnr-timer 1
+
+# Completions through the extended CQ API (ibv_start_poll / ibv_next_poll), for the
+# receive side (write_imm, send) and the requester's result checks (read, atomics).
+for v in send write_imm read cmp_swap; do
+	check "cq ex $v" 5000 -v "$v" -Q 4 --cq-api ex
+	expect_grep "$out" "^  completions: +extended CQs \(ibv_start_poll .. ibv_end_poll\)$"
+done
+check "cq ex, adaptive, wr" 5000 -v send_imm --cq-api ex --poll adaptive --post-api wr
 
 # Adaptive polling: data still verified, and an idle responder (READ leaves it nothing
 # to do) really sleeps on its completion channel instead of spinning.

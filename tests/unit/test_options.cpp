@@ -151,6 +151,32 @@ void cross_checks(void **)
 	expect_error({"--min-rnr-timer", "32"}, "--min-rnr-timer: '32' is not an integer in 0..31");
 }
 
+void pingpong_and_cq_api(void **)
+{
+	rp::RunOptions o;
+	std::string err;
+	/* Ping-pong takes ib_send_lat's defaults: SEND, 2 B, one QP. */
+	assert_int_equal(static_cast<int>(parse({"--pingpong"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.mode == rp::Mode::pingpong);
+	assert_true(o.verb == rp::Verb::send);
+	assert_int_equal(o.msg_bytes, rp::kDefaultPingPongBytes);
+	assert_int_equal(o.messages, rp::kDefaultPingPongIterations);
+	assert_int_equal(o.qps, 1);
+	assert_int_equal(static_cast<int>(parse({"--pingpong", "-v", "send_imm", "-s", "64", "-n", "500", "--cq-api", "ex"},
+						&o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.verb == rp::Verb::send_imm);
+	assert_int_equal(o.msg_bytes, 64);
+	assert_int_equal(o.messages, 500);
+	assert_true(o.cq_api == rp::CqApi::ex);
+	assert_int_equal(static_cast<int>(parse({}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.mode == rp::Mode::rate && o.cq_api == rp::CqApi::classic);
+	expect_error({"--pingpong", "-v", "write"}, "--pingpong: write is not echoed; ping-pong uses send or send_imm");
+	expect_error({"--pingpong", "-Q", "2"}, "--pingpong: one QP carries the ping-pong (--qps 2)");
+	expect_error({"--pingpong", "-t", "3"}, "--pingpong: give --messages (iterations), not --duration");
+	expect_error({"--cq-api", "fast"}, "--cq-api: 'fast' is not classic or ex");
+}
+
 void bad_syntax(void **)
 {
 	expect_error({"--bogus"}, "unknown option '--bogus'");
@@ -177,6 +203,7 @@ int main()
 		cmocka_unit_test(duration_instead_of_count),
 		cmocka_unit_test(bounds),
 		cmocka_unit_test(cross_checks),
+		cmocka_unit_test(pingpong_and_cq_api),
 		cmocka_unit_test(bad_syntax),
 	};
 	return cmocka_run_group_tests_name("options", tests, nullptr, nullptr);

@@ -1,0 +1,49 @@
+/* What the app's runs (loopback rate, ping-pong latency) share: exit codes, opening
+ * and probing the device, picking the completion-polling variant, buffer pools and
+ * the pieces of the summary. */
+#pragma once
+
+#include "conf/options.h"
+#include "engine/counters.h"
+#include "engine/run_control.h"
+#include "engine/verbs_ops.h"
+#include "verbs/async_events.h"
+#include "verbs/caps.h"
+#include "verbs/device.h"
+
+#include <cstdint>
+#include <string>
+
+struct rte_mempool;
+
+namespace rp {
+
+enum ExitCode {
+	kExitOk = 0,
+	kExitRunFailed = 1,   // data, sequence or completion errors, stalls
+	kExitUsage = 2,       // bad arguments or lcore set
+	kExitSetup = 3,       // no usable device, resources could not be created
+};
+
+/* Finds, opens and probes the device (printing the capabilities and what is missing
+ * unless quiet). Returns an ExitCode; errors are printed. */
+int open_device(const RunOptions &o, Device *dev, DeviceCaps *caps);
+
+/* The completion-polling ops for --cq-api, chosen once (with a note on fallback). */
+const VerbsOps *pick_cq_ops(const RunOptions &o, const Device &dev, const DeviceCaps &caps);
+const char *cq_ops_str(const VerbsOps *ops);
+
+/* An rte_mempool of n buffers on this socket, with a per-lcore cache sized for bursts. */
+rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_t burst);
+
+int setup_error(const std::string &err);   // prints it, returns kExitSetup
+double thread_cpu_s();                     // CPU time of the calling thread
+double tsc_to_s(uint64_t tsc);
+void print_wc_errors(const char *who, const WcErrorCounts &e);
+void print_async_events(const AsyncEventWatch &w);
+
+/* The run a signal should stop (nullptr: none): request_stop() sets its abort flag. */
+void set_running(RunControl *ctl);
+void request_stop();   // async-signal-safe
+
+} // namespace rp

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Ping-pong latency on rxe: every echo comes back and checks out, the latency
+# percentiles are there and ordered, both verbs and both completion APIs work, and a
+# corrupted ping is caught on both sides of the round trip.
+. "$(dirname "$0")/lib.sh"
+need_device
+out=$(mktemp)
+
+us() { field "$out" "latency $1" | sed 's/ us$//'; }
+
+for case in "send" "send_imm --cq-api ex" "send -s 4K --poll adaptive"; do
+	# shellcheck disable=SC2086
+	run_rdmapipe "$out" -d "$DEV" --pingpong -n 3000 -v $case
+	expect_eq "$case: exit status" "$rc" 0
+	expect_eq "$case: echoes verified" "$(field "$out" 'echoes verified')" 3000
+	expect_eq "$case: samples" "$(field "$out" 'latency samples' | cut -d' ' -f1)" 3000
+	expect_grep "$out" "^result: PASS$"
+	# min <= median <= p90 <= p99 <= p99.9 <= max, all positive.
+	if awk -v a="$(us min)" -v b="$(us median)" -v c="$(us p90)" -v d="$(us p99)" -v e="$(us p99.9)" \
+		-v f="$(us max)" 'BEGIN { exit !(a > 0 && a <= b && b <= c && c <= d && d <= e && e <= f) }'; then
+		echo "ok: $case: percentiles ordered"
+	else
+		echo "FAIL: $case: percentiles out of order or missing"
+		fails=$((fails + 1))
+	fi
+done
+expect_grep "$out" "^  polling: +adaptive"
+# 2 B fits inline on rxe: latency runs use it without being asked.
+run_rdmapipe "$out" -d "$DEV" --pingpong -n 500
+expect_grep "$out" "^  posting: +one ibv_post_send per message, inline$"
+expect_grep "$out" "^  mode: +ping-pong, SEND, 2 B,"
+
+# A flipped byte in ping 100: the echoing side sees it, and so does the pinging side
+# when the same bytes come back.
+run_rdmapipe "$out" -d "$DEV" --pingpong -n 1000 -s 64 --inject-corruption 100
+expect_eq "corrupted: exit status" "$rc" 1
+expect_eq "corrupted: payload errors" "$(field "$out" 'payload errors')" 2
+expect_grep "$out" "^  first bad message: +seq 100 at the echoing side, byte 32 differs from the pattern$"
+expect_grep "$out" "^result: FAIL$"
+
+# Ping-pong over more than one QP is refused before anything starts.
+run_rdmapipe "$out" -d "$DEV" --pingpong -Q 2
+expect_eq "two QPs: exit status" "$rc" 2
+expect_grep "$out" "^rdmapipe: --pingpong: one QP carries the ping-pong \(--qps 2\)$"
+rm -f "$out"
+finish
