@@ -96,6 +96,40 @@ struct Setup {
 	}
 };
 
+/* One line per flow (its QPs share the lcores' contexts with the other flows'), and
+ * its completion errors by status: a flow that failed says so, the others show
+ * that they went on. */
+void print_flows(const RunOptions &o, const Roles &r)
+{
+	const bool two_sided = verb_consumes_receive(o.verb);
+	const bool write_ok = r.rsp.c.payload_errors == 0 && (r.rsp.c.window_slots_checked || !o.verify);
+	uint32_t qi = 0;
+	for (uint32_t f = 0; f < r.req.nflows; f++) {
+		uint64_t sent = 0, completed = 0, verified = 0, failed = 0;
+		for (uint32_t k = 0; k < o.flows[f]; k++, qi++) {
+			const RequesterQp &a = r.req.qps[qi];
+			sent += a.sent;
+			completed += a.completed;
+			failed += a.failed || r.rsp.qps[qi].failed;
+			if (two_sided)
+				verified += r.rsp.qps[qi].verified;
+			else if (o.verb == Verb::write)
+				verified += write_ok && !a.failed ? a.completed : 0;
+			else
+				verified += a.verified;
+		}
+		const WcErrorCounts &e = r.req.flow_errors[f];
+		printf("  flow %u:%*s%u QP%s, sent %" PRIu64 ", completed %" PRIu64 ", verified %" PRIu64
+		       ", failed QPs %" PRIu64 ", completion errors %" PRIu64 "\n",
+		       f, f < 10 ? 14 : 13, "", o.flows[f], o.flows[f] > 1 ? "s" : "", sent, completed, verified, failed,
+		       e.total);
+		for (unsigned st = 0; st < kWcStatusCount; st++)
+			if (e.by_status[st])
+				printf("  flow %u completion errors: %" PRIu64 " x %s\n", f, e.by_status[st],
+				       ibv_wc_status_str(static_cast<ibv_wc_status>(st)));
+	}
+}
+
 int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 {
 	const RequesterCounters &q = r.req.c;
@@ -123,9 +157,10 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 	printf("summary:\n");
 	printf("  device:              %s port %u, GID index %d, MTU %s\n", s.dev.name.c_str(), s.dev.port,
 	       s.dev.gid_index, mtu_str(s.dev.port_attr.active_mtu));
-	printf("  verb:                %s, %u B, %u QP%s, batch %u, signal every %u, send queue %u, window %u\n",
-	       verb_opcode_name(o.verb), o.msg_bytes, o.qps, o.qps > 1 ? "s" : "", o.batch, o.signal_every,
-	       o.sq_depth, o.slots);
+	printf("  verb:                %s, %u B, %u QP%s%s, batch %u, signal every %u, send queue %u, window %u\n",
+	       verb_opcode_name(o.verb), o.msg_bytes, o.qps, o.qps > 1 ? "s" : "",
+	       o.flows.size() > 1 ? (" in " + std::to_string(o.flows.size()) + " flows").c_str() : "", o.batch,
+	       o.signal_every, o.sq_depth, o.slots);
 	printf("  completions:         %s\n", cq_ops_str(r.req.ops));
 	printf("  posting:             %s%s%s\n",
 	       r.req.p.post_api == PostApi::wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
@@ -175,6 +210,8 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 		else
 			printf("  first bad message:   QP %u seq %" PRIu64 "\n", qp, seq);
 	}
+	if (r.req.nflows > 1)
+		print_flows(o, r);
 	print_async_events(s.async);
 	print_wc_errors("requester", q.wc_errors);
 	print_wc_errors("responder", v.wc_errors);
@@ -342,7 +379,8 @@ int run_loopback(const RunOptions &o)
 			      o.duration_s > 0 ? 0 : o.messages,
 			      static_cast<uint64_t>(o.duration_s * static_cast<double>(hz)), stall_tsc, o.corrupt_msg,
 			      use_wr ? PostApi::wr : PostApi::classic, o.inline_send, o.fence};
-	if (requester_init(&q, nqps, &err) != 0) {
+	if (requester_init(&q, nqps, &err) != 0 ||
+	    requester_set_flows(&q, o.flows.data(), static_cast<uint32_t>(o.flows.size()), &err) != 0) {
 		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
 		return kExitUsage;
 	}
@@ -416,7 +454,7 @@ int run_loopback(const RunOptions &o)
 		       verb_opcode_name(verb), s.dev.name.c_str(), nqps, nqps > 1 ? "s" : "", req_lc,
 		       main_responds ? main_lcore : workers[0],
 		       o.duration_s > 0 ? (std::to_string(o.duration_s) + " s").c_str()
-					: (std::to_string(o.messages) + " messages").c_str());
+					: (std::to_string(o.messages) + (o.flows.size() > 1 ? " messages per flow" : " messages")).c_str());
 	fflush(stdout);
 	set_running(&r->ctl);
 	if (!main_responds)

@@ -164,7 +164,10 @@ const char *options_usage()
 "Options:\n"
 "  -v, --verb NAME          send, send_imm, write, write_imm (default), read,\n"
 "                           fetch_add, cmp_swap\n"
-"  -Q, --qps N              QPs in the flow, sharing one CQ pair and SRQ per lcore (1..1024, default 1)\n"
+"  -Q, --qps N[,N...]       QPs in the flow (1..1024, default 1); a list makes one flow per\n"
+"                           entry (up to 16, -Q 1,64), every QP of every flow sharing the\n"
+"                           lcore's CQ pair and SRQ; each flow sends --messages; QPs are\n"
+"                           numbered across the flows in order (for --inject-bad-rkey)\n"
 "  -d, --device NAME        RDMA device (default: the first one found)\n"
 "  -p, --port N             device port (default 1)\n"
 "  -g, --gid-index N        GID index (default: the RoCE v2 IPv4 GID, found from sysfs)\n"
@@ -224,14 +227,37 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			}
 			have_verb = true;
 			break;
-		case 'Q':
-			if (!parse_u64(a, 1, kMaxQps, &v)) {
-				*err = range_error("qps", a, 1, kMaxQps);
+		case 'Q': {
+			/* N, or a list N,N,...: one flow per entry, all on the same lcores. */
+			o->flows.clear();
+			uint64_t total = 0;
+			std::string list(a);
+			size_t pos = 0;
+			for (;;) {
+				size_t comma = list.find(',', pos);
+				std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+				if (!parse_u64(item.c_str(), 1, kMaxQps, &v) || o->flows.size() == kMaxFlows) {
+					*err = strchr(a, ',') == nullptr
+						? range_error("qps", a, 1, kMaxQps)
+						: std::string("--qps: '") + a + "' is not a list of at most " +
+						  std::to_string(kMaxFlows) + " integers in 1.." + std::to_string(kMaxQps);
+					return ParseResult::error;
+				}
+				o->flows.push_back(static_cast<uint32_t>(v));
+				total += v;
+				if (comma == std::string::npos)
+					break;
+				pos = comma + 1;
+			}
+			if (total > kMaxQps) {
+				*err = std::string("--qps ") + a + ": " + std::to_string(total) + " QPs in all, at most " +
+				       std::to_string(kMaxQps);
 				return ParseResult::error;
 			}
-			o->qps = static_cast<uint32_t>(v);
+			o->qps = static_cast<uint32_t>(total);
 			have_qps = true;
 			break;
+		}
 		case OPT_POST_API:
 			if (strcmp(a, "classic") == 0)
 				o->post_api = PostApi::classic;
@@ -417,8 +443,9 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			       " is not echoed; ping-pong uses send or send_imm";
 			return ParseResult::error;
 		}
-		if (have_qps && o->qps != 1) {
-			*err = "--pingpong: one QP carries the ping-pong (--qps " + std::to_string(o->qps) + ")";
+		if (have_qps && (o->qps != 1 || o->flows.size() != 1)) {
+			*err = std::string("--pingpong: one QP carries the ping-pong (--qps ") +
+			       (o->flows.size() == 1 ? std::to_string(o->qps) : std::to_string(o->flows.size()) + " flows") + ")";
 			return ParseResult::error;
 		}
 		if (o->duration_s > 0) {
@@ -448,8 +475,9 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		return ParseResult::error;
 	}
 	if (o->bad_rkey_qp >= static_cast<int>(o->qps)) {
-		*err = "--inject-bad-rkey " + std::to_string(o->bad_rkey_qp) + ": the flow has only " +
-		       std::to_string(o->qps) + " QP(s)";
+		*err = "--inject-bad-rkey " + std::to_string(o->bad_rkey_qp) +
+		       (o->flows.size() == 1 ? ": the flow has only " : ": the flows have only ") + std::to_string(o->qps) +
+		       " QP(s)";
 		return ParseResult::error;
 	}
 	if (have_messages && o->duration_s > 0) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace rp {
 
@@ -14,7 +15,8 @@ inline constexpr uint32_t kMaxMsgBytes = 1u << 30;   // one RDMA message (rxe al
 inline constexpr uint32_t kMaxSlots = 1u << 20;      // receive-window slots at the server
 inline constexpr uint32_t kMaxSqDepth = 1u << 15;
 
-inline constexpr uint32_t kMaxQps = 1024;           // QPs of one flow (all share one context)
+inline constexpr uint32_t kMaxQps = 1024;           // QPs of all flows (all share one context per lcore)
+inline constexpr uint32_t kMaxFlows = 16;
 
 /* Default send-queue depth: this many chains (or signalling periods, whichever is
  * longer). Selective signalling frees the queue in steps of signal_every, so the
@@ -67,7 +69,8 @@ enum class Mode : uint8_t {
 struct RunOptions {
 	Mode mode = Mode::rate;
 	Verb verb = Verb::write_imm;
-	uint32_t qps = 1;               // QPs in the flow, messages spread round-robin
+	uint32_t qps = 1;               // QPs in all flows, messages spread round-robin within a flow
+	std::vector<uint32_t> flows{1}; // QPs per flow (-Q 1,64: two flows), summing to qps
 	std::string device;             // empty: first device found
 	uint8_t port = 1;
 	int gid_index = -1;             // -1: pick the RoCE v2 IPv4 GID (else the first valid one)

@@ -50,20 +50,24 @@ void retire(Requester *r, uint32_t qi, uint64_t upto)
 		for (uint64_t s = from; s <= upto; s++) {
 			uint64_t slot = s % q.remote.slots;
 			ptrdiff_t bad = pattern_check(q.inflight[s & r->inflight_mask], r->p.msg_bytes, msg_key(qi, slot));
-			if (bad >= 0)
+			if (bad >= 0) {
 				result_error(r, qi, s, bad);
-			else
+			} else {
 				r->c.verified++;
+				q.verified++;
+			}
 		}
 	}
 	if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap) {
 		for (uint64_t s = from; s <= upto; s++) {
 			uint64_t got;
 			memcpy(&got, q.inflight[s & r->inflight_mask], sizeof(got));
-			if (got != s)
+			if (got != s) {
 				result_error(r, qi, s, -1);
-			else
+			} else {
 				r->c.verified++;
+				q.verified++;
+			}
 		}
 	}
 	uint32_t start = static_cast<uint32_t>(from & r->inflight_mask);
@@ -207,6 +211,7 @@ int poll_send(Requester *r)
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			/* Only this QP stops; its outstanding WRs come back flushed. */
 			r->c.wc_errors.count(wc[i]);
+			r->flow_errors[q.flow].count(wc[i]);
 			if (!q.failed) {
 				q.failed = true;
 				r->c.failed_qps++;
@@ -263,11 +268,31 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 	r->qp_failed.reset(new bool[nqps]());
 	r->inflight_mem.reset(new void *[static_cast<size_t>(size) * nqps]());
 	r->inflight_mask = size - 1;
-	for (uint32_t i = 0; i < nqps; i++) {
+	for (uint32_t i = 0; i < nqps; i++)
 		r->qps[i].inflight = &r->inflight_mem[static_cast<size_t>(i) * size];
-		/* Messages spread round-robin: QP i gets every nqps-th. */
-		r->qps[i].target = p.messages ? p.messages / nqps + (i < p.messages % nqps) : UINT64_MAX;
+	return requester_set_flows(r, &nqps, 1, err);
+}
+
+int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, std::string *err)
+{
+	uint64_t total = 0;
+	for (uint32_t f = 0; f < nflows; f++)
+		total += sizes[f];
+	if (nflows == 0 || total != r->nqps) {
+		*err = "requester: flows of " + std::to_string(total) + " QPs in all, but " + std::to_string(r->nqps) +
+		       " QPs were set up";
+		return -EINVAL;
 	}
+	const uint64_t m = r->p.messages;
+	r->nflows = nflows;
+	r->flow_errors.reset(new WcErrorCounts[nflows]);
+	uint32_t qi = 0;
+	for (uint32_t f = 0; f < nflows; f++)
+		for (uint32_t k = 0; k < sizes[f]; k++, qi++) {
+			r->qps[qi].flow = f;
+			/* Messages spread round-robin: QP k of the flow gets every sizes[f]-th. */
+			r->qps[qi].target = m ? m / sizes[f] + (k < m % sizes[f]) : UINT64_MAX;
+		}
 	return 0;
 }
 

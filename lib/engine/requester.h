@@ -47,10 +47,12 @@ struct RequesterQp {
 	uint64_t target = 0;        // messages for this QP (UINT64_MAX until the duration ends)
 	uint64_t sent = 0;
 	uint64_t completed = 0;     // retired, successfully or not
+	uint64_t verified = 0;      // read results and atomic return values that checked out
 	uint64_t credit = 0;        // consumed count last read from credit_word
 	const volatile uint64_t *credit_word = nullptr;   // nullptr: the verb needs no credit
 	RemoteTarget remote{};
 	void **inflight = nullptr;  // buffer of message seq at [seq & inflight_mask]
+	uint32_t flow = 0;          // the flow it belongs to (index into flow_errors)
 	bool failed = false;        // a completion error moved it to the error state
 };
 
@@ -69,6 +71,8 @@ struct Requester {
 	std::unique_ptr<RequesterQp[]> qps;
 	std::unique_ptr<uint64_t[]> qp_sent;    // published to the responder at the end
 	std::unique_ptr<bool[]> qp_failed;
+	uint32_t nflows = 1;
+	std::unique_ptr<WcErrorCounts[]> flow_errors;   // completion errors per flow and status
 	QpTable table;
 	SendChain chain;
 	PostChainFn post_chain = nullptr;       // chosen at setup for p.verb
@@ -85,6 +89,11 @@ struct Requester {
  * requester_add_qps(). Returns 0 or -errno with *err. */
 int requester_init(Requester *r, uint32_t nqps, std::string *err);
 int requester_add_qps(Requester *r, std::string *err);
+
+/* Optional, after requester_init: the QPs form flows of sizes[f] QPs each, in order
+ * (all share this lcore's context). Each flow sends p.messages, spread round-robin
+ * over its QPs; completion errors are counted per flow. Without it: one flow. */
+int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, std::string *err);
 
 /* Lcore body. Returns 0 when every message was posted, completed and checked. */
 int requester_run(Requester *r);

@@ -98,10 +98,12 @@ void check_message(Responder *r, uint32_t qi, const ibv_wc &wc)
 			ok = false;
 		}
 	}
-	if (!ok)
+	if (!ok) {
 		c.bad(qi, seq, -1);
-	else
+	} else {
 		c.verified++;
+		q.verified++;
+	}
 	q.received++;
 	c.received++;
 	c.bytes += wc.byte_len;

@@ -41,6 +41,7 @@ struct ResponderParams {
 struct ResponderQp {
 	ibv_qp *qp = nullptr;
 	uint64_t received = 0;
+	uint64_t verified = 0;
 	uint64_t credit_posted = 0;
 	uint64_t credit_completed = 0;
 	uint64_t credit_last = 0;   // consumed count last written

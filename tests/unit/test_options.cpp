@@ -177,6 +177,29 @@ void pingpong_and_cq_api(void **)
 	expect_error({"--cq-api", "fast"}, "--cq-api: 'fast' is not classic or ex");
 }
 
+void flows_list(void **)
+{
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(static_cast<int>(parse({"-Q", "1,64"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.flows.size(), 2);
+	assert_int_equal(o.flows[0], 1);
+	assert_int_equal(o.flows[1], 64);
+	assert_int_equal(o.qps, 65);
+	assert_int_equal(o.slots, 1024 / 65 < 32 ? 32 : 1024 / 65);   // the window is shared by all QPs
+	assert_int_equal(static_cast<int>(parse({"-Q", "8"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.flows.size(), 1);
+	assert_int_equal(o.qps, 8);
+	expect_error({"-Q", "1,"}, "--qps: '1,' is not a list of at most 16 integers in 1..1024");
+	expect_error({"-Q", "1,,2"}, "--qps: '1,,2' is not a list of at most 16 integers in 1..1024");
+	expect_error({"-Q", "1,0"}, "--qps: '1,0' is not a list of at most 16 integers in 1..1024");
+	expect_error({"-Q", "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1"},
+		     "--qps: '1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1' is not a list of at most 16 integers in 1..1024");
+	expect_error({"-Q", "1000,100"}, "--qps 1000,100: 1100 QPs in all, at most 1024");
+	expect_error({"-Q", "1,64", "--inject-bad-rkey", "65"}, "--inject-bad-rkey 65: the flows have only 65 QP(s)");
+	expect_error({"--pingpong", "-Q", "1,1"}, "--pingpong: one QP carries the ping-pong (--qps 2 flows)");
+}
+
 void bad_syntax(void **)
 {
 	expect_error({"--bogus"}, "unknown option '--bogus'");
@@ -204,6 +227,7 @@ int main()
 		cmocka_unit_test(bounds),
 		cmocka_unit_test(cross_checks),
 		cmocka_unit_test(pingpong_and_cq_api),
+		cmocka_unit_test(flows_list),
 		cmocka_unit_test(bad_syntax),
 	};
 	return cmocka_run_group_tests_name("options", tests, nullptr, nullptr);

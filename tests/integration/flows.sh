@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Two flows sharing one context per lcore: a 1-QP flow and a 64-QP flow on the same
+# send CQ, receive CQ and SRQ, every verb kind; then a wrong rkey on the 1-QP flow:
+# that flow fails with its errors counted under it, the 64-QP flow delivers and
+# verifies everything, and the exit status says the run failed.
+. "$(dirname "$0")/lib.sh"
+need_device
+out=$(mktemp)
+
+flow() {   # N: "flow N:" line's value
+	field "$out" "flow $1"
+}
+
+for v in write_imm send read fetch_add write; do
+	run_rdmapipe "$out" -d "$DEV" -v "$v" -Q 1,64 -n 6400
+	expect_eq "$v: exit status" "$rc" 0
+	expect_grep "$out" "^  verb: +[A-Z_]+, [0-9]+ B, 65 QPs in 2 flows,"
+	expect_eq "$v: flow 0" "$(flow 0)" "1 QP, sent 6400, completed 6400, verified 6400, failed QPs 0, completion errors 0"
+	expect_eq "$v: flow 1" "$(flow 1)" "64 QPs, sent 6400, completed 6400, verified 6400, failed QPs 0, completion errors 0"
+	expect_eq "$v: verified" "$(field "$out" 'messages verified' | cut -d' ' -f1)" 12800
+	expect_grep "$out" "^result: PASS$"
+done
+
+for v in write_imm read; do
+	run_rdmapipe "$out" -d "$DEV" -v "$v" -Q 1,64 -n 6400 --inject-bad-rkey 0
+	expect_eq "$v, bad rkey: exit status" "$rc" 1
+	expect_grep "$out" "^  flow 0: +1 QP, sent [0-9]+, completed 0, verified 0, failed QPs 1, completion errors [1-9][0-9]*$"
+	expect_grep "$out" "^  flow 0 completion errors: 1 x remote access error$"
+	expect_eq "$v, bad rkey: flow 1" "$(flow 1)" "64 QPs, sent 6400, completed 6400, verified 6400, failed QPs 0, completion errors 0"
+	if grep -q "^  flow 1 completion errors" "$out"; then
+		echo "FAIL: $v: flow 1 has completion errors"
+		fails=$((fails + 1))
+	else
+		echo "ok: $v: flow 1 has no completion errors"
+	fi
+	expect_grep "$out" "^result: FAIL$"
+done
+rm -f "$out"
+finish
