@@ -204,6 +204,34 @@ void completion_error_stops_only_its_qp(void **)
 	assert_true(g.ctl.requester_done.load());
 }
 
+void flows_split_messages_and_errors(void **)
+{
+	/* Two flows on one context: a 1-QP flow and a 2-QP flow, 300 messages each. An error
+	 * on the 1-QP flow is counted under it alone, and the other flow finishes. */
+	Rig g(params(rp::Verb::write, 300), 3);
+	const uint32_t sizes[] = {1, 2};
+	std::string err;
+	assert_int_equal(rp::requester_set_flows(&g.r, sizes, 2, &err), 0);
+	assert_int_equal(g.r.qps[0].target, 300);
+	assert_int_equal(g.r.qps[1].target, 150);
+	assert_int_equal(g.r.qps[2].target, 150);
+	assert_int_equal(g.r.qps[0].flow, 0);
+	assert_int_equal(g.r.qps[2].flow, 1);
+	fake::nic().error_at_wr_id = 63;
+	fake::nic().error_qp_num = fake::kQpNumBase;
+	fake::nic().error_status = IBV_WC_REM_ACCESS_ERR;
+	assert_int_equal(rp::requester_run(&g.r), -1);
+	assert_int_equal(g.r.flow_errors[0].by_status[IBV_WC_REM_ACCESS_ERR], 1);
+	assert_int_equal(g.r.flow_errors[1].total, 0);
+	assert_true(g.r.qps[0].failed);
+	assert_int_equal(g.r.qps[1].completed, 150);
+	assert_int_equal(g.r.qps[2].completed, 150);
+	/* Sizes that do not add up to the QPs set up are refused. */
+	const uint32_t wrong[] = {1, 1};
+	assert_int_equal(rp::requester_set_flows(&g.r, wrong, 2, &err), -EINVAL);
+	assert_string_equal(err.c_str(), "requester: flows of 2 QPs in all, but 3 QPs were set up");
+}
+
 void window_limits_what_is_in_flight(void **)
 {
 	Rig g(params(rp::Verb::send, 1000));
@@ -248,6 +276,7 @@ int main()
 		cmocka_unit_test(read_that_brings_nothing_is_caught),
 		cmocka_unit_test(atomics_return_values_are_checked),
 		cmocka_unit_test(completion_error_stops_only_its_qp),
+		cmocka_unit_test(flows_split_messages_and_errors),
 		cmocka_unit_test(window_limits_what_is_in_flight),
 		cmocka_unit_test(send_queue_limits_what_is_in_flight),
 		cmocka_unit_test(rejects_unsafe_sizing),
