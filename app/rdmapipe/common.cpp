@@ -1,10 +1,12 @@
 #include "common.h"
 
 #include <rte_cycles.h>
+#include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mempool.h>
 
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cinttypes>
@@ -74,6 +76,55 @@ rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_
 		cache = 0;   // a cache would strand most of a small pool on one lcore
 	return rte_mempool_create(name, n, elt_bytes, cache, 0, nullptr, nullptr, nullptr, nullptr,
 				  static_cast<int>(rte_socket_id()), 0);
+}
+
+int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b)
+{
+	unsigned main_lc = rte_get_main_lcore();
+	if (o.tx_lcore >= 0) {
+		for (int lc : {o.tx_lcore, o.rx_lcore})
+			if (lc < 0 || !rte_lcore_is_enabled(static_cast<unsigned>(lc))) {
+				fprintf(stderr, "rdmapipe: %s: lcore %d is not in the EAL lcore set (-l)\n", run, lc);
+				return kExitUsage;
+			}
+		if (o.tx_lcore == o.rx_lcore) {
+			fprintf(stderr, "rdmapipe: %s: both ends on lcore %d: give them different lcores\n", run, o.tx_lcore);
+			return kExitUsage;
+		}
+		*a = static_cast<unsigned>(o.tx_lcore);
+		*b = static_cast<unsigned>(o.rx_lcore);
+		return kExitOk;
+	}
+	unsigned workers[2], n = 0, lc;
+	RTE_LCORE_FOREACH_WORKER(lc) {
+		if (n < 2)
+			workers[n++] = lc;
+	}
+	if (n == 0) {
+		fprintf(stderr, "rdmapipe: the %s needs 2 lcores; EAL has only lcore %u: pass -l 0-1\n", run, main_lc);
+		return kExitUsage;
+	}
+	*b = n == 1 ? main_lc : workers[0];
+	*a = n == 1 ? workers[0] : workers[1];
+	return kExitOk;
+}
+
+void run_two_roles(int (*fa)(void *), void *arg_a, unsigned a, const std::atomic<bool> &a_done,
+		   int (*fb)(void *), void *arg_b, unsigned b, const std::atomic<bool> &b_done)
+{
+	unsigned main_lc = rte_get_main_lcore();
+	if (b != main_lc)
+		rte_eal_remote_launch(fb, arg_b, b);
+	if (a != main_lc)
+		rte_eal_remote_launch(fa, arg_a, a);
+	if (a == main_lc)
+		fa(arg_a);
+	else if (b == main_lc)
+		fb(arg_b);
+	/* rte_eal_wait_lcore spins: sleep until both roles said they are done. */
+	while (!a_done.load(std::memory_order_acquire) || !b_done.load(std::memory_order_acquire))
+		usleep(10000);
+	rte_eal_mp_wait_lcore();
 }
 
 int setup_error(const std::string &err)

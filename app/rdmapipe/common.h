@@ -11,6 +11,7 @@
 #include "verbs/caps.h"
 #include "verbs/device.h"
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -41,6 +42,17 @@ double thread_cpu_s();                     // CPU time of the calling thread
 double tsc_to_s(uint64_t tsc);
 void print_wc_errors(const char *who, const WcErrorCounts &e);
 void print_async_events(const AsyncEventWatch &w);
+
+/* Where the two roles of a run go (role A: requester or pinging side; role B:
+ * responder or echoing side). Given lcores (from a pipeline file: o.tx_lcore,
+ * o.rx_lcore) are checked against EAL; otherwise B takes the first worker (or main,
+ * with one worker) and A the next. Returns an ExitCode (errors printed). */
+int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b);
+
+/* Runs fa on lcore a and fb on lcore b (the main lcore runs its role inline) and
+ * returns once both are done. Waiting main sleeps, it does not spin. */
+void run_two_roles(int (*fa)(void *), void *arg_a, unsigned a, const std::atomic<bool> &a_done,
+		   int (*fb)(void *), void *arg_b, unsigned b, const std::atomic<bool> &b_done);
 
 /* The run a signal should stop (nullptr: none): request_stop() sets its abort flag. */
 void set_running(RunControl *ctl);

@@ -60,6 +60,9 @@ int responder_lcore(void *arg)
 	double cpu0 = thread_cpu_s();
 	r->rsp_rc = responder_run(&r->rsp);
 	r->rsp_cpu_s = thread_cpu_s() - cpu0;
+	/* A responder that gave up cannot be waited for by the requester: stop it too. */
+	if (r->rsp_rc != 0 && !r->requester_finished.load(std::memory_order_acquire))
+		r->ctl.abort.store(true);
 	r->responder_done.store(true, std::memory_order_release);
 	return r->rsp_rc;
 }
@@ -241,17 +244,9 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 
 int run_loopback(const RunOptions &o)
 {
-	unsigned main_lcore = rte_get_main_lcore();
-	unsigned workers[2], nworkers = 0, lc;
-	RTE_LCORE_FOREACH_WORKER(lc) {
-		if (nworkers < 2)
-			workers[nworkers++] = lc;
-	}
-	if (nworkers == 0) {
-		fprintf(stderr, "rdmapipe: the loopback run needs 2 lcores (a requester and a responder); "
-				"EAL has only lcore %u: pass -l 0-1\n", main_lcore);
-		return kExitUsage;
-	}
+	unsigned req_lc, rsp_lc;
+	if (int rc = place_roles(o, "loopback run (a requester and a responder)", &req_lc, &rsp_lc); rc != kExitOk)
+		return rc;
 
 	std::string err;
 	Setup s;
@@ -445,32 +440,15 @@ int run_loopback(const RunOptions &o)
 			printf("rdmapipe: %s: no SRQ limit event (ibv_modify_srq: %s)\n", s.dev.name.c_str(), strerror(ret));
 	}
 
-	/* Roles: responder on the first worker (or main when there is one worker), requester
-	 * on the next. With two workers main only watches, sleeping, so it costs no CPU. */
-	bool main_responds = nworkers == 1;
-	unsigned req_lc = main_responds ? workers[0] : workers[1];
 	if (!o.quiet)
 		printf("rdmapipe: loopback %s on %s, %u QP%s: requester lcore %u -> responder lcore %u, %s\n",
-		       verb_opcode_name(verb), s.dev.name.c_str(), nqps, nqps > 1 ? "s" : "", req_lc,
-		       main_responds ? main_lcore : workers[0],
+		       verb_opcode_name(verb), s.dev.name.c_str(), nqps, nqps > 1 ? "s" : "", req_lc, rsp_lc,
 		       o.duration_s > 0 ? (std::to_string(o.duration_s) + " s").c_str()
 					: (std::to_string(o.messages) + (o.flows.size() > 1 ? " messages per flow" : " messages")).c_str());
 	fflush(stdout);
 	set_running(&r->ctl);
-	if (!main_responds)
-		rte_eal_remote_launch(responder_lcore, r.get(), workers[0]);
-	rte_eal_remote_launch(requester_lcore, r.get(), req_lc);
-	if (main_responds) {
-		responder_lcore(r.get());
-	} else {
-		while (!r->responder_done.load(std::memory_order_acquire) ||
-		       !r->requester_finished.load(std::memory_order_acquire))
-			usleep(10000);
-	}
-	/* A responder that gave up cannot be waited for by the requester: stop it too. */
-	if (r->rsp_rc != 0 && !r->requester_finished.load(std::memory_order_acquire))
-		r->ctl.abort.store(true);
-	rte_eal_mp_wait_lcore();
+	run_two_roles(requester_lcore, r.get(), req_lc, r->requester_finished, responder_lcore, r.get(), rsp_lc,
+		      r->responder_done);
 	set_running(nullptr);
 	/* Events raised by the run's last moments (a QP going to error) arrive within a
 	 * poll period of the watcher. */

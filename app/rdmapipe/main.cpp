@@ -1,7 +1,9 @@
 /* rdmapipe: EAL arguments, then ours after "--". The only place that exits. */
+#include "conf/config.h"
 #include "conf/options.h"
 #include "loopback.h"
 #include "pingpong.h"
+#include "pipeline.h"
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -17,6 +19,24 @@ void app_usage(const char * /*prgname*/)
 {
 	fputs("\n", stderr);
 	fputs(rp::options_usage(), stderr);
+}
+
+/* rdmapipe [EAL options] --check FILE: validate a pipeline, no device, no EAL. The
+ * EAL options, when given, supply the lcore set the stages are checked against. */
+int check_config(int eal_argc, char **argv, const char *file)
+{
+	rp::LcoreSet lcores = rp::lcore_set_from_eal_args(eal_argc, argv);
+	rp::PipelineConf c;
+	std::string err;
+	if (rp::config_load(file, lcores, &c, &err) != 0) {
+		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+		return rp::kExitUsage;
+	}
+	printf("%s: valid (schema %d): %zu device(s), %zu pool(s), %zu io context(s), %zu flow(s), %zu ring(s), "
+	       "%zu stage(s)%s\n",
+	       file, c.version, c.devices.size(), c.pools.size(), c.io_contexts.size(), c.flows.size(), c.rings.size(),
+	       c.stages.size(), lcores.known ? "" : "; lcores not checked (no -l/-c given)");
+	return rp::kExitOk;
 }
 
 void on_signal(int)
@@ -45,6 +65,13 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "--version") == 0) {
 			printf("rdmapipe %s\n", RDMAPIPE_VERSION);
 			return rp::kExitOk;
+		}
+		if (strcmp(argv[i], "--check") == 0) {
+			if (i + 1 >= eal_argc) {
+				fprintf(stderr, "rdmapipe: --check needs a configuration file\n");
+				return rp::kExitUsage;
+			}
+			return check_config(eal_argc, argv, argv[i + 1]);
 		}
 		if (strcmp(argv[i], "--eal-help") == 0)
 			argv[i] = const_cast<char *>("--help");   // let EAL print its own usage
@@ -76,6 +103,17 @@ int main(int argc, char **argv)
 		return rp::kExitUsage;
 	case rp::ParseResult::ok:
 		break;
+	}
+
+	/* A pipeline file is read and checked completely before EAL takes any resource. */
+	if (!opts.config_file.empty()) {
+		rp::PipelineConf conf;
+		rp::LcoreSet lcores = rp::lcore_set_from_eal_args(eal_argc, argv);
+		if (rp::config_load(opts.config_file, lcores, &conf, &err) != 0 ||
+		    rp::pipeline_to_options(conf, &opts, &err) != 0) {
+			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+			return rp::kExitUsage;
+		}
 	}
 
 	rte_set_application_usage_hook(app_usage);

@@ -36,6 +36,7 @@ struct Side {
 	double cpu_s = 0;
 	int rc = -1;
 	std::atomic<bool> done{false};
+	const std::atomic<bool> *other_done = nullptr;   // echo side: the pinging side's flag
 };
 
 struct Setup {
@@ -75,6 +76,9 @@ int echo_lcore(void *arg)
 	double cpu0 = thread_cpu_s();
 	s->rc = pingpong_echo(&s->eng);
 	s->cpu_s = thread_cpu_s() - cpu0;
+	/* An echo side that gave up cannot be waited for by the pinging side: stop it too. */
+	if (s->rc != 0 && !s->other_done->load(std::memory_order_acquire))
+		s->eng.ctl->abort.store(true);
 	s->done.store(true, std::memory_order_release);
 	return s->rc;
 }
@@ -195,16 +199,9 @@ int summarise(const RunOptions &o, const Setup &s)
 
 int run_pingpong(const RunOptions &o)
 {
-	unsigned workers[2], nworkers = 0, lc;
-	RTE_LCORE_FOREACH_WORKER(lc) {
-		if (nworkers < 2)
-			workers[nworkers++] = lc;
-	}
-	if (nworkers == 0) {
-		fprintf(stderr, "rdmapipe: the ping-pong run needs 2 lcores (pinging and echoing); "
-				"EAL has only lcore %u: pass -l 0-1\n", rte_get_main_lcore());
-		return kExitUsage;
-	}
+	unsigned ping_lc, echo_lc;
+	if (int rc = place_roles(o, "ping-pong run (pinging and echoing)", &ping_lc, &echo_lc); rc != kExitOk)
+		return rc;
 	auto s = std::make_unique<Setup>();
 	DeviceCaps caps;
 	if (int rc = open_device(o, &s->dev, &caps); rc != kExitOk)
@@ -231,28 +228,15 @@ int run_pingpong(const RunOptions &o)
 		return setup_error(err);
 	s->ping.eng.hist = &s->hist;
 
-	bool main_echoes = nworkers == 1;
-	unsigned ping_lc = main_echoes ? workers[0] : workers[1];
 	if (!o.quiet)
 		printf("rdmapipe: ping-pong %s %u B on %s: pinging lcore %u <-> echoing lcore %u, %" PRIu64
 		       " iterations%s\n",
-		       verb_opcode_name(o.verb), o.msg_bytes, s->dev.name.c_str(), ping_lc,
-		       main_echoes ? rte_get_main_lcore() : workers[0], o.messages, inl ? ", inline" : "");
+		       verb_opcode_name(o.verb), o.msg_bytes, s->dev.name.c_str(), ping_lc, echo_lc, o.messages,
+		       inl ? ", inline" : "");
 	fflush(stdout);
 	set_running(&s->ctl);
-	if (!main_echoes)
-		rte_eal_remote_launch(echo_lcore, &s->echo, workers[0]);
-	rte_eal_remote_launch(ping_lcore, &s->ping, ping_lc);
-	if (main_echoes) {
-		echo_lcore(&s->echo);
-	} else {
-		while (!s->ping.done.load(std::memory_order_acquire) || !s->echo.done.load(std::memory_order_acquire))
-			usleep(10000);
-	}
-	/* An echo side that gave up cannot be waited for by the pinging side: stop it too. */
-	if (s->echo.rc != 0 && !s->ping.done.load(std::memory_order_acquire))
-		s->ctl.abort.store(true);
-	rte_eal_mp_wait_lcore();
+	s->echo.other_done = &s->ping.done;
+	run_two_roles(ping_lcore, &s->ping, ping_lc, s->ping.done, echo_lcore, &s->echo, echo_lc, s->echo.done);
 	set_running(nullptr);
 	usleep(100000);   // async events of the run's last moments
 	async_watch_stop(&s->async);

@@ -71,6 +71,7 @@ const struct option kLongOpts[] = {
 	{"no-verify", no_argument, nullptr, OPT_NO_VERIFY},
 	{"inject-corruption", required_argument, nullptr, OPT_CORRUPT},
 	{"stall-timeout", required_argument, nullptr, OPT_STALL},
+	{"config", required_argument, nullptr, 'f'},
 	{"quiet", no_argument, nullptr, 'q'},
 	{"help", no_argument, nullptr, 'h'},
 	{"version", no_argument, nullptr, 'V'},
@@ -125,6 +126,11 @@ std::string range_error(const char *opt, const char *val, uint64_t lo, uint64_t 
 }
 
 } // namespace
+
+bool parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	return parse_u64(s, lo, hi, out);
+}
 
 const char *verb_name(Verb v)
 {
@@ -197,6 +203,8 @@ const char *options_usage()
 "      --inject-corruption N  flip one byte of message N before it is sent (tests the checker)\n"
 "      --inject-bad-rkey Q  QP Q posts with a wrong rkey (tests completion-error handling)\n"
 "      --stall-timeout SEC  fail when nothing progresses for SEC seconds (default 10)\n"
+"  -f, --config FILE        run the pipeline FILE describes (libconfig; see conf/default.conf);\n"
+"                           'rdmapipe [EAL options] --check FILE' validates it without running\n"
 "  -q, --quiet              print only the summary\n"
 "  -h, --help               this text\n"
 "  -V, --version            print the version\n"
@@ -216,9 +224,20 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	bool have_messages = false, have_size = false, have_slots = false, have_verb = false, have_qps = false;
 	int c;
 	uint64_t v;
-	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:qhV", kLongOpts, nullptr)) != -1) {
+	std::string shaping;   // the first option that describes the run (a pipeline file does that)
+	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:f:qhV", kLongOpts, nullptr)) != -1) {
 		const char *a = optarg;
+		if (shaping.empty() && c != 'f' && c != 'q' && c != 'h' && c != 'V' && c != OPT_STALL && c != OPT_CORRUPT &&
+		    c != OPT_BAD_RKEY && c != ':' && c != '?')
+			shaping = argv[optind - 1 - (optarg && optarg == argv[optind - 1] ? 1 : 0)];
 		switch (c) {
+		case 'f':
+			if (*a == '\0') {
+				*err = "--config: empty file name";
+				return ParseResult::error;
+			}
+			o->config_file = a;
+			break;
 		case 'v':
 			if (!verb_from_name(a, &o->verb)) {
 				*err = std::string("--verb: '") + a +
@@ -433,6 +452,14 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		return ParseResult::error;
 	}
 
+	if (!o->config_file.empty()) {
+		if (!shaping.empty()) {
+			*err = "--config " + o->config_file + ": the pipeline file describes the run; '" + shaping +
+			       "' cannot be combined with it";
+			return ParseResult::error;
+		}
+		return ParseResult::ok;   // the file's flows are checked when it is loaded
+	}
 	/* Cross-checks and derived defaults. */
 	if (o->mode == Mode::pingpong) {
 		/* Latency of one message at a time, echoed back: ib_send_lat's measurement. */

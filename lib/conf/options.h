@@ -94,6 +94,9 @@ struct RunOptions {
 	uint8_t min_rnr_timer = 12;     // 0..31, IB encoding (12 = 0.64 ms)
 	double stall_timeout_s = 10;    // no progress for this long: give up with an error
 	bool quiet = false;
+	std::string config_file;        // -f: a pipeline file describes the run
+	int tx_lcore = -1;              // from a pipeline file: where each end runs (-1: chosen)
+	int rx_lcore = -1;
 };
 
 inline constexpr uint64_t kDefaultMessages = 1000000;
@@ -112,6 +115,9 @@ enum class ParseResult {
  * Fills in derived defaults and checks every bound; on error *err names the option,
  * the value and what was expected. */
 ParseResult parse_options(int argc, char **argv, RunOptions *opts, std::string *err);
+
+/* An integer in lo..hi with an optional binary suffix (K, M, G): "64K" = 65536. */
+bool parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 
 /* The application part of --help. */
 const char *options_usage();

@@ -26,6 +26,17 @@ check "bad app option" 2 "^rdmapipe: unknown option '--bogus'" "$B" $EAL -- --bo
 check "bad app option shows usage" 2 "^Usage: rdmapipe" "$B" $EAL -- --bogus
 check "bad app value" 2 "^rdmapipe: --batch: '0' is not an integer in 1..512" "$B" $EAL -- -b 0
 check "bad EAL option" 2 "rdmapipe: EAL initialisation failed: .*bad EAL arguments" "$B" --bogus-eal -- -n 1
+# Pipeline files: validated before EAL starts, without a device.
+conf=$(cd "$(dirname "$0")/../../conf" && pwd)
+bad=$(cd "$(dirname "$0")/../conf/bad" && pwd)
+check "--check a good file" 0 "default.conf: valid \(schema 1\): 1 device\(s\), 1 pool\(s\), 2 io context\(s\), 1 flow\(s\), 0 ring\(s\), 2 stage\(s\)$" "$B" -l 0-1 --check "$conf/default.conf"
+check "--check without -l" 0 "lcores not checked \(no -l/-c given\)" "$B" --check "$conf/default.conf"
+check "--check a bad file" 2 "^rdmapipe: $bad/batch-zero.conf:10: flows.\[0\].batch: 0 is outside 1..512$" "$B" --check "$bad/batch-zero.conf"
+check "--check an lcore outside -l" 2 "default.conf:40: io_contexts.\[0\].lcore: lcore 1 is not in the EAL lcore set \(-l\)$" "$B" -l 0 --check "$conf/default.conf"
+check "--check without a file" 2 "^rdmapipe: --check needs a configuration file$" "$B" --check
+check "-f with a bad file" 2 "^rdmapipe: $bad/verb-typo.conf:10: flows.\[0\].verb: 'write_imn' is not one of" "$B" -l 0-2 --no-huge -m 128 -- -f "$bad/verb-typo.conf"
+check "-f and -v" 2 "^rdmapipe: --config .*: the pipeline file describes the run; '-v' cannot be combined with it$" "$B" $EAL -- -f "$conf/default.conf" -v send
+check "-f missing file" 2 "^rdmapipe: /nonexistent.conf: cannot read the file: No such file or directory$" "$B" $EAL -- -f /nonexistent.conf
 check "one lcore" 2 "needs 2 lcores" "$B" -l 0 --no-huge -m 128 --no-shconf --no-pci -- -n 1
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 	check "no RDMA device" 3 "^rdmapipe: no RDMA device: this kernel has no RDMA support" "$B" $EAL -- -n 1

@@ -1,0 +1,138 @@
+#include "pipeline.h"
+
+#include <algorithm>
+
+namespace rp {
+
+namespace {
+
+std::string at(const PipelineConf &c, int line, const std::string &path)
+{
+	return c.file + ":" + std::to_string(line) + ": " + path + ": ";
+}
+
+const IoContextConf *context_of(const PipelineConf &c, uint32_t lcore)
+{
+	for (const IoContextConf &io : c.io_contexts)
+		if (io.lcore == lcore)
+			return &io;
+	return nullptr;
+}
+
+} // namespace
+
+int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
+{
+	const char *later = " does not run yet in this build (--check validates it; runnable: loopback flows with "
+			    "rdma_tx and rdma_rx or echo stages)";
+	for (size_t i = 0; i < c.stages.size(); i++) {
+		const StageConf &st = c.stages[i];
+		if (st.kind != StageKind::rdma_tx && st.kind != StageKind::rdma_rx && st.kind != StageKind::echo) {
+			*err = at(c, st.line, "stages.[" + std::to_string(i) + "]") + "a " + stage_kind_name(st.kind) + " stage" + later;
+			return -1;
+		}
+	}
+	if (!c.run.json.empty() || !c.run.csv.empty()) {
+		*err = c.file + ": run.output: results files" + later;
+		return -1;
+	}
+	const FlowConf &f0 = c.flows[0];
+	const StageConf *tx0 = nullptr, *rx0 = nullptr;
+	bool echo = false;
+	std::vector<uint32_t> qps;
+	for (size_t i = 0; i < c.flows.size(); i++) {
+		const FlowConf &f = c.flows[i];
+		std::string where = at(c, f.line, "flows.[" + std::to_string(i) + "]");
+		const StageConf *tx = nullptr, *rx = nullptr;
+		for (const StageConf &st : c.stages)
+			if (st.flow == f.name) {
+				if (st.kind == StageKind::rdma_tx)
+					tx = &st;
+				else
+					rx = &st;
+			}
+		if (f.peer != "loopback") {
+			*err = where + "a remote peer (" + f.peer + ")" + later;
+			return -1;
+		}
+		if (f.transport != Transport::rc || f.rate_pps > 0 || f.sizes.size() != 1) {
+			*err = where + (f.transport != Transport::rc ? "transport uc" : f.rate_pps > 0 ? "a rate limit" : "a list of sizes") + later;
+			return -1;
+		}
+		if (i == 0) {
+			tx0 = tx;
+			rx0 = rx;
+			echo = rx->kind == StageKind::echo;
+		} else if (tx->lcore != tx0->lcore || rx->lcore != rx0->lcore || rx->kind != rx0->kind) {
+			*err = where + "flows on other lcores than flow '" + f0.name + "'" + later;
+			return -1;
+		} else if (f.verb != f0.verb || f.sizes != f0.sizes || f.batch != f0.batch || f.signal_every != f0.signal_every ||
+			   f.sq_depth != f0.sq_depth || f.window != f0.window || f.inline_send != f0.inline_send ||
+			   f.verify != f0.verify || f.messages != f0.messages || f.duration_s != f0.duration_s) {
+			*err = where + "flows that differ from flow '" + f0.name + "' in more than qps" + later;
+			return -1;
+		}
+		qps.push_back(f.qps);
+	}
+	if (echo && (c.flows.size() != 1 || f0.qps != 1)) {
+		*err = at(c, f0.line, "flows.[0]") + "ping-pong (an echo stage) over more than one QP" + later;
+		return -1;
+	}
+	const IoContextConf *txio = context_of(c, tx0->lcore), *rxio = context_of(c, rx0->lcore);
+	if (txio->device != rxio->device) {
+		*err = at(c, rxio->line, "io_contexts") + "the two ends on different devices" + later;
+		return -1;
+	}
+	const DeviceConf *dev = nullptr;
+	for (const DeviceConf &d : c.devices)
+		if (d.name == txio->device)
+			dev = &d;
+
+	RunOptions r;
+	r.quiet = o->quiet;
+	r.stall_timeout_s = o->stall_timeout_s;
+	r.corrupt_msg = o->corrupt_msg;
+	r.bad_rkey_qp = o->bad_rkey_qp;
+	r.config_file = o->config_file;
+	r.mode = echo ? Mode::pingpong : Mode::rate;
+	r.verb = f0.verb;
+	r.flows = qps;
+	r.qps = 0;
+	for (uint32_t q : qps)
+		r.qps += q;
+	r.device = dev->name;
+	r.port = dev->port;
+	r.gid_index = dev->gid_index;
+	r.msg_bytes = f0.sizes[0];
+	r.batch = f0.batch;
+	r.signal_every = f0.signal_every;
+	r.sq_depth = f0.sq_depth;
+	r.slots = f0.window;
+	r.srq_refill = rxio->srq ? rxio->srq_refill : std::max(f0.batch, f0.window * r.qps / 8);
+	r.inline_send = f0.inline_send;
+	r.verify = f0.verify;
+	r.adaptive_poll = txio->adaptive_poll || rxio->adaptive_poll;
+	r.cq_api = txio->cq_api == CqApi::ex && rxio->cq_api == CqApi::ex ? CqApi::ex : CqApi::classic;
+	r.tx_lcore = static_cast<int>(tx0->lcore);
+	r.rx_lcore = static_cast<int>(rx0->lcore);
+	if (f0.messages)
+		r.messages = f0.messages;
+	else if (f0.duration_s > 0)
+		r.duration_s = f0.duration_s;
+	else if (c.run.duration_s > 0)
+		r.duration_s = c.run.duration_s;
+	else
+		r.messages = echo ? kDefaultPingPongIterations : kDefaultMessages;
+	if (echo && r.duration_s > 0) {
+		*err = at(c, f0.line, "flows.[0]") + "a ping-pong runs a number of messages, not a duration";
+		return -1;
+	}
+	if (r.bad_rkey_qp >= static_cast<int>(r.qps)) {
+		*err = "--inject-bad-rkey " + std::to_string(r.bad_rkey_qp) + ": the pipeline has only " + std::to_string(r.qps) + " QP(s)";
+		return -1;
+	}
+	*o = r;
+	return 0;
+}
+
+} // namespace rp

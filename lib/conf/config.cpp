@@ -1,0 +1,856 @@
+#include "conf/config.h"
+
+#include <libconfig.h++>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace rp {
+
+namespace {
+
+using libconfig::Setting;
+
+/* libconfig converts between number types only with AutoConvert, which would also
+ * let 1.5 pass as an integer: read each type as what it is. */
+long long as_ll(const Setting &s)
+{
+	if (s.getType() == Setting::TypeInt)
+		return static_cast<int>(s);
+	return static_cast<long long>(s);
+}
+
+double as_double(const Setting &s)
+{
+	return s.getType() == Setting::TypeFloat ? static_cast<double>(s) : static_cast<double>(as_ll(s));
+}
+
+/* Reads one file's settings, remembering the first error with its place. */
+class Reader {
+public:
+	Reader(std::string file, std::string *err) : file_(std::move(file)), err_(err) {}
+
+	bool failed() const { return failed_; }
+
+	bool fail(const Setting &s, const std::string &msg)
+	{
+		return fail_at(static_cast<int>(s.getSourceLine()), s.isRoot() ? std::string("(top)") : s.getPath(), msg);
+	}
+
+	bool fail_at(int line, const std::string &path, const std::string &msg)
+	{
+		if (!failed_) {
+			*err_ = file_ + ":" + std::to_string(line) + ": " + path + ": " + msg;
+			failed_ = true;
+		}
+		return false;
+	}
+
+	/* Every key of `group` must be one of `known`. */
+	bool keys(const Setting &group, const std::vector<std::string> &known)
+	{
+		for (int i = 0; i < group.getLength(); i++) {
+			const Setting &c = group[i];
+			std::string name = c.getName() ? c.getName() : "";
+			if (std::find(known.begin(), known.end(), name) != known.end())
+				continue;
+			std::string hint = closest_name(name, known);
+			return fail(c, "unknown setting" + (hint.empty() ? std::string() : "; did you mean '" + hint + "'?"));
+		}
+		return true;
+	}
+
+	const Setting *find(const Setting &group, const char *key)
+	{
+		return group.exists(key) ? &group[key] : nullptr;
+	}
+
+	bool missing(const Setting &group, const char *key)
+	{
+		return fail(group, std::string("missing setting '") + key + "'");
+	}
+
+	/* Integer in lo..hi: a number, or a string with a K/M/G suffix ("64K"). */
+	bool uint(const Setting &group, const char *key, uint64_t lo, uint64_t hi, uint64_t *out, bool required = false)
+	{
+		const Setting *s = find(group, key);
+		if (s == nullptr)
+			return required ? missing(group, key) : true;
+		uint64_t v = 0;
+		if (s->getType() == Setting::TypeInt || s->getType() == Setting::TypeInt64) {
+			long long x = as_ll(*s);
+			if (x < 0 || static_cast<uint64_t>(x) < lo || static_cast<uint64_t>(x) > hi)
+				return fail(*s, std::to_string(x) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+			v = static_cast<uint64_t>(x);
+		} else if (s->getType() == Setting::TypeString) {
+			const char *str = *s;
+			if (!parse_size(str, 0, UINT64_MAX, &v))
+				return fail(*s, std::string("'") + str + "' is not an integer (K, M, G suffixes allowed)");
+			if (v < lo || v > hi)
+				return fail(*s, std::string(str) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+		} else {
+			return fail(*s, "expected an integer");
+		}
+		*out = v;
+		return true;
+	}
+
+	template <typename T>
+	bool uint_as(const Setting &group, const char *key, uint64_t lo, uint64_t hi, T *out, bool required = false)
+	{
+		uint64_t v = *out;
+		if (!uint(group, key, lo, hi, &v, required))
+			return false;
+		*out = static_cast<T>(v);
+		return true;
+	}
+
+	bool seconds(const Setting &group, const char *key, double *out, bool allow_zero = true)
+	{
+		const Setting *s = find(group, key);
+		if (s == nullptr)
+			return true;
+		if (!s->isNumber())
+			return fail(*s, "expected a number of seconds");
+		double v = as_double(*s);
+		if (!std::isfinite(v) || v < 0 || (!allow_zero && v == 0) || v > 1e6)
+			return fail(*s, std::to_string(v) + " is not a number of seconds in " + (allow_zero ? "[0" : "(0") + ", 1e6]");
+		*out = v;
+		return true;
+	}
+
+	bool boolean(const Setting &group, const char *key, bool *out)
+	{
+		const Setting *s = find(group, key);
+		if (s == nullptr)
+			return true;
+		if (s->getType() != Setting::TypeBoolean)
+			return fail(*s, "expected true or false");
+		*out = *s;
+		return true;
+	}
+
+	bool string(const Setting &group, const char *key, std::string *out, bool required = false)
+	{
+		const Setting *s = find(group, key);
+		if (s == nullptr)
+			return required ? missing(group, key) : true;
+		if (s->getType() != Setting::TypeString)
+			return fail(*s, "expected a string");
+		*out = static_cast<const char *>(*s);
+		if (out->empty())
+			return fail(*s, "must not be empty");
+		return true;
+	}
+
+	/* One of `names` (a string); *index gets its position. */
+	bool choice(const Setting &group, const char *key, const std::vector<std::string> &names, int *index,
+		    bool required = false)
+	{
+		std::string v;
+		const Setting *s = find(group, key);
+		if (s == nullptr)
+			return required ? missing(group, key) : true;
+		if (!string(group, key, &v))
+			return false;
+		for (size_t i = 0; i < names.size(); i++)
+			if (names[i] == v) {
+				*index = static_cast<int>(i);
+				return true;
+			}
+		std::string all;
+		for (const std::string &n : names)
+			all += (all.empty() ? "" : ", ") + n;
+		std::string hint = closest_name(v, names);
+		return fail(*s, "'" + v + "' is not one of " + all + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+	}
+
+	/* A string, or a list/array of strings. */
+	bool names(const Setting &group, const char *key, std::vector<std::string> *out)
+	{
+		const Setting *s = find(group, key);
+		if (s == nullptr)
+			return true;
+		if (s->getType() == Setting::TypeString) {
+			std::string v;
+			if (!string(group, key, &v))
+				return false;
+			out->push_back(v);
+			return true;
+		}
+		if (!s->isArray() && !s->isList())
+			return fail(*s, "expected a ring name or a list of ring names");
+		for (int i = 0; i < s->getLength(); i++) {
+			const Setting &e = (*s)[i];
+			if (e.getType() != Setting::TypeString)
+				return fail(e, "expected a ring name (a string)");
+			out->push_back(static_cast<const char *>(e));
+		}
+		return true;
+	}
+
+	/* A list of groups, possibly absent (then `required` says whether that is an error). */
+	const Setting *list(const Setting &root, const char *key, bool required)
+	{
+		const Setting *s = find(root, key);
+		if (s == nullptr) {
+			if (required)
+				missing(root, key);
+			return nullptr;
+		}
+		if (!s->isList()) {
+			fail(*s, "expected a list of groups: ( { ... }, { ... } )");
+			return nullptr;
+		}
+		for (int i = 0; i < s->getLength(); i++)
+			if (!(*s)[i].isGroup()) {
+				fail((*s)[i], "expected a group { ... }");
+				return nullptr;
+			}
+		return s;
+	}
+
+private:
+	std::string file_;
+	std::string *err_;
+	bool failed_ = false;
+};
+
+const std::vector<std::string> kRootKeys = {"version", "devices", "pools", "io_contexts", "flows", "rings", "stages", "run"};
+const std::vector<std::string> kDeviceKeys = {"name", "port", "gid_index"};
+const std::vector<std::string> kPoolKeys = {"name", "elt_size", "count", "cache"};
+const std::vector<std::string> kIoKeys = {"lcore", "device", "send_cq", "recv_cq", "srq", "srq_refill", "poll", "cq_api"};
+const std::vector<std::string> kFlowKeys = {"name", "peer", "transport", "qps", "verb", "size", "sizes", "batch",
+					    "signal_every", "sq_depth", "window", "inline", "rate", "messages",
+					    "duration", "verify", "pool"};
+const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
+const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output"};
+const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output"};
+const std::vector<std::string> kOutputKeys = {"json", "csv"};
+const std::vector<std::string> kVerbNames = {"send", "send_imm", "write", "write_imm", "read", "fetch_add", "cmp_swap"};
+const std::vector<std::string> kStageKinds = {"gen", "rdma_tx", "rdma_rx", "echo", "verify", "sink"};
+
+constexpr uint32_t kMaxLcore = 1023;
+constexpr uint32_t kMaxCqe = 1u << 22;
+constexpr uint32_t kMaxRing = 1u << 24;
+constexpr uint32_t kMaxPool = 1u << 24;
+
+bool valid_name(const std::string &n)
+{
+	if (n.empty() || n.size() > 31)
+		return false;
+	for (char ch : n)
+		if (!(isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-'))
+			return false;
+	return true;
+}
+
+/* The name of element i of a list of groups, unique within the list. */
+bool read_name(Reader &r, const Setting &g, std::set<std::string> *seen, std::string *out)
+{
+	if (!r.string(g, "name", out, true))
+		return false;
+	if (!valid_name(*out))
+		return r.fail(g["name"], "'" + *out + "' is not a name (1..31 letters, digits, '_' or '-')");
+	if (!seen->insert(*out).second)
+		return r.fail(g["name"], "'" + *out + "' is already used by another element of this list");
+	return true;
+}
+
+bool parse_peer(const std::string &p)
+{
+	if (p == "loopback")
+		return true;
+	size_t colon = p.rfind(':');
+	if (colon == std::string::npos || colon == 0 || colon + 1 == p.size())
+		return false;
+	uint64_t port;
+	return parse_size(p.substr(colon + 1).c_str(), 1, 65535, &port) && p.find_first_of(" \t") == std::string::npos;
+}
+
+bool read_devices(Reader &r, const Setting &root, PipelineConf *c)
+{
+	const Setting *l = r.list(root, "devices", true);
+	if (l == nullptr)
+		return false;
+	if (l->getLength() == 0)
+		return r.fail(*l, "at least one device is needed");
+	std::set<std::string> seen;
+	for (int i = 0; i < l->getLength(); i++) {
+		const Setting &g = (*l)[i];
+		DeviceConf d;
+		d.line = static_cast<int>(g.getSourceLine());
+		if (!r.keys(g, kDeviceKeys) || !read_name(r, g, &seen, &d.name) || !r.uint_as(g, "port", 1, 254, &d.port))
+			return false;
+		if (const Setting *s = r.find(g, "gid_index")) {
+			if (s->getType() == Setting::TypeString && std::string(static_cast<const char *>(*s)) == "auto")
+				d.gid_index = -1;
+			else if (!r.uint_as(g, "gid_index", 0, 255, &d.gid_index))
+				return false;
+		}
+		c->devices.push_back(d);
+	}
+	return true;
+}
+
+bool read_pools(Reader &r, const Setting &root, PipelineConf *c)
+{
+	const Setting *l = r.list(root, "pools", true);
+	if (l == nullptr)
+		return false;
+	std::set<std::string> seen;
+	for (int i = 0; i < l->getLength(); i++) {
+		const Setting &g = (*l)[i];
+		PoolConf p;
+		p.line = static_cast<int>(g.getSourceLine());
+		p.cache = 256;
+		if (!r.keys(g, kPoolKeys) || !read_name(r, g, &seen, &p.name) ||
+		    !r.uint_as(g, "elt_size", 8, kMaxMsgBytes, &p.elt_size, true) ||
+		    !r.uint_as(g, "count", 1, kMaxPool, &p.count, true) || !r.uint_as(g, "cache", 0, 512, &p.cache))
+			return false;
+		if (p.cache && p.cache * 3ull / 2 > p.count)
+			return r.fail(g["cache"] , "a cache of " + std::to_string(p.cache) + " would strand most of the " +
+				       std::to_string(p.count) + " buffers on one lcore (at most count x 2/3)");
+		c->pools.push_back(p);
+	}
+	return true;
+}
+
+bool read_io_contexts(Reader &r, const Setting &root, const LcoreSet &lcores, PipelineConf *c)
+{
+	const Setting *l = r.list(root, "io_contexts", true);
+	if (l == nullptr)
+		return false;
+	std::set<uint32_t> seen;
+	for (int i = 0; i < l->getLength(); i++) {
+		const Setting &g = (*l)[i];
+		IoContextConf io;
+		io.line = static_cast<int>(g.getSourceLine());
+		io.send_cq = 4096;
+		io.recv_cq = 4096;
+		int poll = 0, api = 0;
+		if (!r.keys(g, kIoKeys) || !r.uint_as(g, "lcore", 0, kMaxLcore, &io.lcore, true) ||
+		    !r.string(g, "device", &io.device, true) || !r.uint_as(g, "send_cq", 1, kMaxCqe, &io.send_cq) ||
+		    !r.uint_as(g, "recv_cq", 1, kMaxCqe, &io.recv_cq) || !r.uint_as(g, "srq", 0, kMaxCqe, &io.srq) ||
+		    !r.uint_as(g, "srq_refill", 1, kMaxCqe, &io.srq_refill) ||
+		    !r.choice(g, "poll", {"busy", "adaptive"}, &poll) || !r.choice(g, "cq_api", {"classic", "ex"}, &api))
+			return false;
+		io.adaptive_poll = poll == 1;
+		io.cq_api = api == 1 ? CqApi::ex : CqApi::classic;
+		if (!lcores.contains(io.lcore))
+			return r.fail(g["lcore"], "lcore " + std::to_string(io.lcore) + " is not in the EAL lcore set (-l)");
+		if (!seen.insert(io.lcore).second)
+			return r.fail(g["lcore"], "lcore " + std::to_string(io.lcore) + " already has an io context (one per lcore)");
+		bool dev_ok = false;
+		std::vector<std::string> devs;
+		for (const DeviceConf &d : c->devices) {
+			dev_ok |= d.name == io.device;
+			devs.push_back(d.name);
+		}
+		if (!dev_ok) {
+			std::string hint = closest_name(io.device, devs);
+			return r.fail(g["device"], "no device named '" + io.device + "' in devices" +
+					  (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+		}
+		if (io.srq == 0 && r.find(g, "srq_refill"))
+			return r.fail(g["srq_refill"], "set without an SRQ (srq = 0)");
+		if (io.srq && io.srq_refill == 0)
+			io.srq_refill = std::max<uint32_t>(1, io.srq / 8);
+		if (io.srq_refill > io.srq && io.srq)
+			return r.fail(g["srq_refill"], std::to_string(io.srq_refill) + " exceeds the SRQ depth " + std::to_string(io.srq));
+		c->io_contexts.push_back(io);
+	}
+	return true;
+}
+
+bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
+{
+	const Setting *l = r.list(root, "flows", true);
+	if (l == nullptr)
+		return false;
+	std::set<std::string> seen;
+	for (int i = 0; i < l->getLength(); i++) {
+		const Setting &g = (*l)[i];
+		FlowConf f;
+		f.line = static_cast<int>(g.getSourceLine());
+		f.peer = "loopback";
+		int transport = 0, verb = 3;
+		if (!r.keys(g, kFlowKeys) || !read_name(r, g, &seen, &f.name) || !r.string(g, "peer", &f.peer) ||
+		    !r.choice(g, "transport", {"rc", "uc"}, &transport) || !r.uint_as(g, "qps", 1, kMaxQps, &f.qps) ||
+		    !r.choice(g, "verb", kVerbNames, &verb, true) || !r.uint_as(g, "batch", 1, kMaxBatch, &f.batch) ||
+		    !r.uint_as(g, "signal_every", 1, kMaxSqDepth / 2, &f.signal_every) ||
+		    !r.uint_as(g, "sq_depth", 2, kMaxSqDepth, &f.sq_depth) || !r.uint_as(g, "window", 1, kMaxSlots, &f.window) ||
+		    !r.boolean(g, "inline", &f.inline_send) || !r.uint(g, "messages", 1, UINT64_MAX >> 1, &f.messages) ||
+		    !r.seconds(g, "duration", &f.duration_s) || !r.boolean(g, "verify", &f.verify) ||
+		    !r.string(g, "pool", &f.pool, true))
+			return false;
+		f.transport = transport == 1 ? Transport::uc : Transport::rc;
+		verb_from_name(kVerbNames[static_cast<size_t>(verb)].c_str(), &f.verb);
+		if (!parse_peer(f.peer))
+			return r.fail(g["peer"], "'" + f.peer + "' is not \"loopback\" or HOST:PORT");
+		if (f.transport == Transport::uc && (f.verb == Verb::read || verb_is_atomic(f.verb)))
+			return r.fail(g["transport"], std::string("UC has no ") + verb_name(f.verb) + " (RC only)");
+		/* size = N, or sizes = [N, ...] used in turn; not both. */
+		if (r.find(g, "size") && r.find(g, "sizes"))
+			return r.fail(g["sizes"], "give size or sizes, not both");
+		if (r.find(g, "size")) {
+			if (!r.uint_as(g, "size", 1, kMaxMsgBytes, &f.sizes[0]))
+				return false;
+		} else if (const Setting *s = r.find(g, "sizes")) {
+			if (!s->isArray() && !s->isList())
+				return r.fail(*s, "expected a list of sizes [64, 4096]");
+			if (s->getLength() == 0 || s->getLength() > 64)
+				return r.fail(*s, "expected 1..64 sizes");
+			f.sizes.clear();
+			for (int k = 0; k < s->getLength(); k++) {
+				const Setting &e = (*s)[k];
+				if (e.getType() != Setting::TypeInt && e.getType() != Setting::TypeInt64)
+					return r.fail(e, "expected an integer");
+				long long v = as_ll(e);
+				if (v < 1 || v > kMaxMsgBytes)
+					return r.fail(e, std::to_string(v) + " is outside 1.." + std::to_string(kMaxMsgBytes));
+				f.sizes.push_back(static_cast<uint32_t>(v));
+			}
+		}
+		if (verb_is_atomic(f.verb) && (f.sizes.size() != 1 || f.sizes[0] != 8)) {
+			if (r.find(g, "size") || r.find(g, "sizes"))
+				return r.fail(g[r.find(g, "size") ? "size" : "sizes"], std::string(verb_name(f.verb)) + " works on 8-byte words only");
+			f.sizes = {8};
+		}
+		if (const Setting *s = r.find(g, "rate")) {
+			if (!s->isNumber())
+				return r.fail(*s, "expected messages per second (a number, 0: unlimited)");
+			f.rate_pps = as_double(*s);
+			if (!std::isfinite(f.rate_pps) || f.rate_pps < 0 || f.rate_pps > 1e9)
+				return r.fail(*s, "rate is outside 0..1e9 messages per second");
+		}
+		if (r.find(g, "messages") && r.find(g, "duration"))
+			return r.fail(g["duration"], "give messages or duration, not both");
+		if (f.inline_send && (f.verb == Verb::read || verb_is_atomic(f.verb)))
+			return r.fail(g["inline"], std::string(verb_name(f.verb)) + " carries no payload to inline");
+		if (f.signal_every == 0)
+			f.signal_every = f.batch;
+		if (f.sq_depth == 0)
+			f.sq_depth = std::min<uint32_t>(kMaxSqDepth, kSqDepthPerUnit * std::max(f.batch, f.signal_every));
+		/* A signalled WR every N frees the queue in steps of N: below 2N the sender waits on
+		 * a completion it has not asked for. */
+		if (f.sq_depth < 2ull * f.signal_every)
+			return r.fail(r.find(g, "sq_depth") ? g["sq_depth"] : g, "send queue depth " + std::to_string(f.sq_depth) +
+				       " is below 2 x signal_every (" + std::to_string(2ull * f.signal_every) + ")");
+		if (f.sq_depth < f.batch)
+			return r.fail(r.find(g, "sq_depth") ? g["sq_depth"] : g, "send queue depth " + std::to_string(f.sq_depth) +
+				       " cannot hold one chain of batch " + std::to_string(f.batch));
+		if (f.window == 0)
+			f.window = std::max(f.batch, kDefaultWindow / f.qps);
+		if (f.window < f.batch)
+			return r.fail(g["window"], std::to_string(f.window) + " is below batch " + std::to_string(f.batch) +
+				       ": a chain would not fit the receive window");
+		c->flows.push_back(f);
+	}
+	return true;
+}
+
+bool read_rings(Reader &r, const Setting &root, PipelineConf *c)
+{
+	const Setting *l = r.list(root, "rings", false);
+	if (l == nullptr)
+		return !r.failed();
+	std::set<std::string> seen;
+	for (int i = 0; i < l->getLength(); i++) {
+		const Setting &g = (*l)[i];
+		RingConf ring;
+		ring.line = static_cast<int>(g.getSourceLine());
+		if (!r.keys(g, kRingKeys) || !read_name(r, g, &seen, &ring.name) ||
+		    !r.uint_as(g, "size", 2, kMaxRing, &ring.size) || !r.boolean(g, "multi_producer", &ring.multi_producer) ||
+		    !r.boolean(g, "multi_consumer", &ring.multi_consumer))
+			return false;
+		if (ring.size & (ring.size - 1))
+			return r.fail(g["size"], std::to_string(ring.size) + " is not a power of two (rte_ring sizes are)");
+		c->rings.push_back(ring);
+	}
+	return true;
+}
+
+template <typename T>
+std::vector<std::string> names_of(const std::vector<T> &v)
+{
+	std::vector<std::string> n;
+	for (const T &x : v)
+		n.push_back(x.name);
+	return n;
+}
+
+const char *article(StageKind k)
+{
+	return k == StageKind::echo ? "an" : "a";
+}
+
+bool unknown_ref(Reader &r, const Setting &s, const char *what, const std::string &name, const std::vector<std::string> &known)
+{
+	std::string hint = closest_name(name, known);
+	return r.fail(s, std::string("no ") + what + " named '" + name + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+}
+
+bool read_stages(Reader &r, const Setting &root, const LcoreSet &lcores, PipelineConf *c)
+{
+	const Setting *l = r.list(root, "stages", true);
+	if (l == nullptr)
+		return false;
+	if (l->getLength() == 0)
+		return r.fail(*l, "at least one stage is needed");
+	std::set<std::string> seen;
+	const std::vector<std::string> rings = names_of(c->rings), flows = names_of(c->flows);
+	for (int i = 0; i < l->getLength(); i++) {
+		const Setting &g = (*l)[i];
+		StageConf st;
+		st.line = static_cast<int>(g.getSourceLine());
+		int kind = 0;
+		if (!r.keys(g, kStageKeys) || !read_name(r, g, &seen, &st.name) || !r.choice(g, "kind", kStageKinds, &kind, true) ||
+		    !r.uint_as(g, "lcore", 0, kMaxLcore, &st.lcore, true) || !r.string(g, "flow", &st.flow) ||
+		    !r.names(g, "input", &st.inputs) || !r.names(g, "output", &st.outputs))
+			return false;
+		st.kind = static_cast<StageKind>(kind);
+		if (!lcores.contains(st.lcore))
+			return r.fail(g["lcore"], "lcore " + std::to_string(st.lcore) + " is not in the EAL lcore set (-l)");
+		for (auto *v : {&st.inputs, &st.outputs})
+			for (const std::string &n : *v)
+				if (std::find(rings.begin(), rings.end(), n) == rings.end())
+					return unknown_ref(r, g[v == &st.inputs ? "input" : "output"], "ring", n, rings);
+		bool needs_flow = st.kind == StageKind::gen || st.kind == StageKind::rdma_tx || st.kind == StageKind::rdma_rx ||
+				  st.kind == StageKind::echo;
+		if (needs_flow && st.flow.empty())
+			return r.fail(g, std::string(article(st.kind)) + " " + stage_kind_name(st.kind) + " stage needs a flow");
+		if (!needs_flow && !st.flow.empty())
+			return r.fail(g["flow"], std::string(article(st.kind)) + " " + stage_kind_name(st.kind) + " stage takes no flow");
+		if (!st.flow.empty() && std::find(flows.begin(), flows.end(), st.flow) == flows.end())
+			return unknown_ref(r, g["flow"], "flow", st.flow, flows);
+		/* What each kind reads and writes. */
+		bool in_ok = true, out_ok = true;
+		switch (st.kind) {
+		case StageKind::gen: in_ok = st.inputs.empty(); out_ok = st.outputs.size() == 1; break;
+		case StageKind::rdma_tx: in_ok = st.inputs.size() <= 1; out_ok = st.outputs.size() <= 1; break;
+		case StageKind::rdma_rx: in_ok = st.inputs.empty(); out_ok = st.outputs.size() <= 1; break;
+		case StageKind::echo: in_ok = st.inputs.empty(); out_ok = st.outputs.empty(); break;
+		case StageKind::verify: in_ok = st.inputs.size() == 1; out_ok = st.outputs.size() <= 1; break;
+		case StageKind::sink: in_ok = st.inputs.size() == 1; out_ok = st.outputs.empty(); break;
+		}
+		static const char *const kIn[] = {"no input", "at most one input ring", "no input", "no input",
+						  "exactly one input ring", "exactly one input ring"};
+		static const char *const kOut[] = {"exactly one output ring", "at most one output ring", "at most one output ring",
+						   "no output", "at most one output ring", "no output"};
+		if (!in_ok)
+			return r.fail(r.find(g, "input") ? g["input"] : g, std::string(article(st.kind)) + " " + stage_kind_name(st.kind) + " stage takes " + kIn[kind]);
+		if (!out_ok)
+			return r.fail(r.find(g, "output") ? g["output"] : g, std::string(article(st.kind)) + " " + stage_kind_name(st.kind) + " stage takes " + kOut[kind]);
+		c->stages.push_back(st);
+	}
+	return true;
+}
+
+bool read_run(Reader &r, const Setting &root, PipelineConf *c)
+{
+	const Setting *g = r.find(root, "run");
+	if (g == nullptr)
+		return true;
+	if (!g->isGroup())
+		return r.fail(*g, "expected a group { ... }");
+	if (!r.keys(*g, kRunKeys) || !r.seconds(*g, "duration", &c->run.duration_s) || !r.seconds(*g, "warmup", &c->run.warmup_s) ||
+	    !r.seconds(*g, "stats_period", &c->run.stats_period_s))
+		return false;
+	if (const Setting *o = r.find(*g, "output")) {
+		if (!o->isGroup())
+			return r.fail(*o, "expected a group { json = \"FILE\"; csv = \"FILE\"; }");
+		if (!r.keys(*o, kOutputKeys) || !r.string(*o, "json", &c->run.json) || !r.string(*o, "csv", &c->run.csv))
+			return false;
+	}
+	if (c->run.warmup_s > 0 && c->run.duration_s > 0 && c->run.warmup_s >= c->run.duration_s)
+		return r.fail((*g)["warmup"], "the warm-up must be shorter than the run's duration");
+	return true;
+}
+
+/* Checks across sections, once every section read cleanly. */
+bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
+{
+	auto at = [&](const char *list, size_t i, const char *key) -> const Setting & {
+		const Setting &g = root[list][static_cast<int>(i)];
+		return key && g.exists(key) ? g[key] : g;
+	};
+	/* Rings: one producer and one consumer stage, unless declared multi. */
+	for (size_t i = 0; i < c->rings.size(); i++) {
+		const RingConf &ring = c->rings[i];
+		std::vector<std::string> prod, cons;
+		for (const StageConf &st : c->stages) {
+			for (const std::string &n : st.outputs)
+				if (n == ring.name)
+					prod.push_back(st.name);
+			for (const std::string &n : st.inputs)
+				if (n == ring.name)
+					cons.push_back(st.name);
+		}
+		auto list = [](const std::vector<std::string> &v) {
+			std::string s;
+			for (const std::string &x : v)
+				s += (s.empty() ? "" : ", ") + x;
+			return s;
+		};
+		if (prod.empty() || cons.empty())
+			return r.fail(at("rings", i, nullptr), std::string("ring '") + ring.name + "' has no " +
+							 (prod.empty() ? "producer" : "consumer") + " stage");
+		if (prod.size() > 1 && !ring.multi_producer)
+			return r.fail(at("rings", i, nullptr), "ring '" + ring.name + "' has " + std::to_string(prod.size()) +
+							 " producer stages (" + list(prod) + "): declare multi_producer = true, or give each its own ring");
+		if (cons.size() > 1 && !ring.multi_consumer)
+			return r.fail(at("rings", i, nullptr), "ring '" + ring.name + "' has " + std::to_string(cons.size()) +
+							 " consumer stages (" + list(cons) + "): declare multi_consumer = true, or give each its own ring");
+	}
+	/* Stages that touch the NIC run on lcores with an io context. */
+	for (size_t i = 0; i < c->stages.size(); i++) {
+		const StageConf &st = c->stages[i];
+		bool rdma = st.kind == StageKind::rdma_tx || st.kind == StageKind::rdma_rx || st.kind == StageKind::echo;
+		bool has_io = false;
+		for (const IoContextConf &io : c->io_contexts)
+			has_io |= io.lcore == st.lcore;
+		if (rdma && !has_io)
+			return r.fail(at("stages", i, "lcore"), std::string(article(st.kind)) + " " + stage_kind_name(st.kind) + " stage needs an io context on lcore " +
+							 std::to_string(st.lcore) + " (io_contexts)");
+	}
+	/* Every flow is posted by exactly one rdma_tx (or echo) stage and received by one rdma_rx. */
+	for (size_t i = 0; i < c->flows.size(); i++) {
+		const FlowConf &f = c->flows[i];
+		unsigned tx = 0, rx = 0, echo = 0;
+		for (const StageConf &st : c->stages) {
+			if (st.flow != f.name)
+				continue;
+			tx += st.kind == StageKind::rdma_tx;
+			rx += st.kind == StageKind::rdma_rx;
+			echo += st.kind == StageKind::echo;
+		}
+		if (tx != 1)
+			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' has " + std::to_string(tx) + " rdma_tx stages; it needs exactly one");
+		if (f.peer == "loopback" && rx + echo != 1)
+			return r.fail(at("flows", i, nullptr), "loopback flow '" + f.name + "' needs exactly one rdma_rx or echo stage, it has " +
+							 std::to_string(rx + echo));
+		if (echo && !(f.verb == Verb::send || f.verb == Verb::send_imm))
+			return r.fail(at("flows", i, "verb"), std::string("an echo stage returns sends: flow '") + f.name + "' uses " + verb_name(f.verb));
+		bool pool_ok = false;
+		for (const PoolConf &p : c->pools)
+			if (p.name == f.pool) {
+				pool_ok = true;
+				if (p.elt_size < f.max_size())
+					return r.fail(at("flows", i, "pool"), "pool '" + p.name + "' has " + std::to_string(p.elt_size) +
+										      " B buffers, the flow sends up to " + std::to_string(f.max_size()) + " B");
+			}
+		if (!pool_ok)
+			return unknown_ref(r, at("flows", i, "pool"), "pool", f.pool, names_of(c->pools));
+	}
+	/* Pools hold what their flows keep in flight: a send queue and one chain per QP. */
+	for (size_t i = 0; i < c->pools.size(); i++) {
+		const PoolConf &p = c->pools[i];
+		uint64_t need = 0;
+		std::string users;
+		for (const FlowConf &f : c->flows)
+			if (f.pool == p.name) {
+				need += static_cast<uint64_t>(f.qps) * (f.sq_depth + f.batch);
+				users += (users.empty() ? "" : ", ") + f.name;
+			}
+		if (need > p.count)
+			return r.fail(at("pools", i, "count"), std::to_string(p.count) + " buffers cannot hold the " + std::to_string(need) +
+							 " messages in flight of flow(s) " + users + " (qps x (sq_depth + batch))");
+	}
+	/* CQs that could overflow: a send CQ holds every WR of every QP posting on it (a failed
+	 * QP flushes all of them); a receive CQ holds every posted receive. */
+	for (size_t i = 0; i < c->io_contexts.size(); i++) {
+		const IoContextConf &io = c->io_contexts[i];
+		uint64_t send = 0, window = 0;
+		bool receives = false;
+		for (const StageConf &st : c->stages) {
+			if (st.lcore != io.lcore)
+				continue;
+			for (const FlowConf &f : c->flows) {
+				if (f.name != st.flow)
+					continue;
+				if (st.kind == StageKind::rdma_tx || st.kind == StageKind::echo)
+					send += static_cast<uint64_t>(f.qps) * f.sq_depth;
+				if ((st.kind == StageKind::rdma_rx || st.kind == StageKind::echo) && verb_consumes_receive(f.verb)) {
+					receives = true;
+					window += static_cast<uint64_t>(f.qps) * f.window;
+				}
+			}
+		}
+		if (send > io.send_cq)
+			return r.fail(at("io_contexts", i, "send_cq"), "a send CQ of " + std::to_string(io.send_cq) + " could overflow: its QPs can have " +
+								  std::to_string(send) + " work requests outstanding (qps x sq_depth)");
+		if (receives && io.srq == 0)
+			return r.fail(at("io_contexts", i, nullptr), "lcore " + std::to_string(io.lcore) +
+								     " receives messages that consume receives, but its io context has no SRQ (srq = 0)");
+		if (receives && io.srq < window)
+			return r.fail(at("io_contexts", i, "srq"), "an SRQ of " + std::to_string(io.srq) + " cannot hold the receive windows of its flows (" +
+							      std::to_string(window) + " = qps x window)");
+		if (receives && io.recv_cq < io.srq)
+			return r.fail(at("io_contexts", i, "recv_cq"), "a receive CQ of " + std::to_string(io.recv_cq) +
+									 " could overflow: every one of the SRQ's " + std::to_string(io.srq) +
+									 " receives can complete before a poll");
+	}
+	return true;
+}
+
+} // namespace
+
+const char *stage_kind_name(StageKind k)
+{
+	return kStageKinds[static_cast<size_t>(k)].c_str();
+}
+
+uint32_t FlowConf::max_size() const
+{
+	return *std::max_element(sizes.begin(), sizes.end());
+}
+
+std::string closest_name(const std::string &name, const std::vector<std::string> &known)
+{
+	/* Levenshtein distance; a hint only when it is close for the word's length. */
+	std::string best;
+	size_t best_d = SIZE_MAX;
+	for (const std::string &k : known) {
+		std::vector<size_t> prev(k.size() + 1), cur(k.size() + 1);
+		for (size_t j = 0; j <= k.size(); j++)
+			prev[j] = j;
+		for (size_t i = 1; i <= name.size(); i++) {
+			cur[0] = i;
+			for (size_t j = 1; j <= k.size(); j++)
+				cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (tolower(name[i - 1]) != tolower(k[j - 1]))});
+			std::swap(prev, cur);
+		}
+		if (prev[k.size()] < best_d) {
+			best_d = prev[k.size()];
+			best = k;
+		}
+	}
+	size_t allowed = name.size() <= 4 ? 1 : name.size() <= 8 ? 2 : 3;
+	return best_d <= allowed ? best : std::string();
+}
+
+bool lcore_set_from_list(const char *list, LcoreSet *set)
+{
+	LcoreSet s;
+	s.known = true;
+	const char *p = list;
+	while (*p) {
+		char *end = nullptr;
+		errno = 0;
+		unsigned long a = strtoul(p, &end, 10);
+		if (end == p || errno || a > kMaxLcore)
+			return false;
+		unsigned long b = a;
+		p = end;
+		if (*p == '-') {
+			b = strtoul(p + 1, &end, 10);
+			if (end == p + 1 || errno || b > kMaxLcore || b < a)
+				return false;
+			p = end;
+		}
+		if (s.has.size() <= b)
+			s.has.resize(b + 1, false);
+		for (unsigned long x = a; x <= b; x++)
+			s.has[x] = true;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return false;
+	}
+	*set = s;
+	return !s.has.empty();
+}
+
+bool lcore_set_from_mask(const char *mask, LcoreSet *set)
+{
+	LcoreSet s;
+	s.known = true;
+	errno = 0;
+	char *end = nullptr;
+	unsigned long long m = strtoull(mask, &end, 16);
+	if (end == mask || *end || errno || m == 0)
+		return false;
+	for (unsigned i = 0; i < 64; i++)
+		if (m >> i & 1) {
+			s.has.resize(i + 1, false);
+			s.has[i] = true;
+		}
+	*set = s;
+	return true;
+}
+
+LcoreSet lcore_set_from_eal_args(int argc, char *const *argv)
+{
+	LcoreSet s;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = nullptr;
+		bool mask = false;
+		if ((strcmp(a, "-l") == 0 || strcmp(a, "--lcores") == 0) && i + 1 < argc)
+			v = argv[++i];
+		else if (strncmp(a, "-l", 2) == 0 && a[2])
+			v = a + 2;
+		else if (strcmp(a, "-c") == 0 && i + 1 < argc) {
+			v = argv[++i];
+			mask = true;
+		}
+		/* --lcores with '@' or '(' groups maps lcores to CPUs: its lcore ids are the
+		 * numbers before '@'; not parsed here, the check then happens after EAL starts. */
+		if (v && strpbrk(v, "@()") == nullptr) {
+			LcoreSet t;
+			if (mask ? lcore_set_from_mask(v, &t) : lcore_set_from_list(v, &t))
+				s = t;
+		}
+	}
+	return s;
+}
+
+int config_load(const std::string &path, const LcoreSet &lcores, PipelineConf *out, std::string *err)
+{
+	libconfig::Config cfg;
+	try {
+		cfg.readFile(path.c_str());
+	} catch (const libconfig::FileIOException &) {
+		*err = path + ": cannot read the file: " + strerror(errno ? errno : EIO);
+		return -1;
+	} catch (const libconfig::ParseException &e) {
+		*err = std::string(e.getFile() ? e.getFile() : path.c_str()) + ":" + std::to_string(e.getLine()) + ": " +
+		       e.getError() + " (libconfig syntax: name = value; groups { }, lists ( ), arrays [ ])";
+		return -1;
+	}
+	PipelineConf c;
+	c.file = path;
+	Reader r(path, err);
+	const Setting &root = cfg.getRoot();
+	bool ok = false;
+	try {
+		if (!root.exists("version")) {
+			r.fail_at(1, "version", "missing: the file must start with version = " + std::to_string(kConfigVersion) + ";");
+		} else if (root["version"].getType() != Setting::TypeInt ||
+			   as_ll(root["version"]) != kConfigVersion) {
+			r.fail(root["version"], "this rdmapipe reads schema version " + std::to_string(kConfigVersion));
+		} else {
+			c.version = kConfigVersion;
+			ok = r.keys(root, kRootKeys) && read_devices(r, root, &c) && read_pools(r, root, &c) &&
+			     read_io_contexts(r, root, lcores, &c) && read_flows(r, root, &c) && read_rings(r, root, &c) &&
+			     read_stages(r, root, lcores, &c) && read_run(r, root, &c) && cross_check(r, root, &c);
+		}
+	} catch (const libconfig::ConfigException &e) {
+		/* Every access above is checked first; this is a bug, but still not a crash. */
+		*err = path + ": internal error reading the configuration: " + e.what();
+		return -1;
+	}
+	if (!ok)
+		return -1;
+	*out = std::move(c);
+	return 0;
+}
+
+} // namespace rp

@@ -1,0 +1,139 @@
+/* Pipeline configuration files (libconfig, schema version 1): what a run is made of —
+ * devices, buffer pools, one io context per worker lcore, flows, rings and the stages
+ * on lcores that rings join — read and validated completely before anything starts.
+ * Every error names file:line, the setting's path and what was expected, for example
+ *   conf/x.conf:14: flows.[0].batch: 0 is outside 1..512
+ * The schema is documented in docs/configuration.md and conf/default.conf. Plain data,
+ * no DPDK or verbs: `rdmapipe --check FILE` runs this without a device. */
+#pragma once
+
+#include "conf/options.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rp {
+
+inline constexpr int kConfigVersion = 1;
+
+enum class Transport : uint8_t { rc, uc };
+
+enum class StageKind : uint8_t {
+	gen,       // makes messages for a flow at a rate, onto its output ring
+	rdma_tx,   // posts a flow's messages as chained WRs and reaps send completions
+	rdma_rx,   // polls the receive side, replenishes the SRQ, emits received messages
+	echo,      // returns what arrives on a flow (ping-pong's far side)
+	verify,    // checks payload patterns and sequence
+	sink,      // counts and frees
+};
+const char *stage_kind_name(StageKind k);
+
+struct DeviceConf {
+	std::string name;
+	uint8_t port = 1;
+	int gid_index = -1;     // -1: chosen from the GID table (RoCE v2 IPv4 first)
+	int line = 0;
+};
+
+struct PoolConf {
+	std::string name;
+	uint32_t elt_size = 0;  // bytes per buffer
+	uint32_t count = 0;
+	uint32_t cache = 0;     // per-lcore cache
+	int line = 0;
+};
+
+struct IoContextConf {
+	uint32_t lcore = 0;
+	std::string device;
+	uint32_t send_cq = 0;
+	uint32_t recv_cq = 0;
+	uint32_t srq = 0;           // 0: no SRQ
+	uint32_t srq_refill = 0;    // repost once this many receives are consumed
+	bool adaptive_poll = false;
+	CqApi cq_api = CqApi::classic;
+	int line = 0;
+};
+
+struct FlowConf {
+	std::string name;
+	std::string peer;           // "loopback" or HOST:PORT
+	Transport transport = Transport::rc;
+	uint32_t qps = 1;
+	Verb verb = Verb::write_imm;
+	std::vector<uint32_t> sizes{64};   // one size, or a list used in turn
+	uint32_t batch = 32;
+	uint32_t signal_every = 0;  // 0: batch
+	uint32_t sq_depth = 0;      // 0: 4 x max(batch, signal_every)
+	uint32_t window = 0;        // per QP; 0: 1024 / qps, at least batch
+	bool inline_send = false;
+	double rate_pps = 0;        // 0: as fast as it goes
+	uint64_t messages = 0;      // 0 with duration 0: the run's duration
+	double duration_s = 0;
+	bool verify = true;
+	std::string pool;
+	int line = 0;
+
+	uint32_t max_size() const;
+};
+
+struct RingConf {
+	std::string name;
+	uint32_t size = 1024;
+	bool multi_producer = false;
+	bool multi_consumer = false;
+	int line = 0;
+};
+
+struct StageConf {
+	std::string name;
+	StageKind kind = StageKind::sink;
+	uint32_t lcore = 0;
+	std::string flow;                    // gen, rdma_tx, rdma_rx, echo
+	std::vector<std::string> inputs;     // ring names
+	std::vector<std::string> outputs;
+	int line = 0;
+};
+
+struct RunConf {
+	double duration_s = 0;      // 0: until every flow's messages are done
+	double warmup_s = 0;
+	double stats_period_s = 0;  // 0: no periodic stats
+	std::string json;           // results files ("" : none)
+	std::string csv;
+};
+
+struct PipelineConf {
+	std::string file;
+	int version = 0;
+	std::vector<DeviceConf> devices;
+	std::vector<PoolConf> pools;
+	std::vector<IoContextConf> io_contexts;
+	std::vector<FlowConf> flows;
+	std::vector<RingConf> rings;
+	std::vector<StageConf> stages;
+	RunConf run;
+};
+
+/* The lcores EAL will have, when known before EAL starts (from -l / -c / --lcores):
+ * the lcore cross-check uses it. */
+struct LcoreSet {
+	bool known = false;
+	std::vector<bool> has;   // has[i]: lcore i enabled
+	bool contains(uint32_t lc) const { return !known || (lc < has.size() && has[lc]); }
+};
+
+/* Parses an EAL core list ("0-2,4") or mask ("0x7") into *set. Returns false on bad syntax. */
+bool lcore_set_from_list(const char *list, LcoreSet *set);
+bool lcore_set_from_mask(const char *mask, LcoreSet *set);
+/* Looks for -l, -c or --lcores among EAL arguments (argv[1..argc-1]). */
+LcoreSet lcore_set_from_eal_args(int argc, char *const *argv);
+
+/* Reads and validates `path`. Returns 0, or -1 with *err = "FILE:LINE: PATH: what". */
+int config_load(const std::string &path, const LcoreSet &lcores, PipelineConf *out, std::string *err);
+
+/* "name", or "a" for a close misspelling among `known`: the did-you-mean hint. */
+std::string closest_name(const std::string &name, const std::vector<std::string> &known);
+
+} // namespace rp

@@ -1,0 +1,163 @@
+/* Pipeline configuration: every malformed file of the corpus in tests/conf/bad/ fails
+ * with exactly the error on its first line ("# expect: {file}:LINE: PATH: message"),
+ * every good one (tests/conf/good/, conf/) loads; plus the did-you-mean hint and the
+ * EAL lcore-set parsing the cross-checks use.
+ *   test_config TESTS_CONF_DIR CONF_DIR */
+#include "conf/config.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cmocka_cpp.h"   // last: it defines fail()
+
+namespace {
+
+std::string g_tests_dir, g_conf_dir;
+
+std::vector<std::string> conf_files(const std::string &dir)
+{
+	std::vector<std::string> out;
+	if (DIR *d = opendir(dir.c_str())) {
+		while (dirent *e = readdir(d)) {
+			std::string n = e->d_name;
+			if (n.size() > 5 && n.compare(n.size() - 5, 5, ".conf") == 0)
+				out.push_back(dir + "/" + n);
+		}
+		closedir(d);
+	}
+	std::sort(out.begin(), out.end());
+	return out;
+}
+
+rp::LcoreSet lcores_0_to_2()
+{
+	rp::LcoreSet s;
+	assert_true(rp::lcore_set_from_list("0-2", &s));
+	return s;
+}
+
+void malformed_corpus(void **)
+{
+	std::vector<std::string> files = conf_files(g_tests_dir + "/bad");
+	assert_true(files.size() >= 30);
+	for (const std::string &f : files) {
+		std::ifstream in(f);
+		std::string first;
+		std::getline(in, first);
+		const std::string tag = "# expect: ";
+		assert_true(first.compare(0, tag.size(), tag) == 0);
+		std::string want = first.substr(tag.size());
+		size_t at = want.find("{file}");
+		assert_true(at != std::string::npos);
+		want.replace(at, 6, f);
+		rp::PipelineConf c;
+		std::string err;
+		int rc = rp::config_load(f, lcores_0_to_2(), &c, &err);
+		if (rc == 0 || err != want)
+			print_error("%s:\n  want: %s\n  got:  %s\n", f.c_str(), want.c_str(), rc == 0 ? "(loaded)" : err.c_str());
+		assert_int_equal(rc, -1);
+		assert_string_equal(err.c_str(), want.c_str());
+	}
+}
+
+void good_files_load(void **)
+{
+	std::vector<std::string> files = conf_files(g_tests_dir + "/good");
+	std::vector<std::string> examples = conf_files(g_conf_dir);
+	assert_true(!examples.empty());
+	files.insert(files.end(), examples.begin(), examples.end());
+	for (const std::string &f : files) {
+		rp::PipelineConf c;
+		std::string err;
+		int rc = rp::config_load(f, rp::LcoreSet{}, &c, &err);
+		if (rc != 0)
+			print_error("%s: %s\n", f.c_str(), err.c_str());
+		assert_int_equal(rc, 0);
+		assert_int_equal(c.version, rp::kConfigVersion);
+		assert_false(c.stages.empty());
+	}
+}
+
+void base_file_values(void **)
+{
+	rp::PipelineConf c;
+	std::string err;
+	assert_int_equal(rp::config_load(g_tests_dir + "/good/base.conf", lcores_0_to_2(), &c, &err), 0);
+	assert_int_equal(c.flows.size(), 1);
+	const rp::FlowConf &f = c.flows[0];
+	assert_true(f.verb == rp::Verb::write_imm);
+	assert_int_equal(f.sizes[0], 64);
+	assert_int_equal(f.signal_every, 32);    // defaults to batch
+	assert_int_equal(f.sq_depth, 128);       // 4 x max(batch, signal_every)
+	assert_int_equal(f.window, 1024);
+	assert_string_equal(f.peer.c_str(), "loopback");
+	assert_int_equal(c.io_contexts[1].srq_refill, 128);
+	assert_int_equal(c.stages[2].inputs.size(), 1);
+	assert_true(c.stages[2].kind == rp::StageKind::verify);
+	assert_string_equal(c.run.json.c_str(), "out.json");
+	assert_true(c.run.stats_period_s == 1.0);
+}
+
+void missing_file(void **)
+{
+	rp::PipelineConf c;
+	std::string err;
+	assert_int_equal(rp::config_load("/nonexistent/x.conf", rp::LcoreSet{}, &c, &err), -1);
+	assert_string_equal(err.c_str(), "/nonexistent/x.conf: cannot read the file: No such file or directory");
+}
+
+void did_you_mean(void **)
+{
+	const std::vector<std::string> keys = {"batch", "signal_every", "sq_depth", "verb", "qps"};
+	assert_string_equal(rp::closest_name("bach", keys).c_str(), "batch");
+	assert_string_equal(rp::closest_name("signal_evry", keys).c_str(), "signal_every");
+	assert_string_equal(rp::closest_name("QPS", keys).c_str(), "qps");
+	assert_string_equal(rp::closest_name("colour", keys).c_str(), "");   // nothing close
+}
+
+void lcore_sets(void **)
+{
+	rp::LcoreSet s;
+	assert_true(rp::lcore_set_from_list("0-2,5", &s));
+	assert_true(s.contains(0) && s.contains(2) && s.contains(5));
+	assert_false(s.contains(3) || s.contains(6));
+	assert_false(rp::lcore_set_from_list("2-1", &s));
+	assert_false(rp::lcore_set_from_list("x", &s));
+	assert_true(rp::lcore_set_from_mask("0x6", &s));
+	assert_true(s.contains(1) && s.contains(2));
+	assert_false(s.contains(0));
+	char a0[] = "rdmapipe", a1[] = "-l", a2[] = "0-1", a3[] = "--in-memory";
+	char *argv[] = {a0, a1, a2, a3};
+	rp::LcoreSet e = rp::lcore_set_from_eal_args(4, argv);
+	assert_true(e.known && e.contains(1));
+	assert_false(e.contains(2));
+	char *none[] = {a0, a3};
+	assert_false(rp::lcore_set_from_eal_args(2, none).known);   // unknown: lcores not checked
+	assert_true(rp::lcore_set_from_eal_args(2, none).contains(7));
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s TESTS_CONF_DIR CONF_DIR\n", argv[0]);
+		return 2;
+	}
+	g_tests_dir = argv[1];
+	g_conf_dir = argv[2];
+	const CMUnitTest tests[] = {
+		cmocka_unit_test(malformed_corpus),
+		cmocka_unit_test(good_files_load),
+		cmocka_unit_test(base_file_values),
+		cmocka_unit_test(missing_file),
+		cmocka_unit_test(did_you_mean),
+		cmocka_unit_test(lcore_sets),
+	};
+	return cmocka_run_group_tests_name("config", tests, nullptr, nullptr);
+}
