@@ -35,8 +35,33 @@ CASES = [
                                  ("pt-cmp_swap", "rp-cmp_swap", None)]},
 ]
 UNITS = {"rate": "Mmsg/s", "mbs": "MB/s"}
-LAT_NOTE = "not measured: rdmapipe has no ping-pong mode yet"
+# Latency: (perftest ID, rdmapipe ID, target ratio rdmapipe / perftest, lower is better).
+LAT_PAIRS = [("pt-send_lat", "rp-send_lat", 1.0)]
+LAT_PERFTEST_ONLY = {"pt-write_lat": "not compared: rdmapipe's ping-pong mode has send and send_imm only"}
+# callgrind: the target is judged on CG_TARGET_ID's whole process at the lower count.
 CG_TARGET = 0.5
+CG_TARGET_ID = "cg-rp-write-adaptive"
+CG_PERFTEST_ID = "cg-ib_write_bw"
+CG_NAMES = {
+    "cg-rp-write-adaptive": "`rdmapipe -v write -s 64 --poll adaptive`",
+    "cg-rp-write-busy": "`rdmapipe -v write -s 64` (busy polling)",
+    "cg-rdmapipe": "`rdmapipe -v write_imm -s 64` (busy polling; earlier bench version)",
+    "cg-ib_write_bw": "`ib_write_bw -s 64` client",
+}
+CG_ORDER = ["cg-rp-write-adaptive", "cg-rp-write-busy", "cg-rdmapipe"]
+# Program-entry and thread-start wrappers, left out of the inclusive tables (as is
+# anything holding more than 95% of the process).
+WRAPPERS = {"(below main)", "main", "_start", "__libc_start_main@@GLIBC_2.34", "__libc_start_main",
+            "__libc_start_call_main", "clone", "clone3", "start_thread"}
+# How a thread's profile shows what the thread was (first match wins).
+THREAD_ROLES = [
+    ("rp::requester_run", "requester lcore"),
+    ("rp::responder_run", "responder lcore"),
+    ("namespace)::watch(void*)", "async-event watcher"),
+    ("eal_intr_thread_main", "EAL interrupt thread"),
+    ("rte_telemetry", "DPDK telemetry"),
+    ("socket_listener", "DPDK telemetry"),
+]
 
 
 def read_facts(path):
@@ -101,18 +126,68 @@ def parse_rdmapipe(text):
     m = re.search(r"^\s*messages verified:\s*(\d+)", text, re.M)
     if m:
         out["verified"] = int(m.group(1))
-    m = re.search(r"^\s*requester CPU:.*\((\d+)%", text, re.M)
+    for role in ("requester", "responder"):
+        m = re.search(r"^\s*%s CPU:.*?\((\d+)%%[^)]*\)(?:, (\d+) sleeps, (\d+) woken)?" % role, text, re.M)
+        if m:
+            out[role + "_busy"] = int(m.group(1))
+            if m.group(2):
+                out[role + "_sleeps"], out[role + "_wakeups"] = int(m.group(2)), int(m.group(3))
+    m = re.search(r"^\s*polling:\s*(\S+)", text, re.M)
     if m:
-        out["requester_busy"] = int(m.group(1))
-    m = re.search(r"^\s*responder CPU:.*\((\d+)%", text, re.M)
+        out["polling"] = m.group(1)
+    # --pingpong: half round trips in us, under perftest's names (typical = median).
+    for key, name in (("t_min", "min"), ("typical", "median"), ("avg", "average"), ("p90", "p90"),
+                      ("p99", "p99"), ("p999", "p99.9"), ("t_max", "max")):
+        m = re.search(r"^\s*latency %s:\s*([\d.]+)\s*us" % re.escape(name), text, re.M)
+        if m:
+            out[key] = float(m.group(1))
+    m = re.search(r"^\s*round trips:\s*([\d.]+)\s*/s", text, re.M)
     if m:
-        out["responder_busy"] = int(m.group(1))
+        out["round_trips"] = float(m.group(1))
+    m = re.search(r"^\s*echoes verified:\s*(\d+)", text, re.M)
+    if m:
+        out["echoes_verified"] = int(m.group(1))
+    m = re.search(r"^\s*iterations:\s*(\d+)", text, re.M)
+    if m:
+        out["iters"] = int(m.group(1))
     m = re.search(r"^\s*elapsed:\s*([\d.]+)\s*s", text, re.M)
     if m:
         out["elapsed"] = float(m.group(1))
     m = re.search(r"^result:\s*(\S+)", text, re.M)
     out["result"] = m.group(1) if m else None
     return out
+
+
+def cg_total(text):
+    """The instruction total of one callgrind profile (None when it has none)."""
+    m = re.search(r"^totals:\s*(\d+)", text, re.M) or re.search(r"^summary:\s*(\d+)", text, re.M)
+    return int(m.group(1)) if m else None
+
+
+def thread_profiles(base):
+    """The per-thread profiles of a run under --separate-threads=yes (BASE.callgrind-NN),
+    each with its total, its role (from the functions it ran) and the base name of its
+    callgrind_annotate listings (BASE.tNN.self.txt / .incl.txt, written by tools/bench)."""
+    out = []
+    d = os.path.dirname(base) or "."
+    stem = os.path.basename(base) + ".callgrind-"
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return out
+    for name in names:
+        if not name.startswith(stem) or not name[len(stem):].isdigit():
+            continue
+        num = name[len(stem):]
+        text = read_text(os.path.join(d, name))
+        role = next((r for key, r in THREAD_ROLES if key in text), None)
+        if role is None:
+            role = "main thread" if int(num) == 1 else "other"
+        elif int(num) == 1:
+            role += " (the main thread: also EAL start-up and teardown)"
+        out.append(dict(num=int(num), ir=cg_total(text), role=role,
+                        listing=os.path.join(d, f"{os.path.basename(base)}.t{num}")))
+    return sorted(out, key=lambda t: t["num"])
 
 
 def first_error_line(text):
@@ -143,7 +218,8 @@ def load_runs(d):
                 r["ok"] = r["rc"] == "0" and bool(r["fig"])
             else:
                 r["fig"] = parse_rdmapipe(text)
-                r["ok"] = r["rc"] == "0" and r["fig"].get("result") == "PASS" and "rate" in r["fig"]
+                r["ok"] = (r["rc"] == "0" and r["fig"].get("result") == "PASS"
+                           and ("rate" in r["fig"] or "typical" in r["fig"]))
             if not r["ok"]:
                 if r["rc"] == "skipped":
                     r["why"] = "skipped (time budget used up)"
@@ -159,6 +235,20 @@ def load_runs(d):
                     r["why"] = why + (": " + err if err else "")
             runs.append(r)
     return runs
+
+
+def plan_labels():
+    """Labels of the plan's runs, for IDs that a run folder does not have."""
+    out = {}
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "plan")) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 5 and not p[0].startswith("#"):
+                    out[p[1]] = ("rdmapipe " if p[2] == "rdmapipe" else "") + " ".join(p[4:])
+    except OSError:
+        pass
+    return out
 
 
 def label(r):
@@ -234,7 +324,11 @@ def main():
     for r in runs:
         if r["case"] != "callgrind":
             by_id.setdefault(r["id"], []).append(r)
-    labels = {i: label(rs[0]) for i, rs in by_id.items()}
+    labels = plan_labels()
+    for i, rs in by_id.items():
+        ran = [r for r in rs if not r["cmd"].startswith("(")]
+        if ran or i not in labels:
+            labels[i] = label(ran[0] if ran else rs[0])
 
     def fig(i, metric, rnd=None):
         rs = [r for r in by_id.get(i, []) if rnd is None or r["round"] == rnd]
@@ -276,11 +370,12 @@ def main():
       "converted to MB/s (10^6 B/s) like rdmapipe's Gbit/s (x 1000 / 8); message rates are perftest's "
       "`MsgRate` (Mpps) and rdmapipe's `message rate` (Mmsg/s). A run that failed is shown as failed, "
       "with its reason below; nothing is estimated. Instruction counts come from "
-      "`valgrind --tool=callgrind --fair-sched=yes` in the same guest.")
+      "`valgrind --tool=callgrind --fair-sched=yes` in the same guest (rdmapipe's with `--separate-threads=yes`: "
+      "one profile per thread).")
     w("")
     counts = ", ".join(f"{k[6:]} {v}" for k, v in sorted(guest.items()) if k.startswith("count_"))
     w(f"Message counts per run (`-n`): {counts or '?'} (msg64: 64 B write/send; big: 64 KiB; atomic; lat: latency "
-      "iterations). perftest runs get `-n COUNT -F -d DEV -x GID -p PORT`; rdmapipe runs get "
+      "iterations, perftest's and rdmapipe's ping-pong alike). perftest runs get `-n COUNT -F -d DEV -x GID -p PORT`; rdmapipe runs get "
       "`build/app/rdmapipe/rdmapipe -l 0-1 --in-memory --no-pci --log-level=lib.eal:error -- ... -d DEV -n COUNT -q`. "
       "The exact command of every run is in the run folder's `manifest.tsv`.")
     w("")
@@ -313,12 +408,12 @@ def main():
     w("")
 
     # ---- the comparison tables -------------------------------------------------
-    def per_round(i, metric):
+    def per_round(i, metric, style=None):
         vals = []
         for rnd in rounds_seen:
             v = fig(i, metric, rnd)
             rs = [r for r in by_id.get(i, []) if r["round"] == rnd]
-            vals.append("skipped" if rs and rs[0]["rc"] == "skipped" else fmt(v[0], metric) if v else "—")
+            vals.append("skipped" if rs and rs[0]["rc"] == "skipped" else fmt(v[0], style or metric) if v else "—")
         return vals
 
     def note_n(i):
@@ -397,11 +492,87 @@ def main():
         w("")
 
     # ---- latency -----------------------------------------------------------------
-    w("### Latency, 2 B (µs)")
+    w("### Latency, 2 B (µs; lower is better)")
+    w("")
+    inl = None
+    for r in by_id.get("pt-send_lat", []):
+        m = re.search(r"Max inline data\s*:\s*(\d+)", read_text(r["log"]))
+        if m:
+            inl = int(m.group(1))
+            break
+    rp_inl = None
+    for r in by_id.get("rp-send_lat", []):
+        m = re.search(r"^\s*posting:\s*(.*)$", read_text(r["log"]) if r["log"] != "-" else "", re.M)
+        if m:
+            rp_inl = "inline" in m.group(1)
+            break
+    w("Half round trips, as perftest reports them: one ping-pong iteration, post to post, divided by two. "
+      "`ib_send_lat` runs as a server and a client process that echo each other's sends; "
+      "`rdmapipe --pingpong` runs both sides as two lcores of one process on one QP pair"
+      + (", posting its 2 B inline" if rp_inl else ", not inline" if rp_inl is False else "")
+      + (f" (`ib_send_lat` reported `Max inline data : {inl}[B]`"
+         + (", so it did not inline" if inl == 0 else "") + ")" if inl is not None else "")
+      + ", and checks every echo's sequence and payload; perftest checks neither. "
+      "perftest's *typical* (`t_typical`) is its median; p99 and p99.9 are its `99% percentile` and "
+      "`99.9% percentile`. For latency **lower is better**: ratio = rdmapipe median / perftest median over "
+      "the rounds, and the target is a ratio of at most 1.0x. `met?` is judged on the medians over the rounds.")
+    w("")
+    w("| measure | perftest | median | rdmapipe | median | ratio | target | met? |")
+    w("|---|---|---|---|---|---|---|---|")
+    lat_figs = (("typical", "median latency", "t_typical", "median", True),
+                ("p99", "99th percentile", "99% percentile", "p99", True),
+                ("p999", "99.9th percentile", "99.9% percentile", "p99.9", False))
+    for p, rp, target in LAT_PAIRS:
+        res = {}
+        for key, what, pname, rname, judged in lat_figs:
+            pm, rm = med(p, key), med(rp, key)
+            ratio = rm / pm if pm and rm is not None else None
+            if judged:
+                tgt = f"<= {target:.1f}x"
+                if rp not in by_id:
+                    met = "**no** (rdmapipe not run)"
+                elif rm is None:
+                    met = "**no** (rdmapipe failed)"
+                elif pm is None:
+                    met = "**no** (perftest failed)"
+                else:
+                    met = "yes" if ratio <= target else "**no**"
+            else:
+                tgt, met = "(for information)", ""
+            rcell = "not run" if rp not in by_id else fmt(rm, "us")
+            w(f"| {what} | `{labels.get(p, p)}`{note_n(p)} {pname} | {fmt(pm, 'us')} | "
+              f"`{labels.get(rp, rp)}`{note_n(rp)} {rname} | {rcell} | "
+              f"{ratio_str(rm, pm, target if judged else None)} | {tgt} | {met} |")
+            res[key] = dict(perftest_median=pm, rdmapipe_median=rm, ratio=ratio,
+                            target=target if judged else None,
+                            met=(ratio <= target) if judged and ratio is not None else None)
+        results["latency"][rp] = dict(perftest=p, **res)
+    w("")
+    w("Each round (µs):")
+    w("")
+    w("| run | figure | " + " | ".join(f"round {x}" for x in rounds_seen) + " | min–max |")
+    w("|---|---|" + "---|" * len(rounds_seen) + "---|")
+    for p, rp, target in LAT_PAIRS:
+        for i, names in ((p, ("t_typical", "99% percentile", "99.9% percentile")), (rp, ("median", "p99", "p99.9"))):
+            if i not in by_id:
+                w(f"| `{labels.get(i, i)}` | | " + " | ".join("not run" for _ in rounds_seen) + " | — |")
+                continue
+            for (key, *_), name in zip(lat_figs, names):
+                vals = [v for v in fig(i, key) if v is not None]
+                spread = f"{fmt(min(vals), 'us')}–{fmt(max(vals), 'us')}" if vals else "—"
+                w(f"| `{labels.get(i, i)}` | {name} | " + " | ".join(per_round(i, key, "us")) + f" | {spread} |")
+        for key, what, *_ in lat_figs[:2]:
+            cells = []
+            for rnd in rounds_seen:
+                a, b = fig(rp, key, rnd), fig(p, key, rnd)
+                cells.append(ratio_str(a[0] if a else None, b[0] if b else None))
+            w(f"| ratio in the same round: rdmapipe / perftest | {what} | " + " | ".join(cells) + " | |")
+    w("")
+    w("perftest only:")
     w("")
     w("| test | typical (median of rounds) | p99 (median of rounds) | each round: typical / p99 | rdmapipe |")
     w("|---|---|---|---|---|")
-    for i in ("pt-send_lat", "pt-write_lat"):
+    for i, note in LAT_PERFTEST_ONLY.items():
         if i not in by_id:
             continue
         t, p = med(i, "typical"), med(i, "p99")
@@ -411,115 +582,208 @@ def main():
             rs = [r for r in by_id.get(i, []) if r["round"] == rnd]
             each.append(f"{fmt(a[0], 'us')} / {fmt(b[0], 'us')}" if a and a[0] is not None else
                         "skipped" if rs and rs[0]["rc"] == "skipped" else "failed" if a else "—")
-        w(f"| `{labels.get(i, i)}`{note_n(i)} | {fmt(t, 'us')} | {fmt(p, 'us')} | {'; '.join(each)} | {LAT_NOTE} |")
+        w(f"| `{labels.get(i, i)}`{note_n(i)} | {fmt(t, 'us')} | {fmt(p, 'us')} | {'; '.join(each)} | {note} |")
         results["latency"][i] = dict(typical_median=t, p99_median=p)
-    w("")
-    w("perftest's *typical* is its median latency; p99 is its `99% percentile`. "
-      "Both are half a round trip, as perftest reports them.")
     w("")
 
     # ---- callgrind -----------------------------------------------------------------
     cg = [r for r in runs if r["case"] == "callgrind"]
-    cgi = {}
+    cgi = {}        # run ID -> its runs, by message count
+    obj_tables = {}
     if cg:
         w("## User-space instructions per message (callgrind)")
         w("")
         for r in cg:
             base = r["log"][:-4] if r["log"].endswith(".out") else r["log"]
-            tot = None
+            x = dict(n=r["count"], ir=None, wall=r["wall"], base=base, run=r, threads=[], fig={})
             if r["ok"]:
-                cgtext = read_text(base + ".callgrind")
-                m = re.search(r"^(?:summary|totals):\s*(\d+)", cgtext, re.M)
-                if not m:
-                    m = re.search(r"Collected\s*:\s*(\d+)", read_text(r["log"]))
-                tot = int(m.group(1)) if m else None
+                out_text = read_text(r["log"])
+                m = re.search(r"Collected\s*:\s*(\d+)", out_text)
+                collected = int(m.group(1)) if m else None
+                x["threads"] = thread_profiles(base)
+                if x["threads"]:
+                    tot = sum(t["ir"] for t in x["threads"]) if all(t["ir"] is not None for t in x["threads"]) else None
+                else:
+                    tot = cg_total(read_text(base + ".callgrind"))
+                tot = tot if tot is not None else collected
+                x["collected"] = collected
                 if r["tool"] == "rdmapipe":
-                    f = parse_rdmapipe(read_text(r["log"]))
-                    if f.get("result") != "PASS":
+                    x["fig"] = parse_rdmapipe(out_text)
+                    if x["fig"].get("result") != "PASS":
                         tot = None
                         r["why"] = "rdmapipe did not PASS under valgrind"
+                        failures.append(r)
                 if tot is None and not r.get("why"):
                     r["why"] = "no instruction total in its callgrind output"
                     failures.append(r)
-            cgi.setdefault(r["tool"], []).append(dict(n=r["count"], ir=tot, wall=r["wall"], base=base, run=r))
+                x["ir"] = tot
+                for t in x["threads"]:
+                    for role, key in (("requester lcore", "req_ir"), ("responder lcore", "rsp_ir")):
+                        if t["role"].startswith(role) and t["ir"] is not None:
+                            x[key] = x.get(key, 0) + t["ir"]
+            cgi.setdefault(r["id"], []).append(x)
         for k in cgi:
-            cgi[k].sort(key=lambda x: x["n"])
+            cgi[k].sort(key=lambda x: x["n"] or 0)
+        rp_ids = [i for i in CG_ORDER if i in cgi] + sorted(i for i in cgi if i not in CG_ORDER and i != CG_PERFTEST_ID)
+        pxs = cgi.get(CG_PERFTEST_ID, [])
 
-        def cg_figs(tool):
-            xs = cgi.get(tool, [])
-            first = xs[0] if xs else None
-            per = first["ir"] / first["n"] if first and first["ir"] else None
-            marg = None
-            if len(xs) >= 2 and xs[0]["ir"] and xs[1]["ir"] and xs[1]["n"] > xs[0]["n"]:
-                marg = (xs[1]["ir"] - xs[0]["ir"]) / (xs[1]["n"] - xs[0]["n"])
-            return first, per, marg, xs
+        def at(xs, n):
+            return next((x for x in xs if x["n"] == n), None)
 
-        rf, rper, rmarg, rxs = cg_figs("rdmapipe")
-        pf, pper, pmarg, pxs = cg_figs("perftest")
-        # A marginal cost is only meaningful when it is positive: busy polling
-        # makes a program's count depend on how long it waited, not only on work.
-        rmarg = rmarg if rmarg and rmarg > 0 else None
-        pmarg_raw, pmarg = pmarg, (pmarg if pmarg and pmarg > 0 else None)
-        n1 = rf["n"] if rf else (pf["n"] if pf else "?")
-        w(f"Instructions (Ir) of the whole process divided by its messages; the target is judged at -n {n1}, "
-          "start-up included. Each program also ran with twice the messages: the difference between the two "
-          "runs, divided by the extra messages, is the cost per message without start-up. rdmapipe's process "
-          "holds both roles (requester and responder, every payload verified); for ib_write_bw only the "
-          "client runs under valgrind (the server of a write test is idle). Both poll their completion queues "
-          "without pause, so the instructions of empty polls are counted too, and their number depends on how "
-          "long each program waited: valgrind runs one thread at a time, so while one of rdmapipe's lcores runs, "
-          "the other cannot.")
+        def per_msg(x, key="ir"):
+            return x[key] / x["n"] if x and x.get(key) and x["n"] else None
+
+        def marginal(xs, key="ir"):
+            """(Ir(n2) - Ir(n1)) / (n2 - n1); None when not measured, negative or zero
+            when the longer run counted no more (busy polling: not meaningful)."""
+            if len(xs) >= 2 and xs[0].get(key) and xs[1].get(key) and xs[1]["n"] > xs[0]["n"]:
+                return (xs[1][key] - xs[0][key]) / (xs[1]["n"] - xs[0]["n"])
+            return None
+
+        def irs(v):
+            return "{:,.0f}".format(v) if v is not None else "—"
+
+        tx = cgi.get(CG_TARGET_ID, [])
+        n1 = tx[0]["n"] if tx else (pxs[0]["n"] if pxs else "?")
+        w("Instructions (Ir) counted by `valgrind --tool=callgrind --fair-sched=yes` in the same guest, divided by "
+          "the messages of the run. The workload is the same on both sides: plain RDMA WRITE of 64 B on one RC QP "
+          "(`rdmapipe -v write -s 64`, chains of 32 work requests per `ibv_post_send`; `ib_write_bw -s 64`, one "
+          "per call). It is not the same work: rdmapipe stamps a per-message pattern into every payload, checks "
+          "every completion and its sequence, keeps a responder lcore running beside the requester (a plain write "
+          "gives the responder no per-message completion; it checks the final contents of its window at the end) "
+          "and starts DPDK's EAL; ib_write_bw's client only posts and polls, checks nothing, and its server (not "
+          "under valgrind) only waits. rdmapipe ran twice per message count: polling without pause (busy, the "
+          "default) and with `--poll adaptive` (an lcore that found nothing in 256 polls in a row arms its CQs and "
+          "sleeps on a completion channel for at most 1 ms). valgrind runs one thread at a time, so a busy-polling "
+          "lcore spends whatever CPU time it gets spinning, and those empty polls are counted too; the same goes "
+          "for ib_write_bw's own polling loop. rdmapipe ran with `--separate-threads=yes`, which gives one profile "
+          "per thread: the requester lcore (the thread that ran `rp::requester_run`), the responder lcore "
+          "(`rp::responder_run`; with `-l 0-1` it is the main thread, which also runs EAL start-up and teardown) "
+          "and EAL's and rdmapipe's helper threads. "
+          f"**The target (<= {CG_TARGET}x ib_write_bw's Ir per message) is judged on the whole process of "
+          f"{CG_NAMES[CG_TARGET_ID]} at -n {n1}, start-up included.** The requester thread alone and the cost "
+          "without start-up (the difference between the run with twice the messages and the shorter run, divided "
+          "by the extra messages) are shown for information only."
+          + ("" if any(i in cgi for i in ("cg-rp-write-adaptive", "cg-rp-write-busy")) else
+             " (This run folder comes from an earlier version of the bench, which ran other rdmapipe workloads, "
+             "named in the tables, as one profile for the whole process; the target's run is missing.)"))
         w("")
-        w("| program | messages | Ir total | Ir / message | wall under valgrind | rdmapipe's own CPU report |")
-        w("|---|---|---|---|---|---|")
+        w("| program | messages | Ir total (all threads) | Ir / message | requester thread Ir / message | "
+          "responder (main) thread Ir / message | other threads Ir | wall under valgrind | the program's own report |")
+        w("|---|---|---|---|---|---|---|---|---|")
 
-        def cg_row(name, xs):
-            for x in xs:
-                note = ""
-                if x["run"]["tool"] == "rdmapipe":
-                    f = parse_rdmapipe(read_text(x["run"]["log"]))
-                    if "requester_busy" in f:
-                        note = (f"requester lcore on CPU {f['requester_busy']}%, responder lcore "
-                                f"{f.get('responder_busy', '?')}% of its {f.get('elapsed', 0):.1f} s data path")
-                w(f"| {name} | {x['n']} | {'{:,}'.format(x['ir']) if x['ir'] else 'failed: ' + (x['run'].get('why') or '?')} | "
-                  f"{'{:,.0f}'.format(x['ir'] / x['n']) if x['ir'] else '—'} | {x['wall']:.0f} s | {note} |")
+        def run_note(x):
+            f = x.get("fig") or {}
+            if "requester_busy" not in f:
+                return ""
+            note = (f"requester lcore on CPU {f['requester_busy']}%, responder lcore "
+                    f"{f.get('responder_busy', '?')}% of its {f.get('elapsed', 0):.1f} s data path")
+            if "requester_sleeps" in f:
+                note += (f"; sleeps: requester {f['requester_sleeps']:,} ({f['requester_wakeups']:,} woken by a "
+                         f"completion), responder {f.get('responder_sleeps', 0):,} ({f.get('responder_wakeups', 0):,})")
+            return note
 
-        cg_row("`rdmapipe -v write_imm -s 64` (EAL `--no-huge -m 512 --no-shconf`)", rxs)
-        cg_row("`ib_write_bw -s 64` client", pxs)
+        for i in rp_ids + ([CG_PERFTEST_ID] if pxs else []):
+            for x in cgi[i]:
+                if not x["ir"]:
+                    w(f"| {CG_NAMES.get(i, i)} | {x['n']} | failed: {(x['run'].get('why') or '?').replace('|', '/')} "
+                      f"| — | — | — | — | {x['wall']:.0f} s | |")
+                    continue
+                thr = x["threads"]
+                other = (x["ir"] - x.get("req_ir", 0) - x.get("rsp_ir", 0)) if thr else None
+                w(f"| {CG_NAMES.get(i, i)} | {x['n']} | {x['ir']:,} | {irs(per_msg(x))} | "
+                  f"{irs(per_msg(x, 'req_ir')) if thr else '—'} | {irs(per_msg(x, 'rsp_ir')) if thr else '—'} | "
+                  f"{('{:,} in %d thread(s)'.format(other) % (len(thr) - ('req_ir' in x) - ('rsp_ir' in x))) if thr else '—'} | "
+                  f"{x['wall']:.0f} s | {run_note(x)} |")
         w("")
-        w("| comparison | rdmapipe | perftest | ratio | target | met? |")
-        w("|---|---|---|---|---|---|")
-        if rper and pper:
-            ratio = rper / pper
-            w(f"| Ir / message, whole process, -n {n1} | {rper:,.0f} | {pper:,.0f} | {ratio:.2f}x | <= {CG_TARGET}x | "
-              f"{'yes' if ratio <= CG_TARGET else '**no**'} |")
-        else:
-            w(f"| Ir / message, whole process, -n {n1} | {'{:,.0f}'.format(rper) if rper else 'failed'} | "
-              f"{'{:,.0f}'.format(pper) if pper else 'failed'} | — | <= {CG_TARGET}x | **no** (not measured) |")
-        if len(rxs) >= 2 and len(pxs) >= 2 and rxs[1]["ir"] and pxs[1]["ir"] and rxs[1]["n"] == pxs[1]["n"]:
-            a2, b2 = rxs[1]["ir"] / rxs[1]["n"], pxs[1]["ir"] / pxs[1]["n"]
-            w(f"| Ir / message, whole process, -n {rxs[1]['n']} | {a2:,.0f} | {b2:,.0f} | {a2 / b2:.2f}x | (for information) | |")
-        if rmarg and pmarg:
-            w(f"| Ir / message without start-up | {rmarg:,.0f} | {pmarg:,.0f} | {rmarg / pmarg:.2f}x | (for information) | |")
-        elif len(rxs) >= 2 or len(pxs) >= 2:
-            why = []
-            for nm, xs, mg in (("rdmapipe", rxs, rmarg), ("ib_write_bw", pxs, pmarg)):
-                if len(xs) >= 2 and xs[0]["ir"] and xs[1]["ir"] and not mg:
-                    why.append(f"{nm} counted {xs[1]['ir']:,} Ir for {xs[1]['n']} messages but {xs[0]['ir']:,} for "
-                               f"{xs[0]['n']}: its polling loop spun longer in the shorter run")
-            w(f"| Ir / message without start-up | {'{:,.0f}'.format(rmarg) if rmarg else '—'} | "
-              f"{'{:,.0f}'.format(pmarg) if pmarg else '—'} | not meaningful this time"
-              + (": " + "; ".join(why) if why else ": a callgrind run failed") + " | | |")
+        if any(x["threads"] for i in rp_ids for x in cgi[i]):
+            w(f"Threads of the rdmapipe runs at -n {n1} (from their per-thread profiles):")
+            w("")
+            w("| run | thread | what it ran | Ir | share of the process | Ir / message |")
+            w("|---|---|---|---|---|---|")
+            for i in rp_ids:
+                x = at(cgi[i], n1)
+                if not x or not x["ir"]:
+                    continue
+                for t in x["threads"]:
+                    w(f"| {CG_NAMES.get(i, i)} | {t['num']} | {t['role']} | {irs(t['ir'])} | "
+                      f"{100 * t['ir'] / x['ir']:.1f}% | {irs(t['ir'] / x['n'] if t['ir'] else None)} |"
+                      if t["ir"] is not None else f"| {CG_NAMES.get(i, i)} | {t['num']} | {t['role']} | no total | | |")
+            w("")
+
+        # The comparisons: rdmapipe's figure against ib_write_bw's at the same count.
+        pmarg_raw = marginal(pxs)
+        pmarg = pmarg_raw if pmarg_raw and pmarg_raw > 0 else None
+        w("Ratio = rdmapipe / ib_write_bw (lower is better: fewer instructions per message).")
         w("")
-        results["callgrind"] = dict(rdmapipe_per_msg=rper, perftest_per_msg=pper,
-                                    rdmapipe_marginal=rmarg, perftest_marginal=pmarg,
-                                    ratio=(rper / pper if rper and pper else None), target=CG_TARGET)
+        w("| rdmapipe run | what is counted | rdmapipe Ir / message | ib_write_bw client Ir / message | ratio | target | met? |")
+        w("|---|---|---|---|---|---|---|")
+        comp = {}
+
+        def crow(i, what, a, b, judged=False, why=None):
+            ratio = a / b if a and b else None
+            if judged:
+                tgt = f"<= {CG_TARGET}x"
+                met = ("yes" if ratio <= CG_TARGET else "**no**") if ratio is not None else f"**no** ({why or 'not measured'})"
+            else:
+                tgt, met = "(for information)", ""
+            w(f"| {CG_NAMES.get(i, i)} | {what} | {irs(a) if a is not None else (why or 'failed')} | "
+              f"{irs(b) if b is not None else 'failed'} | {f'{ratio:.2f}x' if ratio is not None else '—'} | {tgt} | {met} |")
+            return ratio
+
+        if CG_TARGET_ID not in cgi:
+            crow(CG_TARGET_ID, f"**whole process, -n {n1}, start-up included**", None,
+                 per_msg(at(pxs, n1)) if isinstance(n1, int) else None, True, "not run")
+        for i in rp_ids:
+            xs = cgi[i]
+            judged = i == CG_TARGET_ID
+            x1 = xs[0]
+            b1 = per_msg(at(pxs, x1["n"]))
+            c = comp.setdefault(i, {})
+            c["whole_n1"] = crow(i, (f"**whole process, -n {x1['n']}, start-up included**" if judged else
+                                     f"whole process, -n {x1['n']}, start-up included"),
+                                 per_msg(x1), b1, judged, None if x1["ir"] else "failed")
+            if x1["threads"]:
+                c["requester_n1"] = crow(i, f"requester thread alone, -n {x1['n']} (its thread start included)",
+                                         per_msg(x1, "req_ir"), b1)
+            for x in xs[1:]:
+                c["whole_n%d" % x["n"]] = crow(i, f"whole process, -n {x['n']}, start-up included",
+                                               per_msg(x), per_msg(at(pxs, x["n"])))
+            if len(xs) >= 2:
+                dn = f"(-n {xs[1]['n']}) − (-n {xs[0]['n']})"
+                for key, what in (("ir", "whole process"), ("req_ir", "requester thread alone")):
+                    if key == "req_ir" and not (xs[0]["threads"] and xs[1]["threads"]):
+                        continue
+                    a = marginal(xs, key)
+                    note = None
+                    if a is not None and a <= 0:
+                        note, a = "not meaningful: the longer run counted fewer", None
+                    b = pmarg
+                    w_what = f"{what}, without start-up: {dn}"
+                    ratio = a / b if a and b else None
+                    bcell = (irs(b) if b is not None else
+                             "not meaningful: the longer run counted fewer" if pmarg_raw is not None else "failed")
+                    w(f"| {CG_NAMES.get(i, i)} | {w_what} | {irs(a) if a is not None else (note or 'failed')} | "
+                      f"{bcell} | {f'{ratio:.2f}x' if ratio is not None else '—'} | (for information) | |")
+                    c["marginal_" + key] = a
+        w("")
+        if pmarg_raw is not None and pmarg is None:
+            w(f"ib_write_bw counted {pxs[1]['ir']:,} Ir for {pxs[1]['n']} messages but {pxs[0]['ir']:,} for "
+              f"{pxs[0]['n']}: its polling loop spun longer in the shorter run, so its cost without start-up is not "
+              "measurable this time.")
+            w("")
+        tper = per_msg(tx[0]) if tx else None
+        pper = per_msg(at(pxs, tx[0]["n"])) if tx else None
+        results["callgrind"] = dict(
+            target_run=CG_TARGET_ID, target=CG_TARGET, n=n1, rdmapipe_per_msg=tper, perftest_per_msg=pper,
+            ratio=(tper / pper if tper and pper else None), perftest_marginal=pmarg, comparisons=comp,
+            runs={i: [dict(n=x["n"], ir=x["ir"], collected=x.get("collected"), wall=x["wall"],
+                           threads=[dict(num=t["num"], role=t["role"], ir=t["ir"]) for t in x["threads"]])
+                      for x in xs] for i, xs in cgi.items()})
 
         # Functions and objects from callgrind_annotate's listings.
-        def listing(path, merge):
-            """(function, object, Ir) rows of a callgrind_annotate listing. callgrind
-            splits a function by source file, and only one part names the object:
-            the parts are merged (merge=sum for self Ir, max for inclusive Ir)."""
+        def listing_rows(path):
+            """(function, object or None, Ir) rows of one callgrind_annotate listing."""
             rows = []
             text = read_text(path)
             body = text.split("file:function", 1)
@@ -536,42 +800,62 @@ def main():
                 fn = fn.split(":", 1)[1] if ":" in fn and not fn.startswith(":") else fn
                 obj = os.path.basename(m.group(3)) if m.group(3) else None
                 rows.append((fn, obj, ir))
-            objof = {fn: obj for fn, obj, ir in rows if obj}
-            merged = {}
-            for fn, obj, ir in rows:
-                key = (fn, obj or objof.get(fn, "?"))
-                merged[key] = merge(merged[key], ir) if key in merged else ir
-            return sorted(((fn, obj, ir) for (fn, obj), ir in merged.items()), key=lambda r: -r[2])
+            return rows
+
+        def listing(paths, merge):
+            """Rows of one or more listings (one per thread), merged by function and
+            object. callgrind splits a function by source file, and only one part names
+            the object: within a listing the parts are merged (merge=sum for self Ir,
+            max for inclusive Ir); across threads the figures add up."""
+            total = {}
+            for path in paths:
+                rows = listing_rows(path)
+                objof = {fn: obj for fn, obj, ir in rows if obj}
+                merged = {}
+                for fn, obj, ir in rows:
+                    key = (fn, obj or objof.get(fn, "?"))
+                    merged[key] = merge(merged[key], ir) if key in merged else ir
+                for key, ir in merged.items():
+                    total[key] = total.get(key, 0) + ir
+            # A function named without its object in one thread's listing: file it
+            # under the object another thread's listing names.
+            objof = {fn: obj for (fn, obj) in total if obj != "?"}
+            out = {}
+            for (fn, obj), ir in total.items():
+                key = (fn, objof.get(fn, obj) if obj == "?" else obj)
+                out[key] = out.get(key, 0) + ir
+            return sorted(((fn, obj, ir) for (fn, obj), ir in out.items()), key=lambda r: -r[2])
+
+        def listings(x, kind, thread=None):
+            if x["threads"]:
+                ts = [t for t in x["threads"] if thread is None or t["role"].startswith(thread)]
+                return [t["listing"] + kind for t in ts]
+            return [x["base"] + kind] if thread is None else []
 
         def short(fn):
             fn = fn.strip()
             return fn if len(fn) <= 90 else fn[:87] + "..."
 
-        def funcs(tool, xs, marg):
+        def funcs(xs, thread=None):
             if not xs or not xs[0]["ir"]:
                 return None
-            a = listing(xs[0]["base"] + ".self.txt", lambda x, y: x + y)
+            a = listing(listings(xs[0], ".self.txt", thread), lambda x, y: x + y)
             if not a:
                 return None
             b = {}
             if len(xs) >= 2 and xs[1]["ir"]:
-                for fn, obj, ir in listing(xs[1]["base"] + ".self.txt", lambda x, y: x + y):
+                for fn, obj, ir in listing(listings(xs[1], ".self.txt", thread), lambda x, y: x + y):
                     b[(fn, obj)] = ir
             dn = (xs[1]["n"] - xs[0]["n"]) if len(xs) >= 2 else None
-            rows = []
-            for fn, obj, ir in a:
-                m = (b.get((fn, obj), 0) - ir) / dn if b and dn else None
-                rows.append((fn, obj, ir, m))
-            return rows
+            return [(fn, obj, ir, (b.get((fn, obj), 0) - ir) / dn if b and dn else None) for fn, obj, ir in a]
 
-        obj_tables = {}
-        for tool, name, xs, marg in (("rdmapipe", "rdmapipe", rxs, rmarg), ("perftest", "ib_write_bw client", pxs, pmarg)):
-            rows = funcs(tool, xs, marg)
-            if rows and not marg:  # per-message differences are noise when the totals are
+        def self_table(name, xs, marg_ok, thread=None, tot=None):
+            rows = funcs(xs, thread)
+            if rows and not marg_ok:  # per-message differences are noise when the totals are
                 rows = [(fn, obj, ir, None) for fn, obj, ir, m in rows]
             if not rows:
-                continue
-            tot = xs[0]["ir"]
+                return None
+            tot = tot or xs[0]["ir"]
             have_m = any(r[3] is not None for r in rows)
             w(f"Top functions of {name} by self Ir"
               + (", ranked by their cost per message without start-up" if have_m else "") + ":")
@@ -583,54 +867,92 @@ def main():
                 w(f"| `{short(fn)}` | {obj} | {ir:,} | {100 * ir / tot:.1f}% |"
                   + (f" {'{:,.0f}'.format(m) if m is not None else '—'} |" if have_m else ""))
             w("")
-            incl = listing(xs[0]["base"] + ".incl.txt", max)
-            if incl:
-                w(f"Top functions of {name} by inclusive Ir at -n {xs[0]['n']} (leaving out the program-entry wrappers "
-                  "that hold more than 95%):")
-                w("")
-                w("| function | object | inclusive Ir | share |")
-                w("|---|---|---|---|")
-                k = 0
-                for fn, obj, ir in incl:
-                    # callgrind's per-recursion-level copies (name'2) count twice
-                    if ir > 0.95 * tot or re.search(r"'\d+$", fn):
-                        continue
-                    w(f"| `{short(fn)}` | {obj} | {ir:,} | {100 * ir / tot:.1f}% |")
-                    k += 1
-                    if k == 8:
-                        break
-                w("")
+            return rows
+
+        def incl_table(name, xs):
+            tot = xs[0]["ir"]
+            incl = listing(listings(xs[0], ".incl.txt"), max)
+            if not incl:
+                return
+            w(f"Top functions of {name} by inclusive Ir at -n {xs[0]['n']}"
+              + (", added up over its threads" if xs[0]["threads"] else "")
+              + " (leaving out the program-entry and thread-start wrappers):")
+            w("")
+            w("| function | object | inclusive Ir | share |")
+            w("|---|---|---|---|")
+            # A thread's entry points (shown by address when the object is stripped)
+            # hold all of its instructions.
+            roots = set()
+            for t in xs[0]["threads"]:
+                for fn, obj, ir in listing([t["listing"] + ".incl.txt"], max):
+                    if t["ir"] and ir >= 0.9999 * t["ir"]:
+                        roots.add(fn)
+            k = 0
+            for fn, obj, ir in incl:
+                # callgrind's per-recursion-level copies (name'2) count twice
+                if ir > 0.95 * tot or re.search(r"'\d+$", fn) or fn.strip() in WRAPPERS or fn in roots:
+                    continue
+                w(f"| `{short(fn)}` | {obj} | {ir:,} | {100 * ir / tot:.1f}% |")
+                k += 1
+                if k == 8:
+                    break
+            w("")
+
+        obj_cols = []
+        for i in rp_ids + ([CG_PERFTEST_ID] if pxs else []):
+            xs = cgi[i]
+            if not xs or not xs[0]["ir"]:
+                continue
+            m = marginal(xs)
+            name = CG_NAMES.get(i, i) + (", all threads" if xs[0]["threads"] else "")
+            rows = self_table(name, xs, bool(m and m > 0))
+            if not rows:
+                continue
+            if i == CG_TARGET_ID or (CG_TARGET_ID not in cgi and i == rp_ids[0]) or i == CG_PERFTEST_ID:
+                if xs[0]["threads"] and xs[0].get("req_ir"):
+                    rm = marginal(xs, "req_ir")
+                    self_table(CG_NAMES.get(i, i) + ", requester thread alone", xs, bool(rm and rm > 0),
+                               "requester lcore", xs[0]["req_ir"])
+                incl_table(CG_NAMES.get(i, i), xs)
             objs = {}
-            for fn, obj, ir, m in rows:
-                o = objs.setdefault(obj, [0, 0.0, m is not None])
+            for fn, obj, ir, mm in rows:
+                o = objs.setdefault(obj, [0, 0.0, mm is not None])
                 o[0] += ir
-                o[1] += m or 0
-            obj_tables[tool] = (tot, objs)
+                o[1] += mm or 0
+            obj_tables[i] = (xs[0]["ir"], objs)
+            obj_cols.append(i)
         if obj_tables:
             w("Functions shown as addresses are in stripped objects (perftest, the rxe provider, DPDK's drivers), "
               "named by their offset; callgrind can file two such functions with the same offset in different "
               "objects under one of the objects, so trust the object column of those rows less.")
             w("")
-            w("Instructions by object (self Ir): share of the whole run, and per message without start-up:")
+            w("Instructions by object (self Ir, all threads): share of the whole run at the lower count, and per "
+              "message without start-up:")
             w("")
-            w("| object | rdmapipe share | rdmapipe Ir / msg w/o start-up | ib_write_bw share | ib_write_bw Ir / msg w/o start-up |")
-            w("|---|---|---|---|---|")
+            short_name = {"cg-rp-write-adaptive": "rdmapipe adaptive", "cg-rp-write-busy": "rdmapipe busy",
+                          "cg-rdmapipe": "rdmapipe write_imm", "cg-ib_write_bw": "ib_write_bw"}
+            w("| object | " + " | ".join(f"{short_name.get(i, i)} share | {short_name.get(i, i)} Ir / msg w/o start-up"
+                                        for i in obj_cols) + " |")
+            w("|---|" + "---|---|" * len(obj_cols))
             allobj = {}
-            for tool, (tot, objs) in obj_tables.items():
+            for i, (tot, objs) in obj_tables.items():
                 for o, v in objs.items():
                     allobj[o] = max(allobj.get(o, 0), v[0] / tot)
             for o in sorted(allobj, key=lambda o: -allobj[o])[:10]:
                 cells = []
-                for tool in ("rdmapipe", "perftest"):
-                    if tool in obj_tables and o in obj_tables[tool][1]:
-                        tot, objs = obj_tables[tool]
+                for i in obj_cols:
+                    tot, objs = obj_tables[i]
+                    if o in objs:
                         v = objs[o]
-                        cells += [f"{100 * v[0] / tot:.1f}%", f"{v[1]:,.0f}" if v[2] else "—"]
+                        cells += [f"{100 * v[0] / tot:.1f}%", f"{round(v[1]) or 0:,}" if v[2] else "—"]
                     else:
                         cells += ["—", "—"]
                 w(f"| {o} | " + " | ".join(cells) + " |")
             w("")
-            results["callgrind"]["objects"] = {t: {o: v[0] for o, v in objs.items()} for t, (tot, objs) in obj_tables.items()}
+            w("A negative figure without start-up means the longer run spent fewer instructions there "
+              "(start-up work varies a little from run to run).")
+            w("")
+            results["callgrind"]["objects"] = {i: {o: v[0] for o, v in objs.items()} for i, (tot, objs) in obj_tables.items()}
 
     # ---- guest CPU ------------------------------------------------------------------
     w("## Guest CPU during the runs")
@@ -676,39 +998,55 @@ def main():
                       f"{100 * a['idle']:.0f}% idle; during `{labels[j]}`: {100 * b['user']:.0f}% / "
                       f"{100 * b['kernel']:.0f}% / {100 * b['idle']:.0f}%."
                       + " (Whole runs, start-up included: see the table above.)")
-    cgr = results.get("callgrind") or {}
-    if cgr.get("rdmapipe_per_msg") and cgr.get("rdmapipe_marginal"):
-        n = cgi["rdmapipe"][0]["n"]
-        fixed = cgi["rdmapipe"][0]["ir"] - cgr["rdmapipe_marginal"] * n
-        bl.append(f"Under callgrind, {fixed / 1e6:,.0f} M of rdmapipe's {cgi['rdmapipe'][0]['ir'] / 1e6:,.0f} M "
-                  f"instructions at -n {n} do not grow with the message count (start-up: EAL, device and "
-                  f"memory set-up, teardown); the rest is {cgr['rdmapipe_marginal']:,.0f} per message"
-                  + (f" against ib_write_bw's {cgr['perftest_marginal']:,.0f}." if cgr.get("perftest_marginal") else "."))
-    if cg and cgi.get("rdmapipe"):
-        x = cgi["rdmapipe"][0]
-        f = parse_rdmapipe(read_text(x["run"]["log"]))
+    for i in [k for k in CG_ORDER if k in cgi]:
+        xs = cgi[i]
+        nm = CG_NAMES.get(i, i)
+        m = marginal(xs)
+        if m and m > 0 and xs[0]["ir"]:
+            n = xs[0]["n"]
+            fixed = xs[0]["ir"] - m * n
+            bl.append(f"Under callgrind, {fixed / 1e6:,.0f} M of the {xs[0]['ir'] / 1e6:,.0f} M instructions of {nm} "
+                      f"at -n {n} do not grow with the message count (start-up: EAL, device and memory set-up, "
+                      f"teardown); the rest is {m:,.0f} per message"
+                      + (f" against ib_write_bw's {pmarg:,.0f}." if pmarg else "."))
+        x = xs[0]
+        f = x.get("fig") or {}
         if "requester_busy" in f and "responder_busy" in f and x["ir"]:
-            bl.append(f"Under valgrind, which runs one thread at a time, rdmapipe's requester lcore was on the CPU "
-                      f"{f['requester_busy']}% and its responder lcore {f['responder_busy']}% of the data-path time: a "
-                      "polling lcore keeps polling for as long as it holds the CPU, so what rdmapipe's count measures "
-                      "depends on valgrind's scheduling as much as on work per message; its top self-Ir functions are "
-                      "the polling loop and the provider function under it. A count with each lcore on its own CPU, as "
-                      "in a real run, is not something valgrind can give.")
+            if f.get("polling") == "busy":
+                bl.append(f"Under valgrind, which runs one thread at a time, the requester lcore of {nm} was on the "
+                          f"CPU {f['requester_busy']}% and its responder lcore {f['responder_busy']}% of the data-path "
+                          "time: a polling lcore keeps polling for as long as it holds the CPU, so a busy-polling "
+                          "count depends on valgrind's scheduling as much as on work per message. A count with each "
+                          "lcore on its own CPU, as in a real run, is not something valgrind can give; `--poll "
+                          "adaptive` makes an idle lcore sleep instead, which is why the target is judged on it.")
+            elif "requester_sleeps" in f:
+                bl.append(f"With {nm} under valgrind, the requester lcore was on the CPU {f['requester_busy']}% and "
+                          f"the responder lcore {f['responder_busy']}% of the data-path time; they slept "
+                          f"{f['requester_sleeps']:,} and {f.get('responder_sleeps', 0):,} times (at most 1 ms each) "
+                          "instead of polling, and those sleeps cost no instructions.")
+        if x["threads"] and x["ir"] and x.get("req_ir"):
+            pct = lambda v: f"{100 * v / x['ir']:.1f}%"
+            bl.append(f"In {nm} at -n {x['n']}, the requester thread counted {pct(x['req_ir'])} of "
+                      f"the process's instructions ({x['req_ir'] / x['n']:,.0f} per message), the responder (main) "
+                      f"thread {pct(x.get('rsp_ir', 0))} (EAL start-up and teardown included) and "
+                      f"the other threads {pct(x['ir'] - x['req_ir'] - x.get('rsp_ir', 0))}.")
     if cg:
-        for nm, tool in (("ib_write_bw", "perftest"), ("rdmapipe", "rdmapipe")):
-            xs = cgi.get(tool, [])
+        for i in ([CG_PERFTEST_ID] if pxs else []) + [k for k in CG_ORDER if k in cgi]:
+            xs = cgi[i]
             if len(xs) >= 2 and xs[0]["ir"] and xs[1]["ir"] and xs[1]["ir"] <= xs[0]["ir"]:
-                bl.append(f"{nm}'s two callgrind runs counted {xs[0]['ir'] / xs[0]['n']:,.0f} and "
+                bl.append(f"{CG_NAMES.get(i, i)}: the two callgrind runs counted {xs[0]['ir'] / xs[0]['n']:,.0f} and "
                           f"{xs[1]['ir'] / xs[1]['n']:,.0f} Ir per message (-n {xs[0]['n']} and {xs[1]['n']}): the longer "
                           "run counted fewer instructions in all, so its polling loop spun for different lengths of "
                           "time; single callgrind figures of polling programs are uncertain by about that much.")
-    if "rdmapipe" in obj_tables if cg else False:
-        tot, objs = obj_tables["rdmapipe"]
+    ot = next((i for i in CG_ORDER if i in obj_tables), None)
+    if ot:
+        tot, objs = obj_tables[ot]
         verbs = sum(v[1] for o, v in objs.items() if "rxe" in o or "ibverbs" in o)
         allm = sum(v[1] for v in objs.values())
         if allm > 0:
-            bl.append(f"Of rdmapipe's per-message instructions without start-up, {100 * verbs / allm:.0f}% are in "
-                      "libibverbs and the rxe provider (posting and polling, including empty polls).")
+            bl.append(f"Of the per-message instructions without start-up of {CG_NAMES.get(ot, ot)}, "
+                      f"{100 * verbs / allm:.0f}% are in libibverbs and the rxe provider (posting and polling, "
+                      "including empty polls).")
     mtu = guest.get("device_mtu", "")
     m = re.match(r"(\d+)", mtu)
     if m:
@@ -737,9 +1075,11 @@ def main():
         w("| round | run | why |")
         w("|---|---|---|")
         for r in failures:
-            name = (f"callgrind: {'rdmapipe' if r['tool'] == 'rdmapipe' else 'ib_write_bw'} -n {r['count']}"
-                    if r["case"] == "callgrind" else label(r) if r["cmd"] and not r["cmd"].startswith("(") else r["id"])
-            w(f"| {r['round']} | `{name}` | "
+            if r["case"] == "callgrind":
+                name = f"callgrind: {CG_NAMES.get(r['id'], '`' + r['id'] + '`')} -n {r['count']}"
+            else:
+                name = "`" + (label(r) if r["cmd"] and not r["cmd"].startswith("(") else r["id"]) + "`"
+            w(f"| {r['round']} | {name} | "
               f"{(r.get('why') or '?').replace('|', '/')} |")
         w("")
 
