@@ -1,4 +1,5 @@
 #include "common.h"
+#include "results.h"
 
 #include <rte_cycles.h>
 #include <rte_launch.h>
@@ -125,6 +126,21 @@ void run_two_roles(int (*fa)(void *), void *arg_a, unsigned a, const std::atomic
 	while (!a_done.load(std::memory_order_acquire) || !b_done.load(std::memory_order_acquire))
 		usleep(10000);
 	rte_eal_mp_wait_lcore();
+}
+
+int write_results(const RunOptions &o, const Results &r, bool pass)
+{
+	std::string err;
+	int rc = pass ? kExitOk : kExitRunFailed;
+	if (!o.output_json.empty() && write_results_json(o.output_json, r, &err) != 0) {
+		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+		rc = kExitRunFailed;
+	}
+	if (!o.output_csv.empty() && write_results_csv(o.output_csv, r, &err) != 0) {
+		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+		rc = kExitRunFailed;
+	}
+	return rc;
 }
 
 int setup_error(const std::string &err)

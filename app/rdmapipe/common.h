@@ -54,6 +54,11 @@ int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b);
 void run_two_roles(int (*fa)(void *), void *arg_a, unsigned a, const std::atomic<bool> &a_done,
 		   int (*fb)(void *), void *arg_b, unsigned b, const std::atomic<bool> &b_done);
 
+struct Results;
+/* Writes the results files o asks for; returns the run's ExitCode (pass or not), or
+ * kExitRunFailed when a file cannot be written (the error is printed). */
+int write_results(const RunOptions &o, const Results &r, bool pass);
+
 /* The run a signal should stop (nullptr: none): request_stop() sets its abort flag. */
 void set_running(RunControl *ctl);
 void request_stop();   // async-signal-safe

@@ -1,6 +1,7 @@
 #include "loopback.h"
 
 #include "common.h"
+#include "results.h"
 
 #include "engine/requester.h"
 #include "engine/responder.h"
@@ -42,6 +43,8 @@ struct Roles {
 	int req_rc = -1;
 	int rsp_rc = -1;
 	double req_cpu_s = 0, rsp_cpu_s = 0;   // CPU time each role's thread used
+	unsigned req_lc = 0, rsp_lc = 0;
+	Sampler sampler;                       // per-second series for the results files
 };
 
 int requester_lcore(void *arg)
@@ -99,36 +102,52 @@ struct Setup {
 	}
 };
 
-/* One line per flow (its QPs share the lcores' contexts with the other flows'), and
- * its completion errors by status: a flow that failed says so, the others show
- * that they went on. */
-void print_flows(const RunOptions &o, const Roles &r)
+/* Per flow (its QPs share the lcores' contexts with the other flows'): what it sent
+ * and verified, its completion errors by status, its completion latency. */
+std::vector<FlowResult> flow_results(const RunOptions &o, const Roles &r)
 {
 	const bool two_sided = verb_consumes_receive(o.verb);
 	const bool write_ok = r.rsp.c.payload_errors == 0 && (r.rsp.c.window_slots_checked || !o.verify);
+	std::vector<FlowResult> out;
 	uint32_t qi = 0;
 	for (uint32_t f = 0; f < r.req.nflows; f++) {
-		uint64_t sent = 0, completed = 0, verified = 0, failed = 0;
+		FlowResult x;
+		x.name = flow_name(o.flow_names, f);
+		x.qps = o.flows[f];
 		for (uint32_t k = 0; k < o.flows[f]; k++, qi++) {
 			const RequesterQp &a = r.req.qps[qi];
-			sent += a.sent;
-			completed += a.completed;
-			failed += a.failed || r.rsp.qps[qi].failed;
+			x.sent += a.sent;
+			x.completed += a.completed;
+			x.failed_qps += a.failed || r.rsp.qps[qi].failed;
 			if (two_sided)
-				verified += r.rsp.qps[qi].verified;
+				x.verified += r.rsp.qps[qi].verified;
 			else if (o.verb == Verb::write)
-				verified += write_ok && !a.failed ? a.completed : 0;
+				x.verified += write_ok && !a.failed ? a.completed : 0;
 			else
-				verified += a.verified;
+				x.verified += a.verified;
 		}
-		const WcErrorCounts &e = r.req.flow_errors[f];
-		printf("  flow %u:%*s%u QP%s, sent %" PRIu64 ", completed %" PRIu64 ", verified %" PRIu64
+		x.bytes = x.completed * o.msg_bytes;
+		x.errors = &r.req.flow_errors[f];
+		x.latency = &r.req.flow_latency[f];
+		x.latency_what = "chain posted to its signalled completion";
+		out.push_back(x);
+	}
+	return out;
+}
+
+/* One line per flow, and its completion errors by status: a flow that failed says so,
+ * the others show that they went on. */
+void print_flows(const std::vector<FlowResult> &flows)
+{
+	for (size_t f = 0; f < flows.size(); f++) {
+		const FlowResult &x = flows[f];
+		printf("  flow %zu:%*s%u QP%s, sent %" PRIu64 ", completed %" PRIu64 ", verified %" PRIu64
 		       ", failed QPs %" PRIu64 ", completion errors %" PRIu64 "\n",
-		       f, f < 10 ? 14 : 13, "", o.flows[f], o.flows[f] > 1 ? "s" : "", sent, completed, verified, failed,
-		       e.total);
+		       f, f < 10 ? 14 : 13, "", x.qps, x.qps > 1 ? "s" : "", x.sent, x.completed, x.verified, x.failed_qps,
+		       x.errors->total);
 		for (unsigned st = 0; st < kWcStatusCount; st++)
-			if (e.by_status[st])
-				printf("  flow %u completion errors: %" PRIu64 " x %s\n", f, e.by_status[st],
+			if (x.errors->by_status[st])
+				printf("  flow %zu completion errors: %" PRIu64 " x %s\n", f, x.errors->by_status[st],
 				       ibv_wc_status_str(static_cast<ibv_wc_status>(st)));
 	}
 }
@@ -213,8 +232,9 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 		else
 			printf("  first bad message:   QP %u seq %" PRIu64 "\n", qp, seq);
 	}
+	std::vector<FlowResult> flows = flow_results(o, r);
 	if (r.req.nflows > 1)
-		print_flows(o, r);
+		print_flows(flows);
 	print_async_events(s.async);
 	print_wc_errors("requester", q.wc_errors);
 	print_wc_errors("responder", v.wc_errors);
@@ -234,10 +254,29 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 		printf(", %" PRIu64 " sleeps, %" PRIu64 " woken by events", r.rsp.idler.sleeps, r.rsp.idler.wakeups);
 	printf("\n");
 
+	const Histogram &lat = r.req.flow_latency[0];
+	if (r.req.nflows == 1 && lat.count())
+		printf("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
+		       static_cast<double>(lat.percentile(0.5)) / 1e3, static_cast<double>(lat.percentile(0.99)) / 1e3,
+		       static_cast<double>(lat.max()) / 1e3);
+
 	bool pass = r.req_rc == 0 && r.rsp_rc == 0 && lost == 0 && verified == q.sent && completion_errors == 0 &&
 		    data_errors == 0;
 	printf("result: %s\n", pass ? "PASS" : "FAIL");
-	return pass ? kExitOk : kExitRunFailed;
+
+	Results res;
+	res.mode = "rate";
+	res.verb = verb_opcode_name(o.verb);
+	res.device = s.dev.name;
+	res.msg_bytes = o.msg_bytes;
+	res.elapsed_s = secs;
+	res.pass = pass;
+	res.flows = std::move(flows);
+	res.lcores = {{r.req_lc, "requester", q.polls_busy, q.polls_idle, r.req_cpu_s},
+		      {r.rsp_lc, "responder", v.polls_busy, v.polls_idle, r.rsp_cpu_s}};
+	res.period_s = r.sampler.period_s;
+	res.series = r.sampler.series;
+	return write_results(o, res, pass);
 }
 
 } // namespace
@@ -373,7 +412,8 @@ int run_loopback(const RunOptions &o)
 	q.p = RequesterParams{verb, o.msg_bytes, o.batch, o.signal_every, o.sq_depth, o.slots,
 			      o.duration_s > 0 ? 0 : o.messages,
 			      static_cast<uint64_t>(o.duration_s * static_cast<double>(hz)), stall_tsc, o.corrupt_msg,
-			      use_wr ? PostApi::wr : PostApi::classic, o.inline_send, o.fence};
+			      use_wr ? PostApi::wr : PostApi::classic, o.inline_send, o.fence,
+			      1e9 / static_cast<double>(hz)};
 	if (requester_init(&q, nqps, &err) != 0 ||
 	    requester_set_flows(&q, o.flows.data(), static_cast<uint32_t>(o.flows.size()), &err) != 0) {
 		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
@@ -446,10 +486,17 @@ int run_loopback(const RunOptions &o)
 		       o.duration_s > 0 ? (std::to_string(o.duration_s) + " s").c_str()
 					: (std::to_string(o.messages) + (o.flows.size() > 1 ? " messages per flow" : " messages")).c_str());
 	fflush(stdout);
+	r->req_lc = req_lc;
+	r->rsp_lc = rsp_lc;
+	r->sampler.live = q.flow_live.get();
+	r->sampler.nflows = q.nflows;
+	if (!o.output_json.empty() && sampler_start(&r->sampler, &err) != 0)
+		return setup_error(err);
 	set_running(&r->ctl);
 	run_two_roles(requester_lcore, r.get(), req_lc, r->requester_finished, responder_lcore, r.get(), rsp_lc,
 		      r->responder_done);
 	set_running(nullptr);
+	sampler_stop(&r->sampler);
 	/* Events raised by the run's last moments (a QP going to error) arrive within a
 	 * poll period of the watcher. */
 	usleep(100000);

@@ -1,6 +1,7 @@
 #include "pingpong.h"
 
 #include "engine/pingpong.h"
+#include "results.h"
 #include "verbs/io_context.h"
 #include "verbs/memory.h"
 
@@ -45,6 +46,7 @@ struct Setup {
 	Side ping, echo;
 	Histogram hist;
 	RunControl ctl;
+	unsigned ping_lc = 0, echo_lc = 0;
 
 	~Setup()
 	{
@@ -192,7 +194,29 @@ int summarise(const RunOptions &o, const Setup &s)
 	bool pass = s.ping.rc == 0 && s.echo.rc == 0 && pc.received == o.messages && pc.verified == o.messages &&
 		    ec.verified == o.messages && wc_err == 0 && data_err == 0 && h.count() == o.messages;
 	printf("result: %s\n", pass ? "PASS" : "FAIL");
-	return pass ? kExitOk : kExitRunFailed;
+
+	Results res;
+	res.mode = "pingpong";
+	res.verb = verb_opcode_name(o.verb);
+	res.device = s.dev.name;
+	res.msg_bytes = o.msg_bytes;
+	res.elapsed_s = secs;
+	res.pass = pass;
+	FlowResult x;
+	x.name = flow_name(o.flow_names, 0);
+	x.qps = 1;
+	x.sent = s.ping.eng.sent;
+	x.completed = pc.received;
+	x.verified = pc.verified;
+	x.bytes = pc.received * o.msg_bytes;
+	x.failed_qps = wc_err ? 1 : 0;
+	x.errors = wc_err ? (pc.wc_errors.total ? &pc.wc_errors : &ec.wc_errors) : nullptr;
+	x.latency = &h;
+	x.latency_what = "half round trip: one iteration, post to post, / 2 (as ib_send_lat)";
+	res.flows.push_back(x);
+	res.lcores = {{s.ping_lc, "ping", pc.polls_busy, pc.polls_idle, s.ping.cpu_s},
+		      {s.echo_lc, "echo", ec.polls_busy, ec.polls_idle, s.echo.cpu_s}};
+	return write_results(o, res, pass);
 }
 
 } // namespace
@@ -234,6 +258,8 @@ int run_pingpong(const RunOptions &o)
 		       verb_opcode_name(o.verb), o.msg_bytes, s->dev.name.c_str(), ping_lc, echo_lc, o.messages,
 		       inl ? ", inline" : "");
 	fflush(stdout);
+	s->ping_lc = ping_lc;
+	s->echo_lc = echo_lc;
 	set_running(&s->ctl);
 	s->echo.other_done = &s->ping.done;
 	run_two_roles(ping_lcore, &s->ping, ping_lc, s->ping.done, echo_lcore, &s->echo, echo_lc, s->echo.done);

@@ -32,10 +32,6 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 			return -1;
 		}
 	}
-	if (!c.run.json.empty() || !c.run.csv.empty()) {
-		*err = c.file + ": run.output: results files" + later;
-		return -1;
-	}
 	const FlowConf &f0 = c.flows[0];
 	const StageConf *tx0 = nullptr, *rx0 = nullptr;
 	bool echo = false;
@@ -94,6 +90,11 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 	r.corrupt_msg = o->corrupt_msg;
 	r.bad_rkey_qp = o->bad_rkey_qp;
 	r.config_file = o->config_file;
+	/* Results files: the command line's, else the file's run.output. */
+	r.output_json = !o->output_json.empty() ? o->output_json : c.run.json;
+	r.output_csv = !o->output_csv.empty() ? o->output_csv : c.run.csv;
+	for (const FlowConf &f : c.flows)
+		r.flow_names.push_back(f.name);
 	r.mode = echo ? Mode::pingpong : Mode::rate;
 	r.verb = f0.verb;
 	r.flows = qps;

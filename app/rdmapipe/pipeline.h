@@ -2,7 +2,7 @@
  * the built-in runs: loopback flows, each with one rdma_tx stage and one rdma_rx stage
  * (the rate run: flows sharing the two lcores' contexts) or one echo stage (ping-pong).
  * Everything else in the schema (rings, gen, verify and sink stages, remote peers,
- * rates, results files) is validated by --check but refused here with an error that
+ * rates) is validated by --check but refused here with an error that
  * says so, before EAL starts. */
 #pragma once
 

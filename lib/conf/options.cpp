@@ -28,6 +28,8 @@ enum LongOnly {
 	OPT_POLL,
 	OPT_CQ_API,
 	OPT_PINGPONG,
+	OPT_OUTPUT,
+	OPT_CSV,
 };
 
 struct VerbName {
@@ -52,6 +54,8 @@ const struct option kLongOpts[] = {
 	{"post-api", required_argument, nullptr, OPT_POST_API},
 	{"cq-api", required_argument, nullptr, OPT_CQ_API},
 	{"pingpong", no_argument, nullptr, OPT_PINGPONG},
+	{"output", required_argument, nullptr, OPT_OUTPUT},
+	{"csv", required_argument, nullptr, OPT_CSV},
 	{"inline", no_argument, nullptr, OPT_INLINE},
 	{"fence", no_argument, nullptr, OPT_FENCE},
 	{"poll", required_argument, nullptr, OPT_POLL},
@@ -205,6 +209,7 @@ const char *options_usage()
 "      --stall-timeout SEC  fail when nothing progresses for SEC seconds (default 10)\n"
 "  -f, --config FILE        run the pipeline FILE describes (libconfig; see conf/default.conf);\n"
 "                           'rdmapipe [EAL options] --check FILE' validates it without running\n"
+"      --output FILE.json   write the results as JSON (docs/results.md); --csv FILE: as CSV\n"
 "  -q, --quiet              print only the summary\n"
 "  -h, --help               this text\n"
 "  -V, --version            print the version\n"
@@ -227,7 +232,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	std::string shaping;   // the first option that describes the run (a pipeline file does that)
 	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:f:qhV", kLongOpts, nullptr)) != -1) {
 		const char *a = optarg;
-		if (shaping.empty() && c != 'f' && c != 'q' && c != 'h' && c != 'V' && c != OPT_STALL && c != OPT_CORRUPT &&
+		if (shaping.empty() && c != 'f' && c != 'q' && c != 'h' && c != 'V' && c != OPT_STALL && c != OPT_CORRUPT && c != OPT_OUTPUT && c != OPT_CSV &&
 		    c != OPT_BAD_RKEY && c != ':' && c != '?')
 			shaping = argv[optind - 1 - (optarg && optarg == argv[optind - 1] ? 1 : 0)];
 		switch (c) {
@@ -299,6 +304,14 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			break;
 		case OPT_PINGPONG:
 			o->mode = Mode::pingpong;
+			break;
+		case OPT_OUTPUT:
+		case OPT_CSV:
+			if (*a == '\0') {
+				*err = std::string(c == OPT_OUTPUT ? "--output" : "--csv") + ": empty file name";
+				return ParseResult::error;
+			}
+			(c == OPT_OUTPUT ? o->output_json : o->output_csv) = a;
 			break;
 		case OPT_POLL:
 			if (strcmp(a, "busy") == 0)

@@ -95,6 +95,9 @@ struct RunOptions {
 	double stall_timeout_s = 10;    // no progress for this long: give up with an error
 	bool quiet = false;
 	std::string config_file;        // -f: a pipeline file describes the run
+	std::string output_json;        // results files written at the end ("": none)
+	std::string output_csv;
+	std::vector<std::string> flow_names;   // from a pipeline file; else flow0, flow1, ...
 	int tx_lcore = -1;              // from a pipeline file: where each end runs (-1: chosen)
 	int rx_lcore = -1;
 };

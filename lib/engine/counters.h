@@ -4,6 +4,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <atomic>
 #include <cstdint>
 
 namespace rp {
@@ -42,6 +43,8 @@ struct alignas(64) RequesterCounters {
 	uint64_t post_errors = 0;
 	uint64_t failed_qps = 0;     // QPs moved to the error state by a completion error
 	uint64_t credit_anomalies = 0;  // credit word read beyond what was sent (torn or corrupt write)
+	uint64_t polls_busy = 0;     // loop iterations that found or posted work
+	uint64_t polls_idle = 0;     // ... and those that did not
 	uint64_t start_tsc = 0;
 	uint64_t end_tsc = 0;
 	const char *fail_reason = nullptr;  // static string; nullptr: no failure
@@ -61,6 +64,8 @@ struct alignas(64) ResponderCounters {
 	uint64_t counters_checked = 0;      // atomics: final word per QP checked at the end
 	uint64_t credit_writes = 0;
 	uint64_t srq_post_calls = 0;
+	uint64_t polls_busy = 0;     // loop iterations that found work
+	uint64_t polls_idle = 0;
 	uint64_t first_bad_seq = UINT64_MAX;
 	uint32_t first_bad_qp = 0;
 	int64_t first_bad_offset = -1;
@@ -77,6 +82,12 @@ struct alignas(64) ResponderCounters {
 			first_bad_offset = offset;
 		}
 	}
+};
+
+/* What the control plane may read while an lcore runs: one writer (the lcore, relaxed
+ * stores of running totals), any reader, no torn values. */
+struct alignas(64) FlowLive {
+	std::atomic<uint64_t> completed{0};
 };
 
 } // namespace rp

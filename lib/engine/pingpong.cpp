@@ -191,6 +191,7 @@ int pingpong_ping(PingPongSide *s)
 		ibv_wc wc;
 		int n;
 		while ((n = s->ops->poll_cq(s->recv_cq, 1, &wc)) == 0) {
+			c.polls_idle++;
 			s->idler.idle(false);
 			if (rte_rdtsc() - t > p.stall_tsc) {
 				c.fail_reason = "stalled: no echo came back";
@@ -204,6 +205,7 @@ int pingpong_ping(PingPongSide *s)
 				c.fail_reason = "ibv_poll_cq on the receive CQ failed";
 			break;
 		}
+		c.polls_busy++;
 		s->idler.idle(true);
 		if (wc.status != IBV_WC_SUCCESS) {
 			c.wc_errors.count(wc);
@@ -277,6 +279,10 @@ int pingpong_echo(PingPongSide *s)
 		}
 		if (s->sent - s->send_completed >= p.signal_every && reap_sends(s) < 0)
 			break;
+		if (n > 0)
+			c.polls_busy++;
+		else
+			c.polls_idle++;
 		s->idler.idle(n > 0);
 		if (n == 0) {
 			if (s->ctl->requester_done.load(std::memory_order_acquire))

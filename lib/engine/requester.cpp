@@ -78,6 +78,8 @@ void retire(Requester *r, uint32_t qi, uint64_t upto)
 		rte_mempool_put_bulk(r->pool, &q.inflight[0], static_cast<unsigned>(n - first));
 	q.completed = upto + 1;
 	r->c.completed += n;
+	std::atomic<uint64_t> &live = r->flow_live[q.flow].completed;
+	live.store(live.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
 /* Readies buffer b for message seq of QP qi and tracks it until its completion:
@@ -109,8 +111,11 @@ template <Verb V>
 int post_chain(Requester *r, uint32_t qi, uint32_t n, bool ends)
 {
 	RequesterQp &q = r->qps[qi];
-	for (uint32_t i = 0; i < n; i++)
+	const uint64_t t = rte_rdtsc();
+	for (uint32_t i = 0; i < n; i++) {
 		prepare<V>(r, qi, q.sent + i, r->bufs[i]);
+		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;
+	}
 	ibv_send_wr *bad = nullptr;
 	ibv_send_wr *head = r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, ends, q.remote);
 	int ret = r->ops->post_send(q.qp, head, &bad);
@@ -140,12 +145,14 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, bool ends)
 	const uint32_t len = p.msg_bytes;
 	ibv_qp_ex *x = q.qpx;
 	uint64_t slot = q.remote.slots ? q.sent % q.remote.slots : 0;
+	const uint64_t t = rte_rdtsc();
 	ibv_wr_start(x);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t seq = q.sent + i;
 		void *b = r->bufs[i];
 		bool last = ends && i == n - 1;
 		prepare<V>(r, qi, seq, b);
+		q.post_tsc[seq & r->inflight_mask] = t;
 
 		x->wr_id = seq;
 		x->wr_flags = (wr_signalled(seq, p.signal_every) || last ? IBV_SEND_SIGNALED : 0) |
@@ -201,6 +208,7 @@ int poll_send(Requester *r)
 		r->c.fail_reason = "ibv_poll_cq on the send CQ failed";
 		return -1;
 	}
+	const uint64_t now = n ? rte_rdtsc() : 0;
 	for (int i = 0; i < n; i++) {
 		uint32_t qi = r->table.find(wc[i].qp_num);
 		if (qi == QpTable::kNone) {
@@ -218,6 +226,9 @@ int poll_send(Requester *r)
 			}
 			continue;
 		}
+		if (wc[i].wr_id >= q.completed && wc[i].wr_id < q.sent)
+			r->flow_latency[q.flow].record(static_cast<uint64_t>(
+				static_cast<double>(now - q.post_tsc[wc[i].wr_id & r->inflight_mask]) * r->p.ns_per_tsc));
 		r->retire(r, qi, wc[i].wr_id);
 	}
 	return n;
@@ -267,9 +278,12 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 	r->qp_sent.reset(new uint64_t[nqps]());
 	r->qp_failed.reset(new bool[nqps]());
 	r->inflight_mem.reset(new void *[static_cast<size_t>(size) * nqps]());
+	r->post_tsc_mem.reset(new uint64_t[static_cast<size_t>(size) * nqps]());
 	r->inflight_mask = size - 1;
-	for (uint32_t i = 0; i < nqps; i++)
+	for (uint32_t i = 0; i < nqps; i++) {
 		r->qps[i].inflight = &r->inflight_mem[static_cast<size_t>(i) * size];
+		r->qps[i].post_tsc = &r->post_tsc_mem[static_cast<size_t>(i) * size];
+	}
 	return requester_set_flows(r, &nqps, 1, err);
 }
 
@@ -286,6 +300,8 @@ int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, st
 	const uint64_t m = r->p.messages;
 	r->nflows = nflows;
 	r->flow_errors.reset(new WcErrorCounts[nflows]);
+	r->flow_latency.reset(new Histogram[nflows]);
+	r->flow_live.reset(new FlowLive[nflows]);
 	uint32_t qi = 0;
 	for (uint32_t f = 0; f < nflows; f++)
 		for (uint32_t k = 0; k < sizes[f]; k++, qi++) {
@@ -384,6 +400,10 @@ int requester_run(Requester *r)
 		}
 		if (all_done)
 			break;
+		if (posted || polled > 0)
+			c.polls_busy++;
+		else
+			c.polls_idle++;
 		r->idler.idle(posted || polled > 0);
 		if (now - last_progress > p.stall_tsc) {
 			c.fail_reason = "stalled: no credit or completion for the send queues";

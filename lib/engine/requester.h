@@ -8,6 +8,7 @@
 
 #include "conf/options.h"
 #include "engine/counters.h"
+#include "engine/histogram.h"
 #include "engine/idle.h"
 #include "engine/qp_table.h"
 #include "engine/run_control.h"
@@ -39,6 +40,7 @@ struct RequesterParams {
 	PostApi post_api = PostApi::classic;
 	bool inline_send = false;
 	bool fence = false;
+	double ns_per_tsc = 0;      // for the completion-latency histograms
 };
 
 struct RequesterQp {
@@ -52,6 +54,7 @@ struct RequesterQp {
 	const volatile uint64_t *credit_word = nullptr;   // nullptr: the verb needs no credit
 	RemoteTarget remote{};
 	void **inflight = nullptr;  // buffer of message seq at [seq & inflight_mask]
+	uint64_t *post_tsc = nullptr;  // when message seq's chain was posted, same index
 	uint32_t flow = 0;          // the flow it belongs to (index into flow_errors)
 	bool failed = false;        // a completion error moved it to the error state
 };
@@ -73,6 +76,9 @@ struct Requester {
 	std::unique_ptr<bool[]> qp_failed;
 	uint32_t nflows = 1;
 	std::unique_ptr<WcErrorCounts[]> flow_errors;   // completion errors per flow and status
+	std::unique_ptr<Histogram[]> flow_latency;      // post to signalled completion, ns, per flow
+	std::unique_ptr<FlowLive[]> flow_live;          // per flow, readable while running
+	std::unique_ptr<uint64_t[]> post_tsc_mem;
 	QpTable table;
 	SendChain chain;
 	PostChainFn post_chain = nullptr;       // chosen at setup for p.verb

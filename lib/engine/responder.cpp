@@ -271,6 +271,10 @@ int responder_run(Responder *r)
 			if (verb_has_imm(p.verb) && lasts == r->nqps)
 				break;   // every QP's last message is in
 		}
+		if (n > 0)
+			c.polls_busy++;
+		else
+			c.polls_idle++;
 		r->idler.idle(n > 0);
 		if (n == 0) {
 			if (r->ctl->requester_done.load(std::memory_order_acquire)) {

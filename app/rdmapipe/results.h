@@ -1,0 +1,67 @@
+/* Results files: what a run did, as JSON (docs/results.md) and CSV, written by the
+ * main lcore after the workers joined. Plain data in, files out. */
+#pragma once
+
+#include "engine/counters.h"
+#include "engine/histogram.h"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rp {
+
+struct FlowResult {
+	std::string name;
+	uint32_t qps = 0;
+	uint64_t sent = 0, completed = 0, verified = 0, bytes = 0;
+	uint64_t failed_qps = 0;
+	const WcErrorCounts *errors = nullptr;   // by status (may be nullptr: none counted)
+	const Histogram *latency = nullptr;      // ns
+	const char *latency_what = "";
+};
+
+struct LcoreResult {
+	unsigned lcore = 0;
+	const char *role = "";
+	uint64_t polls_busy = 0, polls_idle = 0;
+	double cpu_s = 0;
+};
+
+struct Results {
+	const char *mode = "rate";   // rate | pingpong
+	std::string verb, device;
+	uint32_t msg_bytes = 0;
+	double elapsed_s = 0;
+	bool pass = false;
+	std::vector<FlowResult> flows;
+	std::vector<LcoreResult> lcores;
+	double period_s = 1;
+	std::vector<std::vector<uint64_t>> series;   // [second][flow]: messages completed so far
+};
+
+/* A DPDK control thread that reads every flow's running total once a period while
+ * the lcores run (FlowLive: one writer, relaxed atomics), for the results' series. */
+struct Sampler {
+	const FlowLive *live = nullptr;
+	size_t nflows = 0;
+	double period_s = 1;
+	std::vector<std::vector<uint64_t>> series;
+	std::atomic<bool> stop{false};
+	pthread_t thread{};
+	bool running = false;
+};
+int sampler_start(Sampler *s, std::string *err);
+void sampler_stop(Sampler *s);   // joins; the series is then complete
+
+/* Return 0, or -1 with *err naming the file and the cause. */
+int write_results_json(const std::string &path, const Results &r, std::string *err);
+int write_results_csv(const std::string &path, const Results &r, std::string *err);
+
+/* The flow's name: from the pipeline file, else flow0, flow1, ... */
+std::string flow_name(const std::vector<std::string> &names, size_t i);
+
+} // namespace rp
