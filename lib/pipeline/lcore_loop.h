@@ -1,0 +1,31 @@
+/* The loop a worker lcore runs: its stages in turn, run to completion, each burst
+ * returning a count. The control plane reaches it only through `stop` (an atomic it
+ * looks at every kControlEvery iterations); it ends by itself once all its stages are
+ * done. No allocation, lock, system call or exception inside. */
+#pragma once
+
+#include "pipeline/stage.h"
+
+#include <atomic>
+#include <cstdint>
+
+namespace rp {
+
+inline constexpr uint32_t kMaxStagesPerLcore = 16;
+inline constexpr uint64_t kControlEvery = 1024;   // loop iterations between control checks
+static_assert((kControlEvery & (kControlEvery - 1)) == 0, "checked with a mask");
+
+struct alignas(64) LcoreLoop {
+	Stage *stages[kMaxStagesPerLcore] = {};
+	uint32_t nstages = 0;
+	std::atomic<bool> stop{false};      // main: wo, this lcore: ro
+	std::atomic<bool> finished{false};  // this lcore: wo, main: ro
+	uint64_t iterations = 0;            // this lcore's; main reads them after it joined
+	uint64_t busy_iterations = 0;
+};
+
+/* rte_eal_remote_launch entry point: arg is a LcoreLoop. Returns 0, or -1 when stopped
+ * before its stages were done. */
+int lcore_loop_run(void *arg);
+
+} // namespace rp

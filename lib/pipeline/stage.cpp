@@ -1,0 +1,155 @@
+#include "pipeline/stage.h"
+
+#include "engine/pattern.h"
+
+#include <rte_cycles.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace rp {
+
+namespace {
+
+/* Offers what is held, then nothing else until the ring took all of it: order is kept
+ * and no message is dropped under back-pressure. Returns true when nothing is held. */
+bool flush_held(Stage *s)
+{
+	if (s->nheld == 0)
+		return true;
+	unsigned sent = rte_ring_enqueue_burst(s->out, s->held, s->nheld, nullptr);
+	if (sent < s->nheld) {
+		s->st.out_full++;
+		memmove(s->held, s->held + sent, (s->nheld - sent) * sizeof(void *));
+	}
+	s->nheld -= sent;
+	return s->nheld == 0;
+}
+
+/* Forwards n messages: what the ring does not take is held for the next burst. */
+void pass_on(Stage *s, void **msgs, uint32_t n)
+{
+	unsigned sent = rte_ring_enqueue_burst(s->out, msgs, n, nullptr);
+	if (sent < n) {
+		s->st.out_full++;
+		memcpy(s->held, msgs + sent, (n - sent) * sizeof(void *));
+		s->nheld = n - sent;
+	}
+}
+
+/* Nothing came in: the stage is over once its upstream is and its ring is drained. */
+uint32_t idle(Stage *s)
+{
+	if (s->nheld == 0 && s->upstream && s->upstream->done.load(std::memory_order_acquire) && rte_ring_empty(s->in))
+		s->done.store(true, std::memory_order_release);
+	return 0;
+}
+
+uint32_t source_burst(Stage *s)
+{
+	if (!flush_held(s))
+		return 0;
+	if (s->seq == s->limit) {
+		s->done.store(true, std::memory_order_release);
+		return 0;
+	}
+	uint64_t n = s->limit - s->seq;
+	if (n > kStageBurst)
+		n = kStageBurst;
+	if (s->tsc_per_msg) {
+		uint64_t now = rte_rdtsc();
+		if (now < s->next_tsc)
+			return 0;
+		/* Tokens for the time since the last burst, at most one burst's worth. */
+		uint64_t due = (now - s->next_tsc) / s->tsc_per_msg + 1;
+		if (due < n)
+			n = due;
+		s->next_tsc += n * s->tsc_per_msg;
+		if (s->next_tsc + kStageBurst * s->tsc_per_msg < now)
+			s->next_tsc = now;   // long stall: no catch-up burst larger than one
+	}
+	void *msgs[kStageBurst];
+	if (rte_mempool_get_bulk(s->pool, msgs, static_cast<unsigned>(n)) != 0) {
+		s->st.pool_empty++;
+		return 0;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t seq = s->seq + i;
+		memcpy(msgs[i], &seq, sizeof(seq));
+		if (s->msg_bytes > 8)
+			pattern_fill(static_cast<unsigned char *>(msgs[i]) + 8, s->msg_bytes - 8, seq);
+	}
+	s->seq += n;
+	s->st.msgs += n;
+	s->st.bursts++;
+	pass_on(s, msgs, static_cast<uint32_t>(n));
+	return static_cast<uint32_t>(n);
+}
+
+uint32_t forward_burst(Stage *s)
+{
+	if (!flush_held(s))
+		return 0;
+	void *msgs[kStageBurst];
+	unsigned n = rte_ring_dequeue_burst(s->in, msgs, kStageBurst, nullptr);
+	if (n == 0)
+		return idle(s);
+	s->st.msgs += n;
+	s->st.bursts++;
+	pass_on(s, msgs, n);
+	return n;
+}
+
+uint32_t verify_burst(Stage *s)
+{
+	if (s->out && !flush_held(s))
+		return 0;
+	void *msgs[kStageBurst];
+	unsigned n = rte_ring_dequeue_burst(s->in, msgs, kStageBurst, nullptr);
+	if (n == 0)
+		return idle(s);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t seq;
+		memcpy(&seq, msgs[i], sizeof(seq));
+		if (seq != s->seq)
+			s->st.seq_errors++;
+		s->seq = seq + 1;
+		if (s->msg_bytes > 8 &&
+		    pattern_check(static_cast<unsigned char *>(msgs[i]) + 8, s->msg_bytes - 8, seq) >= 0)
+			s->st.payload_errors++;
+	}
+	s->st.msgs += n;
+	s->st.bursts++;
+	if (s->out)
+		pass_on(s, msgs, n);
+	else
+		rte_mempool_put_bulk(s->pool, msgs, n);
+	return n;
+}
+
+uint32_t sink_burst(Stage *s)
+{
+	void *msgs[kStageBurst];
+	unsigned n = rte_ring_dequeue_burst(s->in, msgs, kStageBurst, nullptr);
+	if (n == 0)
+		return idle(s);
+	s->st.msgs += n;
+	s->st.bursts++;
+	rte_mempool_put_bulk(s->pool, msgs, n);
+	return n;
+}
+
+} // namespace
+
+const StageOps kSourceStage = {"gen", source_burst};
+const StageOps kForwardStage = {"forward", forward_burst};
+const StageOps kVerifyStage = {"verify", verify_burst};
+const StageOps kSinkStage = {"sink", sink_burst};
+
+void stage_init(Stage *s, const StageOps *ops, const char *name)
+{
+	s->ops = ops;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+}
+
+} // namespace rp

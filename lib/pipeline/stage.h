@@ -1,0 +1,64 @@
+/* Stages: the units of work an lcore runs in turn, run to completion, joined across
+ * lcores by rte_rings of message buffers (pointers to rte_mempool elements). Each
+ * stage kind is a table of one burst function, chosen at setup; a burst moves at most
+ * kStageBurst messages and returns how many it handled. A message buffer starts with
+ * its 8-byte sequence number, the rest is the payload pattern of that sequence, so a
+ * verify stage can check order and content without any other header.
+ *
+ * Ownership: a Stage belongs to the lcore that runs it; `done` is its only field
+ * another lcore reads (the stage downstream, and main). */
+#pragma once
+
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include <atomic>
+#include <cstdint>
+
+namespace rp {
+
+inline constexpr uint32_t kStageBurst = 32;
+
+struct Stage;
+
+struct StageOps {
+	const char *kind;
+	uint32_t (*burst)(Stage *s);   // messages handled (0: nothing to do now)
+};
+
+/* source: makes `limit` messages from `pool` onto `out` (at `rate` if set).
+ * forward: `in` to `out` as they are. verify: checks order and payload, then to `out`
+ * or back to the pool. sink: counts and frees. */
+extern const StageOps kSourceStage, kForwardStage, kVerifyStage, kSinkStage;
+
+struct alignas(64) StageStats {
+	uint64_t msgs = 0;           // messages handled
+	uint64_t bursts = 0;         // bursts that handled at least one
+	uint64_t out_full = 0;       // bursts the output ring could not take whole (back-pressure)
+	uint64_t pool_empty = 0;     // source: bursts the pool could not fill
+	uint64_t seq_errors = 0;     // verify: out of order
+	uint64_t payload_errors = 0; // verify: pattern mismatch
+};
+
+struct alignas(64) Stage {
+	const StageOps *ops = nullptr;
+	char name[32] = {};
+	rte_ring *in = nullptr;
+	rte_ring *out = nullptr;
+	rte_mempool *pool = nullptr;
+	uint32_t msg_bytes = 8;        // >= 8: the sequence number
+	uint64_t limit = 0;            // source: messages to make
+	uint64_t seq = 0;              // source: next to make; verify: next expected
+	uint64_t tsc_per_msg = 0;      // source rate (0: as fast as it goes)
+	uint64_t next_tsc = 0;
+	const Stage *upstream = nullptr;   // whose `done`, with `in` drained, ends this stage
+	void *held[kStageBurst];       // messages the output ring refused, offered again first
+	uint32_t nheld = 0;
+	std::atomic<bool> done{false}; // owner lcore: wo (release); downstream and main: ro
+	StageStats st;
+};
+
+/* Setup: a stage of `ops` kind; the rest is filled in by the caller. */
+void stage_init(Stage *s, const StageOps *ops, const char *name);
+
+} // namespace rp
