@@ -2,6 +2,7 @@
 
 #include "common.h"
 #include "results.h"
+#include "roles.h"
 
 #include "engine/requester.h"
 #include "engine/responder.h"
@@ -315,57 +316,21 @@ int run_loopback(const RunOptions &o)
 
 	/* Sizing, checked against the device before anything is created. */
 	const uint32_t nqps = o.qps;
-	const uint64_t window_total = static_cast<uint64_t>(o.slots) * nqps;
-	const uint32_t srq_depth = two_sided ? static_cast<uint32_t>(window_total + o.srq_refill) : 0;
-	/* Signalled WRs alone need nqps x (sq_depth / signal_every) entries, but a QP that
-	 * fails flushes every outstanding WR into the CQ, signalled or not: size for that,
-	 * or an error on one QP overflows the CQ that all of them share. */
-	const uint64_t req_cq = static_cast<uint64_t>(nqps) * o.sq_depth;
-	/* Every receive in the SRQ can complete before the responder polls. */
-	const uint64_t rsp_recv_cq = two_sided ? srq_depth : 1;
-	const uint64_t rsp_send_cq = static_cast<uint64_t>(nqps) * kCreditRing;
-	const uint64_t max_cqe = static_cast<uint64_t>(s.dev.dev_attr.max_cqe);
-	if (req_cq > max_cqe || rsp_recv_cq > max_cqe || rsp_send_cq > max_cqe)
-		return setup_error(s.dev.name + ": a CQ of " +
-				   std::to_string(std::max({req_cq, rsp_recv_cq, rsp_send_cq})) +
-				   " entries would be needed, the device allows " + std::to_string(max_cqe) +
-				   " (lower --slots or --qps)");
-	if (nqps * 2 > static_cast<uint32_t>(s.dev.dev_attr.max_qp))
-		return setup_error(s.dev.name + ": " + std::to_string(nqps * 2) + " QPs needed, the device allows " +
-				   std::to_string(s.dev.dev_attr.max_qp));
-
-	/* Least access each use needs. */
-	const bool local_write = verb == Verb::read || verb_is_atomic(verb);
-	int mem_access = 0;
-	switch (verb) {
-	case Verb::write:
-	case Verb::write_imm: mem_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE; break;
-	case Verb::read: mem_access = IBV_ACCESS_REMOTE_READ; break;
-	case Verb::fetch_add:
-	case Verb::cmp_swap: mem_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC; break;
-	case Verb::send:
-	case Verb::send_imm: break;
-	}
-
-	unsigned tx_n = nqps * (o.sq_depth + o.batch) + o.batch * 2 + 1;
-	s.tx_pool = make_pool("rp_tx_pool", tx_n, o.msg_bytes, o.batch);
-	if (s.tx_pool == nullptr)
-		return setup_error("requester buffer pool (" + std::to_string(tx_n) + " x " + std::to_string(o.msg_bytes) +
-				   " B): rte_mempool_create: " + rte_strerror(rte_errno) +
-				   " (give EAL more memory: -m, or more hugepages)");
-	if (mr_register_mempool(s.dev, s.tx_pool, local_write ? IBV_ACCESS_LOCAL_WRITE : 0, &s.tx_mrs, &err) != 0)
+	const RoleShape shape = role_shape(o);
+	const uint32_t srq_depth = shape.srq_depth;
+	const int mem_access = shape.mem_access;
+	const uint64_t mem_per_qp = shape.mem_per_qp;
+	if (check_role_limits(shape, s.dev, 2ull * nqps, &err) != 0)
 		return setup_error(err);
-	if (two_sided && verb != Verb::write_imm) {
-		unsigned rx_n = srq_depth + kRxPollBurst + o.batch * 2 + 1;
-		s.rx_pool = make_pool("rp_rx_pool", rx_n, o.msg_bytes, o.batch);
-		if (s.rx_pool == nullptr)
-			return setup_error("responder receive pool (" + std::to_string(rx_n) + " x " +
-					   std::to_string(o.msg_bytes) + " B): rte_mempool_create: " +
-					   rte_strerror(rte_errno) + " (give EAL more memory: -m, or more hugepages)");
-		if (mr_register_mempool(s.dev, s.rx_pool, IBV_ACCESS_LOCAL_WRITE, &s.rx_mrs, &err) != 0)
-			return setup_error(err);
-	}
-	uint64_t mem_per_qp = responder_memory_per_qp(verb, o.msg_bytes, o.slots);
+
+	s.tx_pool = make_registered_pool("rp_tx_pool", "requester buffer pool", shape.tx_pool_n, o, s.dev,
+					 shape.local_write ? IBV_ACCESS_LOCAL_WRITE : 0, &s.tx_mrs, &err);
+	if (s.tx_pool == nullptr)
+		return setup_error(err);
+	if (shape.rx_pool_n &&
+	    (s.rx_pool = make_registered_pool("rp_rx_pool", "responder receive pool", shape.rx_pool_n, o, s.dev,
+					      IBV_ACCESS_LOCAL_WRITE, &s.rx_mrs, &err)) == nullptr)
+		return setup_error(err);
 	if (mem_per_qp &&
 	    registered_buf_alloc(s.dev, "rp_responder_memory", mem_per_qp * nqps, mem_access, &s.memory, &err) != 0)
 		return setup_error(err);
@@ -378,9 +343,9 @@ int run_loopback(const RunOptions &o)
 
 	/* One SharedIOContext's worth of objects per role: a send CQ and a receive CQ shared
 	 * by all its QPs, and on the responder the SRQ. */
-	if (shared_io_context_create(s.dev, static_cast<uint32_t>(req_cq), 1, 0, o.adaptive_poll, use_cq_ex, &s.req_io,
+	if (shared_io_context_create(s.dev, static_cast<uint32_t>(shape.req_send_cq), 1, 0, o.adaptive_poll, use_cq_ex, &s.req_io,
 				     &err) != 0 ||
-	    shared_io_context_create(s.dev, static_cast<uint32_t>(rsp_send_cq), static_cast<uint32_t>(rsp_recv_cq),
+	    shared_io_context_create(s.dev, static_cast<uint32_t>(shape.rsp_send_cq), static_cast<uint32_t>(shape.rsp_recv_cq),
 				srq_depth, o.adaptive_poll, use_cq_ex, &s.rsp_io, &err) != 0)
 		return setup_error(err);
 	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
@@ -402,18 +367,13 @@ int run_loopback(const RunOptions &o)
 
 	auto r = std::make_unique<Roles>();
 	uint64_t hz = rte_get_tsc_hz();
-	uint64_t stall_tsc = static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz));
 	Requester &q = r->req;
 	q.ops = ops;
 	q.send_cq = s.req_io.send_cq;
 	q.pool = s.tx_pool;
 	q.mrs = &s.tx_mrs;
 	q.ctl = &r->ctl;
-	q.p = RequesterParams{verb, o.msg_bytes, o.batch, o.signal_every, o.sq_depth, o.slots,
-			      o.duration_s > 0 ? 0 : o.messages,
-			      static_cast<uint64_t>(o.duration_s * static_cast<double>(hz)), stall_tsc, o.corrupt_msg,
-			      use_wr ? PostApi::wr : PostApi::classic, o.inline_send, o.fence,
-			      1e9 / static_cast<double>(hz)};
+	q.p = requester_params(o, use_wr, hz);
 	if (requester_init(&q, nqps, &err) != 0 ||
 	    requester_set_flows(&q, o.flows.data(), static_cast<uint32_t>(o.flows.size()), &err) != 0) {
 		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
@@ -447,8 +407,7 @@ int run_loopback(const RunOptions &o)
 	v.credit_src = static_cast<uint64_t *>(s.credit_src.addr);
 	v.credit_lkey = s.credit_src.mr ? s.credit_src.mr->lkey : 0;
 	v.ctl = &r->ctl;
-	uint32_t credit_step = o.slots / 4 ? o.slots / 4 : 1;
-	v.p = ResponderParams{verb, o.msg_bytes, o.slots, credit_step, o.verify, stall_tsc, hz};
+	v.p = responder_params(o, hz);
 	if (responder_init(&v, nqps, &err) != 0)
 		return setup_error(err);
 	for (uint32_t i = 0; i < nqps; i++) {
@@ -463,22 +422,8 @@ int run_loopback(const RunOptions &o)
 	v.idler.channel = s.rsp_io.channel;
 	v.idler.cqs[0] = s.rsp_io.recv_cq;
 	v.idler.cqs[1] = s.rsp_io.send_cq;
-	if (two_sided) {
-		if (v.refill.init(srq_depth, o.srq_refill, kRxPollBurst, s.rx_pool, o.msg_bytes, &s.rx_mrs) != 0) {
-			fprintf(stderr, "rdmapipe: SRQ refill: bad sizes (depth %u, threshold %u)\n", srq_depth, o.srq_refill);
-			return kExitUsage;
-		}
-		int ret = v.refill.fill(*v.ops, v.srq);
-		if (ret < 0 || static_cast<uint32_t>(ret) != srq_depth)
-			return setup_error(s.dev.name + ": filling the SRQ with " + std::to_string(srq_depth) +
-					   " receives: " + (ret < 0 ? strerror(-ret) : "too few buffers"));
-		/* SRQ_LIMIT_REACHED (an async event) says the responder is close to RNR: fewer
-		 * posted receives than one chain. */
-		ibv_srq_attr sa{};
-		sa.srq_limit = o.batch;
-		if ((ret = ibv_modify_srq(v.srq, &sa, IBV_SRQ_LIMIT)) != 0 && !o.quiet)
-			printf("rdmapipe: %s: no SRQ limit event (ibv_modify_srq: %s)\n", s.dev.name.c_str(), strerror(ret));
-	}
+	if (two_sided && responder_fill_srq(&v, o, shape, s.rx_pool, &s.rx_mrs, s.dev, &err) != 0)
+		return setup_error(err);
 
 	if (!o.quiet)
 		printf("rdmapipe: loopback %s on %s, %u QP%s: requester lcore %u -> responder lcore %u, %s\n",

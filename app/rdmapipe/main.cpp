@@ -4,6 +4,7 @@
 #include "loopback.h"
 #include "pingpong.h"
 #include "pipeline.h"
+#include "remote.h"
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -126,7 +127,9 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	int rc = opts.mode == rp::Mode::pingpong ? rp::run_pingpong(opts) : rp::run_loopback(opts);
+	int rc = !opts.listen.empty() || !opts.peer.empty() ? rp::run_remote(opts)
+		 : opts.mode == rp::Mode::pingpong          ? rp::run_pingpong(opts)
+							    : rp::run_loopback(opts);
 	rte_eal_cleanup();
 	return rc;
 }

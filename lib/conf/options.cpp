@@ -30,6 +30,9 @@ enum LongOnly {
 	OPT_PINGPONG,
 	OPT_OUTPUT,
 	OPT_CSV,
+	OPT_LISTEN,
+	OPT_PEER,
+	OPT_LOCAL,
 };
 
 struct VerbName {
@@ -55,6 +58,9 @@ const struct option kLongOpts[] = {
 	{"cq-api", required_argument, nullptr, OPT_CQ_API},
 	{"pingpong", no_argument, nullptr, OPT_PINGPONG},
 	{"output", required_argument, nullptr, OPT_OUTPUT},
+	{"listen", required_argument, nullptr, OPT_LISTEN},
+	{"peer", required_argument, nullptr, OPT_PEER},
+	{"local", required_argument, nullptr, OPT_LOCAL},
 	{"csv", required_argument, nullptr, OPT_CSV},
 	{"inline", no_argument, nullptr, OPT_INLINE},
 	{"fence", no_argument, nullptr, OPT_FENCE},
@@ -209,6 +215,10 @@ const char *options_usage()
 "      --stall-timeout SEC  fail when nothing progresses for SEC seconds (default 10)\n"
 "  -f, --config FILE        run the pipeline FILE describes (libconfig; see conf/default.conf);\n"
 "                           'rdmapipe [EAL options] --check FILE' validates it without running\n"
+"      --listen [ADDR:]PORT two processes: be the server (the responder) on ADDR:PORT;\n"
+"      --peer ADDR:PORT     ... or the client (the requester) of that server, over rdma_cm;\n"
+"      --local ADDR         the client's own address (picks its device); both sides take\n"
+"                           the same run options (the server checks them)\n"
 "      --output FILE.json   write the results as JSON (docs/results.md); --csv FILE: as CSV\n"
 "  -q, --quiet              print only the summary\n"
 "  -h, --help               this text\n"
@@ -304,6 +314,16 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			break;
 		case OPT_PINGPONG:
 			o->mode = Mode::pingpong;
+			break;
+		case OPT_LISTEN:
+		case OPT_PEER:
+		case OPT_LOCAL:
+			if (*a == '\0') {
+				*err = std::string(c == OPT_LISTEN ? "--listen" : c == OPT_PEER ? "--peer" : "--local") +
+				       ": empty address";
+				return ParseResult::error;
+			}
+			(c == OPT_LISTEN ? o->listen : c == OPT_PEER ? o->peer : o->local) = a;
 			break;
 		case OPT_OUTPUT:
 		case OPT_CSV:
@@ -474,6 +494,25 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		return ParseResult::ok;   // the file's flows are checked when it is loaded
 	}
 	/* Cross-checks and derived defaults. */
+	if (!o->listen.empty() || !o->peer.empty()) {
+		const char *side = o->listen.empty() ? "--peer" : "--listen";
+		if (!o->listen.empty() && !o->peer.empty()) {
+			*err = "--listen and --peer are exclusive: the server listens, the client names it";
+			return ParseResult::error;
+		}
+		if (o->mode == Mode::pingpong) {
+			*err = std::string(side) + ": a two-process ping-pong does not run yet (rate runs only)";
+			return ParseResult::error;
+		}
+		if (o->duration_s > 0) {
+			*err = std::string(side) + ": give --messages; a two-process run announces its count to the server";
+			return ParseResult::error;
+		}
+	}
+	if (!o->local.empty() && o->peer.empty()) {
+		*err = "--local goes with --peer (the client's address)";
+		return ParseResult::error;
+	}
 	if (o->mode == Mode::pingpong) {
 		/* Latency of one message at a time, echoed back: ib_send_lat's measurement. */
 		if (!have_verb)

@@ -94,6 +94,9 @@ struct RunOptions {
 	uint8_t min_rnr_timer = 12;     // 0..31, IB encoding (12 = 0.64 ms)
 	double stall_timeout_s = 10;    // no progress for this long: give up with an error
 	bool quiet = false;
+	std::string listen;             // --listen [ADDR:]PORT: the server (responder) of a two-process run
+	std::string peer;               // --peer ADDR:PORT: the client (requester)
+	std::string local;              // --local ADDR: the client's address (picks its device)
 	std::string config_file;        // -f: a pipeline file describes the run
 	std::string output_json;        // results files written at the end ("": none)
 	std::string output_csv;

@@ -277,6 +277,9 @@ int responder_run(Responder *r)
 			c.polls_idle++;
 		r->idler.idle(n > 0);
 		if (n == 0) {
+			/* Counts announced up front (a remote peer): done as soon as all is in. */
+			if (two_sided && r->ctl->counts_known && all_arrived(r))
+				break;
 			if (r->ctl->requester_done.load(std::memory_order_acquire)) {
 				if (!two_sided || all_arrived(r) || now - last_progress > p.drain_tsc)
 					break;

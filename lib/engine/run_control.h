@@ -11,6 +11,9 @@ struct alignas(64) RunControl {
 	const uint64_t *qp_sent = nullptr;         // per QP; requester writes before requester_done
 	const bool *qp_failed = nullptr;           // per QP, likewise: its state is unknowable
 	std::atomic<bool> abort{false};            // any lcore: wo on a fatal error, all: ro
+	/* Two-process runs: the responder's process sets qp_sent to the per-QP counts the
+	 * peer announced before launch, and requester_done when the peer disconnects. */
+	bool counts_known = false;
 };
 
 } // namespace rp

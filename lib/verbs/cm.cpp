@@ -145,7 +145,8 @@ void cm_private_encode(const CmPrivate &p, uint8_t out[kCmParamsBytes])
 	put64(out + 24, p.addr);
 	put64(out + 32, p.credit_addr);
 	put32(out + 40, p.credit_rkey);
-	put32(out + 44, 0);   // reserved: zero, so a later version can give it a meaning
+	put32(out + 44, p.verb);   // the upper 24 bits are reserved: zero
+	put64(out + 48, p.messages);
 }
 
 static int check_header(const uint8_t *b, size_t len, uint8_t kind, size_t want, std::string *why)
@@ -197,14 +198,18 @@ int cm_private_decode(const void *data, size_t len, CmPrivate *p, std::string *w
 	q.addr = get64(b + 24);
 	q.credit_addr = get64(b + 32);
 	q.credit_rkey = get32(b + 40);
-	uint32_t reserved = get32(b + 44);
-	if (reserved != 0) {
-		*why = "reserved field is " + hex(reserved) + ", want 0";
+	uint32_t shape = get32(b + 44);
+	if (shape >> 8) {
+		*why = "reserved bits are " + hex(shape >> 8) + ", want 0";
 		return -EPROTO;
 	}
+	q.verb = static_cast<uint8_t>(shape);
+	q.messages = get64(b + 48);
 	/* The memory fields are addresses the peer will RDMA into: make sure they describe
 	 * one window that does not wrap, before anyone uses them. */
-	if ((q.slots == 0) != (q.slot_bytes == 0) || (q.slots != 0 && q.addr == 0)) {
+	/* A window without an address is a request's shape (what the client expects the
+	 * server's window to be), not memory anyone may touch. */
+	if ((q.slots == 0) != (q.slot_bytes == 0)) {
 		*why = "inconsistent window: " + std::to_string(q.slots) + " slots of " + std::to_string(q.slot_bytes) +
 		       " B at " + hex(q.addr);
 		return -EPROTO;

@@ -45,7 +45,7 @@ struct Device;
  * so only the length field says how much the sender wrote. */
 inline constexpr uint32_t kCmMagic = 0x5250434d;   // "RPCM"
 inline constexpr uint8_t kCmVersion = 1;
-inline constexpr size_t kCmParamsBytes = 48;       // CmPrivate on the wire
+inline constexpr size_t kCmParamsBytes = 56;       // CmPrivate on the wire
 inline constexpr size_t kCmRejectBytes = 148;      // header + a reason for the peer: all of an IB REJ
 inline constexpr size_t kCmRejectTextBytes = kCmRejectBytes - 8;
 /* RoCE/IB: the REQ carries 92 bytes of private data, rdma_cm takes 36 for its own
@@ -64,6 +64,8 @@ struct CmPrivate {
 	uint32_t slot_bytes = 0;     // bytes per slot
 	uint64_t credit_addr = 0;    // an 8-byte, 8-aligned credit word (0: none)
 	uint32_t credit_rkey = 0;
+	uint8_t verb = 0;            // the run's verb + 1 (0: not said), so both ends agree
+	uint64_t messages = 0;       // the run's messages per flow (0: not said)
 };
 
 /* Writes exactly kCmParamsBytes. */

@@ -696,7 +696,7 @@ int run_bad_client(const Args &a)
 		const char *kind, *expect;
 	} cases[] = {{"magic", "wrong magic 0xdeadbeef"},
 		     {"version", "version 9"},
-		     {"length", "length field 20, want 48"},
+		     {"length", "length field 20, want 56"},   // kCmParamsBytes
 		     {"window", "wraps around the address space"}};
 	unsigned ok = 0;
 	for (auto &c : cases) {

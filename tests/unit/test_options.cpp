@@ -200,6 +200,24 @@ void flows_list(void **)
 	expect_error({"--pingpong", "-Q", "1,1"}, "--pingpong: one QP carries the ping-pong (--qps 2 flows)");
 }
 
+void two_processes(void **)
+{
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(static_cast<int>(parse({"--listen", "18515", "-n", "100"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_string_equal(o.listen.c_str(), "18515");
+	assert_int_equal(static_cast<int>(parse({"--peer", "10.2.0.2:18515", "--local", "10.2.0.1"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_string_equal(o.peer.c_str(), "10.2.0.2:18515");
+	assert_string_equal(o.local.c_str(), "10.2.0.1");
+	expect_error({"--listen", "1", "--peer", "a:1"}, "--listen and --peer are exclusive: the server listens, the client names it");
+	expect_error({"--peer", "a:1", "--pingpong"}, "--peer: a two-process ping-pong does not run yet (rate runs only)");
+	expect_error({"--listen", "1", "-t", "2"}, "--listen: give --messages; a two-process run announces its count to the server");
+	expect_error({"--local", "10.0.0.1"}, "--local goes with --peer (the client's address)");
+	expect_error({"--peer", ""}, "--peer: empty address");
+}
+
 void bad_syntax(void **)
 {
 	expect_error({"--bogus"}, "unknown option '--bogus'");
@@ -228,6 +246,7 @@ int main()
 		cmocka_unit_test(cross_checks),
 		cmocka_unit_test(pingpong_and_cq_api),
 		cmocka_unit_test(flows_list),
+		cmocka_unit_test(two_processes),
 		cmocka_unit_test(bad_syntax),
 	};
 	return cmocka_run_group_tests_name("options", tests, nullptr, nullptr);

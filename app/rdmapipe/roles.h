@@ -1,0 +1,48 @@
+/* What the rate run's two roles need from the options, shared by the loopback run (both
+ * roles in one process) and the two-process run (one role each, over rdma_cm). */
+#pragma once
+
+#include "conf/options.h"
+#include "engine/requester.h"
+#include "engine/responder.h"
+#include "verbs/device.h"
+#include "verbs/memory.h"
+
+#include <cstdint>
+#include <string>
+
+struct rte_mempool;
+
+namespace rp {
+
+/* The sizes and access rights a verb implies, computed once from the options. */
+struct RoleShape {
+	bool two_sided = false;      // the responder sees a completion per message
+	bool local_write = false;    // the requester's buffers are written by the NIC (reads, atomics)
+	int mem_access = 0;          // the responder's memory, least rights the verb needs
+	uint64_t mem_per_qp = 0;     // responder memory per QP (0: none)
+	uint32_t srq_depth = 0;
+	uint64_t req_send_cq = 0;    // every WR of every QP: a failed QP flushes them all
+	uint64_t rsp_recv_cq = 0;    // every receive of the SRQ
+	uint64_t rsp_send_cq = 0;    // credit writes
+	unsigned tx_pool_n = 0;
+	unsigned rx_pool_n = 0;      // 0: no receive buffers (write_imm has zero-SGE receives)
+};
+RoleShape role_shape(const RunOptions &o);
+
+/* The device can hold the CQs and `qps_here` QPs. Returns 0 or -1 with *err. */
+int check_role_limits(const RoleShape &r, const Device &dev, uint64_t qps_here, std::string *err);
+
+/* A registered pool of n buffers; *err names it and what to do when memory runs out. */
+rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, const RunOptions &o,
+				  const Device &dev, int access, MrTable *mrs, std::string *err);
+
+RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t tsc_hz);
+ResponderParams responder_params(const RunOptions &o, uint64_t tsc_hz);
+
+/* The SRQ filled with every receive, and armed with a limit of one chain (an async event
+ * says the responder is close to RNR). Returns 0 or -1 with *err. */
+int responder_fill_srq(Responder *v, const RunOptions &o, const RoleShape &r, rte_mempool *rx_pool,
+		       const MrTable *rx_mrs, const Device &dev, std::string *err);
+
+} // namespace rp

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Two rdmapipe processes over rdma_cm across the veth wire: the server (--listen) on
+# rxeB, the client (--peer) on rxeA, each verb verified end to end on the side that
+# can; then what goes wrong: options that disagree (refused, with the reason, on both
+# sides), no server, a server killed mid-run, a client killed mid-run: each a clear
+# error within a bound, never a hang.
+. "$(dirname "$0")/lib.sh"
+A=${RXE_A_DEV:-} B=${RXE_B_DEV:-} A_ADDR=${RXE_A_ADDR:-} B_ADDR=${RXE_B_ADDR:-}
+if [ -z "$A" ] || [ -z "$B" ] || [ -z "$A_ADDR" ] || [ -z "$B_ADDR" ]; then
+	if [ -n "${CI:-}" ]; then echo "FAIL: no rxeA/rxeB pair (run under tools/softroce)"; exit 1; fi
+	echo "SKIP: no rxeA/rxeB pair (run under tools/softroce)"
+	exit 77
+fi
+sout=$(mktemp) cout=$(mktemp)
+base=$(eal_args | sed 's/-l 0-1 //')
+port=18700
+
+# server LCORE ARGS...: starts it in the background ($spid), waits (bounded) until it listens.
+server() {
+	port=$((port + 1))
+	# shellcheck disable=SC2086
+	timeout -k 5 120 "$RDMAPIPE" -l 1 $base -- --listen "$B_ADDR:$port" -d "$B" "$@" >"$sout" 2>&1 &
+	spid=$!
+	for _ in $(seq 1 300); do
+		grep -q "waiting for" "$sout" && return 0
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "FAIL: the server did not come up:"; cat "$sout"; fails=$((fails + 1))
+}
+client() {   # ARGS...: runs it, sets $rc
+	# shellcheck disable=SC2086
+	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" "$@" >"$cout" 2>&1
+	rc=$?
+}
+server_wait() {   # sets $src
+	wait "$spid"
+	src=$?
+	echo "--- server (exit $src)"; cat "$sout"; echo "--- client (exit $rc)"; cat "$cout"
+}
+
+for v in write_imm send read fetch_add write; do
+	server -v "$v" -Q 4 -n 20000
+	client -v "$v" -Q 4 -n 20000
+	server_wait
+	expect_eq "$v: client exit" "$rc" 0
+	expect_eq "$v: server exit" "$src" 0
+	expect_grep "$cout" "^  role: +client \(requester\) of $B_ADDR:$port, $A port 1"
+	expect_grep "$sout" "^  role: +server \(responder\) on $B_ADDR:$port, $B port 1"
+	expect_eq "$v: client completed" "$(field "$cout" 'messages completed')" 20000
+	case $v in
+	write_imm | send) expect_eq "$v: server verified" "$(field "$sout" 'messages verified')" 20000 ;;
+	read | fetch_add) expect_eq "$v: client verified" "$(field "$cout" 'messages verified')" 20000 ;;
+	write) expect_eq "$v: window slots checked" "$(field "$sout" 'window slots checked')" 1024 ;;
+	esac
+	[ "$v" = fetch_add ] && expect_eq "fetch_add: final words" "$(field "$sout" 'final words checked')" 4
+	expect_grep "$sout" "^  disconnected: +4 of 4 connections"
+done
+
+# Options that disagree: the server refuses, and both say why.
+server -v write_imm -n 1000 --stall-timeout 3
+client -v send -n 1000
+server_wait
+expect_eq "mismatch: client exit" "$rc" 3
+expect_grep "$cout" "rejected by the peer: the client runs send, 64 B, 1024 slots, 1000 messages; this server: write_imm"
+expect_eq "mismatch: server exit" "$src" 3
+expect_grep "$sout" "rejected"
+
+# No server at all: a fast, clear refusal.
+port=$((port + 1))
+t0=$SECONDS
+client -v write_imm -n 1000
+expect_eq "no server: exit" "$rc" 3
+expect_grep "$cout" "no server listening on port $port"
+[ $((SECONDS - t0)) -le 30 ] && echo "ok: no server: answered in $((SECONDS - t0)) s" || { echo "FAIL: no server took $((SECONDS - t0)) s"; fails=$((fails + 1)); }
+
+# The server dies mid-run: the client says so within its bound and fails.
+server -v write_imm -n 100000000
+( sleep 4; pkill -9 -P "$spid" ) &   # $spid is timeout(1): kill the rdmapipe under it, as a crash would
+t0=$SECONDS
+client -v write_imm -n 100000000 --stall-timeout 5
+wait "$spid" 2>/dev/null
+echo "--- client (exit $rc)"; cat "$cout"
+expect_eq "server killed: client exit" "$rc" 1
+expect_grep "$cout" "^result: FAIL$"
+expect_grep "$cout" "(connection lost|completion errors|client failed)"
+[ $((SECONDS - t0)) -le 60 ] && echo "ok: server killed: client ended in $((SECONDS - t0)) s" || { echo "FAIL: the client took $((SECONDS - t0)) s"; fails=$((fails + 1)); }
+
+# The client dies mid-run: the server sees the disconnect and fails, counting what came.
+server -v send -n 100000000 --stall-timeout 5
+client_bg() {
+	# shellcheck disable=SC2086
+	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" -v send -n 100000000 >"$cout" 2>&1 &
+	cpid=$!
+}
+client_bg
+sleep 5
+pkill -9 -P "$cpid"
+t0=$SECONDS
+wait "$spid"
+src=$?
+echo "--- server (exit $src)"; cat "$sout"
+expect_eq "client killed: server exit" "$src" 1
+expect_grep "$sout" "^  disconnected: +1 of 1 connection"
+expect_grep "$sout" "^result: FAIL$"
+[ $((SECONDS - t0)) -le 60 ] && echo "ok: client killed: server ended in $((SECONDS - t0)) s" || { echo "FAIL: the server took $((SECONDS - t0)) s"; fails=$((fails + 1)); }
+rm -f "$sout" "$cout"
+finish
