@@ -265,13 +265,7 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 		    data_errors == 0;
 	printf("result: %s\n", pass ? "PASS" : "FAIL");
 
-	Results res;
-	res.mode = "rate";
-	res.verb = verb_opcode_name(o.verb);
-	res.device = s.dev.name;
-	res.msg_bytes = o.msg_bytes;
-	res.elapsed_s = secs;
-	res.pass = pass;
+	Results res = results_of("rate", o.verb, o.msg_bytes, s.dev.name, secs, pass);
 	res.flows = std::move(flows);
 	res.lcores = {{r.req_lc, "requester", q.polls_busy, q.polls_idle, r.req_cpu_s},
 		      {r.rsp_lc, "responder", v.polls_busy, v.polls_idle, r.rsp_cpu_s}};

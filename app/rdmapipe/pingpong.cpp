@@ -195,13 +195,7 @@ int summarise(const RunOptions &o, const Setup &s)
 		    ec.verified == o.messages && wc_err == 0 && data_err == 0 && h.count() == o.messages;
 	printf("result: %s\n", pass ? "PASS" : "FAIL");
 
-	Results res;
-	res.mode = "pingpong";
-	res.verb = verb_opcode_name(o.verb);
-	res.device = s.dev.name;
-	res.msg_bytes = o.msg_bytes;
-	res.elapsed_s = secs;
-	res.pass = pass;
+	Results res = results_of("pingpong", o.verb, o.msg_bytes, s.dev.name, secs, pass);
 	FlowResult x;
 	x.name = flow_name(o.flow_names, 0);
 	x.qps = 1;

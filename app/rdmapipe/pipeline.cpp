@@ -36,6 +36,10 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 	const StageConf *tx0 = nullptr, *rx0 = nullptr;
 	bool echo = false;
 	std::vector<uint32_t> qps;
+	/* loopback: both ends here; client: posts here, received on the peer's host;
+	 * server: received here, posted by the client's host. */
+	auto kind_of = [](const FlowConf &f) { return !f.listen.empty() ? 2 : f.peer != "loopback" ? 1 : 0; };
+	const int kind = kind_of(f0);
 	for (size_t i = 0; i < c.flows.size(); i++) {
 		const FlowConf &f = c.flows[i];
 		std::string where = at(c, f.line, "flows.[" + std::to_string(i) + "]");
@@ -47,10 +51,6 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 				else
 					rx = &st;
 			}
-		if (f.peer != "loopback") {
-			*err = where + "a remote peer (" + f.peer + ")" + later;
-			return -1;
-		}
 		if (f.transport != Transport::rc || f.rate_pps > 0 || f.sizes.size() != 1) {
 			*err = where + (f.transport != Transport::rc ? "transport uc" : f.rate_pps > 0 ? "a rate limit" : "a list of sizes") + later;
 			return -1;
@@ -58,8 +58,11 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 		if (i == 0) {
 			tx0 = tx;
 			rx0 = rx;
-			echo = rx->kind == StageKind::echo;
-		} else if (tx->lcore != tx0->lcore || rx->lcore != rx0->lcore || rx->kind != rx0->kind) {
+			echo = rx && rx->kind == StageKind::echo;
+		} else if (kind_of(f) != kind || (f.peer != f0.peer) || (f.listen != f0.listen)) {
+			*err = where + "flows of different kinds or peers in one file" + later;
+			return -1;
+		} else if ((tx && tx->lcore != tx0->lcore) || (rx && (rx->lcore != rx0->lcore || rx->kind != rx0->kind))) {
 			*err = where + "flows on other lcores than flow '" + f0.name + "'" + later;
 			return -1;
 		} else if (f.verb != f0.verb || f.sizes != f0.sizes || f.batch != f0.batch || f.signal_every != f0.signal_every ||
@@ -74,14 +77,20 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 		*err = at(c, f0.line, "flows.[0]") + "ping-pong (an echo stage) over more than one QP" + later;
 		return -1;
 	}
-	const IoContextConf *txio = context_of(c, tx0->lcore), *rxio = context_of(c, rx0->lcore);
-	if (txio->device != rxio->device) {
+	if (kind != 0 && f0.messages == 0) {
+		*err = at(c, f0.line, "flows.[0]") + "a two-host flow needs messages (it announces its count to the server)";
+		return -1;
+	}
+	const IoContextConf *txio = tx0 ? context_of(c, tx0->lcore) : nullptr;
+	const IoContextConf *rxio = rx0 ? context_of(c, rx0->lcore) : nullptr;
+	if (txio && rxio && txio->device != rxio->device) {
 		*err = at(c, rxio->line, "io_contexts") + "the two ends on different devices" + later;
 		return -1;
 	}
+	const IoContextConf *io = txio ? txio : rxio;
 	const DeviceConf *dev = nullptr;
 	for (const DeviceConf &d : c.devices)
-		if (d.name == txio->device)
+		if (d.name == io->device)
 			dev = &d;
 
 	RunOptions r;
@@ -109,13 +118,19 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 	r.signal_every = f0.signal_every;
 	r.sq_depth = f0.sq_depth;
 	r.slots = f0.window;
-	r.srq_refill = rxio->srq ? rxio->srq_refill : std::max(f0.batch, f0.window * r.qps / 8);
+	r.srq_refill = rxio && rxio->srq ? rxio->srq_refill : std::max(f0.batch, f0.window * r.qps / 8);
 	r.inline_send = f0.inline_send;
 	r.verify = f0.verify;
-	r.adaptive_poll = txio->adaptive_poll || rxio->adaptive_poll;
-	r.cq_api = txio->cq_api == CqApi::ex && rxio->cq_api == CqApi::ex ? CqApi::ex : CqApi::classic;
-	r.tx_lcore = static_cast<int>(tx0->lcore);
-	r.rx_lcore = static_cast<int>(rx0->lcore);
+	r.adaptive_poll = (txio && txio->adaptive_poll) || (rxio && rxio->adaptive_poll);
+	r.cq_api = (!txio || txio->cq_api == CqApi::ex) && (!rxio || rxio->cq_api == CqApi::ex) ? CqApi::ex : CqApi::classic;
+	r.tx_lcore = tx0 ? static_cast<int>(tx0->lcore) : -1;
+	r.rx_lcore = rx0 ? static_cast<int>(rx0->lcore) : -1;
+	if (kind == 1) {
+		r.peer = f0.peer;
+		r.local = f0.local;
+	} else if (kind == 2) {
+		r.listen = f0.listen;
+	}
 	if (f0.messages)
 		r.messages = f0.messages;
 	else if (f0.duration_s > 0)

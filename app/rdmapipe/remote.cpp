@@ -8,6 +8,7 @@
 #include "verbs/io_context.h"
 
 #include <rte_cycles.h>
+#include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mempool.h>
 
@@ -130,6 +131,42 @@ void watch_stop(Watch *w)
 	w->stop.store(true, std::memory_order_release);
 	pthread_join(w->thread, nullptr);
 	w->running = false;
+}
+
+/* A role's lcore body: runs it, measures its thread's CPU, says when it is done. */
+struct RoleCall {
+	Requester *req = nullptr;   // one of the two
+	Responder *rsp = nullptr;
+	int rc = -1;
+	double cpu_s = 0;
+	std::atomic<bool> done{false};
+};
+
+int role_main(void *arg)
+{
+	auto *c = static_cast<RoleCall *>(arg);
+	double cpu0 = thread_cpu_s();
+	c->rc = c->req ? requester_run(c->req) : responder_run(c->rsp);
+	c->cpu_s = thread_cpu_s() - cpu0;
+	c->done.store(true, std::memory_order_release);
+	return c->rc;
+}
+
+/* Runs the role on `lcore` (a pipeline file's stage lcore), or on this, the main lcore. */
+int run_role_on(int lcore, RoleCall *c)
+{
+	unsigned main_lc = rte_get_main_lcore();
+	if (lcore < 0 || static_cast<unsigned>(lcore) == main_lc)
+		return role_main(c);
+	if (!rte_lcore_is_enabled(static_cast<unsigned>(lcore))) {
+		fprintf(stderr, "rdmapipe: lcore %d is not in the EAL lcore set (-l)\n", lcore);
+		return -1;
+	}
+	rte_eal_remote_launch(role_main, c, static_cast<unsigned>(lcore));
+	while (!c->done.load(std::memory_order_acquire))
+		usleep(kWatchPeriodUs);   // rte_eal_wait_lcore would spin
+	rte_eal_wait_lcore(static_cast<unsigned>(lcore));
+	return c->rc;
 }
 
 /* Per-QP message counts, as the requester splits them (round-robin over the flow's QPs). */
@@ -326,9 +363,10 @@ int run_server(const RunOptions &o)
 	if (watch_start(&w, &err) != 0)
 		return setup_error(err);
 	set_running(&ctl);
-	double cpu0 = thread_cpu_s();
-	int rc = responder_run(v.get());
-	double cpu = thread_cpu_s() - cpu0;
+	RoleCall call;
+	call.rsp = v.get();
+	int rc = run_role_on(o.rx_lcore, &call);
+	double cpu = call.cpu_s;
 	/* The client's last completions need our QPs: keep them until it disconnects. */
 	uint64_t until = rte_rdtsc() + static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(rte_get_tsc_hz()));
 	while (!ctl.requester_done.load(std::memory_order_acquire) && !ctl.abort.load() && rte_rdtsc() < until)
@@ -477,9 +515,10 @@ int run_client(const RunOptions &o)
 	if (watch_start(&w, &err) != 0)
 		return setup_error(err);
 	set_running(&ctl);
-	double cpu0 = thread_cpu_s();
-	int rc = requester_run(q.get());
-	double cpu = thread_cpu_s() - cpu0;
+	RoleCall call;
+	call.req = q.get();
+	int rc = run_role_on(o.tx_lcore, &call);
+	double cpu = call.cpu_s;
 	w.role_done.store(true, std::memory_order_release);
 	watch_stop(&w);
 	set_running(nullptr);

@@ -92,6 +92,19 @@ void sampler_stop(Sampler *s)
 	s->running = false;
 }
 
+Results results_of(const char *mode, Verb verb, uint32_t msg_bytes, const std::string &device, double elapsed_s,
+		   bool pass)
+{
+	Results r;
+	r.mode = mode;
+	r.verb = verb_opcode_name(verb);
+	r.device = device;
+	r.msg_bytes = msg_bytes;
+	r.elapsed_s = elapsed_s;
+	r.pass = pass;
+	return r;
+}
+
 std::string flow_name(const std::vector<std::string> &names, size_t i)
 {
 	return i < names.size() ? names[i] : "flow" + std::to_string(i);

@@ -2,6 +2,7 @@
  * main lcore after the workers joined. Plain data in, files out. */
 #pragma once
 
+#include "conf/options.h"
 #include "engine/counters.h"
 #include "engine/histogram.h"
 
@@ -56,6 +57,10 @@ struct Sampler {
 };
 int sampler_start(Sampler *s, std::string *err);
 void sampler_stop(Sampler *s);   // joins; the series is then complete
+
+/* A run's Results with its header filled in; flows and lcores are the caller's. */
+Results results_of(const char *mode, Verb verb, uint32_t msg_bytes, const std::string &device, double elapsed_s,
+		   bool pass);
 
 /* Return 0, or -1 with *err naming the file and the cause. */
 int write_results_json(const std::string &path, const Results &r, std::string *err);

@@ -226,7 +226,7 @@ const std::vector<std::string> kRootKeys = {"version", "devices", "pools", "io_c
 const std::vector<std::string> kDeviceKeys = {"name", "port", "gid_index"};
 const std::vector<std::string> kPoolKeys = {"name", "elt_size", "count", "cache"};
 const std::vector<std::string> kIoKeys = {"lcore", "device", "send_cq", "recv_cq", "srq", "srq_refill", "poll", "cq_api"};
-const std::vector<std::string> kFlowKeys = {"name", "peer", "transport", "qps", "verb", "size", "sizes", "batch",
+const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "transport", "qps", "verb", "size", "sizes", "batch",
 					    "signal_every", "sq_depth", "window", "inline", "rate", "messages",
 					    "duration", "verify", "pool"};
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
@@ -394,6 +394,20 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 		verb_from_name(kVerbNames[static_cast<size_t>(verb)].c_str(), &f.verb);
 		if (!parse_peer(f.peer))
 			return r.fail(g["peer"], "'" + f.peer + "' is not \"loopback\" or HOST:PORT");
+		/* The far end of a two-host flow: this host either names the server (peer) or is
+		 * the server (listen). */
+		if (!r.string(g, "listen", &f.listen) || !r.string(g, "local", &f.local))
+			return false;
+		if (!f.listen.empty()) {
+			if (r.find(g, "peer"))
+				return r.fail(g["listen"], "give peer (this host is the client) or listen (it is the server), not both");
+			std::string l = f.listen.find(':') == std::string::npos ? ":" + f.listen : f.listen;
+			if (!parse_peer("x" + l.substr(l.rfind(':'))))
+				return r.fail(g["listen"], "'" + f.listen + "' is not [ADDR:]PORT");
+			f.peer = "";
+		}
+		if (!f.local.empty() && (f.peer.empty() || f.peer == "loopback"))
+			return r.fail(g["local"], "the client's own address goes with peer = \"HOST:PORT\"");
 		if (f.transport == Transport::uc && (f.verb == Verb::read || verb_is_atomic(f.verb)))
 			return r.fail(g["transport"], std::string("UC has no ") + verb_name(f.verb) + " (RC only)");
 		/* size = N, or sizes = [N, ...] used in turn; not both. */
@@ -631,9 +645,18 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 			rx += st.kind == StageKind::rdma_rx;
 			echo += st.kind == StageKind::echo;
 		}
-		if (tx != 1)
+		/* Who posts and who receives: a loopback flow both here, a client flow posts here
+		 * and is received by the server's host, a server flow the other way round. */
+		const bool server = !f.listen.empty(), loopback = f.peer == "loopback";
+		if (server && (tx != 0 || rx != 1))
+			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' listens (this host is the server): it needs one rdma_rx stage "
+							 "and no rdma_tx stage, it has " + std::to_string(rx) + " and " + std::to_string(tx));
+		if (!server && tx != 1)
 			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' has " + std::to_string(tx) + " rdma_tx stages; it needs exactly one");
-		if (f.peer == "loopback" && rx + echo != 1)
+		if (!server && !loopback && rx + echo != 0)
+			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' goes to " + f.peer +
+							 ": it is received there, not by an rdma_rx or echo stage here");
+		if (loopback && rx + echo != 1)
 			return r.fail(at("flows", i, nullptr), "loopback flow '" + f.name + "' needs exactly one rdma_rx or echo stage, it has " +
 							 std::to_string(rx + echo));
 		if (echo && !(f.verb == Verb::send || f.verb == Verb::send_imm))

@@ -58,7 +58,9 @@ struct IoContextConf {
 
 struct FlowConf {
 	std::string name;
-	std::string peer;           // "loopback" or HOST:PORT
+	std::string peer;           // "loopback" or HOST:PORT (this host is the client); "" with listen
+	std::string listen;         // [ADDR:]PORT: this host is the server of a two-host flow
+	std::string local;          // the client's own address (picks its device)
 	Transport transport = Transport::rc;
 	uint32_t qps = 1;
 	Verb verb = Verb::write_imm;

@@ -56,6 +56,9 @@ cases = {
  'gen-two-outputs': ('{ name = "vf"; kind = "verify"; lcore = 2; input = "r0"; }', '{ name = "vf"; kind = "verify"; lcore = 2; input = "r0"; },\n  { name = "g"; kind = "gen"; lcore = 1; flow = "bw"; output = ["r0", "r0"]; }'),
  'pool-cache-too-big': ('cache = 64;', 'cache = 512;').__class__ and ('count = 8192; cache = 64;', 'count = 600; cache = 512;'),
  'flows-not-list': ('flows = (\n  { name = "bw"; verb = "write_imm"; size = 64; batch = 32; qps = 1; messages = 100000; pool = "tx"; }\n);', 'flows = { name = "bw"; };'),
+ 'listen-with-tx': ('name = "bw";', 'name = "bw"; listen = "18515";'),
+ 'peer-with-rx': ('name = "bw";', 'name = "bw"; peer = "10.2.0.2:18515";'),
+ 'listen-and-peer': ('name = "bw";', 'name = "bw"; listen = "18515"; peer = "10.2.0.2:18515";'),
  'devices-empty': ('devices = ( { name = "rxe0"; port = 1; } );', 'devices = ( );'),
 }
 for name, (old, new) in cases.items():

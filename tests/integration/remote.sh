@@ -57,6 +57,22 @@ for v in write_imm send read fetch_add write; do
 	expect_grep "$sout" "^  disconnected: +4 of 4 connections"
 done
 
+# The two-host pipeline files in conf/, as they are (they name rxeA/rxeB and the VM's
+# addresses): the server's lcore 1 listens, the client's lcore 0 posts.
+conf_dir=$(cd "$(dirname "$0")/../../conf" && pwd)
+# shellcheck disable=SC2086
+timeout -k 5 120 "$RDMAPIPE" -l 1 $base -- -f "$conf_dir/two-host-server.conf" >"$sout" 2>&1 &
+spid=$!
+for _ in $(seq 1 300); do grep -q "waiting for" "$sout" && break; sleep 0.1; done
+# shellcheck disable=SC2086
+timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- -f "$conf_dir/two-host-client.conf" >"$cout" 2>&1
+rc=$?
+server_wait
+expect_eq "pipeline files: client exit" "$rc" 0
+expect_eq "pipeline files: server exit" "$src" 0
+expect_eq "pipeline files: server verified" "$(field "$sout" 'messages verified')" 100000
+expect_eq "pipeline files: client completed" "$(field "$cout" 'messages completed')" 100000
+
 # Options that disagree: the server refuses, and both say why.
 server -v write_imm -n 1000 --stall-timeout 3
 client -v send -n 1000
