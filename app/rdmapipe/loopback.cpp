@@ -4,6 +4,9 @@
 #include "results.h"
 #include "roles.h"
 
+#include "pipeline/lcore_loop.h"
+#include "pipeline/stage.h"
+
 #include "engine/requester.h"
 #include "engine/responder.h"
 #include "verbs/async_events.h"
@@ -18,6 +21,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mempool.h>
+#include <rte_ring.h>
 
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +50,11 @@ struct Roles {
 	double req_cpu_s = 0, rsp_cpu_s = 0;   // CPU time each role's thread used
 	unsigned req_lc = 0, rsp_lc = 0;
 	Sampler sampler;                       // per-second series for the results files
+	/* A pipeline file's stages after rdma_rx, on the responder's lcore: the responder
+	 * hands received buffers to verify (through a ring), verify to sink. */
+	bool stages = false;
+	Stage rx_stage, verify_stage, sink_stage;
+	LcoreLoop rx_loop;
 };
 
 int requester_lcore(void *arg)
@@ -62,7 +71,13 @@ int responder_lcore(void *arg)
 {
 	auto *r = static_cast<Roles *>(arg);
 	double cpu0 = thread_cpu_s();
-	r->rsp_rc = responder_run(&r->rsp);
+	if (r->stages) {
+		responder_start(&r->rsp);
+		lcore_loop_run(&r->rx_loop);
+		r->rsp_rc = responder_finish(&r->rsp);
+	} else {
+		r->rsp_rc = responder_run(&r->rsp);
+	}
 	r->rsp_cpu_s = thread_cpu_s() - cpu0;
 	/* A responder that gave up cannot be waited for by the requester: stop it too. */
 	if (r->rsp_rc != 0 && !r->requester_finished.load(std::memory_order_acquire))
@@ -80,10 +95,13 @@ struct Setup {
 	MrTable tx_mrs, rx_mrs;
 	RegisteredBuf memory, credit_words, credit_src;
 	AsyncEventWatch async;
+	rte_ring *rings[2] = {nullptr, nullptr};   // rdma_rx -> verify -> sink
 
 	~Setup()
 	{
 		async_watch_stop(&async);
+		for (rte_ring *ring : rings)
+			rte_ring_free(ring);
 		for (ibv_qp *q : req_qps)
 			if (q)
 				ibv_destroy_qp(q);
@@ -102,6 +120,14 @@ struct Setup {
 		device_close(&dev);
 	}
 };
+
+/* With stages after rdma_rx, the payload is checked by the verify stage: what it found
+ * good. */
+uint64_t stage_verified(const Roles &r)
+{
+	const StageStats &vs = r.verify_stage.st;
+	return vs.msgs - vs.payload_errors;
+}
 
 /* Per flow (its QPs share the lcores' contexts with the other flows'): what it sent
  * and verified, its completion errors by status, its completion latency. */
@@ -127,6 +153,8 @@ std::vector<FlowResult> flow_results(const RunOptions &o, const Roles &r)
 			else
 				x.verified += a.verified;
 		}
+		if (r.stages)   // one flow: its payloads were checked downstream
+			x.verified = std::min(x.verified, stage_verified(r));
 		x.bytes = x.completed * o.msg_bytes;
 		x.errors = &r.req.flow_errors[f];
 		x.latency = &r.req.flow_latency[f];
@@ -168,14 +196,14 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 	uint64_t delivered = two_sided ? v.received : q.completed;
 	uint64_t verified;
 	if (two_sided)
-		verified = v.verified;
+		verified = !r.stages ? v.verified : std::min(v.verified, stage_verified(r));
 	else if (o.verb == Verb::write)
 		verified = v.payload_errors == 0 && (v.window_slots_checked || !o.verify) ? q.completed : 0;
 	else
 		verified = q.verified;
 	uint64_t lost = q.sent > delivered ? q.sent - delivered : 0;
 	uint64_t completion_errors = q.wc_errors.total + v.wc_errors.total;
-	uint64_t data_errors = v.payload_errors + q.result_errors;
+	uint64_t data_errors = v.payload_errors + q.result_errors + (r.stages ? r.verify_stage.st.payload_errors : 0);
 
 	printf("summary:\n");
 	printf("  device:              %s port %u, GID index %d, MTU %s\n", s.dev.name.c_str(), s.dev.port,
@@ -261,8 +289,19 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 		       static_cast<double>(lat.percentile(0.5)) / 1e3, static_cast<double>(lat.percentile(0.99)) / 1e3,
 		       static_cast<double>(lat.max()) / 1e3);
 
+	bool stages_ok = true;
+	if (r.stages) {
+		const StageStats &vs = r.verify_stage.st;
+		printf("  stages on lcore %u:  rdma_rx -> ring -> verify%s; verify checked %" PRIu64 " (payload errors %" PRIu64
+		       "), %" PRIu64 " bursts held back by a full ring\n",
+		       r.rsp_lc, r.sink_stage.ops ? " -> ring -> sink" : "", vs.msgs, vs.payload_errors, r.rsp.out_full);
+		if (r.sink_stage.ops)
+			printf("  sink freed:          %" PRIu64 "\n", r.sink_stage.st.msgs);
+		stages_ok = vs.msgs == v.received && vs.payload_errors == 0 &&
+			    (!r.sink_stage.ops || r.sink_stage.st.msgs == vs.msgs);
+	}
 	bool pass = r.req_rc == 0 && r.rsp_rc == 0 && lost == 0 && verified == q.sent && completion_errors == 0 &&
-		    data_errors == 0;
+		    data_errors == 0 && stages_ok;
 	printf("result: %s\n", pass ? "PASS" : "FAIL");
 
 	Results res = results_of("rate", o.verb, o.msg_bytes, s.dev.name, secs, pass);
@@ -418,6 +457,41 @@ int run_loopback(const RunOptions &o)
 	v.idler.cqs[1] = s.rsp_io.send_cq;
 	if (two_sided && responder_fill_srq(&v, o, shape, s.rx_pool, &s.rx_mrs, s.dev, &err) != 0)
 		return setup_error(err);
+
+	if (o.rx_verify_stage) {
+		/* rdma_rx -> ring -> verify [-> ring -> sink], all on the responder's lcore. */
+		if (s.rx_pool == nullptr || o.msg_bytes < 8) {
+			fprintf(stderr, "rdmapipe: a verify stage after rdma_rx needs send or send_imm messages of 8 B or more\n");
+			return kExitUsage;
+		}
+		const unsigned flags = RING_F_SP_ENQ | RING_F_SC_DEQ;
+		for (int i = 0; i < (o.rx_sink_stage ? 2 : 1); i++)
+			if ((s.rings[i] = rte_ring_create(i ? "rp_verify_sink" : "rp_rx_verify", o.rx_ring_size,
+							  static_cast<int>(rte_socket_id()), flags)) == nullptr)
+				return setup_error(std::string("ring ") + (i ? "rp_verify_sink" : "rp_rx_verify") + " (" +
+						   std::to_string(o.rx_ring_size) + "): rte_ring_create: " + rte_strerror(rte_errno));
+		r->stages = true;
+		v.out = s.rings[0];
+		stage_init(&r->rx_stage, &kRdmaRxStage, "rdma_rx");
+		r->rx_stage.ctx = &v;
+		stage_init(&r->verify_stage, &kVerifyStage, "verify");
+		r->verify_stage.in = s.rings[0];
+		r->verify_stage.out = s.rings[1];
+		r->verify_stage.pool = s.rx_pool;
+		r->verify_stage.msg_bytes = o.msg_bytes;
+		r->verify_stage.ordered = false;   // the QPs' messages interleave
+		r->verify_stage.upstream = &r->rx_stage;
+		r->rx_loop.stages[r->rx_loop.nstages++] = &r->rx_stage;
+		r->rx_loop.stages[r->rx_loop.nstages++] = &r->verify_stage;
+		if (o.rx_sink_stage) {
+			stage_init(&r->sink_stage, &kSinkStage, "sink");
+			r->sink_stage.in = s.rings[1];
+			r->sink_stage.pool = s.rx_pool;
+			r->sink_stage.upstream = &r->verify_stage;
+			r->rx_loop.stages[r->rx_loop.nstages++] = &r->sink_stage;
+		}
+		q.p.self_describing = true;
+	}
 
 	if (!o.quiet)
 		printf("rdmapipe: loopback %s on %s, %u QP%s: requester lcore %u -> responder lcore %u, %s\n",

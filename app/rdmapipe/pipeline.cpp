@@ -25,12 +25,48 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 {
 	const char *later = " does not run yet in this build (--check validates it; runnable: loopback flows with "
 			    "rdma_tx and rdma_rx or echo stages)";
+	/* Stages after rdma_rx that run: rdma_rx -> ring -> verify [-> ring -> sink], on the
+	 * rdma_rx stage's lcore, for one flow. */
+	const StageConf *rx_st = nullptr, *verify_st = nullptr, *sink_st = nullptr;
+	for (const StageConf &st : c.stages)
+		if (st.kind == StageKind::rdma_rx && st.outputs.size() == 1)
+			rx_st = &st;
+	for (const StageConf &st : c.stages) {
+		if (rx_st && st.kind == StageKind::verify && st.inputs.size() == 1 && st.inputs[0] == rx_st->outputs[0] &&
+		    st.lcore == rx_st->lcore)
+			verify_st = &st;
+	}
+	for (const StageConf &st : c.stages) {
+		if (verify_st && st.kind == StageKind::sink && verify_st->outputs.size() == 1 &&
+		    st.inputs[0] == verify_st->outputs[0] && st.lcore == verify_st->lcore)
+			sink_st = &st;
+	}
 	for (size_t i = 0; i < c.stages.size(); i++) {
 		const StageConf &st = c.stages[i];
+		std::string where = at(c, st.line, "stages.[" + std::to_string(i) + "]");
+		if (&st == verify_st || &st == sink_st)
+			continue;
 		if (st.kind != StageKind::rdma_tx && st.kind != StageKind::rdma_rx && st.kind != StageKind::echo) {
-			*err = at(c, st.line, "stages.[" + std::to_string(i) + "]") + "a " + stage_kind_name(st.kind) + " stage" + later;
+			*err = where + "a " + stage_kind_name(st.kind) + " stage" +
+			       (st.kind == StageKind::verify || st.kind == StageKind::sink
+					? " anywhere but after rdma_rx on its lcore (rdma_rx -> ring -> verify [-> ring -> sink])"
+					: "") +
+			       later;
 			return -1;
 		}
+		if (st.kind == StageKind::rdma_rx && !st.outputs.empty() && &st != rx_st) {
+			*err = where + "an rdma_rx stage with more than one output ring" + later;
+			return -1;
+		}
+		if (&st == rx_st && verify_st == nullptr) {
+			*err = where + "an rdma_rx stage whose ring does not lead to a verify stage on its lcore" + later;
+			return -1;
+		}
+	}
+	if (verify_st && (c.flows.size() != 1 || verify_st->outputs.size() != (sink_st ? 1u : 0u))) {
+		*err = at(c, verify_st->line, "stages") + (c.flows.size() != 1 ? "ring stages for more than one flow"
+										: "a verify stage whose ring leads elsewhere than a sink on its lcore") + later;
+		return -1;
 	}
 	const FlowConf &f0 = c.flows[0];
 	const StageConf *tx0 = nullptr, *rx0 = nullptr;
@@ -125,6 +161,18 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 	r.cq_api = (!txio || txio->cq_api == CqApi::ex) && (!rxio || rxio->cq_api == CqApi::ex) ? CqApi::ex : CqApi::classic;
 	r.tx_lcore = tx0 ? static_cast<int>(tx0->lcore) : -1;
 	r.rx_lcore = rx0 ? static_cast<int>(rx0->lcore) : -1;
+	if (verify_st) {
+		if (kind != 0 || !(f0.verb == Verb::send || f0.verb == Verb::send_imm) || f0.sizes[0] < 8) {
+			*err = at(c, verify_st->line, "stages") +
+			       "a verify stage after rdma_rx checks loopback send or send_imm messages of 8 B or more";
+			return -1;
+		}
+		r.rx_verify_stage = true;
+		r.rx_sink_stage = sink_st != nullptr;
+		for (const RingConf &ring : c.rings)
+			if (ring.name == rx_st->outputs[0])
+				r.rx_ring_size = ring.size;
+	}
 	if (kind == 1) {
 		r.peer = f0.peer;
 		r.local = f0.local;

@@ -102,6 +102,9 @@ struct RunOptions {
 	std::string output_csv;
 	std::vector<std::string> flow_names;   // from a pipeline file; else flow0, flow1, ...
 	int tx_lcore = -1;              // from a pipeline file: where each end runs (-1: chosen)
+	bool rx_verify_stage = false;   // from a pipeline file: rdma_rx -> ring -> verify on the rx lcore
+	bool rx_sink_stage = false;     // ... -> ring -> sink
+	uint32_t rx_ring_size = 1024;
 	int rx_lcore = -1;
 };
 

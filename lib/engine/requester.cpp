@@ -93,7 +93,11 @@ inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 		memset(b, kPoisonByte, len);
 	else if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap)
 		memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
-	else
+	else if (r->p.self_describing) {
+		uint64_t key = msg_key(qi, seq);
+		memcpy(b, &key, sizeof(key));
+		pattern_fill(static_cast<unsigned char *>(b) + 8, len - 8, key);
+	} else
 		pattern_fill(b, len, msg_key(qi, seq));
 	if (qi == 0 && seq == r->p.corrupt_msg)
 		static_cast<unsigned char *>(b)[len / 2] ^= 0x5a;

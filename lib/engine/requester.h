@@ -41,6 +41,9 @@ struct RequesterParams {
 	bool inline_send = false;
 	bool fence = false;
 	double ns_per_tsc = 0;      // for the completion-latency histograms
+	/* Payload for a receiver that hands messages on to a verify stage: the first 8
+	 * bytes are the message's key, the rest that key's pattern (the stage format). */
+	bool self_describing = false;
 };
 
 struct RequesterQp {

@@ -5,6 +5,7 @@
 
 #include <rte_cycles.h>
 #include <rte_mempool.h>
+#include <rte_ring.h>
 
 #include <arpa/inet.h>
 
@@ -87,7 +88,8 @@ void check_message(Responder *r, uint32_t qi, const ibv_wc &wc)
 		c.length_errors++;
 		ok = false;
 	}
-	if (ok && r->p.verify) {
+	/* With an output ring the next stage checks the payload (self-describing format). */
+	if (ok && r->p.verify && r->out == nullptr) {
 		const unsigned char *data = v == Verb::write_imm
 			? r->memory + (static_cast<uint64_t>(qi) * r->p.slots + seq % r->p.slots) * r->p.msg_bytes
 			: reinterpret_cast<const unsigned char *>(wc.wr_id);
@@ -201,93 +203,149 @@ int responder_add_qps(Responder *r, std::string *err)
 	return 0;
 }
 
-int responder_run(Responder *r)
+void responder_start(Responder *r)
+{
+	r->last_progress = rte_rdtsc();
+	r->lasts = 0;
+	r->nheld = 0;
+	r->finished = false;
+}
+
+namespace {
+
+/* Hands what is held to the output ring; true when nothing is left held. */
+bool flush_out(Responder *r)
+{
+	if (r->nheld == 0)
+		return true;
+	unsigned sent = rte_ring_enqueue_burst(r->out, r->held, r->nheld, nullptr);
+	if (sent < r->nheld) {
+		r->out_full++;
+		memmove(r->held, r->held + sent, (r->nheld - sent) * sizeof(void *));
+	}
+	r->nheld -= sent;
+	return r->nheld == 0;
+}
+
+} // namespace
+
+uint32_t responder_burst(Responder *r)
 {
 	ResponderCounters &c = r->c;
 	const ResponderParams &p = r->p;
 	const bool two_sided = verb_consumes_receive(p.verb);
 	ibv_wc wc[kRxPollBurst];
+	if (r->ctl->abort.load(std::memory_order_relaxed)) {
+		c.fail_reason = "aborted";
+		r->finished = true;
+		return 0;
+	}
+	/* Back-pressure: while the next stage has not taken the last burst, receive nothing
+	 * more (the SRQ then runs dry and the requester waits on RNR or credit). */
+	int n = r->out && !flush_out(r) ? 0 : r->ops->poll_cq(r->recv_cq, kRxPollBurst, wc);
+	if (n < 0) {
+		c.fail_reason = "ibv_poll_cq on the receive CQ failed";
+		r->finished = true;
+		return 0;
+	}
 	uint64_t now = rte_rdtsc();
-	uint64_t last_progress = now;
-	uint32_t lasts = 0;
+	for (int i = 0; i < n; i++) {
+		uint32_t qi = r->table.find(wc[i].qp_num);
+		if (qi == QpTable::kNone) {
+			c.unknown_qps++;
+			continue;
+		}
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			c.wc_errors.count(wc[i]);
+			r->qps[qi].failed = true;
+		} else {
+			if (c.received == 0)
+				c.start_tsc = now;
+			bool had_last = r->qps[qi].saw_last;
+			check_message(r, qi, wc[i]);
+			r->lasts += r->qps[qi].saw_last && !had_last;
+		}
+		if (r->rx_pool && wc[i].wr_id) {
+			void *buf = reinterpret_cast<void *>(wc[i].wr_id);
+			/* Received: on to the next stage, which checks the payload and frees it;
+			 * else back to the pool at once, the refill reuses it. */
+			if (r->out && wc[i].status == IBV_WC_SUCCESS)
+				r->held[r->nheld++] = buf;
+			else
+				rte_mempool_put(r->rx_pool, buf);
+		}
+	}
+	if (r->out)
+		flush_out(r);
+	if (n > 0) {
+		r->last_progress = now;
+		c.end_tsc = now;
+		r->refill.consumed(static_cast<uint32_t>(n));
+	}
+	if (two_sided) {
+		if (r->refill.refill(*r->ops, r->srq) < 0) {
+			c.fail_reason = "ibv_post_srq_recv failed";
+			r->finished = true;
+			return static_cast<uint32_t>(n);
+		}
+		int freed = poll_credit_completions(r);
+		if (freed < 0) {
+			c.fail_reason = "ibv_poll_cq on the send CQ failed";
+			r->finished = true;
+			return static_cast<uint32_t>(n);
+		}
+		/* Credit can fall due only when messages arrived, and a deferred one can go
+		 * only when a credit write completed: otherwise skip the scan of all QPs. */
+		for (uint32_t qi = 0; (n > 0 || freed > 0) && qi < r->nqps; qi++) {
+			ResponderQp &q = r->qps[qi];
+			if (!q.failed && q.received - q.credit_last >= p.credit_step && send_credit(r, qi) < 0) {
+				c.fail_reason = "ibv_post_send (credit write) failed";
+				r->finished = true;
+				return static_cast<uint32_t>(n);
+			}
+		}
+		if (verb_has_imm(p.verb) && r->lasts == r->nqps) {
+			r->finished = r->nheld == 0;   // every QP's last message is in (and handed on)
+			return static_cast<uint32_t>(n);
+		}
+	}
+	if (n > 0)
+		c.polls_busy++;
+	else
+		c.polls_idle++;
+	r->idler.idle(n > 0);
+	if (n == 0 && r->nheld == 0) {
+		/* Counts announced up front (a remote peer): done as soon as all is in. */
+		if (two_sided && r->ctl->counts_known && all_arrived(r)) {
+			r->finished = true;
+		} else if (r->ctl->requester_done.load(std::memory_order_acquire)) {
+			if (!two_sided || all_arrived(r) || now - r->last_progress > p.drain_tsc)
+				r->finished = true;
+		} else if (two_sided && now - r->last_progress > p.stall_tsc) {
+			c.fail_reason = "stalled: no message from the requester";
+			r->finished = true;
+		}
+	}
+	return static_cast<uint32_t>(n);
+}
 
-	for (;;) {
-		if (r->ctl->abort.load(std::memory_order_relaxed)) {
-			c.fail_reason = "aborted";
-			break;
-		}
-		int n = r->ops->poll_cq(r->recv_cq, kRxPollBurst, wc);
-		if (n < 0) {
-			c.fail_reason = "ibv_poll_cq on the receive CQ failed";
-			break;
-		}
-		now = rte_rdtsc();
-		for (int i = 0; i < n; i++) {
-			uint32_t qi = r->table.find(wc[i].qp_num);
-			if (qi == QpTable::kNone) {
-				c.unknown_qps++;
-				continue;
-			}
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				c.wc_errors.count(wc[i]);
-				r->qps[qi].failed = true;
-			} else {
-				if (c.received == 0)
-					c.start_tsc = now;
-				bool had_last = r->qps[qi].saw_last;
-				check_message(r, qi, wc[i]);
-				lasts += r->qps[qi].saw_last && !had_last;
-			}
-			/* A SEND buffer goes back to the pool once checked; the refill reuses it. */
-			if (r->rx_pool && wc[i].wr_id)
-				rte_mempool_put(r->rx_pool, reinterpret_cast<void *>(wc[i].wr_id));
-		}
-		if (n > 0) {
-			last_progress = now;
-			c.end_tsc = now;
-			r->refill.consumed(static_cast<uint32_t>(n));
-		}
-		if (two_sided) {
-			if (r->refill.refill(*r->ops, r->srq) < 0) {
-				c.fail_reason = "ibv_post_srq_recv failed";
-				break;
-			}
-			int freed = poll_credit_completions(r);
-			if (freed < 0) {
-				c.fail_reason = "ibv_poll_cq on the send CQ failed";
-				break;
-			}
-			/* Credit can fall due only when messages arrived, and a deferred one can go
-			 * only when a credit write completed: otherwise skip the scan of all QPs. */
-			for (uint32_t qi = 0; (n > 0 || freed > 0) && qi < r->nqps; qi++) {
-				ResponderQp &q = r->qps[qi];
-				if (!q.failed && q.received - q.credit_last >= p.credit_step && send_credit(r, qi) < 0) {
-					c.fail_reason = "ibv_post_send (credit write) failed";
-					break;
-				}
-			}
-			if (c.fail_reason)
-				break;
-			if (verb_has_imm(p.verb) && lasts == r->nqps)
-				break;   // every QP's last message is in
-		}
-		if (n > 0)
-			c.polls_busy++;
-		else
-			c.polls_idle++;
-		r->idler.idle(n > 0);
-		if (n == 0) {
-			/* Counts announced up front (a remote peer): done as soon as all is in. */
-			if (two_sided && r->ctl->counts_known && all_arrived(r))
-				break;
-			if (r->ctl->requester_done.load(std::memory_order_acquire)) {
-				if (!two_sided || all_arrived(r) || now - last_progress > p.drain_tsc)
-					break;
-			} else if (two_sided && now - last_progress > p.stall_tsc) {
-				c.fail_reason = "stalled: no message from the requester";
-				break;
-			}
-		}
+int responder_run(Responder *r)
+{
+	responder_start(r);
+	while (!r->finished)
+		responder_burst(r);
+	return responder_finish(r);
+}
+
+int responder_finish(Responder *r)
+{
+	ResponderCounters &c = r->c;
+	const ResponderParams &p = r->p;
+	const bool two_sided = verb_consumes_receive(p.verb);
+	if (r->nheld) {
+		/* Stopped before the next stage took them (a failure): back to the pool. */
+		rte_mempool_put_bulk(r->rx_pool, r->held, r->nheld);
+		r->nheld = 0;
 	}
 	c.srq_post_calls = r->refill.post_calls();
 	/* Let outstanding credit writes finish before the QPs are torn down. */

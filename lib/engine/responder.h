@@ -20,6 +20,7 @@
 #include <string>
 
 struct rte_mempool;
+struct rte_ring;
 
 namespace rp {
 
@@ -68,6 +69,16 @@ struct Responder {
 	SrqRefill refill;
 	Idler idler;                             // adaptive polling; inert when busy polling
 	ResponderCounters c;
+	/* Optional: received SEND buffers go on here instead of back to the pool; the next
+	 * stage checks their payload and frees them (payload checks here are then off). */
+	rte_ring *out = nullptr;
+	void *held[kRxPollBurst];                // a burst the ring has not taken yet
+	uint32_t nheld = 0;
+	uint64_t out_full = 0;                   // bursts the ring could not take whole
+	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
+	uint64_t last_progress = 0;
+	uint32_t lasts = 0;                      // QPs whose last message arrived
+	bool finished = false;
 };
 
 /* Bytes of responder memory per QP for the verb (0: none). */
@@ -80,5 +91,11 @@ int responder_add_qps(Responder *r, std::string *err);
 
 /* Lcore body. Returns 0 when everything the requester sent arrived and checked out. */
 int responder_run(Responder *r);
+
+/* The same, a burst at a time (the rdma_rx stage): start, then burst until finished
+ * (returns the completions handled), then finish (returns what responder_run would). */
+void responder_start(Responder *r);
+uint32_t responder_burst(Responder *r);
+int responder_finish(Responder *r);
 
 } // namespace rp

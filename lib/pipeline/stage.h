@@ -30,6 +30,8 @@ struct StageOps {
  * forward: `in` to `out` as they are. verify: checks order and payload, then to `out`
  * or back to the pool. sink: counts and frees. */
 extern const StageOps kSourceStage, kForwardStage, kVerifyStage, kSinkStage;
+/* rdma_rx: a Responder (ctx), one responder_burst() per burst; done when it finished. */
+extern const StageOps kRdmaRxStage;
 
 struct alignas(64) StageStats {
 	uint64_t msgs = 0;           // messages handled
@@ -52,6 +54,8 @@ struct alignas(64) Stage {
 	uint64_t tsc_per_msg = 0;      // source rate (0: as fast as it goes)
 	uint64_t next_tsc = 0;
 	const Stage *upstream = nullptr;   // whose `done`, with `in` drained, ends this stage
+	bool ordered = true;           // verify: sequence numbers must come in order (one source)
+	void *ctx = nullptr;           // an RDMA stage's role (Responder)
 	void *held[kStageBurst];       // messages the output ring refused, offered again first
 	uint32_t nheld = 0;
 	std::atomic<bool> done{false}; // owner lcore: wo (release); downstream and main: ro

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every pipeline in conf/ runs as it is on rxe, with its data verified; a pipeline
-# with stages this build does not run yet is refused before EAL starts (exit 2).
+# Every pipeline in conf/ runs as it is on rxe, with its data verified (the two-host
+# ones run in remote.sh); the verify stage after rdma_rx catches a corrupted payload;
+# a pipeline with stages this build does not run yet is refused before EAL starts.
 . "$(dirname "$0")/lib.sh"
 need_device
 out=$(mktemp)
@@ -30,11 +31,20 @@ for f in "$conf_dir"/*.conf; do
 	[ "$conf" != "$f" ] && rm -f "$conf"
 done
 
+# The verify stage after rdma_rx catches a payload the NIC delivered intact but the
+# sender corrupted.
+run_rdmapipe "$out" -f "$conf_dir/rx-verify-sink.conf" --inject-corruption 500
+expect_eq "rx-verify-sink, corrupted: exit status" "$rc" 1
+expect_grep "$out" "^  stages on lcore 0: +rdma_rx -> ring -> verify -> ring -> sink; verify checked 100000 \(payload errors 1\)"
+expect_eq "rx-verify-sink, corrupted: verified" "$(field "$out" 'messages verified')" 99999
+expect_grep "$out" "^result: FAIL$"
+
+# A gen stage does not run yet: refused before EAL starts, naming it.
 bad=$(mktemp --suffix=.conf)
-sed 's/rings = ( );/rings = ( { name = "r"; size = 64; } );/; s/{ name = "rx"; kind = "rdma_rx"; lcore = 0; flow = "bw"; }/{ name = "rx"; kind = "rdma_rx"; lcore = 0; flow = "bw"; output = "r"; },\n  { name = "vf"; kind = "verify"; lcore = 0; input = "r"; }/' \
+sed 's/rings = ( );/rings = ( { name = "r"; size = 64; } );/; s/{ name = "rx"; kind = "rdma_rx"; lcore = 0; flow = "bw"; }/{ name = "rx"; kind = "rdma_rx"; lcore = 0; flow = "bw"; },\n  { name = "g"; kind = "gen"; lcore = 1; flow = "bw"; output = "r"; },\n  { name = "k"; kind = "sink"; lcore = 1; input = "r"; }/' \
 	"$conf_dir/default.conf" >"$bad"
 run_rdmapipe "$out" -f "$bad"
-expect_eq "verify stage: exit status" "$rc" 2
-expect_grep "$out" "^rdmapipe: $bad:[0-9]+: stages.\[2\]: a verify stage does not run yet in this build"
+expect_eq "gen stage: exit status" "$rc" 2
+expect_grep "$out" "^rdmapipe: $bad:[0-9]+: stages.\[2\]: a gen stage does not run yet in this build"
 rm -f "$bad" "$out"
 finish
