@@ -113,6 +113,10 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 		*err = at(c, f0.line, "flows.[0]") + "ping-pong (an echo stage) over more than one QP" + later;
 		return -1;
 	}
+	if (kind != 0 && (!c.run.json.empty() || !c.run.csv.empty() || !o->output_json.empty() || !o->output_csv.empty())) {
+		*err = c.file + ": run.output: results files for a two-host flow" + later;
+		return -1;
+	}
 	if (kind != 0 && f0.messages == 0) {
 		*err = at(c, f0.line, "flows.[0]") + "a two-host flow needs messages (it announces its count to the server)";
 		return -1;

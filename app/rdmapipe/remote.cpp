@@ -158,11 +158,10 @@ int run_role_on(int lcore, RoleCall *c)
 	unsigned main_lc = rte_get_main_lcore();
 	if (lcore < 0 || static_cast<unsigned>(lcore) == main_lc)
 		return role_main(c);
-	if (!rte_lcore_is_enabled(static_cast<unsigned>(lcore))) {
-		fprintf(stderr, "rdmapipe: lcore %d is not in the EAL lcore set (-l)\n", lcore);
+	if (int ret = rte_eal_remote_launch(role_main, c, static_cast<unsigned>(lcore)); ret != 0) {
+		fprintf(stderr, "rdmapipe: lcore %d: rte_eal_remote_launch: %s\n", lcore, strerror(-ret));
 		return -1;
 	}
-	rte_eal_remote_launch(role_main, c, static_cast<unsigned>(lcore));
 	while (!c->done.load(std::memory_order_acquire))
 		usleep(kWatchPeriodUs);   // rte_eal_wait_lcore would spin
 	rte_eal_wait_lcore(static_cast<unsigned>(lcore));
@@ -211,28 +210,40 @@ int open_on(Side &s, const RunOptions &o, ibv_context *verbs, uint8_t port, Devi
 }
 
 /* What both ends must agree on: the client says it, the server checks it. */
-CmPrivate request_of(const RunOptions &o, uint32_t qi)
+/* `messages` is this QP's own count: flows split the same way on both sides or the
+ * server refuses (a -Q 4 server and a -Q 2,2 client would judge different counts). */
+CmPrivate request_of(const RunOptions &o, uint32_t qi, uint64_t qp_messages)
 {
 	CmPrivate p;
 	p.qp_index = static_cast<uint16_t>(qi);
 	p.slots = o.slots;
 	p.slot_bytes = o.msg_bytes;
 	p.verb = static_cast<uint8_t>(static_cast<unsigned>(o.verb) + 1);
-	p.messages = o.messages;
+	p.messages = qp_messages;
 	return p;
 }
 
-std::string mismatch(const RunOptions &o, const CmPrivate &peer)
+std::string mismatch(const RunOptions &o, const CmPrivate &peer, uint64_t qp_messages)
 {
 	Verb v = static_cast<Verb>(peer.verb ? peer.verb - 1 : 0);
 	if (peer.verb == 0 || v != o.verb || peer.slot_bytes != o.msg_bytes || peer.slots != o.slots ||
-	    peer.messages != o.messages)
+	    peer.messages != qp_messages)
 		return std::string("the client runs ") + (peer.verb ? verb_name(v) : "?") + ", " +
 		       std::to_string(peer.slot_bytes) + " B, " + std::to_string(peer.slots) + " slots, " +
-		       std::to_string(peer.messages) + " messages; this server: " + verb_name(o.verb) + ", " +
-		       std::to_string(o.msg_bytes) + " B, " + std::to_string(o.slots) + " slots, " +
-		       std::to_string(o.messages) + " messages (give both the same options)";
+		       std::to_string(peer.messages) + " messages on QP " + std::to_string(peer.qp_index) +
+		       "; this server: " + verb_name(o.verb) + ", " + std::to_string(o.msg_bytes) + " B, " +
+		       std::to_string(o.slots) + " slots, " + std::to_string(qp_messages) +
+		       " (give both the same options, -Q and -n included)";
 	return "";
+}
+
+/* The lcore a role will run on is in EAL's set: checked before any connection. */
+bool role_lcore_ok(int lcore)
+{
+	if (lcore < 0 || rte_lcore_is_enabled(static_cast<unsigned>(lcore)))
+		return true;
+	fprintf(stderr, "rdmapipe: lcore %d is not in the EAL lcore set (-l)\n", lcore);
+	return false;
 }
 
 double secs_between(uint64_t a, uint64_t b)
@@ -248,10 +259,13 @@ int run_server(const RunOptions &o)
 		fprintf(stderr, "rdmapipe: --listen %s: %s\n", o.listen.c_str(), err.empty() ? "expected [ADDR:]PORT" : err.c_str());
 		return kExitUsage;
 	}
+	if (!role_lcore_ok(o.rx_lcore))
+		return kExitUsage;
 	auto s = std::make_unique<Side>();
 	s->srv = std::make_unique<CmServer>();
 	CmServer *srv = s->srv.get();
-	if (srv->listen(addr, 64, &err) != 0)
+	/* Room for every QP's request at once: beyond the backlog the CM drops them. */
+	if (srv->listen(addr, static_cast<int>(std::max<uint32_t>(64, o.qps)), &err) != 0)
 		return setup_error(err);
 	ibv_context *verbs = srv->verbs();
 	if (verbs == nullptr) {
@@ -305,14 +319,19 @@ int run_server(const RunOptions &o)
 	/* Each request names its QP index; it gets that QP's window (or word) in the reply. */
 	QpOptions qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
 	std::vector<bool> taken(nqps, false);
+	const std::vector<uint64_t> targets = qp_targets(o);
 	auto choose = [&](const CmRequest &req, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
 		const CmPrivate &p = req.peer;
+		if (req.verbs != s->dev.ctx) {
+			*why = "the request came in on another device than this server's " + s->dev.name;
+			return kCmReject;
+		}
 		if (p.qp_index >= nqps || taken[p.qp_index]) {
 			*why = "QP index " + std::to_string(p.qp_index) + " is not one this server expects (" + std::to_string(nqps) +
 			       " QPs, each once)";
 			return kCmReject;
 		}
-		if (std::string m = mismatch(o, p); !m.empty()) {
+		if (std::string m = mismatch(o, p, targets[p.qp_index]); !m.empty()) {
 			*why = m;
 			return kCmReject;
 		}
@@ -352,7 +371,6 @@ int run_server(const RunOptions &o)
 	v->idler.channel = s->io.channel;
 	v->idler.cqs[0] = s->io.recv_cq;
 	v->idler.cqs[1] = s->io.send_cq;
-	std::vector<uint64_t> targets = qp_targets(o);
 	ctl.qp_sent = targets.data();
 	ctl.counts_known = true;
 
@@ -421,6 +439,8 @@ int run_server(const RunOptions &o)
 
 int run_client(const RunOptions &o)
 {
+	if (!role_lcore_ok(o.tx_lcore))
+		return kExitUsage;
 	std::string ip, port, err;
 	CmAddr server, local;
 	if (!split_addr(o.peer, false, &ip, &port) || cm_addr_parse(ip, port, &server, &err) != 0) {
@@ -459,10 +479,11 @@ int run_client(const RunOptions &o)
 	QpOptions qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
 	std::vector<CmQpSpec> specs(nqps);
 	std::vector<CmPrivate> locals(nqps);
+	const std::vector<uint64_t> targets = qp_targets(o);
 	for (uint32_t i = 0; i < nqps; i++) {
 		specs[i] = cm_qp_spec(s->dev.pd, s->io, qo);
 		specs[i].access = shape.two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
-		locals[i] = request_of(o, i);
+		locals[i] = request_of(o, i, targets[i]);
 		if (shape.two_sided) {
 			locals[i].credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(s->credit_words.addr) + i);
 			locals[i].credit_rkey = s->credit_words.mr->rkey;
@@ -493,7 +514,8 @@ int run_client(const RunOptions &o)
 		if (use_wr)
 			rq.qpx = ibv_qp_to_qp_ex(c.qp);
 		if (shape.mem_per_qp) {
-			if (c.peer.addr == 0 || c.peer.slot_bytes != (verb_is_atomic(o.verb) ? 8u : o.msg_bytes)) {
+			if (c.peer.addr == 0 || c.peer.slot_bytes != (verb_is_atomic(o.verb) ? 8u : o.msg_bytes) ||
+			    c.peer.slots != (verb_is_atomic(o.verb) ? 1u : o.slots)) {
 				fprintf(stderr, "rdmapipe: %s: the server's reply for QP %u has no usable window\n", o.peer.c_str(), i);
 				return kExitSetup;
 			}

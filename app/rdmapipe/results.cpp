@@ -40,6 +40,18 @@ double us(uint64_t ns)
 	return static_cast<double>(ns) / 1000.0;
 }
 
+/* A CSV text field (RFC 4180): quoted, inner quotes doubled. */
+std::string csv_str(const std::string &v)
+{
+	std::string o = "\"";
+	for (char ch : v) {
+		if (ch == '"')
+			o += '"';
+		o += ch;
+	}
+	return o + "\"";
+}
+
 int finish(FILE *f, const std::string &path, std::string *err)
 {
 	bool bad = ferror(f) != 0;
@@ -185,7 +197,7 @@ int write_results_csv(const std::string &path, const Results &r, std::string *er
 			   ",%s,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n",
 			x.name.c_str(), r.mode, r.verb.c_str(), r.msg_bytes, x.qps, x.sent, x.completed, x.verified, x.bytes,
 			r.elapsed_s, rate(x.completed, r.elapsed_s), rate(x.bytes, r.elapsed_s) * 8 / 1e9, x.failed_qps,
-			x.errors ? x.errors->total : 0, h ? x.latency_what : "", h ? us(h->percentile(0.5)) : 0.0,
+			x.errors ? x.errors->total : 0, csv_str(h ? x.latency_what : "").c_str(), h ? us(h->percentile(0.5)) : 0.0,
 			h ? us(h->percentile(0.9)) : 0.0, h ? us(h->percentile(0.99)) : 0.0, h ? us(h->percentile(0.999)) : 0.0,
 			h ? us(h->max()) : 0.0, r.pass ? "PASS" : "FAIL");
 	}

@@ -2,6 +2,8 @@
 
 #include <libconfig.h++>
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -263,6 +265,13 @@ bool read_name(Reader &r, const Setting &g, std::set<std::string> *seen, std::st
 	return true;
 }
 
+bool ipv4(const std::string &a)
+{
+	in_addr x;
+	return inet_pton(AF_INET, a.c_str(), &x) == 1;
+}
+
+/* "loopback" or IPV4:PORT (rdma_cm here speaks IPv4 addresses). */
 bool parse_peer(const std::string &p)
 {
 	if (p == "loopback")
@@ -271,7 +280,7 @@ bool parse_peer(const std::string &p)
 	if (colon == std::string::npos || colon == 0 || colon + 1 == p.size())
 		return false;
 	uint64_t port;
-	return parse_size(p.substr(colon + 1).c_str(), 1, 65535, &port) && p.find_first_of(" \t") == std::string::npos;
+	return parse_size(p.substr(colon + 1).c_str(), 1, 65535, &port) && ipv4(p.substr(0, colon));
 }
 
 bool read_devices(Reader &r, const Setting &root, PipelineConf *c)
@@ -393,7 +402,7 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 		f.transport = transport == 1 ? Transport::uc : Transport::rc;
 		verb_from_name(kVerbNames[static_cast<size_t>(verb)].c_str(), &f.verb);
 		if (!parse_peer(f.peer))
-			return r.fail(g["peer"], "'" + f.peer + "' is not \"loopback\" or HOST:PORT");
+			return r.fail(g["peer"], "'" + f.peer + "' is not \"loopback\" or IPV4:PORT");
 		/* The far end of a two-host flow: this host either names the server (peer) or is
 		 * the server (listen). */
 		if (!r.string(g, "listen", &f.listen) || !r.string(g, "local", &f.local))
@@ -401,11 +410,15 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 		if (!f.listen.empty()) {
 			if (r.find(g, "peer"))
 				return r.fail(g["listen"], "give peer (this host is the client) or listen (it is the server), not both");
-			std::string l = f.listen.find(':') == std::string::npos ? ":" + f.listen : f.listen;
-			if (!parse_peer("x" + l.substr(l.rfind(':'))))
-				return r.fail(g["listen"], "'" + f.listen + "' is not [ADDR:]PORT");
+			std::string l = f.listen.find(':') == std::string::npos ? "0.0.0.0:" + f.listen : f.listen;
+			if (l[0] == ':')
+				l = "0.0.0.0" + l;
+			if (!parse_peer(l))
+				return r.fail(g["listen"], "'" + f.listen + "' is not [IPV4:]PORT");
 			f.peer = "";
 		}
+		if (!f.local.empty() && !ipv4(f.local))
+			return r.fail(g["local"], "'" + f.local + "' is not an IPv4 address");
 		if (!f.local.empty() && (f.peer.empty() || f.peer == "loopback"))
 			return r.fail(g["local"], "the client's own address goes with peer = \"HOST:PORT\"");
 		if (f.transport == Transport::uc && (f.verb == Verb::read || verb_is_atomic(f.verb)))
@@ -465,8 +478,19 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 		if (f.window < f.batch)
 			return r.fail(g["window"], std::to_string(f.window) + " is below batch " + std::to_string(f.batch) +
 				       ": a chain would not fit the receive window");
+		uint64_t window_bytes = static_cast<uint64_t>(f.window) * f.max_size() * f.qps;
+		if (window_bytes > (1ull << 31))
+			return r.fail(g, "window x size x qps is " + std::to_string(window_bytes) +
+					 " bytes; the receiver's memory for a flow is limited to 2 GiB");
 		c->flows.push_back(f);
 	}
+	uint64_t total = 0;
+	for (const FlowConf &f : c->flows)
+		total += f.qps;
+	if (c->flows.size() > kMaxFlows)
+		return r.fail(*l, std::to_string(c->flows.size()) + " flows; at most " + std::to_string(kMaxFlows));
+	if (total > kMaxQps)
+		return r.fail(*l, std::to_string(total) + " QPs in all flows; at most " + std::to_string(kMaxQps));
 	return true;
 }
 
@@ -656,6 +680,14 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 		if (!server && !loopback && rx + echo != 0)
 			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' goes to " + f.peer +
 							 ": it is received there, not by an rdma_rx or echo stage here");
+		if (loopback)
+			for (const StageConf &a : c->stages)
+				for (const StageConf &b : c->stages)
+					if (a.flow == f.name && b.flow == f.name && a.kind == StageKind::rdma_tx &&
+					    (b.kind == StageKind::rdma_rx || b.kind == StageKind::echo) && a.lcore == b.lcore)
+						return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' has both ends on lcore " +
+										 std::to_string(a.lcore) + ": its rdma_tx and " +
+										 stage_kind_name(b.kind) + " stages need lcores of their own");
 		if (loopback && rx + echo != 1)
 			return r.fail(at("flows", i, nullptr), "loopback flow '" + f.name + "' needs exactly one rdma_rx or echo stage, it has " +
 							 std::to_string(rx + echo));

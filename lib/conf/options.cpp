@@ -508,6 +508,10 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			*err = std::string(side) + ": give --messages; a two-process run announces its count to the server";
 			return ParseResult::error;
 		}
+		if (!o->output_json.empty() || !o->output_csv.empty()) {
+			*err = std::string(side) + ": results files are not written for two-process runs yet (the summary is)";
+			return ParseResult::error;
+		}
 	}
 	if (!o->local.empty() && o->peer.empty()) {
 		*err = "--local goes with --peer (the client's address)";

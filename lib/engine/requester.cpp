@@ -115,13 +115,14 @@ template <Verb V>
 int post_chain(Requester *r, uint32_t qi, uint32_t n, bool ends)
 {
 	RequesterQp &q = r->qps[qi];
-	const uint64_t t = rte_rdtsc();
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n; i++)
 		prepare<V>(r, qi, q.sent + i, r->bufs[i]);
-		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;
-	}
 	ibv_send_wr *bad = nullptr;
 	ibv_send_wr *head = r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, ends, q.remote);
+	/* Latency from the post, not from filling the payloads. */
+	const uint64_t t = rte_rdtsc();
+	for (uint32_t i = 0; i < n; i++)
+		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;
 	int ret = r->ops->post_send(q.qp, head, &bad);
 	r->chain.relink(n);
 	r->c.post_calls++;

@@ -59,6 +59,11 @@ cases = {
  'listen-with-tx': ('name = "bw";', 'name = "bw"; listen = "18515";'),
  'peer-with-rx': ('name = "bw";', 'name = "bw"; peer = "10.2.0.2:18515";'),
  'listen-and-peer': ('name = "bw";', 'name = "bw"; listen = "18515"; peer = "10.2.0.2:18515";'),
+ 'peer-hostname': ('name = "bw";', 'name = "bw"; peer = "server.example:18515";'),
+ 'local-not-ipv4': ('name = "bw";', 'name = "bw"; peer = "10.2.0.2:18515"; local = "hostA";'),
+ 'window-too-big': ('size = 64; batch = 32; qps = 1;', 'size = "1M"; batch = 32; qps = 16; window = 4096;'),
+ 'both-ends-one-lcore': ('{ name = "rx"; kind = "rdma_rx"; lcore = 2;', '{ name = "rx"; kind = "rdma_rx"; lcore = 1;'),
+ 'too-many-qps': ('qps = 1;', 'qps = 1000; pool = "tx"; },\n  { name = "bw2"; verb = "write_imm"; qps = 100;'),
  'devices-empty': ('devices = ( { name = "rxe0"; port = 1; } );', 'devices = ( );'),
 }
 for name, (old, new) in cases.items():

@@ -43,7 +43,7 @@ expect_eq "csv rows" "$(wc -l <"$dir/rate.csv")" 3
 expect_grep "$dir/rate.csv" "^flow,mode,verb,message_bytes,qps,messages_sent,"
 expect_grep "$dir/rate.csv" "^flow1,rate,RDMA_WRITE_WITH_IMM,64,4,[0-9]+,"
 
-run_rdmapipe "$out" -d "$DEV" --pingpong -n 2000 --output "$dir/lat.json"
+run_rdmapipe "$out" -d "$DEV" --pingpong -n 2000 --output "$dir/lat.json" --csv "$dir/lat.csv"
 expect_eq "pingpong: exit status" "$rc" 0
 json_check "$dir/lat.json" "
 f = r['flows'][0]
@@ -52,6 +52,13 @@ l = f['latency_us']
 assert l['samples'] == 2000 and l['what'].startswith('half round trip')
 assert abs(l['p50'] - float('$(field "$out" 'latency median' | sed 's/ us//')')) < 0.01
 " "ping-pong latency matches the summary"
+# Text with commas (what the latency measures) stays one CSV field.
+if python3 -c "
+import csv
+rows = list(csv.reader(open('$dir/lat.csv')))
+assert len(rows) == 2 and len(rows[1]) == len(rows[0]), rows
+assert rows[1][rows[0].index('latency_what')].startswith('half round trip')
+"; then echo "ok: ping-pong CSV: one field per column"; else echo "FAIL: ping-pong CSV fields"; fails=$((fails + 1)); fi
 
 conf=$dir/out.conf
 sed "s/\"rxe0\"/\"$DEV\"/g; s/messages = 200000;/messages = 20000;/; s|stats_period = 0;|stats_period = 0;\n  output = { json = \"$dir/conf.json\"; csv = \"$dir/conf.csv\"; };|" \
