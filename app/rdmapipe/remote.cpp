@@ -88,12 +88,67 @@ struct Watch {
 	unsigned down = 0;
 	pthread_t thread{};
 	bool running = false;
+	/* Server of a one-sided verb: nothing arrives that would show the client is alive,
+	 * so the watcher reads each QP's client word once a period (8-byte RDMA READ on the
+	 * send CQ, which the responder does not poll for these verbs). A read the client
+	 * has not answered for kKeepaliveDeadline, with no disconnect, means its host is
+	 * gone: on rxe such a read neither completes nor fails, so the answer is timed. */
+	bool keepalive = false;
+	ibv_cq *ka_cq = nullptr;
+	std::vector<ibv_qp *> ka_qps;
+	std::vector<uint64_t> ka_addr;
+	std::vector<uint32_t> ka_rkey;
+	uint64_t *ka_scratch = nullptr;     // registered, one word per QP
+	uint32_t ka_lkey = 0;
+	std::vector<unsigned> ka_posted_at; // watch iteration a QP's read went out (0: none out)
+	uint64_t ka_posted = 0, ka_answered = 0;
 };
+
+constexpr unsigned kKeepaliveEvery = 100;      // watch periods: a read per QP a second
+constexpr unsigned kKeepaliveDeadline = 300;   // unanswered for 3 s: the client is gone
+
+void keepalive_step(Watch *w, unsigned it)
+{
+	ibv_wc wc[16];
+	int n = ibv_poll_cq(w->ka_cq, 16, wc);
+	for (int k = 0; k < n; k++) {
+		if (wc[k].wr_id < w->ka_posted_at.size())
+			w->ka_posted_at[wc[k].wr_id] = 0;
+		w->ka_answered += wc[k].status == IBV_WC_SUCCESS;
+	}
+	for (size_t i = 0; i < w->ka_qps.size(); i++) {
+		unsigned at = w->ka_posted_at[i];
+		if (at && it - at > kKeepaliveDeadline && w->down == 0 && w->why.empty() &&
+		    !w->role_done.load(std::memory_order_acquire)) {
+			w->why = "the client stopped answering: QP " + std::to_string(i) + "'s keep-alive RDMA READ unanswered for " +
+				 std::to_string(kKeepaliveDeadline * kWatchPeriodUs / 1000000) + " s";
+			w->ctl->abort.store(true);
+		}
+		if (at || it % kKeepaliveEvery)
+			continue;
+		ibv_sge sge{reinterpret_cast<uintptr_t>(&w->ka_scratch[i]), 8, w->ka_lkey};
+		ibv_send_wr wr{};
+		wr.wr_id = i;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = w->ka_addr[i];
+		wr.wr.rdma.rkey = w->ka_rkey[i];
+		ibv_send_wr *bad = nullptr;
+		if (ibv_post_send(w->ka_qps[i], &wr, &bad) == 0) {
+			w->ka_posted_at[i] = it;
+			w->ka_posted++;
+		}
+	}
+}
 
 void *watch_main(void *arg)
 {
 	auto *w = static_cast<Watch *>(arg);
-	while (!w->stop.load(std::memory_order_acquire)) {
+	for (unsigned it = 1; !w->stop.load(std::memory_order_acquire); it++) {
+		if (w->keepalive)
+			keepalive_step(w, it);
 		std::string why;
 		int d = w->cm->poll_disconnects(&why);
 		if (d < 0) {
@@ -291,9 +346,9 @@ int run_server(const RunOptions &o)
 	if (shape.mem_per_qp &&
 	    registered_buf_alloc(s->dev, "rp_responder_memory", shape.mem_per_qp * nqps, shape.mem_access, &s->memory, &err) != 0)
 		return setup_error(err);
-	if (shape.two_sided &&
-	    registered_buf_alloc(s->dev, "rp_credit_src", static_cast<size_t>(nqps) * kCreditRing * sizeof(uint64_t), 0,
-				 &s->credit_src, &err) != 0)
+	/* Credit words to write (two-sided verbs), or keep-alive reads to land (one-sided). */
+	if (registered_buf_alloc(s->dev, "rp_credit_src", static_cast<size_t>(nqps) * kCreditRing * sizeof(uint64_t),
+				 shape.two_sided ? 0 : IBV_ACCESS_LOCAL_WRITE, &s->credit_src, &err) != 0)
 		return setup_error(err);
 	if (shared_io_context_create(s->dev, static_cast<uint32_t>(shape.rsp_send_cq), static_cast<uint32_t>(shape.rsp_recv_cq),
 				     shape.srq_depth, o.adaptive_poll, ops != &kIbvOps, &s->io, &err) != 0)
@@ -319,6 +374,8 @@ int run_server(const RunOptions &o)
 	/* Each request names its QP index; it gets that QP's window (or word) in the reply. */
 	QpOptions qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
 	std::vector<bool> taken(nqps, false);
+	std::vector<uint64_t> ka_addr(nqps);
+	std::vector<uint32_t> ka_rkey(nqps);
 	const std::vector<uint64_t> targets = qp_targets(o);
 	auto choose = [&](const CmRequest &req, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
 		const CmPrivate &p = req.peer;
@@ -335,8 +392,8 @@ int run_server(const RunOptions &o)
 			*why = m;
 			return kCmReject;
 		}
-		if (shape.two_sided && p.credit_addr == 0) {
-			*why = "the client gave no credit word";
+		if (p.credit_addr == 0) {
+			*why = "the client gave no credit word (credit, and keep-alive for one-sided verbs)";
 			return kCmReject;
 		}
 		*spec = cm_qp_spec(s->dev.pd, s->io, qo);
@@ -352,6 +409,8 @@ int run_server(const RunOptions &o)
 		ResponderQp &rq = v->qps[p.qp_index];
 		rq.credit_remote_addr = p.credit_addr;
 		rq.credit_rkey = p.credit_rkey;
+		ka_addr[p.qp_index] = p.credit_addr;
+		ka_rkey[p.qp_index] = p.credit_rkey;
 		taken[p.qp_index] = true;
 		return kCmAccept;
 	};
@@ -378,6 +437,17 @@ int run_server(const RunOptions &o)
 	w.cm = srv;
 	w.ctl = &ctl;
 	w.server = true;
+	if (!shape.two_sided) {
+		w.keepalive = true;
+		w.ka_cq = s->io.send_cq;
+		for (uint32_t i = 0; i < nqps; i++)
+			w.ka_qps.push_back(v->qps[i].qp);
+		w.ka_addr = ka_addr;
+		w.ka_rkey = ka_rkey;
+		w.ka_scratch = static_cast<uint64_t *>(s->credit_src.addr);
+		w.ka_lkey = s->credit_src.mr->lkey;
+		w.ka_posted_at.assign(nqps, 0);
+	}
 	if (watch_start(&w, &err) != 0)
 		return setup_error(err);
 	set_running(&ctl);
@@ -424,6 +494,8 @@ int run_server(const RunOptions &o)
 	printf("  completion errors:   %" PRIu64 "\n", c.wc_errors.total);
 	printf("  disconnected:        %u of %u connection%s%s%s\n", w.down, nqps, nqps > 1 ? "s" : "",
 	       w.why.empty() ? "" : ", first: ", w.why.c_str());
+	if (w.keepalive)
+		printf("  keep-alive reads:    %" PRIu64 " posted, %" PRIu64 " answered\n", w.ka_posted, w.ka_answered);
 	print_async_events(s->async);
 	print_wc_errors("server", c.wc_errors);
 	if (c.fail_reason)
@@ -468,9 +540,11 @@ int run_client(const RunOptions &o)
 	if ((s->pool = make_registered_pool("rp_tx_pool", "requester buffer pool", shape.tx_pool_n, o, s->dev,
 					    shape.local_write ? IBV_ACCESS_LOCAL_WRITE : 0, &s->mrs, &err)) == nullptr)
 		return setup_error(err);
-	if (shape.two_sided &&
-	    registered_buf_alloc(s->dev, "rp_credit_words", static_cast<size_t>(nqps) * sizeof(uint64_t),
-				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &s->credit_words, &err) != 0)
+	/* Per QP a word the server writes credit into (two-sided verbs) or reads as a
+	 * keep-alive (one-sided ones). */
+	if (registered_buf_alloc(s->dev, "rp_credit_words", static_cast<size_t>(nqps) * sizeof(uint64_t),
+				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, &s->credit_words,
+				 &err) != 0)
 		return setup_error(err);
 	if (shared_io_context_create(s->dev, static_cast<uint32_t>(shape.req_send_cq), 1, 0, o.adaptive_poll,
 				     ops != &kIbvOps, &s->io, &err) != 0)
@@ -482,12 +556,10 @@ int run_client(const RunOptions &o)
 	const std::vector<uint64_t> targets = qp_targets(o);
 	for (uint32_t i = 0; i < nqps; i++) {
 		specs[i] = cm_qp_spec(s->dev.pd, s->io, qo);
-		specs[i].access = shape.two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
+		specs[i].access = shape.two_sided ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ;   // credit, keep-alive
 		locals[i] = request_of(o, i, targets[i]);
-		if (shape.two_sided) {
-			locals[i].credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(s->credit_words.addr) + i);
-			locals[i].credit_rkey = s->credit_words.mr->rkey;
-		}
+		locals[i].credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(s->credit_words.addr) + i);
+		locals[i].credit_rkey = s->credit_words.mr->rkey;
 	}
 	if (!o.quiet)
 		printf("rdmapipe: client of %s on %s: %u QP%s, %s, %u B, %" PRIu64 " messages\n", o.peer.c_str(),

@@ -2,8 +2,8 @@
 # Two rdmapipe processes over rdma_cm across the veth wire: the server (--listen) on
 # rxeB, the client (--peer) on rxeA, each verb verified end to end on the side that
 # can; then what goes wrong: options that disagree (refused, with the reason, on both
-# sides), no server, a server killed mid-run, a client killed mid-run: each a clear
-# error within a bound, never a hang.
+# sides), no server, a server killed mid-run, a client killed mid-run, a client whose
+# host goes silent: each a clear error within a bound, never a hang.
 . "$(dirname "$0")/lib.sh"
 A=${RXE_A_DEV:-} B=${RXE_B_DEV:-} A_ADDR=${RXE_A_ADDR:-} B_ADDR=${RXE_B_ADDR:-}
 if [ -z "$A" ] || [ -z "$B" ] || [ -z "$A_ADDR" ] || [ -z "$B_ADDR" ]; then
@@ -120,5 +120,30 @@ expect_eq "client killed: server exit" "$src" 1
 expect_grep "$sout" "^  disconnected: +1 of 1 connection"
 expect_grep "$sout" "^result: FAIL$"
 [ $((SECONDS - t0)) -le 60 ] && echo "ok: client killed: server ended in $((SECONDS - t0)) s" || { echo "FAIL: the server took $((SECONDS - t0)) s"; fails=$((fails + 1)); }
+# The client's host goes silent (netem drops everything it sends; its link stays up):
+# nothing arrives at a one-sided server, so only its keep-alive reads can tell, and
+# they go unanswered; the server says so within its bound.
+if ip link show vA >/dev/null 2>&1 && modprobe sch_netem 2>/dev/null; then
+	server -v write -n 100000000
+	# shellcheck disable=SC2086
+	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" -v write -n 100000000 --stall-timeout 5 >"$cout" 2>&1 &
+	cpid=$!
+	sleep 5
+	tc qdisc add dev vA root netem loss 100%
+	t0=$SECONDS
+	wait "$spid"
+	src=$?
+	tc qdisc del dev vA root
+	wait "$cpid" 2>/dev/null
+	echo "--- server (exit $src)"; cat "$sout"; echo "--- client"; cat "$cout"
+	expect_eq "client host silent: server exit" "$src" 1
+	expect_grep "$sout" "the client stopped answering: QP 0's keep-alive RDMA READ unanswered for 3 s"
+	expect_grep "$sout" "^  keep-alive reads: +[1-9][0-9]* posted, [1-9][0-9]* answered$"
+	expect_grep "$sout" "^result: FAIL$"
+	expect_grep "$cout" "^result: FAIL$"
+	[ $((SECONDS - t0)) -le 30 ] && echo "ok: client host silent: server ended in $((SECONDS - t0)) s" || { echo "FAIL: the server took $((SECONDS - t0)) s"; fails=$((fails + 1)); }
+else
+	echo "FAIL: no veth end vA (tools/softroce's wire) or no netem to silence it"; fails=$((fails + 1))
+fi
 rm -f "$sout" "$cout"
 finish
