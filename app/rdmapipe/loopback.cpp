@@ -55,13 +55,23 @@ struct Roles {
 	bool stages = false;
 	Stage rx_stage, verify_stage, sink_stage;
 	LcoreLoop rx_loop;
+	/* ... and before rdma_tx, on the requester's lcore: gen makes the messages. */
+	bool gen = false;
+	Stage gen_stage, tx_stage;
+	LcoreLoop tx_loop;
 };
 
 int requester_lcore(void *arg)
 {
 	auto *r = static_cast<Roles *>(arg);
 	double cpu0 = thread_cpu_s();
-	r->req_rc = requester_run(&r->req);
+	if (r->gen) {
+		requester_start(&r->req);
+		lcore_loop_run(&r->tx_loop);
+		r->req_rc = requester_finish(&r->req);
+	} else {
+		r->req_rc = requester_run(&r->req);
+	}
 	r->req_cpu_s = thread_cpu_s() - cpu0;
 	r->requester_finished.store(true, std::memory_order_release);
 	return r->req_rc;
@@ -95,7 +105,7 @@ struct Setup {
 	MrTable tx_mrs, rx_mrs;
 	RegisteredBuf memory, credit_words, credit_src;
 	AsyncEventWatch async;
-	rte_ring *rings[2] = {nullptr, nullptr};   // rdma_rx -> verify -> sink
+	rte_ring *rings[3] = {nullptr, nullptr, nullptr};   // rdma_rx -> verify -> sink; gen -> rdma_tx
 
 	~Setup()
 	{
@@ -289,6 +299,11 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 		       static_cast<double>(lat.percentile(0.5)) / 1e3, static_cast<double>(lat.percentile(0.99)) / 1e3,
 		       static_cast<double>(lat.max()) / 1e3);
 
+	if (r.gen)
+		printf("  stages on lcore %u:  gen -> ring -> rdma_tx; gen made %" PRIu64 " (%" PRIu64
+		       " bursts held back by a full ring)%s\n",
+		       r.req_lc, r.gen_stage.st.msgs, r.gen_stage.st.out_full,
+		       o.rate_pps > 0 ? (", at " + std::to_string(static_cast<uint64_t>(o.rate_pps)) + " msg/s").c_str() : "");
 	bool stages_ok = true;
 	if (r.stages) {
 		const StageStats &vs = r.verify_stage.st;
@@ -458,6 +473,34 @@ int run_loopback(const RunOptions &o)
 	if (two_sided && responder_fill_srq(&v, o, shape, s.rx_pool, &s.rx_mrs, s.dev, &err) != 0)
 		return setup_error(err);
 
+	if (o.tx_gen_stage) {
+		/* gen -> ring -> rdma_tx on the requester's lcore: the messages are made there,
+		 * at the flow's rate, and posted as they come. */
+		if (!(verb == Verb::send || verb == Verb::send_imm || verb == Verb::write || verb == Verb::write_imm) ||
+		    o.msg_bytes < 8 || o.duration_s > 0) {
+			fprintf(stderr, "rdmapipe: a gen stage feeds send and write messages of 8 B or more, for a message count\n");
+			return kExitUsage;
+		}
+		if ((s.rings[2] = rte_ring_create("rp_gen_tx", o.tx_ring_size, static_cast<int>(rte_socket_id()),
+						  RING_F_SP_ENQ | RING_F_SC_DEQ)) == nullptr)
+			return setup_error("ring rp_gen_tx (" + std::to_string(o.tx_ring_size) + "): rte_ring_create: " +
+					   rte_strerror(rte_errno));
+		r->gen = true;
+		q.in = s.rings[2];
+		stage_init(&r->gen_stage, &kSourceStage, "gen");
+		r->gen_stage.out = s.rings[2];
+		r->gen_stage.pool = s.tx_pool;
+		r->gen_stage.msg_bytes = o.msg_bytes;
+		r->gen_stage.limit = o.messages * o.flows.size();
+		if (o.rate_pps > 0)
+			r->gen_stage.tsc_per_msg = static_cast<uint64_t>(static_cast<double>(hz) / o.rate_pps);
+		r->gen_stage.next_tsc = 0;
+		stage_init(&r->tx_stage, &kRdmaTxStage, "rdma_tx");
+		r->tx_stage.ctx = &q;
+		r->tx_loop.stages[r->tx_loop.nstages++] = &r->gen_stage;
+		r->tx_loop.stages[r->tx_loop.nstages++] = &r->tx_stage;
+		v.self_describing = true;
+	}
 	if (o.rx_verify_stage) {
 		/* rdma_rx -> ring -> verify [-> ring -> sink], all on the responder's lcore. */
 		if (s.rx_pool == nullptr || o.msg_bytes < 8) {

@@ -41,11 +41,24 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 		    st.inputs[0] == verify_st->outputs[0] && st.lcore == verify_st->lcore)
 			sink_st = &st;
 	}
+	/* ... and before rdma_tx: gen -> ring -> rdma_tx, on the rdma_tx stage's lcore. */
+	const StageConf *gen_st = nullptr, *tx_st = nullptr;
+	for (const StageConf &st : c.stages)
+		if (st.kind == StageKind::rdma_tx && st.inputs.size() == 1)
+			tx_st = &st;
+	for (const StageConf &st : c.stages)
+		if (tx_st && st.kind == StageKind::gen && st.outputs[0] == tx_st->inputs[0] && st.lcore == tx_st->lcore &&
+		    st.flow == tx_st->flow)
+			gen_st = &st;
 	for (size_t i = 0; i < c.stages.size(); i++) {
 		const StageConf &st = c.stages[i];
 		std::string where = at(c, st.line, "stages.[" + std::to_string(i) + "]");
-		if (&st == verify_st || &st == sink_st)
+		if (&st == verify_st || &st == sink_st || &st == gen_st)
 			continue;
+		if (&st == tx_st && gen_st == nullptr) {
+			*err = where + "an rdma_tx stage fed by a ring that no gen stage of its flow on its lcore fills" + later;
+			return -1;
+		}
 		if (st.kind != StageKind::rdma_tx && st.kind != StageKind::rdma_rx && st.kind != StageKind::echo) {
 			*err = where + "a " + stage_kind_name(st.kind) + " stage" +
 			       (st.kind == StageKind::verify || st.kind == StageKind::sink
@@ -87,8 +100,10 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 				else
 					rx = &st;
 			}
-		if (f.transport != Transport::rc || f.rate_pps > 0 || f.sizes.size() != 1) {
-			*err = where + (f.transport != Transport::rc ? "transport uc" : f.rate_pps > 0 ? "a rate limit" : "a list of sizes") + later;
+		if (f.transport != Transport::rc || (f.rate_pps > 0 && gen_st == nullptr) || f.sizes.size() != 1) {
+			*err = where + (f.transport != Transport::rc ? "transport uc"
+					: f.rate_pps > 0 ? "a rate limit without a gen stage (the gen stage keeps the rate)"
+							 : "a list of sizes") + later;
 			return -1;
 		}
 		if (i == 0) {
@@ -165,6 +180,19 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 	r.cq_api = (!txio || txio->cq_api == CqApi::ex) && (!rxio || rxio->cq_api == CqApi::ex) ? CqApi::ex : CqApi::classic;
 	r.tx_lcore = tx0 ? static_cast<int>(tx0->lcore) : -1;
 	r.rx_lcore = rx0 ? static_cast<int>(rx0->lcore) : -1;
+	if (gen_st) {
+		if (kind != 0 || echo || c.flows.size() != 1 || f0.messages == 0 || f0.sizes[0] < 8 || f0.verb == Verb::read ||
+		    verb_is_atomic(f0.verb)) {
+			*err = at(c, gen_st->line, "stages") +
+			       "a gen stage feeds one loopback flow of send or write messages of 8 B or more, for a message count";
+			return -1;
+		}
+		r.tx_gen_stage = true;
+		r.rate_pps = f0.rate_pps;
+		for (const RingConf &ring : c.rings)
+			if (ring.name == tx_st->inputs[0])
+				r.tx_ring_size = ring.size;
+	}
 	if (verify_st) {
 		if (kind != 0 || !(f0.verb == Verb::send || f0.verb == Verb::send_imm) || f0.sizes[0] < 8) {
 			*err = at(c, verify_st->line, "stages") +

@@ -105,6 +105,9 @@ struct RunOptions {
 	bool rx_verify_stage = false;   // from a pipeline file: rdma_rx -> ring -> verify on the rx lcore
 	bool rx_sink_stage = false;     // ... -> ring -> sink
 	uint32_t rx_ring_size = 1024;
+	bool tx_gen_stage = false;      // from a pipeline file: gen -> ring -> rdma_tx on the tx lcore
+	uint32_t tx_ring_size = 1024;
+	double rate_pps = 0;            // the gen stage's rate (0: as fast as it goes)
 	int rx_lcore = -1;
 };
 

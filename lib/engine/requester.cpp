@@ -4,6 +4,7 @@
 
 #include <rte_cycles.h>
 #include <rte_mempool.h>
+#include <rte_ring.h>
 
 #include <arpa/inet.h>
 
@@ -93,7 +94,9 @@ inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 		memset(b, kPoisonByte, len);
 	else if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap)
 		memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
-	else if (r->p.self_describing) {
+	else if (r->in) {
+		/* The stage before filled it: word 0 its sequence, the rest that one's pattern. */
+	} else if (r->p.self_describing) {
 		uint64_t key = msg_key(qi, seq);
 		memcpy(b, &key, sizeof(key));
 		pattern_fill(static_cast<unsigned char *>(b) + 8, len - 8, key);
@@ -333,88 +336,117 @@ int requester_add_qps(Requester *r, std::string *err)
 	return 0;
 }
 
-int requester_run(Requester *r)
+void requester_start(Requester *r)
+{
+	uint64_t now = rte_rdtsc();
+	r->deadline = r->p.messages ? UINT64_MAX : now + r->p.duration_tsc;
+	r->last_progress = now;
+	r->timed_out = false;
+	r->finished = false;
+	r->c.start_tsc = now;
+}
+
+uint32_t requester_burst(Requester *r)
 {
 	RequesterCounters &c = r->c;
 	const RequesterParams &p = r->p;
-	uint64_t now = rte_rdtsc();
-	uint64_t deadline = p.messages ? UINT64_MAX : now + p.duration_tsc;
-	uint64_t last_progress = now;
-	bool timed_out = false;
-	c.start_tsc = now;
-
-	for (;;) {
-		if (r->ctl->abort.load(std::memory_order_relaxed)) {
-			c.fail_reason = "aborted";
-			break;
-		}
-		int polled = poll_send(r);
-		if (polled < 0)
-			break;
-		now = rte_rdtsc();
-		if (polled > 0)
-			last_progress = now;
-
-		/* Time-bounded runs end with one last, flagged message per QP. */
-		if (now >= deadline && !timed_out) {
-			timed_out = true;
-			for (uint32_t i = 0; i < r->nqps; i++)
-				r->qps[i].target = r->qps[i].sent + 1;
-		}
-
-		bool all_done = true;
-		bool posted = false;
-		for (uint32_t qi = 0; qi < r->nqps; qi++) {
-			RequesterQp &q = r->qps[qi];
-			if (qp_done(q))
-				continue;
-			all_done = false;
-			if (q.sent >= q.target)
-				continue;   // draining
-			uint64_t room = p.sq_depth - (q.sent - q.completed);
-			if (q.credit_word) {
-				uint64_t credit = *q.credit_word;
-				if (credit > q.sent)
-					c.credit_anomalies++;
-				else if (credit != q.credit) {
-					q.credit = credit;
-					last_progress = now;
-				}
-				uint64_t window_room = p.window - (q.sent - q.credit);
-				if (window_room < room)
-					room = window_room;
-			}
-			uint64_t n = q.target - q.sent;
-			if (n > p.batch)
-				n = p.batch;
-			if (n > room)
-				n = room;
-			/* Out of window, send queue or buffers: they come back with credits and
-			 * signalled completions. */
-			if (n == 0 || rte_mempool_get_bulk(r->pool, r->bufs, static_cast<unsigned>(n)) != 0)
-				continue;
-			bool ends = q.sent + n == q.target;
-			if (r->post_chain(r, qi, static_cast<uint32_t>(n), ends) != 0) {
-				c.fail_reason = "ibv_post_send failed";
-				q.failed = true;
-				c.failed_qps++;
-				continue;
-			}
-			posted = true;
-			last_progress = now;
-		}
-		if (all_done)
-			break;
-		if (posted || polled > 0)
-			c.polls_busy++;
-		else
-			c.polls_idle++;
-		r->idler.idle(posted || polled > 0);
-		if (now - last_progress > p.stall_tsc) {
-			c.fail_reason = "stalled: no credit or completion for the send queues";
-			break;
-		}
+	if (r->ctl->abort.load(std::memory_order_relaxed)) {
+		c.fail_reason = "aborted";
+		r->finished = true;
+		return 0;
 	}
+	int polled = poll_send(r);
+	if (polled < 0) {
+		r->finished = true;
+		return 0;
+	}
+	uint64_t now = rte_rdtsc();
+	if (polled > 0)
+		r->last_progress = now;
+
+	/* Time-bounded runs end with one last, flagged message per QP. */
+	if (now >= r->deadline && !r->timed_out) {
+		r->timed_out = true;
+		for (uint32_t i = 0; i < r->nqps; i++)
+			r->qps[i].target = r->qps[i].sent + 1;
+	}
+
+	bool all_done = true;
+	uint32_t posted = 0;
+	for (uint32_t qi = 0; qi < r->nqps; qi++) {
+		RequesterQp &q = r->qps[qi];
+		if (qp_done(q))
+			continue;
+		all_done = false;
+		if (q.sent >= q.target)
+			continue;   // draining
+		uint64_t room = p.sq_depth - (q.sent - q.completed);
+		if (q.credit_word) {
+			uint64_t credit = *q.credit_word;
+			if (credit > q.sent)
+				c.credit_anomalies++;
+			else if (credit != q.credit) {
+				q.credit = credit;
+				r->last_progress = now;
+			}
+			uint64_t window_room = p.window - (q.sent - q.credit);
+			if (window_room < room)
+				room = window_room;
+		}
+		uint64_t n = q.target - q.sent;
+		if (n > p.batch)
+			n = p.batch;
+		if (n > room)
+			n = room;
+		/* Out of window, send queue or buffers: they come back with credits and
+		 * signalled completions. Fed by a ring: what the stage before has made. */
+		if (n == 0)
+			continue;
+		if (r->in) {
+			n = rte_ring_sc_dequeue_burst(r->in, r->bufs, static_cast<unsigned>(n), nullptr);
+			if (n == 0)
+				continue;
+		} else if (rte_mempool_get_bulk(r->pool, r->bufs, static_cast<unsigned>(n)) != 0) {
+			continue;
+		}
+		bool ends = q.sent + n == q.target;
+		if (r->post_chain(r, qi, static_cast<uint32_t>(n), ends) != 0) {
+			c.fail_reason = "ibv_post_send failed";
+			q.failed = true;
+			c.failed_qps++;
+			continue;
+		}
+		posted += static_cast<uint32_t>(n);
+		r->last_progress = now;
+	}
+	if (all_done) {
+		r->finished = true;
+		return posted;
+	}
+	if (posted || polled > 0)
+		c.polls_busy++;
+	else
+		c.polls_idle++;
+	r->idler.idle(posted || polled > 0);
+	if (now - r->last_progress > p.stall_tsc) {
+		c.fail_reason = r->in ? "stalled: no credit or completion for the send queues, or nothing from the ring"
+				      : "stalled: no credit or completion for the send queues";
+		r->finished = true;
+	}
+	return posted + static_cast<uint32_t>(polled);
+}
+
+int requester_run(Requester *r)
+{
+	requester_start(r);
+	while (!r->finished)
+		requester_burst(r);
+	return requester_finish(r);
+}
+
+int requester_finish(Requester *r)
+{
+	RequesterCounters &c = r->c;
 	c.end_tsc = rte_rdtsc();
 	for (uint32_t i = 0; i < r->nqps; i++) {
 		r->qp_sent[i] = r->qps[i].sent;

@@ -21,6 +21,7 @@
 #include <string>
 
 struct rte_mempool;
+struct rte_ring;
 
 namespace rp {
 
@@ -91,6 +92,14 @@ struct Requester {
 	void *bufs[kMaxBatch];
 	Idler idler;                            // adaptive polling; inert when busy polling
 	RequesterCounters c;
+	/* Optional: messages come made from this ring (a gen stage before), buffers of
+	 * `pool`, instead of from the pool with a payload filled here. */
+	rte_ring *in = nullptr;
+	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
+	uint64_t deadline = 0;
+	uint64_t last_progress = 0;
+	bool timed_out = false;
+	bool finished = false;
 };
 
 /* Setup: checks the sizing invariants, preallocates nqps QP states and picks the
@@ -106,5 +115,11 @@ int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, st
 
 /* Lcore body. Returns 0 when every message was posted, completed and checked. */
 int requester_run(Requester *r);
+
+/* The same, a burst at a time (the rdma_tx stage): start, then burst until finished
+ * (returns messages posted plus completions seen), then finish. */
+void requester_start(Requester *r);
+uint32_t requester_burst(Requester *r);
+int requester_finish(Requester *r);
 
 } // namespace rp

@@ -93,7 +93,15 @@ void check_message(Responder *r, uint32_t qi, const ibv_wc &wc)
 		const unsigned char *data = v == Verb::write_imm
 			? r->memory + (static_cast<uint64_t>(qi) * r->p.slots + seq % r->p.slots) * r->p.msg_bytes
 			: reinterpret_cast<const unsigned char *>(wc.wr_id);
-		ptrdiff_t bad = pattern_check(data, r->p.msg_bytes, msg_key(qi, seq));
+		ptrdiff_t bad;
+		if (r->self_describing) {
+			uint64_t key;
+			memcpy(&key, data, sizeof(key));
+			bad = pattern_check(data + 8, r->p.msg_bytes - 8, key);
+			bad = bad >= 0 ? bad + 8 : bad;
+		} else {
+			bad = pattern_check(data, r->p.msg_bytes, msg_key(qi, seq));
+		}
 		if (bad >= 0) {
 			c.payload_errors++;
 			c.bad(qi, seq, bad);

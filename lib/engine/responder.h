@@ -72,6 +72,9 @@ struct Responder {
 	/* Optional: received SEND buffers go on here instead of back to the pool; the next
 	 * stage checks their payload and frees them (payload checks here are then off). */
 	rte_ring *out = nullptr;
+	/* The sender's payload is self-describing (word 0 its key, the rest that key's
+	 * pattern: a gen stage made it, or a verify stage will read it). */
+	bool self_describing = false;
 	void *held[kRxPollBurst];                // a burst the ring has not taken yet
 	uint32_t nheld = 0;
 	uint64_t out_full = 0;                   // bursts the ring could not take whole

@@ -1,6 +1,7 @@
 #include "pipeline/stage.h"
 
 #include "engine/pattern.h"
+#include "engine/requester.h"
 #include "engine/responder.h"
 
 #include <rte_cycles.h>
@@ -152,8 +153,20 @@ uint32_t rdma_rx_burst(Stage *s)
 	return n;
 }
 
+uint32_t rdma_tx_burst(Stage *s)
+{
+	auto *r = static_cast<Requester *>(s->ctx);
+	uint32_t n = requester_burst(r);
+	s->st.msgs += n;
+	s->st.bursts += n != 0;
+	if (r->finished)
+		s->done.store(true, std::memory_order_release);
+	return n;
+}
+
 } // namespace
 
+const StageOps kRdmaTxStage = {"rdma_tx", rdma_tx_burst};
 const StageOps kRdmaRxStage = {"rdma_rx", rdma_rx_burst};
 const StageOps kSourceStage = {"gen", source_burst};
 const StageOps kForwardStage = {"forward", forward_burst};

@@ -32,6 +32,8 @@ struct StageOps {
 extern const StageOps kSourceStage, kForwardStage, kVerifyStage, kSinkStage;
 /* rdma_rx: a Responder (ctx), one responder_burst() per burst; done when it finished. */
 extern const StageOps kRdmaRxStage;
+/* rdma_tx: a Requester (ctx) fed by a ring, one requester_burst() per burst. */
+extern const StageOps kRdmaTxStage;
 
 struct alignas(64) StageStats {
 	uint64_t msgs = 0;           // messages handled
@@ -55,7 +57,7 @@ struct alignas(64) Stage {
 	uint64_t next_tsc = 0;
 	const Stage *upstream = nullptr;   // whose `done`, with `in` drained, ends this stage
 	bool ordered = true;           // verify: sequence numbers must come in order (one source)
-	void *ctx = nullptr;           // an RDMA stage's role (Responder)
+	void *ctx = nullptr;           // an RDMA stage's role (Responder, Requester)
 	void *held[kStageBurst];       // messages the output ring refused, offered again first
 	uint32_t nheld = 0;
 	std::atomic<bool> done{false}; // owner lcore: wo (release); downstream and main: ro

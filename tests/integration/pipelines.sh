@@ -39,7 +39,8 @@ expect_grep "$out" "^  stages on lcore 0: +rdma_rx -> ring -> verify -> ring -> 
 expect_eq "rx-verify-sink, corrupted: verified" "$(field "$out" 'messages verified')" 99999
 expect_grep "$out" "^result: FAIL$"
 
-# A gen stage does not run yet: refused before EAL starts, naming it.
+# A gen stage that feeds a sink rather than rdma_tx does not run yet: refused before
+# EAL starts, naming it.
 bad=$(mktemp --suffix=.conf)
 sed 's/rings = ( );/rings = ( { name = "r"; size = 64; } );/; s/{ name = "rx"; kind = "rdma_rx"; lcore = 0; flow = "bw"; }/{ name = "rx"; kind = "rdma_rx"; lcore = 0; flow = "bw"; },\n  { name = "g"; kind = "gen"; lcore = 1; flow = "bw"; output = "r"; },\n  { name = "k"; kind = "sink"; lcore = 1; input = "r"; }/' \
 	"$conf_dir/default.conf" >"$bad"
