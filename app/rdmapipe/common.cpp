@@ -41,17 +41,22 @@ int open_device(const RunOptions &o, Device *dev, DeviceCaps *caps)
 			why.c_str());
 		return kExitSetup;
 	}
-	if (device_open(dev, o.device, o.port, o.gid_index, &err) != 0)
+	if (device_open(dev, o.device, o.port, o.gid_index, &err) != 0 || probe_and_report(o, *dev, caps, &err) != 0)
 		return setup_error(err);
-	std::vector<std::string> notes;
-	if (probe_caps(*dev, caps, &notes, &err) != 0)
-		return setup_error(err);
-	if (!o.quiet) {
-		printf("rdmapipe: %s capabilities: %s\n", dev->name.c_str(), caps_str(*caps).c_str());
-		for (const std::string &n : notes)
-			printf("rdmapipe: %s: %s\n", dev->name.c_str(), n.c_str());
-	}
 	return kExitOk;
+}
+
+int probe_and_report(const RunOptions &o, Device &dev, DeviceCaps *caps, std::string *err)
+{
+	std::vector<std::string> notes;
+	if (int ret = probe_caps(dev, caps, &notes, err); ret != 0)
+		return ret;
+	if (!o.quiet) {
+		printf("rdmapipe: %s capabilities: %s\n", dev.name.c_str(), caps_str(*caps).c_str());
+		for (const std::string &n : notes)
+			printf("rdmapipe: %s: %s\n", dev.name.c_str(), n.c_str());
+	}
+	return 0;
 }
 
 const VerbsOps *pick_cq_ops(const RunOptions &o, const Device &dev, const DeviceCaps &caps)

@@ -30,6 +30,10 @@ enum ExitCode {
  * unless quiet). Returns an ExitCode; errors are printed. */
 int open_device(const RunOptions &o, Device *dev, DeviceCaps *caps);
 
+/* Probes an open device's capabilities and prints them with a note for each thing it
+ * lacks, unless quiet. Returns 0 or -errno with *err. */
+int probe_and_report(const RunOptions &o, Device &dev, DeviceCaps *caps, std::string *err);
+
 /* The completion-polling ops for --cq-api, chosen once (with a note on fallback). */
 const VerbsOps *pick_cq_ops(const RunOptions &o, const Device &dev, const DeviceCaps &caps);
 const char *cq_ops_str(const VerbsOps *ops);

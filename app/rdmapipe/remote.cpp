@@ -242,14 +242,8 @@ int open_on(Side &s, const RunOptions &o, ibv_context *verbs, uint8_t port, Devi
 		*err = "rdma_cm picked device " + s.dev.name + " for this address, but -d asks for " + o.device;
 		return -1;
 	}
-	std::vector<std::string> notes;
-	if (probe_caps(s.dev, caps, &notes, err) != 0)
+	if (probe_and_report(o, s.dev, caps, err) != 0)
 		return -1;
-	if (!o.quiet) {
-		printf("rdmapipe: %s capabilities: %s\n", s.dev.name.c_str(), caps_str(*caps).c_str());
-		for (const std::string &n : notes)
-			printf("rdmapipe: %s: %s\n", s.dev.name.c_str(), n.c_str());
-	}
 	if (verb_is_atomic(o.verb) && caps->atomics == IBV_ATOMIC_NONE) {
 		*err = s.dev.name + ": " + verb_name(o.verb) + " needs atomics, and the device has none";
 		return -1;

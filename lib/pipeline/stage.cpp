@@ -142,21 +142,12 @@ uint32_t sink_burst(Stage *s)
 	return n;
 }
 
-uint32_t rdma_rx_burst(Stage *s)
+/* An RDMA role's loop, one burst at a time: the stage is done when the role finished. */
+template <typename Role, uint32_t (*Burst)(Role *)>
+uint32_t role_burst(Stage *s)
 {
-	auto *r = static_cast<Responder *>(s->ctx);
-	uint32_t n = responder_burst(r);
-	s->st.msgs += n;
-	s->st.bursts += n != 0;
-	if (r->finished)
-		s->done.store(true, std::memory_order_release);
-	return n;
-}
-
-uint32_t rdma_tx_burst(Stage *s)
-{
-	auto *r = static_cast<Requester *>(s->ctx);
-	uint32_t n = requester_burst(r);
+	auto *r = static_cast<Role *>(s->ctx);
+	uint32_t n = Burst(r);
 	s->st.msgs += n;
 	s->st.bursts += n != 0;
 	if (r->finished)
@@ -166,8 +157,8 @@ uint32_t rdma_tx_burst(Stage *s)
 
 } // namespace
 
-const StageOps kRdmaTxStage = {"rdma_tx", rdma_tx_burst};
-const StageOps kRdmaRxStage = {"rdma_rx", rdma_rx_burst};
+const StageOps kRdmaTxStage = {"rdma_tx", role_burst<Requester, requester_burst>};
+const StageOps kRdmaRxStage = {"rdma_rx", role_burst<Responder, responder_burst>};
 const StageOps kSourceStage = {"gen", source_burst};
 const StageOps kForwardStage = {"forward", forward_burst};
 const StageOps kVerifyStage = {"verify", verify_burst};
