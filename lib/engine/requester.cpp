@@ -207,6 +207,26 @@ void pick(Requester *r)
 	r->retire = retire<V>;
 }
 
+/* One send completion of QP qi (ours). */
+inline void on_send_wc(Requester *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
+{
+	RequesterQp &q = r->qps[qi];
+	if (wc.status != IBV_WC_SUCCESS) {
+		/* Only this QP stops; its outstanding WRs come back flushed. */
+		r->c.wc_errors.count(wc);
+		r->flow_errors[q.flow].count(wc);
+		if (!q.failed) {
+			q.failed = true;
+			r->c.failed_qps++;
+		}
+		return;
+	}
+	if (wc.wr_id >= q.completed && wc.wr_id < q.sent)
+		r->flow_latency[q.flow].record(static_cast<uint64_t>(
+			static_cast<double>(now - q.post_tsc[wc.wr_id & r->inflight_mask]) * r->p.ns_per_tsc));
+	r->retire(r, qi, wc.wr_id);
+}
+
 /* Polls the shared send CQ once and dispatches by qp_num. Returns completions seen. */
 int poll_send(Requester *r)
 {
@@ -219,25 +239,12 @@ int poll_send(Requester *r)
 	const uint64_t now = n ? rte_rdtsc() : 0;
 	for (int i = 0; i < n; i++) {
 		uint32_t qi = r->table.find(wc[i].qp_num);
-		if (qi == QpTable::kNone) {
+		if (qi != QpTable::kNone)
+			on_send_wc(r, qi, wc[i], now);
+		else if (r->send_peer.on_wc)
+			r->send_peer.on_wc(r->send_peer.role, wc[i], now);
+		else
 			r->c.wc_errors.count(wc[i]);
-			continue;
-		}
-		RequesterQp &q = r->qps[qi];
-		if (wc[i].status != IBV_WC_SUCCESS) {
-			/* Only this QP stops; its outstanding WRs come back flushed. */
-			r->c.wc_errors.count(wc[i]);
-			r->flow_errors[q.flow].count(wc[i]);
-			if (!q.failed) {
-				q.failed = true;
-				r->c.failed_qps++;
-			}
-			continue;
-		}
-		if (wc[i].wr_id >= q.completed && wc[i].wr_id < q.sent)
-			r->flow_latency[q.flow].record(static_cast<uint64_t>(
-				static_cast<double>(now - q.post_tsc[wc[i].wr_id & r->inflight_mask]) * r->p.ns_per_tsc));
-		r->retire(r, qi, wc[i].wr_id);
 	}
 	return n;
 }
@@ -434,6 +441,18 @@ uint32_t requester_burst(Requester *r)
 		r->finished = true;
 	}
 	return posted + static_cast<uint32_t>(polled);
+}
+
+void requester_on_send_wc(void *requester, const ibv_wc &wc, uint64_t now)
+{
+	auto *r = static_cast<Requester *>(requester);
+	uint32_t qi = r->table.find(wc.qp_num);
+	if (qi == QpTable::kNone) {
+		r->c.wc_errors.count(wc);
+		return;
+	}
+	on_send_wc(r, qi, wc, now);
+	r->last_progress = now;   // the other role polled it: still progress of ours
 }
 
 int requester_run(Requester *r)

@@ -95,6 +95,9 @@ struct Requester {
 	/* Optional: messages come made from this ring (a gen stage before), buffers of
 	 * `pool`, instead of from the pool with a payload filled here. */
 	rte_ring *in = nullptr;
+	/* Completions of QPs not ours on the send CQ go to the role sharing it (else they
+	 * count as errors of an unknown QP). */
+	CqPeer send_peer;
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
 	uint64_t deadline = 0;
 	uint64_t last_progress = 0;
@@ -121,5 +124,8 @@ int requester_run(Requester *r);
 void requester_start(Requester *r);
 uint32_t requester_burst(Requester *r);
 int requester_finish(Requester *r);
+
+/* One send completion of this requester's QPs (CqPeer::on_wc of a role sharing the CQ). */
+void requester_on_send_wc(void *requester, const ibv_wc &wc, uint64_t now);
 
 } // namespace rp

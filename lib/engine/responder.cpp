@@ -43,21 +43,34 @@ int send_credit(Responder *r, uint32_t qi)
 	return 1;
 }
 
+/* One send completion of QP qi (ours): a credit write. */
+inline void on_credit_wc(Responder *r, uint32_t qi, const ibv_wc &wc)
+{
+	if (wc.status != IBV_WC_SUCCESS) {
+		r->c.wc_errors.count(wc);
+		r->qps[qi].failed = true;
+		return;
+	}
+	r->qps[qi].credit_completed++;
+	r->credit_freed++;
+}
+
+/* Polls the send CQ once; completions of a sharing role's QPs go to it. */
 int poll_credit_completions(Responder *r)
 {
 	ibv_wc wc[kRxPollBurst];
 	int n = r->ops->poll_cq(r->send_cq, kRxPollBurst, wc);
 	if (n < 0)
 		return -1;
+	const uint64_t now = n && r->send_peer.on_wc ? rte_rdtsc() : 0;
 	for (int i = 0; i < n; i++) {
 		uint32_t qi = r->table.find(wc[i].qp_num);
-		if (wc[i].status != IBV_WC_SUCCESS || qi == QpTable::kNone) {
+		if (qi != QpTable::kNone)
+			on_credit_wc(r, qi, wc[i]);
+		else if (r->send_peer.on_wc)
+			r->send_peer.on_wc(r->send_peer.role, wc[i], now);
+		else
 			r->c.wc_errors.count(wc[i]);
-			if (qi != QpTable::kNone)
-				r->qps[qi].failed = true;
-			continue;
-		}
-		r->qps[qi].credit_completed++;
 	}
 	return n;
 }
@@ -296,15 +309,18 @@ uint32_t responder_burst(Responder *r)
 			r->finished = true;
 			return static_cast<uint32_t>(n);
 		}
-		int freed = poll_credit_completions(r);
-		if (freed < 0) {
+		/* Credit writes completed: reaped here, or by a role sharing the send CQ. */
+		int polled = poll_credit_completions(r);
+		const bool freed = r->credit_freed != 0;
+		r->credit_freed = 0;
+		if (polled < 0) {
 			c.fail_reason = "ibv_poll_cq on the send CQ failed";
 			r->finished = true;
 			return static_cast<uint32_t>(n);
 		}
 		/* Credit can fall due only when messages arrived, and a deferred one can go
 		 * only when a credit write completed: otherwise skip the scan of all QPs. */
-		for (uint32_t qi = 0; (n > 0 || freed > 0) && qi < r->nqps; qi++) {
+		for (uint32_t qi = 0; (n > 0 || freed) && qi < r->nqps; qi++) {
 			ResponderQp &q = r->qps[qi];
 			if (!q.failed && q.received - q.credit_last >= p.credit_step && send_credit(r, qi) < 0) {
 				c.fail_reason = "ibv_post_send (credit write) failed";
@@ -335,6 +351,23 @@ uint32_t responder_burst(Responder *r)
 		}
 	}
 	return static_cast<uint32_t>(n);
+}
+
+void responder_on_send_wc(void *responder, const ibv_wc &wc, uint64_t)
+{
+	auto *r = static_cast<Responder *>(responder);
+	uint32_t qi = r->table.find(wc.qp_num);
+	if (qi == QpTable::kNone) {
+		r->c.wc_errors.count(wc);
+		return;
+	}
+	on_credit_wc(r, qi, wc);
+}
+
+void share_send_cq(Requester *q, Responder *v)
+{
+	q->send_peer = CqPeer{responder_on_send_wc, v};
+	v->send_peer = CqPeer{requester_on_send_wc, q};
 }
 
 int responder_run(Responder *r)

@@ -10,6 +10,7 @@
 #include "conf/options.h"
 #include "engine/counters.h"
 #include "engine/idle.h"
+#include "engine/requester.h"
 #include "engine/qp_table.h"
 #include "engine/run_control.h"
 #include "engine/srq_refill.h"
@@ -78,6 +79,9 @@ struct Responder {
 	void *held[kRxPollBurst];                // a burst the ring has not taken yet
 	uint32_t nheld = 0;
 	uint64_t out_full = 0;                   // bursts the ring could not take whole
+	/* Completions of QPs not ours on the send CQ go to the role sharing it. */
+	CqPeer send_peer;
+	uint32_t credit_freed = 0;               // credit writes completed since the last scan
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
 	uint64_t last_progress = 0;
 	uint32_t lasts = 0;                      // QPs whose last message arrived
@@ -100,5 +104,12 @@ int responder_run(Responder *r);
 void responder_start(Responder *r);
 uint32_t responder_burst(Responder *r);
 int responder_finish(Responder *r);
+
+/* One send completion (a credit write) of this responder's QPs (CqPeer::on_wc). */
+void responder_on_send_wc(void *responder, const ibv_wc &wc, uint64_t now);
+
+/* A requester and a responder on one lcore, sharing its send CQ: each hands the
+ * other's completions over. */
+void share_send_cq(Requester *q, Responder *v);
 
 } // namespace rp

@@ -25,3 +25,16 @@ extern const VerbsOps kIbvCqExOps;
 extern const VerbsOps kIbvCqExRxeOps;
 
 } // namespace rp
+
+namespace rp {
+
+/* Two roles on one lcore share its SharedIOContext's send CQ (a flow's requester and
+ * another flow's responder, as in a relay): whichever of them polls the CQ hands each
+ * completion of a QP it does not own to the other through this. Both run on the same
+ * lcore, so this needs no synchronisation. */
+struct CqPeer {
+	void (*on_wc)(void *role, const ibv_wc &wc, uint64_t now) = nullptr;
+	void *role = nullptr;
+};
+
+} // namespace rp

@@ -285,6 +285,62 @@ void requester_gave_up_early(void **)
 	assert_false(g.r.qps[0].saw_last);
 }
 
+/* What a role sharing the send CQ was handed (CqPeer::on_wc). */
+std::vector<ibv_wc> g_peer_got;
+void peer_on_wc(void *, const ibv_wc &wc, uint64_t) { g_peer_got.push_back(wc); }
+
+void shared_send_cq_hands_other_qps_to_the_peer(void **)
+{
+	/* A requester's completion on the shared send CQ reaches it, not the error counts. */
+	Rig g(rp::Verb::write_imm);
+	g_peer_got.clear();
+	g.r.send_peer = rp::CqPeer{peer_on_wc, nullptr};
+	ibv_wc foreign{};
+	foreign.qp_num = 0x900;
+	foreign.wr_id = 31;
+	foreign.opcode = IBV_WC_RDMA_WRITE;
+	fake::nic().send_cq.push_back(foreign);
+	g.run_messages(4);
+	assert_int_equal(rp::responder_run(&g.r), 0);
+	assert_int_equal(g_peer_got.size(), 1);
+	assert_int_equal(g_peer_got[0].qp_num, 0x900);
+	assert_int_equal(g_peer_got[0].wr_id, 31);
+	assert_int_equal(g.r.c.wc_errors.total, 0);
+}
+
+void credit_completions_reaped_by_the_peer_free_credit(void **)
+{
+	/* The requester on the same lcore reaps the responder's credit-write completions:
+	 * handed over, they free the credit ring, and the credit that was held back for
+	 * lack of a free source word goes out without another message arriving (else the
+	 * requester, out of window, and the responder would wait on each other). */
+	Rig g(rp::Verb::write_imm);
+	fake::nic().complete_signalled = false;
+	rp::responder_start(&g.r);
+	for (uint64_t s = 0; s < 2 * (rp::kCreditRing + 1); s++)
+		g.arrive(0, false);
+	while (!fake::nic().recv_cq.empty())
+		rp::responder_burst(&g.r);
+	assert_int_equal(g.r.c.credit_writes, rp::kCreditRing);   // the fifth is held back
+	assert_int_equal(g.r.qps[0].credit_last, 2 * rp::kCreditRing);
+	for (const auto &chain : fake::nic().chains) {
+		ibv_wc wc{};
+		wc.qp_num = fake::kQpNumBase;
+		wc.wr_id = chain[0].wr_id;
+		wc.opcode = IBV_WC_RDMA_WRITE;
+		rp::responder_on_send_wc(&g.r, wc, 0);
+	}
+	assert_int_equal(g.r.qps[0].credit_completed, rp::kCreditRing);
+	rp::responder_burst(&g.r);   // nothing arrives: only the freed ring lets it go
+	assert_int_equal(g.r.c.credit_writes, rp::kCreditRing + 1);
+	assert_int_equal(g.r.qps[0].credit_last, 2 * (rp::kCreditRing + 1));
+	/* A completion of a QP neither role owns is still an error. */
+	ibv_wc stray{};
+	stray.qp_num = 0xdead;
+	rp::responder_on_send_wc(&g.r, stray, 0);
+	assert_int_equal(g.r.c.wc_errors.total, 1);
+}
+
 void write_final_window_is_checked(void **)
 {
 	Rig g(rp::Verb::write, 2);
@@ -353,6 +409,8 @@ int main()
 		cmocka_unit_test(refill_cut_short_by_empty_pool),
 		cmocka_unit_test(stall_ends_the_run),
 		cmocka_unit_test(requester_gave_up_early),
+		cmocka_unit_test(shared_send_cq_hands_other_qps_to_the_peer),
+		cmocka_unit_test(credit_completions_reaped_by_the_peer_free_credit),
 		cmocka_unit_test(write_final_window_is_checked),
 		cmocka_unit_test(atomic_final_words_are_checked),
 		cmocka_unit_test(read_window_is_prefilled),
