@@ -45,6 +45,8 @@ struct alignas(64) RequesterCounters {
 	uint64_t credit_anomalies = 0;  // credit word read beyond what was sent (torn or corrupt write)
 	uint64_t polls_busy = 0;     // loop iterations that found or posted work
 	uint64_t polls_idle = 0;     // ... and those that did not
+	uint64_t handed_over = 0;    // shared QPs: completions polled here for another lane
+	uint64_t handed_in = 0;      // ... and polled by another lane for this one
 	uint64_t start_tsc = 0;
 	uint64_t end_tsc = 0;
 	const char *fail_reason = nullptr;  // static string; nullptr: no failure

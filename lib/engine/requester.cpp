@@ -162,7 +162,7 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, bool ends)
 		prepare<V>(r, qi, seq, b);
 		q.post_tsc[seq & r->inflight_mask] = t;
 
-		x->wr_id = seq;
+		x->wr_id = seq | r->wr_tag;
 		x->wr_flags = (wr_signalled(seq, p.signal_every) || last ? IBV_SEND_SIGNALED : 0) |
 			      (p.inline_send ? IBV_SEND_INLINE : 0) | (p.fence && i == 0 ? IBV_SEND_FENCE : 0);
 		uint32_t imm = htonl(static_cast<uint32_t>(seq & kImmSeqMask) | (last ? kImmLast : 0));
@@ -227,7 +227,38 @@ inline void on_send_wc(Requester *r, uint32_t qi, const ibv_wc &wc, uint64_t now
 	r->retire(r, qi, wc.wr_id);
 }
 
-/* Polls the shared send CQ once and dispatches by qp_num. Returns completions seen. */
+/* Another lane's completion, polled here: to that lane's ring. */
+inline bool hand_over(Requester *r, uint32_t owner, uint32_t qi, const ibv_wc &wc)
+{
+	uint64_t e = (static_cast<uint64_t>(wc.status) << 56) | (static_cast<uint64_t>(qi) << 40) | (wc.wr_id & kSeqMask);
+	if (owner >= r->nlanes || rte_ring_mp_enqueue(r->lane_rings[owner], reinterpret_cast<void *>(e)) != 0) {
+		r->c.wc_errors.count(wc);   // no such lane, or its ring (sized for every WR) is full
+		r->c.fail_reason = "a shared QP's completion could not be handed to its lane";
+		return false;
+	}
+	r->c.handed_over++;
+	return true;
+}
+
+/* Completions other lanes polled for this one. */
+int take_handed(Requester *r, uint64_t now)
+{
+	void *e[kTxPollBurst];
+	unsigned n = rte_ring_sc_dequeue_burst(r->lane_rings[r->lane], e, kTxPollBurst, nullptr);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t v = reinterpret_cast<uint64_t>(e[i]);
+		ibv_wc wc{};
+		wc.status = static_cast<ibv_wc_status>(v >> 56);
+		wc.wr_id = v & kSeqMask;
+		wc.opcode = verb_wc_opcode(r->p.verb);
+		on_send_wc(r, static_cast<uint32_t>((v >> 40) & 0xffff), wc, now);
+	}
+	r->c.handed_in += n;
+	return static_cast<int>(n);
+}
+
+/* Polls the shared send CQ once and dispatches by qp_num (and, on shared QPs, by the
+ * lane in the wr_id). Returns completions seen. */
 int poll_send(Requester *r)
 {
 	ibv_wc wc[kTxPollBurst];
@@ -236,16 +267,27 @@ int poll_send(Requester *r)
 		r->c.fail_reason = "ibv_poll_cq on the send CQ failed";
 		return -1;
 	}
-	const uint64_t now = n ? rte_rdtsc() : 0;
+	const uint64_t now = n || r->lane_rings ? rte_rdtsc() : 0;
 	for (int i = 0; i < n; i++) {
 		uint32_t qi = r->table.find(wc[i].qp_num);
-		if (qi != QpTable::kNone)
-			on_send_wc(r, qi, wc[i], now);
-		else if (r->send_peer.on_wc)
-			r->send_peer.on_wc(r->send_peer.role, wc[i], now);
-		else
-			r->c.wc_errors.count(wc[i]);
+		if (qi == QpTable::kNone) {
+			if (r->send_peer.on_wc)
+				r->send_peer.on_wc(r->send_peer.role, wc[i], now);
+			else
+				r->c.wc_errors.count(wc[i]);
+			continue;
+		}
+		const uint32_t owner = static_cast<uint32_t>(wc[i].wr_id >> kLaneShift);
+		if (owner != r->lane) {
+			if (!hand_over(r, owner, qi, wc[i]))
+				return -1;
+			continue;
+		}
+		wc[i].wr_id &= kSeqMask;
+		on_send_wc(r, qi, wc[i], now);
 	}
+	if (r->lane_rings)
+		n += take_handed(r, now);
 	return n;
 }
 
@@ -324,6 +366,26 @@ int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, st
 			/* Messages spread round-robin: QP k of the flow gets every sizes[f]-th. */
 			r->qps[qi].target = m ? m / sizes[f] + (k < m % sizes[f]) : UINT64_MAX;
 		}
+	return 0;
+}
+
+int requester_set_lane(Requester *r, uint32_t lane, rte_ring *const *rings, uint32_t nlanes, std::string *err)
+{
+	if (lane >= nlanes || nlanes > kMaxLanes || rings == nullptr) {
+		*err = "requester: lane " + std::to_string(lane) + " of " + std::to_string(nlanes) + " (at most " +
+		       std::to_string(kMaxLanes) + ")";
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < r->nqps; i++)
+		if (r->qps[i].target > kSeqMask) {
+			*err = "requester: shared QPs run a message count below 2^40 per QP";
+			return -EINVAL;
+		}
+	r->lane = lane;
+	r->lane_rings = rings;
+	r->nlanes = nlanes;
+	r->wr_tag = static_cast<uint64_t>(lane) << kLaneShift;
+	r->chain.set_wr_tag(r->wr_tag);
 	return 0;
 }
 
@@ -451,7 +513,9 @@ void requester_on_send_wc(void *requester, const ibv_wc &wc, uint64_t now)
 		r->c.wc_errors.count(wc);
 		return;
 	}
-	on_send_wc(r, qi, wc, now);
+	ibv_wc own = wc;
+	own.wr_id &= kSeqMask;
+	on_send_wc(r, qi, own, now);
 	r->last_progress = now;   // the other role polled it: still progress of ours
 }
 

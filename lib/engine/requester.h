@@ -27,6 +27,14 @@ namespace rp {
 
 inline constexpr uint32_t kTxPollBurst = 32;
 
+/* QPs shared by the requesters of several lcores (lanes; seed 002's experiment): each
+ * lane numbers its own messages per QP, and its wr_ids carry the lane above this bit.
+ * Every lane polls the one send CQ; a completion of another lane's WR goes to that
+ * lane through its ring, packed as status | QP index | sequence. */
+inline constexpr unsigned kLaneShift = 48;
+inline constexpr uint64_t kSeqMask = (1ull << 40) - 1;
+inline constexpr uint32_t kMaxLanes = 64;
+
 struct RequesterParams {
 	Verb verb;
 	uint32_t msg_bytes;
@@ -98,6 +106,12 @@ struct Requester {
 	/* Completions of QPs not ours on the send CQ go to the role sharing it (else they
 	 * count as errors of an unknown QP). */
 	CqPeer send_peer;
+	/* A lane of shared QPs: rings[l] takes completions for lane l (multi-producer);
+	 * nullptr: the QPs are this requester's alone. */
+	uint32_t lane = 0;
+	rte_ring *const *lane_rings = nullptr;
+	uint32_t nlanes = 0;
+	uint64_t wr_tag = 0;                    // lane << kLaneShift, in every wr_id
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
 	uint64_t deadline = 0;
 	uint64_t last_progress = 0;
@@ -115,6 +129,13 @@ int requester_add_qps(Requester *r, std::string *err);
  * (all share this lcore's context). Each flow sends p.messages, spread round-robin
  * over its QPs; completion errors are counted per flow. Without it: one flow. */
 int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, std::string *err);
+
+/* Optional, after requester_set_flows (message counts known): this requester is lane
+ * `lane` of `nlanes` posting to the same QPs (same qp_nums) and polling the same send
+ * CQ; rings[l] (multi-producer, single-consumer, room for every WR of every lane) takes
+ * lane l's completions that another lane polled. Each lane's send queue budget
+ * (p.sq_depth) must be its share of the QPs' depth. Returns 0 or -EINVAL with *err. */
+int requester_set_lane(Requester *r, uint32_t lane, rte_ring *const *rings, uint32_t nlanes, std::string *err);
 
 /* Lcore body. Returns 0 when every message was posted, completed and checked. */
 int requester_run(Requester *r);

@@ -42,6 +42,21 @@ inline ibv_wr_opcode verb_wr_opcode(Verb v)
 	return IBV_WR_SEND;
 }
 
+/* The opcode a successful send completion of the verb reports. */
+inline ibv_wc_opcode verb_wc_opcode(Verb v)
+{
+	switch (v) {
+	case Verb::send:
+	case Verb::send_imm: return IBV_WC_SEND;
+	case Verb::write:
+	case Verb::write_imm: return IBV_WC_RDMA_WRITE;
+	case Verb::read: return IBV_WC_RDMA_READ;
+	case Verb::fetch_add: return IBV_WC_FETCH_ADD;
+	case Verb::cmp_swap: return IBV_WC_COMP_SWAP;
+	}
+	return IBV_WC_SEND;
+}
+
 /* Where a QP's messages go on the responder: a window of `slots` message slots for
  * writes and reads, one 8-byte word for atomics, nothing for sends. */
 struct RemoteTarget {
@@ -97,7 +112,7 @@ public:
 			bool last = ends_run && i == n - 1;
 			e.sge.addr = reinterpret_cast<uintptr_t>(bufs[i]);
 			e.sge.lkey = mrs.lkey_of(bufs[i]);
-			e.wr.wr_id = seq;
+			e.wr.wr_id = seq | wr_tag_;
 			e.wr.send_flags = flags_ | (wr_signalled(seq, signal_every_) || last ? IBV_SEND_SIGNALED : 0) |
 					  (i == 0 ? fence_ : 0);
 			if constexpr (V == Verb::send_imm || V == Verb::write_imm)
@@ -120,6 +135,9 @@ public:
 		return &entries_[0].wr;
 	}
 
+	/* OR-ed into every wr_id: the lane of a requester whose QPs other lcores share. */
+	void set_wr_tag(uint64_t tag) { wr_tag_ = tag; }
+
 	void relink(uint32_t n)
 	{
 		entries_[n - 1].wr.next = n < batch_ ? &entries_[n].wr : nullptr;
@@ -132,6 +150,7 @@ private:
 	uint32_t msg_bytes_ = 0;
 	unsigned flags_ = 0;
 	unsigned fence_ = 0;
+	uint64_t wr_tag_ = 0;
 };
 
 } // namespace rp
