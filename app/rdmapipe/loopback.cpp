@@ -67,8 +67,8 @@ int requester_lcore(void *arg)
 	double cpu0 = thread_cpu_s();
 	if (r->gen) {
 		requester_start(&r->req);
-		lcore_loop_run(&r->tx_loop);
-		r->req_rc = requester_finish(&r->req);
+		lcore_loop_run(&r->tx_loop);   // the rdma_tx stage finishes the requester
+		r->req_rc = r->tx_stage.done.load() ? r->tx_stage.rc : requester_finish(&r->req);
 	} else {
 		r->req_rc = requester_run(&r->req);
 	}
@@ -83,8 +83,8 @@ int responder_lcore(void *arg)
 	double cpu0 = thread_cpu_s();
 	if (r->stages) {
 		responder_start(&r->rsp);
-		lcore_loop_run(&r->rx_loop);
-		r->rsp_rc = responder_finish(&r->rsp);
+		lcore_loop_run(&r->rx_loop);   // the rdma_rx stage finishes the responder
+		r->rsp_rc = r->rx_stage.done.load() ? r->rx_stage.rc : responder_finish(&r->rsp);
 	} else {
 		r->rsp_rc = responder_run(&r->rsp);
 	}
@@ -100,33 +100,18 @@ int responder_lcore(void *arg)
 struct Setup {
 	Device dev;
 	SharedIOContext req_io, rsp_io;
-	std::vector<ibv_qp *> req_qps, rsp_qps;
-	rte_mempool *tx_pool = nullptr, *rx_pool = nullptr;
-	MrTable tx_mrs, rx_mrs;
-	RegisteredBuf memory, credit_words, credit_src;
 	AsyncEventWatch async;
 	rte_ring *rings[3] = {nullptr, nullptr, nullptr};   // rdma_rx -> verify -> sink; gen -> rdma_tx
+	std::unique_ptr<LoopbackFlow> flow = std::make_unique<LoopbackFlow>();
 
 	~Setup()
 	{
 		async_watch_stop(&async);
 		for (rte_ring *ring : rings)
 			rte_ring_free(ring);
-		for (ibv_qp *q : req_qps)
-			if (q)
-				ibv_destroy_qp(q);
-		for (ibv_qp *q : rsp_qps)
-			if (q)
-				ibv_destroy_qp(q);
+		flow.reset();   // its QPs go before the io contexts they use
 		shared_io_context_destroy(&req_io);
 		shared_io_context_destroy(&rsp_io);
-		mr_table_release(&tx_mrs);
-		mr_table_release(&rx_mrs);
-		rte_mempool_free(tx_pool);
-		rte_mempool_free(rx_pool);
-		registered_buf_free(&memory);
-		registered_buf_free(&credit_words);
-		registered_buf_free(&credit_src);
 		device_close(&dev);
 	}
 };
@@ -342,7 +327,6 @@ int run_loopback(const RunOptions &o)
 	if (int rc = open_device(o, &s.dev, &caps); rc != kExitOk)
 		return rc;
 	const Verb verb = o.verb;
-	const bool two_sided = verb_consumes_receive(verb);
 	if (verb_is_atomic(verb) && caps.atomics == IBV_ATOMIC_NONE)
 		return setup_error(s.dev.name + ": " + verb_name(verb) + " needs atomics, and the device has none (atomic_cap NONE)");
 	if (o.inline_send && o.msg_bytes > caps.max_inline) {
@@ -364,29 +348,9 @@ int run_loopback(const RunOptions &o)
 
 	/* Sizing, checked against the device before anything is created. */
 	const uint32_t nqps = o.qps;
-	const RoleShape shape = role_shape(o);
-	const uint32_t srq_depth = shape.srq_depth;
-	const int mem_access = shape.mem_access;
-	const uint64_t mem_per_qp = shape.mem_per_qp;
+	s.flow->shape = role_shape(o);
+	const RoleShape &shape = s.flow->shape;
 	if (check_role_limits(shape, s.dev, 2ull * nqps, &err) != 0)
-		return setup_error(err);
-
-	s.tx_pool = make_registered_pool("rp_tx_pool", "requester buffer pool", shape.tx_pool_n, o, s.dev,
-					 shape.local_write ? IBV_ACCESS_LOCAL_WRITE : 0, &s.tx_mrs, &err);
-	if (s.tx_pool == nullptr)
-		return setup_error(err);
-	if (shape.rx_pool_n &&
-	    (s.rx_pool = make_registered_pool("rp_rx_pool", "responder receive pool", shape.rx_pool_n, o, s.dev,
-					      IBV_ACCESS_LOCAL_WRITE, &s.rx_mrs, &err)) == nullptr)
-		return setup_error(err);
-	if (mem_per_qp &&
-	    registered_buf_alloc(s.dev, "rp_responder_memory", mem_per_qp * nqps, mem_access, &s.memory, &err) != 0)
-		return setup_error(err);
-	if (two_sided &&
-	    (registered_buf_alloc(s.dev, "rp_credit_words", static_cast<size_t>(nqps) * sizeof(uint64_t),
-				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &s.credit_words, &err) != 0 ||
-	     registered_buf_alloc(s.dev, "rp_credit_src", static_cast<size_t>(nqps) * kCreditRing * sizeof(uint64_t),
-				  0, &s.credit_src, &err) != 0))
 		return setup_error(err);
 
 	/* One SharedIOContext's worth of objects per role: a send CQ and a receive CQ shared
@@ -394,84 +358,16 @@ int run_loopback(const RunOptions &o)
 	if (shared_io_context_create(s.dev, static_cast<uint32_t>(shape.req_send_cq), 1, 0, o.adaptive_poll, use_cq_ex, &s.req_io,
 				     &err) != 0 ||
 	    shared_io_context_create(s.dev, static_cast<uint32_t>(shape.rsp_send_cq), static_cast<uint32_t>(shape.rsp_recv_cq),
-				srq_depth, o.adaptive_poll, use_cq_ex, &s.rsp_io, &err) != 0)
+				shape.srq_depth, o.adaptive_poll, use_cq_ex, &s.rsp_io, &err) != 0)
 		return setup_error(err);
-	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
-	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
-	s.req_qps.assign(nqps, nullptr);
-	s.rsp_qps.assign(nqps, nullptr);
-	for (uint32_t i = 0; i < nqps; i++) {
-		if ((s.req_qps[i] = rc_qp_create(s.dev, s.req_io, req_qo, &err)) == nullptr ||
-		    (s.rsp_qps[i] = rc_qp_create(s.dev, s.rsp_io, rsp_qo, &err)) == nullptr)
-			return setup_error(err);
-		RcPeer to_rsp{s.rsp_qps[i]->qp_num, 0x1000 + i, s.dev.gid};
-		RcPeer to_req{s.req_qps[i]->qp_num, 0x80000 + i, s.dev.gid};
-		int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
-		if (rc_qp_connect(s.dev, s.req_qps[i], req_qo, to_req.psn, to_rsp, req_access, &err) != 0 ||
-		    rc_qp_connect(s.dev, s.rsp_qps[i], rsp_qo, to_rsp.psn, to_req, mem_access & ~IBV_ACCESS_LOCAL_WRITE,
-				  &err) != 0)
-			return setup_error(err);
-	}
 
 	auto r = std::make_unique<Roles>();
 	uint64_t hz = rte_get_tsc_hz();
 	Requester &q = r->req;
-	q.ops = ops;
-	q.send_cq = s.req_io.send_cq;
-	q.pool = s.tx_pool;
-	q.mrs = &s.tx_mrs;
-	q.ctl = &r->ctl;
-	q.p = requester_params(o, use_wr, hz);
-	if (requester_init(&q, nqps, &err) != 0 ||
-	    requester_set_flows(&q, o.flows.data(), static_cast<uint32_t>(o.flows.size()), &err) != 0) {
-		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
-		return kExitUsage;
-	}
-	for (uint32_t i = 0; i < nqps; i++) {
-		RequesterQp &rq = q.qps[i];
-		rq.qp = s.req_qps[i];
-		if (use_wr)
-			rq.qpx = ibv_qp_to_qp_ex(s.req_qps[i]);
-		if (mem_per_qp)
-			rq.remote = RemoteTarget{reinterpret_cast<uintptr_t>(s.memory.addr) + i * mem_per_qp,
-						 s.memory.mr->rkey, verb_is_atomic(verb) ? 0 : o.slots};
-		if (static_cast<int>(i) == o.bad_rkey_qp)
-			rq.remote.rkey ^= 0x5a5a00;   // test hook: a key the responder never issued
-		if (two_sided)
-			rq.credit_word = static_cast<volatile uint64_t *>(s.credit_words.addr) + i;
-	}
-	if (requester_add_qps(&q, &err) != 0)
-		return setup_error(err);
-	q.idler.channel = s.req_io.channel;
-	q.idler.cqs[0] = s.req_io.send_cq;
-
 	Responder &v = r->rsp;
-	v.ops = ops;
-	v.recv_cq = s.rsp_io.recv_cq;
-	v.send_cq = s.rsp_io.send_cq;
-	v.srq = s.rsp_io.srq;
-	v.rx_pool = s.rx_pool;
-	v.memory = static_cast<unsigned char *>(s.memory.addr);
-	v.credit_src = static_cast<uint64_t *>(s.credit_src.addr);
-	v.credit_lkey = s.credit_src.mr ? s.credit_src.mr->lkey : 0;
-	v.ctl = &r->ctl;
-	v.p = responder_params(o, hz);
-	if (responder_init(&v, nqps, &err) != 0)
-		return setup_error(err);
-	for (uint32_t i = 0; i < nqps; i++) {
-		v.qps[i].qp = s.rsp_qps[i];
-		if (two_sided) {
-			v.qps[i].credit_remote_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(s.credit_words.addr) + i);
-			v.qps[i].credit_rkey = s.credit_words.mr->rkey;
-		}
-	}
-	if (responder_add_qps(&v, &err) != 0)
-		return setup_error(err);
-	v.idler.channel = s.rsp_io.channel;
-	v.idler.cqs[0] = s.rsp_io.recv_cq;
-	v.idler.cqs[1] = s.rsp_io.send_cq;
-	if (two_sided && responder_fill_srq(&v, o, shape, s.rx_pool, &s.rx_mrs, s.dev, &err) != 0)
-		return setup_error(err);
+	if (int rc = loopback_flow_setup(o, "", s.dev, ops, use_wr, s.req_io, s.rsp_io, &r->ctl, s.flow.get(), &q, &v);
+	    rc != kExitOk)
+		return rc;
 
 	if (o.tx_gen_stage) {
 		/* gen -> ring -> rdma_tx on the requester's lcore: the messages are made there,
@@ -489,7 +385,7 @@ int run_loopback(const RunOptions &o)
 		q.in = s.rings[2];
 		stage_init(&r->gen_stage, &kSourceStage, "gen");
 		r->gen_stage.out = s.rings[2];
-		r->gen_stage.pool = s.tx_pool;
+		r->gen_stage.pool = s.flow->tx_pool;
 		r->gen_stage.msg_bytes = o.msg_bytes;
 		r->gen_stage.limit = o.messages * o.flows.size();
 		if (o.rate_pps > 0)
@@ -503,7 +399,7 @@ int run_loopback(const RunOptions &o)
 	}
 	if (o.rx_verify_stage) {
 		/* rdma_rx -> ring -> verify [-> ring -> sink], all on the responder's lcore. */
-		if (s.rx_pool == nullptr || o.msg_bytes < 8) {
+		if (s.flow->rx_pool == nullptr || o.msg_bytes < 8) {
 			fprintf(stderr, "rdmapipe: a verify stage after rdma_rx needs send or send_imm messages of 8 B or more\n");
 			return kExitUsage;
 		}
@@ -520,7 +416,7 @@ int run_loopback(const RunOptions &o)
 		stage_init(&r->verify_stage, &kVerifyStage, "verify");
 		r->verify_stage.in = s.rings[0];
 		r->verify_stage.out = s.rings[1];
-		r->verify_stage.pool = s.rx_pool;
+		r->verify_stage.pool = s.flow->rx_pool;
 		r->verify_stage.msg_bytes = o.msg_bytes;
 		r->verify_stage.ordered = false;   // the QPs' messages interleave
 		r->verify_stage.upstream = &r->rx_stage;
@@ -529,7 +425,7 @@ int run_loopback(const RunOptions &o)
 		if (o.rx_sink_stage) {
 			stage_init(&r->sink_stage, &kSinkStage, "sink");
 			r->sink_stage.in = s.rings[1];
-			r->sink_stage.pool = s.rx_pool;
+			r->sink_stage.pool = s.flow->rx_pool;
 			r->sink_stage.upstream = &r->verify_stage;
 			r->rx_loop.stages[r->rx_loop.nstages++] = &r->sink_stage;
 		}
@@ -544,8 +440,8 @@ int run_loopback(const RunOptions &o)
 	fflush(stdout);
 	r->req_lc = req_lc;
 	r->rsp_lc = rsp_lc;
-	r->sampler.live = q.flow_live.get();
-	r->sampler.nflows = q.nflows;
+	for (uint32_t f = 0; f < q.nflows; f++)
+		r->sampler.live.push_back(&q.flow_live[f]);
 	if (!o.output_json.empty() && sampler_start(&r->sampler, &err) != 0)
 		return setup_error(err);
 	set_running(&r->ctl);

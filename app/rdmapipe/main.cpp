@@ -4,7 +4,9 @@
 #include "loopback.h"
 #include "pingpong.h"
 #include "pipeline.h"
+#include "relay.h"
 #include "remote.h"
+#include "share.h"
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -107,11 +109,16 @@ int main(int argc, char **argv)
 	}
 
 	/* A pipeline file is read and checked completely before EAL takes any resource. */
+	rp::RelayPlan relay;
+	rp::SharePlan share;
+	int is_relay = 0, is_share = 0;
 	if (!opts.config_file.empty()) {
 		rp::PipelineConf conf;
 		rp::LcoreSet lcores = rp::lcore_set_from_eal_args(eal_argc, argv);
 		if (rp::config_load(opts.config_file, lcores, &conf, &err) != 0 ||
-		    rp::pipeline_to_options(conf, &opts, &err) != 0) {
+		    (is_relay = rp::pipeline_to_relay(conf, opts, &relay, &err)) < 0 ||
+		    (!is_relay && (is_share = rp::pipeline_to_share(conf, opts, &share, &err)) < 0) ||
+		    (!is_relay && !is_share && rp::pipeline_to_options(conf, &opts, &err) != 0)) {
 			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
@@ -127,7 +134,9 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 
-	int rc = !opts.listen.empty() || !opts.peer.empty() ? rp::run_remote(opts)
+	int rc = is_relay                                       ? rp::run_relay(relay)
+		 : is_share                                     ? rp::run_share(share)
+		 : !opts.listen.empty() || !opts.peer.empty() ? rp::run_remote(opts)
 		 : opts.mode == rp::Mode::pingpong          ? rp::run_pingpong(opts)
 							    : rp::run_loopback(opts);
 	rte_eal_cleanup();

@@ -19,6 +19,48 @@ const IoContextConf *context_of(const PipelineConf &c, uint32_t lcore)
 	return nullptr;
 }
 
+const DeviceConf *device_of(const PipelineConf &c, const IoContextConf *io)
+{
+	for (const DeviceConf &d : c.devices)
+		if (d.name == io->device)
+			return &d;
+	return nullptr;
+}
+
+/* The options of one flow f between the io contexts of its two ends (either may be
+ * absent: the other host's), keeping the command line's test hooks and results files. */
+RunOptions flow_options(const PipelineConf &c, const FlowConf &f, const IoContextConf *txio, const IoContextConf *rxio,
+			const DeviceConf &dev, const RunOptions &cli)
+{
+	RunOptions r;
+	r.quiet = cli.quiet;
+	r.stall_timeout_s = cli.stall_timeout_s;
+	r.corrupt_msg = cli.corrupt_msg;
+	r.bad_rkey_qp = cli.bad_rkey_qp;
+	r.config_file = cli.config_file;
+	/* Results files: the command line's, else the file's run.output. */
+	r.output_json = !cli.output_json.empty() ? cli.output_json : c.run.json;
+	r.output_csv = !cli.output_csv.empty() ? cli.output_csv : c.run.csv;
+	r.flow_names = {f.name};
+	r.verb = f.verb;
+	r.flows = {f.qps};
+	r.qps = f.qps;
+	r.device = dev.name;
+	r.port = dev.port;
+	r.gid_index = dev.gid_index;
+	r.msg_bytes = f.sizes[0];
+	r.batch = f.batch;
+	r.signal_every = f.signal_every;
+	r.sq_depth = f.sq_depth;
+	r.slots = f.window;
+	r.srq_refill = rxio && rxio->srq ? rxio->srq_refill : std::max(f.batch, f.window * r.qps / 8);
+	r.inline_send = f.inline_send;
+	r.verify = f.verify;
+	r.adaptive_poll = (txio && txio->adaptive_poll) || (rxio && rxio->adaptive_poll);
+	r.cq_api = (!txio || txio->cq_api == CqApi::ex) && (!rxio || rxio->cq_api == CqApi::ex) ? CqApi::ex : CqApi::classic;
+	return r;
+}
+
 } // namespace
 
 int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
@@ -142,42 +184,17 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 		*err = at(c, rxio->line, "io_contexts") + "the two ends on different devices" + later;
 		return -1;
 	}
-	const IoContextConf *io = txio ? txio : rxio;
-	const DeviceConf *dev = nullptr;
-	for (const DeviceConf &d : c.devices)
-		if (d.name == io->device)
-			dev = &d;
+	const DeviceConf *dev = device_of(c, txio ? txio : rxio);
 
-	RunOptions r;
-	r.quiet = o->quiet;
-	r.stall_timeout_s = o->stall_timeout_s;
-	r.corrupt_msg = o->corrupt_msg;
-	r.bad_rkey_qp = o->bad_rkey_qp;
-	r.config_file = o->config_file;
-	/* Results files: the command line's, else the file's run.output. */
-	r.output_json = !o->output_json.empty() ? o->output_json : c.run.json;
-	r.output_csv = !o->output_csv.empty() ? o->output_csv : c.run.csv;
+	RunOptions r = flow_options(c, f0, txio, rxio, *dev, *o);
 	for (const FlowConf &f : c.flows)
 		r.flow_names.push_back(f.name);
 	r.mode = echo ? Mode::pingpong : Mode::rate;
-	r.verb = f0.verb;
 	r.flows = qps;
 	r.qps = 0;
 	for (uint32_t q : qps)
 		r.qps += q;
-	r.device = dev->name;
-	r.port = dev->port;
-	r.gid_index = dev->gid_index;
-	r.msg_bytes = f0.sizes[0];
-	r.batch = f0.batch;
-	r.signal_every = f0.signal_every;
-	r.sq_depth = f0.sq_depth;
-	r.slots = f0.window;
 	r.srq_refill = rxio && rxio->srq ? rxio->srq_refill : std::max(f0.batch, f0.window * r.qps / 8);
-	r.inline_send = f0.inline_send;
-	r.verify = f0.verify;
-	r.adaptive_poll = (txio && txio->adaptive_poll) || (rxio && rxio->adaptive_poll);
-	r.cq_api = (!txio || txio->cq_api == CqApi::ex) && (!rxio || rxio->cq_api == CqApi::ex) ? CqApi::ex : CqApi::classic;
 	r.tx_lcore = tx0 ? static_cast<int>(tx0->lcore) : -1;
 	r.rx_lcore = rx0 ? static_cast<int>(rx0->lcore) : -1;
 	if (gen_st) {
@@ -229,6 +246,177 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 	}
 	*o = r;
 	return 0;
+}
+
+int pipeline_to_relay(const PipelineConf &c, const RunOptions &cli, RelayPlan *p, std::string *err)
+{
+	const StageConf *verify = nullptr, *out_tx = nullptr;
+	for (const StageConf &st : c.stages)
+		if (st.kind == StageKind::verify && st.outputs.size() == 1)
+			for (const StageConf &t : c.stages)
+				if (t.kind == StageKind::rdma_tx && t.inputs.size() == 1 && t.inputs[0] == st.outputs[0]) {
+					verify = &st;
+					out_tx = &t;
+				}
+	if (verify == nullptr)
+		return 0;
+	const std::string later = " does not run yet in this build (a relay is: flow A's rdma_tx and rdma_rx, "
+				  "rdma_rx -> ring -> verify -> ring -> flow B's rdma_tx, and flow B's rdma_rx)";
+	auto fail = [&](int line, const std::string &path, const std::string &what) {
+		*err = at(c, line, path) + what;
+		return -1;
+	};
+	const StageConf *in_rx = nullptr;
+	for (const StageConf &st : c.stages)
+		if (st.kind == StageKind::rdma_rx && st.outputs.size() == 1 && verify->inputs.size() == 1 &&
+		    st.outputs[0] == verify->inputs[0])
+			in_rx = &st;
+	if (in_rx == nullptr)
+		return fail(verify->line, "stages", "a relay's verify stage fed by something else than an rdma_rx stage" + later);
+	if (c.flows.size() != 2 || c.stages.size() != 5 || in_rx->flow == out_tx->flow)
+		return fail(verify->line, "stages", "a relay of other than two flows and five stages" + later);
+	const FlowConf *fin = nullptr, *fout = nullptr;
+	for (const FlowConf &f : c.flows) {
+		if (f.name == in_rx->flow)
+			fin = &f;
+		if (f.name == out_tx->flow)
+			fout = &f;
+	}
+	const StageConf *in_tx = nullptr, *out_rx = nullptr;
+	for (const StageConf &st : c.stages) {
+		if (st.kind == StageKind::rdma_tx && st.flow == fin->name && st.inputs.empty() && st.outputs.empty())
+			in_tx = &st;
+		if (st.kind == StageKind::rdma_rx && st.flow == fout->name && st.outputs.empty())
+			out_rx = &st;
+	}
+	if (in_tx == nullptr || out_rx == nullptr)
+		return fail(verify->line, "stages",
+			    "a relay without an rdma_tx stage of flow '" + fin->name + "' or an rdma_rx stage of flow '" +
+				    fout->name + "' that has no rings" + later);
+	for (const FlowConf *f : {fin, fout}) {
+		std::string path = "flows.[" + std::to_string(f - c.flows.data()) + "]";
+		if (f->peer != "loopback")
+			return fail(f->line, path, "a relayed flow that is not loopback" + later);
+		if (f->transport != Transport::rc || f->sizes.size() != 1 || f->rate_pps > 0)
+			return fail(f->line, path, std::string(f->transport != Transport::rc ? "transport uc" : f->rate_pps > 0
+						     ? "a rate limit" : "a list of sizes") + " in a relay" + later);
+		if (!(f->verb == Verb::send || f->verb == Verb::send_imm) || f->sizes[0] < 8)
+			return fail(f->line, path, "a relay carries send or send_imm messages of 8 B or more (they are the "
+						   "received buffers, checked by their content)");
+		if (f->duration_s > 0 || (f->messages == 0 && f == fin))
+			return fail(f->line, path, "a relay runs a message count, not a duration");
+	}
+	if (fout->sizes != fin->sizes)
+		return fail(fout->line, "flows.[" + std::to_string(fout - c.flows.data()) + "].size",
+			    "the relayed flow sends what arrived: its size must be that of flow '" + fin->name + "' (" +
+				    std::to_string(fin->sizes[0]) + ")");
+	if (fout->messages != 0 && fout->messages != fin->messages)
+		return fail(fout->line, "flows.[" + std::to_string(fout - c.flows.data()) + "].messages",
+			    "the relayed flow sends what arrived: leave it out or make it that of flow '" + fin->name + "' (" +
+				    std::to_string(fin->messages) + ")");
+	if (in_tx->lcore == in_rx->lcore || out_tx->lcore == out_rx->lcore)
+		return fail(in_tx->lcore == in_rx->lcore ? in_rx->line : out_rx->line, "stages",
+			    "a loopback flow's two ends on one lcore");
+	if (in_tx->lcore == out_tx->lcore || in_rx->lcore == out_rx->lcore)
+		return fail(in_tx->lcore == out_tx->lcore ? out_tx->line : out_rx->line, "stages",
+			    "two rdma_tx or two rdma_rx stages on one lcore" + later);
+	const IoContextConf *io[5];
+	const StageConf *sts[5] = {in_tx, in_rx, verify, out_tx, out_rx};
+	for (int i = 0; i < 5; i++) {
+		io[i] = context_of(c, sts[i]->lcore);
+		if (io[i] && io[i]->device != c.devices[0].name)
+			return fail(io[i]->line, "io_contexts", "a relay over more than one device" + later);
+	}
+	const DeviceConf &dev = c.devices[0];
+	RelayPlan r;
+	r.in = flow_options(c, *fin, io[0], io[1], dev, cli);
+	r.out = flow_options(c, *fout, io[3], io[4], dev, cli);
+	r.in.messages = r.out.messages = fin->messages;
+	if (cli.bad_rkey_qp >= 0)
+		return fail(verify->line, "stages", "--inject-bad-rkey in a relay (it targets a one-sided flow)");
+	r.out.corrupt_msg = UINT64_MAX;   // --inject-corruption damages flow in's message
+	r.in.tx_lcore = static_cast<int>(in_tx->lcore);
+	r.in.rx_lcore = static_cast<int>(in_rx->lcore);
+	r.out.tx_lcore = static_cast<int>(out_tx->lcore);
+	r.out.rx_lcore = static_cast<int>(out_rx->lcore);
+	r.in_tx = in_tx->lcore;
+	r.in_rx = in_rx->lcore;
+	r.verify = verify->lcore;
+	r.out_tx = out_tx->lcore;
+	r.out_rx = out_rx->lcore;
+	r.in_name = fin->name;
+	r.out_name = fout->name;
+	r.verify_name = verify->name;
+	r.rx_ring_name = in_rx->outputs[0];
+	r.tx_ring_name = verify->outputs[0];
+	for (const RingConf &ring : c.rings) {
+		if (ring.name == r.rx_ring_name)
+			r.rx_ring = ring.size;
+		if (ring.name == r.tx_ring_name)
+			r.tx_ring = ring.size;
+	}
+	*p = r;
+	return 1;
+}
+
+int pipeline_to_share(const PipelineConf &c, const RunOptions &cli, SharePlan *p, std::string *err)
+{
+	const FlowConf *flow = nullptr;
+	std::vector<const StageConf *> tx;
+	for (const FlowConf &f : c.flows) {
+		std::vector<const StageConf *> t;
+		for (const StageConf &st : c.stages)
+			if (st.kind == StageKind::rdma_tx && st.flow == f.name)
+				t.push_back(&st);
+		if (t.size() > 1 || (f.share_qps && !t.empty())) {
+			flow = &f;
+			tx = t;
+		}
+	}
+	if (flow == nullptr)
+		return 0;
+	const std::string path = "flows.[" + std::to_string(flow - c.flows.data()) + "]";
+	auto fail = [&](int line, const std::string &where, const std::string &what) {
+		*err = at(c, line, where) + what;
+		return -1;
+	};
+	if (tx.size() < 2)
+		return fail(flow->line, path + ".share_qps", "sharing QPs needs two or more rdma_tx stages of the flow (their lcores share them)");
+	const std::string later = " does not run yet in this build (QP sharing: one loopback flow of RDMA READs, "
+				  "its rdma_tx stages on two or more lcores, nothing else)";
+	if (c.flows.size() != 1 || c.stages.size() != tx.size())
+		return fail(flow->line, path, "rdma_tx stages of one flow on several lcores beside other flows or stages" + later);
+	if (flow->peer != "loopback" || flow->verb != Verb::read || flow->transport != Transport::rc ||
+	    flow->sizes.size() != 1 || flow->rate_pps > 0 || flow->messages == 0)
+		return fail(flow->line, path,
+			    std::string(flow->peer != "loopback" ? "a two-host flow" : flow->verb != Verb::read ? std::string("verb ") + verb_name(flow->verb)
+				    : flow->messages == 0 ? "a duration" : "transport uc, a size list or a rate") +
+				    " with rdma_tx stages on several lcores" + later);
+	for (size_t i = 0; i < tx.size(); i++)
+		for (size_t j = 0; j < i; j++)
+			if (tx[i]->lcore == tx[j]->lcore)
+				return fail(tx[i]->line, "stages", "two rdma_tx stages of flow '" + flow->name + "' on lcore " +
+									   std::to_string(tx[i]->lcore) + ": the lanes need an lcore each");
+	if (!flow->share_qps && flow->qps % tx.size() != 0)
+		return fail(flow->line, path + ".qps", std::to_string(flow->qps) + " QPs do not split evenly over " +
+							    std::to_string(tx.size()) + " lcores (or set share_qps = true)");
+	const uint32_t lanes = static_cast<uint32_t>(tx.size());
+	if (flow->share_qps && flow->sq_depth / lanes < std::max(2 * flow->signal_every, flow->batch))
+		return fail(flow->line, path + ".sq_depth",
+			    "each of the " + std::to_string(lanes) + " lanes gets sq_depth / " + std::to_string(lanes) + " = " +
+				    std::to_string(flow->sq_depth / lanes) + " of every shared send queue, below max(batch, 2 x signal_every) = " +
+				    std::to_string(std::max(2 * flow->signal_every, flow->batch)));
+	const IoContextConf *io = context_of(c, tx[0]->lcore);
+	SharePlan r;
+	r.o = flow_options(c, *flow, io, nullptr, *device_of(c, io), cli);
+	r.o.messages = flow->messages;
+	r.o.tx_lcore = static_cast<int>(tx[0]->lcore);
+	for (const StageConf *st : tx)
+		r.lanes.push_back(st->lcore);
+	r.shared = flow->share_qps;
+	r.name = flow->name;
+	*p = r;
+	return 1;
 }
 
 } // namespace rp

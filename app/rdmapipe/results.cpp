@@ -76,9 +76,9 @@ void *sampler_main(void *arg)
 				return nullptr;
 			usleep(step);
 		}
-		std::vector<uint64_t> row(s->nflows);
-		for (size_t f = 0; f < s->nflows; f++)
-			row[f] = s->live[f].completed.load(std::memory_order_relaxed);
+		std::vector<uint64_t> row(s->live.size());
+		for (size_t f = 0; f < s->live.size(); f++)
+			row[f] = s->live[f]->completed.load(std::memory_order_relaxed);
 		s->series.push_back(std::move(row));
 	}
 }

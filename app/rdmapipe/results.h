@@ -47,8 +47,7 @@ struct Results {
 /* A DPDK control thread that reads every flow's running total once a period while
  * the lcores run (FlowLive: one writer, relaxed atomics), for the results' series. */
 struct Sampler {
-	const FlowLive *live = nullptr;
-	size_t nflows = 0;
+	std::vector<const FlowLive *> live;   // one per flow, in the results' flow order
 	double period_s = 1;
 	std::vector<std::vector<uint64_t>> series;
 	std::atomic<bool> stop{false};

@@ -2,6 +2,7 @@
 
 #include "common.h"
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_mempool.h>
 
@@ -105,6 +106,132 @@ int responder_fill_srq(Responder *v, const RunOptions &o, const RoleShape &r, rt
 	if ((ret = ibv_modify_srq(v->srq, &sa, IBV_SRQ_LIMIT)) != 0 && !o.quiet)
 		printf("rdmapipe: %s: no SRQ limit event (ibv_modify_srq: %s)\n", dev.name.c_str(), strerror(ret));
 	return 0;
+}
+
+LoopbackFlow::~LoopbackFlow()
+{
+	for (ibv_qp *q : req_qps)
+		if (q)
+			ibv_destroy_qp(q);
+	for (ibv_qp *q : rsp_qps)
+		if (q)
+			ibv_destroy_qp(q);
+	mr_table_release(&tx_mrs);
+	mr_table_release(&rx_mrs);
+	rte_mempool_free(tx_pool);
+	rte_mempool_free(rx_pool);
+	registered_buf_free(&memory);
+	registered_buf_free(&credit_words);
+	registered_buf_free(&credit_src);
+}
+
+int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
+			SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
+			Requester *q, Responder *v)
+{
+	std::string err;
+	const Verb verb = o.verb;
+	const RoleShape &shape = f->shape;
+	const bool two_sided = shape.two_sided;
+	const uint32_t nqps = o.qps;
+	const int mem_access = shape.mem_access;
+	const uint64_t mem_per_qp = shape.mem_per_qp;
+	const std::string t = tag;
+	auto name = [&t](const char *what) { return "rp_" + t + (t.empty() ? "" : "_") + what; };
+
+	if ((f->tx_pool = make_registered_pool(name("tx_pool").c_str(), (t + (t.empty() ? "" : ": ") + "requester buffer pool").c_str(),
+					       shape.tx_pool_n, o, dev, shape.local_write ? IBV_ACCESS_LOCAL_WRITE : 0,
+					       &f->tx_mrs, &err)) == nullptr)
+		return setup_error(err);
+	if (shape.rx_pool_n &&
+	    (f->rx_pool = make_registered_pool(name("rx_pool").c_str(), (t + (t.empty() ? "" : ": ") + "responder receive pool").c_str(),
+					       shape.rx_pool_n, o, dev, IBV_ACCESS_LOCAL_WRITE, &f->rx_mrs, &err)) == nullptr)
+		return setup_error(err);
+	if (mem_per_qp &&
+	    registered_buf_alloc(dev, name("responder_memory").c_str(), mem_per_qp * nqps, mem_access, &f->memory, &err) != 0)
+		return setup_error(err);
+	if (two_sided &&
+	    (registered_buf_alloc(dev, name("credit_words").c_str(), static_cast<size_t>(nqps) * sizeof(uint64_t),
+				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &f->credit_words, &err) != 0 ||
+	     registered_buf_alloc(dev, name("credit_src").c_str(), static_cast<size_t>(nqps) * kCreditRing * sizeof(uint64_t),
+				  0, &f->credit_src, &err) != 0))
+		return setup_error(err);
+
+	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
+	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
+	f->req_qps.assign(nqps, nullptr);
+	f->rsp_qps.assign(nqps, nullptr);
+	for (uint32_t i = 0; i < nqps; i++) {
+		if ((f->req_qps[i] = rc_qp_create(dev, req_io, req_qo, &err)) == nullptr ||
+		    (f->rsp_qps[i] = rc_qp_create(dev, rsp_io, rsp_qo, &err)) == nullptr)
+			return setup_error(err);
+		RcPeer to_rsp{f->rsp_qps[i]->qp_num, 0x1000 + i, dev.gid};
+		RcPeer to_req{f->req_qps[i]->qp_num, 0x80000 + i, dev.gid};
+		int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
+		if (rc_qp_connect(dev, f->req_qps[i], req_qo, to_req.psn, to_rsp, req_access, &err) != 0 ||
+		    rc_qp_connect(dev, f->rsp_qps[i], rsp_qo, to_rsp.psn, to_req, mem_access & ~IBV_ACCESS_LOCAL_WRITE,
+				  &err) != 0)
+			return setup_error(err);
+	}
+
+	const uint64_t hz = rte_get_tsc_hz();
+	q->ops = ops;
+	q->send_cq = req_io.send_cq;
+	q->pool = f->tx_pool;
+	q->mrs = &f->tx_mrs;
+	q->ctl = ctl;
+	q->p = requester_params(o, use_wr, hz);
+	if (requester_init(q, nqps, &err) != 0 ||
+	    requester_set_flows(q, o.flows.data(), static_cast<uint32_t>(o.flows.size()), &err) != 0) {
+		fprintf(stderr, "rdmapipe: %s%s%s\n", tag, *tag ? ": " : "", err.c_str());
+		return kExitUsage;
+	}
+	for (uint32_t i = 0; i < nqps; i++) {
+		RequesterQp &rq = q->qps[i];
+		rq.qp = f->req_qps[i];
+		if (use_wr)
+			rq.qpx = ibv_qp_to_qp_ex(f->req_qps[i]);
+		if (mem_per_qp)
+			rq.remote = RemoteTarget{reinterpret_cast<uintptr_t>(f->memory.addr) + i * mem_per_qp,
+						 f->memory.mr->rkey, verb_is_atomic(verb) ? 0 : o.slots};
+		if (static_cast<int>(i) == o.bad_rkey_qp)
+			rq.remote.rkey ^= 0x5a5a00;   // test hook: a key the responder never issued
+		if (two_sided)
+			rq.credit_word = static_cast<volatile uint64_t *>(f->credit_words.addr) + i;
+	}
+	if (requester_add_qps(q, &err) != 0)
+		return setup_error(err);
+	q->idler.channel = req_io.channel;
+	q->idler.cqs[0] = req_io.send_cq;
+
+	v->ops = ops;
+	v->recv_cq = rsp_io.recv_cq;
+	v->send_cq = rsp_io.send_cq;
+	v->srq = rsp_io.srq;
+	v->rx_pool = f->rx_pool;
+	v->memory = static_cast<unsigned char *>(f->memory.addr);
+	v->credit_src = static_cast<uint64_t *>(f->credit_src.addr);
+	v->credit_lkey = f->credit_src.mr ? f->credit_src.mr->lkey : 0;
+	v->ctl = ctl;
+	v->p = responder_params(o, hz);
+	if (responder_init(v, nqps, &err) != 0)
+		return setup_error(err);
+	for (uint32_t i = 0; i < nqps; i++) {
+		v->qps[i].qp = f->rsp_qps[i];
+		if (two_sided) {
+			v->qps[i].credit_remote_addr =
+				reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + i);
+			v->qps[i].credit_rkey = f->credit_words.mr->rkey;
+		}
+	}
+	if (responder_add_qps(v, &err) != 0)
+		return setup_error(err);
+	v->idler.channel = rsp_io.channel;
+	v->idler.cqs[0] = rsp_io.recv_cq;
+	v->idler.cqs[1] = rsp_io.send_cq;
+	if (two_sided && responder_fill_srq(v, o, shape, f->rx_pool, &f->rx_mrs, dev, &err) != 0)
+		return setup_error(err);
+	return kExitOk;
 }
 
 } // namespace rp

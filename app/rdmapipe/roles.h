@@ -6,10 +6,12 @@
 #include "engine/requester.h"
 #include "engine/responder.h"
 #include "verbs/device.h"
+#include "verbs/io_context.h"
 #include "verbs/memory.h"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 struct rte_mempool;
 
@@ -44,5 +46,26 @@ ResponderParams responder_params(const RunOptions &o, uint64_t tsc_hz);
  * says the responder is close to RNR). Returns 0 or -1 with *err. */
 int responder_fill_srq(Responder *v, const RunOptions &o, const RoleShape &r, rte_mempool *rx_pool,
 		       const MrTable *rx_mrs, const Device &dev, std::string *err);
+
+/* One loopback flow's objects: the requester's QPs on one io context, the responder's
+ * on another, connected pairwise; the buffer pools; the responder's memory and the
+ * credit words. The destructor tears them down (QPs first); the io contexts and the
+ * device are the caller's and outlive it. */
+struct LoopbackFlow {
+	RoleShape shape;
+	std::vector<ibv_qp *> req_qps, rsp_qps;
+	rte_mempool *tx_pool = nullptr, *rx_pool = nullptr;
+	MrTable tx_mrs, rx_mrs;
+	RegisteredBuf memory, credit_words, credit_src;
+	~LoopbackFlow();
+};
+
+/* Creates flow f of options o (its shape already in f->shape) between req_io and
+ * rsp_io, and sets up both roles on it: q posts o's messages, v receives and checks
+ * them; both report to ctl. `tag` keeps object names unique ("" for a single flow).
+ * Returns an ExitCode (errors printed). */
+int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
+			SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
+			Requester *q, Responder *v);
 
 } // namespace rp

@@ -230,7 +230,7 @@ const std::vector<std::string> kPoolKeys = {"name", "elt_size", "count", "cache"
 const std::vector<std::string> kIoKeys = {"lcore", "device", "send_cq", "recv_cq", "srq", "srq_refill", "poll", "cq_api"};
 const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "transport", "qps", "verb", "size", "sizes", "batch",
 					    "signal_every", "sq_depth", "window", "inline", "rate", "messages",
-					    "duration", "verify", "pool"};
+					    "duration", "verify", "pool", "share_qps"};
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output"};
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output"};
@@ -397,7 +397,7 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 		    !r.uint_as(g, "sq_depth", 2, kMaxSqDepth, &f.sq_depth) || !r.uint_as(g, "window", 1, kMaxSlots, &f.window) ||
 		    !r.boolean(g, "inline", &f.inline_send) || !r.uint(g, "messages", 1, UINT64_MAX >> 1, &f.messages) ||
 		    !r.seconds(g, "duration", &f.duration_s) || !r.boolean(g, "verify", &f.verify) ||
-		    !r.string(g, "pool", &f.pool, true))
+		    !r.string(g, "pool", &f.pool, true) || !r.boolean(g, "share_qps", &f.share_qps))
 			return false;
 		f.transport = transport == 1 ? Transport::uc : Transport::rc;
 		verb_from_name(kVerbNames[static_cast<size_t>(verb)].c_str(), &f.verb);
@@ -675,8 +675,17 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 		if (server && (tx != 0 || rx != 1))
 			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' listens (this host is the server): it needs one rdma_rx stage "
 							 "and no rdma_tx stage, it has " + std::to_string(rx) + " and " + std::to_string(tx));
-		if (!server && tx != 1)
-			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' has " + std::to_string(tx) + " rdma_tx stages; it needs exactly one");
+		if (!server && tx == 0)
+			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' has no rdma_tx stage; it needs one (or one per lcore that shares it)");
+		if (f.share_qps && tx < 2)
+			return r.fail(at("flows", i, "share_qps"), "sharing QPs needs two or more rdma_tx stages of flow '" + f.name +
+									   "' (on the lcores that share them), it has " + std::to_string(tx));
+		/* Several rdma_tx stages (lanes) post one-sided verbs to a passive far end: a
+		 * receiver could not tell their interleaved messages apart. */
+		if (tx > 1 && (server || !loopback || verb_consumes_receive(f.verb) || rx + echo != 0))
+			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' has " + std::to_string(tx) +
+							 " rdma_tx stages: that takes a loopback flow of a one-sided verb (read, write, "
+							 "fetch_add, cmp_swap) and no rdma_rx stage");
 		if (!server && !loopback && rx + echo != 0)
 			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' goes to " + f.peer +
 							 ": it is received there, not by an rdma_rx or echo stage here");
@@ -688,7 +697,7 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 						return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' has both ends on lcore " +
 										 std::to_string(a.lcore) + ": its rdma_tx and " +
 										 stage_kind_name(b.kind) + " stages need lcores of their own");
-		if (loopback && rx + echo != 1)
+		if (loopback && tx == 1 && rx + echo != 1)
 			return r.fail(at("flows", i, nullptr), "loopback flow '" + f.name + "' needs exactly one rdma_rx or echo stage, it has " +
 							 std::to_string(rx + echo));
 		if (echo && !(f.verb == Verb::send || f.verb == Verb::send_imm))

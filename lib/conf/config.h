@@ -74,6 +74,9 @@ struct FlowConf {
 	uint64_t messages = 0;      // 0 with duration 0: the run's duration
 	double duration_s = 0;
 	bool verify = true;
+	/* With several rdma_tx stages: every one posts to every QP of the flow (seed 002's
+	 * QP sharing) instead of each owning every n-th QP. */
+	bool share_qps = false;
 	std::string pool;
 	int line = 0;
 

@@ -142,23 +142,29 @@ uint32_t sink_burst(Stage *s)
 	return n;
 }
 
-/* An RDMA role's loop, one burst at a time: the stage is done when the role finished. */
-template <typename Role, uint32_t (*Burst)(Role *)>
+/* An RDMA role's loop, one burst at a time. When the role finished, the stage finishes
+ * it at once (a requester then tells its responder, on another lcore, that it is done,
+ * without waiting for the other stages of its lcore) and is done. */
+template <typename Role, uint32_t (*Burst)(Role *), int (*Finish)(Role *)>
 uint32_t role_burst(Stage *s)
 {
 	auto *r = static_cast<Role *>(s->ctx);
+	if (s->done.load(std::memory_order_relaxed))
+		return 0;
 	uint32_t n = Burst(r);
 	s->st.msgs += n;
 	s->st.bursts += n != 0;
-	if (r->finished)
+	if (r->finished) {
+		s->rc = Finish(r);
 		s->done.store(true, std::memory_order_release);
+	}
 	return n;
 }
 
 } // namespace
 
-const StageOps kRdmaTxStage = {"rdma_tx", role_burst<Requester, requester_burst>};
-const StageOps kRdmaRxStage = {"rdma_rx", role_burst<Responder, responder_burst>};
+const StageOps kRdmaTxStage = {"rdma_tx", role_burst<Requester, requester_burst, requester_finish>};
+const StageOps kRdmaRxStage = {"rdma_rx", role_burst<Responder, responder_burst, responder_finish>};
 const StageOps kSourceStage = {"gen", source_burst};
 const StageOps kForwardStage = {"forward", forward_burst};
 const StageOps kVerifyStage = {"verify", verify_burst};

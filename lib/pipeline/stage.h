@@ -30,9 +30,12 @@ struct StageOps {
  * forward: `in` to `out` as they are. verify: checks order and payload, then to `out`
  * or back to the pool. sink: counts and frees. */
 extern const StageOps kSourceStage, kForwardStage, kVerifyStage, kSinkStage;
-/* rdma_rx: a Responder (ctx), one responder_burst() per burst; done when it finished. */
+/* rdma_rx: a Responder (ctx), one responder_burst() per burst; once it finished, the
+ * stage calls responder_finish() (its result in rc) and is done. Call responder_start()
+ * before the loop. */
 extern const StageOps kRdmaRxStage;
-/* rdma_tx: a Requester (ctx) fed by a ring, one requester_burst() per burst. */
+/* rdma_tx: a Requester (ctx), fed by a ring or not, one requester_burst() per burst;
+ * the same with requester_start() and requester_finish(). */
 extern const StageOps kRdmaTxStage;
 
 struct alignas(64) StageStats {
@@ -60,6 +63,7 @@ struct alignas(64) Stage {
 	void *ctx = nullptr;           // an RDMA stage's role (Responder, Requester)
 	void *held[kStageBurst];       // messages the output ring refused, offered again first
 	uint32_t nheld = 0;
+	int rc = 0;                    // an RDMA stage: its role's finish() result, once done
 	std::atomic<bool> done{false}; // owner lcore: wo (release); downstream and main: ro
 	StageStats st;
 };

@@ -39,6 +39,8 @@ cases = {
  'stage-kind-typo': ('kind = "rdma_rx";', 'kind = "rdma_recv";'),
  'stage-without-flow': ('{ name = "tx"; kind = "rdma_tx"; lcore = 1; flow = "bw"; }', '{ name = "tx"; kind = "rdma_tx"; lcore = 1; }'),
  'sink-with-flow': ('{ name = "vf"; kind = "verify"; lcore = 2; input = "r0"; }', '{ name = "vf"; kind = "verify"; lcore = 2; input = "r0"; flow = "bw"; }'),
+ 'share-one-lane': ('pool = "tx";', 'pool = "tx"; share_qps = true;'),
+ 'share-qps-typo': ('pool = "tx";', 'pool = "tx"; shared_qps = true;'),
  'two-tx-stages': ('{ name = "rx"; kind = "rdma_rx";', '{ name = "tx2"; kind = "rdma_tx"; lcore = 2; flow = "bw"; },\n  { name = "rx"; kind = "rdma_rx";'),
  'no-rx-stage': ('{ name = "rx"; kind = "rdma_rx"; lcore = 2; flow = "bw"; output = "r0"; },', '{ name = "gn"; kind = "gen"; lcore = 2; flow = "bw"; output = "r0"; },'),
  'duplicate-flow-name': ('messages = 100000; pool = "tx"; }\n);', 'messages = 100000; pool = "tx"; },\n  { name = "bw"; verb = "send"; pool = "tx"; }\n);'),

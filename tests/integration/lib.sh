@@ -22,12 +22,14 @@ need_device() {
 	fi
 }
 
-# Hugepages when the machine has them (the VM does), else plain memory.
+# Hugepages when the machine has them (the VM does), else plain memory. Lcores 0-1,
+# or $EAL_LCORES (a run on more lcores than the VM's 2 CPUs maps them onto both).
 eal_args() {
+	local lcores=${EAL_LCORES:--l 0-1}
 	if [ "$(cat /proc/sys/vm/nr_hugepages 2>/dev/null || echo 0)" -gt 0 ]; then
-		echo "-l 0-1 --in-memory --no-pci --log-level=lib.eal:error"
+		echo "$lcores --in-memory --no-pci --log-level=lib.eal:error"
 	else
-		echo "-l 0-1 --no-huge -m 512 --no-shconf --no-pci --log-level=lib.eal:error"
+		echo "$lcores --no-huge -m 512 --no-shconf --no-pci --log-level=lib.eal:error"
 	fi
 }
 

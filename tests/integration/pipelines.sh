@@ -17,7 +17,11 @@ for f in "$conf_dir"/*.conf; do
 		conf=$(mktemp --suffix=.conf)
 		sed "s/\"rxe0\"/\"$DEV\"/g" "$f" >"$conf"
 	fi
+	# Examples for three lcores say so in their usage line.
+	EAL_LCORES=
+	grep -q -- '-l 0-2 ' "$f" && EAL_LCORES='--lcores (0-2)@(0-1)'
 	run_rdmapipe "$out" -f "$conf"
+	EAL_LCORES=
 	expect_eq "$name: exit status" "$rc" 0
 	expect_grep "$out" "^result: PASS$"
 	if grep -qE "^  mode: +ping-pong" "$out"; then
@@ -38,6 +42,40 @@ expect_eq "rx-verify-sink, corrupted: exit status" "$rc" 1
 expect_grep "$out" "^  stages on lcore 0: +rdma_rx -> ring -> verify -> ring -> sink; verify checked 100000 \(payload errors 1\)"
 expect_eq "rx-verify-sink, corrupted: verified" "$(field "$out" 'messages verified')" 99999
 expect_grep "$out" "^result: FAIL$"
+
+# The relay: a payload corrupted by flow in's sender is caught by the verify stage in
+# the middle, passed on (nothing is dropped), and caught again at flow out's receiver;
+# every buffer still comes back to its pool.
+EAL_LCORES='--lcores (0-2)@(0-1)'
+run_rdmapipe "$out" -f "$conf_dir/relay.conf" --inject-corruption 500
+EAL_LCORES=
+expect_eq "relay, corrupted: exit status" "$rc" 1
+expect_grep "$out" "^  stage verify: +checked 40000 \(payload errors 1\)"
+expect_grep "$out" "^  flow out: +SEND_WITH_IMM, 256 B, 4 QPs, lcore 0 -> lcore 1: sent 40000, completed 40000, received 40000, verified 39999$"
+expect_eq "relay, corrupted: payload errors" "$(field "$out" 'payload errors')" 2
+expect_eq "relay, corrupted: buffers not returned" "$(field "$out" 'buffers not returned')" 0
+expect_grep "$out" "^result: FAIL$"
+
+# Seed 002's QP sharing, the other three corners of conf/qp-share.conf (which ran above:
+# shared QPs, every WR signalled): every read result is checked by the lane that posted
+# it, whichever lane polled its completion; only shared QPs hand completions over.
+for variant in "true 8" "false 1" "false 8"; do
+	set -- $variant
+	c=$(mktemp --suffix=.conf)
+	sed -e "s/share_qps = true/share_qps = $1/" -e "s/signal_every = 1;/signal_every = $2;/" -e "s/\"rxe0\"/\"$DEV\"/g" \
+		"$conf_dir/qp-share.conf" >"$c"
+	run_rdmapipe "$out" -f "$c"
+	expect_eq "qp-share shared=$1 signal_every=$2: exit status" "$rc" 0
+	expect_eq "qp-share shared=$1 signal_every=$2: verified" "$(field "$out" 'messages verified')" "40000 (read results)"
+	handed=$(field "$out" 'completions handed between lanes')
+	if [ "$1" = true ]; then
+		[ "${handed:-0}" -gt 0 ] && ok=yes || ok="no ($handed)"
+		expect_eq "qp-share shared: completions handed between lanes" "$ok" yes
+	else
+		expect_eq "qp-share split: completions handed between lanes" "$handed" 0
+	fi
+	rm -f "$c"
+done
 
 # A gen stage that feeds a sink rather than rdma_tx does not run yet: refused before
 # EAL starts, naming it.
