@@ -1,4 +1,6 @@
 #include "common.h"
+
+#include "verbs/cm.h"
 #include "results.h"
 
 #include <rte_cycles.h>
@@ -40,6 +42,14 @@ int open_device(const RunOptions &o, Device *dev, DeviceCaps *caps)
 				"(boots a VM with rdma_rxe where the kernel has none; see README.md)\n",
 			why.c_str());
 		return kExitSetup;
+	}
+	if (o.connect == ConnectPath::cm) {
+		/* QPs that rdma_cm connects must be made on librdmacm's own context. */
+		ibv_context *verbs = nullptr;
+		if (cm_device_context(o.device, &verbs, &err) != 0 || cm_device_open(dev, verbs, o.port, &err) != 0 ||
+		    probe_and_report(o, *dev, caps, &err) != 0)
+			return setup_error(err);
+		return kExitOk;
 	}
 	if (device_open(dev, o.device, o.port, o.gid_index, &err) != 0 || probe_and_report(o, *dev, caps, &err) != 0)
 		return setup_error(err);

@@ -27,7 +27,8 @@ enum ExitCode {
 };
 
 /* Finds, opens and probes the device (printing the capabilities and what is missing
- * unless quiet). Returns an ExitCode; errors are printed. */
+ * unless quiet): on librdmacm's context when o.connect is cm (its QPs are then made by
+ * rdma_create_qp), else with ibv_open_device. Returns an ExitCode; errors are printed. */
 int open_device(const RunOptions &o, Device *dev, DeviceCaps *caps);
 
 /* Probes an open device's capabilities and prints them with a note for each thing it

@@ -207,6 +207,7 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 	       verb_opcode_name(o.verb), o.msg_bytes, o.qps, o.qps > 1 ? "s" : "",
 	       o.flows.size() > 1 ? (" in " + std::to_string(o.flows.size()) + " flows").c_str() : "", o.batch,
 	       o.signal_every, o.sq_depth, o.slots);
+	printf("  connected:           %s\n", s.flow->connected.c_str());
 	printf("  completions:         %s\n", cq_ops_str(r.req.ops));
 	printf("  posting:             %s%s%s\n",
 	       r.req.p.post_api == PostApi::wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",

@@ -38,6 +38,7 @@ RunOptions flow_options(const PipelineConf &c, const FlowConf &f, const IoContex
 	r.corrupt_msg = cli.corrupt_msg;
 	r.bad_rkey_qp = cli.bad_rkey_qp;
 	r.config_file = cli.config_file;
+	r.connect = cli.connect;
 	/* Results files: the command line's, else the file's run.output. */
 	r.output_json = !cli.output_json.empty() ? cli.output_json : c.run.json;
 	r.output_csv = !cli.output_csv.empty() ? cli.output_csv : c.run.csv;

@@ -6,8 +6,11 @@
 #include <rte_errno.h>
 #include <rte_mempool.h>
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 namespace rp {
 
@@ -108,14 +111,108 @@ int responder_fill_srq(Responder *v, const RunOptions &o, const RoleShape &r, rt
 	return 0;
 }
 
+namespace {
+
+constexpr int kLoopbackCmTimeoutMs = 10000;
+
+/* The device's IPv4 address, from its IPv4-mapped RoCE GID. */
+bool gid_ipv4(const ibv_gid &g, std::string *ip)
+{
+	for (int i = 0; i < 10; i++)
+		if (g.raw[i] != 0)
+			return false;
+	if (g.raw[10] != 0xff || g.raw[11] != 0xff)
+		return false;
+	*ip = std::to_string(g.raw[12]) + "." + std::to_string(g.raw[13]) + "." + std::to_string(g.raw[14]) + "." +
+	      std::to_string(g.raw[15]);
+	return true;
+}
+
+/* Both ends of every pair through rdma_cm, in this process: the server accepts on a
+ * thread of its own (setup only) while this thread connects the client. */
+int connect_with_cm(const RunOptions &o, Device &dev, SharedIOContext &req_io, SharedIOContext &rsp_io,
+		    const QpOptions &req_qo, const QpOptions &rsp_qo, int req_access, int rsp_access, LoopbackFlow *f,
+		    std::string *err)
+{
+	const uint32_t nqps = o.qps;
+	std::string ip;
+	if (!gid_ipv4(dev.gid, &ip)) {
+		*err = dev.name + " has no IPv4 address (GID index " + std::to_string(dev.gid_index) +
+		       " is not IPv4-mapped) for rdma_cm to connect to: run with --connect direct";
+		return -1;
+	}
+	CmAddr addr, local;
+	if (cm_addr_parse(ip, "0", &addr, err) != 0 || cm_addr_parse(ip, "0", &local, err) != 0)
+		return -1;
+	f->cm_server = std::make_unique<CmServer>();
+	f->cm_client = std::make_unique<CmClient>();
+	if (f->cm_server->listen(addr, static_cast<int>(std::max<uint32_t>(64, nqps)), err) != 0)
+		return -1;
+	addr.sin.sin_port = htons(f->cm_server->bound_port());
+	addr.str = ip + ":" + std::to_string(f->cm_server->bound_port());
+	if (f->cm_client->resolve(local, addr, nqps, kLoopbackCmTimeoutMs, err) != 0)
+		return -1;
+	if (f->cm_server->verbs() != dev.ctx || f->cm_client->verbs() != dev.ctx) {
+		*err = "rdma_cm: " + addr.str + " is not on " + dev.name + " (give -d the device that has the address)";
+		return -1;
+	}
+	auto choose = [&](const CmRequest &req, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
+		if (req.peer.qp_index >= nqps) {
+			*why = "QP index " + std::to_string(req.peer.qp_index) + " is outside 0.." + std::to_string(nqps - 1);
+			return kCmReject;
+		}
+		*spec = cm_qp_spec(dev.pd, rsp_io, rsp_qo);
+		spec->access = rsp_access;
+		*reply = CmPrivate{};
+		reply->qp_index = req.peer.qp_index;
+		return kCmAccept;
+	};
+	int srv_rc = 0;
+	std::string srv_err;
+	std::thread server([&] { srv_rc = f->cm_server->accept(nqps, kLoopbackCmTimeoutMs, choose, &srv_err); });
+	std::vector<CmQpSpec> specs(nqps);
+	std::vector<CmPrivate> locals(nqps);
+	for (uint32_t i = 0; i < nqps; i++) {
+		specs[i] = cm_qp_spec(dev.pd, req_io, req_qo);
+		specs[i].access = req_access;
+		locals[i].qp_index = static_cast<uint16_t>(i);
+		locals[i].verb = static_cast<uint8_t>(static_cast<unsigned>(o.verb) + 1);
+	}
+	int cli_rc = f->cm_client->connect(specs, locals, kLoopbackCmTimeoutMs, err);
+	server.join();
+	if (srv_rc != 0 || cli_rc != 0) {
+		if (srv_rc != 0)
+			*err = srv_err;
+		return -1;
+	}
+	f->req_qps.assign(nqps, nullptr);
+	f->rsp_qps.assign(nqps, nullptr);
+	for (uint32_t i = 0; i < nqps; i++)
+		f->req_qps[i] = f->cm_client->conn(i).qp;
+	for (unsigned c = 0; c < f->cm_server->size(); c++)
+		f->rsp_qps[f->cm_server->conn(c).peer.qp_index] = f->cm_server->conn(c).qp;
+	f->connected = "rdma_cm to " + addr.str + ", " + std::to_string(nqps) + " connection" + (nqps > 1 ? "s" : "");
+	return 0;
+}
+
+} // namespace
+
 LoopbackFlow::~LoopbackFlow()
 {
-	for (ibv_qp *q : req_qps)
-		if (q)
-			ibv_destroy_qp(q);
-	for (ibv_qp *q : rsp_qps)
-		if (q)
-			ibv_destroy_qp(q);
+	if (cm_client || cm_server) {
+		/* rdma_cm made the QPs: disconnect and destroy them through it. */
+		if (cm_client)
+			cm_client->close();
+		if (cm_server)
+			cm_server->close();
+	} else {
+		for (ibv_qp *q : req_qps)
+			if (q)
+				ibv_destroy_qp(q);
+		for (ibv_qp *q : rsp_qps)
+			if (q)
+				ibv_destroy_qp(q);
+	}
 	mr_table_release(&tx_mrs);
 	mr_table_release(&rx_mrs);
 	rte_mempool_free(tx_pool);
@@ -159,19 +256,25 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 
 	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
 	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
-	f->req_qps.assign(nqps, nullptr);
-	f->rsp_qps.assign(nqps, nullptr);
-	for (uint32_t i = 0; i < nqps; i++) {
-		if ((f->req_qps[i] = rc_qp_create(dev, req_io, req_qo, &err)) == nullptr ||
-		    (f->rsp_qps[i] = rc_qp_create(dev, rsp_io, rsp_qo, &err)) == nullptr)
+	int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
+	int rsp_access = mem_access & ~IBV_ACCESS_LOCAL_WRITE;
+	if (o.connect == ConnectPath::cm) {
+		if (connect_with_cm(o, dev, req_io, rsp_io, req_qo, rsp_qo, req_access, rsp_access, f, &err) != 0)
 			return setup_error(err);
-		RcPeer to_rsp{f->rsp_qps[i]->qp_num, 0x1000 + i, dev.gid};
-		RcPeer to_req{f->req_qps[i]->qp_num, 0x80000 + i, dev.gid};
-		int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
-		if (rc_qp_connect(dev, f->req_qps[i], req_qo, to_req.psn, to_rsp, req_access, &err) != 0 ||
-		    rc_qp_connect(dev, f->rsp_qps[i], rsp_qo, to_rsp.psn, to_req, mem_access & ~IBV_ACCESS_LOCAL_WRITE,
-				  &err) != 0)
-			return setup_error(err);
+	} else {
+		f->req_qps.assign(nqps, nullptr);
+		f->rsp_qps.assign(nqps, nullptr);
+		for (uint32_t i = 0; i < nqps; i++) {
+			if ((f->req_qps[i] = rc_qp_create(dev, req_io, req_qo, &err)) == nullptr ||
+			    (f->rsp_qps[i] = rc_qp_create(dev, rsp_io, rsp_qo, &err)) == nullptr)
+				return setup_error(err);
+			RcPeer to_rsp{f->rsp_qps[i]->qp_num, 0x1000 + i, dev.gid};
+			RcPeer to_req{f->req_qps[i]->qp_num, 0x80000 + i, dev.gid};
+			if (rc_qp_connect(dev, f->req_qps[i], req_qo, to_req.psn, to_rsp, req_access, &err) != 0 ||
+			    rc_qp_connect(dev, f->rsp_qps[i], rsp_qo, to_rsp.psn, to_req, rsp_access, &err) != 0)
+				return setup_error(err);
+		}
+		f->connected = "directly (each QP given the other's number and GID)";
 	}
 
 	const uint64_t hz = rte_get_tsc_hz();

@@ -6,10 +6,12 @@
 #include "engine/requester.h"
 #include "engine/responder.h"
 #include "verbs/device.h"
+#include "verbs/cm.h"
 #include "verbs/io_context.h"
 #include "verbs/memory.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,7 +55,10 @@ int responder_fill_srq(Responder *v, const RunOptions &o, const RoleShape &r, rt
  * device are the caller's and outlive it. */
 struct LoopbackFlow {
 	RoleShape shape;
-	std::vector<ibv_qp *> req_qps, rsp_qps;
+	std::vector<ibv_qp *> req_qps, rsp_qps;   // owned here, or by the rdma_cm sets below
+	std::unique_ptr<CmServer> cm_server;       // --connect cm: the responder's end
+	std::unique_ptr<CmClient> cm_client;       // ... and the requester's
+	std::string connected;                     // how, for the summary
 	rte_mempool *tx_pool = nullptr, *rx_pool = nullptr;
 	MrTable tx_mrs, rx_mrs;
 	RegisteredBuf memory, credit_words, credit_src;
@@ -61,7 +66,9 @@ struct LoopbackFlow {
 };
 
 /* Creates flow f of options o (its shape already in f->shape) between req_io and
- * rsp_io, and sets up both roles on it: q posts o's messages, v receives and checks
+ * rsp_io, its QP pairs connected as o.connect says (through rdma_cm: a server on the
+ * device's own address accepts the responder's QPs while a client connects the
+ * requester's, the handshake of two hosts), and sets up both roles on it: q posts o's messages, v receives and checks
  * them; both report to ctl. `tag` keeps object names unique ("" for a single flow).
  * Returns an ExitCode (errors printed). */
 int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,

@@ -27,6 +27,7 @@ enum LongOnly {
 	OPT_MIN_RNR_TIMER,
 	OPT_POLL,
 	OPT_CQ_API,
+	OPT_CONNECT,
 	OPT_PINGPONG,
 	OPT_OUTPUT,
 	OPT_CSV,
@@ -56,6 +57,7 @@ const struct option kLongOpts[] = {
 	{"inject-bad-rkey", required_argument, nullptr, OPT_BAD_RKEY},
 	{"post-api", required_argument, nullptr, OPT_POST_API},
 	{"cq-api", required_argument, nullptr, OPT_CQ_API},
+	{"connect", required_argument, nullptr, OPT_CONNECT},
 	{"pingpong", no_argument, nullptr, OPT_PINGPONG},
 	{"output", required_argument, nullptr, OPT_OUTPUT},
 	{"listen", required_argument, nullptr, OPT_LISTEN},
@@ -203,6 +205,9 @@ const char *options_usage()
 "      --fence              IBV_SEND_FENCE on the first WR of each chain\n"
 "      --cq-api API         classic: ibv_poll_cq into an array (default); ex: extended CQs,\n"
 "                           ibv_start_poll / ibv_next_poll, where the device has them\n"
+"      --connect PATH       loopback runs: cm (default) connects the QP pairs through rdma_cm\n"
+"                           on the device's own IPv4 address, as two hosts do; direct\n"
+"                           gives each QP the other's number and GID (no IPv4 needed)\n"
 "      --pingpong           latency: one message in flight, echoed back by the responder;\n"
 "                           reports half round-trip percentiles like ib_send_lat (verb send\n"
 "                           or send_imm, 1 QP, default 2 B and 100000 iterations, inline\n"
@@ -311,6 +316,16 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				o->cq_api = CqApi::ex;
 			else {
 				*err = std::string("--cq-api: '") + a + "' is not classic or ex";
+				return ParseResult::error;
+			}
+			break;
+		case OPT_CONNECT:
+			if (strcmp(a, "cm") == 0)
+				o->connect = ConnectPath::cm;
+			else if (strcmp(a, "direct") == 0)
+				o->connect = ConnectPath::direct;
+			else {
+				*err = std::string("--connect: '") + a + "' is not cm or direct";
 				return ParseResult::error;
 			}
 			break;

@@ -59,6 +59,14 @@ enum class CqApi : uint8_t {
 	ex,
 };
 
+/* How a loopback run connects its QP pairs: through rdma_cm to the device's own IPv4
+ * address, the path two hosts use (default), or directly, each QP given the other's
+ * number and GID (devices without an IPv4 address). */
+enum class ConnectPath : uint8_t {
+	cm,
+	direct,
+};
+
 /* What the run measures: message rate (chains of messages in flight) or ping-pong
  * latency (one message in flight, echoed back by the responder). */
 enum class Mode : uint8_t {
@@ -87,6 +95,7 @@ struct RunOptions {
 	int bad_rkey_qp = -1;           // test hook: this QP posts with a wrong rkey
 	PostApi post_api = PostApi::classic;
 	CqApi cq_api = CqApi::classic;
+	ConnectPath connect = ConnectPath::cm;
 	bool inline_send = false;       // IBV_SEND_INLINE (sends and writes up to the device's max)
 	bool fence = false;             // IBV_SEND_FENCE on the first WR of every chain
 	bool adaptive_poll = false;     // sleep on a completion channel after a run of empty polls

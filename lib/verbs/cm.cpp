@@ -283,6 +283,7 @@ int cm_device_open(Device *dev, ibv_context *verbs, uint8_t port, std::string *e
 	}
 	dev->name = dev_name(verbs);
 	dev->ctx = verbs;
+	dev->owns_ctx = false;
 	dev->port = port;
 	if ((ret = ibv_query_device(verbs, &dev->dev_attr)) != 0) {
 		*err = dev->name + ": ibv_query_device: " + strerror(ret);
@@ -360,7 +361,7 @@ int cm_device_context(const std::string &name, ibv_context **verbs, std::string 
 	*verbs = nullptr;
 	for (int i = 0; i < n; i++) {
 		all += (i ? ", " : "") + std::string(dev_name(list[i]));
-		if (*verbs == nullptr && name == dev_name(list[i]))
+		if (*verbs == nullptr && (name.empty() || name == dev_name(list[i])))
 			*verbs = list[i];
 	}
 	/* librdmacm keeps its contexts open after the list is freed (until the device goes). */
@@ -944,6 +945,7 @@ int CmServer::listen(const CmAddr &addr, int backlog, std::string *err)
 	}
 	verbs_ = listen_id_->verbs;
 	port_num_ = listen_id_->port_num;
+	bound_port_ = ntohs(rdma_get_src_port(listen_id_));
 	return 0;
 
 fail:

@@ -94,10 +94,11 @@ int cm_addr_parse(const std::string &ip, const std::string &port, CmAddr *a, std
 /* Fills *dev from a context librdmacm opened (verbs() of a resolved client or a bound
  * server, or cm_device_context): attributes, port state (must be ACTIVE), GID (chosen
  * like device_open: RoCE v2 IPv4 first) and a new PD. librdmacm owns the context:
- * release with cm_device_close, never device_close. */
+ * release with cm_device_close or device_close, which both leave the context alone. */
 int cm_device_open(Device *dev, ibv_context *verbs, uint8_t port, std::string *err);
 void cm_device_close(Device *dev);
-/* librdmacm's context for device `name` (for a server listening on 0.0.0.0). */
+/* librdmacm's context for device `name` ("": the first), e.g. for a server listening
+ * on 0.0.0.0 or a loopback run that connects through rdma_cm. */
 int cm_device_context(const std::string &name, ibv_context **verbs, std::string *err);
 
 /* ---- One connection's QP, from the caller --------------------------------------------- */
@@ -250,12 +251,15 @@ public:
 	int accept(unsigned n, int timeout_ms, const CmChooseFn &choose, std::string *err);
 
 	unsigned rejected() const { return rejected_; }
+	/* The port listened on (the one the system chose for port 0). */
+	uint16_t bound_port() const { return bound_port_; }
 
 private:
 	int reject_request(rdma_cm_id *id, const std::string &who, const std::string &reason);
 
 	CmAddr addr_;
 	unsigned rejected_ = 0;
+	uint16_t bound_port_ = 0;
 	std::string last_reject_;
 };
 

@@ -159,7 +159,7 @@ void device_close(Device *dev)
 {
 	if (dev->pd)
 		ibv_dealloc_pd(dev->pd);
-	if (dev->ctx)
+	if (dev->ctx && dev->owns_ctx)
 		ibv_close_device(dev->ctx);
 	dev->pd = nullptr;
 	dev->ctx = nullptr;

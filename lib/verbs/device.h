@@ -17,6 +17,7 @@ struct Device {
 	ibv_gid gid{};
 	ibv_port_attr port_attr{};
 	ibv_device_attr dev_attr{};
+	bool owns_ctx = true;   // false: librdmacm's context (cm_device_open), not ours to close
 };
 
 /* Lists the devices. Returns the count (0 when none) and, when none, why in *why
@@ -26,6 +27,7 @@ int count_devices(std::string *names, std::string *why);
 /* Opens `name` (first device when empty), checks the port is ACTIVE and picks the
  * GID (gid_index < 0: automatic). Returns 0 or -errno with *err set. */
 int device_open(Device *dev, const std::string &name, uint8_t port, int gid_index, std::string *err);
+/* Releases the PD, and the context when this Device opened it (either kind of open). */
 void device_close(Device *dev);
 
 const char *mtu_str(ibv_mtu mtu);

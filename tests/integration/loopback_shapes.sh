@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Message sizes, chain lengths and signalling ratios other than the defaults, on rxe:
 # 1-byte and multi-MTU messages, unchained posts, signalling more rarely than per
-# chain, a window that wraps many times, SRQ refills at odd thresholds.
+# chain, a window that wraps many times, SRQ refills at odd thresholds; QP pairs
+# connected through rdma_cm on the device's own address (the default) and directly.
 . "$(dirname "$0")/lib.sh"
 need_device
 out=$(mktemp)
@@ -24,5 +25,9 @@ expect_eq "send posts, unchained" "$(field "$out" 'send posts')" "2000 (1.0 WRs 
 check_pass 5000 -b 7 -S 50 --slots 40 --srq-refill 9   # signalled every 50 WRs across chains of 7
 check_pass 3000 --no-verify
 expect_grep "$out" "messages verified: +3000 \(sequence only: --no-verify\)"
+check_pass 4000 -Q 4 -v send
+expect_grep "$out" "^  connected: +rdma_cm to [0-9.]+:[0-9]+, 4 connections$"
+check_pass 4000 -Q 4 -v send --connect direct
+expect_grep "$out" "^  connected: +directly \(each QP given the other's number and GID\)$"
 rm -f "$out"
 finish

@@ -175,6 +175,11 @@ void pingpong_and_cq_api(void **)
 	expect_error({"--pingpong", "-Q", "2"}, "--pingpong: one QP carries the ping-pong (--qps 2)");
 	expect_error({"--pingpong", "-t", "3"}, "--pingpong: give --messages (iterations), not --duration");
 	expect_error({"--cq-api", "fast"}, "--cq-api: 'fast' is not classic or ex");
+	/* Loopback QP pairs connect through rdma_cm unless told otherwise. */
+	assert_true(o.connect == rp::ConnectPath::cm);
+	assert_int_equal(static_cast<int>(parse({"--connect", "direct"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.connect == rp::ConnectPath::direct);
+	expect_error({"--connect", "ud"}, "--connect: 'ud' is not cm or direct");
 }
 
 void flows_list(void **)
