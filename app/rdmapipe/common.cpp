@@ -8,6 +8,8 @@
 #include <rte_lcore.h>
 #include <rte_mempool.h>
 
+#include <algorithm>
+
 #include <time.h>
 #include <unistd.h>
 
@@ -46,7 +48,7 @@ int open_device(const RunOptions &o, Device *dev, DeviceCaps *caps)
 	if (o.connect == ConnectPath::cm) {
 		/* QPs that rdma_cm connects must be made on librdmacm's own context. */
 		ibv_context *verbs = nullptr;
-		if (cm_device_context(o.device, &verbs, &err) != 0 || cm_device_open(dev, verbs, o.port, &err) != 0 ||
+		if (cm_device_context(o.device, &verbs, &err) != 0 || cm_device_open(dev, verbs, o.port, &err, o.gid_index) != 0 ||
 		    probe_and_report(o, *dev, caps, &err) != 0)
 			return setup_error(err);
 		return kExitOk;
@@ -85,9 +87,11 @@ const char *cq_ops_str(const VerbsOps *ops)
 	return ops == &kIbvOps ? "ibv_poll_cq bursts" : "extended CQs (ibv_start_poll .. ibv_end_poll)";
 }
 
-rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_t burst)
+rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_t burst, uint32_t cache_given)
 {
 	unsigned cache = burst * 2 > RTE_MEMPOOL_CACHE_MAX_SIZE ? RTE_MEMPOOL_CACHE_MAX_SIZE : burst * 2;
+	if (cache_given != UINT32_MAX)
+		cache = std::min<unsigned>(cache_given, RTE_MEMPOOL_CACHE_MAX_SIZE);
 	if (cache * 3 / 2 > n)
 		cache = 0;   // a cache would strand most of a small pool on one lcore
 	return rte_mempool_create(name, n, elt_bytes, cache, 0, nullptr, nullptr, nullptr, nullptr,

@@ -207,11 +207,13 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 	       verb_opcode_name(o.verb), o.msg_bytes, o.qps, o.qps > 1 ? "s" : "",
 	       o.flows.size() > 1 ? (" in " + std::to_string(o.flows.size()) + " flows").c_str() : "", o.batch,
 	       o.signal_every, o.sq_depth, o.slots);
-	printf("  connected:           %s\n", s.flow->connected.c_str());
+	printf("  connected:           %s\n", s.flow->pairs.connected.c_str());
 	printf("  completions:         %s\n", cq_ops_str(r.req.ops));
 	printf("  posting:             %s%s%s\n",
 	       r.req.p.post_api == PostApi::wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
 	       o.inline_send ? ", inline" : "", o.fence ? ", fenced chains" : "");
+	if (o.rate_pps > 0 && !r.gen)
+		printf("  rate limit:          %.0f msg/s per flow (paced by the requester)\n", o.rate_pps);
 	printf("  messages sent:       %" PRIu64 "\n", q.sent);
 	printf("  messages completed:  %" PRIu64 "\n", q.completed);
 	if (two_sided)
@@ -229,6 +231,18 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 	printf("  elapsed:             %.3f s\n", secs);
 	printf("  message rate:        %.4f Mmsg/s\n", static_cast<double>(delivered) / secs / 1e6);
 	printf("  throughput:          %.4f Gbit/s\n", static_cast<double>(delivered) * o.msg_bytes * 8 / secs / 1e9);
+	if (o.warmup_s > 0) {
+		/* run.warmup: the rate of what completed after it, up to the last completion. */
+		if (r.req.warm_tsc && q.end_tsc > r.req.warm_tsc) {
+			double ws = tsc_to_s(q.end_tsc - r.req.warm_tsc);
+			printf("  after warm-up:       %.4f Mmsg/s, %.4f Gbit/s (%" PRIu64 " messages in the first %.1f s left out)\n",
+			       static_cast<double>(q.completed - r.req.warm_completed) / ws / 1e6,
+			       static_cast<double>(q.completed - r.req.warm_completed) * o.msg_bytes * 8 / ws / 1e9,
+			       r.req.warm_completed, o.warmup_s);
+		} else {
+			printf("  after warm-up:       none: the run ended within the %.1f s warm-up\n", o.warmup_s);
+		}
+	}
 	printf("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", q.post_calls,
 	       q.post_calls ? static_cast<double>(q.sent) / static_cast<double>(q.post_calls) : 0.0);
 	if (two_sided) {

@@ -2,6 +2,7 @@
 
 #include "engine/pingpong.h"
 #include "results.h"
+#include "roles.h"
 #include "verbs/io_context.h"
 #include "verbs/memory.h"
 
@@ -44,6 +45,7 @@ struct Setup {
 	Device dev;
 	AsyncEventWatch async;
 	Side ping, echo;
+	std::unique_ptr<QpPairs> pairs;
 	Histogram hist;
 	RunControl ctl;
 	unsigned ping_lc = 0, echo_lc = 0;
@@ -51,9 +53,8 @@ struct Setup {
 	~Setup()
 	{
 		async_watch_stop(&async);
+		pairs.reset();   // QPs before the io contexts they use
 		for (Side *s : {&ping, &echo}) {
-			if (s->qp)
-				ibv_destroy_qp(s->qp);
 			shared_io_context_destroy(&s->io);
 			mr_table_release(&s->mrs);
 			rte_mempool_free(s->pool);
@@ -99,12 +100,8 @@ int make_side(Setup &s, Side &side, const char *name, const RunOptions &o, const
 	    shared_io_context_create(s.dev, o.sq_depth, kSrqDepth, kSrqDepth, o.adaptive_poll, ops != &kIbvOps,
 				     &side.io, err) != 0)
 		return -1;
-	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer};
-	if ((side.qp = rc_qp_create(s.dev, side.io, qo, err)) == nullptr)
-		return -1;
 	PingPongSide &e = side.eng;
 	e.ops = ops;
-	e.qp = side.qp;
 	e.send_cq = side.io.send_cq;
 	e.recv_cq = side.io.recv_cq;
 	e.srq = side.io.srq;
@@ -146,6 +143,7 @@ int summarise(const RunOptions &o, const Setup &s)
 	       s.dev.gid_index, mtu_str(s.dev.port_attr.active_mtu));
 	printf("  mode:                ping-pong, %s, %u B, 1 QP each way, signal every %u, send queue %u\n",
 	       verb_opcode_name(o.verb), o.msg_bytes, o.signal_every, o.sq_depth);
+	printf("  connected:           %s\n", s.pairs->connected.c_str());
 	printf("  completions:         %s\n", cq_ops_str(s.ping.eng.ops));
 	printf("  posting:             one ibv_post_send per message%s\n", s.ping.eng.p.inline_send ? ", inline" : "");
 	printf("  iterations:          %" PRIu64 "\n", o.messages);
@@ -238,12 +236,15 @@ int run_pingpong(const RunOptions &o)
 	if (make_side(*s, s->ping, "rp_ping_pool", o, ops, inl, &err) != 0 ||
 	    make_side(*s, s->echo, "rp_echo_pool", o, ops, inl, &err) != 0)
 		return setup_error(err);
-	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer};
-	RcPeer to_echo{s->echo.qp->qp_num, 0x2000, s->dev.gid};
-	RcPeer to_ping{s->ping.qp->qp_num, 0x3000, s->dev.gid};
-	if (rc_qp_connect(s->dev, s->ping.qp, qo, to_ping.psn, to_echo, 0, &err) != 0 ||
-	    rc_qp_connect(s->dev, s->echo.qp, qo, to_echo.psn, to_ping, 0, &err) != 0)
+	/* One pair, connected the way loopback rate runs connect theirs (rdma_cm by default). */
+	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
+	s->pairs = std::make_unique<QpPairs>();
+	if (qp_pairs_connect(o, 1, s->dev, s->ping.io, s->echo.io, qo, qo, 0, 0, s->pairs.get(), &err) != 0)
 		return setup_error(err);
+	for (Side *side : {&s->ping, &s->echo}) {
+		side->qp = side == &s->ping ? s->pairs->a[0] : s->pairs->b[0];
+		side->eng.qp = side->qp;
+	}
 	s->ping.eng.hist = &s->hist;
 
 	if (!o.quiet)

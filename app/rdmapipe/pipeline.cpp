@@ -59,6 +59,19 @@ RunOptions flow_options(const PipelineConf &c, const FlowConf &f, const IoContex
 	r.verify = f.verify;
 	r.adaptive_poll = (txio && txio->adaptive_poll) || (rxio && rxio->adaptive_poll);
 	r.cq_api = (!txio || txio->cq_api == CqApi::ex) && (!rxio || rxio->cq_api == CqApi::ex) ? CqApi::ex : CqApi::classic;
+	/* The file's sizes, where they are more than the engine's sizing asks for (the
+	 * validator already refused the ones that are too small). */
+	r.tx_send_cq = txio ? txio->send_cq : 0;
+	r.rx_send_cq = rxio ? rxio->send_cq : 0;
+	r.rx_recv_cq = rxio ? rxio->recv_cq : 0;
+	r.rx_srq = rxio ? rxio->srq : 0;
+	for (const PoolConf &pool : c.pools)
+		if (pool.name == f.pool) {
+			r.pool_count = pool.count;
+			r.pool_cache = pool.cache;
+		}
+	r.warmup_s = c.run.warmup_s;
+	r.uc = f.transport == Transport::uc;
 	return r;
 }
 
@@ -143,10 +156,12 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 				else
 					rx = &st;
 			}
-		if (f.transport != Transport::rc || (f.rate_pps > 0 && gen_st == nullptr) || f.sizes.size() != 1) {
-			*err = where + (f.transport != Transport::rc ? "transport uc"
-					: f.rate_pps > 0 ? "a rate limit without a gen stage (the gen stage keeps the rate)"
-							 : "a list of sizes") + later;
+		if (f.sizes.size() != 1) {
+			*err = where + "a list of sizes" + later;
+			return -1;
+		}
+		if (f.transport == Transport::uc && kind_of(f) != 0) {
+			*err = where + "transport uc between two hosts: rdma_cm connects RC QPs only";
 			return -1;
 		}
 		if (i == 0) {
@@ -161,18 +176,19 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 			return -1;
 		} else if (f.verb != f0.verb || f.sizes != f0.sizes || f.batch != f0.batch || f.signal_every != f0.signal_every ||
 			   f.sq_depth != f0.sq_depth || f.window != f0.window || f.inline_send != f0.inline_send ||
-			   f.verify != f0.verify || f.messages != f0.messages || f.duration_s != f0.duration_s) {
+			   f.verify != f0.verify || f.messages != f0.messages || f.duration_s != f0.duration_s ||
+			   f.rate_pps != f0.rate_pps || f.transport != f0.transport) {
 			*err = where + "flows that differ from flow '" + f0.name + "' in more than qps" + later;
 			return -1;
 		}
 		qps.push_back(f.qps);
 	}
-	if (echo && (c.flows.size() != 1 || f0.qps != 1)) {
-		*err = at(c, f0.line, "flows.[0]") + "ping-pong (an echo stage) over more than one QP" + later;
+	if (echo && f0.rate_pps > 0) {
+		*err = at(c, f0.line, "flows.[0].rate") + "a ping-pong sends one message at a time: no rate applies";
 		return -1;
 	}
-	if (kind != 0 && (!c.run.json.empty() || !c.run.csv.empty() || !o->output_json.empty() || !o->output_csv.empty())) {
-		*err = c.file + ": run.output: results files for a two-host flow" + later;
+	if (echo && (c.flows.size() != 1 || f0.qps != 1)) {
+		*err = at(c, f0.line, "flows.[0]") + "ping-pong (an echo stage) over more than one QP" + later;
 		return -1;
 	}
 	if (kind != 0 && f0.messages == 0) {
@@ -191,6 +207,7 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 	for (const FlowConf &f : c.flows)
 		r.flow_names.push_back(f.name);
 	r.mode = echo ? Mode::pingpong : Mode::rate;
+	r.rate_pps = f0.rate_pps;   // kept by the gen stage if there is one, else by the requester
 	r.flows = qps;
 	r.qps = 0;
 	for (uint32_t q : qps)
@@ -206,7 +223,6 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 			return -1;
 		}
 		r.tx_gen_stage = true;
-		r.rate_pps = f0.rate_pps;
 		for (const RingConf &ring : c.rings)
 			if (ring.name == tx_st->inputs[0])
 				r.tx_ring_size = ring.size;

@@ -174,7 +174,7 @@ int summarise(const RelayPlan &p, const Setup &s, const Relay &r)
 	printf("summary:\n");
 	printf("  device:              %s port %u, GID index %d, MTU %s\n", s.dev.name.c_str(), s.dev.port,
 	       s.dev.gid_index, mtu_str(s.dev.port_attr.active_mtu));
-	printf("  connected:           %s; %s\n", s.in->connected.c_str(), s.out->connected.c_str());
+	printf("  connected:           %s; %s\n", s.in->pairs.connected.c_str(), s.out->pairs.connected.c_str());
 	printf("  relay:               rdma_rx (lcore %u) -> %s -> %s (lcore %u) -> %s -> rdma_tx (lcore %u)\n", p.in_rx,
 	       p.rx_ring_name.c_str(), p.verify_name.c_str(), p.verify, p.tx_ring_name.c_str(), p.out_tx);
 	print_flow("in sequence", p.in_name, p.in, r.in_q, r.in_v, p.in_tx, p.in_rx);

@@ -130,9 +130,9 @@ int write_results_json(const std::string &path, const Results &r, std::string *e
 		return -1;
 	}
 	fprintf(f, "{\n  \"rdmapipe\": {\"version\": %s, \"results_schema\": 1},\n", json_str(RDMAPIPE_VERSION).c_str());
-	fprintf(f, "  \"run\": {\"mode\": %s, \"verb\": %s, \"message_bytes\": %u, \"device\": %s, "
+	fprintf(f, "  \"run\": {\"mode\": %s, \"role\": %s, \"verb\": %s, \"message_bytes\": %u, \"device\": %s, "
 		   "\"elapsed_s\": %.6f, \"result\": %s},\n",
-		json_str(r.mode).c_str(), json_str(r.verb).c_str(), r.msg_bytes, json_str(r.device).c_str(), r.elapsed_s,
+		json_str(r.mode).c_str(), json_str(r.role).c_str(), json_str(r.verb).c_str(), r.msg_bytes, json_str(r.device).c_str(), r.elapsed_s,
 		r.pass ? "\"PASS\"" : "\"FAIL\"");
 	fprintf(f, "  \"flows\": [");
 	for (size_t i = 0; i < r.flows.size(); i++) {
@@ -190,16 +190,16 @@ int write_results_csv(const std::string &path, const Results &r, std::string *er
 	}
 	fprintf(f, "flow,mode,verb,message_bytes,qps,messages_sent,messages_completed,messages_verified,bytes,elapsed_s,"
 		   "message_rate,gbit_per_s,failed_qps,completion_errors,latency_what,latency_p50_us,latency_p90_us,"
-		   "latency_p99_us,latency_p999_us,latency_max_us,result\n");
+		   "latency_p99_us,latency_p999_us,latency_max_us,result,role\n");
 	for (const FlowResult &x : r.flows) {
 		const Histogram *h = x.latency && x.latency->count() ? x.latency : nullptr;
 		fprintf(f, "%s,%s,%s,%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6f,%.1f,%.6f,%" PRIu64 ",%" PRIu64
-			   ",%s,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n",
+			   ",%s,%.3f,%.3f,%.3f,%.3f,%.3f,%s,%s\n",
 			x.name.c_str(), r.mode, r.verb.c_str(), r.msg_bytes, x.qps, x.sent, x.completed, x.verified, x.bytes,
 			r.elapsed_s, rate(x.completed, r.elapsed_s), rate(x.bytes, r.elapsed_s) * 8 / 1e9, x.failed_qps,
 			x.errors ? x.errors->total : 0, csv_str(h ? x.latency_what : "").c_str(), h ? us(h->percentile(0.5)) : 0.0,
 			h ? us(h->percentile(0.9)) : 0.0, h ? us(h->percentile(0.99)) : 0.0, h ? us(h->percentile(0.999)) : 0.0,
-			h ? us(h->max()) : 0.0, r.pass ? "PASS" : "FAIL");
+			h ? us(h->max()) : 0.0, r.pass ? "PASS" : "FAIL", r.role);
 	}
 	return finish(f, path, err);
 }

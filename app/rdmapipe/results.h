@@ -34,6 +34,7 @@ struct LcoreResult {
 
 struct Results {
 	const char *mode = "rate";   // rate | pingpong
+	const char *role = "loopback";   // loopback (both ends here) | client | server (two processes)
 	std::string verb, device;
 	uint32_t msg_bytes = 0;
 	double elapsed_s = 0;

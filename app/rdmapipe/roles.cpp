@@ -31,11 +31,11 @@ RoleShape role_shape(const RunOptions &o)
 	}
 	r.mem_per_qp = responder_memory_per_qp(verb, o.msg_bytes, o.slots);
 	const uint64_t window_total = static_cast<uint64_t>(o.slots) * o.qps;
-	r.srq_depth = r.two_sided ? static_cast<uint32_t>(window_total + o.srq_refill) : 0;
-	r.req_send_cq = static_cast<uint64_t>(o.qps) * o.sq_depth;
-	r.rsp_recv_cq = r.two_sided ? r.srq_depth : 1;
-	r.rsp_send_cq = static_cast<uint64_t>(o.qps) * kCreditRing;
-	r.tx_pool_n = o.qps * (o.sq_depth + o.batch) + o.batch * 2 + 1;
+	r.srq_depth = r.two_sided ? std::max(static_cast<uint32_t>(window_total + o.srq_refill), o.rx_srq) : 0;
+	r.req_send_cq = std::max<uint64_t>(static_cast<uint64_t>(o.qps) * o.sq_depth, o.tx_send_cq);
+	r.rsp_recv_cq = r.two_sided ? std::max(r.srq_depth, o.rx_recv_cq) : 1;
+	r.rsp_send_cq = std::max<uint64_t>(static_cast<uint64_t>(o.qps) * kCreditRing, o.rx_send_cq);
+	r.tx_pool_n = std::max(o.qps * (o.sq_depth + o.batch) + o.batch * 2 + 1, o.pool_count);
 	r.rx_pool_n = r.two_sided && verb != Verb::write_imm ? r.srq_depth + kRxPollBurst + o.batch * 2 + 1 : 0;
 	return r;
 }
@@ -60,7 +60,7 @@ int check_role_limits(const RoleShape &r, const Device &dev, uint64_t qps_here, 
 rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, const RunOptions &o,
 				  const Device &dev, int access, MrTable *mrs, std::string *err)
 {
-	rte_mempool *p = make_pool(name, n, o.msg_bytes, o.batch);
+	rte_mempool *p = make_pool(name, n, o.msg_bytes, o.batch, o.pool_count ? o.pool_cache : UINT32_MAX);
 	if (p == nullptr) {
 		*err = std::string(what) + " (" + std::to_string(n) + " x " + std::to_string(o.msg_bytes) +
 		       " B): rte_mempool_create: " + rte_strerror(rte_errno) + " (give EAL more memory: -m, or more hugepages)";
@@ -77,10 +77,15 @@ rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n
 RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t hz)
 {
 	const double dhz = static_cast<double>(hz);
-	return RequesterParams{o.verb, o.msg_bytes, o.batch, o.signal_every, o.sq_depth, o.slots,
-			       o.duration_s > 0 ? 0 : o.messages, static_cast<uint64_t>(o.duration_s * dhz),
-			       static_cast<uint64_t>(o.stall_timeout_s * dhz), o.corrupt_msg,
-			       use_wr ? PostApi::wr : PostApi::classic, o.inline_send, o.fence, 1e9 / dhz};
+	RequesterParams p{o.verb, o.msg_bytes, o.batch, o.signal_every, o.sq_depth, o.slots,
+			  o.duration_s > 0 ? 0 : o.messages, static_cast<uint64_t>(o.duration_s * dhz),
+			  static_cast<uint64_t>(o.stall_timeout_s * dhz), o.corrupt_msg,
+			  use_wr ? PostApi::wr : PostApi::classic, o.inline_send, o.fence, 1e9 / dhz};
+	p.warmup_tsc = static_cast<uint64_t>(o.warmup_s * dhz);
+	/* A gen stage before the requester keeps the rate itself. */
+	if (o.rate_pps > 0 && !o.tx_gen_stage)
+		p.tsc_per_msg = std::max<uint64_t>(1, static_cast<uint64_t>(dhz / o.rate_pps));
+	return p;
 }
 
 ResponderParams responder_params(const RunOptions &o, uint64_t hz)
@@ -130,11 +135,10 @@ bool gid_ipv4(const ibv_gid &g, std::string *ip)
 
 /* Both ends of every pair through rdma_cm, in this process: the server accepts on a
  * thread of its own (setup only) while this thread connects the client. */
-int connect_with_cm(const RunOptions &o, Device &dev, SharedIOContext &req_io, SharedIOContext &rsp_io,
-		    const QpOptions &req_qo, const QpOptions &rsp_qo, int req_access, int rsp_access, LoopbackFlow *f,
+int connect_with_cm(const RunOptions &o, uint32_t nqps, Device &dev, SharedIOContext &req_io, SharedIOContext &rsp_io,
+		    const QpOptions &req_qo, const QpOptions &rsp_qo, int req_access, int rsp_access, QpPairs *f,
 		    std::string *err)
 {
-	const uint32_t nqps = o.qps;
 	std::string ip;
 	if (!gid_ipv4(dev.gid, &ip)) {
 		*err = dev.name + " has no IPv4 address (GID index " + std::to_string(dev.gid_index) +
@@ -185,19 +189,19 @@ int connect_with_cm(const RunOptions &o, Device &dev, SharedIOContext &req_io, S
 			*err = srv_err;
 		return -1;
 	}
-	f->req_qps.assign(nqps, nullptr);
-	f->rsp_qps.assign(nqps, nullptr);
+	f->a.assign(nqps, nullptr);
+	f->b.assign(nqps, nullptr);
 	for (uint32_t i = 0; i < nqps; i++)
-		f->req_qps[i] = f->cm_client->conn(i).qp;
+		f->a[i] = f->cm_client->conn(i).qp;
 	for (unsigned c = 0; c < f->cm_server->size(); c++)
-		f->rsp_qps[f->cm_server->conn(c).peer.qp_index] = f->cm_server->conn(c).qp;
-	f->connected = "rdma_cm to " + addr.str + ", " + std::to_string(nqps) + " connection" + (nqps > 1 ? "s" : "");
+		f->b[f->cm_server->conn(c).peer.qp_index] = f->cm_server->conn(c).qp;
+	f->connected = "RC, rdma_cm to " + addr.str + ", " + std::to_string(nqps) + " connection" + (nqps > 1 ? "s" : "");
 	return 0;
 }
 
 } // namespace
 
-LoopbackFlow::~LoopbackFlow()
+void QpPairs::destroy()
 {
 	if (cm_client || cm_server) {
 		/* rdma_cm made the QPs: disconnect and destroy them through it. */
@@ -206,13 +210,44 @@ LoopbackFlow::~LoopbackFlow()
 		if (cm_server)
 			cm_server->close();
 	} else {
-		for (ibv_qp *q : req_qps)
+		for (ibv_qp *q : a)
 			if (q)
 				ibv_destroy_qp(q);
-		for (ibv_qp *q : rsp_qps)
+		for (ibv_qp *q : b)
 			if (q)
 				ibv_destroy_qp(q);
 	}
+	a.clear();
+	b.clear();
+}
+
+int qp_pairs_connect(const RunOptions &o, uint32_t n, Device &dev, SharedIOContext &io_a, SharedIOContext &io_b,
+		     const QpOptions &qo_a, const QpOptions &qo_b, int access_a, int access_b, QpPairs *p,
+		     std::string *err)
+{
+	/* rdma_cm's port space for connected QPs (RDMA_PS_TCP) makes RC QPs only. */
+	if (o.connect == ConnectPath::cm && !qo_a.uc)
+		return connect_with_cm(o, n, dev, io_a, io_b, qo_a, qo_b, access_a, access_b, p, err);
+	p->a.assign(n, nullptr);
+	p->b.assign(n, nullptr);
+	for (uint32_t i = 0; i < n; i++) {
+		if ((p->a[i] = rc_qp_create(dev, io_a, qo_a, err)) == nullptr ||
+		    (p->b[i] = rc_qp_create(dev, io_b, qo_b, err)) == nullptr)
+			return -1;
+		RcPeer to_b{p->b[i]->qp_num, 0x1000 + i, dev.gid};
+		RcPeer to_a{p->a[i]->qp_num, 0x80000 + i, dev.gid};
+		if (rc_qp_connect(dev, p->a[i], qo_a, to_a.psn, to_b, access_a, err) != 0 ||
+		    rc_qp_connect(dev, p->b[i], qo_b, to_b.psn, to_a, access_b, err) != 0)
+			return -1;
+	}
+	p->connected = qo_a.uc ? std::string("UC, directly (rdma_cm connects RC QPs only)")
+			       : std::string("directly (each QP given the other's number and GID)");
+	return 0;
+}
+
+LoopbackFlow::~LoopbackFlow()
+{
+	pairs.destroy();   // QPs first: no WR of theirs may outlive the MRs
 	mr_table_release(&tx_mrs);
 	mr_table_release(&rx_mrs);
 	rte_mempool_free(tx_pool);
@@ -254,28 +289,12 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 				  0, &f->credit_src, &err) != 0))
 		return setup_error(err);
 
-	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
-	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
+	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc};
+	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
 	int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
 	int rsp_access = mem_access & ~IBV_ACCESS_LOCAL_WRITE;
-	if (o.connect == ConnectPath::cm) {
-		if (connect_with_cm(o, dev, req_io, rsp_io, req_qo, rsp_qo, req_access, rsp_access, f, &err) != 0)
-			return setup_error(err);
-	} else {
-		f->req_qps.assign(nqps, nullptr);
-		f->rsp_qps.assign(nqps, nullptr);
-		for (uint32_t i = 0; i < nqps; i++) {
-			if ((f->req_qps[i] = rc_qp_create(dev, req_io, req_qo, &err)) == nullptr ||
-			    (f->rsp_qps[i] = rc_qp_create(dev, rsp_io, rsp_qo, &err)) == nullptr)
-				return setup_error(err);
-			RcPeer to_rsp{f->rsp_qps[i]->qp_num, 0x1000 + i, dev.gid};
-			RcPeer to_req{f->req_qps[i]->qp_num, 0x80000 + i, dev.gid};
-			if (rc_qp_connect(dev, f->req_qps[i], req_qo, to_req.psn, to_rsp, req_access, &err) != 0 ||
-			    rc_qp_connect(dev, f->rsp_qps[i], rsp_qo, to_rsp.psn, to_req, rsp_access, &err) != 0)
-				return setup_error(err);
-		}
-		f->connected = "directly (each QP given the other's number and GID)";
-	}
+	if (qp_pairs_connect(o, nqps, dev, req_io, rsp_io, req_qo, rsp_qo, req_access, rsp_access, &f->pairs, &err) != 0)
+		return setup_error(err);
 
 	const uint64_t hz = rte_get_tsc_hz();
 	q->ops = ops;
@@ -291,9 +310,9 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 	}
 	for (uint32_t i = 0; i < nqps; i++) {
 		RequesterQp &rq = q->qps[i];
-		rq.qp = f->req_qps[i];
+		rq.qp = f->pairs.a[i];
 		if (use_wr)
-			rq.qpx = ibv_qp_to_qp_ex(f->req_qps[i]);
+			rq.qpx = ibv_qp_to_qp_ex(f->pairs.a[i]);
 		if (mem_per_qp)
 			rq.remote = RemoteTarget{reinterpret_cast<uintptr_t>(f->memory.addr) + i * mem_per_qp,
 						 f->memory.mr->rkey, verb_is_atomic(verb) ? 0 : o.slots};
@@ -320,7 +339,7 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 	if (responder_init(v, nqps, &err) != 0)
 		return setup_error(err);
 	for (uint32_t i = 0; i < nqps; i++) {
-		v->qps[i].qp = f->rsp_qps[i];
+		v->qps[i].qp = f->pairs.b[i];
 		if (two_sided) {
 			v->qps[i].credit_remote_addr =
 				reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + i);

@@ -49,16 +49,33 @@ ResponderParams responder_params(const RunOptions &o, uint64_t tsc_hz);
 int responder_fill_srq(Responder *v, const RunOptions &o, const RoleShape &r, rte_mempool *rx_pool,
 		       const MrTable *rx_mrs, const Device &dev, std::string *err);
 
-/* One loopback flow's objects: the requester's QPs on one io context, the responder's
- * on another, connected pairwise; the buffer pools; the responder's memory and the
- * credit words. The destructor tears them down (QPs first); the io contexts and the
- * device are the caller's and outlive it. */
+/* n QP pairs of one device, end a on io context io_a and end b on io_b, connected as
+ * o.connect says: through rdma_cm (a server on the device's own IPv4 address accepts
+ * the b ends while a client connects the a ends, in this process: the handshake two
+ * hosts make) or directly (each QP given the other's number and GID). The destructor
+ * destroys them, through rdma_cm when it made them, and must run before the io
+ * contexts are destroyed. */
+struct QpPairs {
+	std::vector<ibv_qp *> a, b;
+	std::unique_ptr<CmServer> cm_server;   // rdma_cm: b's ends
+	std::unique_ptr<CmClient> cm_client;   // ... and a's
+	std::string connected;                 // how, for the summary
+	void destroy();                        // idempotent
+	~QpPairs() { destroy(); }
+};
+
+/* Returns 0, or -1 with *err naming what failed. */
+int qp_pairs_connect(const RunOptions &o, uint32_t n, Device &dev, SharedIOContext &io_a, SharedIOContext &io_b,
+		     const QpOptions &qo_a, const QpOptions &qo_b, int access_a, int access_b, QpPairs *p,
+		     std::string *err);
+
+/* One loopback flow's objects: its QP pairs (a: the requester's, b: the responder's),
+ * the buffer pools, the responder's memory and the credit words. The destructor tears
+ * them down (QPs first); the io contexts and the device are the caller's and outlive
+ * it. */
 struct LoopbackFlow {
 	RoleShape shape;
-	std::vector<ibv_qp *> req_qps, rsp_qps;   // owned here, or by the rdma_cm sets below
-	std::unique_ptr<CmServer> cm_server;       // --connect cm: the responder's end
-	std::unique_ptr<CmClient> cm_client;       // ... and the requester's
-	std::string connected;                     // how, for the summary
+	QpPairs pairs;
 	rte_mempool *tx_pool = nullptr, *rx_pool = nullptr;
 	MrTable tx_mrs, rx_mrs;
 	RegisteredBuf memory, credit_words, credit_src;
@@ -66,9 +83,7 @@ struct LoopbackFlow {
 };
 
 /* Creates flow f of options o (its shape already in f->shape) between req_io and
- * rsp_io, its QP pairs connected as o.connect says (through rdma_cm: a server on the
- * device's own address accepts the responder's QPs while a client connects the
- * requester's, the handshake of two hosts), and sets up both roles on it: q posts o's messages, v receives and checks
+ * rsp_io, its QP pairs connected as o.connect says, and sets up both roles on it: q posts o's messages, v receives and checks
  * them; both report to ctl. `tag` keeps object names unique ("" for a single flow).
  * Returns an ExitCode (errors printed). */
 int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,

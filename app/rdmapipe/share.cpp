@@ -130,7 +130,7 @@ int summarise(const SharePlan &p, const Setup &s, const Share &sh)
 	else
 		printf("  QP sharing:          none: %u QPs split over %zu lcores (%zu each, a send CQ each)\n", o.qps, nl,
 		       o.qps / nl);
-	printf("  connected:           %s%s\n", s.flows[0]->connected.c_str(), s.flows.size() > 1 ? " (per lane)" : "");
+	printf("  connected:           %s%s\n", s.flows[0]->pairs.connected.c_str(), s.flows.size() > 1 ? " (per lane)" : "");
 	printf("  verb:                %s, %u B, batch %u, signal every %u%s, send queue per lane and QP %u\n",
 	       verb_opcode_name(o.verb), o.msg_bytes, o.batch, o.signal_every,
 	       o.signal_every == 1 ? " (all signalled)" : " (selective)", per_lane_depth);

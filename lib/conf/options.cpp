@@ -28,6 +28,8 @@ enum LongOnly {
 	OPT_POLL,
 	OPT_CQ_API,
 	OPT_CONNECT,
+	OPT_RATE,
+	OPT_TRANSPORT,
 	OPT_PINGPONG,
 	OPT_OUTPUT,
 	OPT_CSV,
@@ -58,6 +60,8 @@ const struct option kLongOpts[] = {
 	{"post-api", required_argument, nullptr, OPT_POST_API},
 	{"cq-api", required_argument, nullptr, OPT_CQ_API},
 	{"connect", required_argument, nullptr, OPT_CONNECT},
+	{"rate", required_argument, nullptr, OPT_RATE},
+	{"transport", required_argument, nullptr, OPT_TRANSPORT},
 	{"pingpong", no_argument, nullptr, OPT_PINGPONG},
 	{"output", required_argument, nullptr, OPT_OUTPUT},
 	{"listen", required_argument, nullptr, OPT_LISTEN},
@@ -205,6 +209,9 @@ const char *options_usage()
 "      --fence              IBV_SEND_FENCE on the first WR of each chain\n"
 "      --cq-api API         classic: ibv_poll_cq into an array (default); ex: extended CQs,\n"
 "                           ibv_start_poll / ibv_next_poll, where the device has them\n"
+"      --transport T        rc (default) or uc: unreliable connected QPs (sends and writes;\n"
+"                           no acks, no RNR: a message with no receive posted is lost)\n"
+"      --rate N             at most N messages per second per flow (a pace kept by the requester)\n"
 "      --connect PATH       loopback runs: cm (default) connects the QP pairs through rdma_cm\n"
 "                           on the device's own IPv4 address, as two hosts do; direct\n"
 "                           gives each QP the other's number and GID (no IPv4 needed)\n"
@@ -250,7 +257,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:f:qhV", kLongOpts, nullptr)) != -1) {
 		const char *a = optarg;
 		if (shaping.empty() && c != 'f' && c != 'q' && c != 'h' && c != 'V' && c != OPT_STALL && c != OPT_CORRUPT && c != OPT_OUTPUT && c != OPT_CSV &&
-		    c != OPT_BAD_RKEY && c != ':' && c != '?')
+		    c != OPT_BAD_RKEY && c != OPT_CONNECT && c != ':' && c != '?')
 			shaping = argv[optind - 1 - (optarg && optarg == argv[optind - 1] ? 1 : 0)];
 		switch (c) {
 		case 'f':
@@ -329,6 +336,24 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				return ParseResult::error;
 			}
 			break;
+		case OPT_TRANSPORT:
+			if (strcmp(a, "rc") == 0 || strcmp(a, "uc") == 0) {
+				o->uc = a[0] == 'u';
+			} else {
+				*err = std::string("--transport: '") + a + "' is not rc or uc";
+				return ParseResult::error;
+			}
+			break;
+		case OPT_RATE: {
+			char *end = nullptr;
+			double v = strtod(a, &end);
+			if (end == a || *end != '\0' || !(v > 0) || v > 1e9) {
+				*err = std::string("--rate: '") + a + "' is not a message rate in (0, 1e9] messages per second";
+				return ParseResult::error;
+			}
+			o->rate_pps = v;
+			break;
+		}
 		case OPT_PINGPONG:
 			o->mode = Mode::pingpong;
 			break;
@@ -511,8 +536,16 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		return ParseResult::ok;   // the file's flows are checked when it is loaded
 	}
 	/* Cross-checks and derived defaults. */
+	if (o->uc && (o->verb == Verb::read || verb_is_atomic(o->verb))) {
+		*err = std::string("--transport uc: ") + verb_name(o->verb) + " needs a reliable connection (rc)";
+		return ParseResult::error;
+	}
 	if (!o->listen.empty() || !o->peer.empty()) {
 		const char *side = o->listen.empty() ? "--peer" : "--listen";
+		if (o->uc) {
+			*err = std::string(side) + ": rdma_cm connects RC QPs only (--transport uc runs in one process)";
+			return ParseResult::error;
+		}
 		if (!o->listen.empty() && !o->peer.empty()) {
 			*err = "--listen and --peer are exclusive: the server listens, the client names it";
 			return ParseResult::error;
@@ -523,10 +556,6 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		}
 		if (o->duration_s > 0) {
 			*err = std::string(side) + ": give --messages; a two-process run announces its count to the server";
-			return ParseResult::error;
-		}
-		if (!o->output_json.empty() || !o->output_csv.empty()) {
-			*err = std::string(side) + ": results files are not written for two-process runs yet (the summary is)";
 			return ParseResult::error;
 		}
 	}
@@ -541,6 +570,10 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		if (o->verb != Verb::send && o->verb != Verb::send_imm) {
 			*err = std::string("--pingpong: ") + verb_name(o->verb) +
 			       " is not echoed; ping-pong uses send or send_imm";
+			return ParseResult::error;
+		}
+		if (o->rate_pps > 0) {
+			*err = "--pingpong: one message at a time, echoed; --rate does not apply";
 			return ParseResult::error;
 		}
 		if (have_qps && (o->qps != 1 || o->flows.size() != 1)) {

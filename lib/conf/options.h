@@ -96,6 +96,7 @@ struct RunOptions {
 	PostApi post_api = PostApi::classic;
 	CqApi cq_api = CqApi::classic;
 	ConnectPath connect = ConnectPath::cm;
+	bool uc = false;                // --transport uc: unreliable connected QPs
 	bool inline_send = false;       // IBV_SEND_INLINE (sends and writes up to the device's max)
 	bool fence = false;             // IBV_SEND_FENCE on the first WR of every chain
 	bool adaptive_poll = false;     // sleep on a completion channel after a run of empty polls
@@ -116,8 +117,14 @@ struct RunOptions {
 	uint32_t rx_ring_size = 1024;
 	bool tx_gen_stage = false;      // from a pipeline file: gen -> ring -> rdma_tx on the tx lcore
 	uint32_t tx_ring_size = 1024;
-	double rate_pps = 0;            // the gen stage's rate (0: as fast as it goes)
+	double rate_pps = 0;            // --rate, per flow: kept by the gen stage, else the requester (0: none)
 	int rx_lcore = -1;
+	/* From a pipeline file: what its io contexts and pool give, used where it is more
+	 * than the engine's own sizing needs (0: the engine's sizing). */
+	uint32_t tx_send_cq = 0;        // the rdma_tx lcore's send CQ
+	uint32_t rx_send_cq = 0, rx_recv_cq = 0, rx_srq = 0;   // the rdma_rx lcore's
+	uint32_t pool_count = 0, pool_cache = 0;   // the flow's pool (pool_cache: with a count)
+	double warmup_s = 0;            // run.warmup: rates leave out what completes before it
 };
 
 inline constexpr uint64_t kDefaultMessages = 1000000;

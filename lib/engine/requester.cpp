@@ -359,6 +359,7 @@ int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, st
 	r->flow_errors.reset(new WcErrorCounts[nflows]);
 	r->flow_latency.reset(new Histogram[nflows]);
 	r->flow_live.reset(new FlowLive[nflows]);
+	r->flow_sent.reset(new uint64_t[nflows]());
 	uint32_t qi = 0;
 	for (uint32_t f = 0; f < nflows; f++)
 		for (uint32_t k = 0; k < sizes[f]; k++, qi++) {
@@ -413,6 +414,9 @@ void requester_start(Requester *r)
 	r->timed_out = false;
 	r->finished = false;
 	r->c.start_tsc = now;
+	r->warm_end = r->p.warmup_tsc ? now + r->p.warmup_tsc : UINT64_MAX;
+	r->warm_tsc = 0;
+	r->warm_completed = 0;
 }
 
 uint32_t requester_burst(Requester *r)
@@ -432,6 +436,11 @@ uint32_t requester_burst(Requester *r)
 	uint64_t now = rte_rdtsc();
 	if (polled > 0)
 		r->last_progress = now;
+	if (now >= r->warm_end) {
+		r->warm_tsc = now;
+		r->warm_completed = c.completed;
+		r->warm_end = UINT64_MAX;
+	}
 
 	/* Time-bounded runs end with one last, flagged message per QP. */
 	if (now >= r->deadline && !r->timed_out) {
@@ -440,6 +449,9 @@ uint32_t requester_burst(Requester *r)
 			r->qps[i].target = r->qps[i].sent + 1;
 	}
 
+	/* A rate limit, per flow: what is due by now (a batch ahead, so that chains stay
+	 * whole), less what the flow sent. */
+	const uint64_t due = p.tsc_per_msg ? (now - c.start_tsc) / p.tsc_per_msg + p.batch : UINT64_MAX;
 	bool all_done = true;
 	uint32_t posted = 0;
 	for (uint32_t qi = 0; qi < r->nqps; qi++) {
@@ -467,6 +479,12 @@ uint32_t requester_burst(Requester *r)
 			n = p.batch;
 		if (n > room)
 			n = room;
+		if (p.tsc_per_msg) {
+			uint64_t sent = r->flow_sent[q.flow];
+			uint64_t budget = due > sent ? due - sent : 0;
+			if (n > budget)
+				n = budget;
+		}
 		/* Out of window, send queue or buffers: they come back with credits and
 		 * signalled completions. Fed by a ring: what the stage before has made. */
 		if (n == 0)
@@ -486,6 +504,7 @@ uint32_t requester_burst(Requester *r)
 			continue;
 		}
 		posted += static_cast<uint32_t>(n);
+		r->flow_sent[q.flow] += n;
 		r->last_progress = now;
 	}
 	if (all_done) {

@@ -53,6 +53,8 @@ struct RequesterParams {
 	/* Payload for a receiver that hands messages on to a verify stage: the first 8
 	 * bytes are the message's key, the rest that key's pattern (the stage format). */
 	bool self_describing = false;
+	uint64_t warmup_tsc = 0;    // rates leave out what completed before this much of the run
+	uint64_t tsc_per_msg = 0;   // a rate limit per flow (0: as fast as it goes)
 };
 
 struct RequesterQp {
@@ -90,6 +92,7 @@ struct Requester {
 	std::unique_ptr<WcErrorCounts[]> flow_errors;   // completion errors per flow and status
 	std::unique_ptr<Histogram[]> flow_latency;      // post to signalled completion, ns, per flow
 	std::unique_ptr<FlowLive[]> flow_live;          // per flow, readable while running
+	std::unique_ptr<uint64_t[]> flow_sent;          // per flow, for the rate limit
 	std::unique_ptr<uint64_t[]> post_tsc_mem;
 	QpTable table;
 	SendChain chain;
@@ -115,6 +118,9 @@ struct Requester {
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
 	uint64_t deadline = 0;
 	uint64_t last_progress = 0;
+	uint64_t warm_end = 0;                  // start + p.warmup_tsc
+	uint64_t warm_tsc = 0;                  // when the warm-up ended (0: not yet, or none)
+	uint64_t warm_completed = 0;            // c.completed then
 	bool timed_out = false;
 	bool finished = false;
 };

@@ -273,7 +273,7 @@ int cm_addr_parse(const std::string &ip, const std::string &port, CmAddr *a, std
 
 /* ---- the device, on librdmacm's context ---- */
 
-int cm_device_open(Device *dev, ibv_context *verbs, uint8_t port, std::string *err)
+int cm_device_open(Device *dev, ibv_context *verbs, uint8_t port, std::string *err, int gid_index)
 {
 	int ret;
 	*dev = Device{};
@@ -305,27 +305,10 @@ int cm_device_open(Device *dev, ibv_context *verbs, uint8_t port, std::string *e
 		ret = ENETDOWN;
 		goto fail;
 	}
-	{
-		/* rdma_cm picks each connection's GID from its address; Device's GID is for
-		 * the code that reads it, chosen as device_open would. */
-		std::vector<ibv_gid_entry> table(dev->port_attr.gid_tbl_len * dev->dev_attr.phys_port_cnt + 1);
-		ssize_t ng = ibv_query_gid_table(verbs, table.data(), table.size(), 0);
-		if (ng < 0) {
-			ret = static_cast<int>(-ng);
-			*err = dev->name + ": ibv_query_gid_table: " + strerror(ret);
-			goto fail;
-		}
-		dev->gid_index = select_gid_index(table.data(), static_cast<size_t>(ng), port);
-		if (dev->gid_index < 0) {
-			*err = dev->name + " port " + std::to_string(port) + ": no valid GID (has its netdev an IP address?)";
-			ret = EADDRNOTAVAIL;
-			goto fail;
-		}
-	}
-	if ((ret = ibv_query_gid(verbs, port, dev->gid_index, &dev->gid)) != 0) {
-		*err = dev->name + ": ibv_query_gid " + std::to_string(dev->gid_index) + ": " + strerror(ret);
+	/* rdma_cm picks each connection's GID from its address; Device's GID is for the
+	 * code that reads it (and a loopback run's address), chosen as device_open would. */
+	if ((ret = -device_pick_gid(dev, gid_index, err)) != 0)
 		goto fail;
-	}
 	dev->pd = ibv_alloc_pd(verbs);
 	if (dev->pd == nullptr) {
 		ret = errno;
@@ -367,7 +350,7 @@ int cm_device_context(const std::string &name, ibv_context **verbs, std::string 
 	/* librdmacm keeps its contexts open after the list is freed (until the device goes). */
 	rdma_free_devices(list);
 	if (*verbs == nullptr) {
-		*err = "librdmacm: device '" + name + "' not found (present: " + all + ")";
+		*err = "device '" + name + "' not found (present: " + all + ")";
 		return -ENODEV;
 	}
 	return 0;

@@ -95,7 +95,7 @@ int cm_addr_parse(const std::string &ip, const std::string &port, CmAddr *a, std
  * server, or cm_device_context): attributes, port state (must be ACTIVE), GID (chosen
  * like device_open: RoCE v2 IPv4 first) and a new PD. librdmacm owns the context:
  * release with cm_device_close or device_close, which both leave the context alone. */
-int cm_device_open(Device *dev, ibv_context *verbs, uint8_t port, std::string *err);
+int cm_device_open(Device *dev, ibv_context *verbs, uint8_t port, std::string *err, int gid_index = -1);
 void cm_device_close(Device *dev);
 /* librdmacm's context for device `name` ("": the first), e.g. for a server listening
  * on 0.0.0.0 or a loopback run that connects through rdma_cm. */

@@ -47,6 +47,46 @@ int count_devices(std::string *names, std::string *why)
 	return n;
 }
 
+int device_pick_gid(Device *dev, int gid_index, std::string *err)
+{
+	int ret;
+	const uint8_t port = dev->port;
+	/* The GID table tells which indices hold a valid GID and of which type. */
+	std::vector<ibv_gid_entry> table(dev->port_attr.gid_tbl_len * dev->dev_attr.phys_port_cnt + 1);
+	ssize_t ng = ibv_query_gid_table(dev->ctx, table.data(), table.size(), 0);
+	if (ng < 0) {
+		*err = dev->name + ": ibv_query_gid_table: " + strerror(static_cast<int>(-ng));
+		return static_cast<int>(ng);
+	}
+	if (gid_index < 0) {
+		gid_index = select_gid_index(table.data(), static_cast<size_t>(ng), port);
+		if (gid_index < 0) {
+			*err = dev->name + " port " + std::to_string(port) + ": no valid GID (has its netdev an IP address?)";
+			return -EADDRNOTAVAIL;
+		}
+	} else {
+		std::string valid;
+		bool found = false;
+		for (ssize_t i = 0; i < ng; i++) {
+			if (table[i].port_num != port)
+				continue;
+			found |= table[i].gid_index == static_cast<uint32_t>(gid_index);
+			valid += (valid.empty() ? "" : ", ") + std::to_string(table[i].gid_index);
+		}
+		if (!found) {
+			*err = dev->name + " port " + std::to_string(port) + ": GID index " + std::to_string(gid_index) +
+			       " holds no valid GID (valid: " + (valid.empty() ? "none" : valid) + ")";
+			return -EINVAL;
+		}
+	}
+	if ((ret = ibv_query_gid(dev->ctx, port, gid_index, &dev->gid)) != 0) {
+		*err = dev->name + ": ibv_query_gid " + std::to_string(gid_index) + ": " + strerror(ret);
+		return -ret;
+	}
+	dev->gid_index = gid_index;
+	return 0;
+}
+
 int device_open(Device *dev, const std::string &name, uint8_t port, int gid_index, std::string *err)
 {
 	int n = 0, ret;
@@ -101,46 +141,8 @@ int device_open(Device *dev, const std::string &name, uint8_t port, int gid_inde
 		ret = ENETDOWN;
 		goto close_ctx;
 	}
-	{
-		/* The GID table tells which indices hold a valid GID and of which type. */
-		std::vector<ibv_gid_entry> table(dev->port_attr.gid_tbl_len * dev->dev_attr.phys_port_cnt + 1);
-		ssize_t ng = ibv_query_gid_table(dev->ctx, table.data(), table.size(), 0);
-		if (ng < 0) {
-			ret = static_cast<int>(-ng);
-			*err = dev->name + ": ibv_query_gid_table: " + strerror(ret);
-			goto close_ctx;
-		}
-		if (gid_index < 0) {
-			gid_index = select_gid_index(table.data(), static_cast<size_t>(ng), port);
-			if (gid_index < 0) {
-				*err = dev->name + " port " + std::to_string(port) +
-				       ": no valid GID (has its netdev an IP address?)";
-				ret = EADDRNOTAVAIL;
-				goto close_ctx;
-			}
-		} else {
-			std::string valid;
-			bool found = false;
-			for (ssize_t i = 0; i < ng; i++) {
-				if (table[i].port_num != port)
-					continue;
-				found |= table[i].gid_index == static_cast<uint32_t>(gid_index);
-				valid += (valid.empty() ? "" : ", ") + std::to_string(table[i].gid_index);
-			}
-			if (!found) {
-				*err = dev->name + " port " + std::to_string(port) + ": GID index " +
-				       std::to_string(gid_index) + " holds no valid GID (valid: " +
-				       (valid.empty() ? "none" : valid) + ")";
-				ret = EINVAL;
-				goto close_ctx;
-			}
-		}
-	}
-	if ((ret = ibv_query_gid(dev->ctx, port, gid_index, &dev->gid)) != 0) {
-		*err = dev->name + ": ibv_query_gid " + std::to_string(gid_index) + ": " + strerror(ret);
+	if ((ret = -device_pick_gid(dev, gid_index, err)) != 0)
 		goto close_ctx;
-	}
-	dev->gid_index = gid_index;
 	dev->pd = ibv_alloc_pd(dev->ctx);
 	if (dev->pd == nullptr) {
 		ret = errno;

@@ -30,6 +30,11 @@ int device_open(Device *dev, const std::string &name, uint8_t port, int gid_inde
 /* Releases the PD, and the context when this Device opened it (either kind of open). */
 void device_close(Device *dev);
 
+/* For an open context whose port is queried (dev->ctx, port, port_attr, dev_attr):
+ * picks the GID (gid_index < 0: RoCE v2 IPv4 first) or checks the one given, into
+ * dev->gid and dev->gid_index. Returns 0 or -errno with *err. */
+int device_pick_gid(Device *dev, int gid_index, std::string *err);
+
 const char *mtu_str(ibv_mtu mtu);
 
 } // namespace rp

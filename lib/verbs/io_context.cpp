@@ -125,7 +125,7 @@ ibv_qp *rc_qp_create(Device &dev, SharedIOContext &io, const QpOptions &o, std::
 	qa.send_cq = io.send_cq;
 	qa.recv_cq = io.recv_cq;
 	qa.srq = io.srq;
-	qa.qp_type = IBV_QPT_RC;
+	qa.qp_type = o.uc ? IBV_QPT_UC : IBV_QPT_RC;
 	qa.sq_sig_all = 0;   // selective signalling: each WR says whether it wants a completion
 	qa.cap.max_send_wr = o.sq_depth;
 	qa.cap.max_send_sge = 1;
@@ -137,12 +137,14 @@ ibv_qp *rc_qp_create(Device &dev, SharedIOContext &io, const QpOptions &o, std::
 	if (o.qp_ex) {
 		qa.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 		qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
-				    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
-				    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+				    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+		if (!o.uc)
+			qa.send_ops_flags |= IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+					     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 	}
 	ibv_qp *qp = ibv_create_qp_ex(dev.ctx, &qa);
 	if (qp == nullptr)
-		*err = errstr(dev, ("RC QP (send queue " + std::to_string(o.sq_depth) + ", inline " +
+		*err = errstr(dev, (std::string(o.uc ? "UC" : "RC") + " QP (send queue " + std::to_string(o.sq_depth) + ", inline " +
 				    std::to_string(o.max_inline) + (o.qp_ex ? ", qp_ex" : "") + ")").c_str(), errno);
 	return qp;
 }
@@ -154,7 +156,7 @@ int rc_qp_connect(Device &dev, ibv_qp *qp, const QpOptions &o, uint32_t local_ps
 	a.qp_state = IBV_QPS_INIT;
 	a.pkey_index = 0;
 	a.port_num = dev.port;
-	a.qp_access_flags = access;
+	a.qp_access_flags = o.uc ? access & IBV_ACCESS_REMOTE_WRITE : access;
 	int ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (ret) {
 		*err = dev.name + ": QP " + std::to_string(qp->qp_num) + " to INIT: " + strerror(ret);
@@ -174,8 +176,8 @@ int rc_qp_connect(Device &dev, ibv_qp *qp, const QpOptions &o, uint32_t local_ps
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.dlid = dev.port_attr.lid;   // ignored on RoCE, needed on InfiniBand loopback
 	a.ah_attr.port_num = dev.port;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					   (o.uc ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
 	if (ret) {
 		*err = dev.name + ": QP " + std::to_string(qp->qp_num) + " to RTR (peer QP " +
 		       std::to_string(peer.qpn) + "): " + strerror(ret);
@@ -189,8 +191,8 @@ int rc_qp_connect(Device &dev, ibv_qp *qp, const QpOptions &o, uint32_t local_ps
 	a.retry_cnt = kRetryCnt;
 	a.rnr_retry = o.rnr_retry;
 	a.max_rd_atomic = static_cast<uint8_t>(dev.dev_attr.max_qp_init_rd_atom < 16 ? dev.dev_attr.max_qp_init_rd_atom : 16);
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+					   (o.uc ? 0 : IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC));
 	if (ret) {
 		*err = dev.name + ": QP " + std::to_string(qp->qp_num) + " to RTS: " + strerror(ret);
 		return -ret;

@@ -45,9 +45,10 @@ struct QpOptions {
 	bool qp_ex = false;          // create with ibv_qp_ex send ops (ibv_wr_*)
 	uint8_t rnr_retry = 7;       // 7: retry forever
 	uint8_t min_rnr_timer = 12;  // 12: 0.64 ms (the IB encoding)
+	bool uc = false;             // unreliable connected: no acks, no RNR, no reads or atomics
 };
 
-/* An RC QP on io's CQs (and SRQ, if any), left in RESET. */
+/* An RC (or, with o.uc, UC) QP on io's CQs (and SRQ, if any), left in RESET. */
 ibv_qp *rc_qp_create(Device &dev, SharedIOContext &io, const QpOptions &o, std::string *err);
 
 struct RcPeer {
@@ -56,7 +57,8 @@ struct RcPeer {
 	ibv_gid gid;
 };
 
-/* RESET -> INIT -> RTR -> RTS towards `peer`, allowing the remote `access` to our memory. */
+/* RESET -> INIT -> RTR -> RTS towards `peer`, allowing the remote `access` to our memory
+ * (a UC QP takes remote writes only, and none of RC's retry, RNR and atomic settings). */
 int rc_qp_connect(Device &dev, ibv_qp *qp, const QpOptions &o, uint32_t local_psn, const RcPeer &peer,
 		  int access, std::string *err);
 

@@ -25,6 +25,10 @@ for case in "send" "send_imm --cq-api ex" "send -s 4K --poll adaptive"; do
 	fi
 done
 expect_grep "$out" "^  polling: +adaptive"
+expect_grep "$out" "^  connected: +RC, rdma_cm to [0-9.]+:[0-9]+, 1 connection$"
+run_rdmapipe "$out" -d "$DEV" --pingpong -n 500 --connect direct
+expect_eq "--connect direct: exit status" "$rc" 0
+expect_grep "$out" "^  connected: +directly"
 # 2 B fits inline on rxe: latency runs use it without being asked.
 run_rdmapipe "$out" -d "$DEV" --pingpong -n 500
 expect_grep "$out" "^  posting: +one ibv_post_send per message, inline$"

@@ -77,6 +77,17 @@ for variant in "true 8" "false 1" "false 8"; do
 	rm -f "$c"
 done
 
+# transport = "uc" in a pipeline file: the default example over UC QPs, and a
+# message count the default file lowers for a quicker run.
+c=$(mktemp --suffix=.conf)
+sed -e 's/transport = "rc";/transport = "uc";/' -e 's/messages = 200000;/messages = 40000;/' -e "s/\"rxe0\"/\"$DEV\"/g" \
+	"$conf_dir/default.conf" >"$c"
+run_rdmapipe "$out" -f "$c"
+expect_eq "default.conf over UC: exit status" "$rc" 0
+expect_eq "default.conf over UC: verified" "$(field "$out" 'messages verified')" 40000
+expect_grep "$out" "^  connected: +UC, directly"
+rm -f "$c"
+
 # A gen stage that feeds a sink rather than rdma_tx does not run yet: refused before
 # EAL starts, naming it.
 bad=$(mktemp --suffix=.conf)

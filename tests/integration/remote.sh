@@ -57,6 +57,32 @@ for v in write_imm send read fetch_add write; do
 	expect_grep "$sout" "^  disconnected: +4 of 4 connections"
 done
 
+# Results files on both sides: each process writes its own view of the run.
+rdir=$(mktemp -d)
+server -v send -Q 1,2 -n 6000 --output "$rdir/server.json" --csv "$rdir/server.csv"
+client -v send -Q 1,2 -n 6000 --output "$rdir/client.json"
+server_wait
+expect_eq "results: client exit" "$rc" 0
+expect_eq "results: server exit" "$src" 0
+python3 - "$rdir" <<'PY' && echo "ok: two-process results files" || { echo "FAIL: two-process results files"; fails=$((fails + 1)); }
+import json, sys
+d = sys.argv[1]
+c = json.load(open(d + '/client.json'))
+s = json.load(open(d + '/server.json'))
+assert c['run']['role'] == 'client' and s['run']['role'] == 'server', (c['run'], s['run'])
+assert c['run']['result'] == 'PASS' and s['run']['result'] == 'PASS'
+assert [f['qps'] for f in c['flows']] == [1, 2] and [f['qps'] for f in s['flows']] == [1, 2]
+for f in c['flows']:
+    assert f['messages_sent'] == 6000 and f['messages_completed'] == 6000, f
+    assert f['latency_us']['p50'] > 0, f
+for f in s['flows']:
+    assert f['messages_sent'] == 6000 and f['messages_completed'] == 6000 and f['messages_verified'] == 6000, f
+assert len(c['series']['completed']) >= 1
+assert c['lcores'][0]['role'] == 'requester' and s['lcores'][0]['role'] == 'responder'
+PY
+expect_grep "$rdir/server.csv" "^flow1,rate,SEND,64,2,6000,6000,6000,.*,PASS,server$"
+rm -rf "$rdir"
+
 # The two-host pipeline files in conf/, as they are (they name rxeA/rxeB and the VM's
 # addresses): the server's lcore 1 listens, the client's lcore 0 posts.
 conf_dir=$(cd "$(dirname "$0")/../../conf" && pwd)

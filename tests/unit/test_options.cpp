@@ -180,6 +180,17 @@ void pingpong_and_cq_api(void **)
 	assert_int_equal(static_cast<int>(parse({"--connect", "direct"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
 	assert_true(o.connect == rp::ConnectPath::direct);
 	expect_error({"--connect", "ud"}, "--connect: 'ud' is not cm or direct");
+	assert_int_equal(static_cast<int>(parse({"--rate", "2.5e4"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.rate_pps == 25000.0);
+	expect_error({"--rate", "0"}, "--rate: '0' is not a message rate in (0, 1e9] messages per second");
+	expect_error({"--rate", "fast"}, "--rate: 'fast' is not a message rate in (0, 1e9] messages per second");
+	expect_error({"--pingpong", "--rate", "100"}, "--pingpong: one message at a time, echoed; --rate does not apply");
+	assert_int_equal(static_cast<int>(parse({"--transport", "uc", "-v", "write"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.uc);
+	expect_error({"--transport", "ud"}, "--transport: 'ud' is not rc or uc");
+	expect_error({"--transport", "uc", "-v", "read"}, "--transport uc: read needs a reliable connection (rc)");
+	expect_error({"--transport", "uc", "--peer", "10.0.0.1:1", "--local", "10.0.0.2"},
+		     "--peer: rdma_cm connects RC QPs only (--transport uc runs in one process)");
 }
 
 void flows_list(void **)

@@ -354,6 +354,30 @@ void lanes_share_qps_and_hand_completions_over(void **)
 	}
 }
 
+void rate_limit_paces_each_flow(void **)
+{
+	/* A pace of one message per 10^12 TSC ticks: nothing is due yet, but a batch ahead
+	 * is allowed, per flow, so two flows post one chain each and then wait. */
+	rp::RequesterParams p = params(rp::Verb::write, 1000);
+	p.tsc_per_msg = 1000000000000ull;
+	Rig g(p, 2);
+	const uint32_t sizes[2] = {1, 1};
+	std::string err;
+	assert_int_equal(rp::requester_set_flows(&g.r, sizes, 2, &err), 0);
+	rp::requester_start(&g.r);
+	for (int i = 0; i < 50; i++)
+		rp::requester_burst(&g.r);
+	assert_int_equal(g.r.c.sent, 2 * 32);
+	assert_int_equal(g.r.flow_sent[0], 32);
+	assert_int_equal(g.r.flow_sent[1], 32);
+	/* Without the pace the rest goes at once. */
+	g.r.p.tsc_per_msg = 0;
+	while (!g.r.finished)
+		rp::requester_burst(&g.r);
+	assert_int_equal(rp::requester_finish(&g.r), 0);
+	assert_int_equal(g.r.c.sent, 2000);
+}
+
 void rejects_unsafe_sizing(void **)
 {
 	rp::Requester r;
@@ -383,6 +407,7 @@ int main()
 		cmocka_unit_test(send_queue_limits_what_is_in_flight),
 		cmocka_unit_test(shared_send_cq_dispatches_both_ways),
 		cmocka_unit_test(lanes_share_qps_and_hand_completions_over),
+		cmocka_unit_test(rate_limit_paces_each_flow),
 		cmocka_unit_test(rejects_unsafe_sizing),
 	};
 	int rc = cmocka_run_group_tests_name("requester", tests, nullptr, nullptr);
