@@ -94,8 +94,11 @@ rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_
 		cache = std::min<unsigned>(cache_given, RTE_MEMPOOL_CACHE_MAX_SIZE);
 	if (cache * 3 / 2 > n)
 		cache = 0;   // a cache would strand most of a small pool on one lcore
+	/* The NIC reaches the buffers through an MR, by virtual address: they need not be
+	 * IOVA-contiguous, and without that demand the pool comes in few, large chunks
+	 * (one MR each) instead of one per hugepage. */
 	return rte_mempool_create(name, n, elt_bytes, cache, 0, nullptr, nullptr, nullptr, nullptr,
-				  static_cast<int>(rte_socket_id()), 0);
+				  static_cast<int>(rte_socket_id()), RTE_MEMPOOL_F_NO_IOVA_CONTIG);
 }
 
 int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b)
@@ -129,22 +132,29 @@ int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b)
 	return kExitOk;
 }
 
+void run_lcore_jobs(const std::vector<LcoreJob> &jobs)
+{
+	unsigned main_lc = rte_get_main_lcore();
+	const LcoreJob *on_main = nullptr;
+	for (const LcoreJob &j : jobs) {
+		if (j.lcore == main_lc)
+			on_main = &j;
+		else
+			rte_eal_remote_launch(j.fn, j.arg, j.lcore);
+	}
+	if (on_main)
+		on_main->fn(on_main->arg);
+	/* rte_eal_wait_lcore spins: sleep until every job said it is done. */
+	for (const LcoreJob &j : jobs)
+		while (!j.done->load(std::memory_order_acquire))
+			usleep(10000);
+	rte_eal_mp_wait_lcore();
+}
+
 void run_two_roles(int (*fa)(void *), void *arg_a, unsigned a, const std::atomic<bool> &a_done,
 		   int (*fb)(void *), void *arg_b, unsigned b, const std::atomic<bool> &b_done)
 {
-	unsigned main_lc = rte_get_main_lcore();
-	if (b != main_lc)
-		rte_eal_remote_launch(fb, arg_b, b);
-	if (a != main_lc)
-		rte_eal_remote_launch(fa, arg_a, a);
-	if (a == main_lc)
-		fa(arg_a);
-	else if (b == main_lc)
-		fb(arg_b);
-	/* rte_eal_wait_lcore spins: sleep until both roles said they are done. */
-	while (!a_done.load(std::memory_order_acquire) || !b_done.load(std::memory_order_acquire))
-		usleep(10000);
-	rte_eal_mp_wait_lcore();
+	run_lcore_jobs({{fb, arg_b, b, &b_done}, {fa, arg_a, a, &a_done}});
 }
 
 int write_results(const RunOptions &o, const Results &r, bool pass)

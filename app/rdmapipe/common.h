@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 struct rte_mempool;
 
@@ -56,8 +57,20 @@ void print_async_events(const AsyncEventWatch &w);
  * with one worker) and A the next. Returns an ExitCode (errors printed). */
 int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b);
 
-/* Runs fa on lcore a and fb on lcore b (the main lcore runs its role inline) and
- * returns once both are done. Waiting main sleeps, it does not spin. */
+/* Work for one lcore: fn(arg), which stores true in *done (release) when it ends. */
+struct LcoreJob {
+	int (*fn)(void *);
+	void *arg;
+	unsigned lcore;
+	const std::atomic<bool> *done;
+};
+
+/* Launches the jobs in order on their lcores (the main lcore's runs inline, after the
+ * others are launched) and returns once all are done. Waiting main sleeps, it does not
+ * spin. */
+void run_lcore_jobs(const std::vector<LcoreJob> &jobs);
+
+/* Runs fa on lcore a and fb on lcore b (b launched first). */
 void run_two_roles(int (*fa)(void *), void *arg_a, unsigned a, const std::atomic<bool> &a_done,
 		   int (*fb)(void *), void *arg_b, unsigned b, const std::atomic<bool> &b_done);
 

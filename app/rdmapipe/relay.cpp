@@ -349,20 +349,10 @@ int run_relay(const RelayPlan &p)
 	if (!p.in.output_json.empty() && sampler_start(&r->sampler, &err) != 0)
 		return setup_error(err);
 	set_running(&r->in_ctl);   // a signal aborts in; its failure stops the rest
-	const unsigned main_lc = rte_get_main_lcore();
-	Lane *on_main = nullptr;
-	for (unsigned i = 0; i < r->nlanes; i++) {
-		if (r->lanes[i].lcore == main_lc)
-			on_main = &r->lanes[i];
-		else
-			rte_eal_remote_launch(lane_run, &r->lanes[i], r->lanes[i].lcore);
-	}
-	if (on_main)
-		lane_run(on_main);
+	std::vector<LcoreJob> jobs;
 	for (unsigned i = 0; i < r->nlanes; i++)
-		while (!r->lanes[i].done.load(std::memory_order_acquire))
-			usleep(10000);
-	rte_eal_mp_wait_lcore();
+		jobs.push_back({lane_run, &r->lanes[i], r->lanes[i].lcore, &r->lanes[i].done});
+	run_lcore_jobs(jobs);
 	set_running(nullptr);
 	sampler_stop(&r->sampler);
 	usleep(100000);   // events of the run's last moments reach the watcher

@@ -295,20 +295,10 @@ int run_share(const SharePlan &p)
 	if (!o.output_json.empty() && sampler_start(&sh->sampler, &err) != 0)
 		return setup_error(err);
 	set_running(&sh->lanes[0]->ctl);   // a signal aborts lane 0; its failure stops the rest
-	const unsigned main_lc = rte_get_main_lcore();
-	Lane *on_main = nullptr;
-	for (auto &l : sh->lanes) {
-		if (l->lcore == main_lc)
-			on_main = l.get();
-		else
-			rte_eal_remote_launch(lane_run, l.get(), l->lcore);
-	}
-	if (on_main)
-		lane_run(on_main);
+	std::vector<LcoreJob> jobs;
 	for (auto &l : sh->lanes)
-		while (!l->done.load(std::memory_order_acquire))
-			usleep(10000);
-	rte_eal_mp_wait_lcore();
+		jobs.push_back({lane_run, l.get(), l->lcore, &l->done});
+	run_lcore_jobs(jobs);
 	set_running(nullptr);
 	sampler_stop(&sh->sampler);
 	usleep(100000);   // events of the run's last moments reach the watcher

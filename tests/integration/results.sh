@@ -70,6 +70,15 @@ assert [f['name'] for f in r['flows']] == ['bw'] and r['flows'][0]['messages_ver
 " "a pipeline's run.output, flows named from the file"
 expect_grep "$dir/conf.csv" "^bw,rate,RDMA_WRITE_WITH_IMM,64,1,20000,20000,20000,"
 
+# run.warmup: the summary adds the rate of what completed after it; what came before
+# is counted and left out (a 0.3 s warm-up of a run of at least a second).
+sed "s/\"rxe0\"/\"$DEV\"/g; s/warmup = 0;/warmup = 0.3;/" "$(dirname "$0")/../../conf/default.conf" >"$conf"
+run_rdmapipe "$out" -f "$conf"
+expect_eq "warm-up: exit status" "$rc" 0
+left=$(field "$out" 'after warm-up' | sed -n 's/.*Gbit\/s (\([0-9]*\) messages in the first 0.3 s left out)$/\1/p')
+[ "${left:-0}" -gt 0 ] && [ "${left:-0}" -lt 200000 ] && echo "ok: warm-up left out $left messages" ||
+	{ echo "FAIL: warm-up: '$(field "$out" 'after warm-up')'"; fails=$((fails + 1)); }
+
 run_rdmapipe "$out" -d "$DEV" -n 1000 --output /nonexistent/dir/r.json
 expect_eq "unwritable: exit status" "$rc" 1
 expect_grep "$out" "^rdmapipe: /nonexistent/dir/r.json: cannot write the results: No such file or directory$"
