@@ -1125,6 +1125,16 @@ def main():
               f"{(r.get('why') or '?').replace('|', '/')} |")
         w("")
 
+    # Sections other tools write into the same file (tools/qp-share's) are kept.
+    if os.path.exists(out):
+        with open(out, errors="replace") as f:
+            old = f.read()
+        for heading in ("## QP sharing",):
+            at = old.find("\n" + heading)
+            if at >= 0:
+                nxt = old.find("\n## ", at + 1)
+                md.append(old[at + 1:nxt if nxt >= 0 else len(old)].rstrip("\n"))
+                md.append("")
     text = "\n".join(md)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     tmp = out + ".tmp"
