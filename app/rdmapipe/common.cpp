@@ -110,6 +110,11 @@ int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b)
 				fprintf(stderr, "rdmapipe: %s: lcore %d is not in the EAL lcore set (-l)\n", run, lc);
 				return kExitUsage;
 			}
+		if (o.interactive && (static_cast<unsigned>(o.tx_lcore) == main_lc || static_cast<unsigned>(o.rx_lcore) == main_lc)) {
+			fprintf(stderr, "rdmapipe: %s: -i: the console takes the main lcore %u; put the stages on other lcores\n",
+				run, main_lc);
+			return kExitUsage;
+		}
 		if (o.tx_lcore == o.rx_lcore) {
 			fprintf(stderr, "rdmapipe: %s: both ends on lcore %d: give them different lcores\n", run, o.tx_lcore);
 			return kExitUsage;
@@ -127,12 +132,17 @@ int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b)
 		fprintf(stderr, "rdmapipe: the %s needs 2 lcores; EAL has only lcore %u: pass -l 0-1\n", run, main_lc);
 		return kExitUsage;
 	}
+	if (o.interactive && n < 2) {
+		fprintf(stderr, "rdmapipe: -i: the console takes the main lcore %u, and the %s needs 2 more: pass -l 0-2\n",
+			main_lc, run);
+		return kExitUsage;
+	}
 	*b = n == 1 ? main_lc : workers[0];
 	*a = n == 1 ? workers[0] : workers[1];
 	return kExitOk;
 }
 
-void run_lcore_jobs(const std::vector<LcoreJob> &jobs)
+void run_lcore_jobs(const std::vector<LcoreJob> &jobs, const std::function<void()> &tick)
 {
 	unsigned main_lc = rte_get_main_lcore();
 	const LcoreJob *on_main = nullptr;
@@ -146,8 +156,11 @@ void run_lcore_jobs(const std::vector<LcoreJob> &jobs)
 		on_main->fn(on_main->arg);
 	/* rte_eal_wait_lcore spins: sleep until every job said it is done. */
 	for (const LcoreJob &j : jobs)
-		while (!j.done->load(std::memory_order_acquire))
+		while (!j.done->load(std::memory_order_acquire)) {
+			if (tick)
+				tick();
 			usleep(10000);
+		}
 	rte_eal_mp_wait_lcore();
 }
 

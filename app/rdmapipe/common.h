@@ -12,6 +12,7 @@
 #include "verbs/device.h"
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -67,8 +68,8 @@ struct LcoreJob {
 
 /* Launches the jobs in order on their lcores (the main lcore's runs inline, after the
  * others are launched) and returns once all are done. Waiting main sleeps, it does not
- * spin. */
-void run_lcore_jobs(const std::vector<LcoreJob> &jobs);
+ * spin, calling tick (if any) every 10 ms (the console). */
+void run_lcore_jobs(const std::vector<LcoreJob> &jobs, const std::function<void()> &tick = {});
 
 /* Runs fa on lcore a and fb on lcore b (b launched first). */
 void run_two_roles(int (*fa)(void *), void *arg_a, unsigned a, const std::atomic<bool> &a_done,

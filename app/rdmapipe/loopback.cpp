@@ -4,6 +4,10 @@
 #include "results.h"
 #include "roles.h"
 
+#include "control/console.h"
+#include "control/stats.h"
+#include "control/telemetry.h"
+
 #include "pipeline/lcore_loop.h"
 #include "pipeline/stage.h"
 
@@ -174,6 +178,66 @@ void print_flows(const std::vector<FlowResult> &flows)
 				printf("  flow %zu completion errors: %" PRIu64 " x %s\n", f, x.errors->by_status[st],
 				       ibv_wc_status_str(static_cast<ibv_wc_status>(st)));
 	}
+}
+
+std::string fmt_seconds(double s)
+{
+	char b[32];
+	snprintf(b, sizeof(b), "%g s", s);
+	return b;
+}
+
+/* What the console, the stats lines and telemetry see of this run. */
+RunView make_view(const RunOptions &o, Setup &s, Roles &r)
+{
+	RunView v;
+	v.device = s.dev.name;
+	v.what = std::string("loopback ") + verb_opcode_name(o.verb) + ", " + std::to_string(o.msg_bytes) + " B";
+	v.tsc_hz = static_cast<double>(rte_get_tsc_hz());
+	v.duration_s = o.duration_s;
+	v.ctl = &r.ctl;
+	uint32_t qi = 0;
+	for (uint32_t f = 0; f < r.req.nflows; f++) {
+		FlowView fv;
+		fv.name = flow_name(o.flow_names, f);
+		fv.qps = o.flows[f];
+		fv.verb = o.verb;
+		fv.msg_bytes = o.msg_bytes;
+		fv.batch = o.batch;
+		fv.signal_every = o.signal_every;
+		fv.target = o.duration_s > 0 ? 0 : o.messages;
+		fv.live = &r.req.flow_live[f];
+		fv.ctl = &r.req.flow_ctl[f];
+		v.flows.push_back(fv);
+		for (uint32_t k = 0; k < o.flows[f]; k++, qi++) {
+			v.qps.push_back({fv.name, k, r.req.qps[qi].qp->qp_num, "requester"});
+			v.qps.push_back({fv.name, k, r.rsp.qps[qi].qp->qp_num, "responder"});
+		}
+	}
+	v.lcores = {{r.req_lc, "requester", &r.req.live}, {r.rsp_lc, "responder", &r.rsp.live}};
+	v.pools.push_back({"requester buffers", s.flow->tx_pool});
+	if (s.flow->rx_pool)
+		v.pools.push_back({"receive buffers", s.flow->rx_pool});
+	const char *ring_names[3] = {"rdma_rx -> verify", "verify -> sink", "gen -> rdma_tx"};
+	for (int i = 0; i < 3; i++)
+		if (s.rings[i])
+			v.rings.push_back({ring_names[i], s.rings[i]});
+	v.config = {"verb: " + std::string(verb_name(o.verb)),
+		    "message size: " + std::to_string(o.msg_bytes) + " B",
+		    "QPs: " + std::to_string(o.qps) + (o.flows.size() > 1 ? " in " + std::to_string(o.flows.size()) + " flows" : ""),
+		    "batch: " + std::to_string(o.batch),
+		    "signal every: " + std::to_string(o.signal_every),
+		    "send queue: " + std::to_string(o.sq_depth),
+		    "window: " + std::to_string(o.slots),
+		    "messages: " + (o.duration_s > 0 ? "for " + fmt_seconds(o.duration_s)
+						     : std::to_string(o.messages) + (o.flows.size() > 1 ? " per flow" : "")),
+		    "connected: " + s.flow->pairs.connected,
+		    "polling: " + std::string(o.adaptive_poll ? "adaptive" : "busy"),
+		    "requester lcore: " + std::to_string(r.req_lc),
+		    "responder lcore: " + std::to_string(r.rsp_lc)};
+	if (!o.config_file.empty())
+		v.config.push_back("pipeline file: " + o.config_file);
+	return v;
 }
 
 int summarise(const RunOptions &o, const Setup &s, const Roles &r)
@@ -457,13 +521,38 @@ int run_loopback(const RunOptions &o)
 	r->rsp_lc = rsp_lc;
 	for (uint32_t f = 0; f < q.nflows; f++)
 		r->sampler.live.push_back(&q.flow_live[f]);
-	if (!o.output_json.empty() && sampler_start(&r->sampler, &err) != 0)
+	/* The control plane's view: stats lines, telemetry, the console. */
+	RunView view = make_view(o, s, *r);
+	r->sampler.view = &view;
+	r->sampler.print_period_s = o.stats_period_s;
+	if ((!o.output_json.empty() || o.stats_period_s > 0) && sampler_start(&r->sampler, &err) != 0)
 		return setup_error(err);
+	Console *con = nullptr;
+	if (o.interactive && (con = console_new(&view, 0, 1, isatty(0), &err)) == nullptr)
+		return setup_error(err);
+	view.start_tsc = rte_rdtsc();
+	telemetry_set_run(&view);
 	set_running(&r->ctl);
-	run_two_roles(requester_lcore, r.get(), req_lc, r->requester_finished, responder_lcore, r.get(), rsp_lc,
-		      r->responder_done);
+	bool con_done = false;
+	run_lcore_jobs({{responder_lcore, r.get(), rsp_lc, &r->responder_done},
+			{requester_lcore, r.get(), req_lc, &r->requester_finished}},
+		       [&] {
+			       if (con && !con_done)
+				       con_done = console_poll(con);
+		       });
+	if (con) {
+		/* The run is over; the console stays until quit (or the input closes). */
+		if (!con_done)
+			console_run_ended(con, r->req_rc == 0 && r->rsp_rc == 0 ? "all sent and checked" : "with errors");
+		while (!con_done && !r->ctl.abort.load()) {
+			con_done = console_poll(con);
+			usleep(10000);
+		}
+		console_free(con);
+	}
 	set_running(nullptr);
 	sampler_stop(&r->sampler);
+	telemetry_set_run(nullptr);
 	/* Events raised by the run's last moments (a QP going to error) arrive within a
 	 * poll period of the watcher. */
 	usleep(100000);

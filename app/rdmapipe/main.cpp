@@ -8,6 +8,8 @@
 #include "remote.h"
 #include "share.h"
 
+#include "control/telemetry.h"
+
 #include <rte_eal.h>
 #include <rte_errno.h>
 
@@ -133,6 +135,8 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (rp::telemetry_register(&err) != 0)
+		fprintf(stderr, "rdmapipe: %s (running without the /rdmapipe endpoints)\n", err.c_str());
 
 	int rc = is_relay                                       ? rp::run_relay(relay)
 		 : is_share                                     ? rp::run_share(share)

@@ -72,6 +72,8 @@ RunOptions flow_options(const PipelineConf &c, const FlowConf &f, const IoContex
 		}
 	r.warmup_s = c.run.warmup_s;
 	r.uc = f.transport == Transport::uc;
+	r.interactive = cli.interactive;
+	r.stats_period_s = cli.stats_period_s > 0 ? cli.stats_period_s : c.run.stats_period_s;
 	return r;
 }
 
@@ -182,6 +184,11 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 			return -1;
 		}
 		qps.push_back(f.qps);
+	}
+	if ((echo || kind != 0) && (o->interactive || o->stats_period_s > 0 || c.run.stats_period_s > 0)) {
+		*err = at(c, f0.line, "flows.[0]") + (o->interactive ? "-i" : "run.stats_period") +
+		       ": the console and the live stats lines come with loopback rate runs in this build";
+		return -1;
 	}
 	if (echo && f0.rate_pps > 0) {
 		*err = at(c, f0.line, "flows.[0].rate") + "a ping-pong sends one message at a time: no rate applies";

@@ -1,6 +1,7 @@
 #include "results.h"
 
 #include <infiniband/verbs.h>
+#include <rte_cycles.h>
 #include <rte_lcore.h>
 #include <unistd.h>
 
@@ -68,19 +69,34 @@ namespace {
 void *sampler_main(void *arg)
 {
 	auto *s = static_cast<Sampler *>(arg);
-	const useconds_t step = 10000;
-	const unsigned steps = static_cast<unsigned>(s->period_s * 1e6 / step + 0.5);
-	for (;;) {
-		for (unsigned i = 0; i < steps; i++) {
-			if (s->stop.load(std::memory_order_acquire))
-				return nullptr;
-			usleep(step);
+	const double hz = static_cast<double>(rte_get_tsc_hz());
+	const uint64_t t0 = rte_rdtsc();
+	const uint64_t sample_every = static_cast<uint64_t>(s->period_s * hz);
+	const uint64_t print_every = static_cast<uint64_t>(s->print_period_s * hz);
+	uint64_t next_sample = t0 + sample_every, next_print = t0 + print_every;
+	Sample base, last;
+	if (s->view)
+		base = last = sample_take(*s->view, t0);
+	while (!s->stop.load(std::memory_order_acquire)) {
+		usleep(10000);
+		const uint64_t now = rte_rdtsc();
+		if (!s->live.empty() && now >= next_sample) {
+			std::vector<uint64_t> row(s->live.size());
+			for (size_t f = 0; f < s->live.size(); f++)
+				row[f] = s->live[f]->completed.load(std::memory_order_relaxed);
+			s->series.push_back(std::move(row));
+			next_sample += sample_every;
 		}
-		std::vector<uint64_t> row(s->live.size());
-		for (size_t f = 0; f < s->live.size(); f++)
-			row[f] = s->live[f]->completed.load(std::memory_order_relaxed);
-		s->series.push_back(std::move(row));
+		if (s->view && print_every && now >= next_print) {
+			Sample cur = sample_take(*s->view, now);
+			std::string block = stats_block(*s->view, base, last, cur);
+			fputs(block.c_str(), stdout);
+			fflush(stdout);
+			last = cur;
+			next_print += print_every;
+		}
 	}
+	return nullptr;
 }
 } // namespace
 
@@ -157,6 +173,13 @@ int write_results_json(const std::string &path, const Results &r, std::string *e
 				json_str(x.latency_what).c_str(), h.count(), us(h.min()), us(h.percentile(0.5)),
 				us(h.percentile(0.9)), us(h.percentile(0.99)), us(h.percentile(0.999)), us(h.max()),
 				h.mean() / 1000.0);
+			/* The distribution at fixed fractions, for a CDF plot (tools/plot-results). */
+			static const double kCdf[] = {0.001, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9,
+						      0.95, 0.98, 0.99, 0.995, 0.999, 0.9999};
+			fprintf(f, ",\n     \"latency_cdf\": [[%.3f, 0]", us(h.min()));
+			for (double q : kCdf)
+				fprintf(f, ", [%.3f, %g]", us(h.percentile(q)), q);
+			fprintf(f, ", [%.3f, 1]]", us(h.max()));
 		}
 		fprintf(f, "}");
 	}

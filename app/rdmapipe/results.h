@@ -5,6 +5,7 @@
 #include "conf/options.h"
 #include "engine/counters.h"
 #include "engine/histogram.h"
+#include "control/stats.h"
 
 #include <pthread.h>
 
@@ -46,11 +47,14 @@ struct Results {
 };
 
 /* A DPDK control thread that reads every flow's running total once a period while
- * the lcores run (FlowLive: one writer, relaxed atomics), for the results' series. */
+ * the lcores run (FlowLive: one writer, relaxed atomics), for the results' series,
+ * and with `view` and print_period_s prints the live stats lines (--stats-period). */
 struct Sampler {
 	std::vector<const FlowLive *> live;   // one per flow, in the results' flow order
 	double period_s = 1;
 	std::vector<std::vector<uint64_t>> series;
+	const RunView *view = nullptr;
+	double print_period_s = 0;
 	std::atomic<bool> stop{false};
 	pthread_t thread{};
 	bool running = false;

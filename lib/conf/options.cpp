@@ -30,6 +30,7 @@ enum LongOnly {
 	OPT_CONNECT,
 	OPT_RATE,
 	OPT_TRANSPORT,
+	OPT_STATS_PERIOD,
 	OPT_PINGPONG,
 	OPT_OUTPUT,
 	OPT_CSV,
@@ -62,6 +63,8 @@ const struct option kLongOpts[] = {
 	{"connect", required_argument, nullptr, OPT_CONNECT},
 	{"rate", required_argument, nullptr, OPT_RATE},
 	{"transport", required_argument, nullptr, OPT_TRANSPORT},
+	{"stats-period", required_argument, nullptr, OPT_STATS_PERIOD},
+	{"interactive", no_argument, nullptr, 'i'},
 	{"pingpong", no_argument, nullptr, OPT_PINGPONG},
 	{"output", required_argument, nullptr, OPT_OUTPUT},
 	{"listen", required_argument, nullptr, OPT_LISTEN},
@@ -209,6 +212,10 @@ const char *options_usage()
 "      --fence              IBV_SEND_FENCE on the first WR of each chain\n"
 "      --cq-api API         classic: ibv_poll_cq into an array (default); ex: extended CQs,\n"
 "                           ibv_start_poll / ibv_next_poll, where the device has them\n"
+"  -i, --interactive        the console on the main lcore while the run goes on (show stats,\n"
+"                           set rate, stop, start, quit, ...; needs 2 lcores besides the main one)\n"
+"      --stats-period N     print a line per flow every N seconds (rate, outstanding, errors,\n"
+"                           progress), then the summary\n"
 "      --transport T        rc (default) or uc: unreliable connected QPs (sends and writes;\n"
 "                           no acks, no RNR: a message with no receive posted is lost)\n"
 "      --rate N             at most N messages per second per flow (a pace kept by the requester)\n"
@@ -254,10 +261,10 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	int c;
 	uint64_t v;
 	std::string shaping;   // the first option that describes the run (a pipeline file does that)
-	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:f:qhV", kLongOpts, nullptr)) != -1) {
+	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:f:qhVi", kLongOpts, nullptr)) != -1) {
 		const char *a = optarg;
 		if (shaping.empty() && c != 'f' && c != 'q' && c != 'h' && c != 'V' && c != OPT_STALL && c != OPT_CORRUPT && c != OPT_OUTPUT && c != OPT_CSV &&
-		    c != OPT_BAD_RKEY && c != OPT_CONNECT && c != ':' && c != '?')
+		    c != OPT_BAD_RKEY && c != OPT_CONNECT && c != OPT_STATS_PERIOD && c != 'i' && c != ':' && c != '?')
 			shaping = argv[optind - 1 - (optarg && optarg == argv[optind - 1] ? 1 : 0)];
 		switch (c) {
 		case 'f':
@@ -336,6 +343,19 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				return ParseResult::error;
 			}
 			break;
+		case 'i':
+			o->interactive = true;
+			break;
+		case OPT_STATS_PERIOD: {
+			char *end = nullptr;
+			double v = strtod(a, &end);
+			if (end == a || *end != '\0' || !(v >= 0.1) || v > 3600) {
+				*err = std::string("--stats-period: '") + a + "' is not a period in 0.1..3600 seconds";
+				return ParseResult::error;
+			}
+			o->stats_period_s = v;
+			break;
+		}
 		case OPT_TRANSPORT:
 			if (strcmp(a, "rc") == 0 || strcmp(a, "uc") == 0) {
 				o->uc = a[0] == 'u';
@@ -536,6 +556,11 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		return ParseResult::ok;   // the file's flows are checked when it is loaded
 	}
 	/* Cross-checks and derived defaults. */
+	if ((o->interactive || o->stats_period_s > 0) && (o->mode == Mode::pingpong || !o->listen.empty() || !o->peer.empty())) {
+		*err = std::string(o->interactive ? "-i" : "--stats-period") +
+		       ": the console and the live stats lines come with loopback rate runs in this build";
+		return ParseResult::error;
+	}
 	if (o->uc && (o->verb == Verb::read || verb_is_atomic(o->verb))) {
 		*err = std::string("--transport uc: ") + verb_name(o->verb) + " needs a reliable connection (rc)";
 		return ParseResult::error;

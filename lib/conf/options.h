@@ -97,6 +97,8 @@ struct RunOptions {
 	CqApi cq_api = CqApi::classic;
 	ConnectPath connect = ConnectPath::cm;
 	bool uc = false;                // --transport uc: unreliable connected QPs
+	bool interactive = false;       // -i: the console on the main lcore while the run goes on
+	double stats_period_s = 0;      // --stats-period: a stats line per flow every N s (0: none)
 	bool inline_send = false;       // IBV_SEND_INLINE (sends and writes up to the device's max)
 	bool fence = false;             // IBV_SEND_FENCE on the first WR of every chain
 	bool adaptive_poll = false;     // sleep on a completion channel after a run of empty polls

@@ -87,9 +87,26 @@ struct alignas(64) ResponderCounters {
 };
 
 /* What the control plane may read while an lcore runs: one writer (the lcore, relaxed
- * stores of running totals), any reader, no torn values. */
+ * stores of running totals), any reader, no torn values. Per flow, from its requester: */
 struct alignas(64) FlowLive {
+	std::atomic<uint64_t> sent{0};
 	std::atomic<uint64_t> completed{0};
+	std::atomic<uint64_t> errors{0};      // completion errors
+};
+
+/* ... and per role (its lcore's loop), stored after every burst. */
+struct alignas(64) RoleLive {
+	std::atomic<uint64_t> polls_busy{0};
+	std::atomic<uint64_t> polls_idle{0};
+	std::atomic<uint64_t> received{0};    // responder: messages in
+	std::atomic<uint32_t> srq_posted{0};  // responder: receives in the SRQ
+};
+
+/* What the control plane changes in a running flow (the console's set commands): one
+ * writer (the control plane), read by the flow's requester once a burst. */
+struct alignas(64) FlowControl {
+	std::atomic<uint64_t> tsc_per_msg{0};  // a rate limit (0: none)
+	std::atomic<uint32_t> batch{0};        // WRs per chain, at most the set-up batch
 };
 
 } // namespace rp

@@ -111,6 +111,8 @@ inline void count_sent(Requester *r, RequesterQp &q, uint32_t n)
 {
 	q.sent += n;
 	r->c.sent += n;
+	std::atomic<uint64_t> &live = r->flow_live[q.flow].sent;
+	live.store(live.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
 /* Prepares n buffers of QP qi for messages q.sent.. and posts them as one chain. */
@@ -215,6 +217,7 @@ inline void on_send_wc(Requester *r, uint32_t qi, const ibv_wc &wc, uint64_t now
 		/* Only this QP stops; its outstanding WRs come back flushed. */
 		r->c.wc_errors.count(wc);
 		r->flow_errors[q.flow].count(wc);
+		r->flow_live[q.flow].errors.store(r->flow_errors[q.flow].total, std::memory_order_relaxed);
 		if (!q.failed) {
 			q.failed = true;
 			r->c.failed_qps++;
@@ -349,7 +352,7 @@ int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, st
 	uint64_t total = 0;
 	for (uint32_t f = 0; f < nflows; f++)
 		total += sizes[f];
-	if (nflows == 0 || total != r->nqps) {
+	if (nflows == 0 || nflows > kMaxFlows || total != r->nqps) {
 		*err = "requester: flows of " + std::to_string(total) + " QPs in all, but " + std::to_string(r->nqps) +
 		       " QPs were set up";
 		return -EINVAL;
@@ -360,6 +363,12 @@ int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, st
 	r->flow_latency.reset(new Histogram[nflows]);
 	r->flow_live.reset(new FlowLive[nflows]);
 	r->flow_sent.reset(new uint64_t[nflows]());
+	r->flow_ctl.reset(new FlowControl[nflows]);
+	r->pace.reset(new Requester::Pace[nflows]);
+	for (uint32_t f = 0; f < nflows; f++) {
+		r->flow_ctl[f].tsc_per_msg.store(r->p.tsc_per_msg, std::memory_order_relaxed);
+		r->flow_ctl[f].batch.store(r->p.batch, std::memory_order_relaxed);
+	}
 	uint32_t qi = 0;
 	for (uint32_t f = 0; f < nflows; f++)
 		for (uint32_t k = 0; k < sizes[f]; k++, qi++) {
@@ -442,16 +451,34 @@ uint32_t requester_burst(Requester *r)
 		r->warm_end = UINT64_MAX;
 	}
 
-	/* Time-bounded runs end with one last, flagged message per QP. */
-	if (now >= r->deadline && !r->timed_out) {
+	/* Time-bounded runs end with one last, flagged message per QP; so does a run the
+	 * control plane ends (the console's quit). */
+	if ((now >= r->deadline || r->ctl->end_now.load(std::memory_order_relaxed)) && !r->timed_out) {
 		r->timed_out = true;
 		for (uint32_t i = 0; i < r->nqps; i++)
 			r->qps[i].target = r->qps[i].sent + 1;
 	}
 
-	/* A rate limit, per flow: what is due by now (a batch ahead, so that chains stay
-	 * whole), less what the flow sent. */
-	const uint64_t due = p.tsc_per_msg ? (now - c.start_tsc) / p.tsc_per_msg + p.batch : UINT64_MAX;
+	/* Per flow, what the control plane set: a rate (what is due by now at the rate in
+	 * force, a batch ahead so that chains stay whole, less what the flow sent since
+	 * that rate was set) and a batch. Paused: nothing is due, and waiting is progress. */
+	uint64_t due[kMaxFlows];
+	uint32_t cap[kMaxFlows];
+	const bool paused = r->ctl->paused.load(std::memory_order_relaxed) && !r->timed_out;
+	if (paused)
+		r->last_progress = now;
+	for (uint32_t f = 0; f < r->nflows; f++) {
+		const FlowControl &fc = r->flow_ctl[f];
+		Requester::Pace &pc = r->pace[f];
+		const uint64_t tpm = fc.tsc_per_msg.load(std::memory_order_relaxed);
+		if (tpm != pc.tsc_per_msg)
+			pc = Requester::Pace{tpm, now, r->flow_sent[f]};
+		if (paused)
+			pc.tsc_per_msg = UINT64_MAX;   // resumed: the rate starts again then, no catching up
+		due[f] = paused ? 0 : tpm ? pc.sent0 + (now - pc.t0) / tpm + p.batch : UINT64_MAX;
+		const uint32_t b = fc.batch.load(std::memory_order_relaxed);
+		cap[f] = b && b < p.batch ? b : p.batch;
+	}
 	bool all_done = true;
 	uint32_t posted = 0;
 	for (uint32_t qi = 0; qi < r->nqps; qi++) {
@@ -479,9 +506,11 @@ uint32_t requester_burst(Requester *r)
 			n = p.batch;
 		if (n > room)
 			n = room;
-		if (p.tsc_per_msg) {
+		if (n > cap[q.flow])
+			n = cap[q.flow];
+		if (due[q.flow] != UINT64_MAX) {
 			uint64_t sent = r->flow_sent[q.flow];
-			uint64_t budget = due > sent ? due - sent : 0;
+			uint64_t budget = due[q.flow] > sent ? due[q.flow] - sent : 0;
 			if (n > budget)
 				n = budget;
 		}
@@ -512,9 +541,9 @@ uint32_t requester_burst(Requester *r)
 		return posted;
 	}
 	if (posted || polled > 0)
-		c.polls_busy++;
+		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
 	else
-		c.polls_idle++;
+		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);
 	r->idler.idle(posted || polled > 0);
 	if (now - r->last_progress > p.stall_tsc) {
 		c.fail_reason = r->in ? "stalled: no credit or completion for the send queues, or nothing from the ring"

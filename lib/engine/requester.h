@@ -93,6 +93,12 @@ struct Requester {
 	std::unique_ptr<Histogram[]> flow_latency;      // post to signalled completion, ns, per flow
 	std::unique_ptr<FlowLive[]> flow_live;          // per flow, readable while running
 	std::unique_ptr<uint64_t[]> flow_sent;          // per flow, for the rate limit
+	std::unique_ptr<FlowControl[]> flow_ctl;        // per flow: rate and batch, set while running
+	struct Pace {
+		uint64_t tsc_per_msg = 0, t0 = 0, sent0 = 0;   // the rate in force since t0, when sent0 were sent
+	};
+	std::unique_ptr<Pace[]> pace;
+	RoleLive live;                                  // polls, for the control plane
 	std::unique_ptr<uint64_t[]> post_tsc_mem;
 	QpTable table;
 	SendChain chain;

@@ -333,10 +333,16 @@ uint32_t responder_burst(Responder *r)
 			return static_cast<uint32_t>(n);
 		}
 	}
-	if (n > 0)
-		c.polls_busy++;
-	else
-		c.polls_idle++;
+	if (n > 0) {
+		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
+		r->live.received.store(c.received, std::memory_order_relaxed);
+		r->live.srq_posted.store(r->refill.posted(), std::memory_order_relaxed);
+	} else {
+		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);
+	}
+	/* The control plane paused the senders: waiting is not a stall. */
+	if (r->ctl->paused.load(std::memory_order_relaxed))
+		r->last_progress = now;
 	r->idler.idle(n > 0);
 	if (n == 0 && r->nheld == 0) {
 		/* Counts announced up front (a remote peer): done as soon as all is in. */

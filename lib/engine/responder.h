@@ -70,6 +70,7 @@ struct Responder {
 	SrqRefill refill;
 	Idler idler;                             // adaptive polling; inert when busy polling
 	ResponderCounters c;
+	RoleLive live;                           // polls and receives, for the control plane
 	/* Optional: received SEND buffers go on here instead of back to the pool; the next
 	 * stage checks their payload and frees them (payload checks here are then off). */
 	rte_ring *out = nullptr;

@@ -11,6 +11,9 @@ struct alignas(64) RunControl {
 	const uint64_t *qp_sent = nullptr;         // per QP; requester writes before requester_done
 	const bool *qp_failed = nullptr;           // per QP, likewise: its state is unknowable
 	std::atomic<bool> abort{false};            // any lcore: wo on a fatal error, all: ro
+	/* The control plane's (the console's start, stop and quit), read by the roles: */
+	std::atomic<bool> paused{false};           // post nothing new; no stall is counted meanwhile
+	std::atomic<bool> end_now{false};          // end as a duration run ends: a last message per QP
 	/* Two-process runs: the responder's process sets qp_sent to the per-QP counts the
 	 * peer announced before launch, and requester_done when the peer disconnects. */
 	bool counts_known = false;

@@ -370,8 +370,10 @@ void rate_limit_paces_each_flow(void **)
 	assert_int_equal(g.r.c.sent, 2 * 32);
 	assert_int_equal(g.r.flow_sent[0], 32);
 	assert_int_equal(g.r.flow_sent[1], 32);
-	/* Without the pace the rest goes at once. */
-	g.r.p.tsc_per_msg = 0;
+	/* The control plane lifts the limit (the console's set rate FLOW 0): the rest goes
+	 * at once. */
+	g.r.flow_ctl[0].tsc_per_msg.store(0);
+	g.r.flow_ctl[1].tsc_per_msg.store(0);
 	while (!g.r.finished)
 		rp::requester_burst(&g.r);
 	assert_int_equal(rp::requester_finish(&g.r), 0);

@@ -1,0 +1,112 @@
+/* The control plane's view of a running run: what the console, the live stats lines
+ * and the telemetry endpoints read and change. The lcores publish running totals
+ * (FlowLive, RoleLive: one writer each, relaxed atomics, never torn) and read what
+ * the control plane sets (FlowControl, RunControl); nothing here locks or waits on
+ * them. Samples of the totals, rates between two samples and the lines printed from
+ * them are plain functions of plain data (test_stats). */
+#pragma once
+
+#include "conf/options.h"
+#include "engine/counters.h"
+#include "engine/run_control.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct rte_mempool;
+struct rte_ring;
+
+namespace rp {
+
+struct FlowView {
+	std::string name;
+	uint32_t qps = 0;
+	Verb verb = Verb::write_imm;
+	uint32_t msg_bytes = 0;
+	uint32_t batch = 0;           // the set-up batch: set batch goes up to it
+	uint32_t signal_every = 0;
+	uint64_t target = 0;          // messages to send (0: a duration)
+	const FlowLive *live = nullptr;
+	FlowControl *ctl = nullptr;   // nullptr: nothing to set (the far end of a two-process run)
+};
+
+struct LcoreView {
+	unsigned lcore = 0;
+	std::string role;             // "requester", "responder", ...
+	const RoleLive *live = nullptr;
+};
+
+struct PoolView {
+	std::string name;
+	rte_mempool *pool = nullptr;
+};
+
+struct RingView {
+	std::string name;
+	rte_ring *ring = nullptr;
+};
+
+struct QpView {
+	std::string flow;
+	uint32_t index = 0;           // within the flow
+	uint32_t qp_num = 0;
+	std::string role;
+};
+
+struct RunView {
+	std::string device;
+	std::string what;             // "loopback RDMA_WRITE_WITH_IMM, 64 B", for show config
+	std::vector<std::string> config;   // "key: value" lines for show config
+	double tsc_hz = 0;
+	double duration_s = 0;        // a duration run's length (0: message counts)
+	uint64_t start_tsc = 0;
+	std::vector<FlowView> flows;
+	std::vector<LcoreView> lcores;
+	std::vector<PoolView> pools;
+	std::vector<RingView> rings;
+	std::vector<QpView> qps;
+	RunControl *ctl = nullptr;    // start, stop, quit
+};
+
+/* Totals at one moment. */
+struct FlowSample {
+	uint64_t sent = 0, completed = 0, errors = 0;
+};
+struct LcoreSample {
+	uint64_t busy = 0, idle = 0, received = 0;
+	uint32_t srq_posted = 0;
+};
+struct Sample {
+	uint64_t tsc = 0;
+	std::vector<FlowSample> flows;
+	std::vector<LcoreSample> lcores;
+};
+
+Sample sample_take(const RunView &v, uint64_t tsc);
+
+/* A flow between two samples (`since` earlier, `now` later) and its totals since a
+ * baseline (clear stats). */
+struct FlowRates {
+	double msg_per_s = 0, gbit_per_s = 0;
+	uint64_t completed = 0, errors = 0;    // since the baseline
+	uint64_t outstanding = 0;              // posted, not yet completed
+	double progress = -1;                  // 0..1 of its messages, or of the duration (-1: neither)
+};
+FlowRates flow_rates(const RunView &v, size_t flow, const Sample &base, const Sample &since, const Sample &now);
+
+/* "  bw          0.0612 Mmsg/s  0.0313 Gbit/s  outstanding 96  errors 0  61234 of 200000 (30.6%)" */
+std::string stats_line(const RunView &v, size_t flow, const FlowRates &r);
+
+/* The stats lines of all flows, headed by the elapsed time ("stats at 3.0 s:"). */
+std::string stats_block(const RunView &v, const Sample &base, const Sample &since, const Sample &now);
+
+/* A rate as the console takes it: "20000", "20000pps", "1.5Mpps", "2Gbps" (for
+ * msg_bytes-byte messages), "0" (no limit). Returns messages per second, or -1 with
+ * *err saying what is wrong and giving examples. */
+double parse_rate(const std::string &text, uint32_t msg_bytes, std::string *err);
+
+/* Index of the flow named `name`, or -1 (with the names in *known). */
+int flow_index(const RunView &v, const std::string &name, std::string *known);
+
+} // namespace rp

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Watching a run on rxe: --stats-period prints a line per flow every period, then the
+# summary; DPDK telemetry answers /rdmapipe/... from a running instance (queried with
+# dpdk-telemetry.py); the console (-i), driven through a pseudo-terminal, shows stats,
+# changes a flow's rate and batch, pauses and resumes, refuses bad input with a hint,
+# and quit ends the run with its summary.
+. "$(dirname "$0")/lib.sh"
+need_device
+out=$(mktemp)
+
+# --stats-period: lines while it runs, progress towards the count, then the summary.
+run_rdmapipe "$out" -d "$DEV" -n 300000 -Q 1,2 --stats-period 0.5
+expect_eq "stats-period: exit status" "$rc" 0
+lines=$(grep -c "^stats at [0-9.]* s:$" "$out")
+[ "$lines" -ge 2 ] && echo "ok: $lines stats blocks" || { echo "FAIL: $lines stats blocks (want 2 or more)"; fails=$((fails + 1)); }
+expect_grep "$out" "^  flow1 +[0-9.]+ Mmsg/s +[0-9.]+ Gbit/s  outstanding [0-9]+  errors 0  [0-9]+ of 300000 \([0-9.]+%\)$"
+expect_grep "$out" "^result: PASS$"
+# A stats block comes before the summary, none after it.
+awk '/^summary:/ { s = 1 } /^stats at/ && s { bad = 1 } END { exit bad }' "$out" && echo "ok: stats lines end before the summary" ||
+	{ echo "FAIL: a stats line after the summary"; fails=$((fails + 1)); }
+
+# Telemetry from a running instance: its own runtime directory, so the socket is known.
+TEL=${DPDK_TELEMETRY:-dpdk-telemetry.py}
+if ! command -v "$TEL" >/dev/null; then
+	echo "FAIL: $TEL not found (Debian package dpdk-dev)"; fails=$((fails + 1))
+else
+	prefix=rptel$$
+	# shellcheck disable=SC2046
+	timeout -k 5 60 "$RDMAPIPE" $(eal_args | sed 's/--in-memory//') --file-prefix $prefix -- -d "$DEV" -t 8 -Q 1,1 \
+		--rate 20000 >"$out" 2>&1 &
+	pid=$!
+	tel=$(mktemp)
+	for _ in $(seq 1 100); do
+		sleep 0.1
+		grep -q "^rdmapipe: loopback" "$out" && break
+	done
+	sleep 1.5
+	# One connection, five queries (dpdk-telemetry.py reads commands from its input).
+	printf '%s\n' /rdmapipe/stats /rdmapipe/stats,flow0 /rdmapipe/flows /rdmapipe/lcores /rdmapipe/config |
+		timeout 20 "$TEL" -f $prefix >"$tel" 2>&1
+	wait $pid
+	rc=$?
+	echo "--- telemetry replies"; cat "$tel"
+	expect_eq "telemetry run: exit status" "$rc" 0
+	python3 - "$tel" <<'PY' && echo "ok: telemetry replies" || { echo "FAIL: telemetry replies"; fails=$((fails + 1)); }
+import json, sys
+replies = {}
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line.startswith('{'):
+        d = json.loads(line)
+        for k, v in d.items():
+            replies.setdefault(k, []).append(v)
+stats = replies['/rdmapipe/stats']
+assert float(stats[0]['elapsed_s']) > 0.5, stats
+for f in ('flow0', 'flow1'):
+    assert stats[0][f]['sent'] > 0 and stats[0][f]['completed'] > 0, stats
+    assert float(stats[0][f]['msg_per_s']) > 0
+assert set(stats[1]) == {'elapsed_s', 'flow0'}, stats[1]        # /rdmapipe/stats,flow0
+flows = replies['/rdmapipe/flows'][0]
+assert flows['flow0']['qps'] == 1 and flows['flow1']['rate_limit_msg_per_s'] == 20000, flows
+lc = replies['/rdmapipe/lcores'][0]
+roles = sorted(v['role'] for k, v in lc.items() if k.startswith('lcore'))
+assert roles == ['requester', 'responder'], lc
+assert replies['/rdmapipe/config'][0]['device'], replies['/rdmapipe/config']
+PY
+	rm -f "$tel"
+	rmdir "/var/run/dpdk/$prefix" 2>/dev/null
+fi
+
+# The console through a pseudo-terminal: three lcores (the console takes the main one;
+# on the VM's 2 CPUs, mapped onto both).
+python3 - "$RDMAPIPE" "$DEV" "$(eal_args | sed 's/-l 0-1/--lcores (0-2)@(0-1)/')" <<'PY' && echo "ok: console" || { echo "FAIL: console"; fails=$((fails + 1)); }
+import os, pty, re, select, sys, time
+binary, dev, eal = sys.argv[1], sys.argv[2], sys.argv[3].split()
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(binary, [binary] + eal + ['--', '-i', '-d', dev, '-t', '60', '-Q', '1,1', '--rate', '50000'])
+buf = b''
+def read_until(pattern, timeout=20):
+    global buf
+    end = time.time() + timeout
+    while time.time() < end:
+        m = re.search(pattern.encode(), buf)
+        if m:
+            got = buf[:m.end()].decode(errors='replace')
+            buf = buf[m.end():]
+            return got
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            try:
+                buf += os.read(fd, 65536)
+            except OSError:
+                break
+    sys.stdout.write(buf.decode(errors='replace'))
+    raise SystemExit(f'console: no /{pattern}/ within {timeout} s')
+def cmd(line, expect):
+    os.write(fd, (line + '\r').encode())
+    got = read_until(expect)
+    print(f'>>> {line}\n{got}')
+    read_until(r'rdmapipe> ')
+    return got
+read_until(r'rdmapipe console: help lists the commands')
+read_until(r'rdmapipe> ')
+time.sleep(1)
+cmd('show stats', r'flow1 +[0-9.]+ Mmsg/s')
+cmd('set rate flow0 2000', r'flow flow0: at most 2000 msg/s')
+cmd('show flows', r'flow0 +RDMA_WRITE_WITH_IMM, 64 B, 1 QP, batch 32, signal every 32, for the run.s duration, rate limit 2000 msg/s')
+cmd('set batch flow1 8', r'flow flow1: chains of at most 8 WRs')
+cmd('set rate flow0 fast', r"set rate: 'fast' is not a rate")
+cmd('set batch flow1 4096', r'set batch: 4096 is outside 1..32')
+cmd('launch the missiles', r"unknown command or arguments: 'launch the missiles' \(help lists")
+cmd('stop', r'stopped: the senders post nothing new')
+time.sleep(0.5)
+s1 = cmd('show stats flow flow1', r'since start\)')
+time.sleep(1)
+s2 = cmd('show stats flow flow1', r'since start\)')
+sent = lambda s: int(re.search(r'sent (\d+)', s).group(1))
+assert sent(s1) == sent(s2), (s1, s2)          # stopped: nothing new was posted
+cmd('start', r'started: the senders post again')
+time.sleep(1)
+s3 = cmd('show stats flow flow1', r'since start\)')
+assert sent(s3) > sent(s2), (s2, s3)
+cmd('show stats all', r'lcore \d+ +responder')
+cmd('show qps', r'qp_num')
+cmd('show pools', r'buffers of 64 B')
+os.write(fd, b'quit\r')
+tail = read_until(r'result: (PASS|FAIL)', timeout=30)
+print(tail)
+assert 'result: PASS' in tail, tail
+_, status = os.waitpid(pid, 0)
+assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+PY
+rm -f "$out"
+finish

@@ -1,0 +1,148 @@
+/* The control plane's stats: samples of the lcores' published totals, rates between
+ * two samples, totals since a baseline, progress, the printed line, and the rates the
+ * console takes. Plain data: no EAL, no device. */
+#include "control/stats.h"
+
+#include "cmocka_cpp.h"
+
+#include <cmath>
+#include <string>
+
+namespace {
+
+struct Rig {
+	rp::FlowLive live;
+	rp::FlowControl ctl;
+	rp::RoleLive req, rsp;
+	rp::RunControl run;
+	rp::RunView v;
+
+	Rig(uint64_t target = 2000)
+	{
+		v.tsc_hz = 1e9;   // one tick a nanosecond
+		v.device = "rxe0";
+		rp::FlowView f;
+		f.name = "bw";
+		f.qps = 4;
+		f.verb = rp::Verb::write_imm;
+		f.msg_bytes = 64;
+		f.batch = 32;
+		f.signal_every = 32;
+		f.target = target;
+		f.live = &live;
+		f.ctl = &ctl;
+		v.flows.push_back(f);
+		v.lcores = {{1, "requester", &req}, {0, "responder", &rsp}};
+		v.ctl = &run;
+	}
+	void set(uint64_t sent, uint64_t completed, uint64_t errors)
+	{
+		live.sent.store(sent);
+		live.completed.store(completed);
+		live.errors.store(errors);
+	}
+};
+
+void rates_between_samples(void **)
+{
+	Rig g;
+	g.set(0, 0, 0);
+	rp::Sample a = rp::sample_take(g.v, 0);
+	g.set(1000, 900, 2);
+	g.req.polls_busy.store(30);
+	g.req.polls_idle.store(10);
+	rp::Sample b = rp::sample_take(g.v, 1000000000);   // one second later
+	rp::FlowRates r = rp::flow_rates(g.v, 0, a, a, b);
+	assert_true(std::fabs(r.msg_per_s - 900) < 1e-9);
+	assert_true(std::fabs(r.gbit_per_s - 900.0 * 64 * 8 / 1e9) < 1e-12);
+	assert_int_equal(r.outstanding, 100);
+	assert_int_equal(r.completed, 900);
+	assert_int_equal(r.errors, 2);
+	assert_true(std::fabs(r.progress - 0.45) < 1e-12);
+	assert_int_equal(b.lcores[0].busy, 30);
+	assert_int_equal(b.lcores[0].idle, 10);
+	/* A baseline (clear stats) and a later sample: totals since the baseline, the rate
+	 * since the previous sample, progress of the whole run. */
+	g.set(2000, 1900, 5);
+	rp::Sample c = rp::sample_take(g.v, 3000000000);
+	r = rp::flow_rates(g.v, 0, b, b, c);
+	assert_true(std::fabs(r.msg_per_s - 500) < 1e-9);   // 1000 in 2 s
+	assert_int_equal(r.completed, 1000);
+	assert_int_equal(r.errors, 3);
+	assert_true(std::fabs(r.progress - 0.95) < 1e-12);
+	/* The same instant twice: no rate, no division by zero. */
+	r = rp::flow_rates(g.v, 0, c, c, c);
+	assert_true(r.msg_per_s == 0 && r.gbit_per_s == 0);
+}
+
+void duration_progress_and_line(void **)
+{
+	Rig g(0);   // a duration run
+	g.v.duration_s = 10;
+	g.v.start_tsc = 0;
+	g.set(600, 500, 0);
+	rp::Sample z;
+	z.tsc = 0;
+	z.flows.assign(1, rp::FlowSample{});
+	z.lcores.assign(2, rp::LcoreSample{});
+	rp::Sample b = rp::sample_take(g.v, 2500000000);
+	rp::FlowRates r = rp::flow_rates(g.v, 0, z, z, b);
+	assert_true(std::fabs(r.progress - 0.25) < 1e-12);
+	assert_string_equal(rp::stats_line(g.v, 0, r).c_str(),
+			    "  bw            0.0002 Mmsg/s   0.0001 Gbit/s  outstanding 100  errors 0  500 done, 25% of 10.0 s");
+	Rig h;
+	h.set(1000, 900, 2);
+	rp::Sample c = rp::sample_take(h.v, 1000000000);
+	r = rp::flow_rates(h.v, 0, z, z, c);
+	assert_string_equal(rp::stats_line(h.v, 0, r).c_str(),
+			    "  bw            0.0009 Mmsg/s   0.0005 Gbit/s  outstanding 100  errors 2  900 of 2000 (45.0%)");
+	std::string block = rp::stats_block(h.v, z, z, c);
+	assert_string_equal(block.substr(0, 17).c_str(), "stats at 1.0 s:\n ");
+}
+
+void rates_the_console_takes(void **)
+{
+	std::string err;
+	assert_true(rp::parse_rate("20000", 64, &err) == 20000);
+	assert_true(rp::parse_rate("20000pps", 64, &err) == 20000);
+	assert_true(rp::parse_rate("2.5Kpps", 64, &err) == 2500);
+	assert_true(rp::parse_rate("1.5Mpps", 64, &err) == 1.5e6);
+	assert_true(rp::parse_rate("2Gbps", 64, &err) == 2e9 / 512);   // 64 B messages: 512 bits each
+	assert_true(rp::parse_rate("512Mbps", 4096, &err) == 512e6 / (4096 * 8));
+	assert_true(rp::parse_rate("0", 64, &err) == 0);
+	for (const char *bad : {"5zz", "", "-3", "fast", "1e10", "3 Mpps", "nanpps"}) {
+		err.clear();
+		assert_true(rp::parse_rate(bad, 64, &err) < 0);
+		assert_false(err.empty());
+	}
+	rp::parse_rate("5zz", 64, &err);
+	assert_string_equal(err.c_str(), "'5zz' is not a rate: give messages per second (20000, 20000pps, 1.5Mpps) or a bit "
+					 "rate (2Gbps, 500Mbps); 0 lifts the limit");
+	rp::parse_rate("1e10", 64, &err);
+	assert_string_equal(err.c_str(), "'1e10' is more than 1e9 messages per second");
+}
+
+void flows_by_name(void **)
+{
+	Rig g;
+	rp::FlowView second = g.v.flows[0];
+	second.name = "lat";
+	g.v.flows.push_back(second);
+	std::string known;
+	assert_int_equal(rp::flow_index(g.v, "lat", &known), 1);
+	assert_int_equal(rp::flow_index(g.v, "nope", &known), -1);
+	assert_string_equal(known.c_str(), "bw, lat");
+}
+
+} // namespace
+
+int main()
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rates_between_samples),
+		cmocka_unit_test(duration_progress_and_line),
+		cmocka_unit_test(rates_the_console_takes),
+		cmocka_unit_test(flows_by_name),
+	};
+	return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
