@@ -284,6 +284,11 @@ int pipeline_to_relay(const PipelineConf &c, const RunOptions &cli, RelayPlan *p
 				}
 	if (verify == nullptr)
 		return 0;
+	if (cli.interactive) {
+		*err = at(c, verify->line, "stages") + "-i: the console comes with loopback rate runs in this build (a relay "
+							"has --stats-period and telemetry)";
+		return -1;
+	}
 	const std::string later = " does not run yet in this build (a relay is: flow A's rdma_tx and rdma_rx, "
 				  "rdma_rx -> ring -> verify -> ring -> flow B's rdma_tx, and flow B's rdma_rx)";
 	auto fail = [&](int line, const std::string &path, const std::string &what) {
@@ -404,6 +409,9 @@ int pipeline_to_share(const PipelineConf &c, const RunOptions &cli, SharePlan *p
 		*err = at(c, line, where) + what;
 		return -1;
 	};
+	if (cli.interactive)
+		return fail(flow->line, path, "-i: the console comes with loopback rate runs in this build (QP sharing has "
+					      "--stats-period and telemetry)");
 	if (tx.size() < 2)
 		return fail(flow->line, path + ".share_qps", "sharing QPs needs two or more rdma_tx stages of the flow (their lcores share them)");
 	const std::string later = " does not run yet in this build (QP sharing: one loopback flow of RDMA READs, "

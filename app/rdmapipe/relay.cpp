@@ -4,6 +4,9 @@
 #include "results.h"
 #include "roles.h"
 
+#include "control/stats.h"
+#include "control/telemetry.h"
+
 #include "pipeline/lcore_loop.h"
 #include "pipeline/stage.h"
 
@@ -346,8 +349,37 @@ int run_relay(const RelayPlan &p)
 		       p.in_tx, p.in_rx, p.verify_name.c_str(), p.verify, p.out_name.c_str(), p.out_tx, p.out_rx);
 	fflush(stdout);
 	r->sampler.live = {&r->in_q.flow_live[0], &r->out_q.flow_live[0]};
-	if (!p.in.output_json.empty() && sampler_start(&r->sampler, &err) != 0)
+	/* Stats lines and telemetry: both flows, every lane, the rings and in's pool. */
+	RunView view;
+	view.device = s.dev.name;
+	view.what = "relay of " + std::string(verb_opcode_name(p.in.verb)) + ", " + std::to_string(p.in.msg_bytes) + " B";
+	view.tsc_hz = static_cast<double>(rte_get_tsc_hz());
+	view.ctl = &r->in_ctl;
+	const struct {
+		const RunOptions *o;
+		const std::string *name;
+		Requester *q;
+	} fl[] = {{&p.in, &p.in_name, &r->in_q}, {&p.out, &p.out_name, &r->out_q}};
+	for (const auto &x : fl)
+		view.flows.push_back({*x.name, x.o->qps, x.o->verb, x.o->msg_bytes, x.o->batch, x.o->signal_every,
+				      x.o->messages, &x.q->flow_live[0], &x.q->flow_ctl[0]});
+	for (unsigned i = 0; i < r->nlanes; i++) {
+		const Lane &l = r->lanes[i];
+		view.lcores.push_back({l.lcore, l.q && l.v ? "requester+responder" : l.q ? "requester" : l.v ? "responder" : "stages",
+				       l.q ? &l.q->live : l.v ? &l.v->live : nullptr});
+	}
+	view.pools = {{p.in_name + " receive buffers", s.in->rx_pool}, {p.out_name + " receive buffers", s.out->rx_pool}};
+	view.rings = {{p.rx_ring_name, s.rx_ring}, {p.tx_ring_name, s.tx_ring}};
+	view.config = {"relay: rdma_rx (lcore " + std::to_string(p.in_rx) + ") -> " + p.rx_ring_name + " -> " + p.verify_name +
+			       " (lcore " + std::to_string(p.verify) + ") -> " + p.tx_ring_name + " -> rdma_tx (lcore " +
+			       std::to_string(p.out_tx) + ")",
+		       "messages: " + std::to_string(p.in.messages)};
+	r->sampler.view = &view;
+	r->sampler.print_period_s = p.in.stats_period_s;
+	if ((!p.in.output_json.empty() || p.in.stats_period_s > 0) && sampler_start(&r->sampler, &err) != 0)
 		return setup_error(err);
+	view.start_tsc = rte_rdtsc();
+	telemetry_set_run(&view);
 	set_running(&r->in_ctl);   // a signal aborts in; its failure stops the rest
 	std::vector<LcoreJob> jobs;
 	for (unsigned i = 0; i < r->nlanes; i++)
@@ -355,6 +387,7 @@ int run_relay(const RelayPlan &p)
 	run_lcore_jobs(jobs);
 	set_running(nullptr);
 	sampler_stop(&r->sampler);
+	telemetry_set_run(nullptr);
 	usleep(100000);   // events of the run's last moments reach the watcher
 	async_watch_stop(&s.async);
 	return summarise(p, s, *r);

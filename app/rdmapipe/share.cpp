@@ -4,6 +4,9 @@
 #include "results.h"
 #include "roles.h"
 
+#include "control/stats.h"
+#include "control/telemetry.h"
+
 #include "pipeline/lcore_loop.h"
 #include "pipeline/stage.h"
 
@@ -292,8 +295,27 @@ int run_share(const SharePlan &p)
 		       s.dev.name.c_str(), o.messages, verb_opcode_name(o.verb), o.msg_bytes, o.qps,
 		       p.shared ? "shared by" : "split over", nl, o.signal_every);
 	fflush(stdout);
-	if (!o.output_json.empty() && sampler_start(&sh->sampler, &err) != 0)
+	/* Stats lines and telemetry: a flow per lane (its messages over the QPs it posts to). */
+	RunView view;
+	view.device = s.dev.name;
+	view.what = std::string("QP sharing, ") + verb_opcode_name(o.verb) + ", " + std::to_string(o.msg_bytes) + " B";
+	view.tsc_hz = static_cast<double>(rte_get_tsc_hz());
+	view.ctl = &sh->lanes[0]->ctl;
+	for (size_t t = 0; t < nl; t++) {
+		Lane &l = *sh->lanes[t];
+		view.flows.push_back({p.name + "@lcore" + std::to_string(l.lcore), l.q.nqps, o.verb, o.msg_bytes, o.batch,
+				      o.signal_every, lane_messages(o.messages, t, nl), &l.q.flow_live[0], &l.q.flow_ctl[0]});
+		view.lcores.push_back({l.lcore, "requester", &l.q.live});
+	}
+	view.config = {std::string("QPs: ") + std::to_string(o.qps) + (p.shared ? " shared by " : " split over ") +
+			       std::to_string(nl) + " lcores",
+		       "signal every: " + std::to_string(o.signal_every)};
+	sh->sampler.view = &view;
+	sh->sampler.print_period_s = o.stats_period_s;
+	if ((!o.output_json.empty() || o.stats_period_s > 0) && sampler_start(&sh->sampler, &err) != 0)
 		return setup_error(err);
+	view.start_tsc = rte_rdtsc();
+	telemetry_set_run(&view);
 	set_running(&sh->lanes[0]->ctl);   // a signal aborts lane 0; its failure stops the rest
 	std::vector<LcoreJob> jobs;
 	for (auto &l : sh->lanes)
@@ -301,6 +323,7 @@ int run_share(const SharePlan &p)
 	run_lcore_jobs(jobs);
 	set_running(nullptr);
 	sampler_stop(&sh->sampler);
+	telemetry_set_run(nullptr);
 	usleep(100000);   // events of the run's last moments reach the watcher
 	async_watch_stop(&s.async);
 	return summarise(p, s, *sh);

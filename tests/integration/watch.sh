@@ -19,6 +19,22 @@ expect_grep "$out" "^result: PASS$"
 awk '/^summary:/ { s = 1 } /^stats at/ && s { bad = 1 } END { exit bad }' "$out" && echo "ok: stats lines end before the summary" ||
 	{ echo "FAIL: a stats line after the summary"; fails=$((fails + 1)); }
 
+# The relay and QP sharing print their stats lines too: both relayed flows, a flow per lane.
+conf_dir=$(cd "$(dirname "$0")/../../conf" && pwd)
+c=$(mktemp --suffix=.conf)
+sed "s/\"rxe0\"/\"$DEV\"/g" "$conf_dir/relay.conf" >"$c"
+EAL_LCORES='--lcores (0-2)@(0-1)'
+run_rdmapipe "$out" -f "$c" --stats-period 0.5
+EAL_LCORES=
+expect_eq "relay with stats lines: exit status" "$rc" 0
+expect_grep "$out" "^  in +[0-9.]+ Mmsg/s .* of 40000 \([0-9.]+%\)$"
+expect_grep "$out" "^  out +[0-9.]+ Mmsg/s .* of 40000 \([0-9.]+%\)$"
+sed "s/\"rxe0\"/\"$DEV\"/g; s/messages = 40000;/messages = 200000;/" "$conf_dir/qp-share.conf" >"$c"
+run_rdmapipe "$out" -f "$c" --stats-period 0.5
+expect_eq "QP sharing with stats lines: exit status" "$rc" 0
+expect_grep "$out" "^  shared@lcore1 +[0-9.]+ Mmsg/s .* of 100000 \([0-9.]+%\)$"
+rm -f "$c"
+
 # Telemetry from a running instance: its own runtime directory, so the socket is known.
 TEL=${DPDK_TELEMETRY:-dpdk-telemetry.py}
 if ! command -v "$TEL" >/dev/null; then

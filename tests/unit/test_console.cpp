@@ -2,6 +2,7 @@
  * each prints, and what each changes in the run (FlowControl, RunControl) — and that
  * a bad command or value prints a hint and changes nothing. No EAL, no device. */
 #include "control/console.h"
+#include "view_rig.h"
 
 #include "cmocka_cpp.h"
 
@@ -13,35 +14,15 @@
 
 namespace {
 
-struct Rig {
-	rp::FlowLive live;
-	rp::FlowControl ctl;
-	rp::RoleLive req, rsp;
-	rp::RunControl run;
-	rp::RunView v;
+struct Rig : ViewRig {
 	int in[2], out[2];
 	rp::Console *con = nullptr;
 
-	Rig()
+	Rig() : ViewRig(1000)
 	{
-		v.tsc_hz = 1e9;
-		v.device = "rxe0";
 		v.what = "loopback RDMA_WRITE_WITH_IMM, 64 B";
 		v.config = {"verb: write_imm", "batch: 32"};
-		rp::FlowView f;
-		f.name = "bw";
-		f.qps = 4;
-		f.msg_bytes = 64;
-		f.batch = 32;
-		f.signal_every = 32;
-		f.target = 1000;
-		f.live = &live;
-		f.ctl = &ctl;
-		ctl.batch.store(32);
-		v.flows.push_back(f);
-		v.lcores = {{1, "requester", &req}, {2, "responder", &rsp}};
 		v.qps = {{"bw", 0, 17, "requester"}, {"bw", 0, 18, "responder"}};
-		v.ctl = &run;
 		assert_int_equal(pipe(in), 0);
 		assert_int_equal(pipe(out), 0);
 		fcntl(out[0], F_SETFL, O_NONBLOCK);

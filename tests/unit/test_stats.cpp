@@ -2,6 +2,7 @@
  * two samples, totals since a baseline, progress, the printed line, and the rates the
  * console takes. Plain data: no EAL, no device. */
 #include "control/stats.h"
+#include "view_rig.h"
 
 #include "cmocka_cpp.h"
 
@@ -10,37 +11,8 @@
 
 namespace {
 
-struct Rig {
-	rp::FlowLive live;
-	rp::FlowControl ctl;
-	rp::RoleLive req, rsp;
-	rp::RunControl run;
-	rp::RunView v;
-
-	Rig(uint64_t target = 2000)
-	{
-		v.tsc_hz = 1e9;   // one tick a nanosecond
-		v.device = "rxe0";
-		rp::FlowView f;
-		f.name = "bw";
-		f.qps = 4;
-		f.verb = rp::Verb::write_imm;
-		f.msg_bytes = 64;
-		f.batch = 32;
-		f.signal_every = 32;
-		f.target = target;
-		f.live = &live;
-		f.ctl = &ctl;
-		v.flows.push_back(f);
-		v.lcores = {{1, "requester", &req}, {0, "responder", &rsp}};
-		v.ctl = &run;
-	}
-	void set(uint64_t sent, uint64_t completed, uint64_t errors)
-	{
-		live.sent.store(sent);
-		live.completed.store(completed);
-		live.errors.store(errors);
-	}
+struct Rig : ViewRig {
+	explicit Rig(uint64_t target = 2000) : ViewRig(target) {}
 };
 
 void rates_between_samples(void **)
