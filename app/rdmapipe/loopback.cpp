@@ -196,6 +196,8 @@ RunView make_view(const RunOptions &o, Setup &s, Roles &r)
 	v.tsc_hz = static_cast<double>(rte_get_tsc_hz());
 	v.duration_s = o.duration_s;
 	v.ctl = &r.ctl;
+	v.port = s.dev.port;
+	v.hw_base = hw_counters_read(s.dev.name, s.dev.port);
 	uint32_t qi = 0;
 	for (uint32_t f = 0; f < r.req.nflows; f++) {
 		FlowView fv;
@@ -240,7 +242,7 @@ RunView make_view(const RunOptions &o, Setup &s, Roles &r)
 	return v;
 }
 
-int summarise(const RunOptions &o, const Setup &s, const Roles &r)
+int summarise(const RunOptions &o, const Setup &s, const Roles &r, const HwCounters &hw_base)
 {
 	const RequesterCounters &q = r.req.c;
 	const ResponderCounters &v = r.rsp.c;
@@ -339,6 +341,12 @@ int summarise(const RunOptions &o, const Setup &s, const Roles &r)
 	if (r.req.nflows > 1)
 		print_flows(flows);
 	print_async_events(s.async);
+	/* What the port counted meanwhile: retransmissions, RNR NAKs, sequence errors. */
+	HwCounters hw = hw_counters_delta(hw_base, hw_counters_read(s.dev.name, s.dev.port));
+	std::string hw_line;
+	for (const auto &[name, n] : hw)
+		hw_line += (hw_line.empty() ? "" : ", ") + name + " " + std::to_string(n);
+	printf("  port counters:       %s\n", hw_line.empty() ? "none moved (or the device has none)" : hw_line.c_str());
 	print_wc_errors("requester", q.wc_errors);
 	print_wc_errors("responder", v.wc_errors);
 	if (q.fail_reason)
@@ -558,7 +566,7 @@ int run_loopback(const RunOptions &o)
 	usleep(100000);
 	async_watch_stop(&s.async);
 
-	return summarise(o, s, *r);
+	return summarise(o, s, *r, view.hw_base);
 }
 
 } // namespace rp

@@ -355,6 +355,8 @@ int run_relay(const RelayPlan &p)
 	view.what = "relay of " + std::string(verb_opcode_name(p.in.verb)) + ", " + std::to_string(p.in.msg_bytes) + " B";
 	view.tsc_hz = static_cast<double>(rte_get_tsc_hz());
 	view.ctl = &r->in_ctl;
+	view.port = s.dev.port;
+	view.hw_base = hw_counters_read(s.dev.name, s.dev.port);
 	const struct {
 		const RunOptions *o;
 		const std::string *name;

@@ -301,6 +301,8 @@ int run_share(const SharePlan &p)
 	view.what = std::string("QP sharing, ") + verb_opcode_name(o.verb) + ", " + std::to_string(o.msg_bytes) + " B";
 	view.tsc_hz = static_cast<double>(rte_get_tsc_hz());
 	view.ctl = &sh->lanes[0]->ctl;
+	view.port = s.dev.port;
+	view.hw_base = hw_counters_read(s.dev.name, s.dev.port);
 	for (size_t t = 0; t < nl; t++) {
 		Lane &l = *sh->lanes[t];
 		view.flows.push_back({p.name + "@lcore" + std::to_string(l.lcore), l.q.nqps, o.verb, o.msg_bytes, o.batch,

@@ -104,9 +104,20 @@ void show_stats(Console *c, const CmdResult &r)
 	std::string text;
 	if (what.empty() || what == "all") {
 		text = stats_block(v, c->base, c->last, now);
-		if (what == "all")
+		if (what == "all") {
 			for (size_t i = 0; i < v.lcores.size(); i++)
 				text += lcore_line(v, i, c->base, now);
+			/* Retransmissions and protocol errors, where the device counts them. */
+			HwCounters d = hw_counters_delta(v.hw_base, hw_counters_read(v.device, v.port));
+			text += "  " + v.device + " port " + std::to_string(v.port) + " counters since the start:";
+			if (d.empty())
+				text += " none moved (or the device has none)";
+			for (const auto &[name, n] : d)
+				text += " " + name + " " + std::to_string(n) + ",";
+			if (!d.empty())
+				text.pop_back();
+			text += "\n";
+		}
 	} else if (what == "flow") {
 		std::string known;
 		int f = flow_index(v, r.w[3], &known);
@@ -120,6 +131,11 @@ void show_stats(Console *c, const CmdResult &r)
 		snprintf(buf, sizeof(buf), "    sent %" PRIu64 ", completed %" PRIu64 ", errors %" PRIu64 " (since start)\n",
 			 now.flows[f].sent, now.flows[f].completed, now.flows[f].errors);
 		text = stats_line(v, static_cast<size_t>(f), fr) + "\n" + buf;
+		if (fv.live) {
+			std::string by = errors_by_status(*fv.live);
+			if (!by.empty())
+				text += "    completion errors: " + by + "\n";
+		}
 		if (fv.ctl) {
 			uint64_t tpm = fv.ctl->tsc_per_msg.load(std::memory_order_relaxed);
 			snprintf(buf, sizeof(buf), "    batch %u (set up with %u), rate limit %s\n",

@@ -121,6 +121,15 @@ double parse_rate(const std::string &text, uint32_t msg_bytes, std::string *err)
 	return pps;
 }
 
+std::string errors_by_status(const FlowLive &live)
+{
+	std::string out;
+	for (unsigned st = 0; st < kWcStatusCount; st++)
+		if (uint64_t n = live.by_status[st].load(std::memory_order_relaxed))
+			out += (out.empty() ? "" : ", ") + std::to_string(n) + " x " + ibv_wc_status_str(static_cast<ibv_wc_status>(st));
+	return out;
+}
+
 int flow_index(const RunView &v, const std::string &name, std::string *known)
 {
 	known->clear();

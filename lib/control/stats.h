@@ -9,6 +9,7 @@
 #include "conf/options.h"
 #include "engine/counters.h"
 #include "engine/run_control.h"
+#include "control/hw_counters.h"
 
 #include <cstdint>
 #include <string>
@@ -67,6 +68,9 @@ struct RunView {
 	std::vector<RingView> rings;
 	std::vector<QpView> qps;
 	RunControl *ctl = nullptr;    // start, stop, quit
+	/* The port's hardware counters (retransmissions, protocol errors) at the start. */
+	unsigned port = 1;
+	HwCounters hw_base;
 };
 
 /* Totals at one moment. */
@@ -105,6 +109,10 @@ std::string stats_block(const RunView &v, const Sample &base, const Sample &sinc
  * msg_bytes-byte messages), "0" (no limit). Returns messages per second, or -1 with
  * *err saying what is wrong and giving examples. */
 double parse_rate(const std::string &text, uint32_t msg_bytes, std::string *err);
+
+/* A flow's completion errors so far by status, "3 x remote access error, 31 x Work
+ * Request Flushed Error" ("" when none). */
+std::string errors_by_status(const FlowLive &live);
 
 /* Index of the flow named `name`, or -1 (with the names in *known). */
 int flow_index(const RunView &v, const std::string &name, std::string *known);

@@ -66,10 +66,22 @@ int stats_cb(const char *, const char *params, rte_tel_data *d)
 		rte_tel_data_add_dict_string(f, "gbit_per_s", fmt(r.gbit_per_s).c_str());
 		if (r.progress >= 0)
 			rte_tel_data_add_dict_string(f, "progress", fmt(r.progress).c_str());
+		if (v.flows[i].live && cur.flows[i].errors)
+			rte_tel_data_add_dict_string(f, "errors_by_status", errors_by_status(*v.flows[i].live).c_str());
 		rte_tel_data_add_dict_container(d, v.flows[i].name.c_str(), f, 0);
 	}
 	if (!found)
 		rte_tel_data_add_dict_string(d, "error", ("no flow '" + only + "'").c_str());
+	if (only.empty()) {
+		/* The port's counters that moved since the start: retransmissions, RNR, errors. */
+		rte_tel_data *hw = rte_tel_data_alloc();
+		if (hw == nullptr)
+			return -ENOMEM;
+		rte_tel_data_start_dict(hw);
+		for (const auto &[name, n] : hw_counters_delta(v.hw_base, hw_counters_read(v.device, v.port)))
+			rte_tel_data_add_dict_u64(hw, name.c_str(), n);
+		rte_tel_data_add_dict_container(d, "device_counters", hw, 0);
+	}
 	return 0;
 }
 

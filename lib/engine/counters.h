@@ -92,6 +92,7 @@ struct alignas(64) FlowLive {
 	std::atomic<uint64_t> sent{0};
 	std::atomic<uint64_t> completed{0};
 	std::atomic<uint64_t> errors{0};      // completion errors
+	std::atomic<uint64_t> by_status[kWcStatusCount] = {};   // ... by ibv_wc_status
 };
 
 /* ... and per role (its lcore's loop), stored after every burst. */

@@ -217,7 +217,13 @@ inline void on_send_wc(Requester *r, uint32_t qi, const ibv_wc &wc, uint64_t now
 		/* Only this QP stops; its outstanding WRs come back flushed. */
 		r->c.wc_errors.count(wc);
 		r->flow_errors[q.flow].count(wc);
-		r->flow_live[q.flow].errors.store(r->flow_errors[q.flow].total, std::memory_order_relaxed);
+		{
+			const WcErrorCounts &fe = r->flow_errors[q.flow];
+			FlowLive &fl = r->flow_live[q.flow];
+			const unsigned st = wc.status < kWcStatusCount ? wc.status : IBV_WC_GENERAL_ERR;
+			fl.by_status[st].store(fe.by_status[st], std::memory_order_relaxed);
+			fl.errors.store(fe.total, std::memory_order_relaxed);
+		}
 		if (!q.failed) {
 			q.failed = true;
 			r->c.failed_qps++;

@@ -113,6 +113,10 @@ void show_commands(void **)
 	assert_true(has(s, "stats at "));
 	assert_true(has(s, "outstanding 50  errors 0  250 of 1000 (25.0%)"));
 	assert_true(has(g.type("show stats flow bw"), "sent 300, completed 250, errors 0 (since start)"));
+	g.live.errors.store(3);
+	g.live.by_status[IBV_WC_REM_ACCESS_ERR].store(1);
+	g.live.by_status[IBV_WC_WR_FLUSH_ERR].store(2);
+	assert_true(has(g.type("show stats flow bw"), "completion errors: 2 x Work Request Flushed Error, 1 x remote access error"));
 	assert_true(has(g.type("show stats lcore 1"), "lcore 1   requester  busy polls 75, idle polls 25 (75.0% busy)"));
 	assert_true(has(g.type("show stats all"), "lcore 2   responder"));
 	assert_true(has(g.type("show lcores"), "lcore 2: responder"));

@@ -7,6 +7,8 @@
 #include "cmocka_cpp.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -94,6 +96,39 @@ void rates_the_console_takes(void **)
 	assert_string_equal(err.c_str(), "'1e10' is more than 1e9 messages per second");
 }
 
+void device_counters(void **)
+{
+	/* A fake sysfs: rxe-style counters, read sorted; the delta keeps what moved. */
+	char dir[] = "/tmp/rp_hwXXXXXX";
+	assert_non_null(mkdtemp(dir));
+	std::string ports = std::string(dir) + "/rxe9/ports/1/hw_counters";
+	assert_int_equal(system(("mkdir -p " + ports).c_str()), 0);
+	auto put = [&](const char *name, const char *v) {
+		FILE *f = fopen((ports + "/" + name).c_str(), "w");
+		assert_non_null(f);
+		fputs(v, f);
+		fclose(f);
+	};
+	put("completer_retry_err", "3\n");
+	put("rcvd_rnr_err", "0\n");
+	put("lifespan", "10\n");
+	rp::HwCounters a = rp::hw_counters_read("rxe9", 1, dir);
+	assert_int_equal(a.size(), 2);
+	assert_string_equal(a[0].first.c_str(), "completer_retry_err");
+	put("completer_retry_err", "7\n");
+	put("rcvd_rnr_err", "2\n");
+	put("out_of_sequence", "1\n");
+	rp::HwCounters d = rp::hw_counters_delta(a, rp::hw_counters_read("rxe9", 1, dir));
+	assert_int_equal(d.size(), 3);
+	assert_string_equal(d[0].first.c_str(), "completer_retry_err");
+	assert_int_equal(d[0].second, 4);
+	assert_string_equal(d[1].first.c_str(), "out_of_sequence");
+	assert_int_equal(d[1].second, 1);
+	assert_int_equal(d[2].second, 2);
+	assert_true(rp::hw_counters_read("nodev", 1, dir).empty());
+	assert_int_equal(system(("rm -rf " + std::string(dir)).c_str()), 0);
+}
+
 void flows_by_name(void **)
 {
 	Rig g;
@@ -114,6 +149,7 @@ int main()
 		cmocka_unit_test(rates_between_samples),
 		cmocka_unit_test(duration_progress_and_line),
 		cmocka_unit_test(rates_the_console_takes),
+		cmocka_unit_test(device_counters),
 		cmocka_unit_test(flows_by_name),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
