@@ -185,9 +185,9 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 		}
 		qps.push_back(f.qps);
 	}
-	if ((echo || kind != 0) && (o->interactive || o->stats_period_s > 0 || c.run.stats_period_s > 0)) {
-		*err = at(c, f0.line, "flows.[0]") + (o->interactive ? "-i" : "run.stats_period") +
-		       ": the console and the live stats lines come with loopback rate runs in this build";
+	if (((echo || kind != 0) && o->interactive) || (echo && (o->stats_period_s > 0 || c.run.stats_period_s > 0))) {
+		*err = at(c, f0.line, "flows.[0]") + (o->interactive ? "-i: the console comes" : "run.stats_period: the live stats lines come") +
+		       " with rate runs in this build (not ping-pong" + (o->interactive ? ", not two processes)" : ")");
 		return -1;
 	}
 	if (echo && f0.rate_pps > 0) {

@@ -2,6 +2,9 @@
 
 #include "common.h"
 #include "results.h"
+
+#include "control/stats.h"
+#include "control/telemetry.h"
 #include "roles.h"
 
 #include "verbs/cm.h"
@@ -258,6 +261,20 @@ int open_on(Side &s, const RunOptions &o, ibv_context *verbs, uint8_t port, Devi
 	return 0;
 }
 
+/* The control plane's view of one side of a two-process run (flows and lcores are the caller's). */
+RunView remote_view(const RunOptions &o, const Device &dev, const std::string &what, RunControl *ctl)
+{
+	RunView v;
+	v.device = dev.name;
+	v.what = what + ", " + verb_opcode_name(o.verb) + ", " + std::to_string(o.msg_bytes) + " B";
+	v.tsc_hz = static_cast<double>(rte_get_tsc_hz());
+	v.ctl = ctl;
+	v.port = dev.port;
+	v.hw_base = hw_counters_read(dev.name, dev.port);
+	v.config = {"QPs: " + std::to_string(o.qps), "messages: " + std::to_string(o.messages) + " per flow"};
+	return v;
+}
+
 /* What both ends must agree on: the client says it, the server checks it. */
 /* `messages` is this QP's own count: flows split the same way on both sides or the
  * server refuses (a -Q 4 server and a -Q 2,2 client would judge different counts). */
@@ -444,6 +461,20 @@ int run_server(const RunOptions &o)
 	}
 	if (watch_start(&w, &err) != 0)
 		return setup_error(err);
+	/* Stats lines and telemetry: the server sees what arrives, per lcore. */
+	RunView view = remote_view(o, s->dev, "server on " + o.listen, &ctl);
+	view.lcores = {{o.rx_lcore < 0 ? rte_get_main_lcore() : static_cast<unsigned>(o.rx_lcore), "responder", &v->live}};
+	if (s->pool)
+		view.pools = {{"receive buffers", s->pool}};
+	for (uint32_t i = 0; i < nqps; i++)
+		view.qps.push_back({"all", i, v->qps[i].qp->qp_num, "responder"});
+	Sampler sampler;
+	sampler.view = &view;
+	sampler.print_period_s = o.stats_period_s;
+	if (o.stats_period_s > 0 && sampler_start(&sampler, &err) != 0)
+		fprintf(stderr, "rdmapipe: %s (no stats lines)\n", err.c_str());
+	view.start_tsc = rte_rdtsc();
+	telemetry_set_run(&view);
 	set_running(&ctl);
 	RoleCall call;
 	call.rsp = v.get();
@@ -455,6 +486,8 @@ int run_server(const RunOptions &o)
 		usleep(kWatchPeriodUs);
 	w.role_done.store(true);
 	watch_stop(&w);
+	sampler_stop(&sampler);
+	telemetry_set_run(nullptr);
 	set_running(nullptr);
 	usleep(100000);
 	async_watch_stop(&s->async);
@@ -627,17 +660,33 @@ int run_client(const RunOptions &o)
 	w.ctl = &ctl;
 	if (watch_start(&w, &err) != 0)
 		return setup_error(err);
-	Sampler sampler;   // the results' per-second series
+	Sampler sampler;   // the results' per-second series, the stats lines
 	for (uint32_t f = 0; f < q->nflows; f++)
 		sampler.live.push_back(&q->flow_live[f]);
-	if (!o.output_json.empty() && sampler_start(&sampler, &err) != 0)
-		return setup_error(err);
+	RunView view = remote_view(o, s->dev, "client of " + o.peer, &ctl);
+	uint32_t qi0 = 0;
+	for (uint32_t f = 0; f < q->nflows; f++) {
+		view.flows.push_back({flow_name(o.flow_names, f), o.flows[f], o.verb, o.msg_bytes, o.batch, o.signal_every,
+				      o.messages, &q->flow_live[f], &q->flow_ctl[f]});
+		for (uint32_t k = 0; k < o.flows[f]; k++, qi0++)
+			view.qps.push_back({view.flows.back().name, k, q->qps[qi0].qp->qp_num, "requester"});
+	}
+	view.lcores = {{o.tx_lcore < 0 ? rte_get_main_lcore() : static_cast<unsigned>(o.tx_lcore), "requester", &q->live}};
+	view.pools = {{"requester buffers", s->pool}};
+	sampler.view = &view;
+	sampler.print_period_s = o.stats_period_s;
+	/* The connection watch is running: a sampler that cannot start is reported, not fatal. */
+	if ((!o.output_json.empty() || o.stats_period_s > 0) && sampler_start(&sampler, &err) != 0)
+		fprintf(stderr, "rdmapipe: %s (no stats lines, no series)\n", err.c_str());
+	view.start_tsc = rte_rdtsc();
+	telemetry_set_run(&view);
 	set_running(&ctl);
 	RoleCall call;
 	call.req = q.get();
 	int rc = run_role_on(o.tx_lcore, &call);
 	double cpu = call.cpu_s;
 	sampler_stop(&sampler);
+	telemetry_set_run(nullptr);
 	w.role_done.store(true, std::memory_order_release);
 	watch_stop(&w);
 	set_running(nullptr);

@@ -556,9 +556,10 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		return ParseResult::ok;   // the file's flows are checked when it is loaded
 	}
 	/* Cross-checks and derived defaults. */
-	if ((o->interactive || o->stats_period_s > 0) && (o->mode == Mode::pingpong || !o->listen.empty() || !o->peer.empty())) {
-		*err = std::string(o->interactive ? "-i" : "--stats-period") +
-		       ": the console and the live stats lines come with loopback rate runs in this build";
+	if ((o->interactive && (o->mode == Mode::pingpong || !o->listen.empty() || !o->peer.empty())) ||
+	    (o->stats_period_s > 0 && o->mode == Mode::pingpong)) {
+		*err = std::string(o->interactive ? "-i: the console comes" : "--stats-period: the live stats lines come") +
+		       " with rate runs in this build (not ping-pong" + (o->interactive ? ", not two processes)" : ")");
 		return ParseResult::error;
 	}
 	if (o->uc && (o->verb == Verb::read || verb_is_atomic(o->verb))) {

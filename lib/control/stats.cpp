@@ -84,6 +84,21 @@ std::string stats_block(const RunView &v, const Sample &base, const Sample &sinc
 	std::string out = head;
 	for (size_t i = 0; i < v.flows.size(); i++)
 		out += stats_line(v, i, flow_rates(v, i, base, since, now)) + "\n";
+	/* A side that only receives (a two-process server) has no flows of its own to
+	 * show: its receivers' rates instead. */
+	if (v.flows.empty()) {
+		double secs = now.tsc > since.tsc && v.tsc_hz > 0 ? static_cast<double>(now.tsc - since.tsc) / v.tsc_hz : 0;
+		for (size_t i = 0; i < v.lcores.size() && i < now.lcores.size(); i++) {
+			if (v.lcores[i].role != "responder")
+				continue;
+			const LcoreSample &a = since.lcores[i], &b = now.lcores[i];
+			char line[200];
+			snprintf(line, sizeof(line), "  lcore %-3u  %9.4f Mmsg/s received  %" PRIu64 " in all, SRQ receives posted %u\n",
+				 v.lcores[i].lcore, secs > 0 ? static_cast<double>(b.received - a.received) / secs / 1e6 : 0.0,
+				 b.received - base.lcores[i].received, b.srq_posted);
+			out += line;
+		}
+	}
 	return out;
 }
 

@@ -59,8 +59,8 @@ done
 
 # Results files on both sides: each process writes its own view of the run.
 rdir=$(mktemp -d)
-server -v send -Q 1,2 -n 40000 --output "$rdir/server.json" --csv "$rdir/server.csv"
-client -v send -Q 1,2 -n 40000 --output "$rdir/client.json"
+server -v send -Q 1,2 -n 40000 --output "$rdir/server.json" --csv "$rdir/server.csv" --stats-period 0.5
+client -v send -Q 1,2 -n 40000 --output "$rdir/client.json" --stats-period 0.5
 server_wait
 expect_eq "results: client exit" "$rc" 0
 expect_eq "results: server exit" "$src" 0
@@ -82,6 +82,9 @@ assert len(c['series']['completed']) >= 1, c['series']
 assert c['lcores'][0]['role'] == 'requester' and s['lcores'][0]['role'] == 'responder'
 PY
 expect_grep "$rdir/server.csv" "^flow1,rate,SEND,64,2,40000,40000,40000,.*,PASS,server$"
+# Live stats lines on both sides: the client's flows, the server's receiver.
+expect_grep "$cout" "^  flow1 +[0-9.]+ Mmsg/s .* of 40000 \([0-9.]+%\)$"
+expect_grep "$sout" "^  lcore [0-9]+ +[0-9.]+ Mmsg/s received  [0-9]+ in all, SRQ receives posted [0-9]+$"
 rm -rf "$rdir"
 
 # The two-host pipeline files in conf/, as they are (they name rxeA/rxeB and the VM's

@@ -129,6 +129,20 @@ void device_counters(void **)
 	assert_int_equal(system(("rm -rf " + std::string(dir)).c_str()), 0);
 }
 
+void receiving_side_lines(void **)
+{
+	/* A two-process server: no flows of its own, its receiver's rate instead. */
+	Rig g;
+	g.v.flows.clear();
+	rp::Sample a = rp::sample_take(g.v, 0);
+	g.rsp.received.store(5000);
+	g.rsp.srq_posted.store(640);
+	rp::Sample b = rp::sample_take(g.v, 1000000000);
+	std::string block = rp::stats_block(g.v, a, a, b);
+	assert_true(block.find("  lcore 2       0.0050 Mmsg/s received  5000 in all, SRQ receives posted 640\n") != std::string::npos);
+	assert_true(block.find("requester") == std::string::npos);
+}
+
 void flows_by_name(void **)
 {
 	Rig g;
@@ -150,6 +164,7 @@ int main()
 		cmocka_unit_test(duration_progress_and_line),
 		cmocka_unit_test(rates_the_console_takes),
 		cmocka_unit_test(device_counters),
+		cmocka_unit_test(receiving_side_lines),
 		cmocka_unit_test(flows_by_name),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
