@@ -2,6 +2,7 @@
 
 #include "verbs/cm.h"
 #include "results.h"
+#include "control/telemetry.h"
 
 #include <rte_cycles.h>
 #include <rte_launch.h>
@@ -162,6 +163,28 @@ void run_lcore_jobs(const std::vector<LcoreJob> &jobs, const std::function<void(
 			usleep(10000);
 		}
 	rte_eal_mp_wait_lcore();
+}
+
+int run_watched(const std::vector<LcoreJob> &jobs, Sampler *sampler, bool sample, RunView *view, RunControl *ctl,
+		AsyncEventWatch *async, const std::function<void()> &tick, const std::function<void()> &after)
+{
+	std::string err;
+	if (sample && sampler_start(sampler, &err) != 0)
+		return setup_error(err);
+	view->start_tsc = rte_rdtsc();
+	telemetry_set_run(view);
+	set_running(ctl);
+	run_lcore_jobs(jobs, tick);
+	if (after)
+		after();
+	set_running(nullptr);
+	sampler_stop(sampler);
+	telemetry_set_run(nullptr);
+	/* Events raised by the run's last moments (a QP going to error) arrive within a
+	 * poll period of the watcher. */
+	usleep(100000);
+	async_watch_stop(async);
+	return kExitOk;
 }
 
 void run_two_roles(int (*fa)(void *), void *arg_a, unsigned a, const std::atomic<bool> &a_done,

@@ -71,6 +71,17 @@ struct LcoreJob {
  * spin, calling tick (if any) every 10 ms (the console). */
 void run_lcore_jobs(const std::vector<LcoreJob> &jobs, const std::function<void()> &tick = {});
 
+struct Sampler;
+struct RunView;
+/* The jobs with the control plane around them: the sampler (the results' series, the
+ * stats lines) when `sample`, telemetry's view of the run, the target of a signal.
+ * tick: as for run_lcore_jobs (the console); after: once the jobs are done, before the
+ * control plane lets go of the run (the console's last commands). Then the async-event
+ * watcher gets a moment for the run's last events and stops. Returns kExitOk, or
+ * kExitSetup (printed) when the sampler cannot start: nothing was launched then. */
+int run_watched(const std::vector<LcoreJob> &jobs, Sampler *sampler, bool sample, RunView *view, RunControl *ctl,
+		AsyncEventWatch *async, const std::function<void()> &tick = {}, const std::function<void()> &after = {});
+
 /* Runs fa on lcore a and fb on lcore b (b launched first). */
 void run_two_roles(int (*fa)(void *), void *arg_a, unsigned a, const std::atomic<bool> &a_done,
 		   int (*fb)(void *), void *arg_b, unsigned b, const std::atomic<bool> &b_done);

@@ -533,38 +533,31 @@ int run_loopback(const RunOptions &o)
 	RunView view = make_view(o, s, *r);
 	r->sampler.view = &view;
 	r->sampler.print_period_s = o.stats_period_s;
-	if ((!o.output_json.empty() || o.stats_period_s > 0) && sampler_start(&r->sampler, &err) != 0)
-		return setup_error(err);
 	Console *con = nullptr;
 	if (o.interactive && (con = console_new(&view, 0, 1, isatty(0), &err)) == nullptr)
 		return setup_error(err);
-	view.start_tsc = rte_rdtsc();
-	telemetry_set_run(&view);
-	set_running(&r->ctl);
 	bool con_done = false;
-	run_lcore_jobs({{responder_lcore, r.get(), rsp_lc, &r->responder_done},
-			{requester_lcore, r.get(), req_lc, &r->requester_finished}},
-		       [&] {
-			       if (con && !con_done)
-				       con_done = console_poll(con);
-		       });
-	if (con) {
-		/* The run is over; the console stays until quit (or the input closes). */
-		if (!con_done)
-			console_run_ended(con, r->req_rc == 0 && r->rsp_rc == 0 ? "all sent and checked" : "with errors");
-		while (!con_done && !r->ctl.abort.load()) {
-			con_done = console_poll(con);
-			usleep(10000);
-		}
-		console_free(con);
-	}
-	set_running(nullptr);
-	sampler_stop(&r->sampler);
-	telemetry_set_run(nullptr);
-	/* Events raised by the run's last moments (a QP going to error) arrive within a
-	 * poll period of the watcher. */
-	usleep(100000);
-	async_watch_stop(&s.async);
+	int rc = run_watched(
+		{{responder_lcore, r.get(), rsp_lc, &r->responder_done}, {requester_lcore, r.get(), req_lc, &r->requester_finished}},
+		&r->sampler, !o.output_json.empty() || o.stats_period_s > 0, &view, &r->ctl, &s.async,
+		[&] {
+			if (con && !con_done)
+				con_done = console_poll(con);
+		},
+		[&] {
+			if (con == nullptr)
+				return;
+			/* The run is over; the console stays until quit (or the input closes). */
+			if (!con_done)
+				console_run_ended(con, r->req_rc == 0 && r->rsp_rc == 0 ? "all sent and checked" : "with errors");
+			while (!con_done && !r->ctl.abort.load()) {
+				con_done = console_poll(con);
+				usleep(10000);
+			}
+		});
+	console_free(con);
+	if (rc != kExitOk)
+		return rc;
 
 	return summarise(o, s, *r, view.hw_base);
 }

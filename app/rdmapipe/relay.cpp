@@ -378,20 +378,14 @@ int run_relay(const RelayPlan &p)
 		       "messages: " + std::to_string(p.in.messages)};
 	r->sampler.view = &view;
 	r->sampler.print_period_s = p.in.stats_period_s;
-	if ((!p.in.output_json.empty() || p.in.stats_period_s > 0) && sampler_start(&r->sampler, &err) != 0)
-		return setup_error(err);
-	view.start_tsc = rte_rdtsc();
-	telemetry_set_run(&view);
-	set_running(&r->in_ctl);   // a signal aborts in; its failure stops the rest
 	std::vector<LcoreJob> jobs;
 	for (unsigned i = 0; i < r->nlanes; i++)
 		jobs.push_back({lane_run, &r->lanes[i], r->lanes[i].lcore, &r->lanes[i].done});
-	run_lcore_jobs(jobs);
-	set_running(nullptr);
-	sampler_stop(&r->sampler);
-	telemetry_set_run(nullptr);
-	usleep(100000);   // events of the run's last moments reach the watcher
-	async_watch_stop(&s.async);
+	/* A signal aborts in; its failure stops the rest. */
+	if (int rc = run_watched(jobs, &r->sampler, !p.in.output_json.empty() || p.in.stats_period_s > 0, &view, &r->in_ctl,
+				 &s.async);
+	    rc != kExitOk)
+		return rc;
 	return summarise(p, s, *r);
 }
 

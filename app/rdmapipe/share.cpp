@@ -314,20 +314,14 @@ int run_share(const SharePlan &p)
 		       "signal every: " + std::to_string(o.signal_every)};
 	sh->sampler.view = &view;
 	sh->sampler.print_period_s = o.stats_period_s;
-	if ((!o.output_json.empty() || o.stats_period_s > 0) && sampler_start(&sh->sampler, &err) != 0)
-		return setup_error(err);
-	view.start_tsc = rte_rdtsc();
-	telemetry_set_run(&view);
-	set_running(&sh->lanes[0]->ctl);   // a signal aborts lane 0; its failure stops the rest
 	std::vector<LcoreJob> jobs;
 	for (auto &l : sh->lanes)
 		jobs.push_back({lane_run, l.get(), l->lcore, &l->done});
-	run_lcore_jobs(jobs);
-	set_running(nullptr);
-	sampler_stop(&sh->sampler);
-	telemetry_set_run(nullptr);
-	usleep(100000);   // events of the run's last moments reach the watcher
-	async_watch_stop(&s.async);
+	/* A signal aborts lane 0; its failure stops the rest. */
+	if (int rc = run_watched(jobs, &sh->sampler, !o.output_json.empty() || o.stats_period_s > 0, &view,
+				 &sh->lanes[0]->ctl, &s.async);
+	    rc != kExitOk)
+		return rc;
 	return summarise(p, s, *sh);
 }
 
