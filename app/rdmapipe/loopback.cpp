@@ -469,7 +469,8 @@ int run_loopback(const RunOptions &o)
 			return setup_error("ring rp_gen_tx (" + std::to_string(o.tx_ring_size) + "): rte_ring_create: " +
 					   rte_strerror(rte_errno));
 		r->gen = true;
-		q.in = s.rings[2];
+		if (requester_set_input(&q, s.rings[2], s.flow->tx_pool, &s.flow->tx_mrs, &err) != 0)
+			return setup_error(err);
 		stage_init(&r->gen_stage, &kSourceStage, "gen");
 		r->gen_stage.out = s.rings[2];
 		r->gen_stage.pool = s.flow->tx_pool;

@@ -298,9 +298,8 @@ int run_relay(const RelayPlan &p)
 	 * in's buffers as they come from the ring, and its receiver checks them again. */
 	r->in_q.p.self_describing = true;
 	r->in_v.out = s.rx_ring;
-	r->out_q.in = s.tx_ring;
-	r->out_q.pool = s.in->rx_pool;
-	r->out_q.mrs = &s.in->rx_mrs;
+	if (requester_set_input(&r->out_q, s.tx_ring, s.in->rx_pool, &s.in->rx_mrs, &err) != 0)
+		return setup_error(err);
 	r->out_v.self_describing = true;
 
 	stage_init(&r->in_tx, &kRdmaTxStage, ("rdma_tx " + p.in_name).c_str());

@@ -85,8 +85,9 @@ void retire(Requester *r, uint32_t qi, uint64_t upto)
 
 /* Readies buffer b for message seq of QP qi and tracks it until its completion:
  * the payload pattern for sends and writes, a poison value for what reads and atomics
- * bring back. */
-template <Verb V>
+ * bring back. Fed: the buffer came from the input ring, filled by the stage before
+ * (word 0 its sequence, the rest that one's pattern), so it is sent as it is. */
+template <Verb V, bool Fed>
 inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 {
 	const uint32_t len = r->p.msg_bytes;
@@ -94,8 +95,7 @@ inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 		memset(b, kPoisonByte, len);
 	else if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap)
 		memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
-	else if (r->in) {
-		/* The stage before filled it: word 0 its sequence, the rest that one's pattern. */
+	else if constexpr (Fed) {
 	} else if (r->p.self_describing) {
 		uint64_t key = msg_key(qi, seq);
 		memcpy(b, &key, sizeof(key));
@@ -116,12 +116,12 @@ inline void count_sent(Requester *r, RequesterQp &q, uint32_t n)
 }
 
 /* Prepares n buffers of QP qi for messages q.sent.. and posts them as one chain. */
-template <Verb V>
+template <Verb V, bool Fed>
 int post_chain(Requester *r, uint32_t qi, uint32_t n, bool ends)
 {
 	RequesterQp &q = r->qps[qi];
 	for (uint32_t i = 0; i < n; i++)
-		prepare<V>(r, qi, q.sent + i, r->bufs[i]);
+		prepare<V, Fed>(r, qi, q.sent + i, r->bufs[i]);
 	ibv_send_wr *bad = nullptr;
 	ibv_send_wr *head = r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, ends, q.remote);
 	/* Latency from the post, not from filling the payloads. */
@@ -147,7 +147,7 @@ int post_chain(Requester *r, uint32_t qi, uint32_t n, bool ends)
 
 /* The same chain through ibv_qp_ex: WRs are built in the provider's send queue
  * directly, and ibv_wr_complete rings one doorbell for the whole chain. */
-template <Verb V>
+template <Verb V, bool Fed>
 int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, bool ends)
 {
 	RequesterQp &q = r->qps[qi];
@@ -161,7 +161,7 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, bool ends)
 		uint64_t seq = q.sent + i;
 		void *b = r->bufs[i];
 		bool last = ends && i == n - 1;
-		prepare<V>(r, qi, seq, b);
+		prepare<V, Fed>(r, qi, seq, b);
 		q.post_tsc[seq & r->inflight_mask] = t;
 
 		x->wr_id = seq | r->wr_tag;
@@ -202,11 +202,29 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, bool ends)
 	return 0;
 }
 
+/* The verb's functions, and whether a ring feeds the buffers: chosen here, not per message. */
 template <Verb V>
 void pick(Requester *r)
 {
-	r->post_chain = r->p.post_api == PostApi::wr ? post_chain_wr<V> : post_chain<V>;
+	const bool wr = r->p.post_api == PostApi::wr;
+	if (r->in)
+		r->post_chain = wr ? post_chain_wr<V, true> : post_chain<V, true>;
+	else
+		r->post_chain = wr ? post_chain_wr<V, false> : post_chain<V, false>;
 	r->retire = retire<V>;
+}
+
+void pick_for_verb(Requester *r)
+{
+	switch (r->p.verb) {
+	case Verb::send: pick<Verb::send>(r); break;
+	case Verb::send_imm: pick<Verb::send_imm>(r); break;
+	case Verb::write: pick<Verb::write>(r); break;
+	case Verb::write_imm: pick<Verb::write_imm>(r); break;
+	case Verb::read: pick<Verb::read>(r); break;
+	case Verb::fetch_add: pick<Verb::fetch_add>(r); break;
+	case Verb::cmp_swap: pick<Verb::cmp_swap>(r); break;
+	}
 }
 
 /* One send completion of QP qi (ours). */
@@ -329,15 +347,7 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 		*err = "requester: bad chain parameters";
 		return -EINVAL;
 	}
-	switch (p.verb) {
-	case Verb::send: pick<Verb::send>(r); break;
-	case Verb::send_imm: pick<Verb::send_imm>(r); break;
-	case Verb::write: pick<Verb::write>(r); break;
-	case Verb::write_imm: pick<Verb::write_imm>(r); break;
-	case Verb::read: pick<Verb::read>(r); break;
-	case Verb::fetch_add: pick<Verb::fetch_add>(r); break;
-	case Verb::cmp_swap: pick<Verb::cmp_swap>(r); break;
-	}
+	pick_for_verb(r);
 	uint32_t size = pow2_at_least(p.sq_depth);
 	r->nqps = nqps;
 	r->qps.reset(new RequesterQp[nqps]);
@@ -382,6 +392,19 @@ int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, st
 			/* Messages spread round-robin: QP k of the flow gets every sizes[f]-th. */
 			r->qps[qi].target = m ? m / sizes[f] + (k < m % sizes[f]) : UINT64_MAX;
 		}
+	return 0;
+}
+
+int requester_set_input(Requester *r, rte_ring *in, rte_mempool *pool, const MrTable *mrs, std::string *err)
+{
+	if (in == nullptr || pool == nullptr || mrs == nullptr) {
+		*err = "requester: an input ring needs the ring, its buffers' pool and their MR table";
+		return -EINVAL;
+	}
+	r->in = in;
+	r->pool = pool;
+	r->mrs = mrs;
+	pick_for_verb(r);   // the fed variant of the post
 	return 0;
 }
 

@@ -109,7 +109,7 @@ struct Requester {
 	void *bufs[kMaxBatch];
 	Idler idler;                            // adaptive polling; inert when busy polling
 	RequesterCounters c;
-	/* Optional: messages come made from this ring (a gen stage before), buffers of
+	/* Optional (requester_set_input): messages come made from this ring, buffers of
 	 * `pool`, instead of from the pool with a payload filled here. */
 	rte_ring *in = nullptr;
 	/* Completions of QPs not ours on the send CQ go to the role sharing it (else they
@@ -141,6 +141,11 @@ int requester_add_qps(Requester *r, std::string *err);
  * (all share this lcore's context). Each flow sends p.messages, spread round-robin
  * over its QPs; completion errors are counted per flow. Without it: one flow. */
 int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, std::string *err);
+
+/* Optional, after requester_init: messages come made from `in` (a gen stage, or a relay's
+ * verify stage), buffers of `pool` registered in `mrs`, which completions return them
+ * to; they are posted as they are. Returns 0 or -EINVAL with *err. */
+int requester_set_input(Requester *r, rte_ring *in, rte_mempool *pool, const MrTable *mrs, std::string *err);
 
 /* Optional, after requester_set_flows (message counts known): this requester is lane
  * `lane` of `nlanes` posting to the same QPs (same qp_nums) and polling the same send
