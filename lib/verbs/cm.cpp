@@ -468,6 +468,17 @@ CmConn *CmConnSet::conn_of(const rdma_cm_id *id)
 	return &conns_[i - 1];
 }
 
+template <typename Waiting>
+int CmConnSet::await_event(int64_t deadline_ns, int timeout_ms, Event *ev, Waiting waiting, std::string *err)
+{
+	int r = next_event(deadline_ns, ev, err);
+	if (r == 0) {
+		*err = what_ + ": timed out after " + ms_str(timeout_ms) + " " + waiting();
+		return -ETIMEDOUT;
+	}
+	return r;
+}
+
 int CmConnSet::create_qp(CmConn &c, const CmQpSpec &s, std::string *err)
 {
 	ibv_context *v = c.id->verbs;
@@ -700,15 +711,11 @@ int CmClient::resolve(const CmAddr &local, const CmAddr &server, unsigned n, int
 		}
 	}
 	while (routed < n) {
-		int r = next_event(deadline, &ev, err);
+		int r = await_event(deadline, timeout_ms, &ev, [&] {
+			return "resolving the address and route (" + std::to_string(routed) + " of " + std::to_string(n) + " routed)";
+		}, err);
 		if (r < 0) {
 			ret = -r;
-			goto fail;
-		}
-		if (r == 0) {
-			*err = what_ + ": timed out after " + ms_str(timeout_ms) + " resolving the address and route (" +
-			       std::to_string(routed) + " of " + std::to_string(n) + " routed)";
-			ret = ETIMEDOUT;
 			goto fail;
 		}
 		CmConn *c = conn_of(ev.id);
@@ -824,15 +831,12 @@ int CmClient::connect(std::span<const CmQpSpec> specs, std::span<const CmPrivate
 			c.state = CmState::kConnecting;
 		}
 		while (established < n) {
-			int r = next_event(deadline, &ev, err);
+			int r = await_event(deadline, timeout_ms, &ev, [&] {
+				return "waiting for ESTABLISHED (" + std::to_string(established) + " of " + std::to_string(n) +
+				       " established)";
+			}, err);
 			if (r < 0) {
 				ret = -r;
-				goto fail;
-			}
-			if (r == 0) {
-				*err = what_ + ": timed out after " + ms_str(timeout_ms) + " waiting for ESTABLISHED (" +
-				       std::to_string(established) + " of " + std::to_string(n) + " established)";
-				ret = ETIMEDOUT;
 				goto fail;
 			}
 			CmConn *c = conn_of(ev.id);
@@ -966,20 +970,17 @@ int CmServer::accept(unsigned n, int timeout_ms, const CmChooseFn &choose, std::
 	{
 		const int64_t deadline = now_ns() + static_cast<int64_t>(timeout_ms) * 1000000;
 		while (established < n) {
-			int r = next_event(deadline, &ev, err);
+			int r = await_event(deadline, timeout_ms, &ev, [&] {
+				std::string w = "waiting for " + std::to_string(n) + (n > 1 ? " connections (" : " connection (") +
+						std::to_string(conns_.size()) + " accepted, " + std::to_string(established) +
+						" established";
+				if (rejected_)
+					w += "; rejected " + std::to_string(rejected_) + " request" + (rejected_ > 1 ? "s" : "") +
+					     ", the last: " + last_reject_;
+				return w + ")";
+			}, err);
 			if (r < 0) {
 				ret = -r;
-				goto fail;
-			}
-			if (r == 0) {
-				*err = what_ + ": timed out after " + ms_str(timeout_ms) + " waiting for " + std::to_string(n) +
-				       (n > 1 ? " connections (" : " connection (") + std::to_string(conns_.size()) + " accepted, " +
-				       std::to_string(established) + " established";
-				if (rejected_)
-					*err += "; rejected " + std::to_string(rejected_) + " request" +
-						(rejected_ > 1 ? "s" : "") + ", the last: " + last_reject_;
-				*err += ")";
-				ret = ETIMEDOUT;
 				goto fail;
 			}
 			if (ev.type == RDMA_CM_EVENT_CONNECT_REQUEST && ev.listen_id == listen_id_) {

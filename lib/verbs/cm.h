@@ -187,6 +187,10 @@ protected:
 	int open_channel(std::string *err);
 	/* 1: an event (copied and acked), 0: the deadline passed, -errno: error. */
 	int next_event(int64_t deadline_ns, Event *ev, std::string *err);
+	/* The same for a wait that must not pass its deadline: 1, or -errno with *err;
+	 * at the deadline -ETIMEDOUT and "timed out after <timeout_ms> " + waiting(). */
+	template <typename Waiting>
+	int await_event(int64_t deadline_ns, int timeout_ms, Event *ev, Waiting waiting, std::string *err);
 	int create_qp(CmConn &c, const CmQpSpec &s, std::string *err);
 	int apply_qp_attrs(CmConn &c, std::string *err);
 	/* Handles an event for an up connection (disconnect, device removal). True if it was one. */
