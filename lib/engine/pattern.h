@@ -59,6 +59,24 @@ inline ptrdiff_t pattern_check(const void *buf, size_t len, uint64_t seq)
 
 namespace rp {
 
+/* The self-describing format of messages handed between stages (gen, verify, a relay):
+ * word 0 is the message's key, the rest that key's pattern, so a message can be checked
+ * with nothing else to go on. len >= 8. */
+inline void self_describing_fill(void *buf, size_t len, uint64_t key)
+{
+	memcpy(buf, &key, sizeof(key));
+	pattern_fill(static_cast<unsigned char *>(buf) + 8, len - 8, key);
+}
+
+/* Its key in *key, and the offset (from buf) of the first byte that differs from the
+ * key's pattern, or -1. */
+inline ptrdiff_t self_describing_check(const void *buf, size_t len, uint64_t *key)
+{
+	memcpy(key, buf, sizeof(*key));
+	ptrdiff_t bad = pattern_check(static_cast<const unsigned char *>(buf) + 8, len - 8, *key);
+	return bad >= 0 ? bad + 8 : -1;
+}
+
 /* The pattern key of message `seq` on QP `qp_index` of a flow: distinct per QP, so a
  * message delivered on the wrong QP or into another QP's slot fails its check. */
 inline uint64_t msg_key(uint32_t qp_index, uint64_t seq)

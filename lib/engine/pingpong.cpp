@@ -1,6 +1,7 @@
 #include "engine/pingpong.h"
 
 #include "engine/pattern.h"
+#include "engine/recv_check.h"
 
 #include <rte_cycles.h>
 #include <rte_mempool.h>
@@ -71,19 +72,8 @@ void *check_arrival(PingPongSide *s, const ibv_wc &wc, uint64_t seq)
 {
 	ResponderCounters &c = s->c;
 	void *buf = reinterpret_cast<void *>(wc.wr_id);
-	bool ok = true;
-	bool want_imm = s->p.verb == Verb::send_imm;
-	if (wc.opcode != IBV_WC_RECV || !!(wc.wc_flags & IBV_WC_WITH_IMM) != want_imm) {
-		c.unexpected_opcodes++;
-		ok = false;
-	} else if (want_imm && (ntohl(wc.imm_data) & kImmSeqMask) != (seq & kImmSeqMask)) {
-		c.sequence_errors++;
-		ok = false;
-	}
-	if (wc.byte_len != s->p.msg_bytes) {
-		c.length_errors++;
-		ok = false;
-	}
+	bool last;   // ping-pong has no last message per QP: every one is echoed
+	bool ok = recv_header_ok(c, wc, s->p.verb, seq, s->p.msg_bytes, &last);
 	if (ok && s->p.verify) {
 		ptrdiff_t bad = pattern_check(buf, s->p.msg_bytes, ping_key(seq));
 		if (bad >= 0) {

@@ -97,9 +97,7 @@ inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 		memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
 	else if constexpr (Fed) {
 	} else if (r->p.self_describing) {
-		uint64_t key = msg_key(qi, seq);
-		memcpy(b, &key, sizeof(key));
-		pattern_fill(static_cast<unsigned char *>(b) + 8, len - 8, key);
+		self_describing_fill(b, len, msg_key(qi, seq));
 	} else
 		pattern_fill(b, len, msg_key(qi, seq));
 	if (qi == 0 && seq == r->p.corrupt_msg)

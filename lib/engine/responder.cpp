@@ -1,6 +1,7 @@
 #include "engine/responder.h"
 
 #include "engine/pattern.h"
+#include "engine/recv_check.h"
 #include "engine/wr_chain.h"
 
 #include <rte_cycles.h>
@@ -82,39 +83,18 @@ void check_message(Responder *r, uint32_t qi, const ibv_wc &wc)
 	ResponderQp &q = r->qps[qi];
 	const Verb v = r->p.verb;
 	uint64_t seq = q.received;
-	bool ok = true;
-	bool want_imm = verb_has_imm(v);
-	ibv_wc_opcode want_op = v == Verb::write_imm ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
-	if (wc.opcode != want_op || !!(wc.wc_flags & IBV_WC_WITH_IMM) != want_imm) {
-		c.unexpected_opcodes++;
-		ok = false;
-	} else if (want_imm) {
-		uint32_t imm = ntohl(wc.imm_data);
-		if ((imm & kImmSeqMask) != (seq & kImmSeqMask)) {
-			c.sequence_errors++;
-			ok = false;
-		}
-		if (imm & kImmLast)
-			q.saw_last = true;
-	}
-	if (wc.byte_len != r->p.msg_bytes) {
-		c.length_errors++;
-		ok = false;
-	}
+	bool last = false;
+	bool ok = recv_header_ok(c, wc, v, seq, r->p.msg_bytes, &last);
+	if (last)
+		q.saw_last = true;
 	/* With an output ring the next stage checks the payload (self-describing format). */
 	if (ok && r->p.verify && r->out == nullptr) {
 		const unsigned char *data = v == Verb::write_imm
 			? r->memory + (static_cast<uint64_t>(qi) * r->p.slots + seq % r->p.slots) * r->p.msg_bytes
 			: reinterpret_cast<const unsigned char *>(wc.wr_id);
-		ptrdiff_t bad;
-		if (r->self_describing) {
-			uint64_t key;
-			memcpy(&key, data, sizeof(key));
-			bad = pattern_check(data + 8, r->p.msg_bytes - 8, key);
-			bad = bad >= 0 ? bad + 8 : bad;
-		} else {
-			bad = pattern_check(data, r->p.msg_bytes, msg_key(qi, seq));
-		}
+		uint64_t key;
+		ptrdiff_t bad = r->self_describing ? self_describing_check(data, r->p.msg_bytes, &key)
+						   : pattern_check(data, r->p.msg_bytes, msg_key(qi, seq));
 		if (bad >= 0) {
 			c.payload_errors++;
 			c.bad(qi, seq, bad);

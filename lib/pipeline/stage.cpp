@@ -75,12 +75,8 @@ uint32_t source_burst(Stage *s)
 		s->st.pool_empty++;
 		return 0;
 	}
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t seq = s->seq + i;
-		memcpy(msgs[i], &seq, sizeof(seq));
-		if (s->msg_bytes > 8)
-			pattern_fill(static_cast<unsigned char *>(msgs[i]) + 8, s->msg_bytes - 8, seq);
-	}
+	for (uint64_t i = 0; i < n; i++)
+		self_describing_fill(msgs[i], s->msg_bytes, s->seq + i);
 	s->seq += n;
 	s->st.msgs += n;
 	s->st.bursts++;
@@ -112,14 +108,12 @@ uint32_t verify_burst(Stage *s)
 		return idle(s);
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t seq;
-		memcpy(&seq, msgs[i], sizeof(seq));
+		if (self_describing_check(msgs[i], s->msg_bytes, &seq) >= 0)
+			s->st.payload_errors++;
 		/* Messages of several QPs interleave: then only each one's own content counts. */
 		if (s->ordered && seq != s->seq)
 			s->st.seq_errors++;
 		s->seq = seq + 1;
-		if (s->msg_bytes > 8 &&
-		    pattern_check(static_cast<unsigned char *>(msgs[i]) + 8, s->msg_bytes - 8, seq) >= 0)
-			s->st.payload_errors++;
 	}
 	s->st.msgs += n;
 	s->st.bursts++;
