@@ -88,20 +88,6 @@ const char *cq_ops_str(const VerbsOps *ops)
 	return ops == &kIbvOps ? "ibv_poll_cq bursts" : "extended CQs (ibv_start_poll .. ibv_end_poll)";
 }
 
-rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_t burst, uint32_t cache_given)
-{
-	unsigned cache = burst * 2 > RTE_MEMPOOL_CACHE_MAX_SIZE ? RTE_MEMPOOL_CACHE_MAX_SIZE : burst * 2;
-	if (cache_given != UINT32_MAX)
-		cache = std::min<unsigned>(cache_given, RTE_MEMPOOL_CACHE_MAX_SIZE);
-	if (cache * 3 / 2 > n)
-		cache = 0;   // a cache would strand most of a small pool on one lcore
-	/* The NIC reaches the buffers through an MR, by virtual address: they need not be
-	 * IOVA-contiguous, and without that demand the pool comes in few, large chunks
-	 * (one MR each) instead of one per hugepage. */
-	return rte_mempool_create(name, n, elt_bytes, cache, 0, nullptr, nullptr, nullptr, nullptr,
-				  static_cast<int>(rte_socket_id()), RTE_MEMPOOL_F_NO_IOVA_CONTIG);
-}
-
 int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b)
 {
 	unsigned main_lc = rte_get_main_lcore();

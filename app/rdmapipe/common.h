@@ -41,11 +41,6 @@ int probe_and_report(const RunOptions &o, Device &dev, DeviceCaps *caps, std::st
 const VerbsOps *pick_cq_ops(const RunOptions &o, const Device &dev, const DeviceCaps &caps);
 const char *cq_ops_str(const VerbsOps *ops);
 
-/* An rte_mempool of n buffers on this socket, with a per-lcore cache sized for bursts
- * (or of cache_given buffers), none when a cache would strand most of the pool. */
-rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_t burst,
-		       uint32_t cache_given = UINT32_MAX);
-
 int setup_error(const std::string &err);   // prints it, returns kExitSetup
 double thread_cpu_s();                     // CPU time of the calling thread
 double tsc_to_s(uint64_t tsc);

@@ -2,7 +2,7 @@
 
 #include "common.h"
 #include "results.h"
-#include "roles.h"
+#include "pipeline/flow.h"
 
 #include "control/console.h"
 #include "control/stats.h"
@@ -452,9 +452,8 @@ int run_loopback(const RunOptions &o)
 	uint64_t hz = rte_get_tsc_hz();
 	Requester &q = r->req;
 	Responder &v = r->rsp;
-	if (int rc = loopback_flow_setup(o, "", s.dev, ops, use_wr, s.req_io, s.rsp_io, &r->ctl, s.flow.get(), &q, &v);
-	    rc != kExitOk)
-		return rc;
+	if (loopback_flow_setup(o, "", s.dev, ops, use_wr, s.req_io, s.rsp_io, &r->ctl, s.flow.get(), &q, &v, &err) != 0)
+		return setup_error(err);
 
 	if (o.tx_gen_stage) {
 		/* gen -> ring -> rdma_tx on the requester's lcore: the messages are made there,
@@ -507,14 +506,14 @@ int run_loopback(const RunOptions &o)
 		r->verify_stage.pool = s.flow->rx_pool;
 		r->verify_stage.msg_bytes = o.msg_bytes;
 		r->verify_stage.ordered = false;   // the QPs' messages interleave
-		r->verify_stage.upstream = &r->rx_stage;
+		stage_feed(&r->verify_stage, &r->rx_stage);
 		r->rx_loop.stages[r->rx_loop.nstages++] = &r->rx_stage;
 		r->rx_loop.stages[r->rx_loop.nstages++] = &r->verify_stage;
 		if (o.rx_sink_stage) {
 			stage_init(&r->sink_stage, &kSinkStage, "sink");
 			r->sink_stage.in = s.rings[1];
 			r->sink_stage.pool = s.flow->rx_pool;
-			r->sink_stage.upstream = &r->verify_stage;
+			stage_feed(&r->sink_stage, &r->verify_stage);
 			r->rx_loop.stages[r->rx_loop.nstages++] = &r->sink_stage;
 		}
 		q.p.self_describing = true;

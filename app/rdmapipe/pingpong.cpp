@@ -2,7 +2,7 @@
 
 #include "engine/pingpong.h"
 #include "results.h"
-#include "roles.h"
+#include "pipeline/flow.h"
 #include "verbs/io_context.h"
 #include "verbs/memory.h"
 

@@ -2,7 +2,7 @@
 
 #include "common.h"
 #include "results.h"
-#include "roles.h"
+#include "pipeline/flow.h"
 
 #include "control/stats.h"
 #include "control/telemetry.h"
@@ -277,14 +277,12 @@ int run_relay(const RelayPlan &p)
 	}
 
 	auto r = std::make_unique<Relay>();
-	if (int rc = loopback_flow_setup(p.in, p.in_name.c_str(), s.dev, ops, false, s.io[p.in_tx], s.io[p.in_rx], &r->in_ctl,
-					 s.in.get(), &r->in_q, &r->in_v);
-	    rc != kExitOk)
-		return rc;
-	if (int rc = loopback_flow_setup(p.out, p.out_name.c_str(), s.dev, ops, false, s.io[p.out_tx], s.io[p.out_rx],
-					 &r->out_ctl, s.out.get(), &r->out_q, &r->out_v);
-	    rc != kExitOk)
-		return rc;
+	if (loopback_flow_setup(p.in, p.in_name.c_str(), s.dev, ops, false, s.io[p.in_tx], s.io[p.in_rx], &r->in_ctl,
+					 s.in.get(), &r->in_q, &r->in_v, &err) != 0)
+		return setup_error(err);
+	if (loopback_flow_setup(p.out, p.out_name.c_str(), s.dev, ops, false, s.io[p.out_tx], s.io[p.out_rx],
+					 &r->out_ctl, s.out.get(), &r->out_q, &r->out_v, &err) != 0)
+		return setup_error(err);
 
 	const unsigned flags = RING_F_SP_ENQ | RING_F_SC_DEQ;
 	const int socket = static_cast<int>(rte_socket_id());
@@ -312,7 +310,7 @@ int run_relay(const RelayPlan &p)
 	r->verify.pool = s.in->rx_pool;
 	r->verify.msg_bytes = p.in.msg_bytes;
 	r->verify.ordered = false;
-	r->verify.upstream = &r->in_rx;
+	stage_feed(&r->verify, &r->in_rx);
 	stage_init(&r->out_tx, &kRdmaTxStage, ("rdma_tx " + p.out_name).c_str());
 	r->out_tx.ctx = &r->out_q;
 	stage_init(&r->out_rx, &kRdmaRxStage, ("rdma_rx " + p.out_name).c_str());

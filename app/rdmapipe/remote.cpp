@@ -5,7 +5,7 @@
 
 #include "control/stats.h"
 #include "control/telemetry.h"
-#include "roles.h"
+#include "pipeline/flow.h"
 
 #include "verbs/cm.h"
 #include "verbs/io_context.h"

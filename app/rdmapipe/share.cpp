@@ -2,7 +2,7 @@
 
 #include "common.h"
 #include "results.h"
-#include "roles.h"
+#include "pipeline/flow.h"
 
 #include "control/stats.h"
 #include "control/telemetry.h"
@@ -224,10 +224,9 @@ int run_share(const SharePlan &p)
 		s.templates.push_back(std::make_unique<Requester>());
 		s.passive.push_back(std::make_unique<Responder>());
 		Requester &tq = *s.templates[0];
-		if (int rc = loopback_flow_setup(o, p.name.c_str(), s.dev, ops, false, s.req_io[0], s.passive_io, &s.setup_ctl,
-						 f.get(), &tq, s.passive[0].get());
-		    rc != kExitOk)
-			return rc;
+		if (loopback_flow_setup(o, p.name.c_str(), s.dev, ops, false, s.req_io[0], s.passive_io, &s.setup_ctl,
+						 f.get(), &tq, s.passive[0].get(), &err) != 0)
+			return setup_error(err);
 		const unsigned ring_size = rte_align32pow2(o.qps * o.sq_depth + 1);
 		for (size_t t = 0; t < nl; t++) {
 			std::string name = "rp_lane" + std::to_string(t);
@@ -276,10 +275,9 @@ int run_share(const SharePlan &p)
 				return setup_error(err);
 			s.passive.push_back(std::make_unique<Responder>());
 			std::string tag = p.name + std::to_string(t);
-			if (int rc = loopback_flow_setup(lo, tag.c_str(), s.dev, ops, false, s.req_io[t], s.passive_io,
-							 &sh->lanes[t]->ctl, f.get(), &sh->lanes[t]->q, s.passive.back().get());
-			    rc != kExitOk)
-				return rc;
+			if (loopback_flow_setup(lo, tag.c_str(), s.dev, ops, false, s.req_io[t], s.passive_io,
+							 &sh->lanes[t]->ctl, f.get(), &sh->lanes[t]->q, s.passive.back().get(), &err) != 0)
+				return setup_error(err);
 			s.flows.push_back(std::move(f));
 		}
 	}

@@ -109,7 +109,7 @@ double run_stages(rte_ring *ring, rte_mempool *pool, unsigned worker, uint64_t n
 	src.limit = n;
 	snk.in = ring;
 	snk.pool = pool;
-	snk.upstream = &src;
+	rp::stage_feed(&snk, &src);
 	rp::LcoreLoop a, c;
 	a.stages[a.nstages++] = &src;
 	c.stages[c.nstages++] = &snk;

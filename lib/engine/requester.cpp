@@ -459,7 +459,7 @@ uint32_t requester_burst(Requester *r)
 {
 	RequesterCounters &c = r->c;
 	const RequesterParams &p = r->p;
-	if (r->ctl->abort.load(std::memory_order_relaxed)) {
+	if (r->ctl->aborted()) {
 		c.fail_reason = "aborted";
 		r->finished = true;
 		return 0;
@@ -480,7 +480,7 @@ uint32_t requester_burst(Requester *r)
 
 	/* Time-bounded runs end with one last, flagged message per QP; so does a run the
 	 * control plane ends (the console's quit). */
-	if ((now >= r->deadline || r->ctl->end_now.load(std::memory_order_relaxed)) && !r->timed_out) {
+	if ((now >= r->deadline || r->ctl->ending()) && !r->timed_out) {
 		r->timed_out = true;
 		for (uint32_t i = 0; i < r->nqps; i++)
 			r->qps[i].target = r->qps[i].sent + 1;
@@ -491,7 +491,7 @@ uint32_t requester_burst(Requester *r)
 	 * that rate was set) and a batch. Paused: nothing is due, and waiting is progress. */
 	uint64_t due[kMaxFlows];
 	uint32_t cap[kMaxFlows];
-	const bool paused = r->ctl->paused.load(std::memory_order_relaxed) && !r->timed_out;
+	const bool paused = r->ctl->is_paused() && !r->timed_out;
 	if (paused)
 		r->last_progress = now;
 	for (uint32_t f = 0; f < r->nflows; f++) {
@@ -592,6 +592,18 @@ void requester_on_send_wc(void *requester, const ibv_wc &wc, uint64_t now)
 	own.wr_id &= kSeqMask;
 	on_send_wc(r, qi, own, now);
 	r->last_progress = now;   // the other role polled it: still progress of ours
+}
+
+void requester_input_ended(Requester *r)
+{
+	for (uint32_t i = 0; i < r->nqps; i++) {
+		RequesterQp &q = r->qps[i];
+		if (q.target > q.sent) {
+			q.target = q.sent;
+			if (r->c.fail_reason == nullptr && !r->timed_out)
+				r->c.fail_reason = "its input ended early: the stages before it made fewer messages than the flow's count";
+		}
+	}
 }
 
 int requester_run(Requester *r)

@@ -163,6 +163,10 @@ void requester_start(Requester *r);
 uint32_t requester_burst(Requester *r);
 int requester_finish(Requester *r);
 
+/* Fed by a ring: nothing more will come (the stages before it are done and the ring is
+ * drained). Each QP ends with what it sent; fewer than its count is a failure. */
+void requester_input_ended(Requester *r);
+
 /* One send completion of this requester's QPs (CqPeer::on_wc of a role sharing the CQ). */
 void requester_on_send_wc(void *requester, const ibv_wc &wc, uint64_t now);
 

@@ -10,12 +10,20 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace rp {
 
 namespace {
+
+/* What a QP's sender may count as consumed: what arrived, or with an output ring what
+ * the ring took (so a full ring holds the sender back at its window). */
+inline uint64_t consumed_of(const Responder *r, const ResponderQp &q)
+{
+	return r->out ? q.handed : q.received;
+}
 
 /* Posts one signalled 8-byte RDMA_WRITE of QP qi's consumed count into its credit word. */
 int send_credit(Responder *r, uint32_t qi)
@@ -24,7 +32,8 @@ int send_credit(Responder *r, uint32_t qi)
 	if (q.credit_posted - q.credit_completed == kCreditRing)
 		return 0;   // all source words busy: a later loop tries again
 	uint64_t *src = &r->credit_src[static_cast<size_t>(qi) * kCreditRing + q.credit_posted % kCreditRing];
-	*src = q.received;
+	const uint64_t consumed = consumed_of(r, q);
+	*src = consumed;
 	ibv_sge sge{reinterpret_cast<uintptr_t>(src), sizeof(*src), r->credit_lkey};
 	ibv_send_wr wr{};
 	wr.wr_id = q.credit_posted;
@@ -39,7 +48,7 @@ int send_credit(Responder *r, uint32_t qi)
 	if (ret)
 		return -ret;
 	q.credit_posted++;
-	q.credit_last = q.received;
+	q.credit_last = consumed;
 	r->c.credit_writes++;
 	return 1;
 }
@@ -184,6 +193,9 @@ int responder_init(Responder *r, uint32_t nqps, std::string *err)
 	}
 	r->nqps = nqps;
 	r->qps.reset(new ResponderQp[nqps]);
+	r->held_cap = static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(nqps) * r->p.slots + kRxPollBurst, UINT32_MAX));
+	r->held.reset(new void *[r->held_cap]);
+	r->held_qp.reset(new uint32_t[r->held_cap]);
 	return 0;
 }
 
@@ -219,13 +231,47 @@ bool flush_out(Responder *r)
 {
 	if (r->nheld == 0)
 		return true;
-	unsigned sent = rte_ring_enqueue_burst(r->out, r->held, r->nheld, nullptr);
+	unsigned sent = rte_ring_enqueue_burst(r->out, r->held.get(), r->nheld, nullptr);
+	for (unsigned i = 0; i < sent; i++)
+		r->qps[r->held_qp[i]].handed++;
 	if (sent < r->nheld) {
 		r->out_full++;
-		memmove(r->held, r->held + sent, (r->nheld - sent) * sizeof(void *));
+		memmove(r->held.get(), r->held.get() + sent, (r->nheld - sent) * sizeof(void *));
+		memmove(r->held_qp.get(), r->held_qp.get() + sent, (r->nheld - sent) * sizeof(uint32_t));
 	}
 	r->nheld -= sent;
 	return r->nheld == 0;
+}
+
+/* One receive completion of QP qi (ours): checked, and its buffer handed on to the
+ * next stage or back to the pool. */
+void on_recv(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
+{
+	ResponderCounters &c = r->c;
+	if (wc.status != IBV_WC_SUCCESS) {
+		c.wc_errors.count(wc);
+		r->qps[qi].failed = true;
+	} else {
+		if (c.received == 0)
+			c.start_tsc = now;
+		bool had_last = r->qps[qi].saw_last;
+		check_message(r, qi, wc);
+		r->lasts += r->qps[qi].saw_last && !had_last;
+	}
+	if (r->rx_pool && wc.wr_id) {
+		void *buf = reinterpret_cast<void *>(wc.wr_id);
+		/* Received: on to the next stage, which checks the payload and frees it; else
+		 * back to the pool at once, the refill reuses it. The window bounds what is
+		 * held (credit counts what the ring took); a sender beyond it is counted. */
+		if (r->out && wc.status == IBV_WC_SUCCESS && r->nheld < r->held_cap) {
+			r->held[r->nheld] = buf;
+			r->held_qp[r->nheld++] = qi;
+		} else {
+			if (r->out && wc.status == IBV_WC_SUCCESS)
+				c.held_overflow++;
+			rte_mempool_put(r->rx_pool, buf);
+		}
+	}
 }
 
 } // namespace
@@ -236,7 +282,7 @@ uint32_t responder_burst(Responder *r)
 	const ResponderParams &p = r->p;
 	const bool two_sided = verb_consumes_receive(p.verb);
 	ibv_wc wc[kRxPollBurst];
-	if (r->ctl->abort.load(std::memory_order_relaxed)) {
+	if (r->ctl->aborted()) {
 		c.fail_reason = "aborted";
 		r->finished = true;
 		return 0;
@@ -250,41 +296,25 @@ uint32_t responder_burst(Responder *r)
 		return 0;
 	}
 	uint64_t now = rte_rdtsc();
+	SrqRefill &rf = r->srq_refill();
 	for (int i = 0; i < n; i++) {
 		uint32_t qi = r->table.find(wc[i].qp_num);
-		if (qi == QpTable::kNone) {
+		if (qi != QpTable::kNone)
+			on_recv(r, qi, wc[i], now);
+		else if (r->recv_peer.on_wc)
+			r->recv_peer.on_wc(r->recv_peer.role, wc[i], now);   // another flow's, on this lcore
+		else
 			c.unknown_qps++;
-			continue;
-		}
-		if (wc[i].status != IBV_WC_SUCCESS) {
-			c.wc_errors.count(wc[i]);
-			r->qps[qi].failed = true;
-		} else {
-			if (c.received == 0)
-				c.start_tsc = now;
-			bool had_last = r->qps[qi].saw_last;
-			check_message(r, qi, wc[i]);
-			r->lasts += r->qps[qi].saw_last && !had_last;
-		}
-		if (r->rx_pool && wc[i].wr_id) {
-			void *buf = reinterpret_cast<void *>(wc[i].wr_id);
-			/* Received: on to the next stage, which checks the payload and frees it;
-			 * else back to the pool at once, the refill reuses it. */
-			if (r->out && wc[i].status == IBV_WC_SUCCESS)
-				r->held[r->nheld++] = buf;
-			else
-				rte_mempool_put(r->rx_pool, buf);
-		}
 	}
 	if (r->out)
 		flush_out(r);
 	if (n > 0) {
 		r->last_progress = now;
 		c.end_tsc = now;
-		r->refill.consumed(static_cast<uint32_t>(n));
+		rf.consumed(static_cast<uint32_t>(n));
 	}
 	if (two_sided) {
-		if (r->refill.refill(*r->ops, r->srq) < 0) {
+		if (rf.refill(*r->ops, r->srq) < 0) {
 			c.fail_reason = "ibv_post_srq_recv failed";
 			r->finished = true;
 			return static_cast<uint32_t>(n);
@@ -302,7 +332,7 @@ uint32_t responder_burst(Responder *r)
 		 * only when a credit write completed: otherwise skip the scan of all QPs. */
 		for (uint32_t qi = 0; (n > 0 || freed) && qi < r->nqps; qi++) {
 			ResponderQp &q = r->qps[qi];
-			if (!q.failed && q.received - q.credit_last >= p.credit_step && send_credit(r, qi) < 0) {
+			if (!q.failed && consumed_of(r, q) - q.credit_last >= p.credit_step && send_credit(r, qi) < 0) {
 				c.fail_reason = "ibv_post_send (credit write) failed";
 				r->finished = true;
 				return static_cast<uint32_t>(n);
@@ -316,12 +346,12 @@ uint32_t responder_burst(Responder *r)
 	if (n > 0) {
 		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
 		r->live.received.store(c.received, std::memory_order_relaxed);
-		r->live.srq_posted.store(r->refill.posted(), std::memory_order_relaxed);
+		r->live.srq_posted.store(rf.posted(), std::memory_order_relaxed);
 	} else {
 		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);
 	}
 	/* The control plane paused the senders: waiting is not a stall. */
-	if (r->ctl->paused.load(std::memory_order_relaxed))
+	if (r->ctl->is_paused())
 		r->last_progress = now;
 	r->idler.idle(n > 0);
 	if (n == 0 && r->nheld == 0) {
@@ -350,6 +380,21 @@ void responder_on_send_wc(void *responder, const ibv_wc &wc, uint64_t)
 	on_credit_wc(r, qi, wc);
 }
 
+void responder_on_recv_wc(void *responder, const ibv_wc &wc, uint64_t now)
+{
+	auto *r = static_cast<Responder *>(responder);
+	uint32_t qi = r->table.find(wc.qp_num);
+	if (qi == QpTable::kNone) {
+		r->c.unknown_qps++;
+		return;
+	}
+	on_recv(r, qi, wc, now);
+	if (r->out)
+		flush_out(r);
+	r->last_progress = now;   // polled by another role: still progress of ours
+	r->c.end_tsc = now;
+}
+
 void share_send_cq(Requester *q, Responder *v)
 {
 	q->send_peer = CqPeer{responder_on_send_wc, v};
@@ -371,10 +416,10 @@ int responder_finish(Responder *r)
 	const bool two_sided = verb_consumes_receive(p.verb);
 	if (r->nheld) {
 		/* Stopped before the next stage took them (a failure): back to the pool. */
-		rte_mempool_put_bulk(r->rx_pool, r->held, r->nheld);
+		rte_mempool_put_bulk(r->rx_pool, r->held.get(), r->nheld);
 		r->nheld = 0;
 	}
-	c.srq_post_calls = r->refill.post_calls();
+	c.srq_post_calls = r->srq_refill().post_calls();
 	/* Let outstanding credit writes finish before the QPs are torn down. */
 	uint64_t until = rte_rdtsc() + p.drain_tsc;
 	for (;;) {

@@ -47,6 +47,7 @@ struct ResponderQp {
 	uint64_t credit_posted = 0;
 	uint64_t credit_completed = 0;
 	uint64_t credit_last = 0;   // consumed count last written
+	uint64_t handed = 0;        // with an output ring: messages the ring took (credit counts these)
 	uint64_t credit_remote_addr = 0;
 	uint32_t credit_rkey = 0;
 	bool saw_last = false;
@@ -77,11 +78,22 @@ struct Responder {
 	/* The sender's payload is self-describing (word 0 its key, the rest that key's
 	 * pattern: a gen stage made it, or a verify stage will read it). */
 	bool self_describing = false;
-	void *held[kRxPollBurst];                // a burst the ring has not taken yet
+	/* Received buffers the ring has not taken yet, and their QPs. Credit counts only what
+	 * the ring took, so a QP's window bounds what is held: room for every window and a
+	 * poll burst (responder_init). */
+	std::unique_ptr<void *[]> held;
+	std::unique_ptr<uint32_t[]> held_qp;
 	uint32_t nheld = 0;
+	uint32_t held_cap = 0;
 	uint64_t out_full = 0;                   // bursts the ring could not take whole
-	/* Completions of QPs not ours on the send CQ go to the role sharing it. */
+	/* Completions of QPs not ours on the send and receive CQs go to the role (or the
+	 * lcore's router) sharing them. */
 	CqPeer send_peer;
+	CqPeer recv_peer;
+	/* Responders of several flows on one lcore share its SRQ: one refill for all of them
+	 * (nullptr: this responder's own). */
+	SrqRefill *shared_refill = nullptr;
+	SrqRefill &srq_refill() { return shared_refill ? *shared_refill : refill; }
 	uint32_t credit_freed = 0;               // credit writes completed since the last scan
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
 	uint64_t last_progress = 0;
@@ -92,8 +104,8 @@ struct Responder {
 /* Bytes of responder memory per QP for the verb (0: none). */
 uint64_t responder_memory_per_qp(Verb v, uint32_t msg_bytes, uint32_t slots);
 
-/* Setup: preallocates nqps QP states. Then fill in qps[i].qp and the credit targets
- * and call responder_add_qps(), which also pre-fills read windows. */
+/* Setup (p filled in): preallocates nqps QP states. Then fill in qps[i].qp and the
+ * credit targets and call responder_add_qps(), which also pre-fills read windows. */
 int responder_init(Responder *r, uint32_t nqps, std::string *err);
 int responder_add_qps(Responder *r, std::string *err);
 
@@ -108,6 +120,10 @@ int responder_finish(Responder *r);
 
 /* One send completion (a credit write) of this responder's QPs (CqPeer::on_wc). */
 void responder_on_send_wc(void *responder, const ibv_wc &wc, uint64_t now);
+
+/* One receive completion of this responder's QPs, polled by another role of its lcore
+ * (CqPeer::on_wc). The SRQ receive it consumed is counted by the role that polled it. */
+void responder_on_recv_wc(void *responder, const ibv_wc &wc, uint64_t now);
 
 /* A requester and a responder on one lcore, sharing its send CQ: each hands the
  * other's completions over. */

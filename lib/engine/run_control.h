@@ -1,4 +1,5 @@
-/* What the two roles of a loopback run share: a few atomics, each with one writer. */
+/* What the two roles of a flow share, and what the control plane sets for them: a few
+ * atomics, each with one writer. */
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,16 @@ struct alignas(64) RunControl {
 	/* Two-process runs: the responder's process sets qp_sent to the per-QP counts the
 	 * peer announced before launch, and requester_done when the peer disconnects. */
 	bool counts_known = false;
+	/* The run's control when flows have their own (a pipeline of several flows): its
+	 * abort, paused and end_now apply to this flow too. Setup: set once, before launch. */
+	RunControl *run = this;
+
+	bool aborted() const
+	{
+		return abort.load(std::memory_order_relaxed) || run->abort.load(std::memory_order_relaxed);
+	}
+	bool is_paused() const { return paused.load(std::memory_order_relaxed) || run->paused.load(std::memory_order_relaxed); }
+	bool ending() const { return end_now.load(std::memory_order_relaxed) || run->end_now.load(std::memory_order_relaxed); }
 };
 
 } // namespace rp

@@ -14,6 +14,7 @@ int lcore_loop_run(void *arg)
 				work += s->ops->burst(s);
 		}
 		l->busy_iterations += work != 0;
+		l->idler.idle(work != 0);
 		if ((it & (kControlEvery - 1)) == 0 || work == 0) {
 			if (l->stop.load(std::memory_order_acquire)) {
 				rc = -1;

@@ -4,6 +4,7 @@
  * done. No allocation, lock, system call or exception inside. */
 #pragma once
 
+#include "engine/idle.h"
 #include "pipeline/stage.h"
 
 #include <atomic>
@@ -22,6 +23,9 @@ struct alignas(64) LcoreLoop {
 	std::atomic<bool> finished{false};  // this lcore: wo, main: ro
 	uint64_t iterations = 0;            // this lcore's; main reads them after it joined
 	uint64_t busy_iterations = 0;
+	/* Adaptive polling belongs to the lcore: it sleeps only after a run of iterations in
+	 * which none of its stages had work (inert without a channel: busy polling). */
+	Idler idler;
 };
 
 /* rte_eal_remote_launch entry point: arg is a LcoreLoop. Returns 0, or -1 when stopped

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 namespace rp {
 
@@ -39,10 +40,10 @@ void pass_on(Stage *s, void **msgs, uint32_t n)
 	}
 }
 
-/* Nothing came in: the stage is over once its upstream is and its ring is drained. */
+/* Nothing came in: the stage is over once its producers are and its ring is drained. */
 uint32_t idle(Stage *s)
 {
-	if (s->nheld == 0 && s->upstream && s->upstream->done.load(std::memory_order_acquire) && rte_ring_empty(s->in))
+	if (s->nheld == 0 && s->nupstream && stage_upstream_done(s) && rte_ring_empty(s->in))
 		s->done.store(true, std::memory_order_release);
 	return 0;
 }
@@ -148,6 +149,11 @@ uint32_t role_burst(Stage *s)
 	uint32_t n = Burst(r);
 	s->st.msgs += n;
 	s->st.bursts += n != 0;
+	if constexpr (std::is_same_v<Role, Requester>) {
+		/* Fed: nothing more will come once the producers are done and the ring is dry. */
+		if (n == 0 && s->in && !r->finished && stage_upstream_done(s) && rte_ring_empty(s->in))
+			requester_input_ended(r);
+	}
 	if (r->finished) {
 		s->rc = Finish(r);
 		s->done.store(true, std::memory_order_release);
@@ -168,6 +174,22 @@ void stage_init(Stage *s, const StageOps *ops, const char *name)
 {
 	s->ops = ops;
 	snprintf(s->name, sizeof(s->name), "%s", name);
+}
+
+bool stage_feed(Stage *s, const Stage *from)
+{
+	if (s->nupstream == kMaxUpstreams)
+		return false;
+	s->upstream[s->nupstream++] = from;
+	return true;
+}
+
+bool stage_upstream_done(const Stage *s)
+{
+	for (uint32_t i = 0; i < s->nupstream; i++)
+		if (!s->upstream[i]->done.load(std::memory_order_acquire))
+			return false;
+	return true;
 }
 
 } // namespace rp

@@ -18,6 +18,7 @@
 namespace rp {
 
 inline constexpr uint32_t kStageBurst = 32;
+inline constexpr uint32_t kMaxUpstreams = 16;   // producers of a stage's input ring
 
 struct Stage;
 
@@ -35,7 +36,8 @@ extern const StageOps kSourceStage, kForwardStage, kVerifyStage, kSinkStage;
  * before the loop. */
 extern const StageOps kRdmaRxStage;
 /* rdma_tx: a Requester (ctx), fed by a ring or not, one requester_burst() per burst;
- * the same with requester_start() and requester_finish(). */
+ * the same with requester_start() and requester_finish(). Fed: once every producer of
+ * its ring is done and the ring is drained, the requester is told its input ended. */
 extern const StageOps kRdmaTxStage;
 
 struct alignas(64) StageStats {
@@ -58,7 +60,8 @@ struct alignas(64) Stage {
 	uint64_t seq = 0;              // source: next to make; verify: next expected
 	uint64_t tsc_per_msg = 0;      // source rate (0: as fast as it goes)
 	uint64_t next_tsc = 0;
-	const Stage *upstream = nullptr;   // whose `done`, with `in` drained, ends this stage
+	const Stage *upstream[kMaxUpstreams] = {};   // the input's producers: all done, `in` drained, ends this stage
+	uint32_t nupstream = 0;
 	bool ordered = true;           // verify: sequence numbers must come in order (one source)
 	void *ctx = nullptr;           // an RDMA stage's role (Responder, Requester)
 	void *held[kStageBurst];       // messages the output ring refused, offered again first
@@ -70,5 +73,12 @@ struct alignas(64) Stage {
 
 /* Setup: a stage of `ops` kind; the rest is filled in by the caller. */
 void stage_init(Stage *s, const StageOps *ops, const char *name);
+
+/* Setup: `from` is one of the producers of s's input ring. Returns false when s has
+ * kMaxUpstreams already. */
+bool stage_feed(Stage *s, const Stage *from);
+
+/* Setup, for tests and the builder: every producer of s's input is done. */
+bool stage_upstream_done(const Stage *s);
 
 } // namespace rp

@@ -42,9 +42,9 @@ struct Chain {
 		src.out = a;
 		ver.in = a;
 		ver.out = b;
-		ver.upstream = &src;
+		rp::stage_feed(&ver, &src);
 		snk.in = b;
-		snk.upstream = &ver;
+		rp::stage_feed(&snk, &ver);
 		/* Downstream first: the loop must not depend on the order of its stages. */
 		loop.stages[loop.nstages++] = &snk;
 		loop.stages[loop.nstages++] = &ver;

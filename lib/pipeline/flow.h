@@ -1,5 +1,8 @@
-/* What the rate run's two roles need from the options, shared by the loopback run (both
- * roles in one process) and the two-process run (one role each, over rdma_cm). */
+/* Setting up a flow's objects (not the fast path): the sizes a verb implies, buffer
+ * pools registered as MRs, QP pairs connected through rdma_cm or directly, and the
+ * two roles on them. Shared by the pipeline builder, the two-process run (one role
+ * each, over rdma_cm) and QP sharing. Errors come back as -1 with *err naming the
+ * object and the cause; nothing here prints or exits. */
 #pragma once
 
 #include "conf/options.h"
@@ -83,11 +86,16 @@ struct LoopbackFlow {
 };
 
 /* Creates flow f of options o (its shape already in f->shape) between req_io and
- * rsp_io, its QP pairs connected as o.connect says, and sets up both roles on it: q posts o's messages, v receives and checks
- * them; both report to ctl. `tag` keeps object names unique ("" for a single flow).
- * Returns an ExitCode (errors printed). */
+ * rsp_io, its QP pairs connected as o.connect says, and sets up both roles on it: q
+ * posts o's messages, v receives and checks them; both report to ctl. `tag` keeps
+ * object names unique ("" for a single flow). Returns 0, or -1 with *err. */
 int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
 			SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
-			Requester *q, Responder *v);
+			Requester *q, Responder *v, std::string *err);
+
+/* An rte_mempool of n buffers on this socket, with a per-lcore cache sized for bursts
+ * (or of cache_given buffers), none when a cache would strand most of the pool. */
+rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_t burst,
+		       uint32_t cache_given = UINT32_MAX);
 
 } // namespace rp

@@ -1,6 +1,4 @@
-#include "roles.h"
-
-#include "common.h"
+#include "pipeline/flow.h"
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -13,6 +11,20 @@
 #include <thread>
 
 namespace rp {
+
+rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_t burst, uint32_t cache_given)
+{
+	unsigned cache = burst * 2 > RTE_MEMPOOL_CACHE_MAX_SIZE ? RTE_MEMPOOL_CACHE_MAX_SIZE : burst * 2;
+	if (cache_given != UINT32_MAX)
+		cache = std::min<unsigned>(cache_given, RTE_MEMPOOL_CACHE_MAX_SIZE);
+	if (cache * 3 / 2 > n)
+		cache = 0;   // a cache would strand most of a small pool on one lcore
+	/* The NIC reaches the buffers through an MR, by virtual address: they need not be
+	 * IOVA-contiguous, and without that demand the pool comes in few, large chunks
+	 * (one MR each) instead of one per hugepage. */
+	return rte_mempool_create(name, n, elt_bytes, cache, 0, nullptr, nullptr, nullptr, nullptr,
+				  static_cast<int>(rte_socket_id()), RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+}
 
 RoleShape role_shape(const RunOptions &o)
 {
@@ -259,9 +271,9 @@ LoopbackFlow::~LoopbackFlow()
 
 int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
 			SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
-			Requester *q, Responder *v)
+			Requester *q, Responder *v, std::string *errp)
 {
-	std::string err;
+	std::string &err = *errp;
 	const Verb verb = o.verb;
 	const RoleShape &shape = f->shape;
 	const bool two_sided = shape.two_sided;
@@ -274,27 +286,27 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 	if ((f->tx_pool = make_registered_pool(name("tx_pool").c_str(), (t + (t.empty() ? "" : ": ") + "requester buffer pool").c_str(),
 					       shape.tx_pool_n, o, dev, shape.local_write ? IBV_ACCESS_LOCAL_WRITE : 0,
 					       &f->tx_mrs, &err)) == nullptr)
-		return setup_error(err);
+		return -1;
 	if (shape.rx_pool_n &&
 	    (f->rx_pool = make_registered_pool(name("rx_pool").c_str(), (t + (t.empty() ? "" : ": ") + "responder receive pool").c_str(),
 					       shape.rx_pool_n, o, dev, IBV_ACCESS_LOCAL_WRITE, &f->rx_mrs, &err)) == nullptr)
-		return setup_error(err);
+		return -1;
 	if (mem_per_qp &&
 	    registered_buf_alloc(dev, name("responder_memory").c_str(), mem_per_qp * nqps, mem_access, &f->memory, &err) != 0)
-		return setup_error(err);
+		return -1;
 	if (two_sided &&
 	    (registered_buf_alloc(dev, name("credit_words").c_str(), static_cast<size_t>(nqps) * sizeof(uint64_t),
 				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &f->credit_words, &err) != 0 ||
 	     registered_buf_alloc(dev, name("credit_src").c_str(), static_cast<size_t>(nqps) * kCreditRing * sizeof(uint64_t),
 				  0, &f->credit_src, &err) != 0))
-		return setup_error(err);
+		return -1;
 
 	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc};
 	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
 	int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
 	int rsp_access = mem_access & ~IBV_ACCESS_LOCAL_WRITE;
 	if (qp_pairs_connect(o, nqps, dev, req_io, rsp_io, req_qo, rsp_qo, req_access, rsp_access, &f->pairs, &err) != 0)
-		return setup_error(err);
+		return -1;
 
 	const uint64_t hz = rte_get_tsc_hz();
 	q->ops = ops;
@@ -305,8 +317,8 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 	q->p = requester_params(o, use_wr, hz);
 	if (requester_init(q, nqps, &err) != 0 ||
 	    requester_set_flows(q, o.flows.data(), static_cast<uint32_t>(o.flows.size()), &err) != 0) {
-		fprintf(stderr, "rdmapipe: %s%s%s\n", tag, *tag ? ": " : "", err.c_str());
-		return kExitUsage;
+		err = std::string(tag) + (*tag ? ": " : "") + err;
+		return -1;
 	}
 	for (uint32_t i = 0; i < nqps; i++) {
 		RequesterQp &rq = q->qps[i];
@@ -322,7 +334,7 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 			rq.credit_word = static_cast<volatile uint64_t *>(f->credit_words.addr) + i;
 	}
 	if (requester_add_qps(q, &err) != 0)
-		return setup_error(err);
+		return -1;
 	q->idler.channel = req_io.channel;
 	q->idler.cqs[0] = req_io.send_cq;
 
@@ -337,7 +349,7 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 	v->ctl = ctl;
 	v->p = responder_params(o, hz);
 	if (responder_init(v, nqps, &err) != 0)
-		return setup_error(err);
+		return -1;
 	for (uint32_t i = 0; i < nqps; i++) {
 		v->qps[i].qp = f->pairs.b[i];
 		if (two_sided) {
@@ -347,13 +359,13 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 		}
 	}
 	if (responder_add_qps(v, &err) != 0)
-		return setup_error(err);
+		return -1;
 	v->idler.channel = rsp_io.channel;
 	v->idler.cqs[0] = rsp_io.recv_cq;
 	v->idler.cqs[1] = rsp_io.send_cq;
 	if (two_sided && responder_fill_srq(v, o, shape, f->rx_pool, &f->rx_mrs, dev, &err) != 0)
-		return setup_error(err);
-	return kExitOk;
+		return -1;
+	return 0;
 }
 
 } // namespace rp
