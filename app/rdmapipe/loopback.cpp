@@ -498,6 +498,7 @@ int run_loopback(const RunOptions &o)
 						   std::to_string(o.rx_ring_size) + "): rte_ring_create: " + rte_strerror(rte_errno));
 		r->stages = true;
 		v.out = s.rings[0];
+		v.payload_downstream = true;
 		stage_init(&r->rx_stage, &kRdmaRxStage, "rdma_rx");
 		r->rx_stage.ctx = &v;
 		stage_init(&r->verify_stage, &kVerifyStage, "verify");

@@ -1,14 +1,15 @@
 /* rdmapipe: EAL arguments, then ours after "--". The only place that exits. */
 #include "conf/config.h"
 #include "conf/options.h"
+#include "graph_run.h"
 #include "loopback.h"
 #include "pingpong.h"
 #include "pipeline.h"
-#include "relay.h"
 #include "remote.h"
 #include "share.h"
 
 #include "control/telemetry.h"
+#include "pipeline/graph.h"
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -111,16 +112,27 @@ int main(int argc, char **argv)
 	}
 
 	/* A pipeline file is read and checked completely before EAL takes any resource. */
-	rp::RelayPlan relay;
 	rp::SharePlan share;
-	int is_relay = 0, is_share = 0;
+	rp::PipelineConf conf;
+	int is_share = 0;
+	bool is_graph = false;
 	if (!opts.config_file.empty()) {
-		rp::PipelineConf conf;
 		rp::LcoreSet lcores = rp::lcore_set_from_eal_args(eal_argc, argv);
-		if (rp::config_load(opts.config_file, lcores, &conf, &err) != 0 ||
-		    (is_relay = rp::pipeline_to_relay(conf, opts, &relay, &err)) < 0 ||
-		    (!is_relay && (is_share = rp::pipeline_to_share(conf, opts, &share, &err)) < 0) ||
-		    (!is_relay && !is_share && rp::pipeline_to_options(conf, &opts, &err) != 0)) {
+		if (rp::config_load(opts.config_file, lcores, &conf, &err) != 0) {
+			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+			return rp::kExitUsage;
+		}
+		is_graph = rp::graph_runs(conf);
+		/* What flows through the pipeline is checked before EAL too. */
+		rp::Graph plan;
+		if (is_graph && rp::graph_plan(conf, opts, &plan, &err) != 0) {
+			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+			return rp::kExitUsage;
+		}
+	}
+	if (!opts.config_file.empty() && !is_graph) {
+		if ((is_share = rp::pipeline_to_share(conf, opts, &share, &err)) < 0 ||
+		    (!is_share && rp::pipeline_to_options(conf, &opts, &err) != 0)) {
 			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
@@ -138,7 +150,7 @@ int main(int argc, char **argv)
 	if (rp::telemetry_register(&err) != 0)
 		fprintf(stderr, "rdmapipe: %s (running without the /rdmapipe endpoints)\n", err.c_str());
 
-	int rc = is_relay                                       ? rp::run_relay(relay)
+	int rc = is_graph                                       ? rp::run_graph(conf, opts)
 		 : is_share                                     ? rp::run_share(share)
 		 : !opts.listen.empty() || !opts.peer.empty() ? rp::run_remote(opts)
 		 : opts.mode == rp::Mode::pingpong          ? rp::run_pingpong(opts)

@@ -81,63 +81,15 @@ RunOptions flow_options(const PipelineConf &c, const FlowConf &f, const IoContex
 
 int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 {
-	const char *later = " does not run yet in this build (--check validates it; runnable: loopback flows with "
-			    "rdma_tx and rdma_rx or echo stages)";
-	/* Stages after rdma_rx that run: rdma_rx -> ring -> verify [-> ring -> sink], on the
-	 * rdma_rx stage's lcore, for one flow. */
-	const StageConf *rx_st = nullptr, *verify_st = nullptr, *sink_st = nullptr;
-	for (const StageConf &st : c.stages)
-		if (st.kind == StageKind::rdma_rx && st.outputs.size() == 1)
-			rx_st = &st;
-	for (const StageConf &st : c.stages) {
-		if (rx_st && st.kind == StageKind::verify && st.inputs.size() == 1 && st.inputs[0] == rx_st->outputs[0] &&
-		    st.lcore == rx_st->lcore)
-			verify_st = &st;
-	}
-	for (const StageConf &st : c.stages) {
-		if (verify_st && st.kind == StageKind::sink && verify_st->outputs.size() == 1 &&
-		    st.inputs[0] == verify_st->outputs[0] && st.lcore == verify_st->lcore)
-			sink_st = &st;
-	}
-	/* ... and before rdma_tx: gen -> ring -> rdma_tx, on the rdma_tx stage's lcore. */
-	const StageConf *gen_st = nullptr, *tx_st = nullptr;
-	for (const StageConf &st : c.stages)
-		if (st.kind == StageKind::rdma_tx && st.inputs.size() == 1)
-			tx_st = &st;
-	for (const StageConf &st : c.stages)
-		if (tx_st && st.kind == StageKind::gen && st.outputs[0] == tx_st->inputs[0] && st.lcore == tx_st->lcore &&
-		    st.flow == tx_st->flow)
-			gen_st = &st;
+	const char *later = " does not run yet in this build";
 	for (size_t i = 0; i < c.stages.size(); i++) {
 		const StageConf &st = c.stages[i];
-		std::string where = at(c, st.line, "stages.[" + std::to_string(i) + "]");
-		if (&st == verify_st || &st == sink_st || &st == gen_st)
-			continue;
-		if (&st == tx_st && gen_st == nullptr) {
-			*err = where + "an rdma_tx stage fed by a ring that no gen stage of its flow on its lcore fills" + later;
-			return -1;
-		}
 		if (st.kind != StageKind::rdma_tx && st.kind != StageKind::rdma_rx && st.kind != StageKind::echo) {
-			*err = where + "a " + stage_kind_name(st.kind) + " stage" +
-			       (st.kind == StageKind::verify || st.kind == StageKind::sink
-					? " anywhere but after rdma_rx on its lcore (rdma_rx -> ring -> verify [-> ring -> sink])"
-					: "") +
-			       later;
+			*err = at(c, st.line, "stages.[" + std::to_string(i) + "]") + "a " + stage_kind_name(st.kind) +
+			       " stage in a ping-pong or two-host pipeline" + later +
+			       " (it runs with loopback flows: rdma_tx and rdma_rx stages joined by rings to any others)";
 			return -1;
 		}
-		if (st.kind == StageKind::rdma_rx && !st.outputs.empty() && &st != rx_st) {
-			*err = where + "an rdma_rx stage with more than one output ring" + later;
-			return -1;
-		}
-		if (&st == rx_st && verify_st == nullptr) {
-			*err = where + "an rdma_rx stage whose ring does not lead to a verify stage on its lcore" + later;
-			return -1;
-		}
-	}
-	if (verify_st && (c.flows.size() != 1 || verify_st->outputs.size() != (sink_st ? 1u : 0u))) {
-		*err = at(c, verify_st->line, "stages") + (c.flows.size() != 1 ? "ring stages for more than one flow"
-										: "a verify stage whose ring leads elsewhere than a sink on its lcore") + later;
-		return -1;
 	}
 	const FlowConf &f0 = c.flows[0];
 	const StageConf *tx0 = nullptr, *rx0 = nullptr;
@@ -222,30 +174,6 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 	r.srq_refill = rxio && rxio->srq ? rxio->srq_refill : std::max(f0.batch, f0.window * r.qps / 8);
 	r.tx_lcore = tx0 ? static_cast<int>(tx0->lcore) : -1;
 	r.rx_lcore = rx0 ? static_cast<int>(rx0->lcore) : -1;
-	if (gen_st) {
-		if (kind != 0 || echo || c.flows.size() != 1 || f0.messages == 0 || f0.sizes[0] < 8 || f0.verb == Verb::read ||
-		    verb_is_atomic(f0.verb)) {
-			*err = at(c, gen_st->line, "stages") +
-			       "a gen stage feeds one loopback flow of send or write messages of 8 B or more, for a message count";
-			return -1;
-		}
-		r.tx_gen_stage = true;
-		for (const RingConf &ring : c.rings)
-			if (ring.name == tx_st->inputs[0])
-				r.tx_ring_size = ring.size;
-	}
-	if (verify_st) {
-		if (kind != 0 || !(f0.verb == Verb::send || f0.verb == Verb::send_imm) || f0.sizes[0] < 8) {
-			*err = at(c, verify_st->line, "stages") +
-			       "a verify stage after rdma_rx checks loopback send or send_imm messages of 8 B or more";
-			return -1;
-		}
-		r.rx_verify_stage = true;
-		r.rx_sink_stage = sink_st != nullptr;
-		for (const RingConf &ring : c.rings)
-			if (ring.name == rx_st->outputs[0])
-				r.rx_ring_size = ring.size;
-	}
 	if (kind == 1) {
 		r.peer = f0.peer;
 		r.local = f0.local;
@@ -270,122 +198,6 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 	}
 	*o = r;
 	return 0;
-}
-
-int pipeline_to_relay(const PipelineConf &c, const RunOptions &cli, RelayPlan *p, std::string *err)
-{
-	const StageConf *verify = nullptr, *out_tx = nullptr;
-	for (const StageConf &st : c.stages)
-		if (st.kind == StageKind::verify && st.outputs.size() == 1)
-			for (const StageConf &t : c.stages)
-				if (t.kind == StageKind::rdma_tx && t.inputs.size() == 1 && t.inputs[0] == st.outputs[0]) {
-					verify = &st;
-					out_tx = &t;
-				}
-	if (verify == nullptr)
-		return 0;
-	if (cli.interactive) {
-		*err = at(c, verify->line, "stages") + "-i: the console comes with loopback rate runs in this build (a relay "
-							"has --stats-period and telemetry)";
-		return -1;
-	}
-	const std::string later = " does not run yet in this build (a relay is: flow A's rdma_tx and rdma_rx, "
-				  "rdma_rx -> ring -> verify -> ring -> flow B's rdma_tx, and flow B's rdma_rx)";
-	auto fail = [&](int line, const std::string &path, const std::string &what) {
-		*err = at(c, line, path) + what;
-		return -1;
-	};
-	const StageConf *in_rx = nullptr;
-	for (const StageConf &st : c.stages)
-		if (st.kind == StageKind::rdma_rx && st.outputs.size() == 1 && verify->inputs.size() == 1 &&
-		    st.outputs[0] == verify->inputs[0])
-			in_rx = &st;
-	if (in_rx == nullptr)
-		return fail(verify->line, "stages", "a relay's verify stage fed by something else than an rdma_rx stage" + later);
-	if (c.flows.size() != 2 || c.stages.size() != 5 || in_rx->flow == out_tx->flow)
-		return fail(verify->line, "stages", "a relay of other than two flows and five stages" + later);
-	const FlowConf *fin = nullptr, *fout = nullptr;
-	for (const FlowConf &f : c.flows) {
-		if (f.name == in_rx->flow)
-			fin = &f;
-		if (f.name == out_tx->flow)
-			fout = &f;
-	}
-	const StageConf *in_tx = nullptr, *out_rx = nullptr;
-	for (const StageConf &st : c.stages) {
-		if (st.kind == StageKind::rdma_tx && st.flow == fin->name && st.inputs.empty() && st.outputs.empty())
-			in_tx = &st;
-		if (st.kind == StageKind::rdma_rx && st.flow == fout->name && st.outputs.empty())
-			out_rx = &st;
-	}
-	if (in_tx == nullptr || out_rx == nullptr)
-		return fail(verify->line, "stages",
-			    "a relay without an rdma_tx stage of flow '" + fin->name + "' or an rdma_rx stage of flow '" +
-				    fout->name + "' that has no rings" + later);
-	for (const FlowConf *f : {fin, fout}) {
-		std::string path = "flows.[" + std::to_string(f - c.flows.data()) + "]";
-		if (f->peer != "loopback")
-			return fail(f->line, path, "a relayed flow that is not loopback" + later);
-		if (f->transport != Transport::rc || f->sizes.size() != 1 || f->rate_pps > 0)
-			return fail(f->line, path, std::string(f->transport != Transport::rc ? "transport uc" : f->rate_pps > 0
-						     ? "a rate limit" : "a list of sizes") + " in a relay" + later);
-		if (!(f->verb == Verb::send || f->verb == Verb::send_imm) || f->sizes[0] < 8)
-			return fail(f->line, path, "a relay carries send or send_imm messages of 8 B or more (they are the "
-						   "received buffers, checked by their content)");
-		if (f->duration_s > 0 || (f->messages == 0 && f == fin))
-			return fail(f->line, path, "a relay runs a message count, not a duration");
-	}
-	if (fout->sizes != fin->sizes)
-		return fail(fout->line, "flows.[" + std::to_string(fout - c.flows.data()) + "].size",
-			    "the relayed flow sends what arrived: its size must be that of flow '" + fin->name + "' (" +
-				    std::to_string(fin->sizes[0]) + ")");
-	if (fout->messages != 0 && fout->messages != fin->messages)
-		return fail(fout->line, "flows.[" + std::to_string(fout - c.flows.data()) + "].messages",
-			    "the relayed flow sends what arrived: leave it out or make it that of flow '" + fin->name + "' (" +
-				    std::to_string(fin->messages) + ")");
-	if (in_tx->lcore == in_rx->lcore || out_tx->lcore == out_rx->lcore)
-		return fail(in_tx->lcore == in_rx->lcore ? in_rx->line : out_rx->line, "stages",
-			    "a loopback flow's two ends on one lcore");
-	if (in_tx->lcore == out_tx->lcore || in_rx->lcore == out_rx->lcore)
-		return fail(in_tx->lcore == out_tx->lcore ? out_tx->line : out_rx->line, "stages",
-			    "two rdma_tx or two rdma_rx stages on one lcore" + later);
-	const IoContextConf *io[5];
-	const StageConf *sts[5] = {in_tx, in_rx, verify, out_tx, out_rx};
-	for (int i = 0; i < 5; i++) {
-		io[i] = context_of(c, sts[i]->lcore);
-		if (io[i] && io[i]->device != c.devices[0].name)
-			return fail(io[i]->line, "io_contexts", "a relay over more than one device" + later);
-	}
-	const DeviceConf &dev = c.devices[0];
-	RelayPlan r;
-	r.in = flow_options(c, *fin, io[0], io[1], dev, cli);
-	r.out = flow_options(c, *fout, io[3], io[4], dev, cli);
-	r.in.messages = r.out.messages = fin->messages;
-	if (cli.bad_rkey_qp >= 0)
-		return fail(verify->line, "stages", "--inject-bad-rkey in a relay (it targets a one-sided flow)");
-	r.out.corrupt_msg = UINT64_MAX;   // --inject-corruption damages flow in's message
-	r.in.tx_lcore = static_cast<int>(in_tx->lcore);
-	r.in.rx_lcore = static_cast<int>(in_rx->lcore);
-	r.out.tx_lcore = static_cast<int>(out_tx->lcore);
-	r.out.rx_lcore = static_cast<int>(out_rx->lcore);
-	r.in_tx = in_tx->lcore;
-	r.in_rx = in_rx->lcore;
-	r.verify = verify->lcore;
-	r.out_tx = out_tx->lcore;
-	r.out_rx = out_rx->lcore;
-	r.in_name = fin->name;
-	r.out_name = fout->name;
-	r.verify_name = verify->name;
-	r.rx_ring_name = in_rx->outputs[0];
-	r.tx_ring_name = verify->outputs[0];
-	for (const RingConf &ring : c.rings) {
-		if (ring.name == r.rx_ring_name)
-			r.rx_ring = ring.size;
-		if (ring.name == r.tx_ring_name)
-			r.tx_ring = ring.size;
-	}
-	*p = r;
-	return 1;
 }
 
 int pipeline_to_share(const PipelineConf &c, const RunOptions &cli, SharePlan *p, std::string *err)

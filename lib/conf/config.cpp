@@ -236,7 +236,7 @@ const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "i
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output"};
 const std::vector<std::string> kOutputKeys = {"json", "csv"};
 const std::vector<std::string> kVerbNames = {"send", "send_imm", "write", "write_imm", "read", "fetch_add", "cmp_swap"};
-const std::vector<std::string> kStageKinds = {"gen", "rdma_tx", "rdma_rx", "echo", "verify", "sink"};
+const std::vector<std::string> kStageKinds = {"gen", "rdma_tx", "rdma_rx", "echo", "verify", "sink", "forward"};
 
 constexpr uint32_t kMaxLcore = 1023;
 constexpr uint32_t kMaxCqe = 1u << 22;
@@ -577,11 +577,12 @@ bool read_stages(Reader &r, const Setting &root, const LcoreSet &lcores, Pipelin
 		case StageKind::echo: in_ok = st.inputs.empty(); out_ok = st.outputs.empty(); break;
 		case StageKind::verify: in_ok = st.inputs.size() == 1; out_ok = st.outputs.size() <= 1; break;
 		case StageKind::sink: in_ok = st.inputs.size() == 1; out_ok = st.outputs.empty(); break;
+		case StageKind::forward: in_ok = st.inputs.size() == 1; out_ok = st.outputs.size() == 1; break;
 		}
 		static const char *const kIn[] = {"no input", "at most one input ring", "no input", "no input",
-						  "exactly one input ring", "exactly one input ring"};
+						  "exactly one input ring", "exactly one input ring", "exactly one input ring"};
 		static const char *const kOut[] = {"exactly one output ring", "at most one output ring", "at most one output ring",
-						   "no output", "at most one output ring", "no output"};
+						   "no output", "at most one output ring", "no output", "exactly one output ring"};
 		if (!in_ok)
 			return r.fail(r.find(g, "input") ? g["input"] : g, std::string(article(st.kind)) + " " + stage_kind_name(st.kind) + " stage takes " + kIn[kind]);
 		if (!out_ok)

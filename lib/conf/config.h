@@ -26,6 +26,7 @@ enum class StageKind : uint8_t {
 	echo,      // returns what arrives on a flow (ping-pong's far side)
 	verify,    // checks payload patterns and sequence
 	sink,      // counts and frees
+	forward,   // passes messages from its input ring to its output ring
 };
 const char *stage_kind_name(StageKind k);
 

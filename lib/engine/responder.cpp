@@ -96,8 +96,8 @@ void check_message(Responder *r, uint32_t qi, const ibv_wc &wc)
 	bool ok = recv_header_ok(c, wc, v, seq, r->p.msg_bytes, &last);
 	if (last)
 		q.saw_last = true;
-	/* With an output ring the next stage checks the payload (self-describing format). */
-	if (ok && r->p.verify && r->out == nullptr) {
+	/* A verify stage downstream may check the payload instead (self-describing format). */
+	if (ok && r->p.verify && !r->payload_downstream) {
 		const unsigned char *data = v == Verb::write_imm
 			? r->memory + (static_cast<uint64_t>(qi) * r->p.slots + seq % r->p.slots) * r->p.msg_bytes
 			: reinterpret_cast<const unsigned char *>(wc.wr_id);
@@ -137,7 +137,9 @@ void check_final_memory(Responder *r)
 			for (uint64_t k = 0; k < used; k++) {
 				uint64_t s = k + (sent - 1 - k) / p.slots * p.slots;
 				const unsigned char *slot = r->memory + (static_cast<uint64_t>(qi) * p.slots + k) * p.msg_bytes;
-				ptrdiff_t bad = pattern_check(slot, p.msg_bytes, msg_key(qi, s));
+				uint64_t key;
+				ptrdiff_t bad = r->self_describing ? self_describing_check(slot, p.msg_bytes, &key)
+								   : pattern_check(slot, p.msg_bytes, msg_key(qi, s));
 				if (bad >= 0) {
 					c.payload_errors++;
 					c.bad(qi, s, bad);
@@ -234,6 +236,7 @@ bool flush_out(Responder *r)
 	unsigned sent = rte_ring_enqueue_burst(r->out, r->held.get(), r->nheld, nullptr);
 	for (unsigned i = 0; i < sent; i++)
 		r->qps[r->held_qp[i]].handed++;
+	r->credit_due |= sent != 0;   // what the ring took is credit the sender can have
 	if (sent < r->nheld) {
 		r->out_full++;
 		memmove(r->held.get(), r->held.get() + sent, (r->nheld - sent) * sizeof(void *));
@@ -257,6 +260,7 @@ void on_recv(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 		bool had_last = r->qps[qi].saw_last;
 		check_message(r, qi, wc);
 		r->lasts += r->qps[qi].saw_last && !had_last;
+		r->credit_due = true;
 	}
 	if (r->rx_pool && wc.wr_id) {
 		void *buf = reinterpret_cast<void *>(wc.wr_id);
@@ -321,16 +325,18 @@ uint32_t responder_burst(Responder *r)
 		}
 		/* Credit writes completed: reaped here, or by a role sharing the send CQ. */
 		int polled = poll_credit_completions(r);
-		const bool freed = r->credit_freed != 0;
+		/* Credit can fall due only when messages arrived (polled here or by another role
+		 * of the lcore), and a deferred one can go only when a credit write completed:
+		 * otherwise skip the scan of all QPs. */
+		const bool scan = r->credit_due || r->credit_freed != 0;
 		r->credit_freed = 0;
+		r->credit_due = false;
 		if (polled < 0) {
 			c.fail_reason = "ibv_poll_cq on the send CQ failed";
 			r->finished = true;
 			return static_cast<uint32_t>(n);
 		}
-		/* Credit can fall due only when messages arrived, and a deferred one can go
-		 * only when a credit write completed: otherwise skip the scan of all QPs. */
-		for (uint32_t qi = 0; (n > 0 || freed) && qi < r->nqps; qi++) {
+		for (uint32_t qi = 0; scan && qi < r->nqps; qi++) {
 			ResponderQp &q = r->qps[qi];
 			if (!q.failed && consumed_of(r, q) - q.credit_last >= p.credit_step && send_credit(r, qi) < 0) {
 				c.fail_reason = "ibv_post_send (credit write) failed";

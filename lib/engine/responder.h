@@ -78,6 +78,8 @@ struct Responder {
 	/* The sender's payload is self-describing (word 0 its key, the rest that key's
 	 * pattern: a gen stage made it, or a verify stage will read it). */
 	bool self_describing = false;
+	/* A verify stage after the output ring checks the payload: here only the header. */
+	bool payload_downstream = false;
 	/* Received buffers the ring has not taken yet, and their QPs. Credit counts only what
 	 * the ring took, so a QP's window bounds what is held: room for every window and a
 	 * poll burst (responder_init). */
@@ -95,6 +97,7 @@ struct Responder {
 	SrqRefill *shared_refill = nullptr;
 	SrqRefill &srq_refill() { return shared_refill ? *shared_refill : refill; }
 	uint32_t credit_freed = 0;               // credit writes completed since the last scan
+	bool credit_due = false;                 // messages arrived since the last scan
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
 	uint64_t last_progress = 0;
 	uint32_t lasts = 0;                      // QPs whose last message arrived

@@ -287,7 +287,7 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 					       shape.tx_pool_n, o, dev, shape.local_write ? IBV_ACCESS_LOCAL_WRITE : 0,
 					       &f->tx_mrs, &err)) == nullptr)
 		return -1;
-	if (shape.rx_pool_n &&
+	if (shape.rx_pool_n && !f->srq_by_lcore &&
 	    (f->rx_pool = make_registered_pool(name("rx_pool").c_str(), (t + (t.empty() ? "" : ": ") + "responder receive pool").c_str(),
 					       shape.rx_pool_n, o, dev, IBV_ACCESS_LOCAL_WRITE, &f->rx_mrs, &err)) == nullptr)
 		return -1;
@@ -363,7 +363,7 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 	v->idler.channel = rsp_io.channel;
 	v->idler.cqs[0] = rsp_io.recv_cq;
 	v->idler.cqs[1] = rsp_io.send_cq;
-	if (two_sided && responder_fill_srq(v, o, shape, f->rx_pool, &f->rx_mrs, dev, &err) != 0)
+	if (two_sided && !f->srq_by_lcore && responder_fill_srq(v, o, shape, f->rx_pool, &f->rx_mrs, dev, &err) != 0)
 		return -1;
 	return 0;
 }

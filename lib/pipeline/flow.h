@@ -82,6 +82,9 @@ struct LoopbackFlow {
 	rte_mempool *tx_pool = nullptr, *rx_pool = nullptr;
 	MrTable tx_mrs, rx_mrs;
 	RegisteredBuf memory, credit_words, credit_src;
+	/* The responder's lcore owns the SRQ's receives and their pool (shared by the flows
+	 * received there): no receive pool here, the SRQ is not filled here. */
+	bool srq_by_lcore = false;
 	~LoopbackFlow();
 };
 

@@ -21,9 +21,12 @@ int lcore_loop_run(void *arg)
 				l->iterations = it;
 				break;
 			}
+			const bool aborted = l->abort && l->abort->load(std::memory_order_relaxed);
 			bool all = true;
 			for (uint32_t i = 0; i < l->nstages; i++)
-				all &= l->stages[i]->done.load(std::memory_order_relaxed);
+				all &= l->stages[i]->done.load(std::memory_order_relaxed) || (aborted && !l->stages[i]->ops->role);
+			if (all && aborted)
+				rc = -1;
 			if (all) {
 				l->iterations = it;
 				break;

@@ -20,6 +20,9 @@ struct alignas(64) LcoreLoop {
 	Stage *stages[kMaxStagesPerLcore] = {};
 	uint32_t nstages = 0;
 	std::atomic<bool> stop{false};      // main: wo, this lcore: ro
+	/* The run was aborted (nullptr: never): the loop ends once its RDMA roles are, which
+	 * see the abort themselves; the other stages would wait on them for ever. */
+	const std::atomic<bool> *abort = nullptr;
 	std::atomic<bool> finished{false};  // this lcore: wo, main: ro
 	uint64_t iterations = 0;            // this lcore's; main reads them after it joined
 	uint64_t busy_iterations = 0;

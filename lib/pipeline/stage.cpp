@@ -156,6 +156,15 @@ uint32_t role_burst(Stage *s)
 	}
 	if (r->finished) {
 		s->rc = Finish(r);
+		/* A failed responder stops its flow's requester (which would only wait for its
+		 * credit; a requester that ends tells the responder itself); a role joined to
+		 * other stages by rings stops the run (they would wait on it for ever). */
+		if (s->rc != 0) {
+			if constexpr (std::is_same_v<Role, Responder>)
+				r->ctl->abort.store(true, std::memory_order_relaxed);
+			if (s->in || s->out)
+				r->ctl->run->abort.store(true, std::memory_order_relaxed);
+		}
 		s->done.store(true, std::memory_order_release);
 	}
 	return n;
@@ -163,8 +172,8 @@ uint32_t role_burst(Stage *s)
 
 } // namespace
 
-const StageOps kRdmaTxStage = {"rdma_tx", role_burst<Requester, requester_burst, requester_finish>};
-const StageOps kRdmaRxStage = {"rdma_rx", role_burst<Responder, responder_burst, responder_finish>};
+const StageOps kRdmaTxStage = {"rdma_tx", role_burst<Requester, requester_burst, requester_finish>, true};
+const StageOps kRdmaRxStage = {"rdma_rx", role_burst<Responder, responder_burst, responder_finish>, true};
 const StageOps kSourceStage = {"gen", source_burst};
 const StageOps kForwardStage = {"forward", forward_burst};
 const StageOps kVerifyStage = {"verify", verify_burst};

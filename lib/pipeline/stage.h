@@ -25,6 +25,7 @@ struct Stage;
 struct StageOps {
 	const char *kind;
 	uint32_t (*burst)(Stage *s);   // messages handled (0: nothing to do now)
+	bool role = false;             // an RDMA role: it ends by itself when the run is aborted
 };
 
 /* source: makes `limit` messages from `pool` onto `out` (at `rate` if set).

@@ -37,14 +37,17 @@ check "--check without a file" 2 "^rdmapipe: --check needs a configuration file$
 check "-f with a bad file" 2 "^rdmapipe: $bad/verb-typo.conf:10: flows.\[0\].verb: 'write_imn' is not one of" "$B" -l 0-2 --no-huge -m 128 -- -f "$bad/verb-typo.conf"
 check "-f and -v" 2 "^rdmapipe: --config .*: the pipeline file describes the run; '-v' cannot be combined with it$" "$B" $EAL -- -f "$conf/default.conf" -v send
 check "-f missing file" 2 "^rdmapipe: /nonexistent.conf: cannot read the file: No such file or directory$" "$B" $EAL -- -f /nonexistent.conf
-# The relay's own rules, checked before EAL starts.
+# What flows through a pipeline's rings is checked before EAL starts: a flow fed by a
+# ring sends what it brings, of that size and count, and only with a verb that sends.
 relay=$(mktemp --suffix=.conf)
 sed 's/{ name = "out"; verb = "send_imm"; size = 256;/{ name = "out"; verb = "send_imm"; size = 128;/' "$conf/relay.conf" >"$relay"
-check "relay: sizes differ" 2 "^rdmapipe: $relay:21: flows.\[1\].size: the relayed flow sends what arrived: its size must be that of flow 'in' \(256\)$" "$B" -l 0-2 --no-huge -m 128 -- -f "$relay"
-sed 's/{ name = "out"; verb = "send_imm";/{ name = "out"; verb = "write";/' "$conf/relay.conf" >"$relay"
-check "relay: a one-sided flow" 2 "^rdmapipe: $relay:21: flows.\[1\]: a relay carries send or send_imm messages of 8 B or more" "$B" -l 0-2 --no-huge -m 128 -- -f "$relay"
+check "fed flow: sizes differ" 2 "^rdmapipe: $relay:21: flows.\[1\].size: flow 'out' sends what its ring brings: 256 B messages \(its size must be that, it is 128\)$" "$B" -l 0-2 --no-huge -m 128 -- -f "$relay"
+sed 's/{ name = "out"; verb = "send_imm";/{ name = "out"; verb = "read";/' "$conf/relay.conf" >"$relay"
+check "fed flow: a verb that sends nothing" 2 "^rdmapipe: $relay:31: stages.\[3\]: an rdma_tx stage fed by a ring sends the messages it gets: flow 'out' uses read, which sends none$" "$B" -l 0-2 --no-huge -m 128 -- -f "$relay"
 sed 's/{ name = "out"; verb = "send_imm"; size = 256; qps = 4; batch = 32;/{ name = "out"; verb = "send_imm"; size = 256; qps = 4; batch = 32; messages = 5;/' "$conf/relay.conf" >"$relay"
-check "relay: counts differ" 2 "^rdmapipe: $relay:21: flows.\[1\].messages: the relayed flow sends what arrived: leave it out or make it that of flow 'in' \(40000\)$" "$B" -l 0-2 --no-huge -m 128 -- -f "$relay"
+check "fed flow: counts differ" 2 "^rdmapipe: $relay:21: flows.\[1\].messages: flow 'out' sends what its ring brings: 40000 messages \(leave messages out, or make it that\)$" "$B" -l 0-2 --no-huge -m 128 -- -f "$relay"
+sed 's/{ name = "in"; verb = "send_imm";/{ name = "in"; verb = "write_imm";/' "$conf/relay.conf" >"$relay"
+check "rdma_rx handing on a verb without buffers" 2 "^rdmapipe: $relay:29: stages.\[1\]: an rdma_rx stage hands received buffers on: flow 'in' uses write_imm, which fills no receive buffer \(use send or send_imm\)$" "$B" -l 0-2 --no-huge -m 128 -- -f "$relay"
 rm -f "$relay"
 check "one lcore" 2 "needs 2 lcores" "$B" -l 0 --no-huge -m 128 --no-shconf --no-pci -- -n 1
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then

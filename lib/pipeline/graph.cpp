@@ -1,0 +1,800 @@
+#include "pipeline/graph.h"
+
+#include "engine/verbs_ops.h"
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <set>
+
+namespace rp {
+
+namespace {
+
+std::string at(const PipelineConf &c, int line, const std::string &path)
+{
+	return c.file + ":" + std::to_string(line) + ": " + path + ": ";
+}
+
+std::string stage_path(const Graph &g, const GraphStage &s)
+{
+	return at(*g.conf, s.conf->line, "stages.[" + std::to_string(s.conf - g.conf->stages.data()) + "]");
+}
+
+const IoContextConf *io_conf(const PipelineConf &c, unsigned lc)
+{
+	for (const IoContextConf &io : c.io_contexts)
+		if (io.lcore == lc)
+			return &io;
+	return nullptr;
+}
+
+GraphLcore *lcore_of(Graph *g, unsigned lc)
+{
+	for (auto &l : g->lcores)
+		if (l->lcore == lc)
+			return l.get();
+	g->lcores.push_back(std::make_unique<GraphLcore>());
+	GraphLcore *l = g->lcores.back().get();
+	l->lcore = lc;
+	l->g = g;
+	l->conf = io_conf(*g->conf, lc);
+	return l;
+}
+
+GraphRing *ring_named(Graph *g, const std::string &name)
+{
+	for (auto &r : g->rings)
+		if (r->conf->name == name)
+			return r.get();
+	return nullptr;
+}
+
+double thread_cpu_s()
+{
+	timespec t{};
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+const VerbsOps *cq_ops_for(CqApi api, const DeviceCaps &caps)
+{
+	if (api != CqApi::ex || !caps.cq_ex)
+		return &kIbvOps;
+	return caps.next_poll_ends_batch ? &kIbvCqExRxeOps : &kIbvCqExOps;
+}
+
+/* The flows whose messages reach each stage's input, and how many: a fixed point over
+ * the rings (a gen's or an rdma_rx's own flow; what its producers pass on). Counts are
+ * UINT64_MAX where a flow runs for a duration. */
+void derive_origins(Graph *g, std::vector<uint64_t> *out_count)
+{
+	const size_t n = g->stages.size();
+	out_count->assign(n, 0);
+	auto index = [&](const GraphStage *s) { return static_cast<size_t>(std::find_if(g->stages.begin(), g->stages.end(),
+		[&](const auto &p) { return p.get() == s; }) - g->stages.begin()); };
+	for (size_t pass = 0; pass <= n; pass++)
+		for (size_t i = 0; i < n; i++) {
+			GraphStage &s = *g->stages[i];
+			const StageKind k = s.conf->kind;
+			if (k == StageKind::gen || k == StageKind::rdma_rx) {
+				s.origins = {s.flow};
+				continue;
+			}
+			std::vector<GraphFlow *> o;
+			uint64_t count = 0;
+			for (const std::string &in : s.conf->inputs)
+				for (GraphStage *p : ring_named(g, in)->producers) {
+					for (GraphFlow *f : p->origins)
+						if (std::find(o.begin(), o.end(), f) == o.end())
+							o.push_back(f);
+					uint64_t c = (*out_count)[index(p)];
+					count = c == UINT64_MAX || count == UINT64_MAX ? UINT64_MAX : count + c;
+				}
+			s.origins = o;
+			(*out_count)[i] = count;
+		}
+	/* Sources: a gen makes its share of its flow's messages; an rdma_rx passes on all of
+	 * its flow's. */
+	for (size_t pass = 0; pass <= n; pass++)
+		for (size_t i = 0; i < n; i++) {
+			GraphStage &s = *g->stages[i];
+			const StageKind k = s.conf->kind;
+			if (k == StageKind::gen)
+				(*out_count)[i] = s.st.limit;
+			else if (k == StageKind::rdma_rx)
+				(*out_count)[i] = s.flow->o.duration_s > 0 ? UINT64_MAX : s.flow->o.messages;
+			else {
+				uint64_t count = 0;
+				for (const std::string &in : s.conf->inputs)
+					for (GraphStage *p : ring_named(g, in)->producers) {
+						uint64_t c = (*out_count)[index(p)];
+						count = c == UINT64_MAX || count == UINT64_MAX ? UINT64_MAX : count + c;
+					}
+				(*out_count)[i] = count;
+			}
+		}
+}
+
+/* Buffers that what follows stage s can hold at once: its rings, a burst held back by
+ * each stage after it, the send queues of a flow it feeds. */
+uint64_t downstream_hold(Graph *g, const GraphStage *s, std::set<const GraphStage *> *seen)
+{
+	if (!seen->insert(s).second)
+		return 0;
+	uint64_t n = 0;
+	for (const std::string &out : s->conf->outputs) {
+		GraphRing *r = ring_named(g, out);
+		n += r->conf->size;
+		for (GraphStage *c : r->consumers) {
+			n += kStageBurst;
+			if (c->conf->kind == StageKind::rdma_tx)
+				n += static_cast<uint64_t>(c->flow->o.qps) * (c->flow->o.sq_depth + c->flow->o.batch);
+			n += downstream_hold(g, c, seen);
+		}
+	}
+	return n;
+}
+
+bool has_verify_downstream(Graph *g, const GraphStage *s, std::set<const GraphStage *> *seen)
+{
+	if (!seen->insert(s).second)
+		return false;
+	for (const std::string &out : s->conf->outputs)
+		for (GraphStage *c : ring_named(g, out)->consumers)
+			if (c->conf->kind == StageKind::verify || has_verify_downstream(g, c, seen))
+				return true;
+	return false;
+}
+
+/* The one source (a gen stage: its flow's send pool; an rdma_rx stage: its lcore's
+ * receive pool) and message size of the buffers reaching s's input. */
+int input_source(Graph *g, const GraphStage &s, const GraphStage **source, uint32_t *bytes, std::string *err)
+{
+	std::vector<const GraphStage *> sources;
+	std::set<const GraphStage *> seen;
+	std::vector<const GraphStage *> todo{&s};
+	*bytes = 0;
+	while (!todo.empty()) {
+		const GraphStage *x = todo.back();
+		todo.pop_back();
+		if (!seen.insert(x).second)
+			continue;
+		for (const std::string &in : x->conf->inputs)
+			for (GraphStage *p : ring_named(g, in)->producers) {
+				if (p->conf->kind != StageKind::gen && p->conf->kind != StageKind::rdma_rx) {
+					todo.push_back(p);
+					continue;
+				}
+				uint32_t b = p->flow->o.msg_bytes;
+				if (*bytes && b != *bytes) {
+					*err = stage_path(*g, s) + "its input carries messages of " + std::to_string(*bytes) + " B and " +
+					       std::to_string(b) + " B: a stage takes messages of one size";
+					return -1;
+				}
+				*bytes = b;
+				sources.push_back(p);
+			}
+	}
+	if (sources.empty()) {
+		*err = stage_path(*g, s) + "nothing makes its input's messages (no gen or rdma_rx stage before it)";
+		return -1;
+	}
+	/* Buffers go back to the pool they came from: one pool per input. */
+	auto same_pool = [](const GraphStage *a, const GraphStage *b) {
+		return a->conf->kind == b->conf->kind &&
+		       (a->conf->kind == StageKind::gen ? a->flow == b->flow : a->lcore == b->lcore);
+	};
+	for (const GraphStage *x : sources)
+		if (!same_pool(x, sources[0])) {
+			*err = stage_path(*g, s) + "its input carries buffers of two pools (stages '" + sources[0]->conf->name +
+			       "' and '" + x->conf->name + "': gen stages of two flows, or flows received on two lcores): "
+			       "give each its own ring";
+			return -1;
+		}
+	*source = sources[0];
+	return 0;
+}
+
+rte_mempool *source_pool(const GraphStage *src, const MrTable **mrs)
+{
+	if (src->conf->kind == StageKind::gen) {
+		*mrs = &src->flow->objs->tx_mrs;
+		return src->flow->objs->tx_pool;
+	}
+	*mrs = &src->lcore->rx_mrs;
+	return src->lcore->rx_pool;
+}
+
+/* What each kind is made of: its ops and how it is wired from the file. */
+struct KindSpec {
+	StageKind kind;
+	const StageOps *ops;
+};
+const KindSpec kKinds[] = {
+	{StageKind::gen, &kSourceStage},     {StageKind::rdma_tx, &kRdmaTxStage}, {StageKind::rdma_rx, &kRdmaRxStage},
+	{StageKind::verify, &kVerifyStage},  {StageKind::sink, &kSinkStage},      {StageKind::forward, &kForwardStage},
+};
+
+const StageOps *ops_of(StageKind k)
+{
+	for (const KindSpec &s : kKinds)
+		if (s.kind == k)
+			return s.ops;
+	return nullptr;
+}
+
+int make_lcore_io(Graph *g, GraphLcore *l, std::string *err)
+{
+	const IoContextConf &ic = *l->conf;
+	Device &dev = *g->dev;
+	const std::string who = "lcore " + std::to_string(l->lcore) + "'s io context";
+	uint64_t window = 0;
+	uint32_t batch = 1;
+	for (GraphFlow *f : l->requesters)
+		l->send_cq += static_cast<uint64_t>(f->o.qps) * f->o.sq_depth;
+	for (GraphFlow *f : l->responders) {
+		batch = std::max(batch, f->o.batch);
+		if (!verb_consumes_receive(f->o.verb))
+			continue;
+		l->send_cq += static_cast<uint64_t>(f->o.qps) * kCreditRing;
+		window += static_cast<uint64_t>(f->o.qps) * f->o.slots;
+		if (f->o.verb != Verb::write_imm)
+			l->rx_bytes = std::max(l->rx_bytes, f->o.msg_bytes);
+	}
+	l->send_cq = std::max<uint64_t>({l->send_cq, ic.send_cq, 1});
+	if (window) {
+		l->srq_threshold = ic.srq ? ic.srq_refill : std::max<uint64_t>(batch, window / 8);
+		l->srq = std::max<uint64_t>(window + l->srq_threshold, ic.srq);
+	}
+	const uint64_t recv_cq = std::max<uint64_t>({l->srq, ic.recv_cq, 1});
+	const uint64_t max_cqe = static_cast<uint64_t>(dev.dev_attr.max_cqe);
+	if (std::max(l->send_cq, recv_cq) > max_cqe) {
+		*err = who + ": a " + (l->send_cq > recv_cq ? "send" : "receive") + " CQ of " +
+		       std::to_string(std::max(l->send_cq, recv_cq)) + " entries would be needed for its flows, " + dev.name +
+		       " allows " + std::to_string(max_cqe) + " (fewer QPs, smaller send queues or windows on this lcore)";
+		return -1;
+	}
+	if (l->srq > static_cast<uint64_t>(dev.dev_attr.max_srq_wr)) {
+		*err = who + ": an SRQ of " + std::to_string(l->srq) + " receives would be needed, " + dev.name + " allows " +
+		       std::to_string(dev.dev_attr.max_srq_wr);
+		return -1;
+	}
+	l->ops = cq_ops_for(ic.cq_api, *g->caps);
+	if (shared_io_context_create(dev, static_cast<uint32_t>(l->send_cq), static_cast<uint32_t>(recv_cq),
+				     static_cast<uint32_t>(l->srq), ic.adaptive_poll, l->ops != &kIbvOps, &l->io, err) != 0) {
+		*err = who + ": " + *err;
+		return -1;
+	}
+	l->has_io = true;
+	return 0;
+}
+
+/* The SRQ's receive pool (SEND receives carry a buffer; WRITE_WITH_IMM ones none),
+ * sized for the SRQ, a poll burst, and what the flows handed on can hold downstream. */
+int fill_lcore_srq(Graph *g, GraphLcore *l, std::string *err)
+{
+	if (l->srq == 0)
+		return 0;
+	const std::string who = "lcore " + std::to_string(l->lcore) + "'s receive pool";
+	if (l->rx_bytes) {
+		uint64_t n = l->srq + 2 * kRxPollBurst + 1;
+		for (GraphFlow *f : l->responders)
+			if (f->handed_on) {
+				std::set<const GraphStage *> seen;
+				n += static_cast<uint64_t>(f->o.qps) * f->o.slots + kRxPollBurst +
+				     downstream_hold(g, [&] {
+					     for (auto &s : g->stages)
+						     if (s->flow == f && s->conf->kind == StageKind::rdma_rx)
+							     return s.get();
+					     return static_cast<GraphStage *>(nullptr);
+				     }(), &seen);
+			}
+		l->rx_pool_n = static_cast<uint32_t>(n);
+		std::string name = "rp_rx" + std::to_string(l->lcore);
+		l->rx_pool = make_pool(name.c_str(), l->rx_pool_n, l->rx_bytes, kRxPollBurst);
+		if (l->rx_pool == nullptr) {
+			*err = who + " (" + std::to_string(n) + " x " + std::to_string(l->rx_bytes) + " B): rte_mempool_create: " +
+			       rte_strerror(rte_errno) + " (give EAL more memory: -m, or more hugepages)";
+			return -1;
+		}
+		if (mr_register_mempool(*g->dev, l->rx_pool, IBV_ACCESS_LOCAL_WRITE, &l->rx_mrs, err) != 0) {
+			*err = who + ": " + *err;
+			return -1;
+		}
+	}
+	if (l->refill.init(static_cast<uint32_t>(l->srq), static_cast<uint32_t>(l->srq_threshold), kRxPollBurst, l->rx_pool,
+			   l->rx_bytes, l->rx_pool ? &l->rx_mrs : nullptr) != 0) {
+		*err = "lcore " + std::to_string(l->lcore) + "'s SRQ refill: bad sizes (depth " + std::to_string(l->srq) +
+		       ", threshold " + std::to_string(l->srq_threshold) + ")";
+		return -1;
+	}
+	int ret = l->refill.fill(*l->ops, l->io.srq);
+	if (ret < 0 || static_cast<uint64_t>(ret) != l->srq) {
+		*err = "lcore " + std::to_string(l->lcore) + ": filling the SRQ with " + std::to_string(l->srq) + " receives: " +
+		       (ret < 0 ? strerror(-ret) : "too few buffers");
+		return -1;
+	}
+	return 0;
+}
+
+/* Every role of an lcore shares its CQs: completions of another role's QP go there. */
+int route_lcore(GraphLcore *l, std::string *err)
+{
+	auto qp_nums = [](auto &qps, uint32_t n) {
+		std::vector<uint32_t> v;
+		for (uint32_t i = 0; i < n; i++)
+			v.push_back(qps[i].qp->qp_num);
+		return v;
+	};
+	for (GraphFlow *f : l->requesters)
+		l->send_router.add(requester_on_send_wc, &f->q, qp_nums(f->q.qps, f->q.nqps));
+	for (GraphFlow *f : l->responders) {
+		l->send_router.add(responder_on_send_wc, &f->v, qp_nums(f->v.qps, f->v.nqps));
+		l->recv_router.add(responder_on_recv_wc, &f->v, qp_nums(f->v.qps, f->v.nqps));
+	}
+	if (l->send_router.build(err) != 0 || l->recv_router.build(err) != 0) {
+		*err = "lcore " + std::to_string(l->lcore) + ": " + *err;
+		return -1;
+	}
+	if (l->requesters.size() + l->responders.size() < 2)
+		return 0;   // one role: a foreign completion is counted as such
+	for (GraphFlow *f : l->requesters)
+		f->q.send_peer = l->send_router.peer();
+	for (GraphFlow *f : l->responders) {
+		f->v.send_peer = l->send_router.peer();
+		f->v.recv_peer = l->recv_router.peer();
+	}
+	return 0;
+}
+
+} // namespace
+
+RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunOptions &cli)
+{
+	RunOptions r = cli;   // hooks, post API, fence, RNR, connect path, quiet, results files
+	r.output_json = !cli.output_json.empty() ? cli.output_json : c.run.json;
+	r.output_csv = !cli.output_csv.empty() ? cli.output_csv : c.run.csv;
+	r.flow_names = {f.name};
+	r.verb = f.verb;
+	r.qps = f.qps;
+	r.flows = {f.qps};
+	r.msg_bytes = f.sizes[0];
+	r.batch = f.batch;
+	r.signal_every = f.signal_every;
+	r.sq_depth = f.sq_depth;
+	r.slots = f.window;
+	r.srq_refill = std::max(f.batch, f.window * f.qps / 8);
+	r.inline_send = f.inline_send;
+	r.verify = f.verify;
+	r.uc = f.transport == Transport::uc;
+	r.rate_pps = f.rate_pps;
+	r.messages = 0;
+	r.duration_s = 0;
+	if (f.messages)
+		r.messages = f.messages;
+	else if (f.duration_s > 0)
+		r.duration_s = f.duration_s;
+	else if (c.run.duration_s > 0)
+		r.duration_s = c.run.duration_s;
+	else
+		r.messages = kDefaultMessages;
+	for (const PoolConf &pool : c.pools)
+		if (pool.name == f.pool) {
+			r.pool_count = pool.count;
+			r.pool_cache = pool.cache;
+		}
+	r.warmup_s = c.run.warmup_s;
+	r.stats_period_s = cli.stats_period_s > 0 ? cli.stats_period_s : c.run.stats_period_s;
+	r.tx_gen_stage = false;
+	r.rx_verify_stage = false;
+	return r;
+}
+
+bool graph_runs(const PipelineConf &c)
+{
+	for (const FlowConf &f : c.flows) {
+		if (f.peer != "loopback" || !f.listen.empty())
+			return false;
+		unsigned tx = 0, rx = 0;
+		for (const StageConf &st : c.stages) {
+			if (st.flow != f.name)
+				continue;
+			if (st.kind == StageKind::echo)
+				return false;
+			tx += st.kind == StageKind::rdma_tx;
+			rx += st.kind == StageKind::rdma_rx;
+		}
+		if (tx != 1 || rx != 1)
+			return false;
+	}
+	return true;
+}
+
+Graph::~Graph()
+{
+	for (auto &r : rings)
+		rte_ring_free(r->ring);
+	flows.clear();   // QPs first: no WR of theirs may outlive the CQs, SRQs and MRs
+	for (auto &l : lcores) {
+		if (l->has_io)
+			shared_io_context_destroy(&l->io);
+		mr_table_release(&l->rx_mrs);
+		rte_mempool_free(l->rx_pool);
+	}
+}
+
+int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::string *err)
+{
+	g->conf = &c;
+
+	/* Flows. */
+	for (size_t i = 0; i < c.flows.size(); i++) {
+		const FlowConf &fc = c.flows[i];
+		const std::string path = at(c, fc.line, "flows.[" + std::to_string(i) + "]");
+		if (fc.sizes.size() != 1) {
+			*err = path + "sizes: a list of sizes does not run yet in this build (give one size)";
+			return -1;
+		}
+		g->flows.push_back(std::make_unique<GraphFlow>());
+		GraphFlow &f = *g->flows.back();
+		f.conf = &fc;
+		f.o = flow_run_options(c, fc, cli);
+		f.ctl.run = &g->run;
+		if (cli.bad_rkey_qp >= static_cast<int>(fc.qps) && i == 0) {
+			*err = "--inject-bad-rkey " + std::to_string(cli.bad_rkey_qp) + ": flow '" + fc.name + "' has only " +
+			       std::to_string(fc.qps) + " QP(s)";
+			return -1;
+		}
+		/* Test hooks act on the first flow only. */
+		if (i > 0) {
+			f.o.corrupt_msg = UINT64_MAX;
+			f.o.bad_rkey_qp = -1;
+		}
+	}
+	auto flow_named = [&](const std::string &n) -> GraphFlow * {
+		for (auto &f : g->flows)
+			if (f->conf->name == n)
+				return f.get();
+		return nullptr;
+	};
+
+	/* Stages onto lcores, rings between them. */
+	for (const RingConf &rc : c.rings) {
+		g->rings.push_back(std::make_unique<GraphRing>());
+		g->rings.back()->conf = &rc;
+	}
+	for (const StageConf &sc : c.stages) {
+		g->stages.push_back(std::make_unique<GraphStage>());
+		GraphStage &s = *g->stages.back();
+		s.conf = &sc;
+		s.lcore = lcore_of(g, sc.lcore);
+		s.flow = sc.flow.empty() ? nullptr : flow_named(sc.flow);
+		const StageOps *ops = ops_of(sc.kind);
+		if (ops == nullptr) {
+			*err = stage_path(*g, s) + "a " + stage_kind_name(sc.kind) + " stage does not run in a pipeline of loopback flows";
+			return -1;
+		}
+		stage_init(&s.st, ops, sc.name.c_str());
+		for (const std::string &o : sc.outputs)
+			ring_named(g, o)->producers.push_back(&s);
+		for (const std::string &in : sc.inputs)
+			ring_named(g, in)->consumers.push_back(&s);
+		if (sc.kind == StageKind::rdma_tx) {
+			s.flow->tx_stage = &s.st;
+			s.flow->tx = s.lcore;
+			s.flow->fed = !sc.inputs.empty();
+			s.lcore->requesters.push_back(s.flow);
+		} else if (sc.kind == StageKind::rdma_rx) {
+			s.flow->rx_stage = &s.st;
+			s.flow->rx = s.lcore;
+			s.flow->handed_on = !sc.outputs.empty();
+			s.lcore->responders.push_back(s.flow);
+		}
+	}
+
+	/* gen stages: a flow's messages split between its gens, and its rate; a flow with
+	 * one keeps no rate of its own. */
+	for (auto &f : g->flows) {
+		std::vector<GraphStage *> gens;
+		for (auto &s : g->stages)
+			if (s->flow == f.get() && s->conf->kind == StageKind::gen)
+				gens.push_back(s.get());
+		for (size_t k = 0; k < gens.size(); k++) {
+			if (f->o.duration_s > 0 || f->o.msg_bytes < 8) {
+				*err = stage_path(*g, *gens[k]) + (f->o.msg_bytes < 8 ? "a gen stage writes each message's key into its first 8 bytes: flow '" +
+					f->conf->name + "' sends " + std::to_string(f->o.msg_bytes) + " B"
+					: "a gen stage makes a count of messages: give flow '" + f->conf->name + "' messages, not a duration");
+				return -1;
+			}
+			if (f->o.verb == Verb::read || verb_is_atomic(f->o.verb)) {
+				*err = stage_path(*g, *gens[k]) + "a gen stage makes payloads to send: flow '" + f->conf->name +
+				       "' uses " + verb_name(f->o.verb) + ", which carries none";
+				return -1;
+			}
+			Stage &st = gens[k]->st;
+			st.limit = f->o.messages / gens.size() + (k < f->o.messages % gens.size());
+			st.msg_bytes = f->o.msg_bytes;
+		}
+		/* The gens keep the flow's rate when they feed its rdma_tx; else the requester does. */
+		if (!gens.empty() && f->fed)
+			f->o.tx_gen_stage = true;
+	}
+	std::vector<uint64_t> out_count;
+	derive_origins(g, &out_count);
+
+	/* What flows through rings must fit the roles at either end. */
+	for (size_t i = 0; i < g->stages.size(); i++) {
+		GraphStage &s = *g->stages[i];
+		const StageKind k = s.conf->kind;
+		if (k == StageKind::rdma_rx && s.flow->handed_on &&
+		    !(s.flow->o.verb == Verb::send || s.flow->o.verb == Verb::send_imm)) {
+			*err = stage_path(*g, s) + "an rdma_rx stage hands received buffers on: flow '" + s.flow->conf->name +
+			       "' uses " + verb_name(s.flow->o.verb) + ", which fills no receive buffer (use send or send_imm)";
+			return -1;
+		}
+		if (k == StageKind::rdma_rx && s.flow->handed_on && s.flow->o.msg_bytes < 8) {
+			*err = stage_path(*g, s) + "received messages handed on carry their key in their first 8 bytes: flow '" +
+			       s.flow->conf->name + "' sends " + std::to_string(s.flow->o.msg_bytes) + " B";
+			return -1;
+		}
+		if (k == StageKind::rdma_tx && s.flow->fed) {
+			GraphFlow &f = *s.flow;
+			if (f.o.verb == Verb::read || verb_is_atomic(f.o.verb)) {
+				*err = stage_path(*g, s) + "an rdma_tx stage fed by a ring sends the messages it gets: flow '" +
+				       f.conf->name + "' uses " + verb_name(f.o.verb) + ", which sends none";
+				return -1;
+			}
+			const uint64_t in = out_count[i];
+			if (in == UINT64_MAX) {
+				*err = stage_path(*g, s) + "flow '" + f.conf->name + "' sends what its ring brings, and what comes in "
+							 "runs for a duration: give the flows before it message counts";
+				return -1;
+			}
+			if (f.conf->messages && f.conf->messages != in) {
+				*err = at(c, f.conf->line, "flows.[" + std::to_string(f.conf - c.flows.data()) + "].messages") +
+				       "flow '" + f.conf->name + "' sends what its ring brings: " + std::to_string(in) +
+				       " messages (leave messages out, or make it that)";
+				return -1;
+			}
+			if (f.conf->duration_s > 0) {
+				*err = at(c, f.conf->line, "flows.[" + std::to_string(f.conf - c.flows.data()) + "].duration") +
+				       "flow '" + f.conf->name + "' sends what its ring brings (" + std::to_string(in) +
+				       " messages): it runs no duration";
+				return -1;
+			}
+			f.o.messages = in;
+			f.o.duration_s = 0;
+		}
+	}
+
+	/* Buffers go back where they came from; a stage takes one message size. */
+	for (auto &s : g->stages) {
+		const GraphStage *src = nullptr;
+		uint32_t bytes = 0;
+		if (!s->conf->inputs.empty() && input_source(g, *s, &src, &bytes, err) != 0)
+			return -1;
+		if (s->conf->kind == StageKind::rdma_tx && s->flow->fed && bytes != s->flow->o.msg_bytes) {
+			const FlowConf &fc = *s->flow->conf;
+			*err = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "].size") + "flow '" + fc.name +
+			       "' sends what its ring brings: " + std::to_string(bytes) + " B messages (its size must be that, it is " +
+			       std::to_string(s->flow->o.msg_bytes) + ")";
+			return -1;
+		}
+	}
+	for (auto &s : g->stages)
+		if (++s->lcore->nplaced > kMaxStagesPerLcore) {
+			*err = stage_path(*g, *s) + "lcore " + std::to_string(s->lcore->lcore) + " has more than " +
+			       std::to_string(kMaxStagesPerLcore) + " stages";
+			return -1;
+		}
+	for (auto &r : g->rings)
+		if (r->producers.size() > kMaxUpstreams) {
+			*err = at(c, r->conf->line, "rings.[" + std::to_string(r->conf - c.rings.data()) + "]") + "ring '" +
+			       r->conf->name + "' has more than " + std::to_string(kMaxUpstreams) + " producer stages";
+			return -1;
+		}
+	g->planned = true;
+	return 0;
+}
+
+int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const DeviceCaps *caps, Graph *g,
+		std::string *err)
+{
+	if (!g->planned && graph_plan(c, cli, g, err) != 0)
+		return -1;
+	g->dev = dev;
+	g->caps = caps;
+	g->use_wr = cli.post_api == PostApi::wr && caps->qp_ex;
+	for (auto &f : g->flows) {
+		const FlowConf &fc = *f->conf;
+		const std::string path = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "]");
+		if (verb_is_atomic(fc.verb) && caps->atomics == IBV_ATOMIC_NONE) {
+			*err = path + dev->name + " has no atomics (atomic_cap NONE) for verb " + verb_name(fc.verb);
+			return -1;
+		}
+		if (fc.inline_send && f->o.msg_bytes > caps->max_inline) {
+			*err = path + "inline: " + std::to_string(f->o.msg_bytes) + " B messages, " + dev->name + " inlines at most " +
+			       std::to_string(caps->max_inline) + " B";
+			return -1;
+		}
+	}
+	for (auto &s : g->stages)
+		if (s->conf->kind == StageKind::gen && s->flow->o.rate_pps > 0) {
+			uint32_t gens = 0;
+			for (auto &t : g->stages)
+				gens += t->conf->kind == StageKind::gen && t->flow == s->flow;
+			s->st.tsc_per_msg = static_cast<uint64_t>(static_cast<double>(rte_get_tsc_hz()) * gens / s->flow->o.rate_pps);
+		}
+
+	/* Per lcore with RDMA stages: one io context sized by all of them. */
+	for (auto &l : g->lcores)
+		if (l->conf && (!l->requesters.empty() || !l->responders.empty()) && make_lcore_io(g, l.get(), err) != 0)
+			return -1;
+	if (2ull * c.flows.size() > 0) {
+		uint64_t qps = 0;
+		for (auto &f : g->flows)
+			qps += 2ull * f->o.qps;
+		if (qps > static_cast<uint64_t>(dev->dev_attr.max_qp)) {
+			*err = dev->name + ": " + std::to_string(qps) + " QPs needed, the device allows " +
+			       std::to_string(dev->dev_attr.max_qp);
+			return -1;
+		}
+	}
+
+	/* Each flow's objects and roles on its two lcores' io contexts. */
+	for (auto &fp : g->flows) {
+		GraphFlow &f = *fp;
+		LoopbackFlow &o = *f.objs;
+		o.shape = role_shape(f.o);
+		o.srq_by_lcore = true;
+		for (auto &s : g->stages)
+			if (s->flow == &f && s->conf->kind == StageKind::gen) {
+				std::set<const GraphStage *> seen;
+				o.shape.tx_pool_n += static_cast<unsigned>(kStageBurst + downstream_hold(g, s.get(), &seen));
+			}
+		if (loopback_flow_setup(f.o, f.conf->name.c_str(), *dev, f.tx->ops, g->use_wr, f.tx->io, f.rx->io, &f.ctl, &o,
+					&f.q, &f.v, err) != 0) {
+			*err = "flow '" + f.conf->name + "': " + *err;
+			return -1;
+		}
+		f.q.ops = f.tx->ops;
+		f.v.ops = f.rx->ops;
+		f.q.idler.channel = nullptr;   // the lcore idles, not a role
+		f.v.idler.channel = nullptr;
+		f.v.shared_refill = &f.rx->refill;
+	}
+	for (auto &l : g->lcores)
+		if (l->has_io && fill_lcore_srq(g, l.get(), err) != 0)
+			return -1;
+	for (auto &f : g->flows)
+		f->v.rx_pool = f->rx->rx_pool;
+
+	/* Rings with the file's flags. */
+	for (auto &r : g->rings) {
+		const RingConf &rc = *r->conf;
+		unsigned flags = (rc.multi_producer ? 0 : RING_F_SP_ENQ) | (rc.multi_consumer ? 0 : RING_F_SC_DEQ);
+		std::string name = ("rp_" + rc.name).substr(0, RTE_RING_NAMESIZE - 1);
+		if ((r->ring = rte_ring_create(name.c_str(), rc.size, static_cast<int>(rte_socket_id()), flags)) == nullptr) {
+			*err = at(c, rc.line, "rings.[" + std::to_string(&rc - c.rings.data()) + "]") + "ring '" + rc.name +
+			       "' (" + std::to_string(rc.size) + "): rte_ring_create: " + rte_strerror(rte_errno);
+			return -1;
+		}
+	}
+
+	/* Stages wired to their rings, pools and roles. */
+	for (auto &sp : g->stages) {
+		GraphStage &s = *sp;
+		Stage &st = s.st;
+		const StageConf &sc = *s.conf;
+		if (!sc.inputs.empty()) {
+			GraphRing *in = ring_named(g, sc.inputs[0]);
+			st.in = in->ring;
+			for (GraphStage *p : in->producers)
+				stage_feed(&st, &p->st);   // at most kMaxUpstreams (graph_plan)
+		}
+		if (!sc.outputs.empty())
+			st.out = ring_named(g, sc.outputs[0])->ring;
+		rte_mempool *pool = nullptr;
+		const MrTable *mrs = nullptr;
+		const GraphStage *src = nullptr;
+		uint32_t bytes = 0;
+		if (!sc.inputs.empty()) {
+			if (input_source(g, s, &src, &bytes, err) != 0)
+				return -1;
+			pool = source_pool(src, &mrs);
+		}
+		switch (sc.kind) {
+		case StageKind::gen:
+			st.pool = s.flow->objs->tx_pool;
+			break;
+		case StageKind::rdma_tx:
+			st.ctx = &s.flow->q;
+			if (s.flow->fed) {
+				if (requester_set_input(&s.flow->q, st.in, pool, mrs, err) != 0)
+					return -1;
+				s.flow->v.self_describing = true;   // the payload was made upstream
+			}
+			break;
+		case StageKind::rdma_rx: {
+			GraphFlow &f = *s.flow;
+			st.ctx = &f.v;
+			if (f.handed_on) {
+				std::set<const GraphStage *> seen;
+				f.v.out = st.out;
+				f.v.payload_downstream = has_verify_downstream(g, &s, &seen);
+				f.q.p.self_describing = true;   // a stage downstream reads each message alone
+				f.v.self_describing = true;
+			}
+			break;
+		}
+		case StageKind::verify:
+		case StageKind::sink:
+		case StageKind::forward:
+			st.pool = pool;
+			st.msg_bytes = bytes;
+			/* In order only from one gen straight before it: QPs and producers interleave. */
+			st.ordered = st.nupstream == 1 && st.upstream[0]->ops == &kSourceStage;
+			break;
+		default:
+			break;
+		}
+	}
+
+	/* Each lcore: its roles share its CQs; its stages in file order; it idles as one. */
+	for (auto &l : g->lcores) {
+		if (l->has_io && route_lcore(l.get(), err) != 0)
+			return -1;
+		l->loop.abort = &g->run.abort;
+		if (l->has_io && l->io.channel) {
+			l->loop.idler.channel = l->io.channel;
+			l->loop.idler.cqs[0] = l->io.send_cq;
+			l->loop.idler.cqs[1] = l->io.recv_cq;
+		}
+	}
+	for (auto &s : g->stages) {
+		LcoreLoop &loop = s->lcore->loop;
+		loop.stages[loop.nstages++] = &s->st;
+	}
+	return 0;
+}
+
+int graph_lcore_run(void *arg)
+{
+	auto *l = static_cast<GraphLcore *>(arg);
+	double cpu0 = thread_cpu_s();
+	for (GraphFlow *f : l->requesters)
+		requester_start(&f->q);
+	for (GraphFlow *f : l->responders)
+		responder_start(&f->v);
+	int rc = lcore_loop_run(&l->loop);   // the RDMA stages finish their roles
+	for (uint32_t i = 0; i < l->loop.nstages; i++)
+		if (l->loop.stages[i]->rc != 0)
+			rc = -1;
+	l->rc = rc;
+	l->cpu_s = thread_cpu_s() - cpu0;
+	l->done.store(true, std::memory_order_release);
+	return rc;
+}
+
+uint64_t graph_buffers_out(const Graph &g)
+{
+	uint64_t out = 0;
+	for (const auto &f : g.flows)
+		if (f->objs->tx_pool)
+			out += rte_mempool_in_use_count(f->objs->tx_pool);
+	for (const auto &l : g.lcores)
+		if (l->rx_pool) {
+			uint64_t used = rte_mempool_in_use_count(l->rx_pool), posted = l->refill.posted();
+			out += used > posted ? used - posted : 0;
+		}
+	return out;
+}
+
+} // namespace rp

@@ -1,0 +1,137 @@
+/* The pipeline builder: one engine for every single-process pipeline. From a validated
+ * PipelineConf it makes, like grout's worker graphs or ip_pipeline's objects:
+ *   - per lcore that has an RDMA stage, one SharedIOContext (one send CQ, one receive
+ *     CQ, the SRQ) sized by the sum of its stages' needs (a file's larger value wins),
+ *     a completion router so that every role of the lcore shares those CQs, and one
+ *     SRQ refill (with one receive pool) for all the flows received there;
+ *   - per flow, its QP pairs (rdma_cm or direct), pools, responder memory and its two
+ *     roles, a requester on its rdma_tx stage's lcore and a responder on its rdma_rx
+ *     stage's lcore;
+ *   - the rings, with the producer/consumer flags the file declares;
+ *   - the stages, from the table of kinds (kKinds in graph.cpp), placed on their lcores in
+ *     file order, each lcore's loop idling only when all of its stages are idle.
+ * Then graph_launch runs every lcore's loop. Nothing here prints or exits: errors come
+ * back as -1 with *err naming the object and the cause. */
+#pragma once
+
+#include "conf/config.h"
+#include "conf/options.h"
+#include "engine/cq_router.h"
+#include "engine/requester.h"
+#include "engine/responder.h"
+#include "engine/run_control.h"
+#include "pipeline/flow.h"
+#include "pipeline/lcore_loop.h"
+#include "pipeline/stage.h"
+#include "verbs/caps.h"
+#include "verbs/device.h"
+#include "verbs/io_context.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct rte_mempool;
+struct rte_ring;
+
+namespace rp {
+
+struct Graph;
+struct GraphLcore;
+
+/* One flow: its objects and its two roles. */
+struct GraphFlow {
+	const FlowConf *conf = nullptr;
+	RunOptions o;                      // the flow as run options (sizes, counts, hooks)
+	std::unique_ptr<LoopbackFlow> objs = std::make_unique<LoopbackFlow>();
+	Requester q;
+	Responder v;
+	RunControl ctl;                    // requester and responder of this flow; ctl.run: the run's
+	GraphLcore *tx = nullptr, *rx = nullptr;
+	Stage *tx_stage = nullptr, *rx_stage = nullptr;
+	bool fed = false;                  // rdma_tx takes its messages from a ring
+	bool handed_on = false;            // rdma_rx hands received buffers to a ring
+	rte_mempool *fed_pool = nullptr;   // fed: where its buffers come from (and go back to)
+};
+
+/* One stage of the file, made from its kind. */
+struct GraphStage {
+	const StageConf *conf = nullptr;
+	Stage st;
+	GraphLcore *lcore = nullptr;
+	GraphFlow *flow = nullptr;         // gen, rdma_tx, rdma_rx
+	std::vector<GraphFlow *> origins;  // the flows whose messages reach its input
+};
+
+/* One lcore: its io context (when it has RDMA stages), the routers of its shared CQs,
+ * the SRQ's one refill and receive pool, and its loop. */
+struct GraphLcore {
+	unsigned lcore = 0;
+	Graph *g = nullptr;
+	const IoContextConf *conf = nullptr;   // nullptr: no RDMA stage here
+	SharedIOContext io;
+	bool has_io = false;
+	const VerbsOps *ops = nullptr;         // its CQ polling variant (cq_api)
+	CqRouter send_router, recv_router;
+	SrqRefill refill;
+	rte_mempool *rx_pool = nullptr;        // SEND receives (nullptr: zero-SGE receives only)
+	MrTable rx_mrs;
+	uint32_t rx_pool_n = 0, rx_bytes = 0;
+	uint64_t send_cq = 0, srq = 0, srq_threshold = 0;   // derived sizes
+	LcoreLoop loop;
+	std::vector<GraphFlow *> requesters, responders;
+	uint32_t nplaced = 0;                  // stages placed here (graph_plan)
+	double cpu_s = 0;
+	int rc = 0;
+	std::atomic<bool> done{false};         // this lcore: wo, main: ro
+};
+
+struct GraphRing {
+	const RingConf *conf = nullptr;
+	rte_ring *ring = nullptr;
+	std::vector<GraphStage *> producers, consumers;
+};
+
+struct Graph {
+	const PipelineConf *conf = nullptr;
+	Device *dev = nullptr;                 // the caller's, opened and probed
+	const DeviceCaps *caps = nullptr;
+	RunControl run;                        // abort, pause, end for every flow
+	std::vector<std::unique_ptr<GraphFlow>> flows;
+	std::vector<std::unique_ptr<GraphStage>> stages;     // file order
+	std::vector<std::unique_ptr<GraphRing>> rings;
+	std::vector<std::unique_ptr<GraphLcore>> lcores;
+	bool use_wr = false;                   // ibv_qp_ex posting (asked for and present)
+	bool planned = false;
+	~Graph();
+};
+
+/* The run options of flow f of pipeline c (sizes, counts, the file's pool and io
+ * context sizes), keeping the command line's test hooks, results files and settings
+ * the file has no key for. */
+RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunOptions &cli);
+
+/* True when the builder runs c: every flow loopback, posted by one rdma_tx stage and
+ * received by one rdma_rx stage (ping-pong, two-host flows and QP-sharing lanes are
+ * run by their own code until they move here). */
+bool graph_runs(const PipelineConf &c);
+
+/* The plan of c, before EAL or any device: flows, stages, rings and what flows through
+ * them (counts, sizes, the pool each buffer returns to), checked. Creates nothing.
+ * Returns 0, or -1 with *err = "FILE:LINE: PATH: why". */
+int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::string *err);
+
+/* Builds c on dev (opened and probed by the caller), planning it first unless g was:
+ * everything above, created and connected, nothing launched. Returns 0, or -1 with *err. */
+int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const DeviceCaps *caps, Graph *g,
+		std::string *err);
+
+/* An lcore's job (rte_eal_remote_launch): starts its roles, runs its loop. */
+int graph_lcore_run(void *lcore);
+
+/* Where a pool's buffers are after the run, for the "buffers not returned" check:
+ * its size less what is in it and what is posted in an SRQ. */
+uint64_t graph_buffers_out(const Graph &g);
+
+} // namespace rp

@@ -1,0 +1,196 @@
+/* The pipeline builder's plan (no device): which pipelines it runs, how it splits a
+ * flow between its gen stages, what a fed flow sends, and the pipelines it refuses
+ * because buffers would go back to the wrong pool or a ring carries what its consumer
+ * cannot send. The completion router: each completion reaches the role owning its QP. */
+#include "conf/config.h"
+#include "engine/cq_router.h"
+#include "pipeline/graph.h"
+#include "eal_for_tests.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+#include "cmocka_cpp.h"
+
+namespace {
+
+const char *kHead = "version = 1;\n"
+		    "devices = ( { name = \"rxe0\"; } );\n"
+		    "pools = ( { name = \"p\"; elt_size = 256; count = 8192; } );\n"
+		    "io_contexts = ( { lcore = 1; device = \"rxe0\"; }, { lcore = 0; device = \"rxe0\"; srq = 2048; } );\n";
+
+/* Loads kHead + body; the plan's result and message in *err. */
+struct Plan {
+	rp::PipelineConf c;
+	rp::Graph g;
+	std::string err;
+	int rc = -1;
+
+	explicit Plan(const std::string &body)
+	{
+		char path[] = "/tmp/rp_graph_XXXXXX.conf";
+		int fd = mkstemps(path, 5);
+		assert_true(fd >= 0);
+		std::string text = std::string(kHead) + body;
+		assert_int_equal(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+		close(fd);
+		int loaded = rp::config_load(path, rp::LcoreSet{}, &c, &err);
+		unlink(path);
+		if (loaded != 0) {
+			fprintf(stderr, "config: %s\n", err.c_str());
+			fail();
+		}
+		rc = rp::graph_plan(c, rp::RunOptions{}, &g, &err);
+	}
+	rp::GraphStage *stage(const char *name)
+	{
+		for (auto &s : g.stages)
+			if (s->conf->name == name)
+				return s.get();
+		return nullptr;
+	}
+};
+
+void gens_split_their_flow(void **)
+{
+	Plan p("flows = ( { name = \"f\"; verb = \"write_imm\"; size = 64; messages = 40001; pool = \"p\"; } );\n"
+	       "rings = ( { name = \"r\"; size = 512; multi_producer = true; } );\n"
+	       "stages = ( { name = \"g0\"; kind = \"gen\"; lcore = 0; flow = \"f\"; output = \"r\"; },\n"
+	       "  { name = \"g1\"; kind = \"gen\"; lcore = 1; flow = \"f\"; output = \"r\"; },\n"
+	       "  { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; input = \"r\"; },\n"
+	       "  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"f\"; } );\n");
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(p.stage("g0")->st.limit, 20001);
+	assert_int_equal(p.stage("g1")->st.limit, 20000);
+	assert_true(p.g.flows[0]->fed);
+	assert_int_equal(p.g.flows[0]->o.messages, 40001);
+	assert_true(p.g.flows[0]->o.tx_gen_stage);   // the gens keep the rate
+	assert_int_equal(p.g.lcores.size(), 2);
+}
+
+void a_fed_flow_sends_what_arrives(void **)
+{
+	const std::string stages = "rings = ( { name = \"a\"; size = 256; }, { name = \"b\"; size = 256; } );\n"
+				   "stages = ( { name = \"src\"; kind = \"rdma_tx\"; lcore = 1; flow = \"in\"; },\n"
+				   "  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"in\"; output = \"a\"; },\n"
+				   "  { name = \"v\"; kind = \"verify\"; lcore = 1; input = \"a\"; output = \"b\"; },\n"
+				   "  { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"out\"; input = \"b\"; },\n"
+				   "  { name = \"dst\"; kind = \"rdma_rx\"; lcore = 0; flow = \"out\"; } );\n";
+	Plan ok("flows = ( { name = \"in\"; verb = \"send\"; size = 256; messages = 7000; pool = \"p\"; },\n"
+		"  { name = \"out\"; verb = \"write\"; size = 256; pool = \"p\"; } );\n" + stages);
+	assert_int_equal(ok.rc, 0);
+	assert_int_equal(ok.g.flows[1]->o.messages, 7000);
+	assert_true(ok.g.flows[0]->handed_on);
+	assert_true(ok.g.flows[1]->fed);
+	assert_int_equal(ok.stage("v")->origins.size(), 1);
+	assert_ptr_equal(ok.stage("v")->origins[0], ok.g.flows[0].get());
+
+	Plan size("flows = ( { name = \"in\"; verb = \"send\"; size = 256; messages = 7000; pool = \"p\"; },\n"
+		  "  { name = \"out\"; verb = \"send\"; size = 128; pool = \"p\"; } );\n" + stages);
+	assert_int_equal(size.rc, -1);
+	assert_non_null(strstr(size.err.c_str(), "flows.[1].size: flow 'out' sends what its ring brings: 256 B messages"));
+
+	Plan dur("flows = ( { name = \"in\"; verb = \"send\"; size = 256; duration = 3; pool = \"p\"; },\n"
+		 "  { name = \"out\"; verb = \"send\"; size = 256; pool = \"p\"; } );\n" + stages);
+	assert_int_equal(dur.rc, -1);
+	assert_non_null(strstr(dur.err.c_str(), "runs for a duration"));
+
+	Plan none("flows = ( { name = \"in\"; verb = \"write_imm\"; size = 256; messages = 10; pool = \"p\"; },\n"
+		  "  { name = \"out\"; verb = \"send\"; size = 256; pool = \"p\"; } );\n" + stages);
+	assert_int_equal(none.rc, -1);
+	assert_non_null(strstr(none.err.c_str(), "stages.[1]: an rdma_rx stage hands received buffers on: flow 'in' uses write_imm"));
+}
+
+void one_pool_per_ring(void **)
+{
+	/* Two flows' gens into one ring: the sink could not tell which pool a buffer is of. */
+	Plan p("flows = ( { name = \"a\"; verb = \"send\"; size = 64; messages = 10; pool = \"p\"; },\n"
+	       "  { name = \"b\"; verb = \"send\"; size = 64; messages = 10; pool = \"p\"; } );\n"
+	       "rings = ( { name = \"r\"; size = 64; multi_producer = true; } );\n"
+	       "stages = ( { name = \"ga\"; kind = \"gen\"; lcore = 0; flow = \"a\"; output = \"r\"; },\n"
+	       "  { name = \"gb\"; kind = \"gen\"; lcore = 1; flow = \"b\"; output = \"r\"; },\n"
+	       "  { name = \"k\"; kind = \"sink\"; lcore = 1; input = \"r\"; },\n"
+	       "  { name = \"atx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"a\"; },\n"
+	       "  { name = \"arx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"a\"; },\n"
+	       "  { name = \"btx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"b\"; },\n"
+	       "  { name = \"brx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"b\"; } );\n");
+	assert_int_equal(p.rc, -1);
+	assert_non_null(strstr(p.err.c_str(), "stages.[2]: its input carries buffers of two pools (stages 'ga' and 'gb'"));
+	/* The gen's flow keeps its own requester: not fed, so it keeps its rate itself. */
+	Plan q("flows = ( { name = \"a\"; verb = \"send\"; size = 64; messages = 10; rate = 100; pool = \"p\"; } );\n"
+	       "rings = ( { name = \"r\"; size = 64; } );\n"
+	       "stages = ( { name = \"ga\"; kind = \"gen\"; lcore = 0; flow = \"a\"; output = \"r\"; },\n"
+	       "  { name = \"k\"; kind = \"sink\"; lcore = 1; input = \"r\"; },\n"
+	       "  { name = \"atx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"a\"; },\n"
+	       "  { name = \"arx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"a\"; } );\n");
+	assert_int_equal(q.rc, 0);
+	assert_false(q.g.flows[0]->fed);
+	assert_false(q.g.flows[0]->o.tx_gen_stage);
+}
+
+void which_pipelines_the_builder_runs(void **)
+{
+	Plan loop("flows = ( { name = \"f\"; verb = \"write\"; size = 64; messages = 10; pool = \"p\"; } );\n"
+		  "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+		  "  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"f\"; } );\n");
+	assert_true(rp::graph_runs(loop.c));
+	Plan echo("flows = ( { name = \"f\"; verb = \"send\"; size = 64; messages = 10; pool = \"p\"; } );\n"
+		  "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+		  "  { name = \"e\"; kind = \"echo\"; lcore = 0; flow = \"f\"; } );\n");
+	assert_false(rp::graph_runs(echo.c));
+}
+
+struct Owner {
+	int got = 0;
+	uint32_t last_qp = 0;
+};
+void on_wc(void *role, const ibv_wc &wc, uint64_t)
+{
+	auto *o = static_cast<Owner *>(role);
+	o->got++;
+	o->last_qp = wc.qp_num;
+}
+
+void router_reaches_the_owner(void **)
+{
+	rp::CqRouter r;
+	Owner a, b;
+	std::string err;
+	r.add(on_wc, &a, {10, 11});
+	r.add(on_wc, &b, {12});
+	assert_int_equal(r.build(&err), 0);
+	rp::CqPeer peer = r.peer();
+	ibv_wc wc{};
+	for (uint32_t q : {11u, 12u, 10u, 99u}) {
+		wc.qp_num = q;
+		peer.on_wc(peer.role, wc, 0);
+	}
+	assert_int_equal(a.got, 2);
+	assert_int_equal(a.last_qp, 10);
+	assert_int_equal(b.got, 1);
+	assert_int_equal(r.unknown(), 1);   // QP 99 is no role's of this lcore
+
+	rp::CqRouter dup;
+	dup.add(on_wc, &a, {5});
+	dup.add(on_wc, &b, {5});
+	assert_int_equal(dup.build(&err), -1);
+	assert_non_null(strstr(err.c_str(), "QP 5 is owned by two roles"));
+}
+
+} // namespace
+
+int main(int, char **argv)
+{
+	if (!eal_for_tests(argv[0]))
+		return 1;
+	const CMUnitTest tests[] = {
+		cmocka_unit_test(gens_split_their_flow),
+		cmocka_unit_test(a_fed_flow_sends_what_arrives),
+		cmocka_unit_test(one_pool_per_ring),
+		cmocka_unit_test(which_pipelines_the_builder_runs),
+		cmocka_unit_test(router_reaches_the_owner),
+	};
+	return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
