@@ -1,6 +1,7 @@
 #include "graph_run.h"
 
 #include "common.h"
+#include "conf/cli_pipeline.h"
 #include "results.h"
 
 #include "control/console.h"
@@ -74,6 +75,21 @@ std::string lcore_role(const GraphLcore &l)
 	return s;
 }
 
+/* An lcore's roles: "requester", "responder", "requester+responder", or its other
+ * stages' kinds. */
+std::string lcore_roles(const GraphLcore &l)
+{
+	std::string r;
+	if (!l.requesters.empty())
+		r = "requester";
+	if (!l.responders.empty())
+		r += r.empty() ? "responder" : "+responder";
+	if (r.empty())
+		for (uint32_t i = 0; i < l.loop.nstages; i++)
+			r += (i ? "+" : "") + std::string(l.loop.stages[i]->ops->kind);
+	return r;
+}
+
 /* What the console, the stats lines and telemetry see of this run. */
 RunView make_view(const PipelineConf &c, const Graph &g, const std::string &what)
 {
@@ -97,7 +113,7 @@ RunView make_view(const PipelineConf &c, const Graph &g, const std::string &what
 	for (const auto &l : g.lcores) {
 		const RoleLive *live = !l->requesters.empty() ? &l->requesters[0]->q.live
 				       : !l->responders.empty() ? &l->responders[0]->v.live : nullptr;
-		v.lcores.push_back({l->lcore, lcore_role(*l), live});
+		v.lcores.push_back({l->lcore, lcore_roles(*l), live});
 	}
 	for (const auto &f : g.flows)
 		v.pools.push_back({f->conf->name + " send buffers", f->objs->tx_pool});
@@ -136,13 +152,73 @@ void print_stage(const GraphStage &s)
 	printf("\n");
 }
 
-int summarise(const PipelineConf &c, const RunOptions &cli, const Graph &g, const AsyncEventWatch &async,
-	      const HwCounters &hw_base, const Sampler &sampler)
+/* Counts merged over flows (what a single flow's run printed as its own). */
+void merge(WcErrorCounts *to, const WcErrorCounts &e)
+{
+	for (unsigned st = 0; st < kWcStatusCount; st++)
+		to->by_status[st] += e.by_status[st];
+	if (to->total == 0 && e.total) {
+		to->first_status = e.first_status;
+		to->first_opcode = e.first_opcode;
+		to->first_wr_id = e.first_wr_id;
+	}
+	to->total += e.total;
+}
+
+/* The flows share a verb, size and chain shape (every command-line run): the summary
+ * then says it once, as a single flow's run did. */
+bool uniform(const Graph &g)
+{
+	const RunOptions &a = g.flows[0]->o;
+	for (const auto &f : g.flows) {
+		const RunOptions &b = f->o;
+		if (b.verb != a.verb || b.msg_bytes != a.msg_bytes || b.batch != a.batch || b.signal_every != a.signal_every ||
+		    b.sq_depth != a.sq_depth || b.slots != a.slots || b.verify != a.verify)
+			return false;
+	}
+	return true;
+}
+
+const char *verified_how(const RunOptions &o)
+{
+	return !o.verify ? " (sequence only: --no-verify)"
+	       : o.verb == Verb::write ? " (acknowledged, window's final state checked)"
+	       : verb_is_atomic(o.verb) ? " (return values, final words checked)"
+	       : o.verb == Verb::read ? " (read results)" : "";
+}
+
+void print_first_bad(const Graph &g)
+{
+	for (const auto &f : g.flows) {
+		const ResponderCounters &v = f->v.c;
+		const RequesterCounters &q = f->q.c;
+		if (v.first_bad_seq == UINT64_MAX && q.first_bad_seq == UINT64_MAX)
+			continue;
+		const bool rsp = v.first_bad_seq != UINT64_MAX;
+		const uint64_t seq = rsp ? v.first_bad_seq : q.first_bad_seq;
+		const uint32_t qp = rsp ? v.first_bad_qp : q.first_bad_qp;
+		const int64_t off = rsp ? v.first_bad_offset : q.first_bad_offset;
+		const std::string who = g.flows.size() > 1 ? "flow " + f->conf->name + " " : "";
+		if (off >= 0)
+			printf("  first bad message:   %sQP %u seq %" PRIu64 ", byte %" PRId64 " differs from the pattern\n",
+			       who.c_str(), qp, seq, off);
+		else if (verb_is_atomic(f->o.verb))
+			printf("  first bad message:   %sQP %u value %" PRIu64 "\n", who.c_str(), qp, seq);
+		else
+			printf("  first bad message:   %sQP %u seq %" PRIu64 "\n", who.c_str(), qp, seq);
+		return;
+	}
+}
+
+int summarise(const PipelineConf &c, const Graph &g, const AsyncEventWatch &async, const HwCounters &hw_base,
+	      const Sampler &sampler)
 {
 	uint64_t start = UINT64_MAX, end = 0;
 	FlowTally all;
-	bool pass = true;
+	bool pass = true, two_sided = false, writes = false, atomics = false;
 	std::vector<FlowTally> t;
+	RequesterCounters q;   // merged
+	ResponderCounters v;
 	for (const auto &f : g.flows) {
 		t.push_back(tally(*f, g));
 		const FlowTally &x = t.back();
@@ -156,98 +232,192 @@ int summarise(const PipelineConf &c, const RunOptions &cli, const Graph &g, cons
 		all.errors += x.errors;
 		all.data_errors += x.data_errors;
 		pass &= x.ok;
+		two_sided |= verb_consumes_receive(f->o.verb);
+		writes |= f->o.verb == Verb::write;
+		atomics |= verb_is_atomic(f->o.verb);
+		q.post_calls += f->q.c.post_calls;
+		q.credit_anomalies += f->q.c.credit_anomalies;
+		merge(&q.wc_errors, f->q.c.wc_errors);
+		const ResponderCounters &r = f->v.c;
+		v.sequence_errors += r.sequence_errors;
+		v.length_errors += r.length_errors;
+		v.unexpected_opcodes += r.unexpected_opcodes;
+		v.unknown_qps += r.unknown_qps;
+		v.window_slots_checked += r.window_slots_checked;
+		v.counters_checked += r.counters_checked;
+		v.credit_writes += r.credit_writes;
+		merge(&v.wc_errors, r.wc_errors);
 	}
-	uint64_t stage_errors = 0, bytes = 0, posts = 0, srq_posts = 0, credits = 0;
+	uint64_t stage_errors = 0, unattributed = 0, bytes = 0, srq_posts = 0, shortfalls = 0;
 	for (const auto &s : g.stages)
 		if (s->conf->kind == StageKind::verify) {
 			stage_errors += s->st.st.payload_errors + (s->st.ordered ? s->st.st.seq_errors : 0);
 			pass &= s->st.done.load();
+			if (s->origins.size() != 1)   // several flows' messages: not any one flow's
+				unattributed += s->st.st.payload_errors;
 		}
-	/* Payload errors a verify stage found among several flows' messages. */
-	uint64_t unattributed = 0;
-	for (const auto &s : g.stages)
-		if (s->conf->kind == StageKind::verify && s->origins.size() != 1)
-			unattributed += s->st.st.payload_errors;
 	all.verified -= std::min(all.verified, unattributed);
 	all.data_errors += unattributed;
-	for (size_t i = 0; i < g.flows.size(); i++) {
+	for (size_t i = 0; i < g.flows.size(); i++)
 		bytes += t[i].delivered * g.flows[i]->o.msg_bytes;
-		posts += g.flows[i]->q.c.post_calls;
-		credits += g.flows[i]->v.c.credit_writes;
-	}
-	for (const auto &l : g.lcores)
+	for (const auto &l : g.lcores) {
 		srq_posts += l->refill.post_calls();
+		shortfalls += l->refill.buffer_shortfalls();
+	}
 	const uint64_t held = graph_buffers_out(g);
 	pass &= stage_errors == 0 && held == 0 && !g.run.abort.load();
-	double secs = end > start ? tsc_to_s(end - start) : 1e-9;
+	const double secs = end > start ? tsc_to_s(end - start) : 1e-9;
 	const GraphFlow &f0 = *g.flows[0];
+	const RunOptions &o0 = f0.o;
+	const bool same = uniform(g);
+	uint32_t qps = 0;
+	for (const auto &f : g.flows)
+		qps += f->o.qps;
 
 	printf("summary:\n");
 	printf("  device:              %s port %u, GID index %d, MTU %s\n", g.dev->name.c_str(), g.dev->port,
 	       g.dev->gid_index, mtu_str(g.dev->port_attr.active_mtu));
 	printf("  pipeline:            %s: %zu flow%s, %zu stages on %zu lcores\n", c.file.c_str(), g.flows.size(),
 	       g.flows.size() > 1 ? "s" : "", g.stages.size(), g.lcores.size());
+	if (same)
+		printf("  verb:                %s, %u B, %u QP%s%s, batch %u, signal every %u, send queue %u, window %u\n",
+		       verb_opcode_name(o0.verb), o0.msg_bytes, qps, qps > 1 ? "s" : "",
+		       g.flows.size() > 1 ? (" in " + std::to_string(g.flows.size()) + " flows").c_str() : "", o0.batch,
+		       o0.signal_every, o0.sq_depth, o0.slots);
 	printf("  connected:           %s\n", f0.objs->pairs.connected.c_str());
 	printf("  completions:         %s\n", cq_ops_str(f0.q.ops));
 	printf("  posting:             %s%s%s\n", g.use_wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
-	       f0.o.inline_send ? ", inline" : "", cli.fence ? ", fenced chains" : "");
+	       o0.inline_send ? ", inline" : "", o0.fence ? ", fenced chains" : "");
+	if (o0.rate_pps > 0 && !f0.o.tx_gen_stage)
+		printf("  rate limit:          %.0f msg/s per flow (paced by the requester)\n", o0.rate_pps);
 	for (size_t i = 0; i < g.flows.size(); i++) {
 		const GraphFlow &f = *g.flows[i];
 		const FlowTally &x = t[i];
+		std::string tail = f.fed ? " (sends what its ring brings)"
+				   : f.o.rate_pps > 0 ? ", at " + std::to_string(static_cast<uint64_t>(f.o.rate_pps)) + " msg/s" : "";
+		if (x.failed_qps)
+			tail += ", failed QPs " + std::to_string(x.failed_qps);
 		printf("  flow %-14s %s, %u B, %u QP%s, lcore %u -> lcore %u: sent %" PRIu64 ", completed %" PRIu64
 		       ", received %" PRIu64 ", verified %" PRIu64 "%s\n",
 		       (f.conf->name + ":").c_str(), verb_opcode_name(f.o.verb), f.o.msg_bytes, f.o.qps, f.o.qps > 1 ? "s" : "",
-		       f.tx->lcore, f.rx->lcore, x.sent, x.completed, x.delivered, x.verified,
-		       f.fed ? " (sends what its ring brings)" : f.o.rate_pps > 0 ? (", at " +
-			       std::to_string(static_cast<uint64_t>(f.o.rate_pps)) + " msg/s").c_str() : "");
+		       f.tx->lcore, f.rx->lcore, x.sent, x.completed, x.delivered, x.verified, tail.c_str());
+		if (g.flows.size() == 1)
+			continue;   // a single flow's errors and failures are the run's, below
 		print_wc_errors(("flow " + f.conf->name + " requester").c_str(), f.q.c.wc_errors);
 		print_wc_errors(("flow " + f.conf->name + " responder").c_str(), f.v.c.wc_errors);
 		if (f.q.c.fail_reason)
 			printf("  flow %s requester failed: %s\n", f.conf->name.c_str(), f.q.c.fail_reason);
 		if (f.v.c.fail_reason)
 			printf("  flow %s responder failed: %s\n", f.conf->name.c_str(), f.v.c.fail_reason);
-		if (f.v.c.sequence_errors || f.v.c.length_errors || f.v.c.unexpected_opcodes || f.v.c.unknown_qps ||
-		    f.v.c.held_overflow)
-			printf("  flow %s receiver:    sequence errors %" PRIu64 ", length errors %" PRIu64
-			       ", unexpected opcodes %" PRIu64 ", unknown QPs %" PRIu64 ", beyond the window %" PRIu64 "\n",
-			       f.conf->name.c_str(), f.v.c.sequence_errors, f.v.c.length_errors, f.v.c.unexpected_opcodes,
-			       f.v.c.unknown_qps, f.v.c.held_overflow);
+		if (f.v.c.held_overflow)
+			printf("  flow %s receiver:    %" PRIu64 " beyond the window\n", f.conf->name.c_str(), f.v.c.held_overflow);
 	}
 	for (const auto &s : g.stages)
 		if (s->conf->kind != StageKind::rdma_tx && s->conf->kind != StageKind::rdma_rx)
 			print_stage(*s);
-	for (const auto &l : g.lcores)
-		printf("  lcore %-3u            %s; %" PRIu64 " of %" PRIu64 " iterations busy, CPU %.3f s%s\n", l->lcore,
-		       lcore_role(*l).c_str(), l->loop.busy_iterations, l->loop.iterations, l->cpu_s,
-		       l->loop.idler.sleeps ? (", slept " + std::to_string(l->loop.idler.sleeps) + " times").c_str() : "");
 	printf("  messages sent:       %" PRIu64 "\n", all.sent);
 	printf("  messages completed:  %" PRIu64 "\n", all.completed);
 	printf("  messages received:   %" PRIu64 "\n", all.delivered);
-	printf("  messages verified:   %" PRIu64 "\n", all.verified);
+	printf("  messages verified:   %" PRIu64 "%s\n", all.verified, same ? verified_how(o0) : "");
+	if (writes)
+		printf("  window slots checked: %" PRIu64 "\n", v.window_slots_checked);
+	if (atomics)
+		printf("  final words checked: %" PRIu64 "\n", v.counters_checked);
 	printf("  bytes:               %" PRIu64 "\n", bytes);
 	printf("  elapsed:             %.3f s\n", secs);
 	printf("  message rate:        %.4f Mmsg/s\n", static_cast<double>(all.delivered) / secs / 1e6);
 	printf("  throughput:          %.4f Gbit/s\n", static_cast<double>(bytes) * 8 / secs / 1e9);
-	printf("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", posts,
-	       posts ? static_cast<double>(all.sent) / static_cast<double>(posts) : 0.0);
-	printf("  srq posts:           %" PRIu64 "\n", srq_posts);
-	printf("  credit writes:       %" PRIu64 "\n", credits);
+	if (o0.warmup_s > 0) {
+		/* run.warmup: the rate of what completed after it, up to the last completion. */
+		uint64_t warm = UINT64_MAX, after = 0, after_bytes = 0, left = 0, last = 0;
+		for (const auto &f : g.flows)
+			if (f->q.warm_tsc) {
+				warm = std::min(warm, f->q.warm_tsc);
+				last = std::max(last, f->q.c.end_tsc);
+				after += f->q.c.completed - f->q.warm_completed;
+				after_bytes += (f->q.c.completed - f->q.warm_completed) * f->o.msg_bytes;
+				left += f->q.warm_completed;
+			}
+		if (warm != UINT64_MAX && last > warm) {
+			double ws = tsc_to_s(last - warm);
+			printf("  after warm-up:       %.4f Mmsg/s, %.4f Gbit/s (%" PRIu64 " messages in the first %.1f s left out)\n",
+			       static_cast<double>(after) / ws / 1e6, static_cast<double>(after_bytes) * 8 / ws / 1e9, left, o0.warmup_s);
+		} else {
+			printf("  after warm-up:       none: the run ended within the %.1f s warm-up\n", o0.warmup_s);
+		}
+	}
+	printf("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", q.post_calls,
+	       q.post_calls ? static_cast<double>(all.sent) / static_cast<double>(q.post_calls) : 0.0);
+	if (two_sided) {
+		printf("  srq posts:           %" PRIu64 " (%" PRIu64 " cut short by an empty receive pool)\n", srq_posts, shortfalls);
+		printf("  credit writes:       %" PRIu64 "\n", v.credit_writes);
+		printf("  sequence errors:     %" PRIu64 "\n", v.sequence_errors);
+		printf("  length errors:       %" PRIu64 "\n", v.length_errors);
+		printf("  unexpected opcodes:  %" PRIu64 "\n", v.unexpected_opcodes);
+		printf("  unknown QPs:         %" PRIu64 "\n", v.unknown_qps);
+	}
 	printf("  payload errors:      %" PRIu64 "\n", all.data_errors);
 	printf("  completion errors:   %" PRIu64 "\n", all.errors);
 	printf("  failed QPs:          %" PRIu64 "\n", all.failed_qps);
 	printf("  lost messages:       %" PRIu64 "\n", all.sent > all.delivered ? all.sent - all.delivered : 0);
 	printf("  buffers not returned: %" PRIu64 "\n", held);
+	print_first_bad(g);
 	print_async_events(async);
 	HwCounters hw = hw_counters_delta(hw_base, hw_counters_read(g.dev->name, g.dev->port));
 	std::string hw_line;
 	for (const auto &[name, n] : hw)
 		hw_line += (hw_line.empty() ? "" : ", ") + name + " " + std::to_string(n);
 	printf("  port counters:       %s\n", hw_line.empty() ? "none moved (or the device has none)" : hw_line.c_str());
+	print_wc_errors("requester", q.wc_errors);
+	print_wc_errors("responder", v.wc_errors);
+	if (g.flows.size() == 1) {
+		if (f0.q.c.fail_reason)
+			printf("  requester failed:    %s\n", f0.q.c.fail_reason);
+		if (f0.v.c.fail_reason)
+			printf("  responder failed:    %s\n", f0.v.c.fail_reason);
+	}
+	if (q.credit_anomalies)
+		printf("  credit anomalies:    %" PRIu64 "\n", q.credit_anomalies);
+	bool adaptive = false, busy = false;
+	for (const auto &l : g.lcores)
+		if (l->has_io)
+			(l->conf->adaptive_poll ? adaptive : busy) = true;
+	printf("  polling:             %s\n", adaptive && busy ? "adaptive on some lcores, busy on the others"
+					   : adaptive ? "adaptive (sleeps on a completion channel when idle)" : "busy");
+	for (const auto &l : g.lcores)
+		printf("  lcore %-3u            %s; %" PRIu64 " of %" PRIu64 " iterations busy, CPU %.3f s%s\n", l->lcore,
+		       lcore_role(*l).c_str(), l->loop.busy_iterations, l->loop.iterations, l->cpu_s,
+		       l->loop.idler.channel ? (", slept " + std::to_string(l->loop.idler.sleeps) + " times, woken by events " +
+						std::to_string(l->loop.idler.wakeups) + " times").c_str() : "");
+	/* A requester lcore and a responder lcore (every command-line run): their CPU as a
+	 * share of the run, as tools/bench reads it. */
+	const GraphLcore *req = nullptr, *rsp = nullptr;
+	bool two_roles = g.lcores.size() == 2;
+	for (const auto &l : g.lcores) {
+		const std::string r = lcore_roles(*l);
+		(r == "requester" ? req : r == "responder" ? rsp : req) = l.get();
+		two_roles &= r == "requester" || r == "responder";
+	}
+	if (two_roles && req && rsp && req != rsp) {
+		const double wall = secs;
+		for (const GraphLcore *l : {req, rsp}) {
+			printf("  %s CPU:       %.3f s (%.0f%% of %.3f s)", l == req ? "requester" : "responder", l->cpu_s,
+			       wall > 0 ? 100 * l->cpu_s / wall : 0.0, wall);
+			if (l->loop.idler.channel)
+				printf(", %" PRIu64 " sleeps, %" PRIu64 " woken by events", l->loop.idler.sleeps, l->loop.idler.wakeups);
+			printf("\n");
+		}
+	}
+	const Histogram &lat = f0.q.flow_latency[0];
+	if (g.flows.size() == 1 && lat.count())
+		printf("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
+		       static_cast<double>(lat.percentile(0.5)) / 1e3, static_cast<double>(lat.percentile(0.99)) / 1e3,
+		       static_cast<double>(lat.max()) / 1e3);
 	if (g.run.abort.load())
 		printf("  run:                 stopped before its end (a signal, or a stage joined by rings failed)\n");
 	printf("result: %s\n", pass ? "PASS" : "FAIL");
 
-	Results res = results_of("rate", f0.o.verb, f0.o.msg_bytes, g.dev->name, secs, pass);
+	Results res = results_of("rate", o0.verb, o0.msg_bytes, g.dev->name, secs, pass);
 	for (size_t i = 0; i < g.flows.size(); i++) {
 		const GraphFlow &f = *g.flows[i];
 		FlowResult x;
@@ -263,14 +433,17 @@ int summarise(const PipelineConf &c, const RunOptions &cli, const Graph &g, cons
 		x.latency_what = "chain posted to its signalled completion";
 		res.flows.push_back(x);
 	}
-	for (const auto &l : g.lcores) {
-		uint64_t busy = l->loop.busy_iterations;
-		res.lcores.push_back({l->lcore, "stages", busy, l->loop.iterations - busy, l->cpu_s});
+	std::vector<std::string> roles;
+	for (const auto &l : g.lcores)
+		roles.push_back(lcore_roles(*l));
+	for (size_t i = 0; i < g.lcores.size(); i++) {
+		const GraphLcore &l = *g.lcores[i];
+		res.lcores.push_back({l.lcore, roles[i].c_str(), l.loop.busy_iterations, l.loop.iterations - l.loop.busy_iterations,
+				      l.cpu_s});
 	}
 	res.period_s = sampler.period_s;
 	res.series = sampler.series;
-	RunOptions o = f0.o;
-	return write_results(o, res, pass);
+	return write_results(o0, res, pass);
 }
 
 } // namespace
@@ -311,8 +484,25 @@ int run_graph(const PipelineConf &c, const RunOptions &cli)
 	std::string err;
 	if (int rc = open_device(dev_o, &dev, &caps); rc != kExitOk)
 		return rc;
-	if (cli.post_api == PostApi::wr && !caps.qp_ex)
-		printf("rdmapipe: %s has no ibv_qp_ex send ops: --post-api wr falls back to classic\n", dev.name.c_str());
+	/* What the device cannot do as asked is a usage error, named like the option or key. */
+	for (size_t i = 0; i < c.flows.size(); i++) {
+		const FlowConf &f = c.flows[i];
+		if (!f.inline_send || f.sizes[0] <= caps.max_inline)
+			continue;
+		if (c.file == kCliPipeline)
+			fprintf(stderr, "rdmapipe: --inline with %u B messages: %s inlines at most %u B\n", f.sizes[0],
+				dev.name.c_str(), caps.max_inline);
+		else
+			fprintf(stderr, "rdmapipe: %s:%d: flows.[%zu].inline: %u B messages, %s inlines at most %u B\n",
+				c.file.c_str(), f.line, i, f.sizes[0], dev.name.c_str(), caps.max_inline);
+		device_close(&dev);
+		return kExitUsage;
+	}
+	for (const FlowConf &f : c.flows)
+		if (f.post_api == PostApi::wr && !caps.qp_ex) {
+			printf("rdmapipe: %s has no ibv_qp_ex send ops: post API wr falls back to classic\n", dev.name.c_str());
+			break;
+		}
 	int rc = kExitOk;
 	{
 		auto g = std::make_unique<Graph>();
@@ -323,7 +513,7 @@ int run_graph(const PipelineConf &c, const RunOptions &cli)
 		} else {
 			std::string what = "pipeline " + c.file;
 			if (!cli.quiet) {
-				printf("rdmapipe: %s on %s: %zu flow%s, %zu stages on lcores", what.c_str(), dev.name.c_str(),
+				printf("rdmapipe: running %s on %s: %zu flow%s, %zu stages on lcores", what.c_str(), dev.name.c_str(),
 				       g->flows.size(), g->flows.size() > 1 ? "s" : "", g->stages.size());
 				for (const auto &l : g->lcores)
 					printf(" %u", l->lcore);
@@ -367,7 +557,7 @@ int run_graph(const PipelineConf &c, const RunOptions &cli)
 					});
 				console_free(con);
 				if (rc == kExitOk)
-					rc = summarise(c, cli, *g, async, view.hw_base, sampler);
+					rc = summarise(c, *g, async, view.hw_base, sampler);
 			}
 		}
 		async_watch_stop(&async);

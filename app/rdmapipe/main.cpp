@@ -1,14 +1,15 @@
 /* rdmapipe: EAL arguments, then ours after "--". The only place that exits. */
+#include "conf/cli_pipeline.h"
 #include "conf/config.h"
 #include "conf/options.h"
 #include "graph_run.h"
-#include "loopback.h"
 #include "pingpong.h"
 #include "pipeline.h"
 #include "remote.h"
 #include "share.h"
 
 #include "control/telemetry.h"
+#include "verbs/device.h"
 #include "pipeline/graph.h"
 
 #include <rte_eal.h>
@@ -138,6 +139,31 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* A command-line rate run is a pipeline too: --dump-conf prints it. */
+	const bool cli_graph = opts.config_file.empty() && opts.mode == rp::Mode::rate && opts.listen.empty() &&
+			       opts.peer.empty();
+	if (opts.dump_conf) {
+		unsigned tx, rx;
+		if (!cli_graph) {
+			fprintf(stderr, "rdmapipe: --dump-conf: %s\n", !opts.config_file.empty()
+				? "the file is the pipeline already (-f)"
+				: "ping-pong and two-process runs are not pipelines the builder runs yet");
+			return rp::kExitUsage;
+		}
+		if (!rp::cli_lcores(rp::lcore_set_from_eal_args(eal_argc, argv), opts.interactive, &tx, &rx, &err)) {
+			fprintf(stderr, "rdmapipe: --dump-conf: %s\n", err.c_str());
+			return rp::kExitUsage;
+		}
+		/* No -d: the device the run would take, the first one found. */
+		std::string names, why;
+		if (opts.device.empty() && rp::count_devices(&names, &why) > 0)
+			opts.device = names.substr(0, names.find(' '));
+		if (opts.device.empty())
+			printf("# No RDMA device here (%s): give -d NAME for the file to name one.\n", why.c_str());
+		printf("%s", rp::pipeline_to_text(rp::pipeline_from_options(opts, tx, rx), opts).c_str());
+		return rp::kExitOk;
+	}
+
 	rte_set_application_usage_hook(app_usage);
 	if (rte_eal_init(eal_argc, argv) < 0) {
 		int e = rte_errno;
@@ -150,11 +176,20 @@ int main(int argc, char **argv)
 	if (rp::telemetry_register(&err) != 0)
 		fprintf(stderr, "rdmapipe: %s (running without the /rdmapipe endpoints)\n", err.c_str());
 
+	if (cli_graph) {
+		unsigned tx, rx;
+		int rc = rp::place_roles(opts, "loopback run (a requester and a responder)", &tx, &rx);
+		if (rc == rp::kExitOk) {
+			conf = rp::pipeline_from_options(opts, tx, rx);
+			rc = rp::run_graph(conf, opts);
+		}
+		rte_eal_cleanup();
+		return rc;
+	}
 	int rc = is_graph                                       ? rp::run_graph(conf, opts)
 		 : is_share                                     ? rp::run_share(share)
 		 : !opts.listen.empty() || !opts.peer.empty() ? rp::run_remote(opts)
-		 : opts.mode == rp::Mode::pingpong          ? rp::run_pingpong(opts)
-							    : rp::run_loopback(opts);
+							    : rp::run_pingpong(opts);
 	rte_eal_cleanup();
 	return rc;
 }

@@ -230,10 +230,11 @@ const std::vector<std::string> kPoolKeys = {"name", "elt_size", "count", "cache"
 const std::vector<std::string> kIoKeys = {"lcore", "device", "send_cq", "recv_cq", "srq", "srq_refill", "poll", "cq_api"};
 const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "transport", "qps", "verb", "size", "sizes", "batch",
 					    "signal_every", "sq_depth", "window", "inline", "rate", "messages",
-					    "duration", "verify", "pool", "share_qps"};
+					    "duration", "verify", "pool", "share_qps", "post_api", "fence", "rnr_retry",
+					    "min_rnr_timer"};
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output"};
-const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output"};
+const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect"};
 const std::vector<std::string> kOutputKeys = {"json", "csv"};
 const std::vector<std::string> kVerbNames = {"send", "send_imm", "write", "write_imm", "read", "fetch_add", "cmp_swap"};
 const std::vector<std::string> kStageKinds = {"gen", "rdma_tx", "rdma_rx", "echo", "verify", "sink", "forward"};
@@ -310,9 +311,9 @@ bool read_devices(Reader &r, const Setting &root, PipelineConf *c)
 
 bool read_pools(Reader &r, const Setting &root, PipelineConf *c)
 {
-	const Setting *l = r.list(root, "pools", true);
+	const Setting *l = r.list(root, "pools", false);
 	if (l == nullptr)
-		return false;
+		return !r.failed();   // each flow then gets a pool of its own, sized by the builder
 	std::set<std::string> seen;
 	for (int i = 0; i < l->getLength(); i++) {
 		const Setting &g = (*l)[i];
@@ -333,16 +334,15 @@ bool read_pools(Reader &r, const Setting &root, PipelineConf *c)
 
 bool read_io_contexts(Reader &r, const Setting &root, const LcoreSet &lcores, PipelineConf *c)
 {
-	const Setting *l = r.list(root, "io_contexts", true);
+	const Setting *l = r.list(root, "io_contexts", false);
 	if (l == nullptr)
-		return false;
+		return !r.failed();   // derived per lcore from the stages (cross_check)
 	std::set<uint32_t> seen;
 	for (int i = 0; i < l->getLength(); i++) {
 		const Setting &g = (*l)[i];
 		IoContextConf io;
 		io.line = static_cast<int>(g.getSourceLine());
-		io.send_cq = 4096;
-		io.recv_cq = 4096;
+		io.srq_given = r.find(g, "srq") != nullptr;   // sizes not given: derived by the builder
 		int poll = 0, api = 0;
 		if (!r.keys(g, kIoKeys) || !r.uint_as(g, "lcore", 0, kMaxLcore, &io.lcore, true) ||
 		    !r.string(g, "device", &io.device, true) || !r.uint_as(g, "send_cq", 1, kMaxCqe, &io.send_cq) ||
@@ -397,8 +397,14 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 		    !r.uint_as(g, "sq_depth", 2, kMaxSqDepth, &f.sq_depth) || !r.uint_as(g, "window", 1, kMaxSlots, &f.window) ||
 		    !r.boolean(g, "inline", &f.inline_send) || !r.uint(g, "messages", 1, UINT64_MAX >> 1, &f.messages) ||
 		    !r.seconds(g, "duration", &f.duration_s) || !r.boolean(g, "verify", &f.verify) ||
-		    !r.string(g, "pool", &f.pool, true) || !r.boolean(g, "share_qps", &f.share_qps))
+		    !r.string(g, "pool", &f.pool) || !r.boolean(g, "share_qps", &f.share_qps) ||
+		    !r.boolean(g, "fence", &f.fence) || !r.uint_as(g, "rnr_retry", 0, 7, &f.rnr_retry) ||
+		    !r.uint_as(g, "min_rnr_timer", 0, 31, &f.min_rnr_timer))
 			return false;
+		int post_api = 0;
+		if (!r.choice(g, "post_api", {"classic", "wr"}, &post_api))
+			return false;
+		f.post_api = post_api ? PostApi::wr : PostApi::classic;
 		f.transport = transport == 1 ? Transport::uc : Transport::rc;
 		verb_from_name(kVerbNames[static_cast<size_t>(verb)].c_str(), &f.verb);
 		if (!parse_peer(f.peer))
@@ -602,6 +608,10 @@ bool read_run(Reader &r, const Setting &root, PipelineConf *c)
 	if (!r.keys(*g, kRunKeys) || !r.seconds(*g, "duration", &c->run.duration_s) || !r.seconds(*g, "warmup", &c->run.warmup_s) ||
 	    !r.seconds(*g, "stats_period", &c->run.stats_period_s))
 		return false;
+	int connect = 0;
+	if (!r.choice(*g, "connect", {"cm", "direct"}, &connect))
+		return false;
+	c->run.connect = connect ? ConnectPath::direct : ConnectPath::cm;
 	if (const Setting *o = r.find(*g, "output")) {
 		if (!o->isGroup())
 			return r.fail(*o, "expected a group { json = \"FILE\"; csv = \"FILE\"; }");
@@ -648,6 +658,24 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 			return r.fail(at("rings", i, nullptr), "ring '" + ring.name + "' has " + std::to_string(cons.size()) +
 							 " consumer stages (" + list(cons) + "): declare multi_consumer = true, or give each its own ring");
 	}
+	/* An lcore with RDMA stages and no io context gets one on the file's one device,
+	 * sized by the builder. */
+	for (size_t i = 0; i < c->stages.size(); i++) {
+		const StageConf &st = c->stages[i];
+		if (st.kind != StageKind::rdma_tx && st.kind != StageKind::rdma_rx && st.kind != StageKind::echo)
+			continue;
+		bool has_io = false;
+		for (const IoContextConf &io : c->io_contexts)
+			has_io |= io.lcore == st.lcore;
+		if (has_io || c->devices.size() != 1)
+			continue;
+		IoContextConf io;
+		io.lcore = st.lcore;
+		io.device = c->devices[0].name;
+		io.line = st.line;
+		io.derived = true;
+		c->io_contexts.push_back(io);
+	}
 	/* Stages that touch the NIC run on lcores with an io context. */
 	for (size_t i = 0; i < c->stages.size(); i++) {
 		const StageConf &st = c->stages[i];
@@ -657,7 +685,8 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 			has_io |= io.lcore == st.lcore;
 		if (rdma && !has_io)
 			return r.fail(at("stages", i, "lcore"), std::string(article(st.kind)) + " " + stage_kind_name(st.kind) + " stage needs an io context on lcore " +
-							 std::to_string(st.lcore) + " (io_contexts)");
+							 std::to_string(st.lcore) + " (io_contexts): the file has " + std::to_string(c->devices.size()) +
+							 " devices, say which one this lcore uses");
 	}
 	/* Every flow is posted by exactly one rdma_tx (or echo) stage and received by one rdma_rx. */
 	for (size_t i = 0; i < c->flows.size(); i++) {
@@ -703,7 +732,7 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 							 std::to_string(rx + echo));
 		if (echo && !(f.verb == Verb::send || f.verb == Verb::send_imm))
 			return r.fail(at("flows", i, "verb"), std::string("an echo stage returns sends: flow '") + f.name + "' uses " + verb_name(f.verb));
-		bool pool_ok = false;
+		bool pool_ok = f.pool.empty();   // none named: a pool of its own, sized by the builder
 		for (const PoolConf &p : c->pools)
 			if (p.name == f.pool) {
 				pool_ok = true;
@@ -748,16 +777,16 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 				}
 			}
 		}
-		if (send > io.send_cq)
+		if (io.send_cq && send > io.send_cq)
 			return r.fail(at("io_contexts", i, "send_cq"), "a send CQ of " + std::to_string(io.send_cq) + " could overflow: its QPs can have " +
 								  std::to_string(send) + " work requests outstanding (qps x sq_depth)");
-		if (receives && io.srq == 0)
+		if (receives && io.srq == 0 && io.srq_given)
 			return r.fail(at("io_contexts", i, nullptr), "lcore " + std::to_string(io.lcore) +
 								     " receives messages that consume receives, but its io context has no SRQ (srq = 0)");
-		if (receives && io.srq < window)
+		if (receives && io.srq && io.srq < window)
 			return r.fail(at("io_contexts", i, "srq"), "an SRQ of " + std::to_string(io.srq) + " cannot hold the receive windows of its flows (" +
 							      std::to_string(window) + " = qps x window)");
-		if (receives && io.recv_cq < io.srq)
+		if (receives && io.recv_cq && io.recv_cq < io.srq)
 			return r.fail(at("io_contexts", i, "recv_cq"), "a receive CQ of " + std::to_string(io.recv_cq) +
 									 " could overflow: every one of the SRQ's " + std::to_string(io.srq) +
 									 " receives can complete before a poll");

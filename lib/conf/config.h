@@ -48,12 +48,14 @@ struct PoolConf {
 struct IoContextConf {
 	uint32_t lcore = 0;
 	std::string device;
-	uint32_t send_cq = 0;
+	uint32_t send_cq = 0;       // 0: sized by the builder from the lcore's flows
 	uint32_t recv_cq = 0;
-	uint32_t srq = 0;           // 0: no SRQ
+	uint32_t srq = 0;           // 0: sized by the builder (none when nothing consumes receives)
 	uint32_t srq_refill = 0;    // repost once this many receives are consumed
 	bool adaptive_poll = false;
 	CqApi cq_api = CqApi::classic;
+	bool srq_given = false;     // srq set in the file (0 then means: no SRQ)
+	bool derived = false;       // not in the file: made for an lcore with RDMA stages
 	int line = 0;
 };
 
@@ -78,6 +80,10 @@ struct FlowConf {
 	/* With several rdma_tx stages: every one posts to every QP of the flow (seed 002's
 	 * QP sharing) instead of each owning every n-th QP. */
 	bool share_qps = false;
+	PostApi post_api = PostApi::classic;   // chained ibv_post_send, or ibv_qp_ex's ibv_wr_*
+	bool fence = false;         // IBV_SEND_FENCE on the first WR of every chain
+	uint8_t rnr_retry = 7;      // 0..7, 7 = forever
+	uint8_t min_rnr_timer = 12; // 0..31, IB encoding (12 = 0.64 ms)
 	std::string pool;
 	int line = 0;
 
@@ -108,6 +114,7 @@ struct RunConf {
 	double stats_period_s = 0;  // 0: no periodic stats
 	std::string json;           // results files ("" : none)
 	std::string csv;
+	ConnectPath connect = ConnectPath::cm;   // loopback QP pairs: rdma_cm, or directly
 };
 
 struct PipelineConf {

@@ -37,6 +37,7 @@ enum LongOnly {
 	OPT_LISTEN,
 	OPT_PEER,
 	OPT_LOCAL,
+	OPT_DUMP_CONF,
 };
 
 struct VerbName {
@@ -91,6 +92,7 @@ const struct option kLongOpts[] = {
 	{"inject-corruption", required_argument, nullptr, OPT_CORRUPT},
 	{"stall-timeout", required_argument, nullptr, OPT_STALL},
 	{"config", required_argument, nullptr, 'f'},
+	{"dump-conf", no_argument, nullptr, OPT_DUMP_CONF},
 	{"quiet", no_argument, nullptr, 'q'},
 	{"help", no_argument, nullptr, 'h'},
 	{"version", no_argument, nullptr, 'V'},
@@ -236,6 +238,7 @@ const char *options_usage()
 "      --stall-timeout SEC  fail when nothing progresses for SEC seconds (default 10)\n"
 "  -f, --config FILE        run the pipeline FILE describes (libconfig; see conf/default.conf);\n"
 "                           'rdmapipe [EAL options] --check FILE' validates it without running\n"
+"      --dump-conf          print the pipeline these options mean, as a file for -f, and exit\n"
 "      --listen [ADDR:]PORT two processes: be the server (the responder) on ADDR:PORT;\n"
 "      --peer ADDR:PORT     ... or the client (the requester) of that server, over rdma_cm;\n"
 "      --local ADDR         the client's own address (picks its device); both sides take\n"
@@ -255,6 +258,8 @@ const char *options_usage()
 ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err)
 {
 	*o = RunOptions{};
+	for (int i = 1; i < argc; i++)
+		o->argv_app.emplace_back(argv[i]);
 	optind = 0;   // full re-initialisation (GNU), so the parser can run more than once
 	opterr = 0;   // we report errors ourselves, naming the option
 	bool have_messages = false, have_size = false, have_slots = false, have_verb = false, have_qps = false;
@@ -264,9 +269,13 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:f:qhVi", kLongOpts, nullptr)) != -1) {
 		const char *a = optarg;
 		if (shaping.empty() && c != 'f' && c != 'q' && c != 'h' && c != 'V' && c != OPT_STALL && c != OPT_CORRUPT && c != OPT_OUTPUT && c != OPT_CSV &&
-		    c != OPT_BAD_RKEY && c != OPT_CONNECT && c != OPT_STATS_PERIOD && c != 'i' && c != ':' && c != '?')
+		    c != OPT_BAD_RKEY && c != OPT_CONNECT && c != OPT_STATS_PERIOD && c != OPT_DUMP_CONF && c != 'i' && c != ':' &&
+		    c != '?')
 			shaping = argv[optind - 1 - (optarg && optarg == argv[optind - 1] ? 1 : 0)];
 		switch (c) {
+		case OPT_DUMP_CONF:
+			o->dump_conf = true;
+			break;
 		case 'f':
 			if (*a == '\0') {
 				*err = "--config: empty file name";

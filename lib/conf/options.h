@@ -110,15 +110,13 @@ struct RunOptions {
 	std::string peer;               // --peer ADDR:PORT: the client (requester)
 	std::string local;              // --local ADDR: the client's address (picks its device)
 	std::string config_file;        // -f: a pipeline file describes the run
+	bool dump_conf = false;         // --dump-conf: print the pipeline the command line means
+	std::vector<std::string> argv_app;   // the arguments after "--" (for --dump-conf's header)
 	std::string output_json;        // results files written at the end ("": none)
 	std::string output_csv;
 	std::vector<std::string> flow_names;   // from a pipeline file; else flow0, flow1, ...
 	int tx_lcore = -1;              // from a pipeline file: where each end runs (-1: chosen)
-	bool rx_verify_stage = false;   // from a pipeline file: rdma_rx -> ring -> verify on the rx lcore
-	bool rx_sink_stage = false;     // ... -> ring -> sink
-	uint32_t rx_ring_size = 1024;
-	bool tx_gen_stage = false;      // from a pipeline file: gen -> ring -> rdma_tx on the tx lcore
-	uint32_t tx_ring_size = 1024;
+	bool tx_gen_stage = false;      // gen stages feeding the requester keep the flow's rate
 	double rate_pps = 0;            // --rate, per flow: kept by the gen stage, else the requester (0: none)
 	int rx_lcore = -1;
 	/* From a pipeline file: what its io contexts and pool give, used where it is more

@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
 namespace rp {
@@ -70,21 +72,25 @@ const VerbsOps *cq_ops_for(CqApi api, const DeviceCaps &caps)
 	return caps.next_poll_ends_batch ? &kIbvCqExRxeOps : &kIbvCqExOps;
 }
 
-/* The flows whose messages reach each stage's input, and how many: a fixed point over
- * the rings (a gen's or an rdma_rx's own flow; what its producers pass on). Counts are
- * UINT64_MAX where a flow runs for a duration. */
+/* The flows whose messages reach each stage's input, and how many: a gen makes its
+ * share of its flow's messages, an rdma_rx passes on all of its flow's (UINT64_MAX: a
+ * duration), the others what their producers pass on. The rings are acyclic
+ * (find_cycle), so n passes reach every stage. */
 void derive_origins(Graph *g, std::vector<uint64_t> *out_count)
 {
 	const size_t n = g->stages.size();
 	out_count->assign(n, 0);
-	auto index = [&](const GraphStage *s) { return static_cast<size_t>(std::find_if(g->stages.begin(), g->stages.end(),
-		[&](const auto &p) { return p.get() == s; }) - g->stages.begin()); };
+	std::map<const GraphStage *, size_t> index;
+	for (size_t i = 0; i < n; i++)
+		index[g->stages[i].get()] = i;
 	for (size_t pass = 0; pass <= n; pass++)
 		for (size_t i = 0; i < n; i++) {
 			GraphStage &s = *g->stages[i];
 			const StageKind k = s.conf->kind;
 			if (k == StageKind::gen || k == StageKind::rdma_rx) {
 				s.origins = {s.flow};
+				(*out_count)[i] = k == StageKind::gen ? s.st.limit
+						  : s.flow->o.duration_s > 0 ? UINT64_MAX : s.flow->o.messages;
 				continue;
 			}
 			std::vector<GraphFlow *> o;
@@ -94,32 +100,37 @@ void derive_origins(Graph *g, std::vector<uint64_t> *out_count)
 					for (GraphFlow *f : p->origins)
 						if (std::find(o.begin(), o.end(), f) == o.end())
 							o.push_back(f);
-					uint64_t c = (*out_count)[index(p)];
+					const uint64_t c = (*out_count)[index[p]];
 					count = c == UINT64_MAX || count == UINT64_MAX ? UINT64_MAX : count + c;
 				}
 			s.origins = o;
 			(*out_count)[i] = count;
 		}
-	/* Sources: a gen makes its share of its flow's messages; an rdma_rx passes on all of
-	 * its flow's. */
-	for (size_t pass = 0; pass <= n; pass++)
-		for (size_t i = 0; i < n; i++) {
-			GraphStage &s = *g->stages[i];
-			const StageKind k = s.conf->kind;
-			if (k == StageKind::gen)
-				(*out_count)[i] = s.st.limit;
-			else if (k == StageKind::rdma_rx)
-				(*out_count)[i] = s.flow->o.duration_s > 0 ? UINT64_MAX : s.flow->o.messages;
-			else {
-				uint64_t count = 0;
-				for (const std::string &in : s.conf->inputs)
-					for (GraphStage *p : ring_named(g, in)->producers) {
-						uint64_t c = (*out_count)[index(p)];
-						count = c == UINT64_MAX || count == UINT64_MAX ? UINT64_MAX : count + c;
-					}
-				(*out_count)[i] = count;
+}
+
+/* A stage that its own output reaches again through rings would wait on itself for
+ * ever: the first such stage, or nullptr. */
+const GraphStage *find_cycle(Graph *g)
+{
+	std::map<const GraphStage *, int> state;   // 1: on the path, 2: done
+	std::function<const GraphStage *(const GraphStage *)> visit = [&](const GraphStage *s) -> const GraphStage * {
+		state[s] = 1;
+		for (const std::string &out : s->conf->outputs)
+			for (GraphStage *c : ring_named(g, out)->consumers) {
+				if (state[c] == 1)
+					return c;
+				if (state[c] == 0)
+					if (const GraphStage *x = visit(c))
+						return x;
 			}
-		}
+		state[s] = 2;
+		return nullptr;
+	};
+	for (auto &s : g->stages)
+		if (state[s.get()] == 0)
+			if (const GraphStage *x = visit(s.get()))
+				return x;
+	return nullptr;
 }
 
 /* Buffers that what follows stage s can hold at once: its rings, a burst held back by
@@ -230,11 +241,14 @@ const StageOps *ops_of(StageKind k)
 	return nullptr;
 }
 
-int make_lcore_io(Graph *g, GraphLcore *l, std::string *err)
+/* An lcore's io context sizes, from its roles: the send CQ holds every WR of its
+ * requesters' QPs (a failed QP flushes them all) and every credit write of its
+ * responders'; the SRQ every window received here and a refill batch; the receive CQ
+ * the SRQ. The file's larger values win. Its receive pool holds the SRQ, a poll burst,
+ * and what the flows it hands on can hold downstream. */
+void size_lcore(Graph *g, GraphLcore *l)
 {
 	const IoContextConf &ic = *l->conf;
-	Device &dev = *g->dev;
-	const std::string who = "lcore " + std::to_string(l->lcore) + "'s io context";
 	uint64_t window = 0;
 	uint32_t batch = 1;
 	for (GraphFlow *f : l->requesters)
@@ -250,14 +264,30 @@ int make_lcore_io(Graph *g, GraphLcore *l, std::string *err)
 	}
 	l->send_cq = std::max<uint64_t>({l->send_cq, ic.send_cq, 1});
 	if (window) {
-		l->srq_threshold = ic.srq ? ic.srq_refill : std::max<uint64_t>(batch, window / 8);
+		l->srq_threshold = ic.srq_refill ? ic.srq_refill : std::max<uint64_t>(batch, window / 8);
 		l->srq = std::max<uint64_t>(window + l->srq_threshold, ic.srq);
 	}
-	const uint64_t recv_cq = std::max<uint64_t>({l->srq, ic.recv_cq, 1});
+	l->recv_cq = std::max<uint64_t>({l->srq, ic.recv_cq, 1});
+	if (l->srq == 0 || l->rx_bytes == 0)
+		return;
+	uint64_t n = l->srq + 2 * kRxPollBurst + 1;
+	for (auto &s : g->stages)
+		if (s->lcore == l && s->conf->kind == StageKind::rdma_rx && s->flow->handed_on) {
+			std::set<const GraphStage *> seen;
+			n += static_cast<uint64_t>(s->flow->o.qps) * s->flow->o.slots + kRxPollBurst + downstream_hold(g, s.get(), &seen);
+		}
+	l->rx_pool_n = static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX));
+}
+
+int make_lcore_io(Graph *g, GraphLcore *l, std::string *err)
+{
+	const IoContextConf &ic = *l->conf;
+	Device &dev = *g->dev;
+	const std::string who = "lcore " + std::to_string(l->lcore) + "'s io context";
 	const uint64_t max_cqe = static_cast<uint64_t>(dev.dev_attr.max_cqe);
-	if (std::max(l->send_cq, recv_cq) > max_cqe) {
-		*err = who + ": a " + (l->send_cq > recv_cq ? "send" : "receive") + " CQ of " +
-		       std::to_string(std::max(l->send_cq, recv_cq)) + " entries would be needed for its flows, " + dev.name +
+	if (std::max(l->send_cq, l->recv_cq) > max_cqe) {
+		*err = who + ": a " + (l->send_cq > l->recv_cq ? "send" : "receive") + " CQ of " +
+		       std::to_string(std::max(l->send_cq, l->recv_cq)) + " entries would be needed for its flows, " + dev.name +
 		       " allows " + std::to_string(max_cqe) + " (fewer QPs, smaller send queues or windows on this lcore)";
 		return -1;
 	}
@@ -267,7 +297,7 @@ int make_lcore_io(Graph *g, GraphLcore *l, std::string *err)
 		return -1;
 	}
 	l->ops = cq_ops_for(ic.cq_api, *g->caps);
-	if (shared_io_context_create(dev, static_cast<uint32_t>(l->send_cq), static_cast<uint32_t>(recv_cq),
+	if (shared_io_context_create(dev, static_cast<uint32_t>(l->send_cq), static_cast<uint32_t>(l->recv_cq),
 				     static_cast<uint32_t>(l->srq), ic.adaptive_poll, l->ops != &kIbvOps, &l->io, err) != 0) {
 		*err = who + ": " + *err;
 		return -1;
@@ -277,31 +307,18 @@ int make_lcore_io(Graph *g, GraphLcore *l, std::string *err)
 }
 
 /* The SRQ's receive pool (SEND receives carry a buffer; WRITE_WITH_IMM ones none),
- * sized for the SRQ, a poll burst, and what the flows handed on can hold downstream. */
+ * registered, and the SRQ filled. */
 int fill_lcore_srq(Graph *g, GraphLcore *l, std::string *err)
 {
 	if (l->srq == 0)
 		return 0;
 	const std::string who = "lcore " + std::to_string(l->lcore) + "'s receive pool";
 	if (l->rx_bytes) {
-		uint64_t n = l->srq + 2 * kRxPollBurst + 1;
-		for (GraphFlow *f : l->responders)
-			if (f->handed_on) {
-				std::set<const GraphStage *> seen;
-				n += static_cast<uint64_t>(f->o.qps) * f->o.slots + kRxPollBurst +
-				     downstream_hold(g, [&] {
-					     for (auto &s : g->stages)
-						     if (s->flow == f && s->conf->kind == StageKind::rdma_rx)
-							     return s.get();
-					     return static_cast<GraphStage *>(nullptr);
-				     }(), &seen);
-			}
-		l->rx_pool_n = static_cast<uint32_t>(n);
 		std::string name = "rp_rx" + std::to_string(l->lcore);
 		l->rx_pool = make_pool(name.c_str(), l->rx_pool_n, l->rx_bytes, kRxPollBurst);
 		if (l->rx_pool == nullptr) {
-			*err = who + " (" + std::to_string(n) + " x " + std::to_string(l->rx_bytes) + " B): rte_mempool_create: " +
-			       rte_strerror(rte_errno) + " (give EAL more memory: -m, or more hugepages)";
+			*err = who + " (" + std::to_string(l->rx_pool_n) + " x " + std::to_string(l->rx_bytes) +
+			       " B): rte_mempool_create: " + rte_strerror(rte_errno) + " (give EAL more memory: -m, or more hugepages)";
 			return -1;
 		}
 		if (mr_register_mempool(*g->dev, l->rx_pool, IBV_ACCESS_LOCAL_WRITE, &l->rx_mrs, err) != 0) {
@@ -374,6 +391,11 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 	r.inline_send = f.inline_send;
 	r.verify = f.verify;
 	r.uc = f.transport == Transport::uc;
+	r.post_api = f.post_api;
+	r.fence = f.fence;
+	r.rnr_retry = f.rnr_retry;
+	r.min_rnr_timer = f.min_rnr_timer;
+	r.connect = c.run.connect;
 	r.rate_pps = f.rate_pps;
 	r.messages = 0;
 	r.duration_s = 0;
@@ -393,7 +415,6 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 	r.warmup_s = c.run.warmup_s;
 	r.stats_period_s = cli.stats_period_s > 0 ? cli.stats_period_s : c.run.stats_period_s;
 	r.tx_gen_stage = false;
-	r.rx_verify_stage = false;
 	return r;
 }
 
@@ -526,6 +547,11 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		if (!gens.empty() && f->fed)
 			f->o.tx_gen_stage = true;
 	}
+	if (const GraphStage *x = find_cycle(g)) {
+		*err = stage_path(*g, *x) + "stage '" + x->conf->name + "' is reached again by its own output through rings: "
+					    "the stages of such a cycle would wait on each other for ever";
+		return -1;
+	}
 	std::vector<uint64_t> out_count;
 	derive_origins(g, &out_count);
 
@@ -600,6 +626,18 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 			       r->conf->name + "' has more than " + std::to_string(kMaxUpstreams) + " producer stages";
 			return -1;
 		}
+	/* Sizes: each lcore's io context and receive pool, each flow's send pool. */
+	for (auto &l : g->lcores)
+		if (l->conf && (!l->requesters.empty() || !l->responders.empty()))
+			size_lcore(g, l.get());
+	for (auto &f : g->flows) {
+		f->shape = role_shape(f->o);
+		for (auto &s : g->stages)
+			if (s->flow == f.get() && s->conf->kind == StageKind::gen) {
+				std::set<const GraphStage *> seen;
+				f->shape.tx_pool_n += static_cast<unsigned>(kStageBurst + downstream_hold(g, s.get(), &seen));
+			}
+	}
 	g->planned = true;
 	return 0;
 }
@@ -611,17 +649,14 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const
 		return -1;
 	g->dev = dev;
 	g->caps = caps;
-	g->use_wr = cli.post_api == PostApi::wr && caps->qp_ex;
 	for (auto &f : g->flows) {
+		if (f->o.post_api == PostApi::wr && !caps->qp_ex)
+			f->o.post_api = PostApi::classic;   // said once by the caller
+		g->use_wr |= f->o.post_api == PostApi::wr;
 		const FlowConf &fc = *f->conf;
 		const std::string path = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "]");
 		if (verb_is_atomic(fc.verb) && caps->atomics == IBV_ATOMIC_NONE) {
 			*err = path + dev->name + " has no atomics (atomic_cap NONE) for verb " + verb_name(fc.verb);
-			return -1;
-		}
-		if (fc.inline_send && f->o.msg_bytes > caps->max_inline) {
-			*err = path + "inline: " + std::to_string(f->o.msg_bytes) + " B messages, " + dev->name + " inlines at most " +
-			       std::to_string(caps->max_inline) + " B";
 			return -1;
 		}
 	}
@@ -652,14 +687,9 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const
 	for (auto &fp : g->flows) {
 		GraphFlow &f = *fp;
 		LoopbackFlow &o = *f.objs;
-		o.shape = role_shape(f.o);
+		o.shape = f.shape;
 		o.srq_by_lcore = true;
-		for (auto &s : g->stages)
-			if (s->flow == &f && s->conf->kind == StageKind::gen) {
-				std::set<const GraphStage *> seen;
-				o.shape.tx_pool_n += static_cast<unsigned>(kStageBurst + downstream_hold(g, s.get(), &seen));
-			}
-		if (loopback_flow_setup(f.o, f.conf->name.c_str(), *dev, f.tx->ops, g->use_wr, f.tx->io, f.rx->io, &f.ctl, &o,
+		if (loopback_flow_setup(f.o, f.conf->name.c_str(), *dev, f.tx->ops, f.o.post_api == PostApi::wr, f.tx->io, f.rx->io, &f.ctl, &o,
 					&f.q, &f.v, err) != 0) {
 			*err = "flow '" + f.conf->name + "': " + *err;
 			return -1;
@@ -713,6 +743,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const
 		switch (sc.kind) {
 		case StageKind::gen:
 			st.pool = s.flow->objs->tx_pool;
+			st.ctl = &s.flow->ctl;
 			break;
 		case StageKind::rdma_tx:
 			st.ctx = &s.flow->q;

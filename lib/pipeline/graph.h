@@ -44,6 +44,7 @@ struct GraphLcore;
 struct GraphFlow {
 	const FlowConf *conf = nullptr;
 	RunOptions o;                      // the flow as run options (sizes, counts, hooks)
+	RoleShape shape;                   // its sizes (graph_plan): pools, CQ entries, memory
 	std::unique_ptr<LoopbackFlow> objs = std::make_unique<LoopbackFlow>();
 	Requester q;
 	Responder v;
@@ -78,7 +79,7 @@ struct GraphLcore {
 	rte_mempool *rx_pool = nullptr;        // SEND receives (nullptr: zero-SGE receives only)
 	MrTable rx_mrs;
 	uint32_t rx_pool_n = 0, rx_bytes = 0;
-	uint64_t send_cq = 0, srq = 0, srq_threshold = 0;   // derived sizes
+	uint64_t send_cq = 0, recv_cq = 0, srq = 0, srq_threshold = 0;   // derived sizes (graph_plan)
 	LcoreLoop loop;
 	std::vector<GraphFlow *> requesters, responders;
 	uint32_t nplaced = 0;                  // stages placed here (graph_plan)
@@ -102,7 +103,7 @@ struct Graph {
 	std::vector<std::unique_ptr<GraphStage>> stages;     // file order
 	std::vector<std::unique_ptr<GraphRing>> rings;
 	std::vector<std::unique_ptr<GraphLcore>> lcores;
-	bool use_wr = false;                   // ibv_qp_ex posting (asked for and present)
+	bool use_wr = false;                   // some flow posts through ibv_qp_ex (asked for and present)
 	bool planned = false;
 	~Graph();
 };

@@ -50,6 +50,13 @@ uint32_t idle(Stage *s)
 
 uint32_t source_burst(Stage *s)
 {
+	if (s->ctl && s->ctl->ending()) {
+		/* The run ends early: what the ring has not taken goes back, nothing more is made. */
+		rte_mempool_put_bulk(s->pool, s->held, s->nheld);
+		s->nheld = 0;
+		s->done.store(true, std::memory_order_release);
+		return 0;
+	}
 	if (!flush_held(s))
 		return 0;
 	if (s->seq == s->limit) {

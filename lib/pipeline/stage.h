@@ -9,6 +9,8 @@
  * another lcore reads (the stage downstream, and main). */
 #pragma once
 
+#include "engine/run_control.h"
+
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
@@ -60,6 +62,7 @@ struct alignas(64) Stage {
 	uint64_t limit = 0;            // source: messages to make
 	uint64_t seq = 0;              // source: next to make; verify: next expected
 	uint64_t tsc_per_msg = 0;      // source rate (0: as fast as it goes)
+	const RunControl *ctl = nullptr;   // source: the run ended early (the console's quit): make no more
 	uint64_t next_tsc = 0;
 	const Stage *upstream[kMaxUpstreams] = {};   // the input's producers: all done, `in` drained, ends this stage
 	uint32_t nupstream = 0;

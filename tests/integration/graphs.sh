@@ -53,10 +53,10 @@ for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks 
 		expect_eq "$name: sunk by gk" "$(stage_msgs gk)" 5000 ;;
 	mc-ring-adaptive)
 		v0=$(stage_msgs v0) v1=$(stage_msgs v1)
-		expect_eq "$name: v0 + v1" "$(( ${v0:-0} + ${v1:-0} ))" 8000
+		expect_eq "$name: v0 + v1" "$(( ${v0:-0} + ${v1:-0} ))" 2000
 		# Paced flows leave both lcores idle most of the time: each slept.
 		for lc in 0 1; do
-			slept=$(sed -n "s/^  lcore $lc .*, slept \([0-9]*\) times$/\1/p" "$out")
+			slept=$(sed -n "s/^  lcore $lc .*, slept \([0-9]*\) times.*/\1/p" "$out")
 			[ "${slept:-0}" -gt 0 ] && ok=yes || ok="no (${slept:-none})"
 			expect_eq "$name: lcore $lc slept when idle" "$ok" yes
 		done ;;
@@ -73,5 +73,17 @@ expect_grep "$out" "^  stage v: +verify on lcore 1: 30000 messages .*checked 300
 expect_eq "gen-across-lcores, corrupted: verified" "$(field "$out" 'messages verified')" 29999
 expect_eq "gen-across-lcores, corrupted: payload errors" "$(field "$out" 'payload errors')" 1
 expect_grep "$out" "^result: FAIL$"
-rm -f "$out"
+# The command line is a pipeline: the file --dump-conf prints for it runs the same run
+# through the same builder (two flows of 3 and 5 QPs, extended CQs, the wr post API).
+dump=$(mktemp --suffix=.conf)
+# shellcheck disable=SC2046
+"$RDMAPIPE" $(eal_args) -- -d "$DEV" -v send_imm -Q 3,5 -n 9000 --cq-api ex --post-api wr --dump-conf >"$dump"
+expect_eq "--dump-conf: exit status" "$?" 0
+run_rdmapipe "$out" -f "$dump"
+expect_eq "dumped pipeline: exit status" "$rc" 0
+expect_grep "$out" "^  verb: +SEND_WITH_IMM, 64 B, 8 QPs in 2 flows,"
+expect_grep "$out" "^  completions: +extended CQs"
+expect_grep "$out" "^  posting: +ibv_qp_ex"
+expect_eq "dumped pipeline: verified" "$(field "$out" 'messages verified')" 18000
+rm -f "$out" "$dump"
 finish

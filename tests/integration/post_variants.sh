@@ -39,7 +39,7 @@ check "cq ex, adaptive, wr" 5000 -v send_imm --cq-api ex --poll adaptive --post-
 # to do) really sleeps on its completion channel instead of spinning.
 check "adaptive read" 10000 -v read --poll adaptive
 expect_grep "$out" "^  polling: +adaptive"
-rsp_sleeps=$(sed -n 's/^  responder CPU: .*, \([0-9]*\) sleeps.*/\1/p' "$out")
+rsp_sleeps=$(sed -n 's/^  lcore [0-9]* *flow0_rx; .*, slept \([0-9]*\) times.*/\1/p' "$out")
 if [ "${rsp_sleeps:-0}" -gt 0 ]; then echo "ok: responder slept $rsp_sleeps times"; else echo "FAIL: responder never slept"; fails=$((fails + 1)); fi
 check "adaptive write_imm" 10000 -v write_imm --poll adaptive -Q 4
 check "adaptive send, wr" 10000 -v send --poll adaptive --post-api wr

@@ -50,7 +50,7 @@ else
 	tel=$(mktemp)
 	for _ in $(seq 1 100); do
 		sleep 0.1
-		grep -q "^rdmapipe: loopback" "$out" && break
+		grep -q "^rdmapipe: running pipeline" "$out" && break
 	done
 	sleep 1.5
 	# One connection, five queries (dpdk-telemetry.py reads commands from its input).

@@ -37,6 +37,20 @@ check "--check without a file" 2 "^rdmapipe: --check needs a configuration file$
 check "-f with a bad file" 2 "^rdmapipe: $bad/verb-typo.conf:10: flows.\[0\].verb: 'write_imn' is not one of" "$B" -l 0-2 --no-huge -m 128 -- -f "$bad/verb-typo.conf"
 check "-f and -v" 2 "^rdmapipe: --config .*: the pipeline file describes the run; '-v' cannot be combined with it$" "$B" $EAL -- -f "$conf/default.conf" -v send
 check "-f missing file" 2 "^rdmapipe: /nonexistent.conf: cannot read the file: No such file or directory$" "$B" $EAL -- -f /nonexistent.conf
+# The command line is a pipeline: --dump-conf prints it as a file that --check accepts
+# and that says what the options said (here two flows of reads, 8 and 2 QPs, the wr
+# post API, adaptive polling on both lcores, a duration).
+dump=$(mktemp --suffix=.conf)
+check "--dump-conf" 0 "^  \{ name = \"flow1\"; peer = \"loopback\"; transport = \"rc\"; qps = 2; verb = \"read\"; size = 4096;" \
+	"$B" -l 0-2 -- -d rxe0 -v read -Q 8,2 -s 4K --post-api wr --poll adaptive -t 2.5 --dump-conf
+cp "$t" "$dump"
+check "--dump-conf: the file checks" 0 "valid \(schema 1\): 1 device\(s\), 2 pool\(s\), 2 io context\(s\), 2 flow\(s\), 0 ring\(s\), 4 stage\(s\)$" "$B" -l 0-2 --check "$dump"
+for want in 'post_api = "wr"' 'duration = 2.5' 'poll = "adaptive"' '{ name = "flow0_tx"; kind = "rdma_tx"; lcore = 2; flow = "flow0"; }' \
+	'{ name = "flow0_rx"; kind = "rdma_rx"; lcore = 1; flow = "flow0"; }'; do
+	if grep -qF -- "$want" "$dump"; then echo "ok: --dump-conf has $want"; else echo "FAIL: --dump-conf lacks $want"; fails=$((fails + 1)); fi
+done
+rm -f "$dump"
+check "--dump-conf with -f" 2 "^rdmapipe: --dump-conf: the file is the pipeline already \(-f\)$" "$B" -l 0-1 -- -f "$conf/default.conf" --dump-conf
 # What flows through a pipeline's rings is checked before EAL starts: a flow fed by a
 # ring sends what it brings, of that size and count, and only with a verb that sends.
 relay=$(mktemp --suffix=.conf)

@@ -130,6 +130,18 @@ void one_pool_per_ring(void **)
 	assert_false(q.g.flows[0]->o.tx_gen_stage);
 }
 
+void rings_without_cycles(void **)
+{
+	Plan p("flows = ( { name = \"f\"; verb = \"send\"; size = 64; messages = 10; pool = \"p\"; } );\n"
+	       "rings = ( { name = \"a\"; size = 64; }, { name = \"b\"; size = 64; } );\n"
+	       "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+	       "  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"f\"; },\n"
+	       "  { name = \"f1\"; kind = \"forward\"; lcore = 0; input = \"a\"; output = \"b\"; },\n"
+	       "  { name = \"f2\"; kind = \"forward\"; lcore = 1; input = \"b\"; output = \"a\"; } );\n");
+	assert_int_equal(p.rc, -1);
+	assert_non_null(strstr(p.err.c_str(), "stages.[2]: stage 'f1' is reached again by its own output through rings"));
+}
+
 void which_pipelines_the_builder_runs(void **)
 {
 	Plan loop("flows = ( { name = \"f\"; verb = \"write\"; size = 64; messages = 10; pool = \"p\"; } );\n"
@@ -189,6 +201,7 @@ int main(int, char **argv)
 		cmocka_unit_test(gens_split_their_flow),
 		cmocka_unit_test(a_fed_flow_sends_what_arrives),
 		cmocka_unit_test(one_pool_per_ring),
+		cmocka_unit_test(rings_without_cycles),
 		cmocka_unit_test(which_pipelines_the_builder_runs),
 		cmocka_unit_test(router_reaches_the_owner),
 	};

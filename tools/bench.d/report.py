@@ -55,8 +55,8 @@ WRAPPERS = {"(below main)", "main", "_start", "__libc_start_main@@GLIBC_2.34", "
             "__libc_start_call_main", "clone", "clone3", "start_thread"}
 # How a thread's profile shows what the thread was (first match wins).
 THREAD_ROLES = [
-    ("rp::requester_run", "requester lcore"),
-    ("rp::responder_run", "responder lcore"),
+    ("rp::requester_burst", "requester lcore"),
+    ("rp::responder_burst", "responder lcore"),
     ("namespace)::watch(void*)", "async-event watcher"),
     ("eal_intr_thread_main", "EAL interrupt thread"),
     ("rte_telemetry", "DPDK telemetry"),

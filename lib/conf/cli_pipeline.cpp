@@ -1,0 +1,205 @@
+#include "conf/cli_pipeline.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+namespace rp {
+
+PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore)
+{
+	PipelineConf c;
+	c.file = kCliPipeline;
+	c.version = kConfigVersion;
+	DeviceConf d;
+	d.name = o.device;   // "": the first device found
+	d.port = o.port;
+	d.gid_index = o.gid_index;
+	c.devices.push_back(d);
+	for (unsigned lc : {tx_lcore, rx_lcore}) {
+		IoContextConf io;
+		io.lcore = lc;
+		io.device = d.name;
+		io.srq_refill = lc == rx_lcore ? o.srq_refill : 0;   // the rest is sized by the builder
+		io.adaptive_poll = o.adaptive_poll;
+		io.cq_api = o.cq_api;
+		c.io_contexts.push_back(io);
+	}
+	for (size_t i = 0; i < o.flows.size(); i++) {
+		const std::string name = i < o.flow_names.size() ? o.flow_names[i] : "flow" + std::to_string(i);
+		PoolConf p;
+		p.name = name;
+		p.elt_size = o.msg_bytes;   // count 0: sized by the builder
+		c.pools.push_back(p);
+		FlowConf f;
+		f.name = name;
+		f.peer = "loopback";
+		f.transport = o.uc ? Transport::uc : Transport::rc;
+		f.qps = o.flows[i];
+		f.verb = o.verb;
+		f.sizes = {o.msg_bytes};
+		f.batch = o.batch;
+		f.signal_every = o.signal_every;
+		f.sq_depth = o.sq_depth;
+		f.window = o.slots;
+		f.inline_send = o.inline_send;
+		f.rate_pps = o.rate_pps;
+		f.verify = o.verify;
+		f.pool = name;
+		f.post_api = o.post_api;
+		f.fence = o.fence;
+		f.rnr_retry = o.rnr_retry;
+		f.min_rnr_timer = o.min_rnr_timer;
+		if (o.duration_s > 0)
+			f.duration_s = o.duration_s;
+		else
+			f.messages = o.messages ? o.messages : kDefaultMessages;
+		c.flows.push_back(f);
+		StageConf tx, rx;
+		tx.name = name + "_tx";
+		tx.kind = StageKind::rdma_tx;
+		tx.lcore = tx_lcore;
+		tx.flow = name;
+		rx.name = name + "_rx";
+		rx.kind = StageKind::rdma_rx;
+		rx.lcore = rx_lcore;
+		rx.flow = name;
+		c.stages.push_back(tx);
+		c.stages.push_back(rx);
+	}
+	c.run.warmup_s = o.warmup_s;
+	c.run.connect = o.connect;
+	c.run.stats_period_s = o.stats_period_s;
+	c.run.json = o.output_json;
+	c.run.csv = o.output_csv;
+	return c;
+}
+
+bool cli_lcores(const LcoreSet &lcores, bool interactive, unsigned *tx_lcore, unsigned *rx_lcore, std::string *err)
+{
+	std::vector<unsigned> on;
+	if (lcores.known) {
+		for (unsigned i = 0; i < lcores.has.size(); i++)
+			if (lcores.has[i])
+				on.push_back(i);
+	} else {
+		for (unsigned i = 0; i < std::max(1u, std::thread::hardware_concurrency()); i++)
+			on.push_back(i);
+	}
+	const size_t workers = on.size() - 1;   // the first is the main lcore
+	if (workers == 0) {
+		*err = "a loopback run needs 2 lcores; EAL has only lcore " + std::to_string(on[0]) + ": pass -l 0-1";
+		return false;
+	}
+	if (interactive && workers < 2) {
+		*err = "-i: the console takes the main lcore " + std::to_string(on[0]) +
+		       ", and the loopback run needs 2 more: pass -l 0-2";
+		return false;
+	}
+	*rx_lcore = workers == 1 ? on[0] : on[1];
+	*tx_lcore = workers == 1 ? on[1] : on[2];
+	return true;
+}
+
+namespace {
+
+std::string num(double v)
+{
+	char b[32];
+	snprintf(b, sizeof(b), "%g", v);
+	std::string s = b;
+	if (s.find_first_of(".e") == std::string::npos)
+		s += ".0";   // libconfig: a float, not an integer
+	return s;
+}
+
+} // namespace
+
+std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
+{
+	std::string t = "# The pipeline of: rdmapipe ... --";
+	for (const std::string &a : o.argv_app)
+		t += " " + a;
+	t += "\n# (rdmapipe --dump-conf). Run it with -f, check it with --check.\n";
+	t += "version = " + std::to_string(c.version) + ";\n";
+	t += "devices = (\n";
+	for (const DeviceConf &d : c.devices)
+		t += "  { name = \"" + d.name + "\"; port = " + std::to_string(d.port) + "; gid_index = " +
+		     (d.gid_index < 0 ? std::string("\"auto\"") : std::to_string(d.gid_index)) + "; }\n";
+	t += ");\npools = (\n";
+	for (size_t i = 0; i < c.pools.size(); i++) {
+		const PoolConf &p = c.pools[i];
+		/* The builder's own sizing when count is 0: qps x (sq_depth + batch) and a cache. */
+		uint32_t count = p.count;
+		for (const FlowConf &f : c.flows)
+			if (f.pool == p.name && count == 0)
+				count = f.qps * (f.sq_depth + f.batch) + 2 * f.batch + 1;
+		uint32_t batch = 32;
+		for (const FlowConf &f : c.flows)
+			if (f.pool == p.name)
+				batch = f.batch;
+		const uint32_t cache = std::min<uint32_t>({2 * batch, count * 2 / 3, 512});
+		t += "  { name = \"" + p.name + "\"; elt_size = " + std::to_string(p.elt_size) + "; count = " +
+		     std::to_string(count) + "; cache = " + std::to_string(cache) + "; }" + (i + 1 < c.pools.size() ? "," : "") + "\n";
+	}
+	t += ");\nio_contexts = (\n";
+	for (size_t i = 0; i < c.io_contexts.size(); i++) {
+		const IoContextConf &io = c.io_contexts[i];
+		uint64_t send = 0, window = 0;
+		uint32_t batch = 1;
+		for (const StageConf &st : c.stages)
+			for (const FlowConf &f : c.flows)
+				if (st.flow == f.name && st.lcore == io.lcore) {
+					if (st.kind == StageKind::rdma_tx)
+						send += static_cast<uint64_t>(f.qps) * f.sq_depth;
+					if (st.kind == StageKind::rdma_rx && verb_consumes_receive(f.verb)) {
+						send += static_cast<uint64_t>(f.qps) * 4;   // credit writes in flight
+						window += static_cast<uint64_t>(f.qps) * f.window;
+						batch = std::max(batch, f.batch);
+					}
+				}
+		const uint64_t refill = io.srq_refill ? io.srq_refill : std::max<uint64_t>(batch, window / 8);
+		const uint64_t srq = window ? window + refill : 0;
+		t += "  { lcore = " + std::to_string(io.lcore) + "; device = \"" + io.device + "\"; send_cq = " +
+		     std::to_string(std::max<uint64_t>(send, 1)) + "; recv_cq = " + std::to_string(std::max<uint64_t>(srq, 1)) +
+		     "; srq = " + std::to_string(srq) + (srq ? "; srq_refill = " + std::to_string(refill) : std::string()) +
+		     "; poll = \"" + (io.adaptive_poll ? "adaptive" : "busy") + "\"; cq_api = \"" +
+		     (io.cq_api == CqApi::ex ? "ex" : "classic") + "\"; }" + (i + 1 < c.io_contexts.size() ? "," : "") + "\n";
+	}
+	t += ");\nflows = (\n";
+	for (size_t i = 0; i < c.flows.size(); i++) {
+		const FlowConf &f = c.flows[i];
+		t += "  { name = \"" + f.name + "\"; peer = \"" + f.peer + "\"; transport = \"" +
+		     (f.transport == Transport::uc ? "uc" : "rc") + "\"; qps = " + std::to_string(f.qps) + "; verb = \"" +
+		     verb_name(f.verb) + "\"; size = " + std::to_string(f.sizes[0]) + "; batch = " + std::to_string(f.batch) +
+		     "; signal_every = " + std::to_string(f.signal_every) + "; sq_depth = " + std::to_string(f.sq_depth) +
+		     "; window = " + std::to_string(f.window) + "; inline = " + (f.inline_send ? "true" : "false") +
+		     "; rate = " + num(f.rate_pps) + "; " +
+		     (f.duration_s > 0 ? "duration = " + num(f.duration_s) : "messages = " + std::to_string(f.messages) + "L") +
+		     "; verify = " + (f.verify ? "true" : "false") + "; pool = \"" + f.pool + "\";\n    post_api = \"" +
+		     (f.post_api == PostApi::wr ? "wr" : "classic") + "\"; fence = " + (f.fence ? "true" : "false") +
+		     "; rnr_retry = " + std::to_string(f.rnr_retry) + "; min_rnr_timer = " + std::to_string(f.min_rnr_timer) + "; }" +
+		     (i + 1 < c.flows.size() ? "," : "") + "\n";
+	}
+	t += ");\nstages = (\n";
+	for (size_t i = 0; i < c.stages.size(); i++) {
+		const StageConf &s = c.stages[i];
+		t += "  { name = \"" + s.name + "\"; kind = \"" + stage_kind_name(s.kind) + "\"; lcore = " + std::to_string(s.lcore) +
+		     "; flow = \"" + s.flow + "\"; }" + (i + 1 < c.stages.size() ? "," : "") + "\n";
+	}
+	t += ");\nrun = {\n  warmup = " + num(c.run.warmup_s) + ";\n  stats_period = " + num(c.run.stats_period_s) +
+	     ";\n  connect = \"" + (c.run.connect == ConnectPath::direct ? "direct" : "cm") + "\";\n";
+	if (!c.run.json.empty() || !c.run.csv.empty()) {
+		t += "  output = {";
+		if (!c.run.json.empty())
+			t += " json = \"" + c.run.json + "\";";
+		if (!c.run.csv.empty())
+			t += " csv = \"" + c.run.csv + "\";";
+		t += " };\n";
+	}
+	t += "};\n";
+	return t;
+}
+
+} // namespace rp

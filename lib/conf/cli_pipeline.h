@@ -1,0 +1,31 @@
+/* The command line as a pipeline: `rdmapipe -- -v read -Q 8` is a PipelineConf of one
+ * device, a flow per -Q entry, each an rdma_tx stage on the requester's lcore and an
+ * rdma_rx stage on the responder's, and the two lcores' io contexts, sized by the
+ * builder. Both go through the same builder; --dump-conf prints the file. Plain data,
+ * no DPDK or verbs. */
+#pragma once
+
+#include "conf/config.h"
+#include "conf/options.h"
+
+#include <string>
+
+namespace rp {
+
+/* The file name of a pipeline the command line made. */
+inline constexpr const char *kCliPipeline = "(command line)";
+
+/* The pipeline o means, its requesters on lcore tx and responders on lcore rx. */
+PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore);
+
+/* Where a command-line run's two ends go when EAL will have `lcores` (not known: every
+ * CPU of this machine): the responder on the first worker (the main lcore when there is
+ * one worker, or with the console none), the requester on the next. Returns false with
+ * *err when there are too few. */
+bool cli_lcores(const LcoreSet &lcores, bool interactive, unsigned *tx_lcore, unsigned *rx_lcore, std::string *err);
+
+/* c as a libconfig file that `rdmapipe -f` runs and `--check` validates; settings with
+ * no key in the file (post API, fence, RNR, test hooks) are named in a comment. */
+std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o);
+
+} // namespace rp
