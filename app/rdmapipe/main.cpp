@@ -15,6 +15,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 
+#include <cinttypes>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -43,6 +44,23 @@ int check_config(int eal_argc, char **argv, const char *file)
 	       "%zu stage(s)%s\n",
 	       file, c.version, c.devices.size(), c.pools.size(), c.io_contexts.size(), c.flows.size(), c.rings.size(),
 	       c.stages.size(), lcores.known ? "" : "; lcores not checked (no -l/-c given)");
+	if (!rp::graph_runs(c))
+		return rp::kExitOk;
+	/* The sizes the builder derives (the file's larger values included). */
+	rp::Graph g;
+	if (rp::graph_plan(c, rp::RunOptions{}, &g, &err) != 0) {
+		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+		return rp::kExitUsage;
+	}
+	for (const auto &l : g.lcores)
+		if (l->conf && (!l->requesters.empty() || !l->responders.empty()))
+			printf("  lcore %u (%s%s): send CQ %" PRIu64 ", receive CQ %" PRIu64 ", SRQ %" PRIu64 " (refill %" PRIu64 ")%s\n",
+			       l->lcore, l->conf->device.c_str(), l->conf->derived ? ", io context derived" : "", l->send_cq, l->recv_cq,
+			       l->srq, l->srq_threshold,
+			       l->rx_pool_n ? (", receive pool " + std::to_string(l->rx_pool_n) + " x " + std::to_string(l->rx_bytes) + " B").c_str() : "");
+	for (const auto &f : g.flows)
+		printf("  flow %s: send pool %u x %u B%s\n", f->conf->name.c_str(), f->shape.tx_pool_n, f->o.msg_bytes,
+		       f->fed ? ", sends what its ring brings" : "");
 	return rp::kExitOk;
 }
 

@@ -30,6 +30,9 @@ check "bad EAL option" 2 "rdmapipe: EAL initialisation failed: .*bad EAL argumen
 conf=$(cd "$(dirname "$0")/../../conf" && pwd)
 bad=$(cd "$(dirname "$0")/../conf/bad" && pwd)
 check "--check a good file" 0 "default.conf: valid \(schema 1\): 1 device\(s\), 1 pool\(s\), 2 io context\(s\), 1 flow\(s\), 0 ring\(s\), 2 stage\(s\)$" "$B" -l 0-1 --check "$conf/default.conf"
+good=$(cd "$(dirname "$0")/../conf/good" && pwd)
+check "--check derives io contexts" 0 "^  lcore 0 \(rxe0, io context derived\): send CQ 272, receive CQ 1152, SRQ 1152 \(refill 128\), receive pool 1217 x 1024 B$" "$B" -l 0-1 --check "$good/derived.conf"
+check "--check derives pools" 0 "^  flow b: send pool 385 x 4096 B$" "$B" -l 0-1 --check "$good/derived.conf"
 check "--check without -l" 0 "lcores not checked \(no -l/-c given\)" "$B" --check "$conf/default.conf"
 check "--check a bad file" 2 "^rdmapipe: $bad/batch-zero.conf:10: flows.\[0\].batch: 0 is outside 1..512$" "$B" --check "$bad/batch-zero.conf"
 check "--check an lcore outside -l" 2 "default.conf:40: io_contexts.\[0\].lcore: lcore 1 is not in the EAL lcore set \(-l\)$" "$B" -l 0 --check "$conf/default.conf"
