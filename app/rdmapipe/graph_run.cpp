@@ -122,6 +122,9 @@ RunView make_view(const PipelineConf &c, const Graph &g, const std::string &what
 			v.pools.push_back({"lcore " + std::to_string(l->lcore) + " receive buffers", l->rx_pool});
 	for (const auto &r : g.rings)
 		v.rings.push_back({r->conf->name, r->ring});
+	for (const auto &s : g.stages)
+		v.stages.push_back({s->conf->name, stage_kind_name(s->conf->kind), s->lcore->lcore, &s->st.live});
+	v.stage_cycles = !g.lcores.empty() && g.lcores[0]->loop.count_cycles;
 	v.config = {"pipeline file: " + c.file,
 		    "flows: " + std::to_string(g.flows.size()) + ", stages: " + std::to_string(g.stages.size()) +
 			    ", lcores: " + std::to_string(g.lcores.size()),
@@ -149,6 +152,9 @@ void print_stage(const GraphStage &s)
 		printf(", %" PRIu64 " bursts held back by a full ring", st.out_full);
 	if (s.conf->kind == StageKind::gen && st.pool_empty)
 		printf(", %" PRIu64 " bursts short of buffers", st.pool_empty);
+	printf("; %" PRIu64 " calls", st.calls);
+	if (s.lcore->loop.count_cycles)
+		printf(", %.1f cycles per message", st.msgs ? static_cast<double>(st.cycles) / static_cast<double>(st.msgs) : 0.0);
 	printf("\n");
 }
 
@@ -312,8 +318,9 @@ int summarise(const PipelineConf &c, const Graph &g, const AsyncEventWatch &asyn
 		if (f.v.c.held_overflow)
 			printf("  flow %s receiver:    %" PRIu64 " beyond the window\n", f.conf->name.c_str(), f.v.c.held_overflow);
 	}
+	/* The RDMA stages' work is in the flow lines; their cost too when cycles are counted. */
 	for (const auto &s : g.stages)
-		if (s->conf->kind != StageKind::rdma_tx && s->conf->kind != StageKind::rdma_rx)
+		if ((s->conf->kind != StageKind::rdma_tx && s->conf->kind != StageKind::rdma_rx) || s->lcore->loop.count_cycles)
 			print_stage(*s);
 	printf("  messages sent:       %" PRIu64 "\n", all.sent);
 	printf("  messages completed:  %" PRIu64 "\n", all.completed);
@@ -441,6 +448,10 @@ int summarise(const PipelineConf &c, const Graph &g, const AsyncEventWatch &asyn
 		res.lcores.push_back({l.lcore, roles[i].c_str(), l.loop.busy_iterations, l.loop.iterations - l.loop.busy_iterations,
 				      l.cpu_s});
 	}
+	for (const auto &s : g.stages)
+		res.stages.push_back({s->conf->name, stage_kind_name(s->conf->kind), s->lcore->lcore, s->st.st.calls, s->st.st.msgs,
+				      s->st.st.cycles});
+	res.stage_cycles = !g.lcores.empty() && g.lcores[0]->loop.count_cycles;
 	res.period_s = sampler.period_s;
 	res.series = sampler.series;
 	return write_results(o0, res, pass);

@@ -190,6 +190,16 @@ int write_results_json(const std::string &path, const Results &r, std::string *e
 			   ", \"cpu_s\": %.3f}",
 			i ? "," : "", l.lcore, json_str(l.role).c_str(), l.polls_busy, l.polls_idle, l.cpu_s);
 	}
+	fprintf(f, "\n  ],\n  \"stages\": [");
+	for (size_t i = 0; i < r.stages.size(); i++) {
+		const StageResult &s = r.stages[i];
+		fprintf(f, "%s\n    {\"name\": %s, \"kind\": %s, \"lcore\": %u, \"calls\": %" PRIu64 ", \"objects\": %" PRIu64,
+			i ? "," : "", json_str(s.name).c_str(), json_str(s.kind).c_str(), s.lcore, s.calls, s.objects);
+		if (r.stage_cycles)
+			fprintf(f, ", \"busy_cycles\": %" PRIu64 ", \"cycles_per_object\": %.1f", s.cycles,
+				s.objects ? static_cast<double>(s.cycles) / static_cast<double>(s.objects) : 0.0);
+		fprintf(f, "}");
+	}
 	fprintf(f, "\n  ],\n  \"series\": {\"period_s\": %.3f, \"flows\": [", r.period_s);
 	for (size_t i = 0; i < r.flows.size(); i++)
 		fprintf(f, "%s%s", i ? ", " : "", json_str(r.flows[i].name).c_str());

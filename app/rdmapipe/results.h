@@ -33,6 +33,13 @@ struct LcoreResult {
 	double cpu_s = 0;
 };
 
+struct StageResult {
+	std::string name, kind;
+	unsigned lcore = 0;
+	uint64_t calls = 0, objects = 0;
+	uint64_t cycles = 0;       // TSC cycles in the calls that handled objects (0: not counted)
+};
+
 struct Results {
 	const char *mode = "rate";   // rate | pingpong
 	const char *role = "loopback";   // loopback (both ends here) | client | server (two processes)
@@ -42,6 +49,8 @@ struct Results {
 	bool pass = false;
 	std::vector<FlowResult> flows;
 	std::vector<LcoreResult> lcores;
+	std::vector<StageResult> stages;   // a pipeline's stages (none: a run kind without them)
+	bool stage_cycles = false;
 	double period_s = 1;
 	std::vector<std::vector<uint64_t>> series;   // [second][flow]: messages completed so far
 };

@@ -70,6 +70,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 	}
 	c.run.warmup_s = o.warmup_s;
 	c.run.connect = o.connect;
+	c.run.stage_cycles = o.stage_cycles;
 	c.run.stats_period_s = o.stats_period_s;
 	c.run.json = o.output_json;
 	c.run.csv = o.output_csv;
@@ -189,7 +190,8 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		     "; flow = \"" + s.flow + "\"; }" + (i + 1 < c.stages.size() ? "," : "") + "\n";
 	}
 	t += ");\nrun = {\n  warmup = " + num(c.run.warmup_s) + ";\n  stats_period = " + num(c.run.stats_period_s) +
-	     ";\n  connect = \"" + (c.run.connect == ConnectPath::direct ? "direct" : "cm") + "\";\n";
+	     ";\n  connect = \"" + (c.run.connect == ConnectPath::direct ? "direct" : "cm") + "\";\n  stage_cycles = " +
+	     (c.run.stage_cycles ? "true" : "false") + ";\n";
 	if (!c.run.json.empty() || !c.run.csv.empty()) {
 		t += "  output = {";
 		if (!c.run.json.empty())

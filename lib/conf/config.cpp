@@ -234,7 +234,7 @@ const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "
 					    "min_rnr_timer"};
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output"};
-const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect"};
+const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles"};
 const std::vector<std::string> kOutputKeys = {"json", "csv"};
 const std::vector<std::string> kVerbNames = {"send", "send_imm", "write", "write_imm", "read", "fetch_add", "cmp_swap"};
 const std::vector<std::string> kStageKinds = {"gen", "rdma_tx", "rdma_rx", "echo", "verify", "sink", "forward"};
@@ -609,7 +609,7 @@ bool read_run(Reader &r, const Setting &root, PipelineConf *c)
 	    !r.seconds(*g, "stats_period", &c->run.stats_period_s))
 		return false;
 	int connect = 0;
-	if (!r.choice(*g, "connect", {"cm", "direct"}, &connect))
+	if (!r.choice(*g, "connect", {"cm", "direct"}, &connect) || !r.boolean(*g, "stage_cycles", &c->run.stage_cycles))
 		return false;
 	c->run.connect = connect ? ConnectPath::direct : ConnectPath::cm;
 	if (const Setting *o = r.find(*g, "output")) {

@@ -115,6 +115,7 @@ struct RunConf {
 	std::string json;           // results files ("" : none)
 	std::string csv;
 	ConnectPath connect = ConnectPath::cm;   // loopback QP pairs: rdma_cm, or directly
+	bool stage_cycles = false;  // the lcore loops count TSC cycles per stage call
 };
 
 struct PipelineConf {

@@ -38,6 +38,7 @@ enum LongOnly {
 	OPT_PEER,
 	OPT_LOCAL,
 	OPT_DUMP_CONF,
+	OPT_STAGE_CYCLES,
 };
 
 struct VerbName {
@@ -93,6 +94,7 @@ const struct option kLongOpts[] = {
 	{"stall-timeout", required_argument, nullptr, OPT_STALL},
 	{"config", required_argument, nullptr, 'f'},
 	{"dump-conf", no_argument, nullptr, OPT_DUMP_CONF},
+	{"stage-cycles", no_argument, nullptr, OPT_STAGE_CYCLES},
 	{"quiet", no_argument, nullptr, 'q'},
 	{"help", no_argument, nullptr, 'h'},
 	{"version", no_argument, nullptr, 'V'},
@@ -239,6 +241,8 @@ const char *options_usage()
 "  -f, --config FILE        run the pipeline FILE describes (libconfig; see conf/default.conf);\n"
 "                           'rdmapipe [EAL options] --check FILE' validates it without running\n"
 "      --dump-conf          print the pipeline these options mean, as a file for -f, and exit\n"
+"      --stage-cycles       count TSC cycles per stage call (summary, show stages, telemetry,\n"
+"                           results; costs a TSC read per call)\n"
 "      --listen [ADDR:]PORT two processes: be the server (the responder) on ADDR:PORT;\n"
 "      --peer ADDR:PORT     ... or the client (the requester) of that server, over rdma_cm;\n"
 "      --local ADDR         the client's own address (picks its device); both sides take\n"
@@ -269,12 +273,15 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:f:qhVi", kLongOpts, nullptr)) != -1) {
 		const char *a = optarg;
 		if (shaping.empty() && c != 'f' && c != 'q' && c != 'h' && c != 'V' && c != OPT_STALL && c != OPT_CORRUPT && c != OPT_OUTPUT && c != OPT_CSV &&
-		    c != OPT_BAD_RKEY && c != OPT_CONNECT && c != OPT_STATS_PERIOD && c != OPT_DUMP_CONF && c != 'i' && c != ':' &&
+		    c != OPT_BAD_RKEY && c != OPT_CONNECT && c != OPT_STATS_PERIOD && c != OPT_DUMP_CONF && c != OPT_STAGE_CYCLES && c != 'i' && c != ':' &&
 		    c != '?')
 			shaping = argv[optind - 1 - (optarg && optarg == argv[optind - 1] ? 1 : 0)];
 		switch (c) {
 		case OPT_DUMP_CONF:
 			o->dump_conf = true;
+			break;
+		case OPT_STAGE_CYCLES:
+			o->stage_cycles = true;
 			break;
 		case 'f':
 			if (*a == '\0') {

@@ -111,6 +111,7 @@ struct RunOptions {
 	std::string local;              // --local ADDR: the client's address (picks its device)
 	std::string config_file;        // -f: a pipeline file describes the run
 	bool dump_conf = false;         // --dump-conf: print the pipeline the command line means
+	bool stage_cycles = false;      // --stage-cycles: count TSC cycles per stage call
 	std::vector<std::string> argv_app;   // the arguments after "--" (for --dump-conf's header)
 	std::string output_json;        // results files written at the end ("": none)
 	std::string output_csv;

@@ -200,6 +200,21 @@ void show_what(Console *c, const CmdResult &r)
 				 rte_ring_count(g.ring), rte_ring_free_count(g.ring));
 			text += buf;
 		}
+	} else if (what == "stages") {
+		for (const StageView &s : v.stages) {
+			const uint64_t calls = s.live->calls.load(std::memory_order_relaxed);
+			const uint64_t msgs = s.live->msgs.load(std::memory_order_relaxed);
+			const uint64_t cycles = s.live->cycles.load(std::memory_order_relaxed);
+			snprintf(buf, sizeof(buf), "  %-14s %-8s lcore %-3u calls %-12" PRIu64 " objects %-12" PRIu64 " objs/call %.2f",
+				 s.name.c_str(), s.kind.c_str(), s.lcore, calls, msgs,
+				 calls ? static_cast<double>(msgs) / static_cast<double>(calls) : 0.0);
+			text += buf;
+			if (v.stage_cycles) {
+				snprintf(buf, sizeof(buf), "  cycles/obj %.1f", msgs ? static_cast<double>(cycles) / static_cast<double>(msgs) : 0.0);
+				text += buf;
+			}
+			text += "\n";
+		}
 	} else {   // config
 		text = "  " + v.what + " on " + v.device + "\n";
 		for (const std::string &l : v.config)
@@ -294,7 +309,7 @@ void help_cmd(Console *c, const CmdResult &)
 {
 	out(c, "commands (TAB completes, up and down recall):\n"
 	       "  show stats [all | flow NAME | lcore N]   rates since the last show, totals since start or clear\n"
-	       "  show flows | lcores | qps | pools | rings | config\n"
+	       "  show flows | lcores | qps | pools | rings | stages | config\n"
 	       "  clear stats                              totals start again from now\n"
 	       "  set rate FLOW VALUE                      e.g. 20000, 1.5Mpps, 2Gbps; 0 lifts the limit\n"
 	       "  set batch FLOW N                         WRs per chain, 1 .. the set-up batch\n"
@@ -388,8 +403,8 @@ void build(Console *c)
 	    {word(c, 0, "show"), word(c, 1, "stats"), word(c, 2, "flow"), word(c, 3, nullptr)});
 	add(c, show_stats, "show stats lcore N: one lcore's busy and idle polls",
 	    {word(c, 0, "show"), word(c, 1, "stats"), word(c, 2, "lcore"), number(c)});
-	add(c, show_what, "show flows|lcores|qps|pools|rings|config: what the run is made of",
-	    {word(c, 0, "show"), word(c, 1, "flows#lcores#qps#pools#rings#config")});
+	add(c, show_what, "show flows|lcores|qps|pools|rings|stages|config: what the run is made of (stages: calls, objects, cycles)",
+	    {word(c, 0, "show"), word(c, 1, "flows#lcores#qps#pools#rings#stages#config")});
 	add(c, clear_stats, "clear stats: totals start again from now", {word(c, 0, "clear"), word(c, 1, "stats")});
 	add(c, start_cmd, "start: resume the senders", {word(c, 0, "start")});
 	add(c, stop_cmd, "stop: pause the senders (what is in flight completes)", {word(c, 0, "stop")});

@@ -48,6 +48,13 @@ struct RingView {
 	rte_ring *ring = nullptr;
 };
 
+struct StageView {
+	std::string name;
+	std::string kind;
+	unsigned lcore = 0;
+	const StageLive *live = nullptr;
+};
+
 struct QpView {
 	std::string flow;
 	uint32_t index = 0;           // within the flow
@@ -67,6 +74,8 @@ struct RunView {
 	std::vector<PoolView> pools;
 	std::vector<RingView> rings;
 	std::vector<QpView> qps;
+	std::vector<StageView> stages;
+	bool stage_cycles = false;    // the lcores count TSC cycles per stage call
 	RunControl *ctl = nullptr;    // start, stop, quit
 	/* The port's hardware counters (retransmissions, protocol errors) at the start. */
 	unsigned port = 1;

@@ -139,6 +139,29 @@ int lcores_cb(const char *, const char *, rte_tel_data *d)
 	return 0;
 }
 
+int stages_cb(const char *, const char *, rte_tel_data *d)
+{
+	std::lock_guard<std::mutex> lock(g_mu);
+	if (no_run(d))
+		return 0;
+	const RunView &v = *g_run;
+	rte_tel_data_start_dict(d);
+	for (const StageView &s : v.stages) {
+		rte_tel_data *t = rte_tel_data_alloc();
+		if (t == nullptr)
+			return -ENOMEM;
+		rte_tel_data_start_dict(t);
+		rte_tel_data_add_dict_string(t, "kind", s.kind.c_str());
+		rte_tel_data_add_dict_u64(t, "lcore", s.lcore);
+		rte_tel_data_add_dict_u64(t, "calls", s.live->calls.load(std::memory_order_relaxed));
+		rte_tel_data_add_dict_u64(t, "objects", s.live->msgs.load(std::memory_order_relaxed));
+		if (v.stage_cycles)
+			rte_tel_data_add_dict_u64(t, "busy_cycles", s.live->cycles.load(std::memory_order_relaxed));
+		rte_tel_data_add_dict_container(d, s.name.c_str(), t, 0);
+	}
+	return 0;
+}
+
 int config_cb(const char *, const char *, rte_tel_data *d)
 {
 	std::lock_guard<std::mutex> lock(g_mu);
@@ -174,6 +197,7 @@ int telemetry_register(std::string *err)
 		{"/rdmapipe/stats", stats_cb, "Per flow: sent, completed, errors, outstanding, rates, progress. Parameter: a flow name"},
 		{"/rdmapipe/flows", flows_cb, "Per flow: verb, size, QPs, batch, signalling, rate limit, messages"},
 		{"/rdmapipe/lcores", lcores_cb, "Per lcore: role, busy and idle polls; pools and rings in use"},
+		{"/rdmapipe/stages", stages_cb, "Per stage: kind, lcore, calls, objects, busy cycles (run.stage_cycles)"},
 		{"/rdmapipe/config", config_cb, "The device and the run's settings"},
 	};
 	for (auto &e : eps)

@@ -104,6 +104,15 @@ struct alignas(64) RoleLive {
 	std::atomic<uint32_t> srq_posted{0};  // responder: receives in the SRQ
 };
 
+/* ... and per stage (rte_graph's node stats), stored by its lcore's loop at every control
+ * check: calls, objects handled, and (when the loop counts them) TSC cycles spent in
+ * the calls that handled any. */
+struct alignas(64) StageLive {
+	std::atomic<uint64_t> calls{0};
+	std::atomic<uint64_t> msgs{0};
+	std::atomic<uint64_t> cycles{0};
+};
+
 /* What the control plane changes in a running flow (the console's set commands): one
  * writer (the control plane), read by the flow's requester once a burst. */
 struct alignas(64) FlowControl {

@@ -503,6 +503,7 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 			return -1;
 		}
 		stage_init(&s.st, ops, sc.name.c_str());
+		s.st.kind_name = stage_kind_name(sc.kind);
 		for (const std::string &o : sc.outputs)
 			ring_named(g, o)->producers.push_back(&s);
 		for (const std::string &in : sc.inputs)
@@ -783,6 +784,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const
 		if (l->has_io && route_lcore(l.get(), err) != 0)
 			return -1;
 		l->loop.abort = &g->run.abort;
+		l->loop.count_cycles = c.run.stage_cycles || cli.stage_cycles;
 		if (l->has_io && l->io.channel) {
 			l->loop.idler.channel = l->io.channel;
 			l->loop.idler.cqs[0] = l->io.send_cq;

@@ -1,21 +1,48 @@
 #include "pipeline/lcore_loop.h"
 
+#include <rte_cycles.h>
+
 namespace rp {
 
-int lcore_loop_run(void *arg)
+namespace {
+
+/* What the control plane may read of each stage (one writer: this lcore). */
+void publish(const LcoreLoop *l)
 {
-	auto *l = static_cast<LcoreLoop *>(arg);
+	for (uint32_t i = 0; i < l->nstages; i++) {
+		Stage *s = l->stages[i];
+		s->live.calls.store(s->st.calls, std::memory_order_relaxed);
+		s->live.msgs.store(s->st.msgs, std::memory_order_relaxed);
+		s->live.cycles.store(s->st.cycles, std::memory_order_relaxed);
+	}
+}
+
+/* Counting cycles costs a TSC read per call: a variant chosen once, at launch. */
+template <bool Cycles>
+int run(LcoreLoop *l)
+{
 	int rc = 0;
 	for (uint64_t it = 1;; it++) {
 		uint32_t work = 0;
 		for (uint32_t i = 0; i < l->nstages; i++) {
 			Stage *s = l->stages[i];
-			if (!s->done.load(std::memory_order_relaxed))
+			if (s->done.load(std::memory_order_relaxed))
+				continue;
+			s->st.calls++;
+			if constexpr (Cycles) {
+				const uint64_t t0 = rte_rdtsc();
+				const uint32_t n = s->ops->burst(s);
+				if (n)
+					s->st.cycles += rte_rdtsc() - t0;
+				work += n;
+			} else {
 				work += s->ops->burst(s);
+			}
 		}
 		l->busy_iterations += work != 0;
 		l->idler.idle(work != 0);
 		if ((it & (kControlEvery - 1)) == 0 || work == 0) {
+			publish(l);
 			if (l->stop.load(std::memory_order_acquire)) {
 				rc = -1;
 				l->iterations = it;
@@ -33,8 +60,17 @@ int lcore_loop_run(void *arg)
 			}
 		}
 	}
+	publish(l);
 	l->finished.store(true, std::memory_order_release);
 	return rc;
+}
+
+} // namespace
+
+int lcore_loop_run(void *arg)
+{
+	auto *l = static_cast<LcoreLoop *>(arg);
+	return l->count_cycles ? run<true>(l) : run<false>(l);
 }
 
 } // namespace rp

@@ -29,6 +29,7 @@ struct alignas(64) LcoreLoop {
 	/* Adaptive polling belongs to the lcore: it sleeps only after a run of iterations in
 	 * which none of its stages had work (inert without a channel: busy polling). */
 	Idler idler;
+	bool count_cycles = false;          // TSC cycles per stage call (run.stage_cycles): setup only
 };
 
 /* rte_eal_remote_launch entry point: arg is a LcoreLoop. Returns 0, or -1 when stopped

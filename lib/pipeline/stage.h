@@ -9,6 +9,7 @@
  * another lcore reads (the stage downstream, and main). */
 #pragma once
 
+#include "engine/counters.h"
 #include "engine/run_control.h"
 
 #include <rte_mempool.h>
@@ -44,6 +45,8 @@ extern const StageOps kRdmaRxStage;
 extern const StageOps kRdmaTxStage;
 
 struct alignas(64) StageStats {
+	uint64_t calls = 0;          // bursts called (by the lcore loop)
+	uint64_t cycles = 0;         // TSC cycles in the calls that handled any (a loop that counts them)
 	uint64_t msgs = 0;           // messages handled
 	uint64_t bursts = 0;         // bursts that handled at least one
 	uint64_t out_full = 0;       // bursts the output ring could not take whole (back-pressure)
@@ -73,6 +76,8 @@ struct alignas(64) Stage {
 	int rc = 0;                    // an RDMA stage: its role's finish() result, once done
 	std::atomic<bool> done{false}; // owner lcore: wo (release); downstream and main: ro
 	StageStats st;
+	StageLive live;                // st's calls, messages and cycles for the control plane
+	const char *kind_name = "";    // the file's kind (show stages)
 };
 
 /* Setup: a stage of `ops` kind; the rest is filled in by the caller. */

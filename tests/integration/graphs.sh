@@ -65,6 +65,24 @@ for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks 
 	esac
 done
 
+# Per-stage costs (rte_graph's node stats): with --stage-cycles every stage's line
+# says its calls and TSC cycles per message, and the results file has them.
+json=$(mktemp --suffix=.json)
+run forward-and-sinks --stage-cycles --output "$json"
+expect_eq "stage cycles: exit status" "$rc" 0
+expect_grep "$out" "^  stage fw: +forward on lcore 1: 20000 messages in [0-9]+ bursts.*; [0-9]+ calls, [0-9.]+ cycles per message$"
+expect_grep "$out" "^  stage tx: +rdma_tx on lcore 1: 20000 messages in [0-9]+ bursts; [0-9]+ calls, [0-9.]+ cycles per message$"
+python3 - "$json" <<'PY' && echo "ok: results have the stages" || { echo "FAIL: results stages"; fails=$((fails + 1)); }
+import json, sys
+r = json.load(open(sys.argv[1]))
+st = {s['name']: s for s in r['stages']}
+assert set(st) == {'tx', 'rx', 'fw', 'v', 'k', 'stx', 'srx', 'g', 'gk'}, st
+assert st['fw']['kind'] == 'forward' and st['fw']['lcore'] == 1 and st['fw']['objects'] == 20000, st['fw']
+assert st['fw']['calls'] >= 1 and st['fw']['busy_cycles'] > 0 and st['fw']['cycles_per_object'] > 0, st['fw']
+assert st['g']['objects'] == 5000 and st['gk']['objects'] == 5000, st
+PY
+rm -f "$json"
+
 # A byte flipped in flow f's message 100 (QP 0): the fed flow sends what the gen made,
 # the receiver hands it on, and the verify stage on the other lcore catches it.
 run gen-across-lcores --inject-corruption 100

@@ -54,7 +54,7 @@ else
 	done
 	sleep 1.5
 	# One connection, five queries (dpdk-telemetry.py reads commands from its input).
-	printf '%s\n' /rdmapipe/stats /rdmapipe/stats,flow0 /rdmapipe/flows /rdmapipe/lcores /rdmapipe/config |
+	printf '%s\n' /rdmapipe/stats /rdmapipe/stats,flow0 /rdmapipe/flows /rdmapipe/lcores /rdmapipe/config /rdmapipe/stages |
 		timeout 20 "$TEL" -f $prefix >"$tel" 2>&1
 	wait $pid
 	rc=$?
@@ -81,6 +81,10 @@ lc = replies['/rdmapipe/lcores'][0]
 roles = sorted(v['role'] for k, v in lc.items() if k.startswith('lcore'))
 assert roles == ['requester', 'responder'], lc
 assert replies['/rdmapipe/config'][0]['device'], replies['/rdmapipe/config']
+stages = replies['/rdmapipe/stages'][0]
+assert set(stages) == {'flow0_tx', 'flow0_rx', 'flow1_tx', 'flow1_rx'}, stages
+assert stages['flow0_tx']['kind'] == 'rdma_tx' and stages['flow0_tx']['calls'] > 0 and stages['flow0_tx']['objects'] > 0, stages
+assert 'busy_cycles' not in stages['flow0_tx'], stages   # counted only with --stage-cycles
 PY
 	rm -f "$tel"
 	rmdir "/var/run/dpdk/$prefix" 2>/dev/null
@@ -142,6 +146,7 @@ assert sent(s3) > sent(s2), (s2, s3)
 cmd('show stats all', r'counters since the start: .*sent_pkts \d+')
 cmd('show qps', r'qp_num')
 cmd('show pools', r'buffers of 64 B')
+cmd('show stages', r'flow1_rx +rdma_rx +lcore 1 +calls [1-9][0-9]* +objects [1-9][0-9]*')
 os.write(fd, b'quit\r')
 tail = read_until(r'result: (PASS|FAIL)', timeout=30)
 print(tail)

@@ -109,6 +109,27 @@ void done_waits_for_the_ring_to_drain(void **)
 	assert_true(rte_ring_empty(c.a) && rte_ring_empty(c.b));
 }
 
+void stage_stats_published(void **)
+{
+	/* The loop counts each stage's calls (and with count_cycles its busy TSC cycles) and
+	 * publishes them for the control plane; without count_cycles no cycle is counted. */
+	for (bool cycles : {false, true}) {
+		Chain c(5000, 16, 64, 64);
+		c.loop.count_cycles = cycles;
+		assert_int_equal(rp::lcore_loop_run(&c.loop), 0);
+		for (rp::Stage *s : {&c.src, &c.ver, &c.snk}) {
+			assert_true(s->st.calls >= s->st.bursts && s->st.bursts > 0);
+			assert_int_equal(s->live.calls.load(), s->st.calls);
+			assert_int_equal(s->live.msgs.load(), 5000);
+			assert_int_equal(s->live.cycles.load(), s->st.cycles);
+			if (cycles)
+				assert_true(s->st.cycles > 0);
+			else
+				assert_int_equal(s->st.cycles, 0);
+		}
+	}
+}
+
 void stop_ends_the_loop(void **)
 {
 	Chain c(1000, 64, 128, 64);
@@ -129,6 +150,7 @@ int main()
 		cmocka_unit_test(delivers_everything_in_order),
 		cmocka_unit_test(verify_counts_corruption_and_reordering),
 		cmocka_unit_test(done_waits_for_the_ring_to_drain),
+		cmocka_unit_test(stage_stats_published),
 		cmocka_unit_test(stop_ends_the_loop),
 	};
 	int rc = cmocka_run_group_tests_name("stages", tests, nullptr, nullptr);
