@@ -1,5 +1,7 @@
 #include "pipeline.h"
 
+#include "pipeline/graph.h"
+
 #include <algorithm>
 
 namespace rp {
@@ -28,35 +30,18 @@ const DeviceConf *device_of(const PipelineConf &c, const IoContextConf *io)
 }
 
 /* The options of one flow f between the io contexts of its two ends (either may be
- * absent: the other host's), keeping the command line's test hooks and results files. */
+ * absent: the other host's): the builder's view of the flow (flow_run_options, which
+ * keeps the command line's hooks and results files) and what the run kinds outside it
+ * take from the io contexts and the device. */
 RunOptions flow_options(const PipelineConf &c, const FlowConf &f, const IoContextConf *txio, const IoContextConf *rxio,
 			const DeviceConf &dev, const RunOptions &cli)
 {
-	RunOptions r;
-	r.quiet = cli.quiet;
-	r.stall_timeout_s = cli.stall_timeout_s;
-	r.corrupt_msg = cli.corrupt_msg;
-	r.bad_rkey_qp = cli.bad_rkey_qp;
-	r.config_file = cli.config_file;
-	r.connect = cli.connect;
-	/* Results files: the command line's, else the file's run.output. */
-	r.output_json = !cli.output_json.empty() ? cli.output_json : c.run.json;
-	r.output_csv = !cli.output_csv.empty() ? cli.output_csv : c.run.csv;
-	r.flow_names = {f.name};
-	r.verb = f.verb;
-	r.flows = {f.qps};
-	r.qps = f.qps;
+	RunOptions r = flow_run_options(c, f, cli);
 	r.device = dev.name;
 	r.port = dev.port;
 	r.gid_index = dev.gid_index;
-	r.msg_bytes = f.sizes[0];
-	r.batch = f.batch;
-	r.signal_every = f.signal_every;
-	r.sq_depth = f.sq_depth;
-	r.slots = f.window;
-	r.srq_refill = rxio && rxio->srq ? rxio->srq_refill : std::max(f.batch, f.window * r.qps / 8);
-	r.inline_send = f.inline_send;
-	r.verify = f.verify;
+	if (rxio && rxio->srq)
+		r.srq_refill = rxio->srq_refill;
 	r.adaptive_poll = (txio && txio->adaptive_poll) || (rxio && rxio->adaptive_poll);
 	r.cq_api = (!txio || txio->cq_api == CqApi::ex) && (!rxio || rxio->cq_api == CqApi::ex) ? CqApi::ex : CqApi::classic;
 	/* The file's sizes, where they are more than the engine's sizing asks for (the
@@ -65,15 +50,6 @@ RunOptions flow_options(const PipelineConf &c, const FlowConf &f, const IoContex
 	r.rx_send_cq = rxio ? rxio->send_cq : 0;
 	r.rx_recv_cq = rxio ? rxio->recv_cq : 0;
 	r.rx_srq = rxio ? rxio->srq : 0;
-	for (const PoolConf &pool : c.pools)
-		if (pool.name == f.pool) {
-			r.pool_count = pool.count;
-			r.pool_cache = pool.cache;
-		}
-	r.warmup_s = c.run.warmup_s;
-	r.uc = f.transport == Transport::uc;
-	r.interactive = cli.interactive;
-	r.stats_period_s = cli.stats_period_s > 0 ? cli.stats_period_s : c.run.stats_period_s;
 	return r;
 }
 
@@ -180,14 +156,8 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 	} else if (kind == 2) {
 		r.listen = f0.listen;
 	}
-	if (f0.messages)
-		r.messages = f0.messages;
-	else if (f0.duration_s > 0)
-		r.duration_s = f0.duration_s;
-	else if (c.run.duration_s > 0)
-		r.duration_s = c.run.duration_s;
-	else
-		r.messages = echo ? kDefaultPingPongIterations : kDefaultMessages;
+	if (echo && f0.messages == 0 && r.duration_s == 0)
+		r.messages = kDefaultPingPongIterations;   // flow_run_options gave a rate run's default
 	if (echo && r.duration_s > 0) {
 		*err = at(c, f0.line, "flows.[0]") + "a ping-pong runs a number of messages, not a duration";
 		return -1;

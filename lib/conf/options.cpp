@@ -273,7 +273,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:f:qhVi", kLongOpts, nullptr)) != -1) {
 		const char *a = optarg;
 		if (shaping.empty() && c != 'f' && c != 'q' && c != 'h' && c != 'V' && c != OPT_STALL && c != OPT_CORRUPT && c != OPT_OUTPUT && c != OPT_CSV &&
-		    c != OPT_BAD_RKEY && c != OPT_CONNECT && c != OPT_STATS_PERIOD && c != OPT_DUMP_CONF && c != OPT_STAGE_CYCLES && c != 'i' && c != ':' &&
+		    c != OPT_BAD_RKEY && c != OPT_STATS_PERIOD && c != OPT_DUMP_CONF && c != OPT_STAGE_CYCLES && c != 'i' && c != ':' &&
 		    c != '?')
 			shaping = argv[optind - 1 - (optarg && optarg == argv[optind - 1] ? 1 : 0)];
 		switch (c) {

@@ -39,6 +39,7 @@ check "--check an lcore outside -l" 2 "default.conf:40: io_contexts.\[0\].lcore:
 check "--check without a file" 2 "^rdmapipe: --check needs a configuration file$" "$B" --check
 check "-f with a bad file" 2 "^rdmapipe: $bad/verb-typo.conf:10: flows.\[0\].verb: 'write_imn' is not one of" "$B" -l 0-2 --no-huge -m 128 -- -f "$bad/verb-typo.conf"
 check "-f and -v" 2 "^rdmapipe: --config .*: the pipeline file describes the run; '-v' cannot be combined with it$" "$B" $EAL -- -f "$conf/default.conf" -v send
+check "-f and --connect (the file's run.connect says it)" 2 "^rdmapipe: --config .*: the pipeline file describes the run; '--connect' cannot be combined with it$" "$B" $EAL -- -f "$conf/default.conf" --connect direct
 check "-f missing file" 2 "^rdmapipe: /nonexistent.conf: cannot read the file: No such file or directory$" "$B" $EAL -- -f /nonexistent.conf
 # The command line is a pipeline: --dump-conf prints it as a file that --check accepts
 # and that says what the options said (here two flows of reads, 8 and 2 QPs, the wr
