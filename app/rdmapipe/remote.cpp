@@ -508,7 +508,9 @@ int run_server(const RunOptions &o)
 		printf("  messages received:   %" PRIu64 "\n", c.received);
 		printf("  messages verified:   %" PRIu64 "\n", c.verified);
 		printf("  message rate:        %.4f Mmsg/s\n", secs > 0 ? static_cast<double>(c.received) / secs / 1e6 : 0.0);
-		printf("  credit writes:       %" PRIu64 "\n", c.credit_writes);
+		printf("  credit writes:       %" PRIu64 "%s\n", c.credit_writes,
+		       c.credit_flushed_late ? (" (" + std::to_string(c.credit_flushed_late) +
+						" flushed when the client left after its last message: not needed)").c_str() : "");
 		printf("  sequence errors:     %" PRIu64 "\n", c.sequence_errors);
 	} else if (o.verb == Verb::write) {
 		printf("  window slots checked: %" PRIu64 "\n", c.window_slots_checked);

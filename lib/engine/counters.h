@@ -66,6 +66,7 @@ struct alignas(64) ResponderCounters {
 	uint64_t counters_checked = 0;      // atomics: final word per QP checked at the end
 	uint64_t credit_writes = 0;
 	uint64_t held_overflow = 0;  // received beyond the window while the next stage was full: freed
+	uint64_t credit_flushed_late = 0;  // credit writes flushed by a peer that left after all arrived
 	uint64_t srq_post_calls = 0;
 	uint64_t polls_busy = 0;     // loop iterations that found work
 	uint64_t polls_idle = 0;

@@ -154,7 +154,12 @@ uint32_t role_burst(Stage *s)
 	if (s->done.load(std::memory_order_relaxed))
 		return 0;
 	uint32_t n = Burst(r);
-	s->st.msgs += n;
+	/* Its objects are messages: posted by a requester, received by a responder (also
+	 * those another role of the lcore polled for it). n counts completions too. */
+	if constexpr (std::is_same_v<Role, Requester>)
+		s->st.msgs = r->c.sent;
+	else
+		s->st.msgs = r->c.received;
 	s->st.bursts += n != 0;
 	if constexpr (std::is_same_v<Role, Requester>) {
 		/* Fed: nothing more will come once the producers are done and the ring is dry. */

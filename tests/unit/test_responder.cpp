@@ -334,11 +334,26 @@ void credit_completions_reaped_by_the_peer_free_credit(void **)
 	rp::responder_burst(&g.r);   // nothing arrives: only the freed ring lets it go
 	assert_int_equal(g.r.c.credit_writes, rp::kCreditRing + 1);
 	assert_int_equal(g.r.qps[0].credit_last, 2 * (rp::kCreditRing + 1));
+	/* A credit write flushed after a peer process announced its counts and all arrived
+	 * (it disconnects at its end) is no error; before that, it is. */
+	ibv_wc flushed{};
+	flushed.qp_num = fake::kQpNumBase;
+	flushed.status = IBV_WC_WR_FLUSH_ERR;
+	uint64_t announced = 2 * (rp::kCreditRing + 1);
+	g.ctl.qp_sent = &announced;
+	g.ctl.counts_known = true;
+	rp::responder_on_send_wc(&g.r, flushed, 0);
+	assert_int_equal(g.r.c.credit_flushed_late, 1);
+	assert_int_equal(g.r.c.wc_errors.total, 0);
+	announced++;   // one more was announced than arrived: the flush is an error
+	rp::responder_on_send_wc(&g.r, flushed, 0);
+	assert_int_equal(g.r.c.wc_errors.total, 1);
+	g.ctl.counts_known = false;
 	/* A completion of a QP neither role owns is still an error. */
 	ibv_wc stray{};
 	stray.qp_num = 0xdead;
 	rp::responder_on_send_wc(&g.r, stray, 0);
-	assert_int_equal(g.r.c.wc_errors.total, 1);
+	assert_int_equal(g.r.c.wc_errors.total, 2);
 }
 
 void write_final_window_is_checked(void **)

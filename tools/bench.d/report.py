@@ -1129,7 +1129,7 @@ def main():
     if os.path.exists(out):
         with open(out, errors="replace") as f:
             old = f.read()
-        for heading in ("## QP sharing",):
+        for heading in ("## QP sharing", "## A/B of two builds"):
             at = old.find("\n" + heading)
             if at >= 0:
                 nxt = old.find("\n## ", at + 1)
