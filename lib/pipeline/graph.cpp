@@ -673,15 +673,13 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const
 	for (auto &l : g->lcores)
 		if (l->conf && (!l->requesters.empty() || !l->responders.empty()) && make_lcore_io(g, l.get(), err) != 0)
 			return -1;
-	if (2ull * c.flows.size() > 0) {
-		uint64_t qps = 0;
-		for (auto &f : g->flows)
-			qps += 2ull * f->o.qps;
-		if (qps > static_cast<uint64_t>(dev->dev_attr.max_qp)) {
-			*err = dev->name + ": " + std::to_string(qps) + " QPs needed, the device allows " +
-			       std::to_string(dev->dev_attr.max_qp);
-			return -1;
-		}
+	uint64_t qps = 0;   // both ends of every flow on this device
+	for (auto &f : g->flows)
+		qps += 2ull * f->o.qps;
+	if (qps > static_cast<uint64_t>(dev->dev_attr.max_qp)) {
+		*err = dev->name + ": " + std::to_string(qps) + " QPs needed, the device allows " +
+		       std::to_string(dev->dev_attr.max_qp);
+		return -1;
 	}
 
 	/* Each flow's objects and roles on its two lcores' io contexts. */
