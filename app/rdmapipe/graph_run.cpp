@@ -67,7 +67,8 @@ FlowTally tally(const GraphFlow &f, const Graph &g)
 	return t;
 }
 
-std::string lcore_role(const GraphLcore &l)
+/* An lcore's stages, by name. */
+std::string lcore_stages(const GraphLcore &l)
 {
 	std::string s;
 	for (uint32_t i = 0; i < l.loop.nstages; i++)
@@ -393,23 +394,23 @@ int summarise(const PipelineConf &c, const Graph &g, const AsyncEventWatch &asyn
 					   : adaptive ? "adaptive (sleeps on a completion channel when idle)" : "busy");
 	for (const auto &l : g.lcores)
 		printf("  lcore %-3u            %s; %" PRIu64 " of %" PRIu64 " iterations busy, CPU %.3f s%s\n", l->lcore,
-		       lcore_role(*l).c_str(), l->loop.busy_iterations, l->loop.iterations, l->cpu_s,
+		       lcore_stages(*l).c_str(), l->loop.busy_iterations, l->loop.iterations, l->cpu_s,
 		       l->loop.idler.channel ? (", slept " + std::to_string(l->loop.idler.sleeps) + " times, woken by events " +
 						std::to_string(l->loop.idler.wakeups) + " times").c_str() : "");
 	/* A requester lcore and a responder lcore (every command-line run): their CPU as a
 	 * share of the run, as tools/bench reads it. */
 	const GraphLcore *req = nullptr, *rsp = nullptr;
-	bool two_roles = g.lcores.size() == 2;
 	for (const auto &l : g.lcores) {
 		const std::string r = lcore_roles(*l);
-		(r == "requester" ? req : r == "responder" ? rsp : req) = l.get();
-		two_roles &= r == "requester" || r == "responder";
+		if (r == "requester")
+			req = l.get();
+		else if (r == "responder")
+			rsp = l.get();
 	}
-	if (two_roles && req && rsp && req != rsp) {
-		const double wall = secs;
+	if (g.lcores.size() == 2 && req && rsp) {
 		for (const GraphLcore *l : {req, rsp}) {
 			printf("  %s CPU:       %.3f s (%.0f%% of %.3f s)", l == req ? "requester" : "responder", l->cpu_s,
-			       wall > 0 ? 100 * l->cpu_s / wall : 0.0, wall);
+			       100 * l->cpu_s / secs, secs);
 			if (l->loop.idler.channel)
 				printf(", %" PRIu64 " sleeps, %" PRIu64 " woken by events", l->loop.idler.sleeps, l->loop.idler.wakeups);
 			printf("\n");

@@ -44,7 +44,6 @@ public:
 	CqPeer peer() { return CqPeer{dispatch, this}; }
 
 	uint64_t unknown() const { return unknown_; }
-	bool empty() const { return owners_.empty(); }
 
 private:
 	struct Owner {

@@ -67,10 +67,10 @@ inline void on_credit_wc(Responder *r, uint32_t qi, const ibv_wc &wc)
 	}
 	if (wc.status != IBV_WC_SUCCESS) {
 		r->c.wc_errors.count(wc);
-		r->qps[qi].failed = true;
+		q.failed = true;
 		return;
 	}
-	r->qps[qi].credit_completed++;
+	q.credit_completed++;
 	r->credit_freed++;
 }
 
@@ -408,12 +408,6 @@ void responder_on_recv_wc(void *responder, const ibv_wc &wc, uint64_t now)
 		flush_out(r);
 	r->last_progress = now;   // polled by another role: still progress of ours
 	r->c.end_tsc = now;
-}
-
-void share_send_cq(Requester *q, Responder *v)
-{
-	q->send_peer = CqPeer{responder_on_send_wc, v};
-	v->send_peer = CqPeer{requester_on_send_wc, q};
 }
 
 int responder_run(Responder *r)

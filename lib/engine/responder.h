@@ -128,8 +128,4 @@ void responder_on_send_wc(void *responder, const ibv_wc &wc, uint64_t now);
  * (CqPeer::on_wc). The SRQ receive it consumed is counted by the role that polled it. */
 void responder_on_recv_wc(void *responder, const ibv_wc &wc, uint64_t now);
 
-/* A requester and a responder on one lcore, sharing its send CQ: each hands the
- * other's completions over. */
-void share_send_cq(Requester *q, Responder *v);
-
 } // namespace rp

@@ -28,10 +28,10 @@ extern const VerbsOps kIbvCqExRxeOps;
 
 namespace rp {
 
-/* Two roles on one lcore share its SharedIOContext's send CQ (a flow's requester and
- * another flow's responder, as in a relay): whichever of them polls the CQ hands each
- * completion of a QP it does not own to the other through this. Both run on the same
- * lcore, so this needs no synchronisation. */
+/* Roles on one lcore share its SharedIOContext's CQs: whichever of them polls a CQ
+ * hands each completion of a QP it does not own on through this (to the lcore's
+ * CqRouter, which finds the owner). All run on the same lcore, so this needs no
+ * synchronisation. */
 struct CqPeer {
 	void (*on_wc)(void *role, const ibv_wc &wc, uint64_t now) = nullptr;
 	void *role = nullptr;

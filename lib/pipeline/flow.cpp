@@ -72,9 +72,16 @@ int check_role_limits(const RoleShape &r, const Device &dev, uint64_t qps_here, 
 rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, const RunOptions &o,
 				  const Device &dev, int access, MrTable *mrs, std::string *err)
 {
-	rte_mempool *p = make_pool(name, n, o.msg_bytes, o.batch, o.pool_count ? o.pool_cache : UINT32_MAX);
+	return make_registered_pool(name, what, n, o.msg_bytes, o.batch, o.pool_count ? o.pool_cache : UINT32_MAX, dev, access,
+				    mrs, err);
+}
+
+rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, uint32_t elt_bytes, uint32_t burst,
+				  uint32_t cache, const Device &dev, int access, MrTable *mrs, std::string *err)
+{
+	rte_mempool *p = make_pool(name, n, elt_bytes, burst, cache);
 	if (p == nullptr) {
-		*err = std::string(what) + " (" + std::to_string(n) + " x " + std::to_string(o.msg_bytes) +
+		*err = std::string(what) + " (" + std::to_string(n) + " x " + std::to_string(elt_bytes) +
 		       " B): rte_mempool_create: " + rte_strerror(rte_errno) + " (give EAL more memory: -m, or more hugepages)";
 		return nullptr;
 	}

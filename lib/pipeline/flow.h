@@ -40,9 +40,12 @@ RoleShape role_shape(const RunOptions &o);
 /* The device can hold the CQs and `qps_here` QPs. Returns 0 or -1 with *err. */
 int check_role_limits(const RoleShape &r, const Device &dev, uint64_t qps_here, std::string *err);
 
-/* A registered pool of n buffers; *err names it and what to do when memory runs out. */
+/* A registered pool of n buffers; *err names it and what to do when memory runs out.
+ * The first takes the buffer size, burst and cache from a flow's options. */
 rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, const RunOptions &o,
 				  const Device &dev, int access, MrTable *mrs, std::string *err);
+rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, uint32_t elt_bytes, uint32_t burst,
+				  uint32_t cache, const Device &dev, int access, MrTable *mrs, std::string *err);
 
 RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t tsc_hz);
 ResponderParams responder_params(const RunOptions &o, uint64_t tsc_hz);

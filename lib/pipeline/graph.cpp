@@ -313,19 +313,10 @@ int fill_lcore_srq(Graph *g, GraphLcore *l, std::string *err)
 	if (l->srq == 0)
 		return 0;
 	const std::string who = "lcore " + std::to_string(l->lcore) + "'s receive pool";
-	if (l->rx_bytes) {
-		std::string name = "rp_rx" + std::to_string(l->lcore);
-		l->rx_pool = make_pool(name.c_str(), l->rx_pool_n, l->rx_bytes, kRxPollBurst);
-		if (l->rx_pool == nullptr) {
-			*err = who + " (" + std::to_string(l->rx_pool_n) + " x " + std::to_string(l->rx_bytes) +
-			       " B): rte_mempool_create: " + rte_strerror(rte_errno) + " (give EAL more memory: -m, or more hugepages)";
-			return -1;
-		}
-		if (mr_register_mempool(*g->dev, l->rx_pool, IBV_ACCESS_LOCAL_WRITE, &l->rx_mrs, err) != 0) {
-			*err = who + ": " + *err;
-			return -1;
-		}
-	}
+	const std::string name = "rp_rx" + std::to_string(l->lcore);
+	if (l->rx_bytes && (l->rx_pool = make_registered_pool(name.c_str(), who.c_str(), l->rx_pool_n, l->rx_bytes, kRxPollBurst,
+							      UINT32_MAX, *g->dev, IBV_ACCESS_LOCAL_WRITE, &l->rx_mrs, err)) == nullptr)
+		return -1;
 	if (l->refill.init(static_cast<uint32_t>(l->srq), static_cast<uint32_t>(l->srq_threshold), kRxPollBurst, l->rx_pool,
 			   l->rx_bytes, l->rx_pool ? &l->rx_mrs : nullptr) != 0) {
 		*err = "lcore " + std::to_string(l->lcore) + "'s SRQ refill: bad sizes (depth " + std::to_string(l->srq) +
@@ -503,7 +494,6 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 			return -1;
 		}
 		stage_init(&s.st, ops, sc.name.c_str());
-		s.st.kind_name = stage_kind_name(sc.kind);
 		for (const std::string &o : sc.outputs)
 			ring_named(g, o)->producers.push_back(&s);
 		for (const std::string &in : sc.inputs)

@@ -156,15 +156,14 @@ uint32_t role_burst(Stage *s)
 	uint32_t n = Burst(r);
 	/* Its objects are messages: posted by a requester, received by a responder (also
 	 * those another role of the lcore polled for it). n counts completions too. */
-	if constexpr (std::is_same_v<Role, Requester>)
-		s->st.msgs = r->c.sent;
-	else
-		s->st.msgs = r->c.received;
 	s->st.bursts += n != 0;
 	if constexpr (std::is_same_v<Role, Requester>) {
+		s->st.msgs = r->c.sent;
 		/* Fed: nothing more will come once the producers are done and the ring is dry. */
 		if (n == 0 && s->in && !r->finished && stage_upstream_done(s) && rte_ring_empty(s->in))
 			requester_input_ended(r);
+	} else {
+		s->st.msgs = r->c.received;
 	}
 	if (r->finished) {
 		s->rc = Finish(r);

@@ -77,7 +77,6 @@ struct alignas(64) Stage {
 	std::atomic<bool> done{false}; // owner lcore: wo (release); downstream and main: ro
 	StageStats st;
 	StageLive live;                // st's calls, messages and cycles for the control plane
-	const char *kind_name = "";    // the file's kind (show stages)
 };
 
 /* Setup: a stage of `ops` kind; the rest is filled in by the caller. */
