@@ -152,7 +152,8 @@ void run_lcore_jobs(const std::vector<LcoreJob> &jobs, const std::function<void(
 }
 
 int run_watched(const std::vector<LcoreJob> &jobs, Sampler *sampler, bool sample, RunView *view, RunControl *ctl,
-		AsyncEventWatch *async, const std::function<void()> &tick, const std::function<void()> &after)
+		const std::vector<AsyncEventWatch *> &async, const std::function<void()> &tick,
+		const std::function<void()> &after)
 {
 	std::string err;
 	if (sample && sampler_start(sampler, &err) != 0)
@@ -169,7 +170,8 @@ int run_watched(const std::vector<LcoreJob> &jobs, Sampler *sampler, bool sample
 	/* Events raised by the run's last moments (a QP going to error) arrive within a
 	 * poll period of the watcher. */
 	usleep(100000);
-	async_watch_stop(async);
+	for (AsyncEventWatch *w : async)
+		async_watch_stop(w);
 	return kExitOk;
 }
 
@@ -226,12 +228,19 @@ void print_wc_errors(const char *who, const WcErrorCounts &e)
 
 void print_async_events(const AsyncEventWatch &w)
 {
+	print_async_events(std::vector<const AsyncEventWatch *>{&w});
+}
+
+void print_async_events(const std::vector<const AsyncEventWatch *> &ws)
+{
 	uint64_t nevents = 0;
-	for (unsigned t = 0; t < kAsyncEventTypes; t++)
-		nevents += w.counts[t].load();
+	for (const AsyncEventWatch *w : ws)
+		for (unsigned t = 0; t < kAsyncEventTypes; t++)
+			nevents += w->counts[t].load();
 	printf("  async events:        %" PRIu64 "\n", nevents);
-	for (uint32_t i = 0; i < w.kept.load(std::memory_order_acquire); i++)
-		printf("  async event:         %s\n", w.lines[i]);
+	for (const AsyncEventWatch *w : ws)
+		for (uint32_t i = 0; i < w->kept.load(std::memory_order_acquire); i++)
+			printf("  async event:         %s\n", w->lines[i]);
 }
 
 } // namespace rp

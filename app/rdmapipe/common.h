@@ -46,6 +46,7 @@ double thread_cpu_s();                     // CPU time of the calling thread
 double tsc_to_s(uint64_t tsc);
 void print_wc_errors(const char *who, const WcErrorCounts &e);
 void print_async_events(const AsyncEventWatch &w);
+void print_async_events(const std::vector<const AsyncEventWatch *> &ws);   // several devices' events
 
 /* Where the two roles of a run go (role A: requester or pinging side; role B:
  * responder or echoing side). Given lcores (from a pipeline file: o.tx_lcore,
@@ -72,10 +73,11 @@ struct RunView;
  * stats lines) when `sample`, telemetry's view of the run, the target of a signal.
  * tick: as for run_lcore_jobs (the console); after: once the jobs are done, before the
  * control plane lets go of the run (the console's last commands). Then the async-event
- * watcher gets a moment for the run's last events and stops. Returns kExitOk, or
+ * watchers (one per device) get a moment for the run's last events and stops. Returns kExitOk, or
  * kExitSetup (printed) when the sampler cannot start: nothing was launched then. */
 int run_watched(const std::vector<LcoreJob> &jobs, Sampler *sampler, bool sample, RunView *view, RunControl *ctl,
-		AsyncEventWatch *async, const std::function<void()> &tick = {}, const std::function<void()> &after = {});
+		const std::vector<AsyncEventWatch *> &async, const std::function<void()> &tick = {},
+		const std::function<void()> &after = {});
 
 /* Runs fa on lcore a and fb on lcore b (b launched first). */
 void run_two_roles(int (*fa)(void *), void *arg_a, unsigned a, const std::atomic<bool> &a_done,

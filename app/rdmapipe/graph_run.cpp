@@ -95,13 +95,14 @@ std::string lcore_roles(const GraphLcore &l)
 RunView make_view(const PipelineConf &c, const Graph &g, const std::string &what)
 {
 	RunView v;
-	v.device = g.dev->name;
+	for (const GraphDevice &d : g.devs) {
+		v.device += (v.device.empty() ? "" : ", ") + d.dev->name;
+		v.ports.push_back({d.dev->name, d.dev->port, hw_counters_read(d.dev->name, d.dev->port)});
+	}
 	v.what = what;
 	v.tsc_hz = static_cast<double>(rte_get_tsc_hz());
 	v.duration_s = c.run.duration_s;
 	v.ctl = const_cast<RunControl *>(&g.run);
-	v.port = g.dev->port;
-	v.hw_base = hw_counters_read(g.dev->name, g.dev->port);
 	for (const auto &fp : g.flows) {
 		const GraphFlow &f = *fp;
 		v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
@@ -217,8 +218,8 @@ void print_first_bad(const Graph &g)
 	}
 }
 
-int summarise(const PipelineConf &c, const Graph &g, const AsyncEventWatch &async, const HwCounters &hw_base,
-	      const Sampler &sampler)
+int summarise(const PipelineConf &c, const Graph &g, const std::vector<const AsyncEventWatch *> &async,
+	      const RunView &view, const Sampler &sampler)
 {
 	uint64_t start = UINT64_MAX, end = 0;
 	FlowTally all;
@@ -282,8 +283,9 @@ int summarise(const PipelineConf &c, const Graph &g, const AsyncEventWatch &asyn
 		qps += f->o.qps;
 
 	printf("summary:\n");
-	printf("  device:              %s port %u, GID index %d, MTU %s\n", g.dev->name.c_str(), g.dev->port,
-	       g.dev->gid_index, mtu_str(g.dev->port_attr.active_mtu));
+	for (const GraphDevice &d : g.devs)
+		printf("  device:              %s port %u, GID index %d, MTU %s\n", d.dev->name.c_str(), d.dev->port,
+		       d.dev->gid_index, mtu_str(d.dev->port_attr.active_mtu));
 	printf("  pipeline:            %s: %zu flow%s, %zu stages on %zu lcores\n", c.file.c_str(), g.flows.size(),
 	       g.flows.size() > 1 ? "s" : "", g.stages.size(), g.lcores.size());
 	if (same)
@@ -371,7 +373,7 @@ int summarise(const PipelineConf &c, const Graph &g, const AsyncEventWatch &asyn
 	printf("  buffers not returned: %" PRIu64 "\n", held);
 	print_first_bad(g);
 	print_async_events(async);
-	HwCounters hw = hw_counters_delta(hw_base, hw_counters_read(g.dev->name, g.dev->port));
+	HwCounters hw = ports_moved(view);
 	std::string hw_line;
 	for (const auto &[name, n] : hw)
 		hw_line += (hw_line.empty() ? "" : ", ") + name + " " + std::to_string(n);
@@ -425,7 +427,7 @@ int summarise(const PipelineConf &c, const Graph &g, const AsyncEventWatch &asyn
 		printf("  run:                 stopped before its end (a signal, or a stage joined by rings failed)\n");
 	printf("result: %s\n", pass ? "PASS" : "FAIL");
 
-	Results res = results_of("rate", o0.verb, o0.msg_bytes, g.dev->name, secs, pass);
+	Results res = results_of("rate", o0.verb, o0.msg_bytes, view.device, secs, pass);
 	for (size_t i = 0; i < g.flows.size(); i++) {
 		const GraphFlow &f = *g.flows[i];
 		FlowResult x;
@@ -458,18 +460,65 @@ int summarise(const PipelineConf &c, const Graph &g, const AsyncEventWatch &asyn
 	return write_results(o0, res, pass);
 }
 
+/* One device of the run: opened, probed, its async events watched. */
+struct RunDevice {
+	Device dev;
+	DeviceCaps caps;
+	AsyncEventWatch async;
+	~RunDevice()
+	{
+		async_watch_stop(&async);
+		device_close(&dev);
+	}
+};
+
+/* Opens the devices the plan's io contexts use; what one cannot do as the file asks
+ * is a usage error, named like the option or key. Returns an ExitCode. */
+int open_devices(const PipelineConf &c, const RunOptions &cli, const Graph &plan,
+		 std::vector<std::unique_ptr<RunDevice>> *devs, std::vector<GraphDevice> *gdevs)
+{
+	std::string err;
+	for (const DeviceConf *d : graph_devices(plan)) {
+		RunOptions dev_o = cli;
+		dev_o.device = d->name;
+		dev_o.port = d->port;
+		dev_o.gid_index = d->gid_index;
+		devs->push_back(std::make_unique<RunDevice>());
+		RunDevice &rd = *devs->back();
+		if (int rc = open_device(dev_o, &rd.dev, &rd.caps); rc != kExitOk)
+			return rc;
+		if (async_watch_start(&rd.async, rd.dev.ctx, &err) != 0)
+			return setup_error(rd.dev.name + ": " + err);
+		gdevs->push_back({&rd.dev, &rd.caps});
+	}
+	for (const auto &f : plan.flows) {
+		const GraphDevice &d = (*gdevs)[0];
+		const GraphDevice *tx = &d;
+		for (const GraphDevice &x : *gdevs)
+			if (x.dev->name == f->tx->conf->device)
+				tx = &x;
+		const FlowConf &fc = *f->conf;
+		if (fc.post_api == PostApi::wr && !tx->caps->qp_ex)
+			printf("rdmapipe: %s has no ibv_qp_ex send ops: flow '%s' posts with ibv_post_send (post API wr falls back to classic)\n",
+			       tx->dev->name.c_str(), fc.name.c_str());
+		if (!fc.inline_send || fc.sizes[0] <= tx->caps->max_inline)
+			continue;
+		if (c.file == kCliPipeline)
+			fprintf(stderr, "rdmapipe: --inline with %u B messages: %s inlines at most %u B\n", fc.sizes[0],
+				tx->dev->name.c_str(), tx->caps->max_inline);
+		else
+			fprintf(stderr, "rdmapipe: %s:%d: flows.[%zu].inline: %u B messages, %s inlines at most %u B\n",
+				c.file.c_str(), fc.line, static_cast<size_t>(&fc - c.flows.data()), fc.sizes[0],
+				tx->dev->name.c_str(), tx->caps->max_inline);
+		return kExitUsage;
+	}
+	return kExitOk;
+}
+
 } // namespace
 
 int run_graph(const PipelineConf &c, const RunOptions &cli)
 {
-	/* One device for now: every io context's. */
-	const std::string &dev_name = c.io_contexts.empty() ? c.devices[0].name : c.io_contexts[0].device;
-	for (const IoContextConf &io : c.io_contexts)
-		if (io.device != dev_name) {
-			fprintf(stderr, "rdmapipe: %s:%d: io_contexts: flows between two devices (%s, %s) do not run yet in this build\n",
-				c.file.c_str(), io.line, dev_name.c_str(), io.device.c_str());
-			return kExitUsage;
-		}
 	const unsigned main_lc = rte_get_main_lcore();
 	for (const StageConf &st : c.stages) {
 		if (!rte_lcore_is_enabled(st.lcore)) {
@@ -483,49 +532,30 @@ int run_graph(const PipelineConf &c, const RunOptions &cli)
 			return kExitUsage;
 		}
 	}
-	RunOptions dev_o = cli;
-	for (const DeviceConf &d : c.devices)
-		if (d.name == dev_name) {
-			dev_o.device = d.name;
-			dev_o.port = d.port;
-			dev_o.gid_index = d.gid_index;
-		}
-	Device dev;
-	DeviceCaps caps;
-	AsyncEventWatch async;
 	std::string err;
-	if (int rc = open_device(dev_o, &dev, &caps); rc != kExitOk)
+	std::vector<std::unique_ptr<RunDevice>> devs;   // outlive the graph
+	std::vector<GraphDevice> gdevs;
+	auto g = std::make_unique<Graph>();
+	if (graph_plan(c, cli, g.get(), &err) != 0)
+		return setup_error(err);
+	int rc = open_devices(c, cli, *g, &devs, &gdevs);
+	if (rc != kExitOk)
 		return rc;
-	/* What the device cannot do as asked is a usage error, named like the option or key. */
-	for (size_t i = 0; i < c.flows.size(); i++) {
-		const FlowConf &f = c.flows[i];
-		if (!f.inline_send || f.sizes[0] <= caps.max_inline)
-			continue;
-		if (c.file == kCliPipeline)
-			fprintf(stderr, "rdmapipe: --inline with %u B messages: %s inlines at most %u B\n", f.sizes[0],
-				dev.name.c_str(), caps.max_inline);
-		else
-			fprintf(stderr, "rdmapipe: %s:%d: flows.[%zu].inline: %u B messages, %s inlines at most %u B\n",
-				c.file.c_str(), f.line, i, f.sizes[0], dev.name.c_str(), caps.max_inline);
-		device_close(&dev);
-		return kExitUsage;
-	}
-	for (const FlowConf &f : c.flows)
-		if (f.post_api == PostApi::wr && !caps.qp_ex) {
-			printf("rdmapipe: %s has no ibv_qp_ex send ops: post API wr falls back to classic\n", dev.name.c_str());
-			break;
-		}
-	int rc = kExitOk;
 	{
-		auto g = std::make_unique<Graph>();
-		if (async_watch_start(&async, dev.ctx, &err) != 0) {
-			rc = setup_error(dev.name + ": " + err);
-		} else if (graph_build(c, cli, &dev, &caps, g.get(), &err) != 0) {
+		std::vector<AsyncEventWatch *> async;
+		std::vector<const AsyncEventWatch *> async_ro;
+		for (auto &d : devs) {
+			async.push_back(&d->async);
+			async_ro.push_back(&d->async);
+		}
+		if (graph_build(c, cli, gdevs, g.get(), &err) != 0) {
 			rc = setup_error(err);
 		} else {
-			std::string what = "pipeline " + c.file;
+			std::string what = "pipeline " + c.file, on;
+			for (const GraphDevice &d : gdevs)
+				on += (on.empty() ? "" : ", ") + d.dev->name;
 			if (!cli.quiet) {
-				printf("rdmapipe: running %s on %s: %zu flow%s, %zu stages on lcores", what.c_str(), dev.name.c_str(),
+				printf("rdmapipe: running %s on %s: %zu flow%s, %zu stages on lcores", what.c_str(), on.c_str(),
 				       g->flows.size(), g->flows.size() > 1 ? "s" : "", g->stages.size());
 				for (const auto &l : g->lcores)
 					printf(" %u", l->lcore);
@@ -548,7 +578,7 @@ int run_graph(const PipelineConf &c, const RunOptions &cli)
 					jobs.push_back({graph_lcore_run, l.get(), l->lcore, &l->done});
 				bool con_done = false;
 				rc = run_watched(
-					jobs, &sampler, results || sampler.print_period_s > 0, &view, &g->run, &async,
+					jobs, &sampler, results || sampler.print_period_s > 0, &view, &g->run, async,
 					[&] {
 						if (con && !con_done)
 							con_done = console_poll(con);
@@ -569,12 +599,11 @@ int run_graph(const PipelineConf &c, const RunOptions &cli)
 					});
 				console_free(con);
 				if (rc == kExitOk)
-					rc = summarise(c, *g, async, view.hw_base, sampler);
+					rc = summarise(c, *g, async_ro, view, sampler);
 			}
 		}
-		async_watch_stop(&async);
-	}   // the graph goes before the device
-	device_close(&dev);
+	}
+	g.reset();   // before the devices
 	return rc;
 }
 

@@ -239,7 +239,7 @@ int run_pingpong(const RunOptions &o)
 	/* One pair, connected the way loopback rate runs connect theirs (rdma_cm by default). */
 	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
 	s->pairs = std::make_unique<QpPairs>();
-	if (qp_pairs_connect(o, 1, s->dev, s->ping.io, s->echo.io, qo, qo, 0, 0, s->pairs.get(), &err) != 0)
+	if (qp_pairs_connect(o, 1, s->dev, s->dev, s->ping.io, s->echo.io, qo, qo, 0, 0, s->pairs.get(), &err) != 0)
 		return setup_error(err);
 	for (Side *side : {&s->ping, &s->echo}) {
 		side->qp = side == &s->ping ? s->pairs->a[0] : s->pairs->b[0];

@@ -269,8 +269,7 @@ RunView remote_view(const RunOptions &o, const Device &dev, const std::string &w
 	v.what = what + ", " + verb_opcode_name(o.verb) + ", " + std::to_string(o.msg_bytes) + " B";
 	v.tsc_hz = static_cast<double>(rte_get_tsc_hz());
 	v.ctl = ctl;
-	v.port = dev.port;
-	v.hw_base = hw_counters_read(dev.name, dev.port);
+	v.ports = {{dev.name, dev.port, hw_counters_read(dev.name, dev.port)}};
 	v.config = {"QPs: " + std::to_string(o.qps), "messages: " + std::to_string(o.messages) + " per flow"};
 	return v;
 }

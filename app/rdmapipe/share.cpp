@@ -224,7 +224,7 @@ int run_share(const SharePlan &p)
 		s.templates.push_back(std::make_unique<Requester>());
 		s.passive.push_back(std::make_unique<Responder>());
 		Requester &tq = *s.templates[0];
-		if (loopback_flow_setup(o, p.name.c_str(), s.dev, ops, false, s.req_io[0], s.passive_io, &s.setup_ctl,
+		if (loopback_flow_setup(o, p.name.c_str(), s.dev, s.dev, ops, false, s.req_io[0], s.passive_io, &s.setup_ctl,
 						 f.get(), &tq, s.passive[0].get(), &err) != 0)
 			return setup_error(err);
 		const unsigned ring_size = rte_align32pow2(o.qps * o.sq_depth + 1);
@@ -275,7 +275,7 @@ int run_share(const SharePlan &p)
 				return setup_error(err);
 			s.passive.push_back(std::make_unique<Responder>());
 			std::string tag = p.name + std::to_string(t);
-			if (loopback_flow_setup(lo, tag.c_str(), s.dev, ops, false, s.req_io[t], s.passive_io,
+			if (loopback_flow_setup(lo, tag.c_str(), s.dev, s.dev, ops, false, s.req_io[t], s.passive_io,
 							 &sh->lanes[t]->ctl, f.get(), &sh->lanes[t]->q, s.passive.back().get(), &err) != 0)
 				return setup_error(err);
 			s.flows.push_back(std::move(f));
@@ -299,8 +299,7 @@ int run_share(const SharePlan &p)
 	view.what = std::string("QP sharing, ") + verb_opcode_name(o.verb) + ", " + std::to_string(o.msg_bytes) + " B";
 	view.tsc_hz = static_cast<double>(rte_get_tsc_hz());
 	view.ctl = &sh->lanes[0]->ctl;
-	view.port = s.dev.port;
-	view.hw_base = hw_counters_read(s.dev.name, s.dev.port);
+	view.ports = {{s.dev.name, s.dev.port, hw_counters_read(s.dev.name, s.dev.port)}};
 	for (size_t t = 0; t < nl; t++) {
 		Lane &l = *sh->lanes[t];
 		view.flows.push_back({p.name + "@lcore" + std::to_string(l.lcore), l.q.nqps, o.verb, o.msg_bytes, o.batch,
@@ -317,7 +316,7 @@ int run_share(const SharePlan &p)
 		jobs.push_back({lane_run, l.get(), l->lcore, &l->done});
 	/* A signal aborts lane 0; its failure stops the rest. */
 	if (int rc = run_watched(jobs, &sh->sampler, !o.output_json.empty() || o.stats_period_s > 0, &view,
-				 &sh->lanes[0]->ctl, &s.async);
+				 &sh->lanes[0]->ctl, {&s.async});
 	    rc != kExitOk)
 		return rc;
 	return summarise(p, s, *sh);

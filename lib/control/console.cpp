@@ -108,8 +108,11 @@ void show_stats(Console *c, const CmdResult &r)
 			for (size_t i = 0; i < v.lcores.size(); i++)
 				text += lcore_line(v, i, c->base, now);
 			/* Retransmissions and protocol errors, where the device counts them. */
-			HwCounters d = hw_counters_delta(v.hw_base, hw_counters_read(v.device, v.port));
-			text += "  " + v.device + " port " + std::to_string(v.port) + " counters since the start:";
+			HwCounters d = ports_moved(v);
+			std::string ports;
+			for (const RunView::Port &p : v.ports)
+				ports += (ports.empty() ? "" : ", ") + p.device + " port " + std::to_string(p.port);
+			text += "  " + ports + " counters since the start:";
 			if (d.empty())
 				text += " none moved (or the device has none)";
 			for (const auto &[name, n] : d)

@@ -156,4 +156,13 @@ int flow_index(const RunView &v, const std::string &name, std::string *known)
 	return -1;
 }
 
+HwCounters ports_moved(const RunView &v)
+{
+	HwCounters all;
+	for (const RunView::Port &p : v.ports)
+		for (const auto &[name, n] : hw_counters_delta(p.base, hw_counters_read(p.device, p.port)))
+			all.emplace_back(v.ports.size() > 1 ? p.device + ":" + name : name, n);
+	return all;
+}
+
 } // namespace rp

@@ -77,10 +77,19 @@ struct RunView {
 	std::vector<StageView> stages;
 	bool stage_cycles = false;    // the lcores count TSC cycles per stage call
 	RunControl *ctl = nullptr;    // start, stop, quit
-	/* The port's hardware counters (retransmissions, protocol errors) at the start. */
-	unsigned port = 1;
-	HwCounters hw_base;
+	/* The ports' hardware counters (retransmissions, protocol errors) at the start:
+	 * one per device the run uses. */
+	struct Port {
+		std::string device;
+		unsigned port = 1;
+		HwCounters base;
+	};
+	std::vector<Port> ports;
 };
+
+/* The counters of v's ports that moved since the start, named "NAME" (one port) or
+ * "DEVICE:NAME" (several). */
+HwCounters ports_moved(const RunView &v);
 
 /* Totals at one moment. */
 struct FlowSample {

@@ -78,7 +78,7 @@ int stats_cb(const char *, const char *params, rte_tel_data *d)
 		if (hw == nullptr)
 			return -ENOMEM;
 		rte_tel_data_start_dict(hw);
-		for (const auto &[name, n] : hw_counters_delta(v.hw_base, hw_counters_read(v.device, v.port)))
+		for (const auto &[name, n] : ports_moved(v))
 			rte_tel_data_add_dict_u64(hw, name.c_str(), n);
 		rte_tel_data_add_dict_container(d, "device_counters", hw, 0);
 	}

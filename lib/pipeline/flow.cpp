@@ -154,18 +154,19 @@ bool gid_ipv4(const ibv_gid &g, std::string *ip)
 
 /* Both ends of every pair through rdma_cm, in this process: the server accepts on a
  * thread of its own (setup only) while this thread connects the client. */
-int connect_with_cm(const RunOptions &o, uint32_t nqps, Device &dev, SharedIOContext &req_io, SharedIOContext &rsp_io,
-		    const QpOptions &req_qo, const QpOptions &rsp_qo, int req_access, int rsp_access, QpPairs *f,
-		    std::string *err)
+int connect_with_cm(const RunOptions &o, uint32_t nqps, Device &dev_a, Device &dev_b, SharedIOContext &req_io,
+		    SharedIOContext &rsp_io, const QpOptions &req_qo, const QpOptions &rsp_qo, int req_access, int rsp_access,
+		    QpPairs *f, std::string *err)
 {
-	std::string ip;
-	if (!gid_ipv4(dev.gid, &ip)) {
-		*err = dev.name + " has no IPv4 address (GID index " + std::to_string(dev.gid_index) +
-		       " is not IPv4-mapped) for rdma_cm to connect to: run with --connect direct";
-		return -1;
-	}
+	std::string ip, ip_a;
+	for (Device *d : {&dev_b, &dev_a})
+		if (!gid_ipv4(d->gid, d == &dev_b ? &ip : &ip_a)) {
+			*err = d->name + " has no IPv4 address (GID index " + std::to_string(d->gid_index) +
+			       " is not IPv4-mapped) for rdma_cm to connect to: run with --connect direct (run.connect)";
+			return -1;
+		}
 	CmAddr addr, local;
-	if (cm_addr_parse(ip, "0", &addr, err) != 0 || cm_addr_parse(ip, "0", &local, err) != 0)
+	if (cm_addr_parse(ip, "0", &addr, err) != 0 || cm_addr_parse(ip_a, "0", &local, err) != 0)
 		return -1;
 	f->cm_server = std::make_unique<CmServer>();
 	f->cm_client = std::make_unique<CmClient>();
@@ -175,8 +176,10 @@ int connect_with_cm(const RunOptions &o, uint32_t nqps, Device &dev, SharedIOCon
 	addr.str = ip + ":" + std::to_string(f->cm_server->bound_port());
 	if (f->cm_client->resolve(local, addr, nqps, kLoopbackCmTimeoutMs, err) != 0)
 		return -1;
-	if (f->cm_server->verbs() != dev.ctx || f->cm_client->verbs() != dev.ctx) {
-		*err = "rdma_cm: " + addr.str + " is not on " + dev.name + " (give -d the device that has the address)";
+	if (f->cm_server->verbs() != dev_b.ctx || f->cm_client->verbs() != dev_a.ctx) {
+		*err = "rdma_cm: " + (f->cm_server->verbs() != dev_b.ctx ? addr.str + " is not on " + dev_b.name
+									 : ip_a + " is not on " + dev_a.name) +
+		       " (give -d the device that has the address)";
 		return -1;
 	}
 	auto choose = [&](const CmRequest &req, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
@@ -184,7 +187,7 @@ int connect_with_cm(const RunOptions &o, uint32_t nqps, Device &dev, SharedIOCon
 			*why = "QP index " + std::to_string(req.peer.qp_index) + " is outside 0.." + std::to_string(nqps - 1);
 			return kCmReject;
 		}
-		*spec = cm_qp_spec(dev.pd, rsp_io, rsp_qo);
+		*spec = cm_qp_spec(dev_b.pd, rsp_io, rsp_qo);
 		spec->access = rsp_access;
 		*reply = CmPrivate{};
 		reply->qp_index = req.peer.qp_index;
@@ -196,7 +199,7 @@ int connect_with_cm(const RunOptions &o, uint32_t nqps, Device &dev, SharedIOCon
 	std::vector<CmQpSpec> specs(nqps);
 	std::vector<CmPrivate> locals(nqps);
 	for (uint32_t i = 0; i < nqps; i++) {
-		specs[i] = cm_qp_spec(dev.pd, req_io, req_qo);
+		specs[i] = cm_qp_spec(dev_a.pd, req_io, req_qo);
 		specs[i].access = req_access;
 		locals[i].qp_index = static_cast<uint16_t>(i);
 		locals[i].verb = static_cast<uint8_t>(static_cast<unsigned>(o.verb) + 1);
@@ -214,7 +217,8 @@ int connect_with_cm(const RunOptions &o, uint32_t nqps, Device &dev, SharedIOCon
 		f->a[i] = f->cm_client->conn(i).qp;
 	for (unsigned c = 0; c < f->cm_server->size(); c++)
 		f->b[f->cm_server->conn(c).peer.qp_index] = f->cm_server->conn(c).qp;
-	f->connected = "RC, rdma_cm to " + addr.str + ", " + std::to_string(nqps) + " connection" + (nqps > 1 ? "s" : "");
+	f->connected = "RC, rdma_cm " + (&dev_a != &dev_b ? "from " + ip_a + " (" + dev_a.name + ") " : "") + "to " + addr.str +
+		       (&dev_a != &dev_b ? " (" + dev_b.name + ")" : "") + ", " + std::to_string(nqps) + " connection" + (nqps > 1 ? "s" : "");
 	return 0;
 }
 
@@ -240,23 +244,23 @@ void QpPairs::destroy()
 	b.clear();
 }
 
-int qp_pairs_connect(const RunOptions &o, uint32_t n, Device &dev, SharedIOContext &io_a, SharedIOContext &io_b,
-		     const QpOptions &qo_a, const QpOptions &qo_b, int access_a, int access_b, QpPairs *p,
-		     std::string *err)
+int qp_pairs_connect(const RunOptions &o, uint32_t n, Device &dev_a, Device &dev_b, SharedIOContext &io_a,
+		     SharedIOContext &io_b, const QpOptions &qo_a, const QpOptions &qo_b, int access_a, int access_b,
+		     QpPairs *p, std::string *err)
 {
 	/* rdma_cm's port space for connected QPs (RDMA_PS_TCP) makes RC QPs only. */
 	if (o.connect == ConnectPath::cm && !qo_a.uc)
-		return connect_with_cm(o, n, dev, io_a, io_b, qo_a, qo_b, access_a, access_b, p, err);
+		return connect_with_cm(o, n, dev_a, dev_b, io_a, io_b, qo_a, qo_b, access_a, access_b, p, err);
 	p->a.assign(n, nullptr);
 	p->b.assign(n, nullptr);
 	for (uint32_t i = 0; i < n; i++) {
-		if ((p->a[i] = rc_qp_create(dev, io_a, qo_a, err)) == nullptr ||
-		    (p->b[i] = rc_qp_create(dev, io_b, qo_b, err)) == nullptr)
+		if ((p->a[i] = rc_qp_create(dev_a, io_a, qo_a, err)) == nullptr ||
+		    (p->b[i] = rc_qp_create(dev_b, io_b, qo_b, err)) == nullptr)
 			return -1;
-		RcPeer to_b{p->b[i]->qp_num, 0x1000 + i, dev.gid};
-		RcPeer to_a{p->a[i]->qp_num, 0x80000 + i, dev.gid};
-		if (rc_qp_connect(dev, p->a[i], qo_a, to_a.psn, to_b, access_a, err) != 0 ||
-		    rc_qp_connect(dev, p->b[i], qo_b, to_b.psn, to_a, access_b, err) != 0)
+		RcPeer to_b{p->b[i]->qp_num, 0x1000 + i, dev_b.gid};
+		RcPeer to_a{p->a[i]->qp_num, 0x80000 + i, dev_a.gid};
+		if (rc_qp_connect(dev_a, p->a[i], qo_a, to_a.psn, to_b, access_a, err) != 0 ||
+		    rc_qp_connect(dev_b, p->b[i], qo_b, to_b.psn, to_a, access_b, err) != 0)
 			return -1;
 	}
 	p->connected = qo_a.uc ? std::string("UC, directly (rdma_cm connects RC QPs only)")
@@ -276,8 +280,8 @@ LoopbackFlow::~LoopbackFlow()
 	registered_buf_free(&credit_src);
 }
 
-int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
-			SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
+int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, Device &rsp_dev, const VerbsOps *ops,
+			bool use_wr, SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
 			Requester *q, Responder *v, std::string *errp)
 {
 	std::string &err = *errp;
@@ -291,20 +295,20 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 	auto name = [&t](const char *what) { return "rp_" + t + (t.empty() ? "" : "_") + what; };
 
 	if ((f->tx_pool = make_registered_pool(name("tx_pool").c_str(), (t + (t.empty() ? "" : ": ") + "requester buffer pool").c_str(),
-					       shape.tx_pool_n, o, dev, shape.local_write ? IBV_ACCESS_LOCAL_WRITE : 0,
+					       shape.tx_pool_n, o, req_dev, shape.local_write ? IBV_ACCESS_LOCAL_WRITE : 0,
 					       &f->tx_mrs, &err)) == nullptr)
 		return -1;
 	if (shape.rx_pool_n && !f->srq_by_lcore &&
 	    (f->rx_pool = make_registered_pool(name("rx_pool").c_str(), (t + (t.empty() ? "" : ": ") + "responder receive pool").c_str(),
-					       shape.rx_pool_n, o, dev, IBV_ACCESS_LOCAL_WRITE, &f->rx_mrs, &err)) == nullptr)
+					       shape.rx_pool_n, o, rsp_dev, IBV_ACCESS_LOCAL_WRITE, &f->rx_mrs, &err)) == nullptr)
 		return -1;
 	if (mem_per_qp &&
-	    registered_buf_alloc(dev, name("responder_memory").c_str(), mem_per_qp * nqps, mem_access, &f->memory, &err) != 0)
+	    registered_buf_alloc(rsp_dev, name("responder_memory").c_str(), mem_per_qp * nqps, mem_access, &f->memory, &err) != 0)
 		return -1;
 	if (two_sided &&
-	    (registered_buf_alloc(dev, name("credit_words").c_str(), static_cast<size_t>(nqps) * sizeof(uint64_t),
+	    (registered_buf_alloc(req_dev, name("credit_words").c_str(), static_cast<size_t>(nqps) * sizeof(uint64_t),
 				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &f->credit_words, &err) != 0 ||
-	     registered_buf_alloc(dev, name("credit_src").c_str(), static_cast<size_t>(nqps) * kCreditRing * sizeof(uint64_t),
+	     registered_buf_alloc(rsp_dev, name("credit_src").c_str(), static_cast<size_t>(nqps) * kCreditRing * sizeof(uint64_t),
 				  0, &f->credit_src, &err) != 0))
 		return -1;
 
@@ -312,7 +316,7 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
 	int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
 	int rsp_access = mem_access & ~IBV_ACCESS_LOCAL_WRITE;
-	if (qp_pairs_connect(o, nqps, dev, req_io, rsp_io, req_qo, rsp_qo, req_access, rsp_access, &f->pairs, &err) != 0)
+	if (qp_pairs_connect(o, nqps, req_dev, rsp_dev, req_io, rsp_io, req_qo, rsp_qo, req_access, rsp_access, &f->pairs, &err) != 0)
 		return -1;
 
 	const uint64_t hz = rte_get_tsc_hz();
@@ -370,7 +374,7 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const
 	v->idler.channel = rsp_io.channel;
 	v->idler.cqs[0] = rsp_io.recv_cq;
 	v->idler.cqs[1] = rsp_io.send_cq;
-	if (two_sided && !f->srq_by_lcore && responder_fill_srq(v, o, shape, f->rx_pool, &f->rx_mrs, dev, &err) != 0)
+	if (two_sided && !f->srq_by_lcore && responder_fill_srq(v, o, shape, f->rx_pool, &f->rx_mrs, rsp_dev, &err) != 0)
 		return -1;
 	return 0;
 }

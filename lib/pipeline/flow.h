@@ -55,10 +55,11 @@ ResponderParams responder_params(const RunOptions &o, uint64_t tsc_hz);
 int responder_fill_srq(Responder *v, const RunOptions &o, const RoleShape &r, rte_mempool *rx_pool,
 		       const MrTable *rx_mrs, const Device &dev, std::string *err);
 
-/* n QP pairs of one device, end a on io context io_a and end b on io_b, connected as
- * o.connect says: through rdma_cm (a server on the device's own IPv4 address accepts
- * the b ends while a client connects the a ends, in this process: the handshake two
- * hosts make) or directly (each QP given the other's number and GID). The destructor
+/* n QP pairs, end a on device dev_a and io context io_a, end b on dev_b and io_b (one
+ * device, or two: rxeA -> rxeB across a wire), connected as o.connect says: through
+ * rdma_cm (a server on dev_b's IPv4 address accepts the b ends while a client on
+ * dev_a's connects the a ends, in this process: the handshake two hosts make) or
+ * directly (each QP given the other's number and GID). The destructor
  * destroys them, through rdma_cm when it made them, and must run before the io
  * contexts are destroyed. */
 struct QpPairs {
@@ -71,9 +72,9 @@ struct QpPairs {
 };
 
 /* Returns 0, or -1 with *err naming what failed. */
-int qp_pairs_connect(const RunOptions &o, uint32_t n, Device &dev, SharedIOContext &io_a, SharedIOContext &io_b,
-		     const QpOptions &qo_a, const QpOptions &qo_b, int access_a, int access_b, QpPairs *p,
-		     std::string *err);
+int qp_pairs_connect(const RunOptions &o, uint32_t n, Device &dev_a, Device &dev_b, SharedIOContext &io_a,
+		     SharedIOContext &io_b, const QpOptions &qo_a, const QpOptions &qo_b, int access_a, int access_b,
+		     QpPairs *p, std::string *err);
 
 /* One loopback flow's objects: its QP pairs (a: the requester's, b: the responder's),
  * the buffer pools, the responder's memory and the credit words. The destructor tears
@@ -91,12 +92,14 @@ struct LoopbackFlow {
 	~LoopbackFlow();
 };
 
-/* Creates flow f of options o (its shape already in f->shape) between req_io and
- * rsp_io, its QP pairs connected as o.connect says, and sets up both roles on it: q
+/* Creates flow f of options o (its shape already in f->shape) between req_io (on
+ * req_dev) and rsp_io (on rsp_dev: the same device or another), each object on the
+ * device of the end that uses it, its QP pairs connected as o.connect says, and sets
+ * up both roles on it: q
  * posts o's messages, v receives and checks them; both report to ctl. `tag` keeps
  * object names unique ("" for a single flow). Returns 0, or -1 with *err. */
-int loopback_flow_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
-			SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
+int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, Device &rsp_dev, const VerbsOps *ops,
+			bool use_wr, SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
 			Requester *q, Responder *v, std::string *err);
 
 /* An rte_mempool of n buffers on this socket, with a per-lcore cache sized for bursts

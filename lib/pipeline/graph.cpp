@@ -213,13 +213,15 @@ int input_source(Graph *g, const GraphStage &s, const GraphStage **source, uint3
 	return 0;
 }
 
-rte_mempool *source_pool(const GraphStage *src, const MrTable **mrs)
+rte_mempool *source_pool(const GraphStage *src, const MrTable **mrs, Device **dev)
 {
 	if (src->conf->kind == StageKind::gen) {
 		*mrs = &src->flow->objs->tx_mrs;
+		*dev = src->flow->tx->dev;
 		return src->flow->objs->tx_pool;
 	}
 	*mrs = &src->lcore->rx_mrs;
+	*dev = src->lcore->dev;
 	return src->lcore->rx_pool;
 }
 
@@ -279,10 +281,10 @@ void size_lcore(Graph *g, GraphLcore *l)
 	l->rx_pool_n = static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX));
 }
 
-int make_lcore_io(Graph *g, GraphLcore *l, std::string *err)
+int make_lcore_io(GraphLcore *l, std::string *err)
 {
 	const IoContextConf &ic = *l->conf;
-	Device &dev = *g->dev;
+	Device &dev = *l->dev;
 	const std::string who = "lcore " + std::to_string(l->lcore) + "'s io context";
 	const uint64_t max_cqe = static_cast<uint64_t>(dev.dev_attr.max_cqe);
 	if (std::max(l->send_cq, l->recv_cq) > max_cqe) {
@@ -296,7 +298,7 @@ int make_lcore_io(Graph *g, GraphLcore *l, std::string *err)
 		       std::to_string(dev.dev_attr.max_srq_wr);
 		return -1;
 	}
-	l->ops = cq_ops_for(ic.cq_api, *g->caps);
+	l->ops = cq_ops_for(ic.cq_api, *l->caps);
 	if (shared_io_context_create(dev, static_cast<uint32_t>(l->send_cq), static_cast<uint32_t>(l->recv_cq),
 				     static_cast<uint32_t>(l->srq), ic.adaptive_poll, l->ops != &kIbvOps, &l->io, err) != 0) {
 		*err = who + ": " + *err;
@@ -308,14 +310,14 @@ int make_lcore_io(Graph *g, GraphLcore *l, std::string *err)
 
 /* The SRQ's receive pool (SEND receives carry a buffer; WRITE_WITH_IMM ones none),
  * registered, and the SRQ filled. */
-int fill_lcore_srq(Graph *g, GraphLcore *l, std::string *err)
+int fill_lcore_srq(GraphLcore *l, std::string *err)
 {
 	if (l->srq == 0)
 		return 0;
 	const std::string who = "lcore " + std::to_string(l->lcore) + "'s receive pool";
 	const std::string name = "rp_rx" + std::to_string(l->lcore);
 	if (l->rx_bytes && (l->rx_pool = make_registered_pool(name.c_str(), who.c_str(), l->rx_pool_n, l->rx_bytes, kRxPollBurst,
-							      UINT32_MAX, *g->dev, IBV_ACCESS_LOCAL_WRITE, &l->rx_mrs, err)) == nullptr)
+							      UINT32_MAX, *l->dev, IBV_ACCESS_LOCAL_WRITE, &l->rx_mrs, err)) == nullptr)
 		return -1;
 	if (l->refill.init(static_cast<uint32_t>(l->srq), static_cast<uint32_t>(l->srq_threshold), kRxPollBurst, l->rx_pool,
 			   l->rx_bytes, l->rx_pool ? &l->rx_mrs : nullptr) != 0) {
@@ -427,6 +429,12 @@ bool graph_runs(const PipelineConf &c)
 			return false;
 	}
 	return true;
+}
+
+GraphFlow::~GraphFlow()
+{
+	objs.reset();   // its QPs before the MRs they may use
+	mr_table_release(&fed_mrs);
 }
 
 Graph::~Graph()
@@ -633,24 +641,74 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 	return 0;
 }
 
-int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const DeviceCaps *caps, Graph *g,
+std::vector<const DeviceConf *> graph_devices(const Graph &g)
+{
+	std::vector<const DeviceConf *> v;
+	for (const DeviceConf &d : g.conf->devices)
+		for (const auto &l : g.lcores)
+			if (l->conf && l->conf->device == d.name && (!l->requesters.empty() || !l->responders.empty())) {
+				v.push_back(&d);
+				break;
+			}
+	return v;
+}
+
+namespace {
+
+/* Each lcore with RDMA stages gets its io context's device; what a flow's verb needs
+ * of its devices is checked, and how many QPs each device holds. */
+int assign_devices(const PipelineConf &c, const std::vector<GraphDevice> &devs, Graph *g, std::string *err)
+{
+	g->devs = devs;
+	const std::vector<const DeviceConf *> names = graph_devices(*g);
+	if (names.size() != devs.size()) {
+		*err = "graph_build: " + std::to_string(devs.size()) + " device(s) given, the pipeline uses " + std::to_string(names.size());
+		return -1;
+	}
+	std::vector<uint64_t> qps(devs.size(), 0);
+	for (auto &l : g->lcores) {
+		if (!l->conf || (l->requesters.empty() && l->responders.empty()))
+			continue;
+		for (size_t i = 0; i < names.size(); i++)
+			if (names[i]->name == l->conf->device) {
+				l->dev = devs[i].dev;
+				l->caps = devs[i].caps;
+				for (GraphFlow *f : l->requesters)
+					qps[i] += f->o.qps;
+				for (GraphFlow *f : l->responders)
+					qps[i] += f->o.qps;
+			}
+	}
+	for (size_t i = 0; i < devs.size(); i++)
+		if (qps[i] > static_cast<uint64_t>(devs[i].dev->dev_attr.max_qp)) {
+			*err = devs[i].dev->name + ": " + std::to_string(qps[i]) + " QPs needed, the device allows " +
+			       std::to_string(devs[i].dev->dev_attr.max_qp);
+			return -1;
+		}
+	for (auto &f : g->flows) {
+		if (f->o.post_api == PostApi::wr && !f->tx->caps->qp_ex)
+			f->o.post_api = PostApi::classic;   // said once by the caller
+		g->use_wr |= f->o.post_api == PostApi::wr;
+		const FlowConf &fc = *f->conf;
+		for (GraphLcore *end : {f->tx, f->rx})
+			if (verb_is_atomic(fc.verb) && end->caps->atomics == IBV_ATOMIC_NONE) {
+				*err = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "]") + end->dev->name +
+				       " has no atomics (atomic_cap NONE) for verb " + verb_name(fc.verb);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+} // namespace
+
+int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<GraphDevice> &devs, Graph *g,
 		std::string *err)
 {
 	if (!g->planned && graph_plan(c, cli, g, err) != 0)
 		return -1;
-	g->dev = dev;
-	g->caps = caps;
-	for (auto &f : g->flows) {
-		if (f->o.post_api == PostApi::wr && !caps->qp_ex)
-			f->o.post_api = PostApi::classic;   // said once by the caller
-		g->use_wr |= f->o.post_api == PostApi::wr;
-		const FlowConf &fc = *f->conf;
-		const std::string path = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "]");
-		if (verb_is_atomic(fc.verb) && caps->atomics == IBV_ATOMIC_NONE) {
-			*err = path + dev->name + " has no atomics (atomic_cap NONE) for verb " + verb_name(fc.verb);
-			return -1;
-		}
-	}
+	if (assign_devices(c, devs, g, err) != 0)
+		return -1;
 	for (auto &s : g->stages)
 		if (s->conf->kind == StageKind::gen && s->flow->o.rate_pps > 0) {
 			uint32_t gens = 0;
@@ -661,16 +719,8 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const
 
 	/* Per lcore with RDMA stages: one io context sized by all of them. */
 	for (auto &l : g->lcores)
-		if (l->conf && (!l->requesters.empty() || !l->responders.empty()) && make_lcore_io(g, l.get(), err) != 0)
+		if (l->conf && (!l->requesters.empty() || !l->responders.empty()) && make_lcore_io(l.get(), err) != 0)
 			return -1;
-	uint64_t qps = 0;   // both ends of every flow on this device
-	for (auto &f : g->flows)
-		qps += 2ull * f->o.qps;
-	if (qps > static_cast<uint64_t>(dev->dev_attr.max_qp)) {
-		*err = dev->name + ": " + std::to_string(qps) + " QPs needed, the device allows " +
-		       std::to_string(dev->dev_attr.max_qp);
-		return -1;
-	}
 
 	/* Each flow's objects and roles on its two lcores' io contexts. */
 	for (auto &fp : g->flows) {
@@ -678,7 +728,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const
 		LoopbackFlow &o = *f.objs;
 		o.shape = f.shape;
 		o.srq_by_lcore = true;
-		if (loopback_flow_setup(f.o, f.conf->name.c_str(), *dev, f.tx->ops, f.o.post_api == PostApi::wr, f.tx->io, f.rx->io, &f.ctl, &o,
+		if (loopback_flow_setup(f.o, f.conf->name.c_str(), *f.tx->dev, *f.rx->dev, f.tx->ops, f.o.post_api == PostApi::wr, f.tx->io, f.rx->io, &f.ctl, &o,
 					&f.q, &f.v, err) != 0) {
 			*err = "flow '" + f.conf->name + "': " + *err;
 			return -1;
@@ -690,7 +740,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const
 		f.v.shared_refill = &f.rx->refill;
 	}
 	for (auto &l : g->lcores)
-		if (l->has_io && fill_lcore_srq(g, l.get(), err) != 0)
+		if (l->has_io && fill_lcore_srq(l.get(), err) != 0)
 			return -1;
 	for (auto &f : g->flows)
 		f->v.rx_pool = f->rx->rx_pool;
@@ -723,11 +773,12 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const
 		rte_mempool *pool = nullptr;
 		const MrTable *mrs = nullptr;
 		const GraphStage *src = nullptr;
+		Device *pool_dev = nullptr;
 		uint32_t bytes = 0;
 		if (!sc.inputs.empty()) {
 			if (input_source(g, s, &src, &bytes, err) != 0)
 				return -1;
-			pool = source_pool(src, &mrs);
+			pool = source_pool(src, &mrs, &pool_dev);
 		}
 		switch (sc.kind) {
 		case StageKind::gen:
@@ -737,6 +788,14 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const
 		case StageKind::rdma_tx:
 			st.ctx = &s.flow->q;
 			if (s.flow->fed) {
+				/* Buffers made or received on another device are sent from this one too. */
+				if (pool_dev != s.lcore->dev) {
+					if (mr_register_mempool(*s.lcore->dev, pool, 0, &s.flow->fed_mrs, err) != 0) {
+						*err = stage_path(*g, s) + "its input's pool on " + s.lcore->dev->name + ": " + *err;
+						return -1;
+					}
+					mrs = &s.flow->fed_mrs;
+				}
 				if (requester_set_input(&s.flow->q, st.in, pool, mrs, err) != 0)
 					return -1;
 				s.flow->v.self_describing = true;   // the payload was made upstream

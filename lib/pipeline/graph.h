@@ -54,6 +54,8 @@ struct GraphFlow {
 	bool fed = false;                  // rdma_tx takes its messages from a ring
 	bool handed_on = false;            // rdma_rx hands received buffers to a ring
 	rte_mempool *fed_pool = nullptr;   // fed: where its buffers come from (and go back to)
+	MrTable fed_mrs;                   // fed from a pool of another device: registered on this one too
+	~GraphFlow();
 };
 
 /* One stage of the file, made from its kind. */
@@ -65,12 +67,20 @@ struct GraphStage {
 	std::vector<GraphFlow *> origins;  // the flows whose messages reach its input
 };
 
+/* A device the pipeline uses, opened and probed by the caller. */
+struct GraphDevice {
+	Device *dev = nullptr;
+	const DeviceCaps *caps = nullptr;
+};
+
 /* One lcore: its io context (when it has RDMA stages), the routers of its shared CQs,
  * the SRQ's one refill and receive pool, and its loop. */
 struct GraphLcore {
 	unsigned lcore = 0;
 	Graph *g = nullptr;
 	const IoContextConf *conf = nullptr;   // nullptr: no RDMA stage here
+	Device *dev = nullptr;                 // its io context's (graph_build)
+	const DeviceCaps *caps = nullptr;
 	SharedIOContext io;
 	bool has_io = false;
 	const VerbsOps *ops = nullptr;         // its CQ polling variant (cq_api)
@@ -96,8 +106,7 @@ struct GraphRing {
 
 struct Graph {
 	const PipelineConf *conf = nullptr;
-	Device *dev = nullptr;                 // the caller's, opened and probed
-	const DeviceCaps *caps = nullptr;
+	std::vector<GraphDevice> devs;         // the caller's, in graph_device_names' order
 	RunControl run;                        // abort, pause, end for every flow
 	std::vector<std::unique_ptr<GraphFlow>> flows;
 	std::vector<std::unique_ptr<GraphStage>> stages;     // file order
@@ -123,9 +132,14 @@ bool graph_runs(const PipelineConf &c);
  * Returns 0, or -1 with *err = "FILE:LINE: PATH: why". */
 int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::string *err);
 
-/* Builds c on dev (opened and probed by the caller), planning it first unless g was:
- * everything above, created and connected, nothing launched. Returns 0, or -1 with *err. */
-int graph_build(const PipelineConf &c, const RunOptions &cli, Device *dev, const DeviceCaps *caps, Graph *g,
+/* The devices a planned graph's io contexts use, in the file's order (each once). */
+std::vector<const DeviceConf *> graph_devices(const Graph &g);
+
+/* Builds c on devs (graph_devices(g)'s, opened and probed by the caller, in that
+ * order), planning it first unless g was: everything above, created and connected,
+ * nothing launched. A flow whose two ends are on two devices crosses between them
+ * (rxeA -> rxeB over their wire). Returns 0, or -1 with *err. */
+int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<GraphDevice> &devs, Graph *g,
 		std::string *err);
 
 /* An lcore's job (rte_eal_remote_launch): starts its roles, runs its loop. */
