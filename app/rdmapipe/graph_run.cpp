@@ -36,8 +36,28 @@ struct FlowTally {
 	bool ok = false;
 };
 
+/* A ping-pong: pings sent, echoes back and checked; the echoing side checked each ping. */
+FlowTally tally_pingpong(const GraphFlow &f)
+{
+	const ResponderCounters &pc = f.ping.c, &ec = f.pong.c;
+	FlowTally t;
+	t.sent = f.ping.sent;
+	t.completed = pc.received;
+	t.delivered = ec.received;
+	t.verified = std::min(pc.verified, ec.verified);
+	t.errors = pc.wc_errors.total + ec.wc_errors.total;
+	t.failed_qps = t.errors ? 1 : 0;
+	t.data_errors = pc.payload_errors + ec.payload_errors;
+	const bool done = f.tx_stage->done.load() && f.tx_stage->rc == 0 && f.rx_stage->done.load() && f.rx_stage->rc == 0;
+	t.ok = done && t.sent == f.o.messages && t.completed == t.sent && t.delivered == t.sent && t.verified == t.sent &&
+	       t.errors == 0 && t.data_errors == 0 && f.hist->count() == f.o.messages;
+	return t;
+}
+
 FlowTally tally(const GraphFlow &f, const Graph &g)
 {
+	if (f.pingpong)
+		return tally_pingpong(f);
 	const Requester &q = f.q;
 	const Responder &v = f.v;
 	const Verb verb = f.o.verb;
@@ -85,6 +105,10 @@ std::string lcore_roles(const GraphLcore &l)
 		r = "requester";
 	if (!l.responders.empty())
 		r += r.empty() ? "responder" : "+responder";
+	if (!l.pingers.empty())
+		r += r.empty() ? "ping" : "+ping";
+	if (!l.echoers.empty())
+		r += r.empty() ? "echo" : "+echo";
 	if (r.empty())
 		for (uint32_t i = 0; i < l.loop.nstages; i++)
 			r += (i ? "+" : "") + std::string(l.loop.stages[i]->ops->kind);
@@ -105,6 +129,15 @@ RunView make_view(const PipelineConf &c, const Graph &g, const std::string &what
 	v.ctl = const_cast<RunControl *>(&g.run);
 	for (const auto &fp : g.flows) {
 		const GraphFlow &f = *fp;
+		if (f.pingpong) {   // nothing to set: one message in flight per QP
+			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, 1, f.o.signal_every, f.o.messages,
+					   &f.ping.live, nullptr});
+			for (uint32_t k = 0; k < f.o.qps; k++) {
+				v.qps.push_back({f.conf->name, k, f.ping.qps[k].qp->qp_num, "ping"});
+				v.qps.push_back({f.conf->name, k, f.pong.qps[k].qp->qp_num, "echo"});
+			}
+			continue;
+		}
 		v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
 				   f.o.duration_s > 0 ? 0 : f.o.messages, &f.q.flow_live[0], &f.q.flow_ctl[0]});
 		for (uint32_t k = 0; k < f.o.qps; k++) {
@@ -198,6 +231,21 @@ const char *verified_how(const RunOptions &o)
 void print_first_bad(const Graph &g)
 {
 	for (const auto &f : g.flows) {
+		const std::string who = g.flows.size() > 1 ? "flow " + f->conf->name + " " : "";
+		if (f->pingpong) {
+			for (const PingPong *pp : {&f->pong, &f->ping}) {   // the echoing side sees a bad ping first
+				const ResponderCounters &b = pp->c;
+				if (b.first_bad_seq == UINT64_MAX)
+					continue;
+				printf("  first bad message:   %sQP %u seq %" PRIu64 " at the %s side", who.c_str(), b.first_bad_qp,
+				       b.first_bad_seq, pp->echo ? "echoing" : "pinging");
+				if (b.first_bad_offset >= 0)
+					printf(", byte %" PRId64 " differs from the pattern", b.first_bad_offset);
+				printf("\n");
+				return;
+			}
+			continue;
+		}
 		const ResponderCounters &v = f->v.c;
 		const RequesterCounters &q = f->q.c;
 		if (v.first_bad_seq == UINT64_MAX && q.first_bad_seq == UINT64_MAX)
@@ -206,7 +254,6 @@ void print_first_bad(const Graph &g)
 		const uint64_t seq = rsp ? v.first_bad_seq : q.first_bad_seq;
 		const uint32_t qp = rsp ? v.first_bad_qp : q.first_bad_qp;
 		const int64_t off = rsp ? v.first_bad_offset : q.first_bad_offset;
-		const std::string who = g.flows.size() > 1 ? "flow " + f->conf->name + " " : "";
 		if (off >= 0)
 			printf("  first bad message:   %sQP %u seq %" PRIu64 ", byte %" PRId64 " differs from the pattern\n",
 			       who.c_str(), qp, seq, off);
@@ -216,6 +263,40 @@ void print_first_bad(const Graph &g)
 			printf("  first bad message:   %sQP %u seq %" PRIu64 "\n", who.c_str(), qp, seq);
 		return;
 	}
+}
+
+double us(uint64_t ns)
+{
+	return static_cast<double>(ns) / 1000.0;
+}
+
+/* perftest's lat tests print the same figures, of half round trips. */
+void print_pingpong(const GraphFlow &f, bool named)
+{
+	const Histogram &h = *f.hist;
+	const std::string n = named ? " (" + f.conf->name + ")" : "";
+	auto line = [&](const char *what, double v) {
+		printf("  %-20s %.2f us\n", ("latency " + std::string(what) + n + ":").c_str(), v);
+	};
+	auto count = [&](const char *what, uint64_t v, const std::string &tail = "") {
+		printf("  %-20s %" PRIu64 "%s\n", (what + n + ":").c_str(), v, tail.c_str());
+	};
+	const ResponderCounters &pc = f.ping.c, &ec = f.pong.c;
+	count("iterations", f.o.messages, " (round trips over " + std::to_string(f.o.qps) + " QP" + (f.o.qps > 1 ? "s)" : ")"));
+	count("pings received", ec.received, " (verified " + std::to_string(ec.verified) + ")");
+	count("echoes received", pc.received);
+	count("echoes verified", pc.verified);
+	const double secs = pc.end_tsc > pc.start_tsc ? tsc_to_s(pc.end_tsc - pc.start_tsc) : 0;
+	printf("  %-20s %.0f /s\n", ("round trips" + n + ":").c_str(), secs > 0 ? static_cast<double>(pc.received) / secs : 0.0);
+	printf("  %-20s %" PRIu64 " (half round trips: one iteration per QP, post to post, / 2; %u QP%s, one message in flight on each)\n",
+	       ("latency samples" + n + ":").c_str(), h.count(), f.o.qps, f.o.qps > 1 ? "s" : "");
+	line("min", us(h.min()));
+	line("median", us(h.percentile(0.5)));
+	line("average", h.mean() / 1000.0);
+	line("p90", us(h.percentile(0.90)));
+	line("p99", us(h.percentile(0.99)));
+	line("p99.9", us(h.percentile(0.999)));
+	line("max", us(h.max()));
 }
 
 int summarise(const PipelineConf &c, const Graph &g, const std::vector<const AsyncEventWatch *> &async,
@@ -230,8 +311,9 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 	for (const auto &f : g.flows) {
 		t.push_back(tally(*f, g));
 		const FlowTally &x = t.back();
-		start = std::min(start, f->q.c.start_tsc);
-		end = std::max({end, f->q.c.end_tsc, verb_consumes_receive(f->o.verb) ? f->v.c.end_tsc : 0});
+		start = std::min(start, f->pingpong ? f->ping.c.start_tsc : f->q.c.start_tsc);
+		end = std::max({end, f->pingpong ? f->ping.c.end_tsc : f->q.c.end_tsc,
+				verb_consumes_receive(f->o.verb) && !f->pingpong ? f->v.c.end_tsc : 0});
 		all.sent += x.sent;
 		all.completed += x.completed;
 		all.delivered += x.delivered;
@@ -243,6 +325,18 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 		two_sided |= verb_consumes_receive(f->o.verb);
 		writes |= f->o.verb == Verb::write;
 		atomics |= verb_is_atomic(f->o.verb);
+		if (f->pingpong) {
+			q.post_calls += f->ping.post_calls + f->pong.post_calls;
+			merge(&q.wc_errors, f->ping.c.wc_errors);
+			merge(&v.wc_errors, f->pong.c.wc_errors);
+			for (const ResponderCounters *r : {&f->ping.c, &f->pong.c}) {
+				v.sequence_errors += r->sequence_errors;
+				v.length_errors += r->length_errors;
+				v.unexpected_opcodes += r->unexpected_opcodes;
+				v.unknown_qps += r->unknown_qps;
+			}
+			continue;
+		}
 		q.post_calls += f->q.c.post_calls;
 		q.credit_anomalies += f->q.c.credit_anomalies;
 		merge(&q.wc_errors, f->q.c.wc_errors);
@@ -278,6 +372,9 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 	const GraphFlow &f0 = *g.flows[0];
 	const RunOptions &o0 = f0.o;
 	const bool same = uniform(g);
+	size_t npingpong = 0;
+	for (const auto &f : g.flows)
+		npingpong += f->pingpong;
 	uint32_t qps = 0;
 	for (const auto &f : g.flows)
 		qps += f->o.qps;
@@ -288,15 +385,23 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 		       d.dev->gid_index, mtu_str(d.dev->port_attr.active_mtu));
 	printf("  pipeline:            %s: %zu flow%s, %zu stages on %zu lcores\n", c.file.c_str(), g.flows.size(),
 	       g.flows.size() > 1 ? "s" : "", g.stages.size(), g.lcores.size());
-	if (same)
+	if (same && npingpong == g.flows.size())
+		printf("  mode:                ping-pong, %s, %u B, %u QP%s each way%s, one message in flight on each, signal every %u, "
+		       "send queue %u\n", verb_opcode_name(o0.verb), o0.msg_bytes, qps, qps > 1 ? "s" : "",
+		       g.flows.size() > 1 ? (" in " + std::to_string(g.flows.size()) + " flows").c_str() : "", o0.signal_every,
+		       o0.sq_depth);
+	else if (same)
 		printf("  verb:                %s, %u B, %u QP%s%s, batch %u, signal every %u, send queue %u, window %u\n",
 		       verb_opcode_name(o0.verb), o0.msg_bytes, qps, qps > 1 ? "s" : "",
 		       g.flows.size() > 1 ? (" in " + std::to_string(g.flows.size()) + " flows").c_str() : "", o0.batch,
 		       o0.signal_every, o0.sq_depth, o0.slots);
 	printf("  connected:           %s\n", f0.objs->pairs.connected.c_str());
-	printf("  completions:         %s\n", cq_ops_str(f0.q.ops));
-	printf("  posting:             %s%s%s\n", g.use_wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
-	       o0.inline_send ? ", inline" : "", o0.fence ? ", fenced chains" : "");
+	printf("  completions:         %s\n", cq_ops_str(f0.tx->ops));
+	if (npingpong == g.flows.size())
+		printf("  posting:             one ibv_post_send per message%s\n", f0.ping.p.inline_send ? ", inline" : "");
+	else
+		printf("  posting:             %s%s%s\n", g.use_wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
+		       o0.inline_send ? ", inline" : "", o0.fence ? ", fenced chains" : "");
 	if (o0.rate_pps > 0 && !f0.o.tx_gen_stage)
 		printf("  rate limit:          %.0f msg/s per flow (paced by the requester)\n", o0.rate_pps);
 	for (size_t i = 0; i < g.flows.size(); i++) {
@@ -312,6 +417,14 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 		       f.tx->lcore, f.rx->lcore, x.sent, x.completed, x.delivered, x.verified, tail.c_str());
 		if (g.flows.size() == 1)
 			continue;   // a single flow's errors and failures are the run's, below
+		if (f.pingpong) {
+			print_wc_errors(("flow " + f.conf->name + " ping").c_str(), f.ping.c.wc_errors);
+			print_wc_errors(("flow " + f.conf->name + " echo").c_str(), f.pong.c.wc_errors);
+			for (const PingPong *pp : {&f.ping, &f.pong})
+				if (pp->c.fail_reason)
+					printf("  flow %s %s failed: %s\n", f.conf->name.c_str(), pp->echo ? "echo" : "ping", pp->c.fail_reason);
+			continue;
+		}
 		print_wc_errors(("flow " + f.conf->name + " requester").c_str(), f.q.c.wc_errors);
 		print_wc_errors(("flow " + f.conf->name + " responder").c_str(), f.v.c.wc_errors);
 		if (f.q.c.fail_reason)
@@ -323,7 +436,8 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 	}
 	/* The RDMA stages' work is in the flow lines; their cost too when cycles are counted. */
 	for (const auto &s : g.stages)
-		if ((s->conf->kind != StageKind::rdma_tx && s->conf->kind != StageKind::rdma_rx) || s->lcore->loop.count_cycles)
+		if ((s->conf->kind != StageKind::rdma_tx && s->conf->kind != StageKind::rdma_rx && s->conf->kind != StageKind::echo) ||
+		    s->lcore->loop.count_cycles)
 			print_stage(*s);
 	printf("  messages sent:       %" PRIu64 "\n", all.sent);
 	printf("  messages completed:  %" PRIu64 "\n", all.completed);
@@ -356,8 +470,11 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 			printf("  after warm-up:       none: the run ended within the %.1f s warm-up\n", o0.warmup_s);
 		}
 	}
+	uint64_t wrs = all.sent;   // ping-pong: the echoes are posted too
+	for (const auto &f : g.flows)
+		wrs += f->pingpong ? f->pong.sent : 0;
 	printf("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", q.post_calls,
-	       q.post_calls ? static_cast<double>(all.sent) / static_cast<double>(q.post_calls) : 0.0);
+	       q.post_calls ? static_cast<double>(wrs) / static_cast<double>(q.post_calls) : 0.0);
 	if (two_sided) {
 		printf("  srq posts:           %" PRIu64 " (%" PRIu64 " cut short by an empty receive pool)\n", srq_posts, shortfalls);
 		printf("  credit writes:       %" PRIu64 "\n", v.credit_writes);
@@ -378,9 +495,13 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 	for (const auto &[name, n] : hw)
 		hw_line += (hw_line.empty() ? "" : ", ") + name + " " + std::to_string(n);
 	printf("  port counters:       %s\n", hw_line.empty() ? "none moved (or the device has none)" : hw_line.c_str());
-	print_wc_errors("requester", q.wc_errors);
-	print_wc_errors("responder", v.wc_errors);
-	if (g.flows.size() == 1) {
+	print_wc_errors(npingpong == g.flows.size() ? "ping" : "requester", q.wc_errors);
+	print_wc_errors(npingpong == g.flows.size() ? "echo" : "responder", v.wc_errors);
+	if (g.flows.size() == 1 && f0.pingpong) {
+		for (const PingPong *pp : {&f0.ping, &f0.pong})
+			if (pp->c.fail_reason)
+				printf("  %s failed:         %s\n", pp->echo ? "echo" : "ping", pp->c.fail_reason);
+	} else if (g.flows.size() == 1) {
 		if (f0.q.c.fail_reason)
 			printf("  requester failed:    %s\n", f0.q.c.fail_reason);
 		if (f0.v.c.fail_reason)
@@ -418,8 +539,11 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 			printf("\n");
 		}
 	}
+	for (const auto &f : g.flows)
+		if (f->pingpong)
+			print_pingpong(*f, npingpong > 1);
 	const Histogram &lat = f0.q.flow_latency[0];
-	if (g.flows.size() == 1 && lat.count())
+	if (g.flows.size() == 1 && !f0.pingpong && lat.count())
 		printf("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
 		       static_cast<double>(lat.percentile(0.5)) / 1e3, static_cast<double>(lat.percentile(0.99)) / 1e3,
 		       static_cast<double>(lat.max()) / 1e3);
@@ -427,7 +551,7 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 		printf("  run:                 stopped before its end (a signal, or a stage joined by rings failed)\n");
 	printf("result: %s\n", pass ? "PASS" : "FAIL");
 
-	Results res = results_of("rate", o0.verb, o0.msg_bytes, view.device, secs, pass);
+	Results res = results_of(npingpong == g.flows.size() ? "pingpong" : "rate", o0.verb, o0.msg_bytes, view.device, secs, pass);
 	for (size_t i = 0; i < g.flows.size(); i++) {
 		const GraphFlow &f = *g.flows[i];
 		FlowResult x;
@@ -438,9 +562,15 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 		x.verified = t[i].verified;
 		x.bytes = t[i].delivered * f.o.msg_bytes;
 		x.failed_qps = t[i].failed_qps;
-		x.errors = &f.q.flow_errors[0];
-		x.latency = &f.q.flow_latency[0];
-		x.latency_what = "chain posted to its signalled completion";
+		if (f.pingpong) {
+			x.errors = t[i].errors ? (f.ping.c.wc_errors.total ? &f.ping.c.wc_errors : &f.pong.c.wc_errors) : nullptr;
+			x.latency = f.hist.get();
+			x.latency_what = "half round trip: one iteration per QP, post to post, / 2 (as ib_send_lat)";
+		} else {
+			x.errors = &f.q.flow_errors[0];
+			x.latency = &f.q.flow_latency[0];
+			x.latency_what = "chain posted to its signalled completion";
+		}
 		res.flows.push_back(x);
 	}
 	std::vector<std::string> roles;
@@ -565,7 +695,7 @@ int run_graph(const PipelineConf &c, const RunOptions &cli)
 			RunView view = make_view(c, *g, what);
 			Sampler sampler;
 			for (const auto &f : g->flows)
-				sampler.live.push_back(&f->q.flow_live[0]);
+				sampler.live.push_back(f->pingpong ? &f->ping.live : &f->q.flow_live[0]);
 			sampler.view = &view;
 			sampler.print_period_s = g->flows[0]->o.stats_period_s;
 			const bool results = !g->flows[0]->o.output_json.empty();

@@ -2,8 +2,8 @@
 #include "conf/cli_pipeline.h"
 #include "conf/config.h"
 #include "conf/options.h"
+#include "common.h"
 #include "graph_run.h"
-#include "pingpong.h"
 #include "pipeline.h"
 #include "remote.h"
 #include "share.h"
@@ -53,7 +53,7 @@ int check_config(int eal_argc, char **argv, const char *file)
 		return rp::kExitUsage;
 	}
 	for (const auto &l : g.lcores)
-		if (l->conf && (!l->requesters.empty() || !l->responders.empty()))
+		if (l->conf && l->has_roles())
 			printf("  lcore %u (%s%s): send CQ %" PRIu64 ", receive CQ %" PRIu64 ", SRQ %" PRIu64 " (refill %" PRIu64 ")%s\n",
 			       l->lcore, l->conf->device.c_str(), l->conf->derived ? ", io context derived" : "", l->send_cq, l->recv_cq,
 			       l->srq, l->srq_threshold,
@@ -157,15 +157,14 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* A command-line rate run is a pipeline too: --dump-conf prints it. */
-	const bool cli_graph = opts.config_file.empty() && opts.mode == rp::Mode::rate && opts.listen.empty() &&
-			       opts.peer.empty();
+	/* A command-line run in one process is a pipeline too: --dump-conf prints it. */
+	const bool cli_graph = opts.config_file.empty() && opts.listen.empty() && opts.peer.empty();
 	if (opts.dump_conf) {
 		unsigned tx, rx;
 		if (!cli_graph) {
 			fprintf(stderr, "rdmapipe: --dump-conf: %s\n", !opts.config_file.empty()
 				? "the file is the pipeline already (-f)"
-				: "ping-pong and two-process runs are not pipelines the builder runs yet");
+				: "two-process runs are not pipelines the builder runs yet");
 			return rp::kExitUsage;
 		}
 		if (!rp::cli_lcores(rp::lcore_set_from_eal_args(eal_argc, argv), opts.interactive, &tx, &rx, &err)) {
@@ -196,7 +195,8 @@ int main(int argc, char **argv)
 
 	if (cli_graph) {
 		unsigned tx, rx;
-		int rc = rp::place_roles(opts, "loopback run (a requester and a responder)", &tx, &rx);
+		int rc = rp::place_roles(opts, opts.mode == rp::Mode::pingpong ? "ping-pong run (pinging and echoing)"
+									    : "loopback run (a requester and a responder)", &tx, &rx);
 		if (rc == rp::kExitOk) {
 			conf = rp::pipeline_from_options(opts, tx, rx);
 			rc = rp::run_graph(conf, opts);
@@ -204,10 +204,7 @@ int main(int argc, char **argv)
 		rte_eal_cleanup();
 		return rc;
 	}
-	int rc = is_graph                                       ? rp::run_graph(conf, opts)
-		 : is_share                                     ? rp::run_share(share)
-		 : !opts.listen.empty() || !opts.peer.empty() ? rp::run_remote(opts)
-							    : rp::run_pingpong(opts);
+	int rc = is_graph ? rp::run_graph(conf, opts) : is_share ? rp::run_share(share) : rp::run_remote(opts);
 	rte_eal_cleanup();
 	return rc;
 }

@@ -60,16 +60,15 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 	const char *later = " does not run yet in this build";
 	for (size_t i = 0; i < c.stages.size(); i++) {
 		const StageConf &st = c.stages[i];
-		if (st.kind != StageKind::rdma_tx && st.kind != StageKind::rdma_rx && st.kind != StageKind::echo) {
-			*err = at(c, st.line, "stages.[" + std::to_string(i) + "]") + "a " + stage_kind_name(st.kind) +
-			       " stage in a ping-pong or two-host pipeline" + later +
-			       " (it runs with loopback flows: rdma_tx and rdma_rx stages joined by rings to any others)";
+		if (st.kind != StageKind::rdma_tx && st.kind != StageKind::rdma_rx) {
+			*err = at(c, st.line, "stages.[" + std::to_string(i) + "]") + (st.kind == StageKind::echo ? "an " : "a ") +
+			       stage_kind_name(st.kind) + " stage in a two-host pipeline" + later +
+			       " (it runs with loopback flows: rdma_tx and rdma_rx or echo stages joined by rings to any others)";
 			return -1;
 		}
 	}
 	const FlowConf &f0 = c.flows[0];
 	const StageConf *tx0 = nullptr, *rx0 = nullptr;
-	bool echo = false;
 	std::vector<uint32_t> qps;
 	/* loopback: both ends here; client: posts here, received on the peer's host;
 	 * server: received here, posted by the client's host. */
@@ -97,7 +96,6 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 		if (i == 0) {
 			tx0 = tx;
 			rx0 = rx;
-			echo = rx && rx->kind == StageKind::echo;
 		} else if (kind_of(f) != kind || (f.peer != f0.peer) || (f.listen != f0.listen)) {
 			*err = where + "flows of different kinds or peers in one file" + later;
 			return -1;
@@ -113,17 +111,8 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 		}
 		qps.push_back(f.qps);
 	}
-	if (((echo || kind != 0) && o->interactive) || (echo && (o->stats_period_s > 0 || c.run.stats_period_s > 0))) {
-		*err = at(c, f0.line, "flows.[0]") + (o->interactive ? "-i: the console comes" : "run.stats_period: the live stats lines come") +
-		       " with rate runs in this build (not ping-pong" + (o->interactive ? ", not two processes)" : ")");
-		return -1;
-	}
-	if (echo && f0.rate_pps > 0) {
-		*err = at(c, f0.line, "flows.[0].rate") + "a ping-pong sends one message at a time: no rate applies";
-		return -1;
-	}
-	if (echo && (c.flows.size() != 1 || f0.qps != 1)) {
-		*err = at(c, f0.line, "flows.[0]") + "ping-pong (an echo stage) over more than one QP" + later;
+	if (o->interactive) {
+		*err = at(c, f0.line, "flows.[0]") + "-i: the console comes with runs in one process in this build (not two processes)";
 		return -1;
 	}
 	if (kind != 0 && f0.messages == 0) {
@@ -141,7 +130,7 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 	RunOptions r = flow_options(c, f0, txio, rxio, *dev, *o);
 	for (const FlowConf &f : c.flows)
 		r.flow_names.push_back(f.name);
-	r.mode = echo ? Mode::pingpong : Mode::rate;
+	r.mode = Mode::rate;
 	r.rate_pps = f0.rate_pps;   // kept by the gen stage if there is one, else by the requester
 	r.flows = qps;
 	r.qps = 0;
@@ -155,12 +144,6 @@ int pipeline_to_options(const PipelineConf &c, RunOptions *o, std::string *err)
 		r.local = f0.local;
 	} else if (kind == 2) {
 		r.listen = f0.listen;
-	}
-	if (echo && f0.messages == 0 && r.duration_s == 0)
-		r.messages = kDefaultPingPongIterations;   // flow_run_options gave a rate run's default
-	if (echo && r.duration_s > 0) {
-		*err = at(c, f0.line, "flows.[0]") + "a ping-pong runs a number of messages, not a duration";
-		return -1;
 	}
 	if (r.bad_rkey_qp >= static_cast<int>(r.qps)) {
 		*err = "--inject-bad-rkey " + std::to_string(r.bad_rkey_qp) + ": the pipeline has only " + std::to_string(r.qps) + " QP(s)";

@@ -1,6 +1,6 @@
 /* Pipeline files the builder (lib/pipeline/graph) does not run yet, lowered to the run
- * kinds that still run them: one echo stage (ping-pong), one half of a two-host flow
- * (listen, or peer), seed 002's QP sharing. Every pipeline of loopback flows goes
+ * kinds that still run them: one half of a two-host flow (listen, or peer), seed 002's
+ * QP sharing. Every pipeline of loopback flows goes
  * through the builder instead (graph_runs). What none of them runs is refused here,
  * before EAL starts, with an error that names the setting and says so. */
 #pragma once

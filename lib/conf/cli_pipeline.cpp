@@ -61,8 +61,9 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		tx.kind = StageKind::rdma_tx;
 		tx.lcore = tx_lcore;
 		tx.flow = name;
-		rx.name = name + "_rx";
-		rx.kind = StageKind::rdma_rx;
+		const bool pp = o.mode == Mode::pingpong;
+		rx.name = name + (pp ? "_echo" : "_rx");
+		rx.kind = pp ? StageKind::echo : StageKind::rdma_rx;
 		rx.lcore = rx_lcore;
 		rx.flow = name;
 		c.stages.push_back(tx);

@@ -226,10 +226,10 @@ const char *options_usage()
 "      --connect PATH       loopback runs: cm (default) connects the QP pairs through rdma_cm\n"
 "                           on the device's own IPv4 address, as two hosts do; direct\n"
 "                           gives each QP the other's number and GID (no IPv4 needed)\n"
-"      --pingpong           latency: one message in flight, echoed back by the responder;\n"
-"                           reports half round-trip percentiles like ib_send_lat (verb send\n"
-"                           or send_imm, 1 QP, default 2 B and 100000 iterations, inline\n"
-"                           where the device allows)\n"
+"      --pingpong           latency: one message in flight per QP, echoed back by an echo\n"
+"                           stage; reports half round-trip percentiles like ib_send_lat\n"
+"                           (verb send or send_imm, default 2 B and 100000 round trips\n"
+"                           over all QPs, inline where the device allows)\n"
 "      --poll MODE          busy (default): poll without pause; adaptive: after a run of\n"
 "                           empty polls, arm the CQs and sleep on a completion channel\n"
 "      --rnr-retry N        RNR retries, 0..7 (7 = forever, default)\n"
@@ -266,7 +266,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		o->argv_app.emplace_back(argv[i]);
 	optind = 0;   // full re-initialisation (GNU), so the parser can run more than once
 	opterr = 0;   // we report errors ourselves, naming the option
-	bool have_messages = false, have_size = false, have_slots = false, have_verb = false, have_qps = false;
+	bool have_messages = false, have_size = false, have_slots = false, have_verb = false;
 	int c;
 	uint64_t v;
 	std::string shaping;   // the first option that describes the run (a pipeline file does that)
@@ -326,7 +326,6 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				return ParseResult::error;
 			}
 			o->qps = static_cast<uint32_t>(total);
-			have_qps = true;
 			break;
 		}
 		case OPT_POST_API:
@@ -572,10 +571,8 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		return ParseResult::ok;   // the file's flows are checked when it is loaded
 	}
 	/* Cross-checks and derived defaults. */
-	if ((o->interactive && (o->mode == Mode::pingpong || !o->listen.empty() || !o->peer.empty())) ||
-	    (o->stats_period_s > 0 && o->mode == Mode::pingpong)) {
-		*err = std::string(o->interactive ? "-i: the console comes" : "--stats-period: the live stats lines come") +
-		       " with rate runs in this build (not ping-pong" + (o->interactive ? ", not two processes)" : ")");
+	if (o->interactive && (!o->listen.empty() || !o->peer.empty())) {
+		*err = "-i: the console comes with runs in one process in this build (not two processes)";
 		return ParseResult::error;
 	}
 	if (o->uc && (o->verb == Verb::read || verb_is_atomic(o->verb))) {
@@ -616,11 +613,6 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		}
 		if (o->rate_pps > 0) {
 			*err = "--pingpong: one message at a time, echoed; --rate does not apply";
-			return ParseResult::error;
-		}
-		if (have_qps && (o->qps != 1 || o->flows.size() != 1)) {
-			*err = std::string("--pingpong: one QP carries the ping-pong (--qps ") +
-			       (o->flows.size() == 1 ? std::to_string(o->qps) : std::to_string(o->flows.size()) + " flows") + ")";
 			return ParseResult::error;
 		}
 		if (o->duration_s > 0) {

@@ -6,138 +6,199 @@
 #include <rte_cycles.h>
 #include <rte_mempool.h>
 
-#include <arpa/inet.h>
-
 #include <cerrno>
 
 namespace rp {
 
 namespace {
 
-constexpr uint32_t kEchoBurst = 16;
+constexpr uint32_t kPollBurst = 16;
+constexpr unsigned kQpShift = 40;   // wr_id: QP index above, sequence below
+constexpr uint64_t kSeqBits = (1ull << kQpShift) - 1;
 
-/* The payload the pinging side writes into message seq, and expects back. */
-inline uint64_t ping_key(uint64_t seq)
+void fail(PingPong *s, const char *why)
 {
-	return msg_key(0, seq);
+	if (s->c.fail_reason == nullptr)
+		s->c.fail_reason = why;
+	s->finished = true;
 }
 
 template <Verb V>
-int post_one(PingPongSide *s, uint64_t seq, void *buf)
+int post_one(PingPong *s, uint32_t qi, void *buf)
 {
-	s->inflight[seq & s->inflight_mask] = buf;
+	PingPongQp &q = s->qps[qi];
+	const uint64_t seq = q.sent;
+	q.inflight[seq & s->inflight_mask] = buf;
+	s->chain.set_wr_tag(static_cast<uint64_t>(qi) << kQpShift);
 	ibv_send_wr *bad = nullptr;
-	ibv_send_wr *wr = s->chain.build<V>(seq, 1, &buf, *s->mrs, seq + 1 == s->p.iterations, RemoteTarget{});
-	int ret = s->ops->post_send(s->qp, wr, &bad);
+	ibv_send_wr *wr = s->chain.build<V>(seq, 1, &buf, *s->tx_mrs, seq + 1 == q.target, RemoteTarget{});
+	int ret = s->ops->post_send(q.qp, wr, &bad);
 	s->chain.relink(1);
 	s->post_calls++;
 	if (ret != 0)
 		return -ret;
+	q.sent++;
 	s->sent++;
 	return 0;
 }
 
-int post_send_one(PingPongSide *s, uint64_t seq, void *buf)
+int post_send_one(PingPong *s, uint32_t qi, void *buf)
 {
-	return s->p.verb == Verb::send_imm ? post_one<Verb::send_imm>(s, seq, buf) : post_one<Verb::send>(s, seq, buf);
+	return s->p.verb == Verb::send_imm ? post_one<Verb::send_imm>(s, qi, buf) : post_one<Verb::send>(s, qi, buf);
 }
 
-/* Polls the send CQ once; a signalled completion returns every send buffer up to it. */
-int reap_sends(PingPongSide *s)
+/* A send completion of QP qi: a signalled one returns every send buffer up to it. */
+void on_send(PingPong *s, const ibv_wc &wc)
 {
-	ibv_wc wc[kEchoBurst];
-	int n = s->ops->poll_cq(s->send_cq, kEchoBurst, wc);
-	if (n < 0) {
-		s->c.fail_reason = "ibv_poll_cq on the send CQ failed";
-		return -1;
+	const uint32_t qi = static_cast<uint32_t>(wc.wr_id >> kQpShift);
+	if (qi >= s->nqps) {
+		s->c.unknown_qps++;
+		return;
 	}
-	for (int i = 0; i < n; i++) {
-		if (wc[i].status != IBV_WC_SUCCESS) {
-			s->c.wc_errors.count(wc[i]);
-			s->c.fail_reason = "send completion error";
-			return -1;
-		}
-		uint64_t upto = wc[i].wr_id;
-		if (upto < s->send_completed || upto >= s->sent)
-			continue;
-		for (uint64_t q = s->send_completed; q <= upto; q++)
-			rte_mempool_put(s->pool, s->inflight[q & s->inflight_mask]);
-		s->send_completed = upto + 1;
+	if (wc.status != IBV_WC_SUCCESS) {
+		s->c.wc_errors.count(wc);
+		s->live.errors.store(s->c.wc_errors.total, std::memory_order_relaxed);
+		fail(s, "send completion error");
+		return;
 	}
-	return n;
+	PingPongQp &q = s->qps[qi];
+	const uint64_t upto = wc.wr_id & kSeqBits;
+	if (upto < q.send_completed || upto >= q.sent)
+		return;
+	rte_mempool *pool = s->echo ? s->rx_pool : s->tx_pool;
+	for (uint64_t k = q.send_completed; k <= upto; k++)
+		rte_mempool_put(pool, q.inflight[k & s->inflight_mask]);
+	q.send_completed = upto + 1;
 }
 
-/* Checks arrival seq: opcode, immediate, length, payload. Returns its buffer. */
-void *check_arrival(PingPongSide *s, const ibv_wc &wc, uint64_t seq)
+/* Checks arrival seq of QP qi: opcode, immediate, length, payload. */
+void check_arrival(PingPong *s, uint32_t qi, const ibv_wc &wc, void *buf, uint64_t seq)
 {
 	ResponderCounters &c = s->c;
-	void *buf = reinterpret_cast<void *>(wc.wr_id);
-	bool last;   // ping-pong has no last message per QP: every one is echoed
+	bool last;   // every message is echoed: the flag says nothing here
 	bool ok = recv_header_ok(c, wc, s->p.verb, seq, s->p.msg_bytes, &last);
 	if (ok && s->p.verify) {
-		ptrdiff_t bad = pattern_check(buf, s->p.msg_bytes, ping_key(seq));
+		ptrdiff_t bad = pattern_check(buf, s->p.msg_bytes, msg_key(qi, seq));
 		if (bad >= 0) {
 			c.payload_errors++;
-			c.bad(0, seq, bad);
+			c.bad(qi, seq, bad);
 			ok = false;
 		}
 	}
 	if (ok)
 		c.verified++;
 	else
-		c.bad(0, seq, -1);
+		c.bad(qi, seq, -1);
 	c.received++;
 	c.bytes += wc.byte_len;
-	return buf;
 }
 
-/* Waits, bounded, for the send queue to have room and (pinging side) a buffer. */
-bool send_room(PingPongSide *s, void **buf)
+/* The echoing side sends arrival seq of QP qi straight back, from its buffer. */
+void echo_back(PingPong *s, uint32_t qi, void *buf)
 {
-	uint64_t since = rte_rdtsc();
-	for (;;) {
-		if (s->sent - s->send_completed < s->p.sq_depth && (buf == nullptr || rte_mempool_get(s->pool, buf) == 0))
-			return true;
-		if (reap_sends(s) < 0)
-			return false;
-		if (rte_rdtsc() - since > s->p.stall_tsc) {
-			s->c.fail_reason = "stalled: no send completion";
-			return false;
+	PingPongQp &q = s->qps[qi];
+	/* The pinging side waits for this echo before its next ping, so the send queue
+	 * only fills with sends not yet reaped: reap them here. */
+	while (q.sent - q.send_completed >= s->p.sq_depth && !s->finished) {
+		ibv_wc wc[kPollBurst];
+		int n = s->ops->poll_cq(s->send_cq, kPollBurst, wc);
+		if (n < 0)
+			fail(s, "ibv_poll_cq on the send CQ failed");
+		for (int i = 0; i < n; i++)
+			if (s->table.find(wc[i].qp_num) != QpTable::kNone)
+				on_send(s, wc[i]);
+			else if (s->send_peer.on_wc)
+				s->send_peer.on_wc(s->send_peer.role, wc[i], 0);
+		if (rte_rdtsc() - s->last_progress > s->p.stall_tsc)
+			fail(s, "stalled: no send completion");
+	}
+	if (s->finished || post_send_one(s, qi, buf) != 0) {
+		fail(s, "ibv_post_send (echo) failed");
+		rte_mempool_put(s->rx_pool, buf);
+	}
+}
+
+void on_recv(PingPong *s, uint32_t qi, const ibv_wc &wc, uint64_t now)
+{
+	void *buf = reinterpret_cast<void *>(wc.wr_id);
+	if (wc.status != IBV_WC_SUCCESS) {
+		s->c.wc_errors.count(wc);
+		if (buf)
+			rte_mempool_put(s->rx_pool, buf);
+		fail(s, "receive completion error");
+		return;
+	}
+	PingPongQp &q = s->qps[qi];
+	if (s->echo && s->c.received == 0)
+		s->c.start_tsc = now;
+	check_arrival(s, qi, wc, buf, q.arrived);
+	q.arrived++;
+	s->last_progress = now;
+	s->c.end_tsc = now;
+	if (s->echo) {
+		echo_back(s, qi, buf);
+		return;
+	}
+	rte_mempool_put(s->rx_pool, buf);
+	if (q.arrived == q.target)   // the last iteration: post to its echo
+		s->hist->record(static_cast<uint64_t>(static_cast<double>(now - q.t_post) * 1e9 /
+						      static_cast<double>(s->p.tsc_hz) / 2));
+}
+
+/* The pinging side: the next ping of every QP whose echo came back. */
+uint32_t ping_ready(PingPong *s)
+{
+	const PingPongParams &p = s->p;
+	uint32_t posted = 0;
+	for (uint32_t qi = 0; qi < s->nqps; qi++) {
+		PingPongQp &q = s->qps[qi];
+		if (q.sent == q.target || q.arrived != q.sent || q.sent - q.send_completed >= p.sq_depth)
+			continue;
+		void *b;
+		if (rte_mempool_get(s->tx_pool, &b) != 0)
+			continue;   // its buffers come back with the next signalled completion
+		pattern_fill(b, p.msg_bytes, msg_key(qi, q.sent));
+		if (qi == 0 && q.sent == p.corrupt_msg)
+			static_cast<unsigned char *>(b)[p.msg_bytes / 2] ^= 0x5a;
+		/* perftest's figure: one iteration, post to post, halved. */
+		uint64_t t = rte_rdtsc();
+		if (q.sent)
+			s->hist->record(static_cast<uint64_t>(static_cast<double>(t - q.t_post) * 1e9 /
+							      static_cast<double>(p.tsc_hz) / 2));
+		q.t_post = t;
+		if (post_send_one(s, qi, b) != 0) {
+			rte_mempool_put(s->tx_pool, b);
+			fail(s, "ibv_post_send failed");
+			return posted;
 		}
+		posted++;
 	}
+	return posted;
 }
 
-/* After the last message: its signalled completion returns every send buffer. */
-void drain_sends(PingPongSide *s)
+/* Every message in (sends_too: and every send reaped). */
+bool all_done(const PingPong *s, bool sends_too)
 {
-	uint64_t since = rte_rdtsc();
-	while (s->send_completed < s->sent && s->c.fail_reason == nullptr) {
-		if (reap_sends(s) < 0)
-			return;
-		if (rte_rdtsc() - since > s->p.stall_tsc)
-			s->c.fail_reason = "stalled: the last send never completed";
+	for (uint32_t qi = 0; qi < s->nqps; qi++) {
+		const PingPongQp &q = s->qps[qi];
+		if (q.arrived != q.target || (sends_too && q.send_completed != q.sent))
+			return false;
 	}
-}
-
-bool stop_asked(PingPongSide *s)
-{
-	if (!s->ctl->abort.load(std::memory_order_relaxed))
-		return false;
-	s->c.fail_reason = "aborted";
 	return true;
 }
 
 } // namespace
 
-int pingpong_init(PingPongSide *s, std::string *err)
+int pingpong_init(PingPong *s, std::string *err)
 {
 	const PingPongParams &p = s->p;
 	if (p.verb != Verb::send && p.verb != Verb::send_imm) {
 		*err = "ping-pong: the verb must be send or send_imm";
 		return -EINVAL;
 	}
-	if (p.sq_depth < 2 * p.signal_every || p.iterations == 0) {
-		*err = "ping-pong: send queue depth " + std::to_string(p.sq_depth) + " must be >= 2 x signal-every";
+	if (p.sq_depth < 2 * p.signal_every || p.iterations < s->nqps || s->nqps == 0) {
+		*err = "ping-pong: send queue depth " + std::to_string(p.sq_depth) + " must be >= 2 x signal-every, and " +
+		       "every QP needs a round trip (" + std::to_string(p.iterations) + " for " + std::to_string(s->nqps) + " QPs)";
 		return -EINVAL;
 	}
 	if (s->chain.init(p.verb, 1, p.signal_every, p.msg_bytes, p.inline_send ? IBV_SEND_INLINE : 0) != 0) {
@@ -147,146 +208,123 @@ int pingpong_init(PingPongSide *s, std::string *err)
 	uint32_t size = 1;
 	while (size < p.sq_depth)
 		size <<= 1;
-	s->inflight.reset(new void *[size]());
 	s->inflight_mask = size - 1;
+	s->table.init(s->nqps);
+	for (uint32_t qi = 0; qi < s->nqps; qi++) {
+		PingPongQp &q = s->qps[qi];
+		q.target = p.iterations / s->nqps + (qi < p.iterations % s->nqps);
+		q.inflight.reset(new void *[size]());
+		if (!s->table.insert(q.qp->qp_num, qi)) {
+			*err = "ping-pong: QP " + std::to_string(q.qp->qp_num) + " given twice";
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
-int pingpong_ping(PingPongSide *s)
+void pingpong_start(PingPong *s)
 {
-	ResponderCounters &c = s->c;
-	const PingPongParams &p = s->p;
-	const double half_ns_per_tsc = 1e9 / static_cast<double>(p.tsc_hz) / 2;
-	uint64_t t_prev = 0;
-	c.start_tsc = rte_rdtsc();
-
-	for (uint64_t seq = 0; seq < p.iterations; seq++) {
-		void *b = nullptr;
-		if (stop_asked(s) || !send_room(s, &b))
-			break;
-		pattern_fill(b, p.msg_bytes, ping_key(seq));
-		if (seq == p.corrupt_msg)
-			static_cast<unsigned char *>(b)[p.msg_bytes / 2] ^= 0x5a;
-		/* perftest's figure: one iteration, post to post, halved. */
-		uint64_t t = rte_rdtsc();
-		if (seq)
-			s->hist->record(static_cast<uint64_t>(static_cast<double>(t - t_prev) * half_ns_per_tsc));
-		t_prev = t;
-		if (post_send_one(s, seq, b) != 0) {
-			rte_mempool_put(s->pool, b);
-			c.fail_reason = "ibv_post_send failed";
-			break;
-		}
-
-		ibv_wc wc;
-		int n;
-		while ((n = s->ops->poll_cq(s->recv_cq, 1, &wc)) == 0) {
-			c.polls_idle++;
-			s->idler.idle(false);
-			if (rte_rdtsc() - t > p.stall_tsc) {
-				c.fail_reason = "stalled: no echo came back";
-				break;
-			}
-			if (stop_asked(s))
-				break;
-		}
-		if (n <= 0) {
-			if (n < 0)
-				c.fail_reason = "ibv_poll_cq on the receive CQ failed";
-			break;
-		}
-		c.polls_busy++;
-		s->idler.idle(true);
-		if (wc.status != IBV_WC_SUCCESS) {
-			c.wc_errors.count(wc);
-			c.fail_reason = "receive completion error";
-			break;
-		}
-		rte_mempool_put(s->pool, check_arrival(s, wc, seq));
-		if (seq + 1 == p.iterations)
-			s->hist->record(static_cast<uint64_t>(static_cast<double>(rte_rdtsc() - t_prev) * half_ns_per_tsc));
-		s->refill.consumed(1);
-		if (s->refill.refill(*s->ops, s->srq) < 0) {
-			c.fail_reason = "ibv_post_srq_recv failed";
-			break;
-		}
-		if (s->sent - s->send_completed >= p.signal_every && reap_sends(s) < 0)
-			break;
-	}
-	c.end_tsc = rte_rdtsc();
-	drain_sends(s);
-	s->ctl->requester_done.store(true, std::memory_order_release);
-	bool clean = c.fail_reason == nullptr && c.received == p.iterations && c.verified == c.received;
-	return clean ? 0 : -1;
+	s->last_progress = rte_rdtsc();
+	if (!s->echo)
+		s->c.start_tsc = s->last_progress;
 }
 
-int pingpong_echo(PingPongSide *s)
+uint32_t pingpong_burst(PingPong *s)
 {
-	ResponderCounters &c = s->c;
-	const PingPongParams &p = s->p;
-	ibv_wc wc[kEchoBurst];
-	uint64_t last_progress = rte_rdtsc();
-
-	while (c.received < p.iterations && !stop_asked(s)) {
-		int n = s->ops->poll_cq(s->recv_cq, kEchoBurst, wc);
-		if (n < 0) {
-			c.fail_reason = "ibv_poll_cq on the receive CQ failed";
-			break;
-		}
-		uint64_t now = rte_rdtsc();
-		for (int i = 0; i < n && c.fail_reason == nullptr; i++) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				c.wc_errors.count(wc[i]);
-				c.fail_reason = "receive completion error";
-				break;
-			}
-			if (wc[i].qp_num != s->qp->qp_num) {
-				c.unknown_qps++;
-				rte_mempool_put(s->pool, reinterpret_cast<void *>(wc[i].wr_id));
-				continue;
-			}
-			if (c.received == 0)
-				c.start_tsc = now;
-			uint64_t seq = c.received;
-			void *buf = check_arrival(s, wc[i], seq);
-			/* Back from the buffer it arrived in; the send completion frees it. */
-			if (!send_room(s, nullptr) || post_send_one(s, seq, buf) != 0) {
-				if (c.fail_reason == nullptr)
-					c.fail_reason = "ibv_post_send (echo) failed";
-				rte_mempool_put(s->pool, buf);
-			}
-		}
-		if (c.fail_reason)
-			break;
-		if (n > 0) {
-			last_progress = now;
-			c.end_tsc = now;
-			s->refill.consumed(static_cast<uint32_t>(n));
-			if (s->refill.refill(*s->ops, s->srq) < 0) {
-				c.fail_reason = "ibv_post_srq_recv failed";
-				break;
-			}
-		}
-		if (s->sent - s->send_completed >= p.signal_every && reap_sends(s) < 0)
-			break;
-		if (n > 0)
-			c.polls_busy++;
-		else
-			c.polls_idle++;
-		s->idler.idle(n > 0);
-		if (n == 0) {
-			if (s->ctl->requester_done.load(std::memory_order_acquire))
-				break;   // the pinging side ended (or gave up): nothing more comes
-			if (now - last_progress > p.stall_tsc) {
-				c.fail_reason = "stalled: no message from the pinging side";
-				break;
-			}
-		}
+	if (s->finished)
+		return 0;
+	if (s->ctl->aborted()) {
+		fail(s, "aborted");
+		return 0;
 	}
-	drain_sends(s);
-	bool clean = c.fail_reason == nullptr && c.received == p.iterations && c.verified == c.received &&
-		     c.unknown_qps == 0;
-	return clean ? 0 : -1;
+	ibv_wc wc[kPollBurst];
+	int n = s->ops->poll_cq(s->recv_cq, kPollBurst, wc);
+	if (n < 0) {
+		fail(s, "ibv_poll_cq on the receive CQ failed");
+		return 0;
+	}
+	const uint64_t now = n ? rte_rdtsc() : 0;
+	for (int i = 0; i < n; i++) {
+		uint32_t qi = s->table.find(wc[i].qp_num);
+		if (qi != QpTable::kNone)
+			on_recv(s, qi, wc[i], now);
+		else if (s->recv_peer.on_wc)
+			s->recv_peer.on_wc(s->recv_peer.role, wc[i], now);   // another role's, on this lcore
+		else
+			s->c.unknown_qps++;
+	}
+	if (n > 0) {
+		s->refill->consumed(static_cast<uint32_t>(n));
+		if (s->refill->refill(*s->ops, s->srq) < 0)
+			fail(s, "ibv_post_srq_recv failed");
+	}
+	int m = s->ops->poll_cq(s->send_cq, kPollBurst, wc);
+	if (m < 0)
+		fail(s, "ibv_poll_cq on the send CQ failed");
+	for (int i = 0; i < m; i++) {
+		if (s->table.find(wc[i].qp_num) != QpTable::kNone)
+			on_send(s, wc[i]);
+		else if (s->send_peer.on_wc)
+			s->send_peer.on_wc(s->send_peer.role, wc[i], now);
+		else
+			s->c.unknown_qps++;
+	}
+	uint32_t posted = s->finished || s->echo ? 0 : ping_ready(s);
+	if (!s->echo && (n > 0 || posted)) {
+		s->live.sent.store(s->sent, std::memory_order_relaxed);
+		s->live.completed.store(s->c.received, std::memory_order_relaxed);
+	}
+	(n > 0 ? s->c.polls_busy : s->c.polls_idle)++;
+	if (all_done(s, true)) {
+		s->finished = true;
+	} else if (!s->finished) {
+		const uint64_t t = rte_rdtsc();
+		/* The pinging side ended (or gave up) before every ping came: none will. (Once
+		 * all came, the last echoes' completions may still be on their way.) */
+		if (s->echo && n == 0 && !all_done(s, false) && s->ctl->requester_done.load(std::memory_order_acquire))
+			fail(s, "the pinging side ended before every round trip");
+		else if (t - s->last_progress > s->p.stall_tsc)
+			fail(s, s->echo ? "stalled: no message from the pinging side" : "stalled: no echo came back");
+	}
+	return static_cast<uint32_t>(n > 0 ? n : 0) + static_cast<uint32_t>(m > 0 ? m : 0) + posted;
+}
+
+int pingpong_finish(PingPong *s)
+{
+	/* Sends still posted complete before the QPs go (flushed if the QP failed). */
+	const uint64_t until = rte_rdtsc() + s->p.tsc_hz / 10;
+	for (bool busy = true; busy && rte_rdtsc() < until;) {
+		ibv_wc wc[kPollBurst];
+		int m = s->ops->poll_cq(s->send_cq, kPollBurst, wc);
+		for (int i = 0; i < m; i++)
+			if (s->table.find(wc[i].qp_num) != QpTable::kNone)
+				on_send(s, wc[i]);
+			else if (s->send_peer.on_wc)
+				s->send_peer.on_wc(s->send_peer.role, wc[i], 0);
+		busy = false;
+		for (uint32_t qi = 0; qi < s->nqps; qi++)
+			busy |= s->qps[qi].send_completed < s->qps[qi].sent;
+		if (m <= 0 && s->c.fail_reason)
+			break;   // a failed QP's sends are flushed in error: not waited for
+	}
+	if (!s->echo)
+		s->ctl->requester_done.store(true, std::memory_order_release);
+	uint64_t want = 0;
+	for (uint32_t qi = 0; qi < s->nqps; qi++)
+		want += s->qps[qi].target;
+	const ResponderCounters &c = s->c;
+	return c.fail_reason == nullptr && c.received == want && c.verified == c.received && c.unknown_qps == 0 ? 0 : -1;
+}
+
+void pingpong_on_send_wc(void *role, const ibv_wc &wc, uint64_t)
+{
+	on_send(static_cast<PingPong *>(role), wc);
+}
+
+void pingpong_on_recv_wc(void *role, const ibv_wc &wc, uint64_t now)
+{
+	auto *s = static_cast<PingPong *>(role);
+	on_recv(s, s->table.find(wc.qp_num), wc, now ? now : rte_rdtsc());
 }
 
 } // namespace rp

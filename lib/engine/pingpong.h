@@ -1,18 +1,23 @@
-/* Ping-pong latency (ib_send_lat's measurement): the pinging lcore sends one message
- * and waits for its echo before it sends the next; the echoing lcore sends every
- * message back as it arrives, from the very buffer it was received into. Each side
- * owns one RC QP on its own SharedIOContext (send CQ, receive CQ, SRQ of pool buffers).
+/* Ping-pong latency (ib_send_lat's measurement), as two roles of the pipeline: the
+ * pinging role (a flow's rdma_tx stage) sends one message on each of its QPs and waits
+ * for that QP's echo before it sends the next; the echoing role (its echo stage) sends
+ * every message back as it arrives, from the very buffer it was received into. With N
+ * QPs, N ping-pongs run side by side, one message in flight on each.
  *
- * What is timed is perftest's iteration: from one post to the next, halved (the loop
- * also checks the echo, returns its buffer and replenishes the SRQ), recorded in a
- * histogram in nanoseconds. Every echo is checked: sequence (immediate), length and
- * the payload pattern the pinging side wrote. */
+ * Both roles run on their lcore's SharedIOContext like every other role: they poll
+ * the lcore's send and receive CQs in bursts, hand completions of QPs they do not own
+ * to the lcore's router, take receives from the lcore's SRQ and count what they
+ * consumed in its one refill.
+ *
+ * What is timed is perftest's iteration, per QP: from one post to the next, halved (the
+ * last one: post to echo), in a histogram in nanoseconds. Every echo is checked:
+ * sequence (immediate), length and the payload pattern the pinging side wrote. */
 #pragma once
 
 #include "conf/options.h"
 #include "engine/counters.h"
 #include "engine/histogram.h"
-#include "engine/idle.h"
+#include "engine/qp_table.h"
 #include "engine/run_control.h"
 #include "engine/srq_refill.h"
 #include "engine/verbs_ops.h"
@@ -30,44 +35,67 @@ namespace rp {
 struct PingPongParams {
 	Verb verb;                 // send or send_imm
 	uint32_t msg_bytes;
-	uint64_t iterations;
-	uint32_t sq_depth;         // sends in flight before their completions must be reaped
+	uint64_t iterations;       // round trips over all QPs (split evenly, the first QPs one more)
+	uint32_t sq_depth;         // sends in flight on a QP before their completions must be reaped
 	uint32_t signal_every;     // one signalled send per this many
 	bool inline_send;
 	bool verify;
 	uint64_t stall_tsc;
 	uint64_t tsc_hz;
-	uint64_t corrupt_msg = UINT64_MAX;   // test hook: flip a byte of this ping
+	uint64_t corrupt_msg = UINT64_MAX;   // test hook: flip a byte of this ping of QP 0
 };
 
-struct PingPongSide {
-	const VerbsOps *ops = &kIbvOps;
+struct PingPongQp {
 	ibv_qp *qp = nullptr;
+	uint64_t target = 0;       // round trips on this QP
+	uint64_t sent = 0;         // sends posted
+	uint64_t arrived = 0;      // messages received (pinging side: echoes)
+	uint64_t send_completed = 0;
+	uint64_t t_post = 0;       // pinging side: TSC of the last ping
+	std::unique_ptr<void *[]> inflight;   // send buffer of seq at [seq & inflight_mask]
+};
+
+struct PingPong {
+	bool echo = false;                  // the echoing role (else the pinging one)
+	const VerbsOps *ops = &kIbvOps;
 	ibv_cq *send_cq = nullptr;
 	ibv_cq *recv_cq = nullptr;
 	ibv_srq *srq = nullptr;
-	rte_mempool *pool = nullptr;        // receive buffers; the pinging side's send buffers too
-	const MrTable *mrs = nullptr;
+	SrqRefill *refill = nullptr;        // the lcore's
+	rte_mempool *rx_pool = nullptr;     // the SRQ's buffers (the echoing side sends from them)
+	rte_mempool *tx_pool = nullptr;     // pinging side: its send buffers
+	const MrTable *tx_mrs = nullptr;    // the send buffers' registrations
 	RunControl *ctl = nullptr;
+	CqPeer send_peer, recv_peer;        // the lcore's router: other roles' completions
 	PingPongParams p{};
-	SrqRefill refill;
 	SendChain chain;                    // one pre-initialised WR
-	std::unique_ptr<void *[]> inflight; // send buffer of seq at [seq & inflight_mask]
+	std::unique_ptr<PingPongQp[]> qps;
+	uint32_t nqps = 0;
 	uint32_t inflight_mask = 0;
-	uint64_t sent = 0;
-	uint64_t send_completed = 0;
-	Idler idler;
-	ResponderCounters c;                // what arrived: received, verified, errors
+	QpTable table;
+	uint64_t sent = 0;                  // over all QPs
 	uint64_t post_calls = 0;
+	uint64_t last_progress = 0;
+	bool finished = false;
+	ResponderCounters c;                // what arrived: received, verified, errors
 	Histogram *hist = nullptr;          // pinging side: half round trips, ns
+	FlowLive live;                      // pinging side: pings sent, echoes back, errors
 };
 
-/* Setup, after the fields above are filled in (and refill filled): checks the sizes,
- * prepares the WR. Returns 0 or -EINVAL with *err. */
-int pingpong_init(PingPongSide *s, std::string *err);
+/* Setup, once the fields above and nqps QPs (qps[i].qp) are filled in: checks the
+ * sizes, prepares the WR and each QP's share. Returns 0 or -EINVAL with *err. */
+int pingpong_init(PingPong *s, std::string *err);
 
-/* Lcore bodies. Return 0 when every iteration completed and every echo checked out. */
-int pingpong_ping(PingPongSide *s);
-int pingpong_echo(PingPongSide *s);
+/* The role's work, one burst at a time (a Stage's): returns the completions handled.
+ * finished is set once every round trip is done (or it failed, or the run was
+ * aborted); then pingpong_finish() says whether it was clean (the pinging side also
+ * tells the echoing one it ended, through ctl). */
+void pingpong_start(PingPong *s);
+uint32_t pingpong_burst(PingPong *s);
+int pingpong_finish(PingPong *s);
+
+/* Completions of its QPs that another role of the lcore polled (the router's OnWc). */
+void pingpong_on_send_wc(void *s, const ibv_wc &wc, uint64_t now);
+void pingpong_on_recv_wc(void *s, const ibv_wc &wc, uint64_t now);
 
 } // namespace rp

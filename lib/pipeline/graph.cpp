@@ -233,6 +233,7 @@ struct KindSpec {
 const KindSpec kKinds[] = {
 	{StageKind::gen, &kSourceStage},     {StageKind::rdma_tx, &kRdmaTxStage}, {StageKind::rdma_rx, &kRdmaRxStage},
 	{StageKind::verify, &kVerifyStage},  {StageKind::sink, &kSinkStage},      {StageKind::forward, &kForwardStage},
+	{StageKind::echo, &kEchoStage},
 };
 
 const StageOps *ops_of(StageKind k)
@@ -241,6 +242,41 @@ const StageOps *ops_of(StageKind k)
 		if (s.kind == k)
 			return s.ops;
 	return nullptr;
+}
+
+constexpr uint32_t kPingPongRefill = 16;
+
+/* A flow with an echo stage is a ping-pong: one message in flight per QP, timed, for a
+ * number of round trips (the flow's messages, else ib_send_lat's default). */
+int plan_pingpong(const PipelineConf &c, GraphFlow *f, std::string *err)
+{
+	const FlowConf &fc = *f->conf;
+	const std::string flow = "flows.[" + std::to_string(&fc - c.flows.data()) + "]";
+	auto key = [&](const char *k) { return at(c, fc.line, flow + "." + k); };
+	f->pingpong = true;
+	if (fc.rate_pps > 0) {
+		*err = key("rate") + "a ping-pong sends the next message when the echo of the last one is back: no rate applies";
+		return -1;
+	}
+	if (f->o.duration_s > 0) {
+		*err = (fc.duration_s > 0 ? key("duration") : at(c, fc.line, "run.duration")) +
+		       "a ping-pong runs a number of round trips (messages), not a duration";
+		return -1;
+	}
+	if (fc.messages == 0)
+		f->o.messages = kDefaultPingPongIterations;
+	if (f->o.messages < fc.qps) {
+		*err = key("messages") + std::to_string(f->o.messages) + " round trips cannot keep " + std::to_string(fc.qps) +
+		       " QPs busy (one at least on each)";
+		return -1;
+	}
+	if (fc.sq_depth < 2 * fc.signal_every) {
+		*err = key("sq_depth") + std::to_string(fc.sq_depth) + " must be at least 2 x signal_every (" +
+		       std::to_string(fc.signal_every) + ")";
+		return -1;
+	}
+	f->hist = std::make_unique<Histogram>();
+	return 0;
 }
 
 /* An lcore's io context sizes, from its roles: the send CQ holds every WR of its
@@ -255,6 +291,18 @@ void size_lcore(Graph *g, GraphLcore *l)
 	uint32_t batch = 1;
 	for (GraphFlow *f : l->requesters)
 		l->send_cq += static_cast<uint64_t>(f->o.qps) * f->o.sq_depth;
+	/* Ping-pong: both sides send and receive, one message in flight per QP; receives
+	 * are reposted in batches of kPingPongRefill. */
+	uint64_t echo_held = 0;   // echoes wait in their send queues in receive buffers
+	for (auto *side : {&l->pingers, &l->echoers})
+		for (GraphFlow *f : *side) {
+			l->send_cq += static_cast<uint64_t>(f->o.qps) * f->o.sq_depth;
+			window += f->o.qps;
+			batch = std::max(batch, kPingPongRefill);
+			l->rx_bytes = std::max(l->rx_bytes, f->o.msg_bytes);
+			if (side == &l->echoers)
+				echo_held += static_cast<uint64_t>(f->o.qps) * f->o.sq_depth + kRxPollBurst;
+		}
 	for (GraphFlow *f : l->responders) {
 		batch = std::max(batch, f->o.batch);
 		if (!verb_consumes_receive(f->o.verb))
@@ -272,7 +320,7 @@ void size_lcore(Graph *g, GraphLcore *l)
 	l->recv_cq = std::max<uint64_t>({l->srq, ic.recv_cq, 1});
 	if (l->srq == 0 || l->rx_bytes == 0)
 		return;
-	uint64_t n = l->srq + 2 * kRxPollBurst + 1;
+	uint64_t n = l->srq + 2 * kRxPollBurst + 1 + echo_held;
 	for (auto &s : g->stages)
 		if (s->lcore == l && s->conf->kind == StageKind::rdma_rx && s->flow->handed_on) {
 			std::set<const GraphStage *> seen;
@@ -349,17 +397,72 @@ int route_lcore(GraphLcore *l, std::string *err)
 		l->send_router.add(responder_on_send_wc, &f->v, qp_nums(f->v.qps, f->v.nqps));
 		l->recv_router.add(responder_on_recv_wc, &f->v, qp_nums(f->v.qps, f->v.nqps));
 	}
+	std::vector<PingPong *> pps;
+	for (GraphFlow *f : l->pingers)
+		pps.push_back(&f->ping);
+	for (GraphFlow *f : l->echoers)
+		pps.push_back(&f->pong);
+	for (PingPong *pp : pps) {
+		l->send_router.add(pingpong_on_send_wc, pp, qp_nums(pp->qps, pp->nqps));
+		l->recv_router.add(pingpong_on_recv_wc, pp, qp_nums(pp->qps, pp->nqps));
+	}
 	if (l->send_router.build(err) != 0 || l->recv_router.build(err) != 0) {
 		*err = "lcore " + std::to_string(l->lcore) + ": " + *err;
 		return -1;
 	}
-	if (l->requesters.size() + l->responders.size() < 2)
+	if (l->requesters.size() + l->responders.size() + pps.size() < 2)
 		return 0;   // one role: a foreign completion is counted as such
+	for (PingPong *pp : pps) {
+		pp->send_peer = l->send_router.peer();
+		pp->recv_peer = l->recv_router.peer();
+	}
 	for (GraphFlow *f : l->requesters)
 		f->q.send_peer = l->send_router.peer();
 	for (GraphFlow *f : l->responders) {
 		f->v.send_peer = l->send_router.peer();
 		f->v.recv_peer = l->recv_router.peer();
+	}
+	return 0;
+}
+
+/* A ping-pong flow's objects (its ping buffers, its QP pairs) and its two roles on
+ * its lcores' io contexts; their receive pools are set once the SRQs are filled. */
+int pingpong_setup(GraphFlow &f, std::string *err)
+{
+	const RunOptions &o = f.o;
+	LoopbackFlow &obj = *f.objs;
+	const std::string name = "rp_" + f.conf->name + "_ping_pool", what = "flow '" + f.conf->name + "': ping buffer pool";
+	if ((obj.tx_pool = make_registered_pool(name.c_str(), what.c_str(), f.shape.tx_pool_n, o, *f.tx->dev, 0, &obj.tx_mrs,
+						err)) == nullptr)
+		return -1;
+	/* Latency wants inline sends wherever they fit, as ib_send_lat does. */
+	const bool inl = o.inline_send || (o.msg_bytes <= f.tx->caps->max_inline && o.msg_bytes <= f.rx->caps->max_inline);
+	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
+	if (qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, 0, 0, &obj.pairs, err) != 0)
+		return -1;
+	const uint64_t hz = rte_get_tsc_hz();
+	for (PingPong *pp : {&f.ping, &f.pong}) {
+		const bool echo = pp == &f.pong;
+		GraphLcore &l = echo ? *f.rx : *f.tx;
+		pp->echo = echo;
+		pp->ops = l.ops;
+		pp->send_cq = l.io.send_cq;
+		pp->recv_cq = l.io.recv_cq;
+		pp->srq = l.io.srq;
+		pp->refill = &l.refill;
+		pp->tx_pool = echo ? nullptr : obj.tx_pool;
+		pp->tx_mrs = echo ? &l.rx_mrs : &obj.tx_mrs;   // the echo goes back from its receive buffer
+		pp->ctl = &f.ctl;
+		pp->p = PingPongParams{o.verb, o.msg_bytes, o.messages, o.sq_depth, o.signal_every, inl, o.verify,
+				       static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz)), hz,
+				       echo ? UINT64_MAX : o.corrupt_msg};
+		pp->qps = std::make_unique<PingPongQp[]>(o.qps);
+		pp->nqps = o.qps;
+		for (uint32_t i = 0; i < o.qps; i++)
+			pp->qps[i].qp = echo ? obj.pairs.b[i] : obj.pairs.a[i];
+		pp->hist = f.hist.get();
+		if (pingpong_init(pp, err) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -420,10 +523,8 @@ bool graph_runs(const PipelineConf &c)
 		for (const StageConf &st : c.stages) {
 			if (st.flow != f.name)
 				continue;
-			if (st.kind == StageKind::echo)
-				return false;
 			tx += st.kind == StageKind::rdma_tx;
-			rx += st.kind == StageKind::rdma_rx;
+			rx += st.kind == StageKind::rdma_rx || st.kind == StageKind::echo;
 		}
 		if (tx != 1 || rx != 1)
 			return false;
@@ -485,6 +586,11 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		return nullptr;
 	};
 
+	for (const StageConf &sc : c.stages)
+		if (sc.kind == StageKind::echo)
+			if (GraphFlow *f = flow_named(sc.flow); f && plan_pingpong(c, f, err) != 0)
+				return -1;
+
 	/* Stages onto lcores, rings between them. */
 	for (const RingConf &rc : c.rings) {
 		g->rings.push_back(std::make_unique<GraphRing>());
@@ -496,9 +602,9 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		s.conf = &sc;
 		s.lcore = lcore_of(g, sc.lcore);
 		s.flow = sc.flow.empty() ? nullptr : flow_named(sc.flow);
-		const StageOps *ops = ops_of(sc.kind);
+		const StageOps *ops = sc.kind == StageKind::rdma_tx && s.flow->pingpong ? &kPingStage : ops_of(sc.kind);
 		if (ops == nullptr) {
-			*err = stage_path(*g, s) + "a " + stage_kind_name(sc.kind) + " stage does not run in a pipeline of loopback flows";
+			*err = stage_path(*g, s) + "no stage kind " + stage_kind_name(sc.kind);
 			return -1;
 		}
 		stage_init(&s.st, ops, sc.name.c_str());
@@ -510,7 +616,16 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 			s.flow->tx_stage = &s.st;
 			s.flow->tx = s.lcore;
 			s.flow->fed = !sc.inputs.empty();
-			s.lcore->requesters.push_back(s.flow);
+			(s.flow->pingpong ? s.lcore->pingers : s.lcore->requesters).push_back(s.flow);
+			if (s.flow->pingpong && s.flow->fed) {
+				*err = stage_path(*g, s) + "flow '" + s.flow->conf->name + "' is a ping-pong (it has an echo stage): its "
+							   "rdma_tx makes its own pings, it takes no input ring";
+				return -1;
+			}
+		} else if (sc.kind == StageKind::echo) {
+			s.flow->rx_stage = &s.st;
+			s.flow->rx = s.lcore;
+			s.lcore->echoers.push_back(s.flow);
 		} else if (sc.kind == StageKind::rdma_rx) {
 			s.flow->rx_stage = &s.st;
 			s.flow->rx = s.lcore;
@@ -627,7 +742,7 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		}
 	/* Sizes: each lcore's io context and receive pool, each flow's send pool. */
 	for (auto &l : g->lcores)
-		if (l->conf && (!l->requesters.empty() || !l->responders.empty()))
+		if (l->conf && l->has_roles())
 			size_lcore(g, l.get());
 	for (auto &f : g->flows) {
 		f->shape = role_shape(f->o);
@@ -646,7 +761,7 @@ std::vector<const DeviceConf *> graph_devices(const Graph &g)
 	std::vector<const DeviceConf *> v;
 	for (const DeviceConf &d : g.conf->devices)
 		for (const auto &l : g.lcores)
-			if (l->conf && l->conf->device == d.name && (!l->requesters.empty() || !l->responders.empty())) {
+			if (l->conf && l->conf->device == d.name && l->has_roles()) {
 				v.push_back(&d);
 				break;
 			}
@@ -667,7 +782,7 @@ int assign_devices(const PipelineConf &c, const std::vector<GraphDevice> &devs, 
 	}
 	std::vector<uint64_t> qps(devs.size(), 0);
 	for (auto &l : g->lcores) {
-		if (!l->conf || (l->requesters.empty() && l->responders.empty()))
+		if (!l->conf || !l->has_roles())
 			continue;
 		for (size_t i = 0; i < names.size(); i++)
 			if (names[i]->name == l->conf->device) {
@@ -676,6 +791,10 @@ int assign_devices(const PipelineConf &c, const std::vector<GraphDevice> &devs, 
 				for (GraphFlow *f : l->requesters)
 					qps[i] += f->o.qps;
 				for (GraphFlow *f : l->responders)
+					qps[i] += f->o.qps;
+				for (GraphFlow *f : l->pingers)
+					qps[i] += f->o.qps;
+				for (GraphFlow *f : l->echoers)
 					qps[i] += f->o.qps;
 			}
 	}
@@ -719,7 +838,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 
 	/* Per lcore with RDMA stages: one io context sized by all of them. */
 	for (auto &l : g->lcores)
-		if (l->conf && (!l->requesters.empty() || !l->responders.empty()) && make_lcore_io(l.get(), err) != 0)
+		if (l->conf && l->has_roles() && make_lcore_io(l.get(), err) != 0)
 			return -1;
 
 	/* Each flow's objects and roles on its two lcores' io contexts. */
@@ -728,6 +847,13 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 		LoopbackFlow &o = *f.objs;
 		o.shape = f.shape;
 		o.srq_by_lcore = true;
+		if (f.pingpong) {
+			if (pingpong_setup(f, err) != 0) {
+				*err = "flow '" + f.conf->name + "': " + *err;
+				return -1;
+			}
+			continue;
+		}
 		if (loopback_flow_setup(f.o, f.conf->name.c_str(), *f.tx->dev, *f.rx->dev, f.tx->ops, f.o.post_api == PostApi::wr, f.tx->io, f.rx->io, &f.ctl, &o,
 					&f.q, &f.v, err) != 0) {
 			*err = "flow '" + f.conf->name + "': " + *err;
@@ -742,8 +868,11 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 	for (auto &l : g->lcores)
 		if (l->has_io && fill_lcore_srq(l.get(), err) != 0)
 			return -1;
-	for (auto &f : g->flows)
+	for (auto &f : g->flows) {
 		f->v.rx_pool = f->rx->rx_pool;
+		f->ping.rx_pool = f->tx->rx_pool;
+		f->pong.rx_pool = f->rx->rx_pool;
+	}
 
 	/* Rings with the file's flags. */
 	for (auto &r : g->rings) {
@@ -785,7 +914,14 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 			st.pool = s.flow->objs->tx_pool;
 			st.ctl = &s.flow->ctl;
 			break;
+		case StageKind::echo:
+			st.ctx = &s.flow->pong;
+			break;
 		case StageKind::rdma_tx:
+			if (s.flow->pingpong) {
+				st.ctx = &s.flow->ping;
+				break;
+			}
 			st.ctx = &s.flow->q;
 			if (s.flow->fed) {
 				/* Buffers made or received on another device are sent from this one too. */
@@ -853,6 +989,10 @@ int graph_lcore_run(void *arg)
 		requester_start(&f->q);
 	for (GraphFlow *f : l->responders)
 		responder_start(&f->v);
+	for (GraphFlow *f : l->pingers)
+		pingpong_start(&f->ping);
+	for (GraphFlow *f : l->echoers)
+		pingpong_start(&f->pong);
 	int rc = lcore_loop_run(&l->loop);   // the RDMA stages finish their roles
 	for (uint32_t i = 0; i < l->loop.nstages; i++)
 		if (l->loop.stages[i]->rc != 0)

@@ -17,6 +17,8 @@
 #include "conf/config.h"
 #include "conf/options.h"
 #include "engine/cq_router.h"
+#include "engine/histogram.h"
+#include "engine/pingpong.h"
 #include "engine/requester.h"
 #include "engine/responder.h"
 #include "engine/run_control.h"
@@ -55,6 +57,11 @@ struct GraphFlow {
 	bool handed_on = false;            // rdma_rx hands received buffers to a ring
 	rte_mempool *fed_pool = nullptr;   // fed: where its buffers come from (and go back to)
 	MrTable fed_mrs;                   // fed from a pool of another device: registered on this one too
+	/* Ping-pong: an echo stage answers its rdma_tx; ping and pong are its roles then
+	 * (q and v stay unused). */
+	bool pingpong = false;
+	PingPong ping, pong;
+	std::unique_ptr<Histogram> hist;   // ping-pong: half round trips, ns
 	~GraphFlow();
 };
 
@@ -92,10 +99,12 @@ struct GraphLcore {
 	uint64_t send_cq = 0, recv_cq = 0, srq = 0, srq_threshold = 0;   // derived sizes (graph_plan)
 	LcoreLoop loop;
 	std::vector<GraphFlow *> requesters, responders;
+	std::vector<GraphFlow *> pingers, echoers;   // ping-pong flows' two sides
 	uint32_t nplaced = 0;                  // stages placed here (graph_plan)
 	double cpu_s = 0;
 	int rc = 0;
 	std::atomic<bool> done{false};         // this lcore: wo, main: ro
+	bool has_roles() const { return !requesters.empty() || !responders.empty() || !pingers.empty() || !echoers.empty(); }
 };
 
 struct GraphRing {
@@ -123,8 +132,8 @@ struct Graph {
 RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunOptions &cli);
 
 /* True when the builder runs c: every flow loopback, posted by one rdma_tx stage and
- * received by one rdma_rx stage (ping-pong, two-host flows and QP-sharing lanes are
- * run by their own code until they move here). */
+ * received by one rdma_rx or echo stage (two-host flows and QP-sharing lanes are run
+ * by their own code until they move here). */
 bool graph_runs(const PipelineConf &c);
 
 /* The plan of c, before EAL or any device: flows, stages, rings and what flows through

@@ -1,6 +1,7 @@
 #include "pipeline/stage.h"
 
 #include "engine/pattern.h"
+#include "engine/pingpong.h"
 #include "engine/requester.h"
 #include "engine/responder.h"
 
@@ -157,7 +158,9 @@ uint32_t role_burst(Stage *s)
 	/* Its objects are messages: posted by a requester, received by a responder (also
 	 * those another role of the lcore polled for it). n counts completions too. */
 	s->st.bursts += n != 0;
-	if constexpr (std::is_same_v<Role, Requester>) {
+	if constexpr (std::is_same_v<Role, PingPong>) {
+		s->st.msgs = r->echo ? r->c.received : r->sent;
+	} else if constexpr (std::is_same_v<Role, Requester>) {
 		s->st.msgs = r->c.sent;
 		/* Fed: nothing more will come once the producers are done and the ring is dry. */
 		if (n == 0 && s->in && !r->finished && stage_upstream_done(s) && rte_ring_empty(s->in))
@@ -171,7 +174,7 @@ uint32_t role_burst(Stage *s)
 		 * credit; a requester that ends tells the responder itself); a role joined to
 		 * other stages by rings stops the run (they would wait on it for ever). */
 		if (s->rc != 0) {
-			if constexpr (std::is_same_v<Role, Responder>)
+			if constexpr (!std::is_same_v<Role, Requester>)
 				r->ctl->abort.store(true, std::memory_order_relaxed);
 			if (s->in || s->out)
 				r->ctl->run->abort.store(true, std::memory_order_relaxed);
@@ -185,6 +188,8 @@ uint32_t role_burst(Stage *s)
 
 const StageOps kRdmaTxStage = {"rdma_tx", role_burst<Requester, requester_burst, requester_finish>, true};
 const StageOps kRdmaRxStage = {"rdma_rx", role_burst<Responder, responder_burst, responder_finish>, true};
+const StageOps kPingStage = {"rdma_tx", role_burst<PingPong, pingpong_burst, pingpong_finish>, true};
+const StageOps kEchoStage = {"echo", role_burst<PingPong, pingpong_burst, pingpong_finish>, true};
 const StageOps kSourceStage = {"gen", source_burst};
 const StageOps kForwardStage = {"forward", forward_burst};
 const StageOps kVerifyStage = {"verify", verify_burst};

@@ -43,6 +43,9 @@ extern const StageOps kRdmaRxStage;
  * the same with requester_start() and requester_finish(). Fed: once every producer of
  * its ring is done and the ring is drained, the requester is told its input ended. */
 extern const StageOps kRdmaTxStage;
+/* rdma_tx of a flow with an echo stage, and the echo stage: a PingPong role (ctx), its
+ * pinging and its echoing side; pingpong_start() before the loop. */
+extern const StageOps kPingStage, kEchoStage;
 
 struct alignas(64) StageStats {
 	uint64_t calls = 0;          // bursts called (by the lcore loop)

@@ -23,7 +23,7 @@ stage_msgs() {
 	sed -n "s/^  stage $1: .* on lcore [0-9]*: \([0-9]*\) messages.*/\1/p" "$out"
 }
 
-for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks mc-ring-adaptive duration; do
+for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks mc-ring-adaptive duration pingpong-beside-flows; do
 	run "$name"
 	expect_eq "$name: exit status" "$rc" 0
 	expect_grep "$out" "^result: PASS$"
@@ -62,6 +62,13 @@ for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks 
 		done ;;
 	duration)
 		expect_grep "$out" "^  elapsed: +[2-3]\.[0-9]+ s$" ;;
+	pingpong-beside-flows)
+		expect_grep "$out" "^  flow lat: +SEND_WITH_IMM, 64 B, 2 QPs, lcore 0 -> lcore 1: sent 6000, completed 6000, received 6000, verified 6000$"
+		expect_grep "$out" "^  flow bw: +RDMA_WRITE_WITH_IMM, 256 B, 2 QPs, lcore 1 -> lcore 0: sent 30000, completed 30000, received 30000, verified 30000$"
+		expect_grep "$out" "^  flow sends: +SEND, 512 B, 2 QPs, lcore 0 -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
+		expect_eq "$name: echoes verified" "$(field "$out" 'echoes verified')" 6000
+		expect_eq "$name: latency samples" "$(field "$out" 'latency samples' | cut -d' ' -f1)" 6000
+		expect_eq "$name: unknown QPs" "$(field "$out" 'unknown QPs')" 0 ;;
 	esac
 done
 

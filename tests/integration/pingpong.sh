@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Ping-pong latency on rxe: every echo comes back and checks out, the latency
-# percentiles are there and ordered, both verbs and both completion APIs work, and a
-# corrupted ping is caught on both sides of the round trip.
+# Ping-pong latency on rxe, a pipeline of an rdma_tx and an echo stage: every echo
+# comes back and checks out, the latency percentiles are there and ordered, both verbs
+# and both completion APIs work, N QPs run N ping-pongs side by side, and a corrupted
+# ping is caught on both sides of the round trip.
 . "$(dirname "$0")/lib.sh"
 need_device
 out=$(mktemp)
@@ -39,12 +40,19 @@ expect_grep "$out" "^  mode: +ping-pong, SEND, 2 B,"
 run_rdmapipe "$out" -d "$DEV" --pingpong -n 1000 -s 64 --inject-corruption 100
 expect_eq "corrupted: exit status" "$rc" 1
 expect_eq "corrupted: payload errors" "$(field "$out" 'payload errors')" 2
-expect_grep "$out" "^  first bad message: +seq 100 at the echoing side, byte 32 differs from the pattern$"
+expect_grep "$out" "^  first bad message: +QP 0 seq 100 at the echoing side, byte 32 differs from the pattern$"
 expect_grep "$out" "^result: FAIL$"
 
-# Ping-pong over more than one QP is refused before anything starts.
-run_rdmapipe "$out" -d "$DEV" --pingpong -Q 2
-expect_eq "two QPs: exit status" "$rc" 2
-expect_grep "$out" "^rdmapipe: --pingpong: one QP carries the ping-pong \(--qps 2\)$"
+# N QPs: N ping-pongs side by side, one message in flight on each, every echo checked;
+# the live stats lines follow the pings as they go.
+run_rdmapipe "$out" -d "$DEV" --pingpong -Q 4 -n 40002 -v send_imm -s 64 --stats-period 0.25
+expect_eq "four QPs: exit status" "$rc" 0
+expect_grep "$out" "^  mode: +ping-pong, SEND_WITH_IMM, 64 B, 4 QPs each way, one message in flight on each,"
+expect_eq "four QPs: echoes verified" "$(field "$out" 'echoes verified')" 40002
+expect_eq "four QPs: pings received" "$(field "$out" 'pings received')" "40002 (verified 40002)"
+expect_eq "four QPs: samples" "$(field "$out" 'latency samples' | cut -d' ' -f1)" 40002
+expect_eq "four QPs: buffers not returned" "$(field "$out" 'buffers not returned')" 0
+expect_grep "$out" "^  flow0 +[0-9.]+ Mmsg/s +[0-9.]+ Gbit/s  outstanding [0-9]+  errors 0  [0-9]+ of 40002 \\([0-9.]+%\\)$"
+expect_grep "$out" "^result: PASS$"
 rm -f "$out"
 finish

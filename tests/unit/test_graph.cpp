@@ -151,7 +151,53 @@ void which_pipelines_the_builder_runs(void **)
 	Plan echo("flows = ( { name = \"f\"; verb = \"send\"; size = 64; messages = 10; pool = \"p\"; } );\n"
 		  "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
 		  "  { name = \"e\"; kind = \"echo\"; lcore = 0; flow = \"f\"; } );\n");
-	assert_false(rp::graph_runs(echo.c));
+	assert_true(rp::graph_runs(echo.c));   // a ping-pong is a pipeline too
+	Plan lanes("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 10; pool = \"p\"; qps = 2; } );\n"
+		   "stages = ( { name = \"t0\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+		   "  { name = \"t1\"; kind = \"rdma_tx\"; lcore = 0; flow = \"f\"; } );\n");
+	assert_false(rp::graph_runs(lanes.c));   // QP-sharing lanes: their own run still
+}
+
+/* A ping-pong's two sides: both send and receive, one message in flight per QP, so
+ * each lcore's SRQ holds its QPs' one receive and a refill batch, its send CQ the send
+ * queues; the echoing lcore's receive pool also holds what waits in its send queues. */
+void pingpong_sides_sized(void **)
+{
+	Plan p("flows = ( { name = \"f\"; verb = \"send_imm\"; size = 64; qps = 4; sq_depth = 32; signal_every = 8; pool = \"p\"; } );\n"
+	       "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+	       "  { name = \"e\"; kind = \"echo\"; lcore = 0; flow = \"f\"; } );\n");
+	assert_int_equal(p.rc, 0);
+	rp::GraphFlow &f = *p.g.flows[0];
+	assert_true(f.pingpong);
+	assert_int_equal(f.o.messages, rp::kDefaultPingPongIterations);   // no messages: ib_send_lat's default
+	assert_ptr_equal(p.stage("tx")->st.ops, &rp::kPingStage);
+	assert_ptr_equal(p.stage("e")->st.ops, &rp::kEchoStage);
+	rp::GraphLcore &ping = *p.stage("tx")->lcore, &echo = *p.stage("e")->lcore;
+	assert_int_equal(ping.pingers.size(), 1);
+	assert_int_equal(echo.echoers.size(), 1);
+	assert_true(ping.requesters.empty() && echo.responders.empty());
+	assert_int_equal(ping.send_cq, 4 * 32);
+	assert_int_equal(ping.srq_threshold, 16);
+	assert_int_equal(ping.srq, 4 + 16);
+	assert_int_equal(ping.rx_bytes, 64);
+	assert_int_equal(echo.srq, 2048);   // the file's larger SRQ
+	assert_true(echo.rx_pool_n >= echo.srq + 4 * 32);
+
+	Plan rate("flows = ( { name = \"f\"; verb = \"send\"; size = 64; rate = 1000; pool = \"p\"; } );\n"
+		  "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+		  "  { name = \"e\"; kind = \"echo\"; lcore = 0; flow = \"f\"; } );\n");
+	assert_int_equal(rate.rc, -1);
+	assert_non_null(strstr(rate.err.c_str(), "flows.[0].rate: a ping-pong sends the next message when the echo"));
+	Plan dur("flows = ( { name = \"f\"; verb = \"send\"; size = 64; duration = 2; pool = \"p\"; } );\n"
+		 "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+		 "  { name = \"e\"; kind = \"echo\"; lcore = 0; flow = \"f\"; } );\n");
+	assert_int_equal(dur.rc, -1);
+	assert_non_null(strstr(dur.err.c_str(), "flows.[0].duration: a ping-pong runs a number of round trips"));
+	Plan few("flows = ( { name = \"f\"; verb = \"send\"; size = 64; qps = 8; messages = 5; pool = \"p\"; } );\n"
+		 "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+		 "  { name = \"e\"; kind = \"echo\"; lcore = 0; flow = \"f\"; } );\n");
+	assert_int_equal(few.rc, -1);
+	assert_non_null(strstr(few.err.c_str(), "flows.[0].messages: 5 round trips cannot keep 8 QPs busy"));
 }
 
 struct Owner {
@@ -203,6 +249,7 @@ int main(int, char **argv)
 		cmocka_unit_test(one_pool_per_ring),
 		cmocka_unit_test(rings_without_cycles),
 		cmocka_unit_test(which_pipelines_the_builder_runs),
+		cmocka_unit_test(pingpong_sides_sized),
 		cmocka_unit_test(router_reaches_the_owner),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -172,7 +172,11 @@ void pingpong_and_cq_api(void **)
 	assert_int_equal(static_cast<int>(parse({}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
 	assert_true(o.mode == rp::Mode::rate && o.cq_api == rp::CqApi::classic);
 	expect_error({"--pingpong", "-v", "write"}, "--pingpong: write is not echoed; ping-pong uses send or send_imm");
-	expect_error({"--pingpong", "-Q", "2"}, "--pingpong: one QP carries the ping-pong (--qps 2)");
+	/* N QPs: N ping-pongs side by side, one message in flight on each. */
+	assert_int_equal(static_cast<int>(parse({"--pingpong", "-Q", "4", "-n", "4000"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.qps, 4);
+	assert_int_equal(o.messages, 4000);
 	expect_error({"--pingpong", "-t", "3"}, "--pingpong: give --messages (iterations), not --duration");
 	expect_error({"--cq-api", "fast"}, "--cq-api: 'fast' is not classic or ex");
 	/* Loopback QP pairs connect through rdma_cm unless told otherwise. */
@@ -213,7 +217,6 @@ void flows_list(void **)
 		     "--qps: '1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1' is not a list of at most 16 integers in 1..1024");
 	expect_error({"-Q", "1000,100"}, "--qps 1000,100: 1100 QPs in all, at most 1024");
 	expect_error({"-Q", "1,64", "--inject-bad-rkey", "65"}, "--inject-bad-rkey 65: the flows have only 65 QP(s)");
-	expect_error({"--pingpong", "-Q", "1,1"}, "--pingpong: one QP carries the ping-pong (--qps 2 flows)");
 }
 
 void two_processes(void **)
