@@ -23,6 +23,7 @@ namespace rp {
 
 namespace {
 std::atomic<RunControl *> g_running{nullptr};
+std::atomic<bool> g_stop_requested{false};
 } // namespace
 
 void set_running(RunControl *ctl)
@@ -32,8 +33,14 @@ void set_running(RunControl *ctl)
 
 void request_stop()
 {
+	g_stop_requested.store(true);
 	if (RunControl *c = g_running.load())
 		c->abort.store(true);
+}
+
+bool request_stopped()
+{
+	return g_stop_requested.load();
 }
 
 int open_device(const RunOptions &o, Device *dev, DeviceCaps *caps)

@@ -91,5 +91,6 @@ int write_results(const RunOptions &o, const Results &r, bool pass);
 /* The run a signal should stop (nullptr: none): request_stop() sets its abort flag. */
 void set_running(RunControl *ctl);
 void request_stop();   // async-signal-safe
+bool request_stopped();   // a signal asked the process to stop (a size sweep runs no more steps)
 
 } // namespace rp

@@ -299,8 +299,17 @@ void print_pingpong(const GraphFlow &f, bool named)
 	line("max", us(h.max()));
 }
 
+/* One step of a size sweep, for the table after the last. */
+struct SweepRow {
+	std::string sizes;
+	double mmsgs = 0, gbps = 0;
+	double median_us = -1;   // ping-pong only
+	bool pass = false;
+	bool ran = false;
+};
+
 int summarise(const PipelineConf &c, const Graph &g, const std::vector<const AsyncEventWatch *> &async,
-	      const RunView &view, const Sampler &sampler)
+	      const RunView &view, const Sampler &sampler, SweepRow *row)
 {
 	uint64_t start = UINT64_MAX, end = 0;
 	FlowTally all;
@@ -550,6 +559,14 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 	if (g.run.abort.load())
 		printf("  run:                 stopped before its end (a signal, or a stage joined by rings failed)\n");
 	printf("result: %s\n", pass ? "PASS" : "FAIL");
+	if (row) {
+		row->mmsgs = static_cast<double>(all.delivered) / secs / 1e6;
+		row->gbps = static_cast<double>(bytes) * 8 / secs / 1e9;
+		if (f0.pingpong)
+			row->median_us = us(f0.hist->percentile(0.5));
+		row->pass = pass;
+		row->ran = true;
+	}
 
 	Results res = results_of(npingpong == g.flows.size() ? "pingpong" : "rate", o0.verb, o0.msg_bytes, view.device, secs, pass);
 	for (size_t i = 0; i < g.flows.size(); i++) {
@@ -647,7 +664,8 @@ int open_devices(const PipelineConf &c, const RunOptions &cli, const Graph &plan
 
 } // namespace
 
-int run_graph(const PipelineConf &c, const RunOptions &cli)
+/* One pipeline (one step of a size sweep): build, run, summarise. */
+int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row)
 {
 	const unsigned main_lc = rte_get_main_lcore();
 	for (const StageConf &st : c.stages) {
@@ -729,12 +747,66 @@ int run_graph(const PipelineConf &c, const RunOptions &cli)
 					});
 				console_free(con);
 				if (rc == kExitOk)
-					rc = summarise(c, *g, async_ro, view, sampler);
+					rc = summarise(c, *g, async_ro, view, sampler, row);
 			}
 		}
 	}
 	g.reset();   // before the devices
 	return rc;
+}
+
+namespace {
+
+/* PATH with the step's sizes before its extension: out.json -> out.64B.json. */
+std::string step_path(const std::string &path, const std::string &sizes)
+{
+	if (path.empty())
+		return path;
+	const size_t slash = path.rfind('/'), dot = path.rfind('.');
+	const bool ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+	return ext ? path.substr(0, dot) + "." + sizes + path.substr(dot) : path + "." + sizes;
+}
+
+} // namespace
+
+int run_graph(const PipelineConf &c, const RunOptions &cli)
+{
+	std::vector<PipelineConf> steps;
+	std::string err;
+	if (graph_sweep(c, &steps, &err) != 0) {   // checked before EAL already
+		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+		return kExitUsage;
+	}
+	if (steps.size() == 1)
+		return run_graph_step(c, cli, nullptr);
+	/* A size sweep: the pipeline once per size, in turn; its results files per step. */
+	std::vector<SweepRow> rows(steps.size());
+	int worst = kExitOk;
+	for (size_t k = 0; k < steps.size(); k++) {
+		for (size_t i = 0; i < c.flows.size(); i++)
+			if (c.flows[i].sizes.size() > 1)
+				rows[k].sizes += (rows[k].sizes.empty() ? "" : "+") + std::to_string(steps[k].flows[i].sizes[0]) + "B";
+		RunOptions o = cli;
+		o.output_json = step_path(cli.output_json, rows[k].sizes);
+		o.output_csv = step_path(cli.output_csv, rows[k].sizes);
+		steps[k].run.json = step_path(c.run.json, rows[k].sizes);
+		steps[k].run.csv = step_path(c.run.csv, rows[k].sizes);
+		printf("rdmapipe: size sweep, step %zu of %zu: %s\n", k + 1, steps.size(), rows[k].sizes.c_str());
+		fflush(stdout);
+		int rc = run_graph_step(steps[k], o, &rows[k]);
+		if (rc == kExitSetup || rc == kExitUsage || request_stopped())
+			return rc == kExitOk ? kExitRunFailed : rc;   // nothing more can run, or a signal stopped it
+		worst = std::max(worst, rc);
+	}
+	printf("size sweep:          %zu steps\n", steps.size());
+	for (const SweepRow &r : rows) {
+		printf("  %-19s %.4f Mmsg/s, %.4f Gbit/s", (r.sizes + ":").c_str(), r.mmsgs, r.gbps);
+		if (r.median_us >= 0)
+			printf(", latency median %.2f us", r.median_us);
+		printf(", %s\n", r.pass ? "PASS" : "FAIL");
+	}
+	printf("result: %s\n", worst == kExitOk ? "PASS" : "FAIL");
+	return worst;
 }
 
 } // namespace rp

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -31,6 +32,8 @@ void app_usage(const char * /*prgname*/)
 
 /* rdmapipe [EAL options] --check FILE: validate a pipeline, no device, no EAL. The
  * EAL options, when given, supply the lcore set the stages are checked against. */
+void print_plan(const rp::Graph &g);
+
 int check_config(int eal_argc, char **argv, const char *file)
 {
 	rp::LcoreSet lcores = rp::lcore_set_from_eal_args(eal_argc, argv);
@@ -46,12 +49,29 @@ int check_config(int eal_argc, char **argv, const char *file)
 	       c.stages.size(), lcores.known ? "" : "; lcores not checked (no -l/-c given)");
 	if (!rp::graph_runs(c))
 		return rp::kExitOk;
-	/* The sizes the builder derives (the file's larger values included). */
-	rp::Graph g;
-	if (rp::graph_plan(c, rp::RunOptions{}, &g, &err) != 0) {
+	/* The sizes the builder derives (the file's larger values included), per step of
+	 * a size sweep. */
+	std::vector<rp::PipelineConf> steps;
+	if (rp::graph_sweep(c, &steps, &err) != 0) {
 		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
 		return rp::kExitUsage;
 	}
+	for (size_t k = 0; k < steps.size(); k++) {
+		rp::Graph g;
+		if (rp::graph_plan(steps[k], rp::RunOptions{}, &g, &err) != 0) {
+			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+			return rp::kExitUsage;
+		}
+		if (steps.size() > 1)
+			printf("  size sweep, step %zu of %zu:\n", k + 1, steps.size());
+		print_plan(g);
+	}
+	return rp::kExitOk;
+}
+
+/* What --check prints of a plan: the sizes the builder derived. */
+void print_plan(const rp::Graph &g)
+{
 	for (const auto &l : g.lcores)
 		if (l->conf && l->has_roles())
 			printf("  lcore %u (%s%s): send CQ %" PRIu64 ", receive CQ %" PRIu64 ", SRQ %" PRIu64 " (refill %" PRIu64 ")%s\n",
@@ -61,7 +81,6 @@ int check_config(int eal_argc, char **argv, const char *file)
 	for (const auto &f : g.flows)
 		printf("  flow %s: send pool %u x %u B%s\n", f->conf->name.c_str(), f->shape.tx_pool_n, f->o.msg_bytes,
 		       f->fed ? ", sends what its ring brings" : "");
-	return rp::kExitOk;
 }
 
 void on_signal(int)
@@ -142,11 +161,18 @@ int main(int argc, char **argv)
 			return rp::kExitUsage;
 		}
 		is_graph = rp::graph_runs(conf);
-		/* What flows through the pipeline is checked before EAL too. */
-		rp::Graph plan;
-		if (is_graph && rp::graph_plan(conf, opts, &plan, &err) != 0) {
+		/* What flows through the pipeline (each step of a size sweep) is checked before EAL too. */
+		std::vector<rp::PipelineConf> steps;
+		if (is_graph && rp::graph_sweep(conf, &steps, &err) != 0) {
 			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
+		}
+		for (const rp::PipelineConf &step : steps) {
+			rp::Graph plan;
+			if (rp::graph_plan(step, opts, &plan, &err) != 0) {
+				fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+				return rp::kExitUsage;
+			}
 		}
 	}
 	if (!opts.config_file.empty() && !is_graph) {

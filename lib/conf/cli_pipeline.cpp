@@ -7,6 +7,21 @@
 
 namespace rp {
 
+namespace {
+
+/* "size = 64", or a sweep's "sizes = [64, 4096]". */
+std::string sizes_text(const std::vector<uint32_t> &sizes)
+{
+	if (sizes.size() == 1)
+		return "size = " + std::to_string(sizes[0]);
+	std::string t = "sizes = [";
+	for (size_t i = 0; i < sizes.size(); i++)
+		t += (i ? ", " : "") + std::to_string(sizes[i]);
+	return t + "]";
+}
+
+} // namespace
+
 PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore)
 {
 	PipelineConf c;
@@ -30,7 +45,8 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		const std::string name = i < o.flow_names.size() ? o.flow_names[i] : "flow" + std::to_string(i);
 		PoolConf p;
 		p.name = name;
-		p.elt_size = o.msg_bytes;   // count 0: sized by the builder
+		const std::vector<uint32_t> sizes = o.sizes.empty() ? std::vector<uint32_t>{o.msg_bytes} : o.sizes;
+		p.elt_size = *std::max_element(sizes.begin(), sizes.end());   // count 0: sized by the builder
 		c.pools.push_back(p);
 		FlowConf f;
 		f.name = name;
@@ -38,7 +54,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		f.transport = o.uc ? Transport::uc : Transport::rc;
 		f.qps = o.flows[i];
 		f.verb = o.verb;
-		f.sizes = {o.msg_bytes};
+		f.sizes = sizes;   // several: a size sweep
 		f.batch = o.batch;
 		f.signal_every = o.signal_every;
 		f.sq_depth = o.sq_depth;
@@ -174,7 +190,7 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		const FlowConf &f = c.flows[i];
 		t += "  { name = \"" + f.name + "\"; peer = \"" + f.peer + "\"; transport = \"" +
 		     (f.transport == Transport::uc ? "uc" : "rc") + "\"; qps = " + std::to_string(f.qps) + "; verb = \"" +
-		     verb_name(f.verb) + "\"; size = " + std::to_string(f.sizes[0]) + "; batch = " + std::to_string(f.batch) +
+		     verb_name(f.verb) + "\"; " + sizes_text(f.sizes) + "; batch = " + std::to_string(f.batch) +
 		     "; signal_every = " + std::to_string(f.signal_every) + "; sq_depth = " + std::to_string(f.sq_depth) +
 		     "; window = " + std::to_string(f.window) + "; inline = " + (f.inline_send ? "true" : "false") +
 		     "; rate = " + num(f.rate_pps) + "; " +

@@ -202,7 +202,8 @@ const char *options_usage()
 "  -d, --device NAME        RDMA device (default: the first one found)\n"
 "  -p, --port N             device port (default 1)\n"
 "  -g, --gid-index N        GID index (default: the RoCE v2 IPv4 GID, found from sysfs)\n"
-"  -s, --size BYTES         message size, 1..1G, K/M/G suffixes (default 64; atomics: 8)\n"
+"  -s, --size BYTES[,...]   message size, 1..1G, K/M/G suffixes (default 64; atomics: 8);\n"
+"                           a list (-s 64,1K,64K) is a size sweep: the run once per size\n"
 "  -n, --messages N         stop after N messages (default 1000000)\n"
 "  -t, --duration SEC       stop after SEC seconds instead of a count\n"
 "  -b, --batch N            work requests per chain, one ibv_post_send each (1..512, default 32)\n"
@@ -468,14 +469,29 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			}
 			o->gid_index = static_cast<int>(v);
 			break;
-		case 's':
-			if (!parse_u64(a, 1, kMaxMsgBytes, &v)) {
-				*err = range_error("size", a, 1, kMaxMsgBytes);
-				return ParseResult::error;
+		case 's': {
+			/* One size, or a list: a size sweep (the run once per size, in turn). */
+			o->sizes.clear();
+			std::string list = a;
+			for (size_t at = 0; at <= list.size();) {
+				size_t comma = list.find(',', at);
+				std::string one = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+				if (!parse_u64(one.c_str(), 1, kMaxMsgBytes, &v) || o->sizes.size() == kMaxSweepSizes) {
+					*err = o->sizes.size() == kMaxSweepSizes ? "--size: at most " + std::to_string(kMaxSweepSizes) + " sizes"
+										 : range_error("size", one.c_str(), 1, kMaxMsgBytes);
+					return ParseResult::error;
+				}
+				o->sizes.push_back(static_cast<uint32_t>(v));
+				if (comma == std::string::npos)
+					break;
+				at = comma + 1;
 			}
-			o->msg_bytes = static_cast<uint32_t>(v);
+			o->msg_bytes = o->sizes[0];
+			if (o->sizes.size() == 1)
+				o->sizes.clear();
 			have_size = true;
 			break;
+		}
 		case 'n':
 			if (!parse_u64(a, 1, UINT64_MAX >> 1, &v)) {
 				*err = range_error("messages", a, 1, UINT64_MAX >> 1);
@@ -597,6 +613,10 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			*err = std::string(side) + ": give --messages; a two-process run announces its count to the server";
 			return ParseResult::error;
 		}
+		if (!o->sizes.empty()) {
+			*err = std::string(side) + ": a list of sizes (a size sweep) runs in one process in this build";
+			return ParseResult::error;
+		}
 	}
 	if (!o->local.empty() && o->peer.empty()) {
 		*err = "--local goes with --peer (the client's address)";
@@ -626,7 +646,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		have_messages = true;
 	}
 	if (verb_is_atomic(o->verb)) {
-		if (have_size && o->msg_bytes != 8) {
+		if (have_size && (o->msg_bytes != 8 || !o->sizes.empty())) {
 			*err = std::string("--size ") + std::to_string(o->msg_bytes) + ": " + verb_name(o->verb) +
 			       " works on 8-byte words only";
 			return ParseResult::error;

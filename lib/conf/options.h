@@ -12,6 +12,7 @@ namespace rp {
 /* Bounds checked by parse_options(); the engine relies on them. */
 inline constexpr uint32_t kMaxBatch = 512;           // WRs per ibv_post_send chain
 inline constexpr uint32_t kMaxMsgBytes = 1u << 30;   // one RDMA message (rxe allows 2^31)
+inline constexpr size_t kMaxSweepSizes = 64;        // sizes in one size sweep (-s A,B,..., a flow's sizes list)
 inline constexpr uint32_t kMaxSlots = 1u << 20;      // receive-window slots at the server
 inline constexpr uint32_t kMaxSqDepth = 1u << 15;
 
@@ -83,6 +84,7 @@ struct RunOptions {
 	uint8_t port = 1;
 	int gid_index = -1;             // -1: pick the RoCE v2 IPv4 GID (else the first valid one)
 	uint32_t msg_bytes = 64;
+	std::vector<uint32_t> sizes;   // -s A,B,...: a size sweep (msg_bytes is A); empty: one size
 	uint64_t messages = 0;          // 0 with duration 0 means kDefaultMessages
 	double duration_s = 0;          // 0: stop by message count
 	uint32_t batch = 32;            // WRs per chain

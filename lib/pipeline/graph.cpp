@@ -514,6 +514,30 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 	return r;
 }
 
+int graph_sweep(const PipelineConf &c, std::vector<PipelineConf> *steps, std::string *err)
+{
+	size_t n = 1;
+	const FlowConf *first = nullptr;
+	for (const FlowConf &f : c.flows) {
+		if (f.sizes.size() <= 1)
+			continue;
+		if (first && f.sizes.size() != n) {
+			*err = at(c, f.line, "flows.[" + std::to_string(&f - c.flows.data()) + "].sizes") + std::to_string(f.sizes.size()) +
+			       " sizes, flow '" + first->name + "' has " + std::to_string(n) +
+			       ": the flows' size lists are swept in step (give lists of one length, or one size)";
+			return -1;
+		}
+		n = f.sizes.size();
+		first = &f;
+	}
+	steps->assign(n, c);
+	for (size_t k = 0; k < n; k++)
+		for (FlowConf &f : (*steps)[k].flows)
+			if (f.sizes.size() > 1)
+				f.sizes = {f.sizes[k]};
+	return 0;
+}
+
 bool graph_runs(const PipelineConf &c)
 {
 	for (const FlowConf &f : c.flows) {
@@ -559,8 +583,8 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 	for (size_t i = 0; i < c.flows.size(); i++) {
 		const FlowConf &fc = c.flows[i];
 		const std::string path = at(c, fc.line, "flows.[" + std::to_string(i) + "]");
-		if (fc.sizes.size() != 1) {
-			*err = path + "sizes: a list of sizes does not run yet in this build (give one size)";
+		if (fc.sizes.size() != 1) {   // graph_sweep makes one pipeline per size
+			*err = path + "sizes: one step of a size sweep is planned at a time (graph_sweep)";
 			return -1;
 		}
 		g->flows.push_back(std::make_unique<GraphFlow>());

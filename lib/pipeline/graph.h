@@ -136,7 +136,13 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
  * by their own code until they move here). */
 bool graph_runs(const PipelineConf &c);
 
-/* The plan of c, before EAL or any device: flows, stages, rings and what flows through
+/* A flow's `sizes` list is a size sweep, like perftest's -a: the pipeline runs once per
+ * size, in turn, every flow with a list taking its k-th size in step k (the lists have
+ * one length). *steps gets the pipelines, one size per flow (one step: c as it is).
+ * Returns 0, or -1 with *err when the lists differ in length. */
+int graph_sweep(const PipelineConf &c, std::vector<PipelineConf> *steps, std::string *err);
+
+/* The plan of c (one size per flow: a step of graph_sweep), before EAL or any device: flows, stages, rings and what flows through
  * them (counts, sizes, the pool each buffer returns to), checked. Creates nothing.
  * Returns 0, or -1 with *err = "FILE:LINE: PATH: why". */
 int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::string *err);

@@ -111,6 +111,30 @@ expect_grep "$out" "^  completions: +extended CQs"
 expect_grep "$out" "^  posting: +ibv_qp_ex"
 expect_eq "dumped pipeline: verified" "$(field "$out" 'messages verified')" 18000
 
+# A size sweep: three steps, each a whole run with its own summary and results file,
+# then one line per step; every message of every step verified.
+sweep=$(mktemp -d)
+run size-sweep --output "$sweep/sweep.json"
+expect_eq "size sweep: exit status" "$rc" 0
+expect_eq "size sweep: steps" "$(grep -c "^rdmapipe: size sweep, step [1-3] of 3: " "$out")" 3
+expect_eq "size sweep: passed steps" "$(grep -c "^result: PASS$" "$out")" 4   # three steps and the sweep
+for step in "64B+64B 3000 4000" "4096B+512B 3000 4000" "65536B+2048B 3000 4000"; do
+	set -- $step
+	expect_grep "$out" "^  ${1//+/\\+}: +[0-9.]+ Mmsg/s, [0-9.]+ Gbit/s, PASS$"
+	python3 - "$sweep/sweep.$1.json" "$1" <<'PY' && echo "ok: step $1: results file" || { echo "FAIL: step $1: results file"; fails=$((fails + 1)); }
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = {x['name']: x for x in r['flows']}
+bw, chain = (int(x[:-1]) for x in sys.argv[2].split('+'))
+assert r['run']['result'] == 'PASS', r['run']
+assert f['bw']['messages_verified'] == 3000 and f['bw']['bytes'] == 3000 * bw, f['bw']
+assert f['chain']['messages_verified'] == 4000 and f['chain']['bytes'] == 4000 * chain, f['chain']
+assert f['reads']['bytes'] == 2000 * 4096, f['reads']
+PY
+done
+expect_grep "$out" "^  flow chain: +SEND, 2048 B, 2 QPs, lcore 1 -> lcore 0: sent 4000, completed 4000, received 4000, verified 4000 \(sends what its ring brings\)$"
+rm -rf "$sweep"
+
 # Two devices in one process (rxeA on lcore 0, rxeB on lcore 1), across their wire:
 # each flow's QPs on the devices of its two ends, the relayed buffers (received into
 # rxeB's pool) sent from rxeA; through rdma_cm and connected directly.

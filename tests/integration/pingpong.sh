@@ -54,5 +54,12 @@ expect_eq "four QPs: samples" "$(field "$out" 'latency samples' | cut -d' ' -f1)
 expect_eq "four QPs: buffers not returned" "$(field "$out" 'buffers not returned')" 0
 expect_grep "$out" "^  flow0 +[0-9.]+ Mmsg/s +[0-9.]+ Gbit/s  outstanding [0-9]+  errors 0  [0-9]+ of 40002 \\([0-9.]+%\\)$"
 expect_grep "$out" "^result: PASS$"
+# A size sweep of ping-pongs (-s 2,1K,8K): latency against size, a line per size.
+run_rdmapipe "$out" -d "$DEV" --pingpong -s 2,1K,8K -n 2000
+expect_eq "sweep: exit status" "$rc" 0
+for size in 2B 1024B 8192B; do
+	expect_grep "$out" "^  $size: +[0-9.]+ Mmsg/s, [0-9.]+ Gbit/s, latency median [0-9.]+ us, PASS$"
+done
+expect_eq "sweep: echoes verified in each step" "$(grep -c "^  echoes verified: *2000$" "$out")" 3
 rm -f "$out"
 finish

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include "cmocka_cpp.h"
 
@@ -200,6 +201,40 @@ void pingpong_sides_sized(void **)
 	assert_non_null(strstr(few.err.c_str(), "flows.[0].messages: 5 round trips cannot keep 8 QPs busy"));
 }
 
+/* A size sweep: a pipeline per size, flows with a list take their k-th size in step k,
+ * the others keep theirs; lists of two lengths are refused. */
+void size_lists_sweep_in_step(void **)
+{
+	Plan p("flows = ( { name = \"a\"; verb = \"write\"; sizes = [64, 256, 32]; messages = 10; pool = \"p\"; },\n"
+	       "  { name = \"b\"; verb = \"read\"; size = 128; messages = 10; pool = \"p\"; } );\n"
+	       "stages = ( { name = \"at\"; kind = \"rdma_tx\"; lcore = 1; flow = \"a\"; },\n"
+	       "  { name = \"ar\"; kind = \"rdma_rx\"; lcore = 0; flow = \"a\"; },\n"
+	       "  { name = \"bt\"; kind = \"rdma_tx\"; lcore = 1; flow = \"b\"; },\n"
+	       "  { name = \"br\"; kind = \"rdma_rx\"; lcore = 0; flow = \"b\"; } );\n");
+	assert_int_equal(p.rc, -1);   // the whole file is not one step
+	std::vector<rp::PipelineConf> steps;
+	std::string err;
+	assert_int_equal(rp::graph_sweep(p.c, &steps, &err), 0);
+	assert_int_equal(steps.size(), 3);
+	const uint32_t want[] = {64, 256, 32};
+	for (size_t k = 0; k < 3; k++) {
+		assert_int_equal(steps[k].flows[0].sizes.size(), 1);
+		assert_int_equal(steps[k].flows[0].sizes[0], want[k]);
+		assert_int_equal(steps[k].flows[1].sizes[0], 128);
+		rp::Graph g;
+		assert_int_equal(rp::graph_plan(steps[k], rp::RunOptions{}, &g, &err), 0);
+		assert_int_equal(g.flows[0]->o.msg_bytes, want[k]);
+	}
+	Plan two("flows = ( { name = \"a\"; verb = \"write\"; sizes = [64, 128]; messages = 10; pool = \"p\"; },\n"
+		 "  { name = \"b\"; verb = \"write\"; sizes = [64, 128, 256]; messages = 10; pool = \"p\"; } );\n"
+		 "stages = ( { name = \"at\"; kind = \"rdma_tx\"; lcore = 1; flow = \"a\"; },\n"
+		 "  { name = \"ar\"; kind = \"rdma_rx\"; lcore = 0; flow = \"a\"; },\n"
+		 "  { name = \"bt\"; kind = \"rdma_tx\"; lcore = 1; flow = \"b\"; },\n"
+		 "  { name = \"br\"; kind = \"rdma_rx\"; lcore = 0; flow = \"b\"; } );\n");
+	assert_int_equal(rp::graph_sweep(two.c, &steps, &err), -1);
+	assert_non_null(strstr(err.c_str(), "flows.[1].sizes: 3 sizes, flow 'a' has 2: the flows' size lists are swept in step"));
+}
+
 struct Owner {
 	int got = 0;
 	uint32_t last_qp = 0;
@@ -250,6 +285,7 @@ int main(int, char **argv)
 		cmocka_unit_test(rings_without_cycles),
 		cmocka_unit_test(which_pipelines_the_builder_runs),
 		cmocka_unit_test(pingpong_sides_sized),
+		cmocka_unit_test(size_lists_sweep_in_step),
 		cmocka_unit_test(router_reaches_the_owner),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);

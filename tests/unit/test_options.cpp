@@ -172,6 +172,14 @@ void pingpong_and_cq_api(void **)
 	assert_int_equal(static_cast<int>(parse({}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
 	assert_true(o.mode == rp::Mode::rate && o.cq_api == rp::CqApi::classic);
 	expect_error({"--pingpong", "-v", "write"}, "--pingpong: write is not echoed; ping-pong uses send or send_imm");
+	/* -s A,B,...: a size sweep; the first size is the run's until the builder splits it. */
+	assert_int_equal(static_cast<int>(parse({"--pingpong", "-s", "2,1K,64K"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.sizes.size(), 3);
+	assert_int_equal(o.sizes[1], 1024);
+	assert_int_equal(o.msg_bytes, 2);
+	expect_error({"-s", "64,,1K"}, "--size: '' is not an integer in 1..1073741824");
+	expect_error({"-v", "fetch_add", "-s", "8,8"}, "--size 8: fetch_add works on 8-byte words only");
+	expect_error({"--peer", "a:1", "-s", "64,128"}, "--peer: a list of sizes (a size sweep) runs in one process in this build");
 	/* N QPs: N ping-pongs side by side, one message in flight on each. */
 	assert_int_equal(static_cast<int>(parse({"--pingpong", "-Q", "4", "-n", "4000"}, &o, &err)),
 			 static_cast<int>(rp::ParseResult::ok));
