@@ -120,6 +120,7 @@ struct RunOptions {
 	std::vector<std::string> flow_names;   // from a pipeline file; else flow0, flow1, ...
 	int tx_lcore = -1;              // from a pipeline file: where each end runs (-1: chosen)
 	bool tx_gen_stage = false;      // gen stages feeding the requester keep the flow's rate
+	bool tx_count_from_input = false;   // fed from duration flows: it sends what comes until its input ends
 	double rate_pps = 0;            // --rate, per flow: kept by the gen stage, else the requester (0: none)
 	int rx_lcore = -1;
 	/* From a pipeline file: what its io contexts and pool give, used where it is more

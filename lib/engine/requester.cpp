@@ -115,13 +115,13 @@ inline void count_sent(Requester *r, RequesterQp &q, uint32_t n)
 
 /* Prepares n buffers of QP qi for messages q.sent.. and posts them as one chain. */
 template <Verb V, bool Fed>
-int post_chain(Requester *r, uint32_t qi, uint32_t n, bool ends)
+int post_chain(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 {
 	RequesterQp &q = r->qps[qi];
 	for (uint32_t i = 0; i < n; i++)
 		prepare<V, Fed>(r, qi, q.sent + i, r->bufs[i]);
 	ibv_send_wr *bad = nullptr;
-	ibv_send_wr *head = r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, ends, q.remote);
+	ibv_send_wr *head = r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, end == kChainLast, q.remote, end == kChainSignalled);
 	/* Latency from the post, not from filling the payloads. */
 	const uint64_t t = rte_rdtsc();
 	for (uint32_t i = 0; i < n; i++)
@@ -146,7 +146,7 @@ int post_chain(Requester *r, uint32_t qi, uint32_t n, bool ends)
 /* The same chain through ibv_qp_ex: WRs are built in the provider's send queue
  * directly, and ibv_wr_complete rings one doorbell for the whole chain. */
 template <Verb V, bool Fed>
-int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, bool ends)
+int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 {
 	RequesterQp &q = r->qps[qi];
 	const RequesterParams &p = r->p;
@@ -158,12 +158,12 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, bool ends)
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t seq = q.sent + i;
 		void *b = r->bufs[i];
-		bool last = ends && i == n - 1;
+		bool last = end == kChainLast && i == n - 1;
 		prepare<V, Fed>(r, qi, seq, b);
 		q.post_tsc[seq & r->inflight_mask] = t;
 
 		x->wr_id = seq | r->wr_tag;
-		x->wr_flags = (wr_signalled(seq, p.signal_every) || last ? IBV_SEND_SIGNALED : 0) |
+		x->wr_flags = (wr_signalled(seq, p.signal_every) || last || (end == kChainSignalled && i == n - 1) ? IBV_SEND_SIGNALED : 0) |
 			      (p.inline_send ? IBV_SEND_INLINE : 0) | (p.fence && i == 0 ? IBV_SEND_FENCE : 0);
 		uint32_t imm = htonl(static_cast<uint32_t>(seq & kImmSeqMask) | (last ? kImmLast : 0));
 		uint64_t raddr = q.remote.base + slot * len;
@@ -445,7 +445,7 @@ int requester_add_qps(Requester *r, std::string *err)
 void requester_start(Requester *r)
 {
 	uint64_t now = rte_rdtsc();
-	r->deadline = r->p.messages ? UINT64_MAX : now + r->p.duration_tsc;
+	r->deadline = r->p.messages || r->p.count_from_input ? UINT64_MAX : now + r->p.duration_tsc;
 	r->last_progress = now;
 	r->timed_out = false;
 	r->finished = false;
@@ -552,8 +552,10 @@ uint32_t requester_burst(Requester *r)
 		} else if (rte_mempool_get_bulk(r->pool, r->bufs, static_cast<unsigned>(n)) != 0) {
 			continue;
 		}
-		bool ends = q.sent + n == q.target;
-		if (r->post_chain(r, qi, static_cast<uint32_t>(n), ends) != 0) {
+		/* Fed until its input ends, any chain may be a QP's last: each ends signalled,
+		 * so that none leaves unsignalled sends behind. */
+		const ChainEnd end = q.sent + n == q.target ? kChainLast : p.count_from_input ? kChainSignalled : kChainMore;
+		if (r->post_chain(r, qi, static_cast<uint32_t>(n), end) != 0) {
 			c.fail_reason = "ibv_post_send failed";
 			q.failed = true;
 			c.failed_qps++;
@@ -600,7 +602,7 @@ void requester_input_ended(Requester *r)
 		RequesterQp &q = r->qps[i];
 		if (q.target > q.sent) {
 			q.target = q.sent;
-			if (r->c.fail_reason == nullptr && !r->timed_out)
+			if (r->c.fail_reason == nullptr && !r->timed_out && !r->p.count_from_input)
 				r->c.fail_reason = "its input ended early: the stages before it made fewer messages than the flow's count";
 		}
 	}

@@ -55,6 +55,9 @@ struct RequesterParams {
 	bool self_describing = false;
 	uint64_t warmup_tsc = 0;    // rates leave out what completed before this much of the run
 	uint64_t tsc_per_msg = 0;   // a rate limit per flow (0: as fast as it goes)
+	/* Fed by a ring from flows that run for a duration: no count and no deadline of
+	 * its own; it sends what comes until its input ends (messages is 0). */
+	bool count_from_input = false;
 };
 
 struct RequesterQp {
@@ -74,7 +77,10 @@ struct RequesterQp {
 };
 
 struct Requester;
-using PostChainFn = int (*)(Requester *r, uint32_t qi, uint32_t n, bool ends);
+/* How a chain ends: an ordinary chain, the QP's last (flagged and signalled), or
+ * signalled (a requester fed until its input ends: any chain may be a QP's last). */
+enum ChainEnd : uint32_t { kChainMore = 0, kChainLast = 1, kChainSignalled = 2 };
+using PostChainFn = int (*)(Requester *r, uint32_t qi, uint32_t n, ChainEnd end);
 using RetireFn = void (*)(Requester *r, uint32_t qi, uint64_t upto);
 
 struct Requester {

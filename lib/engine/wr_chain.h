@@ -103,7 +103,7 @@ public:
 	 * posting. */
 	template <Verb V>
 	ibv_send_wr *build(uint64_t first_seq, uint32_t n, void *const *bufs, const MrTable &mrs,
-			   bool ends_run, const RemoteTarget &t)
+			   bool ends_run, const RemoteTarget &t, bool signal_end = false)
 	{
 		uint64_t slot = t.slots ? first_seq % t.slots : 0;
 		for (uint32_t i = 0; i < n; i++) {
@@ -113,7 +113,7 @@ public:
 			e.sge.addr = reinterpret_cast<uintptr_t>(bufs[i]);
 			e.sge.lkey = mrs.lkey_of(bufs[i]);
 			e.wr.wr_id = seq | wr_tag_;
-			e.wr.send_flags = flags_ | (wr_signalled(seq, signal_every_) || last ? IBV_SEND_SIGNALED : 0) |
+			e.wr.send_flags = flags_ | (wr_signalled(seq, signal_every_) || last || (signal_end && i == n - 1) ? IBV_SEND_SIGNALED : 0) |
 					  (i == 0 ? fence_ : 0);
 			if constexpr (V == Verb::send_imm || V == Verb::write_imm)
 				e.wr.imm_data = htonl(static_cast<uint32_t>(seq & kImmSeqMask) | (last ? kImmLast : 0));

@@ -101,6 +101,7 @@ RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t hz)
 			  static_cast<uint64_t>(o.stall_timeout_s * dhz), o.corrupt_msg,
 			  use_wr ? PostApi::wr : PostApi::classic, o.inline_send, o.fence, 1e9 / dhz};
 	p.warmup_tsc = static_cast<uint64_t>(o.warmup_s * dhz);
+	p.count_from_input = o.tx_count_from_input;
 	/* A gen stage before the requester keeps the rate itself. */
 	if (o.rate_pps > 0 && !o.tx_gen_stage)
 		p.tsc_per_msg = std::max<uint64_t>(1, static_cast<uint64_t>(dhz / o.rate_pps));

@@ -72,9 +72,18 @@ const VerbsOps *cq_ops_for(CqApi api, const DeviceCaps &caps)
 	return caps.next_poll_ends_batch ? &kIbvCqExRxeOps : &kIbvCqExOps;
 }
 
+const GraphStage *tx_of(const Graph *g, const GraphFlow *f)
+{
+	for (const auto &s : g->stages)
+		if (s->flow == f && s->conf->kind == StageKind::rdma_tx)
+			return s.get();
+	return nullptr;
+}
+
 /* The flows whose messages reach each stage's input, and how many: a gen makes its
  * share of its flow's messages, an rdma_rx passes on all of its flow's (UINT64_MAX: a
- * duration), the others what their producers pass on. The rings are acyclic
+ * duration; a fed flow's: what its rdma_tx's ring brings), the others what their
+ * producers pass on. The rings are acyclic
  * (find_cycle), so n passes reach every stage. */
 void derive_origins(Graph *g, std::vector<uint64_t> *out_count)
 {
@@ -90,6 +99,7 @@ void derive_origins(Graph *g, std::vector<uint64_t> *out_count)
 			if (k == StageKind::gen || k == StageKind::rdma_rx) {
 				s.origins = {s.flow};
 				(*out_count)[i] = k == StageKind::gen ? s.st.limit
+						  : s.flow->fed ? (*out_count)[index[tx_of(g, s.flow)]]   // what its ring brings
 						  : s.flow->o.duration_s > 0 ? UINT64_MAX : s.flow->o.messages;
 				continue;
 			}
@@ -716,12 +726,13 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 				return -1;
 			}
 			const uint64_t in = out_count[i];
-			if (in == UINT64_MAX) {
-				*err = stage_path(*g, s) + "flow '" + f.conf->name + "' sends what its ring brings, and what comes in "
-							 "runs for a duration: give the flows before it message counts";
+			if (in == UINT64_MAX && f.conf->messages) {
+				*err = at(c, f.conf->line, "flows.[" + std::to_string(f.conf - c.flows.data()) + "].messages") +
+				       "flow '" + f.conf->name + "' sends what its ring brings, and what comes in runs for a "
+								 "duration: leave messages out (it sends until its input ends)";
 				return -1;
 			}
-			if (f.conf->messages && f.conf->messages != in) {
+			if (in != UINT64_MAX && f.conf->messages && f.conf->messages != in) {
 				*err = at(c, f.conf->line, "flows.[" + std::to_string(f.conf - c.flows.data()) + "].messages") +
 				       "flow '" + f.conf->name + "' sends what its ring brings: " + std::to_string(in) +
 				       " messages (leave messages out, or make it that)";
@@ -729,11 +740,13 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 			}
 			if (f.conf->duration_s > 0) {
 				*err = at(c, f.conf->line, "flows.[" + std::to_string(f.conf - c.flows.data()) + "].duration") +
-				       "flow '" + f.conf->name + "' sends what its ring brings (" + std::to_string(in) +
-				       " messages): it runs no duration";
+				       "flow '" + f.conf->name + "' sends what its ring brings (" +
+				       (in == UINT64_MAX ? std::string("until its input ends") : std::to_string(in) + " messages") +
+				       "): it runs no duration of its own";
 				return -1;
 			}
-			f.o.messages = in;
+			f.o.messages = in == UINT64_MAX ? 0 : in;
+			f.o.tx_count_from_input = in == UINT64_MAX;
 			f.o.duration_s = 0;
 		}
 	}

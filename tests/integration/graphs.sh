@@ -23,7 +23,7 @@ stage_msgs() {
 	sed -n "s/^  stage $1: .* on lcore [0-9]*: \([0-9]*\) messages.*/\1/p" "$out"
 }
 
-for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks mc-ring-adaptive duration pingpong-beside-flows; do
+for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks mc-ring-adaptive duration pingpong-beside-flows duration-relay; do
 	run "$name"
 	expect_eq "$name: exit status" "$rc" 0
 	expect_grep "$out" "^result: PASS$"
@@ -62,6 +62,18 @@ for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks 
 		done ;;
 	duration)
 		expect_grep "$out" "^  elapsed: +[2-3]\.[0-9]+ s$" ;;
+	duration-relay)
+		# Each relayed flow sends exactly what the one before it received, until its input ends.
+		got() { sed -n "s/^  flow $1: .* sent \([0-9]*\), completed [0-9]*, received \([0-9]*\), verified \([0-9]*\).*/\\$2/p" "$out"; }
+		in_rx=$(got in 2)
+		[ "${in_rx:-0}" -gt 1000 ] && ok=yes || ok="no (${in_rx:-none})"
+		expect_eq "$name: the 2 s flow delivered" "$ok" yes
+		expect_eq "$name: out sent = in received" "$(got out 1)" "$in_rx"
+		expect_eq "$name: back sent = out received" "$(got back 1)" "$(got out 2)"
+		expect_eq "$name: back verified" "$(got back 3)" "$in_rx"
+		expect_eq "$name: verify stage checked" "$(stage_msgs v)" "$in_rx"
+		expect_grep "$out" "^  stage v: +verify on lcore 0: [0-9]+ messages .*\(payload errors 0, "
+		expect_grep "$out" "^  flow back: .* \(sends what its ring brings\)$" ;;
 	pingpong-beside-flows)
 		expect_grep "$out" "^  flow lat: +SEND_WITH_IMM, 64 B, 2 QPs, lcore 0 -> lcore 1: sent 6000, completed 6000, received 6000, verified 6000$"
 		expect_grep "$out" "^  flow bw: +RDMA_WRITE_WITH_IMM, 256 B, 2 QPs, lcore 1 -> lcore 0: sent 30000, completed 30000, received 30000, verified 30000$"

@@ -93,13 +93,35 @@ void a_fed_flow_sends_what_arrives(void **)
 	assert_int_equal(size.rc, -1);
 	assert_non_null(strstr(size.err.c_str(), "flows.[1].size: flow 'out' sends what its ring brings: 256 B messages"));
 
+	/* Fed from a duration flow: no count of its own, it sends until its input ends. */
 	Plan dur("flows = ( { name = \"in\"; verb = \"send\"; size = 256; duration = 3; pool = \"p\"; },\n"
-		 "  { name = \"out\"; verb = \"send\"; size = 256; pool = \"p\"; } );\n" + stages);
-	assert_int_equal(dur.rc, -1);
-	assert_non_null(strstr(dur.err.c_str(), "runs for a duration"));
+		 "  { name = \"out\"; verb = \"send\"; size = 256; window = 256; pool = \"p\"; } );\n" + stages);
+	assert_int_equal(dur.rc, 0);
+	assert_int_equal(dur.g.flows[1]->o.messages, 0);
+	assert_int_equal(dur.g.flows[1]->o.duration_s, 0);
+	assert_true(dur.g.flows[1]->o.tx_count_from_input);
+	assert_false(dur.g.flows[0]->o.tx_count_from_input);
+	Plan durn("flows = ( { name = \"in\"; verb = \"send\"; size = 256; duration = 3; pool = \"p\"; },\n"
+		  "  { name = \"out\"; verb = \"send\"; size = 256; messages = 50; pool = \"p\"; } );\n" + stages);
+	assert_int_equal(durn.rc, -1);
+	assert_non_null(strstr(durn.err.c_str(), "flows.[1].messages: flow 'out' sends what its ring brings, and what comes in runs for a duration"));
+	/* Two fed flows in a row: the second gets what the first's receiver hands on. */
+	Plan chain("flows = ( { name = \"in\"; verb = \"send\"; size = 256; messages = 900; window = 256; pool = \"p\"; },\n"
+		   "  { name = \"mid\"; verb = \"send\"; size = 256; window = 256; pool = \"p\"; },\n"
+		   "  { name = \"out\"; verb = \"send\"; size = 256; window = 256; pool = \"p\"; } );\n"
+		   "rings = ( { name = \"a\"; size = 256; }, { name = \"b\"; size = 256; } );\n"
+		   "stages = ( { name = \"t0\"; kind = \"rdma_tx\"; lcore = 1; flow = \"in\"; },\n"
+		   "  { name = \"r0\"; kind = \"rdma_rx\"; lcore = 0; flow = \"in\"; output = \"a\"; },\n"
+		   "  { name = \"t1\"; kind = \"rdma_tx\"; lcore = 1; flow = \"mid\"; input = \"a\"; },\n"
+		   "  { name = \"r1\"; kind = \"rdma_rx\"; lcore = 0; flow = \"mid\"; output = \"b\"; },\n"
+		   "  { name = \"t2\"; kind = \"rdma_tx\"; lcore = 1; flow = \"out\"; input = \"b\"; },\n"
+		   "  { name = \"r2\"; kind = \"rdma_rx\"; lcore = 0; flow = \"out\"; } );\n");
+	assert_int_equal(chain.rc, 0);
+	assert_int_equal(chain.g.flows[1]->o.messages, 900);
+	assert_int_equal(chain.g.flows[2]->o.messages, 900);
 
 	Plan none("flows = ( { name = \"in\"; verb = \"write_imm\"; size = 256; messages = 10; pool = \"p\"; },\n"
-		  "  { name = \"out\"; verb = \"send\"; size = 256; pool = \"p\"; } );\n" + stages);
+		  "  { name = \"out\"; verb = \"send\"; size = 256; window = 256; pool = \"p\"; } );\n" + stages);
 	assert_int_equal(none.rc, -1);
 	assert_non_null(strstr(none.err.c_str(), "stages.[1]: an rdma_rx stage hands received buffers on: flow 'in' uses write_imm"));
 }
