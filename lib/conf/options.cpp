@@ -41,20 +41,6 @@ enum LongOnly {
 	OPT_STAGE_CYCLES,
 };
 
-struct VerbName {
-	Verb v;
-	const char *name;
-	const char *opcode;
-};
-const VerbName kVerbs[] = {
-	{Verb::send, "send", "SEND"},
-	{Verb::send_imm, "send_imm", "SEND_WITH_IMM"},
-	{Verb::write, "write", "RDMA_WRITE"},
-	{Verb::write_imm, "write_imm", "RDMA_WRITE_WITH_IMM"},
-	{Verb::read, "read", "RDMA_READ"},
-	{Verb::fetch_add, "fetch_add", "ATOMIC_FETCH_AND_ADD"},
-	{Verb::cmp_swap, "cmp_swap", "ATOMIC_CMP_AND_SWP"},
-};
 
 const struct option kLongOpts[] = {
 	{"verb", required_argument, nullptr, 'v'},
@@ -153,32 +139,6 @@ std::string range_error(const char *opt, const char *val, uint64_t lo, uint64_t 
 bool parse_size(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	return parse_u64(s, lo, hi, out);
-}
-
-const char *verb_name(Verb v)
-{
-	for (const auto &n : kVerbs)
-		if (n.v == v)
-			return n.name;
-	return "?";
-}
-
-const char *verb_opcode_name(Verb v)
-{
-	for (const auto &n : kVerbs)
-		if (n.v == v)
-			return n.opcode;
-	return "?";
-}
-
-bool verb_from_name(const char *s, Verb *v)
-{
-	for (const auto &n : kVerbs)
-		if (strcmp(n.name, s) == 0) {
-			*v = n.v;
-			return true;
-		}
-	return false;
 }
 
 const char *options_usage()

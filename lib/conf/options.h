@@ -2,63 +2,14 @@
  * Plain data, no DPDK or verbs: parsing and validation work anywhere. */
 #pragma once
 
+#include "engine/types.h"   // verbs, post and CQ APIs, bounds
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace rp {
-
-/* Bounds checked by parse_options(); the engine relies on them. */
-inline constexpr uint32_t kMaxBatch = 512;           // WRs per ibv_post_send chain
-inline constexpr uint32_t kMaxMsgBytes = 1u << 30;   // one RDMA message (rxe allows 2^31)
-inline constexpr size_t kMaxSweepSizes = 64;        // sizes in one size sweep (-s A,B,..., a flow's sizes list)
-inline constexpr uint32_t kMaxSlots = 1u << 20;      // receive-window slots at the server
-inline constexpr uint32_t kMaxSqDepth = 1u << 15;
-
-inline constexpr uint32_t kMaxQps = 1024;           // QPs of all flows (all share one context per lcore)
-inline constexpr uint32_t kMaxFlows = 16;
-
-/* Default send-queue depth: this many chains (or signalling periods, whichever is
- * longer). Selective signalling frees the queue in steps of signal_every, so the
- * queue must hold two periods for the sender never to wait on an unasked completion. */
-inline constexpr uint32_t kSqDepthPerUnit = 4;
-static_assert(kSqDepthPerUnit >= 2, "send queue depth must cover two signalling periods");
-static_assert(kMaxSqDepth >= kSqDepthPerUnit * kMaxBatch, "the deepest default queue must be allowed");
-
-/* The verb a flow exercises. Two-sided verbs consume receives from the SRQ; one-sided
- * ones touch the responder's memory only. */
-enum class Verb : uint8_t {
-	send,
-	send_imm,
-	write,
-	write_imm,
-	read,
-	fetch_add,
-	cmp_swap,
-};
-
-const char *verb_name(Verb v);   // "send", "write_imm", ...
-const char *verb_opcode_name(Verb v);   // "SEND", "RDMA_WRITE_WITH_IMM", ...
-bool verb_from_name(const char *s, Verb *v);
-inline bool verb_is_atomic(Verb v) { return v == Verb::fetch_add || v == Verb::cmp_swap; }
-/* The responder sees a completion per message (and so returns credit). */
-inline bool verb_consumes_receive(Verb v) { return v == Verb::send || v == Verb::send_imm || v == Verb::write_imm; }
-inline bool verb_has_imm(Verb v) { return v == Verb::send_imm || v == Verb::write_imm; }
-
-/* How work requests reach the QP: chained ibv_post_send, or ibv_qp_ex's
- * ibv_wr_start ... ibv_wr_complete (one doorbell per chain either way). */
-enum class PostApi : uint8_t {
-	classic,
-	wr,
-};
-
-/* How completions are read: ibv_poll_cq into an array, or the extended CQ's
- * ibv_start_poll / ibv_next_poll / ibv_end_poll (chosen once at setup). */
-enum class CqApi : uint8_t {
-	classic,
-	ex,
-};
 
 /* How a loopback run connects its QP pairs: through rdma_cm to the device's own IPv4
  * address, the path two hosts use (default), or directly, each QP given the other's

@@ -14,7 +14,7 @@
  * sequence (immediate), length and the payload pattern the pinging side wrote. */
 #pragma once
 
-#include "conf/options.h"
+#include "engine/types.h"
 #include "engine/counters.h"
 #include "engine/histogram.h"
 #include "engine/qp_table.h"

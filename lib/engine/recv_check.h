@@ -4,7 +4,7 @@
  * the length. */
 #pragma once
 
-#include "conf/options.h"
+#include "engine/types.h"
 #include "engine/counters.h"
 #include "engine/wr_chain.h"
 

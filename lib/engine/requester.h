@@ -6,7 +6,7 @@
  * responder RDMA-writes each QP's consumed count into that QP's credit word. */
 #pragma once
 
-#include "conf/options.h"
+#include "engine/types.h"
 #include "engine/counters.h"
 #include "engine/histogram.h"
 #include "engine/idle.h"

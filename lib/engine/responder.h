@@ -7,7 +7,7 @@
  * last write, every atomic word's final value. */
 #pragma once
 
-#include "conf/options.h"
+#include "engine/types.h"
 #include "engine/counters.h"
 #include "engine/idle.h"
 #include "engine/requester.h"

@@ -4,7 +4,7 @@
  * build<V>() is instantiated per verb and picked at setup: no per-WR branch on the verb. */
 #pragma once
 
-#include "conf/options.h"
+#include "engine/types.h"
 #include "verbs/memory.h"
 
 #include <infiniband/verbs.h>
