@@ -175,8 +175,10 @@ RunView make_view(const PipelineConf &c, const Graph &g, const std::string &what
 	v.stage_cycles = !g.lcores.empty() && g.lcores[0]->loop.count_cycles;
 	v.config = {"pipeline file: " + c.file,
 		    "flows: " + std::to_string(g.flows.size()) + ", stages: " + std::to_string(g.stages.size()) +
-			    ", lcores: " + std::to_string(g.lcores.size()),
-		    "connected: " + g.flows[0]->objs->pairs.connected};
+			    ", lcores: " + std::to_string(g.lcores.size())};
+	for (const auto &f : g.flows)
+		v.config.push_back("connected: " + (g.flows.size() > 1 ? "flow " + f->conf->name + ": " : std::string()) +
+				   f->objs->pairs.connected);
 	for (const auto &f : g.flows)
 		v.config.push_back("flow " + f->conf->name + ": " + verb_name(f->o.verb) + ", " + std::to_string(f->o.msg_bytes) +
 				   " B, " + std::to_string(f->o.qps) + " QPs, lcore " + std::to_string(f->tx->lcore) + " -> lcore " +
@@ -417,7 +419,9 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 		       verb_opcode_name(o0.verb), o0.msg_bytes, qps, qps > 1 ? "s" : "",
 		       g.flows.size() > 1 ? (" in " + std::to_string(g.flows.size()) + " flows").c_str() : "", o0.batch,
 		       o0.signal_every, o0.sq_depth, o0.slots);
-	printf("  connected:           %s\n", f0.objs->pairs.connected.c_str());
+	for (const auto &f : g.flows)   // each flow's pairs: through rdma_cm (each its own port), or directly
+		printf("  connected:           %s%s\n", g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
+		       f->objs->pairs.connected.c_str());
 	printf("  completions:         %s\n", cq_ops_str(f0.tx->ops));
 	if (npingpong == g.flows.size())
 		printf("  posting:             one ibv_post_send per message%s\n", f0.ping.p.inline_send ? ", inline" : "");

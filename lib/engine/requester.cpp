@@ -479,8 +479,9 @@ uint32_t requester_burst(Requester *r)
 	}
 
 	/* Time-bounded runs end with one last, flagged message per QP; so does a run the
-	 * control plane ends (the console's quit). */
-	if ((now >= r->deadline || r->ctl->ending()) && !r->timed_out) {
+	 * control plane ends (the console's quit), except where a ring feeds the requester:
+	 * it sends what is still coming until its input ends (the stages before it end). */
+	if ((now >= r->deadline || (r->ctl->ending() && r->in == nullptr)) && !r->timed_out) {
 		r->timed_out = true;
 		for (uint32_t i = 0; i < r->nqps; i++)
 			r->qps[i].target = r->qps[i].sent + 1;
@@ -602,7 +603,7 @@ void requester_input_ended(Requester *r)
 		RequesterQp &q = r->qps[i];
 		if (q.target > q.sent) {
 			q.target = q.sent;
-			if (r->c.fail_reason == nullptr && !r->timed_out && !r->p.count_from_input)
+			if (r->c.fail_reason == nullptr && !r->timed_out && !r->p.count_from_input && !r->ctl->ending())
 				r->c.fail_reason = "its input ended early: the stages before it made fewer messages than the flow's count";
 		}
 	}

@@ -154,5 +154,50 @@ assert 'result: PASS' in tail, tail
 _, status = os.waitpid(pid, 0)
 assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
 PY
-rm -f "$out"
+
+# The console on a pipeline of rings (conf/relay.conf as a 60 s run): quit ends the 60 s
+# flow, and the relayed flow, fed from it with no count of its own, sends what is left
+# until its input ends; everything sent is verified. The stages keep lcores 0-2, so
+# the console's main lcore is a fourth.
+c=$(mktemp --suffix=.conf)
+sed "s/\"rxe0\"/\"$DEV\"/g; s/messages = 40000;/duration = 60;/" "$conf_dir/relay.conf" >"$c"
+python3 - "$RDMAPIPE" "$c" "$(eal_args | sed 's/-l 0-1/--lcores (0-3)@(0-1) --main-lcore 3/')" <<'PY' && echo "ok: console on a relay" || { echo "FAIL: console on a relay"; fails=$((fails + 1)); }
+import os, pty, re, select, sys, time
+binary, conf, eal = sys.argv[1], sys.argv[2], sys.argv[3].split()
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(binary, [binary] + eal + ['--', '-i', '-f', conf])
+buf = b''
+def read_until(pattern, timeout=30):
+    global buf
+    end = time.time() + timeout
+    while time.time() < end:
+        m = re.search(pattern.encode(), buf)
+        if m:
+            got = buf[:m.end()].decode(errors='replace')
+            buf = buf[m.end():]
+            return got
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            try:
+                buf += os.read(fd, 65536)
+            except OSError:
+                break
+    sys.stdout.write(buf.decode(errors='replace'))
+    raise SystemExit(f'console: no /{pattern}/ within {timeout} s')
+read_until(r'rdmapipe> ')
+time.sleep(2)
+os.write(fd, b'show stages\r')
+print(read_until(r'verify +verify +lcore 0 +calls [1-9][0-9]* +objects [1-9][0-9]*'))
+read_until(r'rdmapipe> ')
+os.write(fd, b'quit\r')
+tail = read_until(r'result: (PASS|FAIL)', timeout=60)
+print(tail)
+assert 'result: PASS' in tail, tail
+m = re.search(r'flow out: .* sent (\d+), completed (\d+), received (\d+), verified (\d+) \(sends what its ring brings\)', tail)
+assert m and int(m.group(1)) > 0 and len(set(m.groups())) == 1, tail
+_, status = os.waitpid(pid, 0)
+assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+PY
+rm -f "$c" "$out"
 finish
