@@ -164,7 +164,8 @@ RunView make_view(const PipelineConf &c, const Graph &g, const std::string &what
 		v.lcores.push_back({l->lcore, lcore_roles(*l), live});
 	}
 	for (const auto &f : g.flows)
-		v.pools.push_back({f->conf->name + " send buffers", f->objs->tx_pool});
+		if (f->objs->tx_pool)   // a fed flow sends from its ring's pool
+			v.pools.push_back({f->conf->name + " send buffers", f->objs->tx_pool});
 	for (const auto &l : g.lcores)
 		if (l->rx_pool)
 			v.pools.push_back({"lcore " + std::to_string(l->lcore) + " receive buffers", l->rx_pool});

@@ -79,8 +79,11 @@ void print_plan(const rp::Graph &g)
 			       l->srq, l->srq_threshold,
 			       l->rx_pool_n ? (", receive pool " + std::to_string(l->rx_pool_n) + " x " + std::to_string(l->rx_bytes) + " B").c_str() : "");
 	for (const auto &f : g.flows)
-		printf("  flow %s: send pool %u x %u B%s\n", f->conf->name.c_str(), f->shape.tx_pool_n, f->o.msg_bytes,
-		       f->fed ? ", sends what its ring brings" : "");
+		if (f->fed && !f->has_gen)
+			printf("  flow %s: sends what its ring brings (%u B messages, no send pool of its own)\n",
+			       f->conf->name.c_str(), f->o.msg_bytes);
+		else
+			printf("  flow %s: send pool %u x %u B\n", f->conf->name.c_str(), f->shape.tx_pool_n, f->o.msg_bytes);
 }
 
 void on_signal(int)

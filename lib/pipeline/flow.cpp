@@ -295,7 +295,7 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, D
 	const std::string t = tag;
 	auto name = [&t](const char *what) { return "rp_" + t + (t.empty() ? "" : "_") + what; };
 
-	if ((f->tx_pool = make_registered_pool(name("tx_pool").c_str(), (t + (t.empty() ? "" : ": ") + "requester buffer pool").c_str(),
+	if (!f->fed && (f->tx_pool = make_registered_pool(name("tx_pool").c_str(), (t + (t.empty() ? "" : ": ") + "requester buffer pool").c_str(),
 					       shape.tx_pool_n, o, req_dev, shape.local_write ? IBV_ACCESS_LOCAL_WRITE : 0,
 					       &f->tx_mrs, &err)) == nullptr)
 		return -1;

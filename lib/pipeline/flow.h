@@ -89,6 +89,9 @@ struct LoopbackFlow {
 	/* The responder's lcore owns the SRQ's receives and their pool (shared by the flows
 	 * received there): no receive pool here, the SRQ is not filled here. */
 	bool srq_by_lcore = false;
+	/* A ring feeds the requester buffers of another pool (requester_set_input): no
+	 * send pool of its own. */
+	bool fed = false;
 	~LoopbackFlow();
 };
 

@@ -691,6 +691,7 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 			st.limit = f->o.messages / gens.size() + (k < f->o.messages % gens.size());
 			st.msg_bytes = f->o.msg_bytes;
 		}
+		f->has_gen = !gens.empty();
 		/* The gens keep the flow's rate when they feed its rdma_tx; else the requester does. */
 		if (!gens.empty() && f->fed)
 			f->o.tx_gen_stage = true;
@@ -884,6 +885,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 		LoopbackFlow &o = *f.objs;
 		o.shape = f.shape;
 		o.srq_by_lcore = true;
+		o.fed = f.fed && !f.has_gen;   // gen stages make the flow's messages in its send pool
 		if (f.pingpong) {
 			if (pingpong_setup(f, err) != 0) {
 				*err = "flow '" + f.conf->name + "': " + *err;

@@ -55,6 +55,7 @@ struct GraphFlow {
 	Stage *tx_stage = nullptr, *rx_stage = nullptr;
 	bool fed = false;                  // rdma_tx takes its messages from a ring
 	bool handed_on = false;            // rdma_rx hands received buffers to a ring
+	bool has_gen = false;              // gen stages make its messages (in its send pool)
 	rte_mempool *fed_pool = nullptr;   // fed: where its buffers come from (and go back to)
 	MrTable fed_mrs;                   // fed from a pool of another device: registered on this one too
 	/* Ping-pong: an echo stage answers its rdma_tx; ping and pong are its roles then
