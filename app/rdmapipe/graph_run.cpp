@@ -67,10 +67,33 @@ uint64_t ring_brought(const GraphFlow &f, const Graph &g)
 	return n;
 }
 
+/* Lanes: what each lane's requester posted and checked (READs check their results). */
+FlowTally tally_lanes(const GraphFlow &f)
+{
+	FlowTally t;
+	bool done = true;
+	for (const auto &ln : f.lanes) {
+		const RequesterCounters &c = ln->q.c;
+		t.sent += c.sent;
+		t.completed += c.completed;
+		t.verified += c.verified;
+		t.failed_qps += c.failed_qps;
+		t.errors += c.wc_errors.total;
+		t.data_errors += c.result_errors;
+		done &= ln->stage->st.done.load() && ln->stage->st.rc == 0;
+	}
+	t.delivered = t.completed;
+	const bool count_ok = f.o.duration_s > 0 || t.sent == f.o.messages;
+	t.ok = done && count_ok && t.verified == t.sent && t.errors == 0 && t.data_errors == 0;
+	return t;
+}
+
 FlowTally tally(const GraphFlow &f, const Graph &g)
 {
 	if (f.pingpong)
 		return tally_pingpong(f);
+	if (!f.lanes.empty())
+		return tally_lanes(f);
 	const Requester &q = f.q;
 	const Responder &v = f.v;
 	const Verb verb = f.o.verb;
@@ -114,7 +137,7 @@ std::string lcore_stages(const GraphLcore &l)
 std::string lcore_roles(const GraphLcore &l)
 {
 	std::string r;
-	if (!l.requesters.empty())
+	if (!l.requesters.empty() || !l.lanes.empty())
 		r = "requester";
 	if (!l.responders.empty())
 		r += r.empty() ? "responder" : "+responder";
@@ -126,6 +149,14 @@ std::string lcore_roles(const GraphLcore &l)
 		for (uint32_t i = 0; i < l.loop.nstages; i++)
 			r += (i ? "+" : "") + std::string(l.loop.stages[i]->ops->kind);
 	return r;
+}
+
+/* How a flow's QP pairs were connected (lanes that own their QPs: each lane's). */
+std::string connected_of(const GraphFlow &f)
+{
+	if (!f.lanes.empty() && !f.share_qps)
+		return f.lanes[0]->objs->pairs.connected + " (per lane)";
+	return f.objs->pairs.connected;
 }
 
 /* What the console, the stats lines and telemetry see of this run. */
@@ -142,6 +173,16 @@ RunView make_view(const PipelineConf &c, const Graph &g, const std::string &what
 	v.ctl = const_cast<RunControl *>(&g.run);
 	for (const auto &fp : g.flows) {
 		const GraphFlow &f = *fp;
+		if (!f.lanes.empty()) {   // a flow per lane: its messages over the QPs it posts to
+			for (const auto &ln : f.lanes) {
+				const std::string name = f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore);
+				v.flows.push_back({name, ln->q.nqps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
+						   ln->o.duration_s > 0 ? 0 : ln->o.messages, &ln->q.flow_live[0], &ln->q.flow_ctl[0]});
+				for (uint32_t k = 0; k < ln->q.nqps; k++)
+					v.qps.push_back({name, k, ln->q.qps[k].qp->qp_num, "requester"});
+			}
+			continue;
+		}
 		if (f.pingpong) {   // nothing to set: one message in flight per QP
 			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, 1, f.o.signal_every, f.o.messages,
 					   &f.ping.live, nullptr});
@@ -160,7 +201,8 @@ RunView make_view(const PipelineConf &c, const Graph &g, const std::string &what
 	}
 	for (const auto &l : g.lcores) {
 		const RoleLive *live = !l->requesters.empty() ? &l->requesters[0]->q.live
-				       : !l->responders.empty() ? &l->responders[0]->v.live : nullptr;
+				       : !l->responders.empty() ? &l->responders[0]->v.live
+				       : !l->lanes.empty() ? &l->lanes[0]->q.live : nullptr;
 		v.lcores.push_back({l->lcore, lcore_roles(*l), live});
 	}
 	for (const auto &f : g.flows)
@@ -179,7 +221,7 @@ RunView make_view(const PipelineConf &c, const Graph &g, const std::string &what
 			    ", lcores: " + std::to_string(g.lcores.size())};
 	for (const auto &f : g.flows)
 		v.config.push_back("connected: " + (g.flows.size() > 1 ? "flow " + f->conf->name + ": " : std::string()) +
-				   f->objs->pairs.connected);
+				   connected_of(*f));
 	for (const auto &f : g.flows)
 		v.config.push_back("flow " + f->conf->name + ": " + verb_name(f->o.verb) + ", " + std::to_string(f->o.msg_bytes) +
 				   " B, " + std::to_string(f->o.qps) + " QPs, lcore " + std::to_string(f->tx->lcore) + " -> lcore " +
@@ -262,6 +304,12 @@ void print_first_bad(const Graph &g)
 			}
 			continue;
 		}
+		for (const auto &ln : f->lanes)   // a lane's read result that did not check out
+			if (ln->q.c.first_bad_seq != UINT64_MAX) {
+				printf("  first bad message:   %slane on lcore %u, QP %u seq %" PRIu64 "\n", who.c_str(), ln->lcore->lcore,
+				       ln->q.c.first_bad_qp, ln->q.c.first_bad_seq);
+				return;
+			}
 		const ResponderCounters &v = f->v.c;
 		const RequesterCounters &q = f->q.c;
 		if (v.first_bad_seq == UINT64_MAX && q.first_bad_seq == UINT64_MAX)
@@ -315,6 +363,37 @@ void print_pingpong(const GraphFlow &f, bool named)
 	line("max", us(h.max()));
 }
 
+/* Seed 002's figures: how the QPs were shared, each lane's work and CPU per message,
+ * and the completions the lanes handed each other. */
+void print_lanes(const GraphFlow &f)
+{
+	const size_t nl = f.lanes.size();
+	if (f.share_qps)
+		printf("  QP sharing:          %u QPs shared by %zu lcores (each posts to every QP; one send CQ, polled by all, "
+		       "completions handed to their lane through rings)\n", f.o.qps, nl);
+	else
+		printf("  QP sharing:          none: %u QPs split over %zu lcores (%zu each, a send CQ each)\n", f.o.qps, nl,
+		       f.o.qps / nl);
+	uint64_t completed = 0, handed = 0;
+	double cpu = 0;
+	for (const auto &ln : f.lanes) {
+		const RequesterCounters &c = ln->q.c;
+		const double lane_cpu = ln->lcore->cpu_s;
+		printf("  lane on lcore %-3u    sent %" PRIu64 ", completed %" PRIu64 ", verified %" PRIu64 ", handed over %" PRIu64
+		       ", handed in %" PRIu64 ", CPU %.3f s (%.0f ns/msg)\n", ln->lcore->lcore, c.sent, c.completed, c.verified,
+		       c.handed_over, c.handed_in, lane_cpu, c.completed ? lane_cpu * 1e9 / static_cast<double>(c.completed) : 0.0);
+		print_wc_errors(("lane " + std::to_string(ln->lcore->lcore)).c_str(), c.wc_errors);
+		if (c.fail_reason)
+			printf("  lane lcore %u failed: %s\n", ln->lcore->lcore, c.fail_reason);
+		completed += c.completed;
+		handed += c.handed_over;
+		cpu += lane_cpu;
+	}
+	printf("  CPU per message:     %.0f ns (the lanes' lcores' CPU time / messages)\n",
+	       completed ? cpu * 1e9 / static_cast<double>(completed) : 0.0);
+	printf("  completions handed between lanes: %" PRIu64 "\n", handed);
+}
+
 /* One step of a size sweep, for the table after the last. */
 struct SweepRow {
 	std::string sizes;
@@ -336,9 +415,11 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 	for (const auto &f : g.flows) {
 		t.push_back(tally(*f, g));
 		const FlowTally &x = t.back();
-		start = std::min(start, f->pingpong ? f->ping.c.start_tsc : f->q.c.start_tsc);
-		end = std::max({end, f->pingpong ? f->ping.c.end_tsc : f->q.c.end_tsc,
-				verb_consumes_receive(f->o.verb) && !f->pingpong ? f->v.c.end_tsc : 0});
+		if (f->lanes.empty()) {   // lanes: each lane's, below
+			start = std::min(start, f->pingpong ? f->ping.c.start_tsc : f->q.c.start_tsc);
+			end = std::max({end, f->pingpong ? f->ping.c.end_tsc : f->q.c.end_tsc,
+					verb_consumes_receive(f->o.verb) && !f->pingpong ? f->v.c.end_tsc : 0});
+		}
 		all.sent += x.sent;
 		all.completed += x.completed;
 		all.delivered += x.delivered;
@@ -350,6 +431,16 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 		two_sided |= verb_consumes_receive(f->o.verb);
 		writes |= f->o.verb == Verb::write;
 		atomics |= verb_is_atomic(f->o.verb);
+		if (!f->lanes.empty()) {
+			for (const auto &ln : f->lanes) {
+				start = std::min(start, ln->q.c.start_tsc);
+				end = std::max(end, ln->q.c.end_tsc);
+				q.post_calls += ln->q.c.post_calls;
+				q.handed_over += ln->q.c.handed_over;
+				merge(&q.wc_errors, ln->q.c.wc_errors);
+			}
+			continue;
+		}
 		if (f->pingpong) {
 			q.post_calls += f->ping.post_calls + f->pong.post_calls;
 			merge(&q.wc_errors, f->ping.c.wc_errors);
@@ -422,7 +513,7 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 		       o0.signal_every, o0.sq_depth, o0.slots);
 	for (const auto &f : g.flows)   // each flow's pairs: through rdma_cm (each its own port), or directly
 		printf("  connected:           %s%s\n", g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
-		       f->objs->pairs.connected.c_str());
+		       connected_of(*f).c_str());
 	printf("  completions:         %s\n", cq_ops_str(f0.tx->ops));
 	if (npingpong == g.flows.size())
 		printf("  posting:             one ibv_post_send per message%s\n", f0.ping.p.inline_send ? ", inline" : "");
@@ -438,10 +529,21 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 				   : f.o.rate_pps > 0 ? ", at " + std::to_string(static_cast<uint64_t>(f.o.rate_pps)) + " msg/s" : "";
 		if (x.failed_qps)
 			tail += ", failed QPs " + std::to_string(x.failed_qps);
-		printf("  flow %-14s %s, %u B, %u QP%s, lcore %u -> lcore %u: sent %" PRIu64 ", completed %" PRIu64
-		       ", received %" PRIu64 ", verified %" PRIu64 "%s\n",
+		std::string ends = "lcore " + std::to_string(f.tx->lcore) + " -> lcore " + std::to_string(f.rx->lcore);
+		if (!f.lanes.empty()) {
+			ends = "lanes on lcores ";
+			for (const auto &ln : f.lanes)
+				ends += (ln == f.lanes[0] ? "" : ",") + std::to_string(ln->lcore->lcore);
+			ends += " -> a passive far end";
+		}
+		printf("  flow %-14s %s, %u B, %u QP%s, %s: sent %" PRIu64 ", completed %" PRIu64 ", received %" PRIu64
+		       ", verified %" PRIu64 "%s\n",
 		       (f.conf->name + ":").c_str(), verb_opcode_name(f.o.verb), f.o.msg_bytes, f.o.qps, f.o.qps > 1 ? "s" : "",
-		       f.tx->lcore, f.rx->lcore, x.sent, x.completed, x.delivered, x.verified, tail.c_str());
+		       ends.c_str(), x.sent, x.completed, x.delivered, x.verified, tail.c_str());
+		if (!f.lanes.empty()) {
+			print_lanes(f);
+			continue;
+		}
 		if (g.flows.size() == 1)
 			continue;   // a single flow's errors and failures are the run's, below
 		if (f.pingpong) {
@@ -569,11 +671,11 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 	for (const auto &f : g.flows)
 		if (f->pingpong)
 			print_pingpong(*f, npingpong > 1);
-	const Histogram &lat = f0.q.flow_latency[0];
-	if (g.flows.size() == 1 && !f0.pingpong && lat.count())
+	const Histogram *lat = g.flows.size() == 1 && !f0.pingpong && f0.lanes.empty() ? &f0.q.flow_latency[0] : nullptr;
+	if (lat && lat->count())
 		printf("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
-		       static_cast<double>(lat.percentile(0.5)) / 1e3, static_cast<double>(lat.percentile(0.99)) / 1e3,
-		       static_cast<double>(lat.max()) / 1e3);
+		       static_cast<double>(lat->percentile(0.5)) / 1e3, static_cast<double>(lat->percentile(0.99)) / 1e3,
+		       static_cast<double>(lat->max()) / 1e3);
 	if (g.run.abort.load())
 		printf("  run:                 stopped before its end (a signal, or a stage joined by rings failed)\n");
 	printf("result: %s\n", pass ? "PASS" : "FAIL");
@@ -589,6 +691,23 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 	Results res = results_of(npingpong == g.flows.size() ? "pingpong" : "rate", o0.verb, o0.msg_bytes, view.device, secs, pass);
 	for (size_t i = 0; i < g.flows.size(); i++) {
 		const GraphFlow &f = *g.flows[i];
+		if (!f.lanes.empty()) {   // a flow per lane, as the stats lines have them
+			for (const auto &ln : f.lanes) {
+				FlowResult x;
+				x.name = f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore);
+				x.qps = ln->q.nqps;
+				x.sent = ln->q.c.sent;
+				x.completed = ln->q.c.completed;
+				x.verified = ln->q.c.verified;
+				x.bytes = x.completed * f.o.msg_bytes;
+				x.failed_qps = ln->q.c.failed_qps;
+				x.errors = &ln->q.flow_errors[0];
+				x.latency = &ln->q.flow_latency[0];
+				x.latency_what = "chain posted to its signalled completion";
+				res.flows.push_back(x);
+			}
+			continue;
+		}
 		FlowResult x;
 		x.name = f.conf->name;
 		x.qps = f.o.qps;
@@ -731,6 +850,10 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row)
 			RunView view = make_view(c, *g, what);
 			Sampler sampler;
 			for (const auto &f : g->flows)
+				if (!f->lanes.empty())
+				for (const auto &ln : f->lanes)
+					sampler.live.push_back(&ln->q.flow_live[0]);
+			else
 				sampler.live.push_back(f->pingpong ? &f->ping.live : &f->q.flow_live[0]);
 			sampler.view = &view;
 			sampler.print_period_s = g->flows[0]->o.stats_period_s;

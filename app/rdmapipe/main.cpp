@@ -6,7 +6,6 @@
 #include "graph_run.h"
 #include "pipeline.h"
 #include "remote.h"
-#include "share.h"
 
 #include "control/telemetry.h"
 #include "verbs/device.h"
@@ -79,7 +78,15 @@ void print_plan(const rp::Graph &g)
 			       l->srq, l->srq_threshold,
 			       l->rx_pool_n ? (", receive pool " + std::to_string(l->rx_pool_n) + " x " + std::to_string(l->rx_bytes) + " B").c_str() : "");
 	for (const auto &f : g.flows)
-		if (f->fed && !f->has_gen)
+		if (!f->lanes.empty()) {
+			std::string lcs;
+			for (const auto &ln : f->lanes)
+				lcs += (lcs.empty() ? "" : ",") + std::to_string(ln->lcore->lcore);
+			printf("  flow %s: %zu lanes on lcores %s, %s, send pool %u x %u B%s\n", f->conf->name.c_str(), f->lanes.size(),
+			       lcs.c_str(), f->share_qps ? "every QP shared by all (one send CQ)" : "each its own QPs and send CQ",
+			       f->share_qps ? f->shape.tx_pool_n : role_shape(f->lanes[0]->o).tx_pool_n, f->o.msg_bytes,
+			       f->share_qps ? "" : " each");
+		} else if (f->fed && !f->has_gen)
 			printf("  flow %s: sends what its ring brings (%u B messages, no send pool of its own)\n",
 			       f->conf->name.c_str(), f->o.msg_bytes);
 		else
@@ -153,9 +160,7 @@ int main(int argc, char **argv)
 	}
 
 	/* A pipeline file is read and checked completely before EAL takes any resource. */
-	rp::SharePlan share;
 	rp::PipelineConf conf;
-	int is_share = 0;
 	bool is_graph = false;
 	if (!opts.config_file.empty()) {
 		rp::LcoreSet lcores = rp::lcore_set_from_eal_args(eal_argc, argv);
@@ -179,8 +184,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!opts.config_file.empty() && !is_graph) {
-		if ((is_share = rp::pipeline_to_share(conf, opts, &share, &err)) < 0 ||
-		    (!is_share && rp::pipeline_to_options(conf, &opts, &err) != 0)) {
+		if (rp::pipeline_to_options(conf, &opts, &err) != 0) {
 			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
@@ -233,7 +237,7 @@ int main(int argc, char **argv)
 		rte_eal_cleanup();
 		return rc;
 	}
-	int rc = is_graph ? rp::run_graph(conf, opts) : is_share ? rp::run_share(share) : rp::run_remote(opts);
+	int rc = is_graph ? rp::run_graph(conf, opts) : rp::run_remote(opts);
 	rte_eal_cleanup();
 	return rc;
 }

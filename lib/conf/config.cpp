@@ -710,12 +710,13 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 		if (f.share_qps && tx < 2)
 			return r.fail(at("flows", i, "share_qps"), "sharing QPs needs two or more rdma_tx stages of flow '" + f.name +
 									   "' (on the lcores that share them), it has " + std::to_string(tx));
-		/* Several rdma_tx stages (lanes) post one-sided verbs to a passive far end: a
-		 * receiver could not tell their interleaved messages apart. */
-		if (tx > 1 && (server || !loopback || verb_consumes_receive(f.verb) || rx + echo != 0))
+		/* Several rdma_tx stages (lanes) post RDMA READs to a passive far end: the reads
+		 * check their own results. A receiver could not tell interleaved messages apart,
+		 * and with no rdma_rx stage nothing would check what writes or atomics left. */
+		if (tx > 1 && (server || !loopback || f.verb != Verb::read || rx + echo != 0))
 			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' has " + std::to_string(tx) +
-							 " rdma_tx stages: that takes a loopback flow of a one-sided verb (read, write, "
-							 "fetch_add, cmp_swap) and no rdma_rx stage");
+							 " rdma_tx stages (lanes): that takes a loopback flow of RDMA READs (they "
+							 "check their own results) and no rdma_rx stage");
 		if (!server && !loopback && rx + echo != 0)
 			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' goes to " + f.peer +
 							 ": it is received there, not by an rdma_rx or echo stage here");

@@ -2,6 +2,7 @@
 
 #include "engine/verbs_ops.h"
 
+#include <rte_common.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
@@ -289,6 +290,53 @@ int plan_pingpong(const PipelineConf &c, GraphFlow *f, std::string *err)
 	return 0;
 }
 
+/* A flow's lanes: one lcore each; their share of the messages (and of the rate); shared
+ * QPs give each lane its share of every send queue, else each lane owns every T-th QP. */
+int plan_lanes(const PipelineConf &c, GraphFlow *f, std::string *err)
+{
+	const FlowConf &fc = *f->conf;
+	const std::string flow = "flows.[" + std::to_string(&fc - c.flows.data()) + "]";
+	const uint32_t nl = static_cast<uint32_t>(f->lanes.size());
+	for (uint32_t t = 0; t < nl; t++)
+		for (uint32_t u = 0; u < t; u++)
+			if (f->lanes[t]->lcore == f->lanes[u]->lcore) {
+				*err = at(c, f->lanes[t]->stage->conf->line, "stages") + "two rdma_tx stages of flow '" + fc.name +
+				       "' on lcore " + std::to_string(f->lanes[t]->lcore->lcore) + ": its lanes need an lcore each";
+				return -1;
+			}
+	f->share_qps = fc.share_qps;
+	if (!f->share_qps && fc.qps % nl != 0) {
+		*err = at(c, fc.line, flow + ".qps") + std::to_string(fc.qps) + " QPs do not split evenly over " + std::to_string(nl) +
+		       " lanes (or set share_qps = true)";
+		return -1;
+	}
+	const uint32_t need = std::max(2 * fc.signal_every, fc.batch);
+	if (f->share_qps && fc.sq_depth / nl < need) {
+		*err = at(c, fc.line, flow + ".sq_depth") + "each of the " + std::to_string(nl) + " lanes gets sq_depth / " +
+		       std::to_string(nl) + " = " + std::to_string(fc.sq_depth / nl) +
+		       " of every shared send queue, below max(batch, 2 x signal_every) = " + std::to_string(need);
+		return -1;
+	}
+	for (uint32_t t = 0; t < nl; t++) {
+		RunOptions &o = f->lanes[t]->o;
+		o = f->o;
+		if (f->o.messages)
+			o.messages = f->o.messages / nl + (t < f->o.messages % nl);
+		o.rate_pps = f->o.rate_pps / nl;
+		if (f->share_qps) {
+			o.sq_depth = fc.sq_depth / nl;   // its share of every QP's send queue
+		} else {
+			o.qps = fc.qps / nl;
+			o.flows = {o.qps};
+		}
+		if (t > 0) {   // the test hooks act on lane 0's QP 0
+			o.corrupt_msg = UINT64_MAX;
+			o.bad_rkey_qp = -1;
+		}
+	}
+	return 0;
+}
+
 /* An lcore's io context sizes, from its roles: the send CQ holds every WR of its
  * requesters' QPs (a failed QP flushes them all) and every credit write of its
  * responders'; the SRQ every window received here and a refill batch; the receive CQ
@@ -477,6 +525,86 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 	return 0;
 }
 
+/* A flow's lanes (seed 002): their QPs to a passive far end (READs need no CPU there),
+ * on send CQs of their own: one polled by all lanes when they share the QPs (each
+ * hands the others' completions over through their rings), else one per lane. */
+int lanes_setup(GraphFlow &f, std::string *err)
+{
+	const uint64_t hz = rte_get_tsc_hz();
+	const bool use_wr = f.o.post_api == PostApi::wr;
+	const uint32_t nl = static_cast<uint32_t>(f.lanes.size());
+	if (!f.share_qps) {
+		for (uint32_t t = 0; t < nl; t++) {
+			GraphLane &ln = *f.lanes[t];
+			Device &dev = *ln.lcore->dev;
+			ln.objs = std::make_unique<LoopbackFlow>();
+			ln.objs->shape = role_shape(ln.o);
+			const std::string tag = f.conf->name + "_lane" + std::to_string(t);
+			if (shared_io_context_create(dev, static_cast<uint32_t>(ln.objs->shape.req_send_cq), 1, 0, false,
+						     ln.lcore->ops != &kIbvOps, &ln.io, err) != 0)
+				return -1;
+			ln.has_io = true;
+			if (shared_io_context_create(dev, 1, 1, 0, false, false, &ln.passive_io, err) != 0)
+				return -1;
+			ln.has_passive_io = true;
+			if (loopback_flow_setup(ln.o, tag.c_str(), dev, dev, ln.lcore->ops, use_wr, ln.io, ln.passive_io, &f.ctl,
+						ln.objs.get(), &ln.q, &ln.passive, err) != 0)
+				return -1;
+			ln.q.idler.channel = nullptr;   // the lcore idles
+		}
+		return 0;
+	}
+	/* Shared: the flow's QPs once (a template requester on them), then a requester per
+	 * lane on all of them, with its share of every send queue. */
+	Device &dev = *f.tx->dev;
+	for (auto &ln : f.lanes)
+		if (ln->lcore->dev != &dev) {
+			*err = "lanes sharing QPs post to one device's QPs: lcore " + std::to_string(ln->lcore->lcore) + " is on " +
+			       ln->lcore->dev->name + ", lcore " + std::to_string(f.tx->lcore) + " on " + dev.name;
+			return -1;
+		}
+	if (shared_io_context_create(dev, static_cast<uint32_t>(f.shape.req_send_cq), 1, 0, false, f.tx->ops != &kIbvOps,
+				     &f.lane_io, err) != 0)
+		return -1;
+	f.has_lane_io = true;
+	if (shared_io_context_create(dev, 1, 1, 0, false, false, &f.passive_io, err) != 0)
+		return -1;
+	f.has_passive_io = true;
+	f.objs->shape = f.shape;
+	if (loopback_flow_setup(f.o, f.conf->name.c_str(), dev, dev, f.tx->ops, use_wr, f.lane_io, f.passive_io, &f.ctl,
+				f.objs.get(), &f.q, &f.v, err) != 0)
+		return -1;
+	const unsigned ring_size = rte_align32pow2(f.o.qps * f.o.sq_depth + 1);
+	for (uint32_t t = 0; t < nl; t++) {
+		std::string name = ("rp_" + f.conf->name + "_lane" + std::to_string(t)).substr(0, RTE_RING_NAMESIZE - 1);
+		rte_ring *ring = rte_ring_create(name.c_str(), ring_size, static_cast<int>(rte_socket_id()), RING_F_SC_DEQ);
+		if (ring == nullptr) {
+			*err = "ring " + name + " (" + std::to_string(ring_size) + "): rte_ring_create: " + rte_strerror(rte_errno);
+			return -1;
+		}
+		f.lane_rings.push_back(ring);
+	}
+	for (uint32_t t = 0; t < nl; t++) {
+		Requester &q = f.lanes[t]->q;
+		q.ops = f.tx->ops;
+		q.send_cq = f.lane_io.send_cq;
+		q.pool = f.q.pool;
+		q.mrs = f.q.mrs;
+		q.ctl = &f.ctl;
+		q.p = requester_params(f.lanes[t]->o, use_wr, hz);
+		if (requester_init(&q, f.o.qps, err) != 0)
+			return -1;
+		for (uint32_t i = 0; i < f.o.qps; i++) {
+			q.qps[i].qp = f.q.qps[i].qp;
+			q.qps[i].qpx = f.q.qps[i].qpx;
+			q.qps[i].remote = f.q.qps[i].remote;
+		}
+		if (requester_add_qps(&q, err) != 0 || requester_set_lane(&q, t, f.lane_rings.data(), nl, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 } // namespace
 
 RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunOptions &cli)
@@ -560,15 +688,31 @@ bool graph_runs(const PipelineConf &c)
 			tx += st.kind == StageKind::rdma_tx;
 			rx += st.kind == StageKind::rdma_rx || st.kind == StageKind::echo;
 		}
-		if (tx != 1 || rx != 1)
+		if (!(tx == 1 && rx == 1) && !(tx >= 2 && rx == 0))   // one of each, or lanes
 			return false;
 	}
 	return true;
 }
 
+GraphLane::~GraphLane()
+{
+	objs.reset();   // its QPs before their CQs
+	if (has_io)
+		shared_io_context_destroy(&io);
+	if (has_passive_io)
+		shared_io_context_destroy(&passive_io);
+}
+
 GraphFlow::~GraphFlow()
 {
-	objs.reset();   // its QPs before the MRs they may use
+	objs.reset();   // its QPs before the MRs they may use and the CQs they post to
+	lanes.clear();
+	if (has_lane_io)
+		shared_io_context_destroy(&lane_io);
+	if (has_passive_io)
+		shared_io_context_destroy(&passive_io);
+	for (rte_ring *r : lane_rings)
+		rte_ring_free(r);
 	mr_table_release(&fed_mrs);
 }
 
@@ -624,6 +768,10 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		if (sc.kind == StageKind::echo)
 			if (GraphFlow *f = flow_named(sc.flow); f && plan_pingpong(c, f, err) != 0)
 				return -1;
+	std::map<GraphFlow *, unsigned> ntx;   // several rdma_tx stages: lanes
+	for (const StageConf &sc : c.stages)
+		if (sc.kind == StageKind::rdma_tx)
+			ntx[flow_named(sc.flow)]++;
 
 	/* Stages onto lcores, rings between them. */
 	for (const RingConf &rc : c.rings) {
@@ -646,7 +794,17 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 			ring_named(g, o)->producers.push_back(&s);
 		for (const std::string &in : sc.inputs)
 			ring_named(g, in)->consumers.push_back(&s);
-		if (sc.kind == StageKind::rdma_tx) {
+		if (sc.kind == StageKind::rdma_tx && ntx[s.flow] > 1) {
+			s.flow->lanes.push_back(std::make_unique<GraphLane>());
+			GraphLane &lane = *s.flow->lanes.back();
+			lane.stage = &s;
+			lane.lcore = s.lcore;
+			s.lcore->lanes.push_back(&lane);
+			if (s.flow->lanes.size() == 1) {   // lane 0's lcore stands for the flow
+				s.flow->tx_stage = &s.st;
+				s.flow->tx = s.flow->rx = s.lcore;
+			}
+		} else if (sc.kind == StageKind::rdma_tx) {
 			s.flow->tx_stage = &s.st;
 			s.flow->tx = s.lcore;
 			s.flow->fed = !sc.inputs.empty();
@@ -696,6 +854,9 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		if (!gens.empty() && f->fed)
 			f->o.tx_gen_stage = true;
 	}
+	for (auto &f : g->flows)
+		if (!f->lanes.empty() && plan_lanes(c, f.get(), err) != 0)
+			return -1;
 	if (const GraphStage *x = find_cycle(g)) {
 		*err = stage_path(*g, *x) + "stage '" + x->conf->name + "' is reached again by its own output through rings: "
 					    "the stages of such a cycle would wait on each other for ever";
@@ -834,6 +995,9 @@ int assign_devices(const PipelineConf &c, const std::vector<GraphDevice> &devs, 
 					qps[i] += f->o.qps;
 				for (GraphFlow *f : l->echoers)
 					qps[i] += f->o.qps;
+				for (GraphLane *ln : l->lanes)   // both ends; shared QPs once
+					if (!ln->stage->flow->share_qps || ln == ln->stage->flow->lanes[0].get())
+						qps[i] += 2ull * ln->o.qps;
 			}
 	}
 	for (size_t i = 0; i < devs.size(); i++)
@@ -886,6 +1050,13 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 		o.shape = f.shape;
 		o.srq_by_lcore = true;
 		o.fed = f.fed && !f.has_gen;   // gen stages make the flow's messages in its send pool
+		if (!f.lanes.empty()) {
+			if (lanes_setup(f, err) != 0) {
+				*err = "flow '" + f.conf->name + "': " + *err;
+				return -1;
+			}
+			continue;
+		}
 		if (f.pingpong) {
 			if (pingpong_setup(f, err) != 0) {
 				*err = "flow '" + f.conf->name + "': " + *err;
@@ -908,6 +1079,8 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 		if (l->has_io && fill_lcore_srq(l.get(), err) != 0)
 			return -1;
 	for (auto &f : g->flows) {
+		if (!f->lanes.empty())
+			continue;   // passive far ends
 		f->v.rx_pool = f->rx->rx_pool;
 		f->ping.rx_pool = f->tx->rx_pool;
 		f->pong.rx_pool = f->rx->rx_pool;
@@ -957,6 +1130,13 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 			st.ctx = &s.flow->pong;
 			break;
 		case StageKind::rdma_tx:
+			if (!s.flow->lanes.empty()) {
+				for (auto &lane : s.flow->lanes)
+					if (lane->stage == &s)
+						st.ctx = &lane->q;
+				st.joined = true;   // the other lanes would stall without it
+				break;
+			}
 			if (s.flow->pingpong) {
 				st.ctx = &s.flow->ping;
 				break;
@@ -1032,6 +1212,8 @@ int graph_lcore_run(void *arg)
 		pingpong_start(&f->ping);
 	for (GraphFlow *f : l->echoers)
 		pingpong_start(&f->pong);
+	for (GraphLane *ln : l->lanes)
+		requester_start(&ln->q);
 	int rc = lcore_loop_run(&l->loop);   // the RDMA stages finish their roles
 	for (uint32_t i = 0; i < l->loop.nstages; i++)
 		if (l->loop.stages[i]->rc != 0)
@@ -1045,9 +1227,13 @@ int graph_lcore_run(void *arg)
 uint64_t graph_buffers_out(const Graph &g)
 {
 	uint64_t out = 0;
-	for (const auto &f : g.flows)
+	for (const auto &f : g.flows) {
 		if (f->objs->tx_pool)
 			out += rte_mempool_in_use_count(f->objs->tx_pool);
+		for (const auto &lane : f->lanes)
+			if (lane->objs && lane->objs->tx_pool)
+				out += rte_mempool_in_use_count(lane->objs->tx_pool);
+	}
 	for (const auto &l : g.lcores)
 		if (l->rx_pool) {
 			uint64_t used = rte_mempool_in_use_count(l->rx_pool), posted = l->refill.posted();

@@ -41,6 +41,24 @@ namespace rp {
 
 struct Graph;
 struct GraphLcore;
+struct GraphStage;
+
+/* One lane of a flow with several rdma_tx stages (seed 002's QP sharing): a requester
+ * on its stage's lcore, posting RDMA READs to a passive far end. Shared: every lane
+ * posts to all of the flow's QPs, with its share of each send queue, and polls their
+ * one send CQ, handing the other lanes' completions over through rings. Else the lane
+ * owns its QPs (every T-th) and a send CQ of its own. */
+struct GraphLane {
+	GraphStage *stage = nullptr;
+	GraphLcore *lcore = nullptr;
+	RunOptions o;                                // its share: QPs, messages, send queue
+	Requester q;
+	std::unique_ptr<LoopbackFlow> objs;          // its own QPs and pool (not shared)
+	Responder passive;                           // the far ends' role: set up, never run
+	SharedIOContext io, passive_io;              // its send CQ and its far ends' context (not shared)
+	bool has_io = false, has_passive_io = false;
+	~GraphLane();
+};
 
 /* One flow: its objects and its two roles. */
 struct GraphFlow {
@@ -58,6 +76,13 @@ struct GraphFlow {
 	bool has_gen = false;              // gen stages make its messages (in its send pool)
 	rte_mempool *fed_pool = nullptr;   // fed: where its buffers come from (and go back to)
 	MrTable fed_mrs;                   // fed from a pool of another device: registered on this one too
+	/* Lanes (several rdma_tx stages): the requesters are theirs; shared, q is the
+	 * template their QPs come from and lane_io the send CQ all of them poll. */
+	std::vector<std::unique_ptr<GraphLane>> lanes;
+	bool share_qps = false;
+	SharedIOContext lane_io, passive_io;   // shared: the lanes' send CQ; the far ends' context
+	bool has_lane_io = false, has_passive_io = false;
+	std::vector<rte_ring *> lane_rings;    // shared: each lane's completions handed over
 	/* Ping-pong: an echo stage answers its rdma_tx; ping and pong are its roles then
 	 * (q and v stay unused). */
 	bool pingpong = false;
@@ -101,11 +126,15 @@ struct GraphLcore {
 	LcoreLoop loop;
 	std::vector<GraphFlow *> requesters, responders;
 	std::vector<GraphFlow *> pingers, echoers;   // ping-pong flows' two sides
+	std::vector<GraphLane *> lanes;              // lanes of flows with several rdma_tx stages
 	uint32_t nplaced = 0;                  // stages placed here (graph_plan)
 	double cpu_s = 0;
 	int rc = 0;
 	std::atomic<bool> done{false};         // this lcore: wo, main: ro
-	bool has_roles() const { return !requesters.empty() || !responders.empty() || !pingers.empty() || !echoers.empty(); }
+	bool has_roles() const
+	{
+		return !requesters.empty() || !responders.empty() || !pingers.empty() || !echoers.empty() || !lanes.empty();
+	}
 };
 
 struct GraphRing {
@@ -133,8 +162,8 @@ struct Graph {
 RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunOptions &cli);
 
 /* True when the builder runs c: every flow loopback, posted by one rdma_tx stage and
- * received by one rdma_rx or echo stage (two-host flows and QP-sharing lanes are run
- * by their own code until they move here). */
+ * received by one rdma_rx or echo stage, or posted by several (lanes) to a passive far
+ * end (two-host flows are run by their own code until they move here). */
 bool graph_runs(const PipelineConf &c);
 
 /* A flow's `sizes` list is a size sweep, like perftest's -a: the pipeline runs once per

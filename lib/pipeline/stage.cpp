@@ -176,7 +176,7 @@ uint32_t role_burst(Stage *s)
 		if (s->rc != 0) {
 			if constexpr (!std::is_same_v<Role, Requester>)
 				r->ctl->abort.store(true, std::memory_order_relaxed);
-			if (s->in || s->out)
+			if (s->in || s->out || s->joined)
 				r->ctl->run->abort.store(true, std::memory_order_relaxed);
 		}
 		s->done.store(true, std::memory_order_release);

@@ -77,6 +77,7 @@ struct alignas(64) Stage {
 	void *held[kStageBurst];       // messages the output ring refused, offered again first
 	uint32_t nheld = 0;
 	int rc = 0;                    // an RDMA stage: its role's finish() result, once done
+	bool joined = false;           // an RDMA stage others depend on (a lane): its failure stops the run
 	std::atomic<bool> done{false}; // owner lcore: wo (release); downstream and main: ro
 	StageStats st;
 	StageLive live;                // st's calls, messages and cycles for the control plane

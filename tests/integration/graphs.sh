@@ -23,7 +23,7 @@ stage_msgs() {
 	sed -n "s/^  stage $1: .* on lcore [0-9]*: \([0-9]*\) messages.*/\1/p" "$out"
 }
 
-for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks mc-ring-adaptive duration pingpong-beside-flows duration-relay; do
+for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks mc-ring-adaptive duration pingpong-beside-flows duration-relay lanes-beside-flows; do
 	run "$name"
 	expect_eq "$name: exit status" "$rc" 0
 	expect_grep "$out" "^result: PASS$"
@@ -74,6 +74,13 @@ for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks 
 		expect_eq "$name: verify stage checked" "$(stage_msgs v)" "$in_rx"
 		expect_grep "$out" "^  stage v: +verify on lcore 0: [0-9]+ messages .*\(payload errors 0, "
 		expect_grep "$out" "^  flow back: .* \(sends what its ring brings\)$" ;;
+	lanes-beside-flows)
+		expect_grep "$out" "^  flow reads: +RDMA_READ, 64 B, 4 QPs, lanes on lcores 0,1 -> a passive far end: sent 20001, completed 20001, received 20001, verified 20001$"
+		expect_grep "$out" "^  QP sharing: +4 QPs shared by 2 lcores"
+		expect_grep "$out" "^  lane on lcore 0 +sent 10001, completed 10001, verified 10001, "
+		expect_grep "$out" "^  lane on lcore 1 +sent 10000, completed 10000, verified 10000, "
+		expect_grep "$out" "^  flow sends: +SEND, 256 B, 2 QPs, lcore 0 -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
+		expect_grep "$out" "^  flow writes: +RDMA_WRITE_WITH_IMM, 128 B, 2 QPs, lcore 1 -> lcore 0: sent 20000, completed 20000, received 20000, verified 20000$" ;;
 	pingpong-beside-flows)
 		expect_grep "$out" "^  flow lat: +SEND_WITH_IMM, 64 B, 2 QPs, lcore 0 -> lcore 1: sent 6000, completed 6000, received 6000, verified 6000$"
 		expect_grep "$out" "^  flow bw: +RDMA_WRITE_WITH_IMM, 256 B, 2 QPs, lcore 1 -> lcore 0: sent 30000, completed 30000, received 30000, verified 30000$"

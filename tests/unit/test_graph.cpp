@@ -178,7 +178,42 @@ void which_pipelines_the_builder_runs(void **)
 	Plan lanes("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 10; pool = \"p\"; qps = 2; } );\n"
 		   "stages = ( { name = \"t0\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
 		   "  { name = \"t1\"; kind = \"rdma_tx\"; lcore = 0; flow = \"f\"; } );\n");
-	assert_false(rp::graph_runs(lanes.c));   // QP-sharing lanes: their own run still
+	assert_true(rp::graph_runs(lanes.c));   // QP-sharing lanes
+}
+
+/* Lanes (several rdma_tx stages of a flow of READs): each lane its share of the
+ * messages; shared QPs give each lane its share of every send queue, split ones their
+ * own QPs; what cannot be laid out so is refused, naming the setting. */
+void lanes_share_a_flow(void **)
+{
+	const std::string stages = "stages = ( { name = \"l0\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+				   "  { name = \"l1\"; kind = \"rdma_tx\"; lcore = 0; flow = \"f\"; } );\n";
+	Plan split("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 1001; qps = 4; pool = \"p\"; } );\n" + stages);
+	assert_int_equal(split.rc, 0);
+	rp::GraphFlow &f = *split.g.flows[0];
+	assert_int_equal(f.lanes.size(), 2);
+	assert_false(f.share_qps);
+	assert_int_equal(f.lanes[0]->o.qps, 2);
+	assert_int_equal(f.lanes[0]->o.messages, 501);
+	assert_int_equal(f.lanes[1]->o.messages, 500);
+	assert_ptr_equal(f.lanes[1]->lcore, split.stage("l1")->lcore);
+	assert_true(split.stage("l1")->lcore->has_roles());
+	assert_true(split.stage("l1")->lcore->requesters.empty());
+
+	Plan shared("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 100; qps = 3; sq_depth = 64; batch = 8;\n"
+		    "  signal_every = 8; share_qps = true; pool = \"p\"; } );\n" + stages);
+	assert_int_equal(shared.rc, 0);
+	assert_true(shared.g.flows[0]->share_qps);
+	assert_int_equal(shared.g.flows[0]->lanes[1]->o.qps, 3);        // every QP
+	assert_int_equal(shared.g.flows[0]->lanes[1]->o.sq_depth, 32);  // half of each send queue
+
+	Plan odd("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 100; qps = 3; pool = \"p\"; } );\n" + stages);
+	assert_int_equal(odd.rc, -1);
+	assert_non_null(strstr(odd.err.c_str(), "flows.[0].qps: 3 QPs do not split evenly over 2 lanes (or set share_qps = true)"));
+	Plan shallow("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 100; qps = 2; sq_depth = 32; batch = 8;\n"
+		     "  signal_every = 16; share_qps = true; pool = \"p\"; } );\n" + stages);
+	assert_int_equal(shallow.rc, -1);
+	assert_non_null(strstr(shallow.err.c_str(), "flows.[0].sq_depth: each of the 2 lanes gets sq_depth / 2 = 16 of every shared send queue"));
 }
 
 /* A ping-pong's two sides: both send and receive, one message in flight per QP, so
@@ -308,6 +343,7 @@ int main(int, char **argv)
 		cmocka_unit_test(which_pipelines_the_builder_runs),
 		cmocka_unit_test(pingpong_sides_sized),
 		cmocka_unit_test(size_lists_sweep_in_step),
+		cmocka_unit_test(lanes_share_a_flow),
 		cmocka_unit_test(router_reaches_the_owner),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
