@@ -29,8 +29,6 @@ int post_one(PingPong *s, uint32_t qi, void *buf)
 	PingPongQp &q = s->qps[qi];
 	const uint64_t seq = q.sent;
 	q.inflight[seq & s->inflight_mask] = buf;
-	if (seq + 1 - q.send_completed >= s->p.signal_every || seq + 1 == q.target)
-		s->reap_due = true;   // a signalled send is (or will be) in the CQ
 	s->chain.set_wr_tag(static_cast<uint64_t>(qi) << kQpShift);
 	ibv_send_wr *bad = nullptr;
 	ibv_send_wr *wr = s->chain.build<V>(seq, 1, &buf, *s->tx_mrs, seq + 1 == q.target, RemoteTarget{});
@@ -260,9 +258,7 @@ uint32_t pingpong_burst(PingPong *s)
 		if (s->refill->refill(*s->ops, s->srq) < 0)
 			fail(s, "ibv_post_srq_recv failed");
 	}
-	/* The send CQ only when a signalled send is due (or all came in): one message in
-	 * flight per QP leaves most iterations with nothing there. */
-	int m = s->reap_due || all_done(s, false) ? s->ops->poll_cq(s->send_cq, kPollBurst, wc) : 0;
+	int m = s->ops->poll_cq(s->send_cq, kPollBurst, wc);
 	if (m < 0)
 		fail(s, "ibv_poll_cq on the send CQ failed");
 	for (int i = 0; i < m; i++) {
@@ -272,12 +268,6 @@ uint32_t pingpong_burst(PingPong *s)
 			s->send_peer.on_wc(s->send_peer.role, wc[i], now);
 		else
 			s->c.unknown_qps++;
-	}
-	if (m == 0 && s->reap_due) {   // reaped (here or by another role of the lcore)?
-		s->reap_due = false;
-		for (uint32_t qi = 0; qi < s->nqps && !s->reap_due; qi++)
-			s->reap_due = s->qps[qi].sent - s->qps[qi].send_completed >= s->p.signal_every ||
-				      (s->qps[qi].sent == s->qps[qi].target && s->qps[qi].send_completed < s->qps[qi].sent);
 	}
 	uint32_t posted = s->finished || s->echo ? 0 : ping_ready(s);
 	if (!s->echo && (n > 0 || posted)) {

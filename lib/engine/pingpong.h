@@ -77,7 +77,6 @@ struct PingPong {
 	uint64_t post_calls = 0;
 	uint64_t last_progress = 0;
 	bool finished = false;
-	bool reap_due = false;              // a signalled send's completion is due on the send CQ
 	ResponderCounters c;                // what arrived: received, verified, errors
 	Histogram *hist = nullptr;          // pinging side: half round trips, ns
 	FlowLive live;                      // pinging side: pings sent, echoes back, errors

@@ -292,6 +292,39 @@ void size_lists_sweep_in_step(void **)
 	assert_non_null(strstr(err.c_str(), "flows.[1].sizes: 3 sizes, flow 'a' has 2: the flows' size lists are swept in step"));
 }
 
+/* Io contexts on two devices: the plan lists the devices its lcores use, in the file's
+ * order, each once, and only those (a device no RDMA stage uses is not opened). */
+void devices_the_plan_uses(void **)
+{
+	rp::PipelineConf c;
+	std::string err;
+	char path[] = "/tmp/rp_graph_XXXXXX.conf";
+	int fd = mkstemps(path, 5);
+	assert_true(fd >= 0);
+	const std::string text =
+		"version = 1;\n"
+		"devices = ( { name = \"rxeB\"; }, { name = \"spare\"; }, { name = \"rxeA\"; } );\n"
+		"io_contexts = ( { lcore = 0; device = \"rxeA\"; }, { lcore = 1; device = \"rxeB\"; } );\n"
+		"flows = ( { name = \"f\"; verb = \"write\"; size = 64; messages = 10; } );\n"
+		"stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 0; flow = \"f\"; },\n"
+		"  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 1; flow = \"f\"; } );\n";
+	assert_int_equal(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+	close(fd);
+	int loaded = rp::config_load(path, rp::LcoreSet{}, &c, &err);
+	unlink(path);
+	if (loaded != 0)
+		fprintf(stderr, "config: %s\n", err.c_str());
+	assert_int_equal(loaded, 0);
+	rp::Graph g;
+	assert_int_equal(rp::graph_plan(c, rp::RunOptions{}, &g, &err), 0);
+	std::vector<const rp::DeviceConf *> d = rp::graph_devices(g);
+	assert_int_equal(d.size(), 2);
+	assert_string_equal(d[0]->name.c_str(), "rxeB");
+	assert_string_equal(d[1]->name.c_str(), "rxeA");
+	assert_string_equal(g.flows[0]->tx->conf->device.c_str(), "rxeA");
+	assert_string_equal(g.flows[0]->rx->conf->device.c_str(), "rxeB");
+}
+
 struct Owner {
 	int got = 0;
 	uint32_t last_qp = 0;
@@ -344,6 +377,7 @@ int main(int, char **argv)
 		cmocka_unit_test(pingpong_sides_sized),
 		cmocka_unit_test(size_lists_sweep_in_step),
 		cmocka_unit_test(lanes_share_a_flow),
+		cmocka_unit_test(devices_the_plan_uses),
 		cmocka_unit_test(router_reaches_the_owner),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
