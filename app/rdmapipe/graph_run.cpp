@@ -403,132 +403,176 @@ struct SweepRow {
 	bool ran = false;
 };
 
-int summarise(const PipelineConf &c, const Graph &g, const std::vector<const AsyncEventWatch *> &async,
-	      const RunView &view, const Sampler &sampler, SweepRow *row)
-{
-	uint64_t start = UINT64_MAX, end = 0;
+/* The run's figures over all its flows, for the summary and the results. */
+struct Totals {
+	std::vector<FlowTally> t;   // per flow
 	FlowTally all;
-	bool pass = true, two_sided = false, writes = false, atomics = false;
-	std::vector<FlowTally> t;
-	RequesterCounters q;   // merged
+	RequesterCounters q;        // merged over the flows
 	ResponderCounters v;
-	for (const auto &f : g.flows) {
-		t.push_back(tally(*f, g));
-		const FlowTally &x = t.back();
-		if (f->lanes.empty()) {   // lanes: each lane's, below
-			start = std::min(start, f->pingpong ? f->ping.c.start_tsc : f->q.c.start_tsc);
-			end = std::max({end, f->pingpong ? f->ping.c.end_tsc : f->q.c.end_tsc,
-					verb_consumes_receive(f->o.verb) && !f->pingpong ? f->v.c.end_tsc : 0});
+	uint64_t start = UINT64_MAX, end = 0, bytes = 0, wrs = 0, held = 0, srq_posts = 0, shortfalls = 0;
+	bool pass = true, two_sided = false, writes = false, atomics = false, same = false;
+	size_t npingpong = 0;
+	uint32_t qps = 0;
+	double secs = 0;
+};
+
+/* One flow's counters into the merged ones (its roles: requester and responder,
+ * ping-pong's two sides, or its lanes). */
+void merge_roles(Totals *x, const GraphFlow &f)
+{
+	RequesterCounters &q = x->q;
+	ResponderCounters &v = x->v;
+	if (!f.lanes.empty()) {
+		for (const auto &ln : f.lanes) {
+			x->start = std::min(x->start, ln->q.c.start_tsc);
+			x->end = std::max(x->end, ln->q.c.end_tsc);
+			q.post_calls += ln->q.c.post_calls;
+			q.handed_over += ln->q.c.handed_over;
+			merge(&q.wc_errors, ln->q.c.wc_errors);
 		}
-		all.sent += x.sent;
-		all.completed += x.completed;
-		all.delivered += x.delivered;
-		all.verified += x.verified;
-		all.failed_qps += x.failed_qps;
-		all.errors += x.errors;
-		all.data_errors += x.data_errors;
-		pass &= x.ok;
-		two_sided |= verb_consumes_receive(f->o.verb);
-		writes |= f->o.verb == Verb::write;
-		atomics |= verb_is_atomic(f->o.verb);
-		if (!f->lanes.empty()) {
-			for (const auto &ln : f->lanes) {
-				start = std::min(start, ln->q.c.start_tsc);
-				end = std::max(end, ln->q.c.end_tsc);
-				q.post_calls += ln->q.c.post_calls;
-				q.handed_over += ln->q.c.handed_over;
-				merge(&q.wc_errors, ln->q.c.wc_errors);
-			}
-			continue;
-		}
-		if (f->pingpong) {
-			q.post_calls += f->ping.post_calls + f->pong.post_calls;
-			merge(&q.wc_errors, f->ping.c.wc_errors);
-			merge(&v.wc_errors, f->pong.c.wc_errors);
-			for (const ResponderCounters *r : {&f->ping.c, &f->pong.c}) {
-				v.sequence_errors += r->sequence_errors;
-				v.length_errors += r->length_errors;
-				v.unexpected_opcodes += r->unexpected_opcodes;
-				v.unknown_qps += r->unknown_qps;
-			}
-			continue;
-		}
-		q.post_calls += f->q.c.post_calls;
-		q.credit_anomalies += f->q.c.credit_anomalies;
-		merge(&q.wc_errors, f->q.c.wc_errors);
-		const ResponderCounters &r = f->v.c;
-		v.sequence_errors += r.sequence_errors;
-		v.length_errors += r.length_errors;
-		v.unexpected_opcodes += r.unexpected_opcodes;
-		v.unknown_qps += r.unknown_qps;
-		v.window_slots_checked += r.window_slots_checked;
-		v.counters_checked += r.counters_checked;
-		v.credit_writes += r.credit_writes;
-		merge(&v.wc_errors, r.wc_errors);
+		return;
 	}
-	uint64_t stage_errors = 0, unattributed = 0, bytes = 0, srq_posts = 0, shortfalls = 0;
+	if (f.pingpong) {
+		x->start = std::min(x->start, f.ping.c.start_tsc);
+		x->end = std::max(x->end, f.ping.c.end_tsc);
+		q.post_calls += f.ping.post_calls + f.pong.post_calls;
+		merge(&q.wc_errors, f.ping.c.wc_errors);
+		merge(&v.wc_errors, f.pong.c.wc_errors);
+		for (const ResponderCounters *r : {&f.ping.c, &f.pong.c}) {
+			v.sequence_errors += r->sequence_errors;
+			v.length_errors += r->length_errors;
+			v.unexpected_opcodes += r->unexpected_opcodes;
+			v.unknown_qps += r->unknown_qps;
+		}
+		return;
+	}
+	x->start = std::min(x->start, f.q.c.start_tsc);
+	x->end = std::max({x->end, f.q.c.end_tsc, verb_consumes_receive(f.o.verb) ? f.v.c.end_tsc : 0});
+	q.post_calls += f.q.c.post_calls;
+	q.credit_anomalies += f.q.c.credit_anomalies;
+	merge(&q.wc_errors, f.q.c.wc_errors);
+	const ResponderCounters &r = f.v.c;
+	v.sequence_errors += r.sequence_errors;
+	v.length_errors += r.length_errors;
+	v.unexpected_opcodes += r.unexpected_opcodes;
+	v.unknown_qps += r.unknown_qps;
+	v.window_slots_checked += r.window_slots_checked;
+	v.counters_checked += r.counters_checked;
+	v.credit_writes += r.credit_writes;
+	merge(&v.wc_errors, r.wc_errors);
+}
+
+Totals totals_of(const Graph &g)
+{
+	Totals x;
+	for (const auto &f : g.flows) {
+		x.t.push_back(tally(*f, g));
+		const FlowTally &ft = x.t.back();
+		x.all.sent += ft.sent;
+		x.all.completed += ft.completed;
+		x.all.delivered += ft.delivered;
+		x.all.verified += ft.verified;
+		x.all.failed_qps += ft.failed_qps;
+		x.all.errors += ft.errors;
+		x.all.data_errors += ft.data_errors;
+		x.pass &= ft.ok;
+		x.two_sided |= verb_consumes_receive(f->o.verb);
+		x.writes |= f->o.verb == Verb::write;
+		x.atomics |= verb_is_atomic(f->o.verb);
+		x.npingpong += f->pingpong;
+		x.qps += f->o.qps;
+		x.bytes += ft.delivered * f->o.msg_bytes;
+		x.wrs += ft.sent + (f->pingpong ? f->pong.sent : 0);   // ping-pong: the echoes are posted too
+		merge_roles(&x, *f);
+	}
+	/* Verify stages: their errors fail the run; those of several flows' messages are
+	 * no one flow's. */
+	uint64_t stage_errors = 0, unattributed = 0;
 	for (const auto &s : g.stages)
 		if (s->conf->kind == StageKind::verify) {
 			stage_errors += s->st.st.payload_errors + (s->st.ordered ? s->st.st.seq_errors : 0);
-			pass &= s->st.done.load();
-			if (s->origins.size() != 1)   // several flows' messages: not any one flow's
+			x.pass &= s->st.done.load();
+			if (s->origins.size() != 1)
 				unattributed += s->st.st.payload_errors;
 		}
-	all.verified -= std::min(all.verified, unattributed);
-	all.data_errors += unattributed;
-	for (size_t i = 0; i < g.flows.size(); i++)
-		bytes += t[i].delivered * g.flows[i]->o.msg_bytes;
+	x.all.verified -= std::min(x.all.verified, unattributed);
+	x.all.data_errors += unattributed;
 	for (const auto &l : g.lcores) {
-		srq_posts += l->refill.post_calls();
-		shortfalls += l->refill.buffer_shortfalls();
+		x.srq_posts += l->refill.post_calls();
+		x.shortfalls += l->refill.buffer_shortfalls();
 	}
-	const uint64_t held = graph_buffers_out(g);
-	pass &= stage_errors == 0 && held == 0 && !g.run.abort.load();
-	const double secs = end > start ? tsc_to_s(end - start) : 1e-9;
+	x.held = graph_buffers_out(g);
+	x.pass &= stage_errors == 0 && x.held == 0 && !g.run.abort.load();
+	x.secs = x.end > x.start ? tsc_to_s(x.end - x.start) : 1e-9;
+	x.same = uniform(g);
+	return x;
+}
+
+/* Devices, the pipeline, the shape the flows share, how QPs were connected, posted
+ * and polled. */
+void print_header(const PipelineConf &c, const Graph &g, const Totals &x)
+{
 	const GraphFlow &f0 = *g.flows[0];
 	const RunOptions &o0 = f0.o;
-	const bool same = uniform(g);
-	size_t npingpong = 0;
-	for (const auto &f : g.flows)
-		npingpong += f->pingpong;
-	uint32_t qps = 0;
-	for (const auto &f : g.flows)
-		qps += f->o.qps;
-
-	printf("summary:\n");
+	const std::string in_flows = g.flows.size() > 1 ? " in " + std::to_string(g.flows.size()) + " flows" : "";
 	for (const GraphDevice &d : g.devs)
 		printf("  device:              %s port %u, GID index %d, MTU %s\n", d.dev->name.c_str(), d.dev->port,
 		       d.dev->gid_index, mtu_str(d.dev->port_attr.active_mtu));
 	printf("  pipeline:            %s: %zu flow%s, %zu stages on %zu lcores\n", c.file.c_str(), g.flows.size(),
 	       g.flows.size() > 1 ? "s" : "", g.stages.size(), g.lcores.size());
-	if (same && npingpong == g.flows.size())
+	if (x.same && x.npingpong == g.flows.size())
 		printf("  mode:                ping-pong, %s, %u B, %u QP%s each way%s, one message in flight on each, signal every %u, "
-		       "send queue %u\n", verb_opcode_name(o0.verb), o0.msg_bytes, qps, qps > 1 ? "s" : "",
-		       g.flows.size() > 1 ? (" in " + std::to_string(g.flows.size()) + " flows").c_str() : "", o0.signal_every,
-		       o0.sq_depth);
-	else if (same)
+		       "send queue %u\n", verb_opcode_name(o0.verb), o0.msg_bytes, x.qps, x.qps > 1 ? "s" : "", in_flows.c_str(),
+		       o0.signal_every, o0.sq_depth);
+	else if (x.same)
 		printf("  verb:                %s, %u B, %u QP%s%s, batch %u, signal every %u, send queue %u, window %u\n",
-		       verb_opcode_name(o0.verb), o0.msg_bytes, qps, qps > 1 ? "s" : "",
-		       g.flows.size() > 1 ? (" in " + std::to_string(g.flows.size()) + " flows").c_str() : "", o0.batch,
+		       verb_opcode_name(o0.verb), o0.msg_bytes, x.qps, x.qps > 1 ? "s" : "", in_flows.c_str(), o0.batch,
 		       o0.signal_every, o0.sq_depth, o0.slots);
 	for (const auto &f : g.flows)   // each flow's pairs: through rdma_cm (each its own port), or directly
 		printf("  connected:           %s%s\n", g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
 		       connected_of(*f).c_str());
 	printf("  completions:         %s\n", cq_ops_str(f0.tx->ops));
-	if (npingpong == g.flows.size())
+	if (x.npingpong == g.flows.size())
 		printf("  posting:             one ibv_post_send per message%s\n", f0.ping.p.inline_send ? ", inline" : "");
 	else
 		printf("  posting:             %s%s%s\n", g.use_wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
 		       o0.inline_send ? ", inline" : "", o0.fence ? ", fenced chains" : "");
 	if (o0.rate_pps > 0 && !f0.o.tx_gen_stage)
 		printf("  rate limit:          %.0f msg/s per flow (paced by the requester)\n", o0.rate_pps);
+}
+
+/* A flow's errors and failures, when the run has several (one flow's are the run's). */
+void print_flow_errors(const GraphFlow &f)
+{
+	const std::string name = "flow " + f.conf->name;
+	if (f.pingpong) {
+		print_wc_errors((name + " ping").c_str(), f.ping.c.wc_errors);
+		print_wc_errors((name + " echo").c_str(), f.pong.c.wc_errors);
+		for (const PingPong *pp : {&f.ping, &f.pong})
+			if (pp->c.fail_reason)
+				printf("  %s %s failed: %s\n", name.c_str(), pp->echo ? "echo" : "ping", pp->c.fail_reason);
+		return;
+	}
+	print_wc_errors((name + " requester").c_str(), f.q.c.wc_errors);
+	print_wc_errors((name + " responder").c_str(), f.v.c.wc_errors);
+	if (f.q.c.fail_reason)
+		printf("  %s requester failed: %s\n", name.c_str(), f.q.c.fail_reason);
+	if (f.v.c.fail_reason)
+		printf("  %s responder failed: %s\n", name.c_str(), f.v.c.fail_reason);
+	if (f.v.c.held_overflow)
+		printf("  %s receiver:    %" PRIu64 " beyond the window\n", name.c_str(), f.v.c.held_overflow);
+}
+
+/* A line per flow (its lanes, its errors), then the stages that are not RDMA roles. */
+void print_flows(const Graph &g, const Totals &x)
+{
 	for (size_t i = 0; i < g.flows.size(); i++) {
 		const GraphFlow &f = *g.flows[i];
-		const FlowTally &x = t[i];
+		const FlowTally &ft = x.t[i];
 		std::string tail = f.fed ? " (sends what its ring brings)"
 				   : f.o.rate_pps > 0 ? ", at " + std::to_string(static_cast<uint64_t>(f.o.rate_pps)) + " msg/s" : "";
-		if (x.failed_qps)
-			tail += ", failed QPs " + std::to_string(x.failed_qps);
+		if (ft.failed_qps)
+			tail += ", failed QPs " + std::to_string(ft.failed_qps);
 		std::string ends = "lcore " + std::to_string(f.tx->lcore) + " -> lcore " + std::to_string(f.rx->lcore);
 		if (!f.lanes.empty()) {
 			ends = "lanes on lcores ";
@@ -539,105 +583,101 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 		printf("  flow %-14s %s, %u B, %u QP%s, %s: sent %" PRIu64 ", completed %" PRIu64 ", received %" PRIu64
 		       ", verified %" PRIu64 "%s\n",
 		       (f.conf->name + ":").c_str(), verb_opcode_name(f.o.verb), f.o.msg_bytes, f.o.qps, f.o.qps > 1 ? "s" : "",
-		       ends.c_str(), x.sent, x.completed, x.delivered, x.verified, tail.c_str());
-		if (!f.lanes.empty()) {
+		       ends.c_str(), ft.sent, ft.completed, ft.delivered, ft.verified, tail.c_str());
+		if (!f.lanes.empty())
 			print_lanes(f);
-			continue;
-		}
-		if (g.flows.size() == 1)
-			continue;   // a single flow's errors and failures are the run's, below
-		if (f.pingpong) {
-			print_wc_errors(("flow " + f.conf->name + " ping").c_str(), f.ping.c.wc_errors);
-			print_wc_errors(("flow " + f.conf->name + " echo").c_str(), f.pong.c.wc_errors);
-			for (const PingPong *pp : {&f.ping, &f.pong})
-				if (pp->c.fail_reason)
-					printf("  flow %s %s failed: %s\n", f.conf->name.c_str(), pp->echo ? "echo" : "ping", pp->c.fail_reason);
-			continue;
-		}
-		print_wc_errors(("flow " + f.conf->name + " requester").c_str(), f.q.c.wc_errors);
-		print_wc_errors(("flow " + f.conf->name + " responder").c_str(), f.v.c.wc_errors);
-		if (f.q.c.fail_reason)
-			printf("  flow %s requester failed: %s\n", f.conf->name.c_str(), f.q.c.fail_reason);
-		if (f.v.c.fail_reason)
-			printf("  flow %s responder failed: %s\n", f.conf->name.c_str(), f.v.c.fail_reason);
-		if (f.v.c.held_overflow)
-			printf("  flow %s receiver:    %" PRIu64 " beyond the window\n", f.conf->name.c_str(), f.v.c.held_overflow);
+		else if (g.flows.size() > 1)
+			print_flow_errors(f);
 	}
 	/* The RDMA stages' work is in the flow lines; their cost too when cycles are counted. */
 	for (const auto &s : g.stages)
 		if ((s->conf->kind != StageKind::rdma_tx && s->conf->kind != StageKind::rdma_rx && s->conf->kind != StageKind::echo) ||
 		    s->lcore->loop.count_cycles)
 			print_stage(*s);
+}
+
+/* run.warmup: the rate of what completed after it, up to the last completion. */
+void print_warmup(const Graph &g)
+{
+	const double warmup_s = g.flows[0]->o.warmup_s;
+	uint64_t warm = UINT64_MAX, after = 0, after_bytes = 0, left = 0, last = 0;
+	for (const auto &f : g.flows)
+		if (f->q.warm_tsc) {
+			warm = std::min(warm, f->q.warm_tsc);
+			last = std::max(last, f->q.c.end_tsc);
+			after += f->q.c.completed - f->q.warm_completed;
+			after_bytes += (f->q.c.completed - f->q.warm_completed) * f->o.msg_bytes;
+			left += f->q.warm_completed;
+		}
+	if (warm != UINT64_MAX && last > warm) {
+		double ws = tsc_to_s(last - warm);
+		printf("  after warm-up:       %.4f Mmsg/s, %.4f Gbit/s (%" PRIu64 " messages in the first %.1f s left out)\n",
+		       static_cast<double>(after) / ws / 1e6, static_cast<double>(after_bytes) * 8 / ws / 1e9, left, warmup_s);
+	} else {
+		printf("  after warm-up:       none: the run ended within the %.1f s warm-up\n", warmup_s);
+	}
+}
+
+/* What moved and what went wrong, over all flows. */
+void print_counts(const Graph &g, const Totals &x, const std::vector<const AsyncEventWatch *> &async, const RunView &view)
+{
+	const GraphFlow &f0 = *g.flows[0];
+	const FlowTally &all = x.all;
 	printf("  messages sent:       %" PRIu64 "\n", all.sent);
 	printf("  messages completed:  %" PRIu64 "\n", all.completed);
 	printf("  messages received:   %" PRIu64 "\n", all.delivered);
-	printf("  messages verified:   %" PRIu64 "%s\n", all.verified, same ? verified_how(o0) : "");
-	if (writes)
-		printf("  window slots checked: %" PRIu64 "\n", v.window_slots_checked);
-	if (atomics)
-		printf("  final words checked: %" PRIu64 "\n", v.counters_checked);
-	printf("  bytes:               %" PRIu64 "\n", bytes);
-	printf("  elapsed:             %.3f s\n", secs);
-	printf("  message rate:        %.4f Mmsg/s\n", static_cast<double>(all.delivered) / secs / 1e6);
-	printf("  throughput:          %.4f Gbit/s\n", static_cast<double>(bytes) * 8 / secs / 1e9);
-	if (o0.warmup_s > 0) {
-		/* run.warmup: the rate of what completed after it, up to the last completion. */
-		uint64_t warm = UINT64_MAX, after = 0, after_bytes = 0, left = 0, last = 0;
-		for (const auto &f : g.flows)
-			if (f->q.warm_tsc) {
-				warm = std::min(warm, f->q.warm_tsc);
-				last = std::max(last, f->q.c.end_tsc);
-				after += f->q.c.completed - f->q.warm_completed;
-				after_bytes += (f->q.c.completed - f->q.warm_completed) * f->o.msg_bytes;
-				left += f->q.warm_completed;
-			}
-		if (warm != UINT64_MAX && last > warm) {
-			double ws = tsc_to_s(last - warm);
-			printf("  after warm-up:       %.4f Mmsg/s, %.4f Gbit/s (%" PRIu64 " messages in the first %.1f s left out)\n",
-			       static_cast<double>(after) / ws / 1e6, static_cast<double>(after_bytes) * 8 / ws / 1e9, left, o0.warmup_s);
-		} else {
-			printf("  after warm-up:       none: the run ended within the %.1f s warm-up\n", o0.warmup_s);
-		}
-	}
-	uint64_t wrs = all.sent;   // ping-pong: the echoes are posted too
-	for (const auto &f : g.flows)
-		wrs += f->pingpong ? f->pong.sent : 0;
-	printf("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", q.post_calls,
-	       q.post_calls ? static_cast<double>(wrs) / static_cast<double>(q.post_calls) : 0.0);
-	if (two_sided) {
-		printf("  srq posts:           %" PRIu64 " (%" PRIu64 " cut short by an empty receive pool)\n", srq_posts, shortfalls);
-		printf("  credit writes:       %" PRIu64 "\n", v.credit_writes);
-		printf("  sequence errors:     %" PRIu64 "\n", v.sequence_errors);
-		printf("  length errors:       %" PRIu64 "\n", v.length_errors);
-		printf("  unexpected opcodes:  %" PRIu64 "\n", v.unexpected_opcodes);
-		printf("  unknown QPs:         %" PRIu64 "\n", v.unknown_qps);
+	printf("  messages verified:   %" PRIu64 "%s\n", all.verified, x.same ? verified_how(f0.o) : "");
+	if (x.writes)
+		printf("  window slots checked: %" PRIu64 "\n", x.v.window_slots_checked);
+	if (x.atomics)
+		printf("  final words checked: %" PRIu64 "\n", x.v.counters_checked);
+	printf("  bytes:               %" PRIu64 "\n", x.bytes);
+	printf("  elapsed:             %.3f s\n", x.secs);
+	printf("  message rate:        %.4f Mmsg/s\n", static_cast<double>(all.delivered) / x.secs / 1e6);
+	printf("  throughput:          %.4f Gbit/s\n", static_cast<double>(x.bytes) * 8 / x.secs / 1e9);
+	if (f0.o.warmup_s > 0)
+		print_warmup(g);
+	printf("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", x.q.post_calls,
+	       x.q.post_calls ? static_cast<double>(x.wrs) / static_cast<double>(x.q.post_calls) : 0.0);
+	if (x.two_sided) {
+		printf("  srq posts:           %" PRIu64 " (%" PRIu64 " cut short by an empty receive pool)\n", x.srq_posts, x.shortfalls);
+		printf("  credit writes:       %" PRIu64 "\n", x.v.credit_writes);
+		printf("  sequence errors:     %" PRIu64 "\n", x.v.sequence_errors);
+		printf("  length errors:       %" PRIu64 "\n", x.v.length_errors);
+		printf("  unexpected opcodes:  %" PRIu64 "\n", x.v.unexpected_opcodes);
+		printf("  unknown QPs:         %" PRIu64 "\n", x.v.unknown_qps);
 	}
 	printf("  payload errors:      %" PRIu64 "\n", all.data_errors);
 	printf("  completion errors:   %" PRIu64 "\n", all.errors);
 	printf("  failed QPs:          %" PRIu64 "\n", all.failed_qps);
 	printf("  lost messages:       %" PRIu64 "\n", all.sent > all.delivered ? all.sent - all.delivered : 0);
-	printf("  buffers not returned: %" PRIu64 "\n", held);
+	printf("  buffers not returned: %" PRIu64 "\n", x.held);
 	print_first_bad(g);
 	print_async_events(async);
-	HwCounters hw = ports_moved(view);
 	std::string hw_line;
-	for (const auto &[name, n] : hw)
+	for (const auto &[name, n] : ports_moved(view))
 		hw_line += (hw_line.empty() ? "" : ", ") + name + " " + std::to_string(n);
 	printf("  port counters:       %s\n", hw_line.empty() ? "none moved (or the device has none)" : hw_line.c_str());
-	print_wc_errors(npingpong == g.flows.size() ? "ping" : "requester", q.wc_errors);
-	print_wc_errors(npingpong == g.flows.size() ? "echo" : "responder", v.wc_errors);
+	const bool pp = x.npingpong == g.flows.size();
+	print_wc_errors(pp ? "ping" : "requester", x.q.wc_errors);
+	print_wc_errors(pp ? "echo" : "responder", x.v.wc_errors);
 	if (g.flows.size() == 1 && f0.pingpong) {
-		for (const PingPong *pp : {&f0.ping, &f0.pong})
-			if (pp->c.fail_reason)
-				printf("  %s failed:         %s\n", pp->echo ? "echo" : "ping", pp->c.fail_reason);
+		for (const PingPong *p : {&f0.ping, &f0.pong})
+			if (p->c.fail_reason)
+				printf("  %s failed:         %s\n", p->echo ? "echo" : "ping", p->c.fail_reason);
 	} else if (g.flows.size() == 1) {
 		if (f0.q.c.fail_reason)
 			printf("  requester failed:    %s\n", f0.q.c.fail_reason);
 		if (f0.v.c.fail_reason)
 			printf("  responder failed:    %s\n", f0.v.c.fail_reason);
 	}
-	if (q.credit_anomalies)
-		printf("  credit anomalies:    %" PRIu64 "\n", q.credit_anomalies);
+	if (x.q.credit_anomalies)
+		printf("  credit anomalies:    %" PRIu64 "\n", x.q.credit_anomalies);
+}
+
+/* How the lcores polled and what CPU they took. */
+void print_lcores(const Graph &g, double secs)
+{
 	bool adaptive = false, busy = false;
 	for (const auto &l : g.lcores)
 		if (l->has_io)
@@ -649,8 +689,8 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 		       lcore_stages(*l).c_str(), l->loop.busy_iterations, l->loop.iterations, l->cpu_s,
 		       l->loop.idler.channel ? (", slept " + std::to_string(l->loop.idler.sleeps) + " times, woken by events " +
 						std::to_string(l->loop.idler.wakeups) + " times").c_str() : "");
-	/* A requester lcore and a responder lcore (every command-line run): their CPU as a
-	 * share of the run, as tools/bench reads it. */
+	/* A requester lcore and a responder lcore (every command-line rate run): their CPU
+	 * as a share of the run, as tools/bench reads it. */
 	const GraphLcore *req = nullptr, *rsp = nullptr;
 	for (const auto &l : g.lcores) {
 		const std::string r = lcore_roles(*l);
@@ -659,18 +699,80 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 		else if (r == "responder")
 			rsp = l.get();
 	}
-	if (g.lcores.size() == 2 && req && rsp) {
-		for (const GraphLcore *l : {req, rsp}) {
-			printf("  %s CPU:       %.3f s (%.0f%% of %.3f s)", l == req ? "requester" : "responder", l->cpu_s,
-			       100 * l->cpu_s / secs, secs);
-			if (l->loop.idler.channel)
-				printf(", %" PRIu64 " sleeps, %" PRIu64 " woken by events", l->loop.idler.sleeps, l->loop.idler.wakeups);
-			printf("\n");
-		}
+	if (g.lcores.size() != 2 || !req || !rsp)
+		return;
+	for (const GraphLcore *l : {req, rsp}) {
+		printf("  %s CPU:       %.3f s (%.0f%% of %.3f s)", l == req ? "requester" : "responder", l->cpu_s,
+		       100 * l->cpu_s / secs, secs);
+		if (l->loop.idler.channel)
+			printf(", %" PRIu64 " sleeps, %" PRIu64 " woken by events", l->loop.idler.sleeps, l->loop.idler.wakeups);
+		printf("\n");
 	}
+}
+
+/* A results flow from a requester's own counters (a lane's). */
+FlowResult lane_result(const std::string &name, const Requester &q, uint32_t msg_bytes)
+{
+	FlowResult x;
+	x.name = name;
+	x.qps = q.nqps;
+	x.sent = q.c.sent;
+	x.completed = q.c.completed;
+	x.verified = q.c.verified;
+	x.bytes = x.completed * msg_bytes;
+	x.failed_qps = q.c.failed_qps;
+	x.errors = &q.flow_errors[0];
+	x.latency = &q.flow_latency[0];
+	x.latency_what = "chain posted to its signalled completion";
+	return x;
+}
+
+/* The results files' flows: one per flow, one per lane of a flow with lanes. */
+void result_flows(const Graph &g, const Totals &x, Results *res)
+{
+	for (size_t i = 0; i < g.flows.size(); i++) {
+		const GraphFlow &f = *g.flows[i];
+		if (!f.lanes.empty()) {   // as the stats lines have them
+			for (const auto &ln : f.lanes)
+				res->flows.push_back(lane_result(f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore), ln->q, f.o.msg_bytes));
+			continue;
+		}
+		const FlowTally &ft = x.t[i];
+		FlowResult r;
+		r.name = f.conf->name;
+		r.qps = f.o.qps;
+		r.sent = ft.sent;
+		r.completed = ft.completed;
+		r.verified = ft.verified;
+		r.bytes = ft.delivered * f.o.msg_bytes;
+		r.failed_qps = ft.failed_qps;
+		if (f.pingpong) {
+			r.errors = ft.errors ? (f.ping.c.wc_errors.total ? &f.ping.c.wc_errors : &f.pong.c.wc_errors) : nullptr;
+			r.latency = f.hist.get();
+			r.latency_what = "half round trip: one iteration per QP, post to post, / 2 (as ib_send_lat)";
+		} else {
+			r.errors = &f.q.flow_errors[0];
+			r.latency = &f.q.flow_latency[0];
+			r.latency_what = "chain posted to its signalled completion";
+		}
+		res->flows.push_back(r);
+	}
+}
+
+/* The summary, then the results files; the ExitCode of the run. */
+int summarise(const PipelineConf &c, const Graph &g, const std::vector<const AsyncEventWatch *> &async,
+	      const RunView &view, const Sampler &sampler, SweepRow *row)
+{
+	const Totals x = totals_of(g);
+	const GraphFlow &f0 = *g.flows[0];
+	printf("summary:\n");
+	print_header(c, g, x);
+	print_flows(g, x);
+	print_counts(g, x, async, view);
+	print_lcores(g, x.secs);
 	for (const auto &f : g.flows)
 		if (f->pingpong)
-			print_pingpong(*f, npingpong > 1);
+			print_pingpong(*f, x.npingpong > 1);
 	const Histogram *lat = g.flows.size() == 1 && !f0.pingpong && f0.lanes.empty() ? &f0.q.flow_latency[0] : nullptr;
 	if (lat && lat->count())
 		printf("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
@@ -678,55 +780,19 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 		       static_cast<double>(lat->max()) / 1e3);
 	if (g.run.abort.load())
 		printf("  run:                 stopped before its end (a signal, or a stage joined by rings failed)\n");
-	printf("result: %s\n", pass ? "PASS" : "FAIL");
+	printf("result: %s\n", x.pass ? "PASS" : "FAIL");
 	if (row) {
-		row->mmsgs = static_cast<double>(all.delivered) / secs / 1e6;
-		row->gbps = static_cast<double>(bytes) * 8 / secs / 1e9;
+		row->mmsgs = static_cast<double>(x.all.delivered) / x.secs / 1e6;
+		row->gbps = static_cast<double>(x.bytes) * 8 / x.secs / 1e9;
 		if (f0.pingpong)
 			row->median_us = us(f0.hist->percentile(0.5));
-		row->pass = pass;
+		row->pass = x.pass;
 		row->ran = true;
 	}
 
-	Results res = results_of(npingpong == g.flows.size() ? "pingpong" : "rate", o0.verb, o0.msg_bytes, view.device, secs, pass);
-	for (size_t i = 0; i < g.flows.size(); i++) {
-		const GraphFlow &f = *g.flows[i];
-		if (!f.lanes.empty()) {   // a flow per lane, as the stats lines have them
-			for (const auto &ln : f.lanes) {
-				FlowResult x;
-				x.name = f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore);
-				x.qps = ln->q.nqps;
-				x.sent = ln->q.c.sent;
-				x.completed = ln->q.c.completed;
-				x.verified = ln->q.c.verified;
-				x.bytes = x.completed * f.o.msg_bytes;
-				x.failed_qps = ln->q.c.failed_qps;
-				x.errors = &ln->q.flow_errors[0];
-				x.latency = &ln->q.flow_latency[0];
-				x.latency_what = "chain posted to its signalled completion";
-				res.flows.push_back(x);
-			}
-			continue;
-		}
-		FlowResult x;
-		x.name = f.conf->name;
-		x.qps = f.o.qps;
-		x.sent = t[i].sent;
-		x.completed = t[i].completed;
-		x.verified = t[i].verified;
-		x.bytes = t[i].delivered * f.o.msg_bytes;
-		x.failed_qps = t[i].failed_qps;
-		if (f.pingpong) {
-			x.errors = t[i].errors ? (f.ping.c.wc_errors.total ? &f.ping.c.wc_errors : &f.pong.c.wc_errors) : nullptr;
-			x.latency = f.hist.get();
-			x.latency_what = "half round trip: one iteration per QP, post to post, / 2 (as ib_send_lat)";
-		} else {
-			x.errors = &f.q.flow_errors[0];
-			x.latency = &f.q.flow_latency[0];
-			x.latency_what = "chain posted to its signalled completion";
-		}
-		res.flows.push_back(x);
-	}
+	Results res = results_of(x.npingpong == g.flows.size() ? "pingpong" : "rate", f0.o.verb, f0.o.msg_bytes, view.device,
+				 x.secs, x.pass);
+	result_flows(g, x, &res);
 	std::vector<std::string> roles;
 	for (const auto &l : g.lcores)
 		roles.push_back(lcore_roles(*l));
@@ -741,7 +807,7 @@ int summarise(const PipelineConf &c, const Graph &g, const std::vector<const Asy
 	res.stage_cycles = !g.lcores.empty() && g.lcores[0]->loop.count_cycles;
 	res.period_s = sampler.period_s;
 	res.series = sampler.series;
-	return write_results(o0, res, pass);
+	return write_results(f0.o, res, x.pass);
 }
 
 /* One device of the run: opened, probed, its async events watched. */
