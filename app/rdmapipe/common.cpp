@@ -1,7 +1,7 @@
 #include "common.h"
 
 #include "verbs/cm.h"
-#include "results.h"
+#include "control/results.h"
 #include "control/telemetry.h"
 
 #include <rte_cycles.h>
@@ -88,11 +88,6 @@ const VerbsOps *pick_cq_ops(const RunOptions &o, const Device &dev, const Device
 		return &kIbvOps;
 	}
 	return caps.next_poll_ends_batch ? &kIbvCqExRxeOps : &kIbvCqExOps;
-}
-
-const char *cq_ops_str(const VerbsOps *ops)
-{
-	return ops == &kIbvOps ? "ibv_poll_cq bursts" : "extended CQs (ibv_start_poll .. ibv_end_poll)";
 }
 
 int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b)
@@ -214,40 +209,6 @@ double thread_cpu_s()
 	timespec t{};
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
-
-double tsc_to_s(uint64_t t)
-{
-	return static_cast<double>(t) / static_cast<double>(rte_get_tsc_hz());
-}
-
-void print_wc_errors(const char *who, const WcErrorCounts &e)
-{
-	if (e.total == 0)
-		return;
-	for (unsigned s = 0; s < kWcStatusCount; s++)
-		if (e.by_status[s])
-			printf("  %s completion errors: %" PRIu64 " x %s\n", who, e.by_status[s],
-			       ibv_wc_status_str(static_cast<ibv_wc_status>(s)));
-	printf("  %s first error:  %s (opcode %u, wr_id %" PRIu64 ")\n", who,
-	       ibv_wc_status_str(static_cast<ibv_wc_status>(e.first_status)), e.first_opcode, e.first_wr_id);
-}
-
-void print_async_events(const AsyncEventWatch &w)
-{
-	print_async_events(std::vector<const AsyncEventWatch *>{&w});
-}
-
-void print_async_events(const std::vector<const AsyncEventWatch *> &ws)
-{
-	uint64_t nevents = 0;
-	for (const AsyncEventWatch *w : ws)
-		for (unsigned t = 0; t < kAsyncEventTypes; t++)
-			nevents += w->counts[t].load();
-	printf("  async events:        %" PRIu64 "\n", nevents);
-	for (const AsyncEventWatch *w : ws)
-		for (uint32_t i = 0; i < w->kept.load(std::memory_order_acquire); i++)
-			printf("  async event:         %s\n", w->lines[i]);
 }
 
 } // namespace rp

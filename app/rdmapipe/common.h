@@ -4,6 +4,7 @@
 #pragma once
 
 #include "conf/options.h"
+#include "control/report.h"   // the summary pieces every run prints
 #include "engine/counters.h"
 #include "engine/run_control.h"
 #include "engine/verbs_ops.h"
@@ -39,14 +40,9 @@ int probe_and_report(const RunOptions &o, Device &dev, DeviceCaps *caps, std::st
 
 /* The completion-polling ops for --cq-api, chosen once (with a note on fallback). */
 const VerbsOps *pick_cq_ops(const RunOptions &o, const Device &dev, const DeviceCaps &caps);
-const char *cq_ops_str(const VerbsOps *ops);
 
 int setup_error(const std::string &err);   // prints it, returns kExitSetup
 double thread_cpu_s();                     // CPU time of the calling thread
-double tsc_to_s(uint64_t tsc);
-void print_wc_errors(const char *who, const WcErrorCounts &e);
-void print_async_events(const AsyncEventWatch &w);
-void print_async_events(const std::vector<const AsyncEventWatch *> &ws);   // several devices' events
 
 /* Where the two roles of a run go (role A: requester or pinging side; role B:
  * responder or echoing side). Given lcores (from a pipeline file: o.tx_lcore,

@@ -1,7 +1,7 @@
 #include "remote.h"
 
 #include "common.h"
-#include "results.h"
+#include "control/results.h"
 
 #include "control/stats.h"
 #include "control/telemetry.h"

@@ -2,7 +2,7 @@
  * main lcore after the workers joined. Plain data in, files out. */
 #pragma once
 
-#include "conf/options.h"
+#include "engine/types.h"
 #include "engine/counters.h"
 #include "engine/histogram.h"
 #include "control/stats.h"
@@ -28,7 +28,7 @@ struct FlowResult {
 
 struct LcoreResult {
 	unsigned lcore = 0;
-	const char *role = "";
+	std::string role;              // "requester", "responder", "ping", ... (its stages' roles)
 	uint64_t polls_busy = 0, polls_idle = 0;
 	double cpu_s = 0;
 };

@@ -1,4 +1,4 @@
-#include "results.h"
+#include "control/results.h"
 
 #include <infiniband/verbs.h>
 #include <rte_cycles.h>
