@@ -6,6 +6,8 @@
 # and quit ends the run with its summary.
 . "$(dirname "$0")/lib.sh"
 need_device
+export TESTDIR
+TESTDIR=$(cd "$(dirname "$0")" && pwd)   # pty_console.py
 out=$(mktemp)
 
 # --stats-period: lines while it runs, progress towards the count, then the summary.
@@ -93,35 +95,12 @@ fi
 # The console through a pseudo-terminal: three lcores (the console takes the main one;
 # on the VM's 2 CPUs, mapped onto both).
 python3 - "$RDMAPIPE" "$DEV" "$(eal_args | sed 's/-l 0-1/--lcores (0-2)@(0-1)/')" <<'PY' && echo "ok: console" || { echo "FAIL: console"; fails=$((fails + 1)); }
-import os, pty, re, select, sys, time
+import os, re, sys, time
+sys.path.insert(0, os.environ['TESTDIR'])
+from pty_console import Console
 binary, dev, eal = sys.argv[1], sys.argv[2], sys.argv[3].split()
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(binary, [binary] + eal + ['--', '-i', '-d', dev, '-t', '60', '-Q', '1,1', '--rate', '50000'])
-buf = b''
-def read_until(pattern, timeout=20):
-    global buf
-    end = time.time() + timeout
-    while time.time() < end:
-        m = re.search(pattern.encode(), buf)
-        if m:
-            got = buf[:m.end()].decode(errors='replace')
-            buf = buf[m.end():]
-            return got
-        r, _, _ = select.select([fd], [], [], 0.2)
-        if r:
-            try:
-                buf += os.read(fd, 65536)
-            except OSError:
-                break
-    sys.stdout.write(buf.decode(errors='replace'))
-    raise SystemExit(f'console: no /{pattern}/ within {timeout} s')
-def cmd(line, expect):
-    os.write(fd, (line + '\r').encode())
-    got = read_until(expect)
-    print(f'>>> {line}\n{got}')
-    read_until(r'rdmapipe> ')
-    return got
+c = Console([binary] + eal + ['--', '-i', '-d', dev, '-t', '60', '-Q', '1,1', '--rate', '50000'])
+read_until, cmd = c.read_until, c.cmd
 read_until(r'rdmapipe console: help lists the commands')
 read_until(r'rdmapipe> ')
 time.sleep(1)
@@ -147,12 +126,11 @@ cmd('show stats all', r'counters since the start: .*sent_pkts \d+')
 cmd('show qps', r'qp_num')
 cmd('show pools', r'buffers of 64 B')
 cmd('show stages', r'flow1_rx +rdma_rx +lcore 1 +calls [1-9][0-9]* +objects [1-9][0-9]*')
-os.write(fd, b'quit\r')
+c.type('quit')
 tail = read_until(r'result: (PASS|FAIL)', timeout=30)
 print(tail)
 assert 'result: PASS' in tail, tail
-_, status = os.waitpid(pid, 0)
-assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+assert c.exit_status() == 0
 PY
 
 # The console on a pipeline of rings (conf/relay.conf as a 60 s run): quit ends the 60 s
@@ -162,42 +140,24 @@ PY
 c=$(mktemp --suffix=.conf)
 sed "s/\"rxe0\"/\"$DEV\"/g; s/messages = 40000;/duration = 60;/" "$conf_dir/relay.conf" >"$c"
 python3 - "$RDMAPIPE" "$c" "$(eal_args | sed 's/-l 0-1/--lcores (0-3)@(0-1) --main-lcore 3/')" <<'PY' && echo "ok: console on a relay" || { echo "FAIL: console on a relay"; fails=$((fails + 1)); }
-import os, pty, re, select, sys, time
+import os, re, sys, time
+sys.path.insert(0, os.environ['TESTDIR'])
+from pty_console import Console
 binary, conf, eal = sys.argv[1], sys.argv[2], sys.argv[3].split()
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(binary, [binary] + eal + ['--', '-i', '-f', conf])
-buf = b''
-def read_until(pattern, timeout=30):
-    global buf
-    end = time.time() + timeout
-    while time.time() < end:
-        m = re.search(pattern.encode(), buf)
-        if m:
-            got = buf[:m.end()].decode(errors='replace')
-            buf = buf[m.end():]
-            return got
-        r, _, _ = select.select([fd], [], [], 0.2)
-        if r:
-            try:
-                buf += os.read(fd, 65536)
-            except OSError:
-                break
-    sys.stdout.write(buf.decode(errors='replace'))
-    raise SystemExit(f'console: no /{pattern}/ within {timeout} s')
+c = Console([binary] + eal + ['--', '-i', '-f', conf])
+read_until = c.read_until
 read_until(r'rdmapipe> ')
 time.sleep(2)
-os.write(fd, b'show stages\r')
+c.type('show stages')
 print(read_until(r'verify +verify +lcore 0 +calls [1-9][0-9]* +objects [1-9][0-9]*'))
 read_until(r'rdmapipe> ')
-os.write(fd, b'quit\r')
+c.type('quit')
 tail = read_until(r'result: (PASS|FAIL)', timeout=60)
 print(tail)
 assert 'result: PASS' in tail, tail
 m = re.search(r'flow out: .* sent (\d+), completed (\d+), received (\d+), verified (\d+) \(sends what its ring brings\)', tail)
 assert m and int(m.group(1)) > 0 and len(set(m.groups())) == 1, tail
-_, status = os.waitpid(pid, 0)
-assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+assert c.exit_status() == 0
 PY
 rm -f "$c" "$out"
 finish

@@ -1,0 +1,49 @@
+"""Driving rdmapipe's console through a pseudo-terminal, for the integration tests:
+start it, wait for what it prints, type commands. Used by watch.sh."""
+import os
+import pty
+import re
+import select
+import sys
+import time
+
+
+class Console:
+    def __init__(self, argv):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execv(argv[0], argv)
+        self.buf = b''
+
+    def read_until(self, pattern, timeout=20):
+        """What came up to the first match of pattern; exits the test if none in time."""
+        end = time.time() + timeout
+        while time.time() < end:
+            m = re.search(pattern.encode(), self.buf)
+            if m:
+                got = self.buf[:m.end()].decode(errors='replace')
+                self.buf = self.buf[m.end():]
+                return got
+            r, _, _ = select.select([self.fd], [], [], 0.2)
+            if r:
+                try:
+                    self.buf += os.read(self.fd, 65536)
+                except OSError:
+                    break
+        sys.stdout.write(self.buf.decode(errors='replace'))
+        raise SystemExit(f'console: no /{pattern}/ within {timeout} s')
+
+    def type(self, line):
+        os.write(self.fd, (line + '\r').encode())
+
+    def cmd(self, line, expect):
+        """Types line, waits for expect and the next prompt; returns what matched."""
+        self.type(line)
+        got = self.read_until(expect)
+        print(f'>>> {line}\n{got}')
+        self.read_until(r'rdmapipe> ')
+        return got
+
+    def exit_status(self):
+        _, status = os.waitpid(self.pid, 0)
+        return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
