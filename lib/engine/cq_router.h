@@ -15,6 +15,24 @@
 
 namespace rp {
 
+/* A burst of completions a role polled from its lcore's shared CQ: its own QPs' go to
+ * on_own(qi, wc), other roles' to the lcore's router (peer), any other is counted in
+ * *unknown. Inlined into each role's burst. */
+template <typename OnOwn>
+inline void route_burst(const ibv_wc *wc, int n, const QpTable &own, const CqPeer &peer, uint64_t now, uint64_t *unknown,
+			OnOwn &&on_own)
+{
+	for (int i = 0; i < n; i++) {
+		uint32_t qi = own.find(wc[i].qp_num);
+		if (qi != QpTable::kNone)
+			on_own(qi, wc[i]);
+		else if (peer.on_wc)
+			peer.on_wc(peer.role, wc[i], now);   // another role's, on this lcore
+		else
+			(*unknown)++;
+	}
+}
+
 class CqRouter {
 public:
 	using OnWc = void (*)(void *role, const ibv_wc &wc, uint64_t now);

@@ -1,6 +1,7 @@
 #include "engine/pingpong.h"
 
 #include "engine/pattern.h"
+#include "engine/cq_router.h"
 #include "engine/recv_check.h"
 
 #include <rte_cycles.h>
@@ -244,15 +245,8 @@ uint32_t pingpong_burst(PingPong *s)
 		return 0;
 	}
 	const uint64_t now = n ? rte_rdtsc() : 0;
-	for (int i = 0; i < n; i++) {
-		uint32_t qi = s->table.find(wc[i].qp_num);
-		if (qi != QpTable::kNone)
-			on_recv(s, qi, wc[i], now);
-		else if (s->recv_peer.on_wc)
-			s->recv_peer.on_wc(s->recv_peer.role, wc[i], now);   // another role's, on this lcore
-		else
-			s->c.unknown_qps++;
-	}
+	route_burst(wc, n, s->table, s->recv_peer, now, &s->c.unknown_qps,
+		    [&](uint32_t qi, const ibv_wc &w) { on_recv(s, qi, w, now); });
 	if (n > 0) {
 		s->refill->consumed(static_cast<uint32_t>(n));
 		if (s->refill->refill(*s->ops, s->srq) < 0)
@@ -261,14 +255,7 @@ uint32_t pingpong_burst(PingPong *s)
 	int m = s->ops->poll_cq(s->send_cq, kPollBurst, wc);
 	if (m < 0)
 		fail(s, "ibv_poll_cq on the send CQ failed");
-	for (int i = 0; i < m; i++) {
-		if (s->table.find(wc[i].qp_num) != QpTable::kNone)
-			on_send(s, wc[i]);
-		else if (s->send_peer.on_wc)
-			s->send_peer.on_wc(s->send_peer.role, wc[i], now);
-		else
-			s->c.unknown_qps++;
-	}
+	route_burst(wc, m, s->table, s->send_peer, now, &s->c.unknown_qps, [&](uint32_t, const ibv_wc &w) { on_send(s, w); });
 	uint32_t posted = s->finished || s->echo ? 0 : ping_ready(s);
 	if (!s->echo && (n > 0 || posted)) {
 		s->live.sent.store(s->sent, std::memory_order_relaxed);

@@ -1,6 +1,7 @@
 #include "engine/responder.h"
 
 #include "engine/pattern.h"
+#include "engine/cq_router.h"
 #include "engine/recv_check.h"
 #include "engine/wr_chain.h"
 
@@ -310,15 +311,8 @@ uint32_t responder_burst(Responder *r)
 	}
 	uint64_t now = rte_rdtsc();
 	SrqRefill &rf = r->srq_refill();
-	for (int i = 0; i < n; i++) {
-		uint32_t qi = r->table.find(wc[i].qp_num);
-		if (qi != QpTable::kNone)
-			on_recv(r, qi, wc[i], now);
-		else if (r->recv_peer.on_wc)
-			r->recv_peer.on_wc(r->recv_peer.role, wc[i], now);   // another flow's, on this lcore
-		else
-			c.unknown_qps++;
-	}
+	route_burst(wc, n, r->table, r->recv_peer, now, &c.unknown_qps,
+		    [&](uint32_t qi, const ibv_wc &w) { on_recv(r, qi, w, now); });
 	if (r->out)
 		flush_out(r);
 	if (n > 0) {
