@@ -90,6 +90,22 @@ const VerbsOps *pick_cq_ops(const RunOptions &o, const Device &dev, const Device
 	return caps.next_poll_ends_batch ? &kIbvCqExRxeOps : &kIbvCqExOps;
 }
 
+int place_end(const RunOptions &o, unsigned *lc)
+{
+	const unsigned main_lc = rte_get_main_lcore();
+	const unsigned worker = rte_get_next_lcore(main_lc, 1, 0);
+	if (worker < RTE_MAX_LCORE) {
+		*lc = worker;
+		return kExitOk;
+	}
+	if (o.interactive) {
+		fprintf(stderr, "rdmapipe: -i: the console takes the main lcore %u, and the run needs 1 more: pass -l 0-1\n", main_lc);
+		return kExitUsage;
+	}
+	*lc = main_lc;
+	return kExitOk;
+}
+
 int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b)
 {
 	unsigned main_lc = rte_get_main_lcore();

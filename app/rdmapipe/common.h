@@ -49,6 +49,9 @@ double thread_cpu_s();                     // CPU time of the calling thread
  * o.rx_lcore) are checked against EAL; otherwise B takes the first worker (or main,
  * with one worker) and A the next. Returns an ExitCode (errors printed). */
 int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b);
+/* Where a two-process run's end goes: the first worker lcore, or the main one when
+ * there is none (not with -i: the console takes it). Returns an ExitCode. */
+int place_end(const RunOptions &o, unsigned *lc);
 
 /* Work for one lcore: fn(arg), which stores true in *done (release) when it ends. */
 struct LcoreJob {

@@ -48,6 +48,16 @@ int open_devices(const PipelineConf &c, const RunOptions &cli, const Graph &plan
 	for (const DeviceConf *d : graph_devices(plan)) {
 		RunOptions dev_o = cli;
 		dev_o.device = d->name;
+		/* Two hosts: rdma_cm makes the QPs (on its own context), and without a name
+		 * (a command line with no -d) the device is the one it finds for the address. */
+		for (const auto &f : plan.flows) {
+			const GraphLcore *end = f->tx ? f->tx : f->rx;
+			if (!f->remote || end->conf->device != d->name)
+				continue;
+			dev_o.connect = ConnectPath::cm;
+			if (dev_o.device.empty() && remote_device_name(c, *f->conf, &dev_o.device, &err) != 0)
+				return setup_error(err);
+		}
 		dev_o.port = d->port;
 		dev_o.gid_index = d->gid_index;
 		devs->push_back(std::make_unique<RunDevice>());
@@ -61,9 +71,11 @@ int open_devices(const PipelineConf &c, const RunOptions &cli, const Graph &plan
 	for (const auto &f : plan.flows) {
 		const GraphDevice &d = (*gdevs)[0];
 		const GraphDevice *tx = &d;
-		for (const GraphDevice &x : *gdevs)
-			if (x.dev->name == f->tx->conf->device)
-				tx = &x;
+		if (!f->tx)
+			continue;   // nothing posted here: the two-host server's end
+		for (size_t i = 0; i < gdevs->size(); i++)
+			if (graph_devices(plan)[i]->name == f->tx->conf->device)
+				tx = &(*gdevs)[i];
 		const FlowConf &fc = *f->conf;
 		if (fc.post_api == PostApi::wr && !tx->caps->qp_ex)
 			printf("rdmapipe: %s has no ibv_qp_ex send ops: flow '%s' posts with ibv_post_send (post API wr falls back to classic)\n",
@@ -106,6 +118,12 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row)
 	auto g = std::make_unique<Graph>();
 	if (graph_plan(c, cli, g.get(), &err) != 0)
 		return setup_error(err);
+	g->note = [&cli](const std::string &line) {
+		if (!cli.quiet) {
+			printf("rdmapipe: %s\n", line.c_str());
+			fflush(stdout);
+		}
+	};
 	int rc = open_devices(c, cli, *g, &devs, &gdevs);
 	if (rc != kExitOk)
 		return rc;
@@ -116,7 +134,7 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row)
 			async.push_back(&d->async);
 			async_ro.push_back(&d->async);
 		}
-		if (graph_build(c, cli, gdevs, g.get(), &err) != 0) {
+		if (graph_build(c, cli, gdevs, g.get(), &err) != 0 || remote_watch_start(&g->watch, &err) != 0) {
 			rc = setup_error(err);
 		} else {
 			std::string what = "pipeline " + c.file, on;
@@ -165,6 +183,8 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row)
 						}
 					});
 				console_free(con);
+				/* Two hosts: the clients let go, the servers see them go. */
+				remote_watch_finish(&g->watch, g->flows[0]->o.stall_timeout_s);
 				if (rc == kExitOk) {
 					Results res;
 					const bool pass = graph_summary(c, *g, async_ro, view, sampler, row, &res);

@@ -8,8 +8,8 @@
 
 namespace rp {
 
-/* Called after rte_eal_init, for a pipeline graph_runs() accepts. Returns an ExitCode;
- * prints its own errors. */
+/* Called after rte_eal_init, for any validated pipeline. Returns an ExitCode; prints
+ * its own errors. */
 int run_graph(const PipelineConf &c, const RunOptions &cli);
 
 } // namespace rp

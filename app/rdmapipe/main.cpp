@@ -4,8 +4,6 @@
 #include "conf/options.h"
 #include "common.h"
 #include "graph_run.h"
-#include "pipeline.h"
-#include "remote.h"
 
 #include "control/telemetry.h"
 #include "verbs/device.h"
@@ -46,8 +44,6 @@ int check_config(int eal_argc, char **argv, const char *file)
 	       "%zu stage(s)%s\n",
 	       file, c.version, c.devices.size(), c.pools.size(), c.io_contexts.size(), c.flows.size(), c.rings.size(),
 	       c.stages.size(), lcores.known ? "" : "; lcores not checked (no -l/-c given)");
-	if (!rp::graph_runs(c))
-		return rp::kExitOk;
 	/* The sizes the builder derives (the file's larger values included), per step of
 	 * a size sweep. */
 	std::vector<rp::PipelineConf> steps;
@@ -86,7 +82,10 @@ void print_plan(const rp::Graph &g)
 			       lcs.c_str(), f->share_qps ? "every QP shared by all (one send CQ)" : "each its own QPs and send CQ",
 			       f->share_qps ? f->shape.tx_pool_n : role_shape(f->lanes[0]->o).tx_pool_n, f->o.msg_bytes,
 			       f->share_qps ? "" : " each");
-		} else if (f->fed && !f->has_gen)
+		} else if (!f->tx)
+			printf("  flow %s: received here from its client on another host (%u B messages)\n", f->conf->name.c_str(),
+			       f->o.msg_bytes);
+		else if (f->fed && !f->has_gen)
 			printf("  flow %s: sends what its ring brings (%u B messages, no send pool of its own)\n",
 			       f->conf->name.c_str(), f->o.msg_bytes);
 		else
@@ -161,17 +160,15 @@ int main(int argc, char **argv)
 
 	/* A pipeline file is read and checked completely before EAL takes any resource. */
 	rp::PipelineConf conf;
-	bool is_graph = false;
 	if (!opts.config_file.empty()) {
 		rp::LcoreSet lcores = rp::lcore_set_from_eal_args(eal_argc, argv);
 		if (rp::config_load(opts.config_file, lcores, &conf, &err) != 0) {
 			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
-		is_graph = rp::graph_runs(conf);
 		/* What flows through the pipeline (each step of a size sweep) is checked before EAL too. */
 		std::vector<rp::PipelineConf> steps;
-		if (is_graph && rp::graph_sweep(conf, &steps, &err) != 0) {
+		if (rp::graph_sweep(conf, &steps, &err) != 0) {
 			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
@@ -183,31 +180,29 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	if (!opts.config_file.empty() && !is_graph) {
-		if (rp::pipeline_to_options(conf, &opts, &err) != 0) {
-			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
-			return rp::kExitUsage;
-		}
-	}
-
-	/* A command-line run in one process is a pipeline too: --dump-conf prints it. */
-	const bool cli_graph = opts.config_file.empty() && opts.listen.empty() && opts.peer.empty();
+	/* A command-line run is a pipeline too: --dump-conf prints it. */
+	const bool cli_graph = opts.config_file.empty();
+	const bool two_process = !opts.listen.empty() || !opts.peer.empty();
 	if (opts.dump_conf) {
 		unsigned tx, rx;
 		if (!cli_graph) {
-			fprintf(stderr, "rdmapipe: --dump-conf: %s\n", !opts.config_file.empty()
-				? "the file is the pipeline already (-f)"
-				: "two-process runs are not pipelines the builder runs yet");
+			fprintf(stderr, "rdmapipe: --dump-conf: the file is the pipeline already (-f)\n");
 			return rp::kExitUsage;
 		}
-		if (!rp::cli_lcores(rp::lcore_set_from_eal_args(eal_argc, argv), opts.interactive, &tx, &rx, &err)) {
+		if (!rp::cli_lcores(rp::lcore_set_from_eal_args(eal_argc, argv), opts.interactive, two_process, &tx, &rx, &err)) {
 			fprintf(stderr, "rdmapipe: --dump-conf: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
-		/* No -d: the device the run would take, the first one found. */
+		/* No -d: the device the run would take: the first one found, or (two processes)
+		 * the one rdma_cm finds for the address. */
 		std::string names, why;
-		if (opts.device.empty() && rp::count_devices(&names, &why) > 0)
+		if (opts.device.empty() && two_process) {
+			const rp::PipelineConf probe = rp::pipeline_from_options(opts, tx, rx);
+			if (rp::remote_device_name(probe, probe.flows[0], &opts.device, &why) != 0)
+				opts.device.clear();
+		} else if (opts.device.empty() && rp::count_devices(&names, &why) > 0) {
 			opts.device = names.substr(0, names.find(' '));
+		}
 		if (opts.device.empty())
 			printf("# No RDMA device here (%s): give -d NAME for the file to name one.\n", why.c_str());
 		printf("%s", rp::pipeline_to_text(rp::pipeline_from_options(opts, tx, rx), opts).c_str());
@@ -226,18 +221,17 @@ int main(int argc, char **argv)
 	if (rp::telemetry_register(&err) != 0)
 		fprintf(stderr, "rdmapipe: %s (running without the /rdmapipe endpoints)\n", err.c_str());
 
+	int rc = rp::kExitOk;
 	if (cli_graph) {
-		unsigned tx, rx;
-		int rc = rp::place_roles(opts, opts.mode == rp::Mode::pingpong ? "ping-pong run (pinging and echoing)"
-									    : "loopback run (a requester and a responder)", &tx, &rx);
-		if (rc == rp::kExitOk) {
+		unsigned tx, rx = 0;
+		rc = two_process ? rp::place_end(opts, &tx)
+				 : rp::place_roles(opts, opts.mode == rp::Mode::pingpong ? "ping-pong run (pinging and echoing)"
+										 : "loopback run (a requester and a responder)", &tx, &rx);
+		if (rc == rp::kExitOk)
 			conf = rp::pipeline_from_options(opts, tx, rx);
-			rc = rp::run_graph(conf, opts);
-		}
-		rte_eal_cleanup();
-		return rc;
 	}
-	int rc = is_graph ? rp::run_graph(conf, opts) : rp::run_remote(opts);
+	if (rc == rp::kExitOk)
+		rc = rp::run_graph(conf, opts);
 	rte_eal_cleanup();
 	return rc;
 }

@@ -20,10 +20,23 @@ std::string sizes_text(const std::vector<uint32_t> &sizes)
 	return t + "]";
 }
 
+/* Flow i of a two-process run: PORT + i, so that each flow has its own connections. */
+std::string addr_plus(const std::string &a, size_t i)
+{
+	const size_t colon = a.rfind(':');
+	const std::string host = colon == std::string::npos ? "" : a.substr(0, colon + 1);
+	const std::string port = colon == std::string::npos ? a : a.substr(colon + 1);
+	if (i == 0)
+		return a;
+	return host + std::to_string(std::stoul(port) + i);
+}
+
 } // namespace
 
 PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore)
 {
+	/* Two processes: this one's end on one lcore (tx_lcore). */
+	const bool server = !o.listen.empty(), client = !o.peer.empty();
 	PipelineConf c;
 	c.file = kCliPipeline;
 	c.version = kConfigVersion;
@@ -32,11 +45,14 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 	d.port = o.port;
 	d.gid_index = o.gid_index;
 	c.devices.push_back(d);
-	for (unsigned lc : {tx_lcore, rx_lcore}) {
+	std::vector<unsigned> lcs{tx_lcore, rx_lcore};
+	if (server || client)
+		lcs = {tx_lcore};
+	for (unsigned lc : lcs) {
 		IoContextConf io;
 		io.lcore = lc;
 		io.device = d.name;
-		io.srq_refill = lc == rx_lcore ? o.srq_refill : 0;   // the rest is sized by the builder
+		io.srq_refill = lc == rx_lcore || server ? o.srq_refill : 0;   // the rest is sized by the builder
 		io.adaptive_poll = o.adaptive_poll;
 		io.cq_api = o.cq_api;
 		c.io_contexts.push_back(io);
@@ -50,7 +66,9 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		c.pools.push_back(p);
 		FlowConf f;
 		f.name = name;
-		f.peer = "loopback";
+		f.peer = client ? addr_plus(o.peer, i) : server ? "" : "loopback";
+		f.listen = server ? addr_plus(o.listen, i) : "";
+		f.local = o.local;
 		f.transport = o.uc ? Transport::uc : Transport::rc;
 		f.qps = o.flows[i];
 		f.verb = o.verb;
@@ -82,8 +100,14 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		rx.kind = pp ? StageKind::echo : StageKind::rdma_rx;
 		rx.lcore = rx_lcore;
 		rx.flow = name;
+		if (server) {
+			rx.lcore = tx_lcore;
+			c.stages.push_back(rx);
+			continue;
+		}
 		c.stages.push_back(tx);
-		c.stages.push_back(rx);
+		if (!client)
+			c.stages.push_back(rx);
 	}
 	c.run.warmup_s = o.warmup_s;
 	c.run.connect = o.connect;
@@ -94,7 +118,8 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 	return c;
 }
 
-bool cli_lcores(const LcoreSet &lcores, bool interactive, unsigned *tx_lcore, unsigned *rx_lcore, std::string *err)
+bool cli_lcores(const LcoreSet &lcores, bool interactive, bool one_end, unsigned *tx_lcore, unsigned *rx_lcore,
+		std::string *err)
 {
 	std::vector<unsigned> on;
 	if (lcores.known) {
@@ -106,6 +131,14 @@ bool cli_lcores(const LcoreSet &lcores, bool interactive, unsigned *tx_lcore, un
 			on.push_back(i);
 	}
 	const size_t workers = on.size() - 1;   // the first is the main lcore
+	if (one_end) {   // two processes: this one's end on the first worker, or main (not with -i)
+		if (interactive && workers == 0) {
+			*err = "-i: the console takes the main lcore " + std::to_string(on[0]) + ", and the run needs 1 more: pass -l 0-1";
+			return false;
+		}
+		*tx_lcore = *rx_lcore = workers ? on[1] : on[0];
+		return true;
+	}
 	if (workers == 0) {
 		*err = "a loopback run needs 2 lcores; EAL has only lcore " + std::to_string(on[0]) + ": pass -l 0-1";
 		return false;
@@ -188,7 +221,9 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 	t += ");\nflows = (\n";
 	for (size_t i = 0; i < c.flows.size(); i++) {
 		const FlowConf &f = c.flows[i];
-		t += "  { name = \"" + f.name + "\"; peer = \"" + f.peer + "\"; transport = \"" +
+		const std::string ends = !f.listen.empty() ? "listen = \"" + f.listen + "\""
+					 : "peer = \"" + f.peer + "\"" + (f.local.empty() ? "" : "; local = \"" + f.local + "\"");
+		t += "  { name = \"" + f.name + "\"; " + ends + "; transport = \"" +
 		     (f.transport == Transport::uc ? "uc" : "rc") + "\"; qps = " + std::to_string(f.qps) + "; verb = \"" +
 		     verb_name(f.verb) + "\"; " + sizes_text(f.sizes) + "; batch = " + std::to_string(f.batch) +
 		     "; signal_every = " + std::to_string(f.signal_every) + "; sq_depth = " + std::to_string(f.sq_depth) +

@@ -15,14 +15,18 @@ namespace rp {
 /* The file name of a pipeline the command line made. */
 inline constexpr const char *kCliPipeline = "(command line)";
 
-/* The pipeline o means, its requesters on lcore tx and responders on lcore rx. */
+/* The pipeline o means, its requesters on lcore tx and responders on lcore rx. A
+ * two-process run (--listen, --peer) is one end per flow, all on lcore tx: flow i
+ * listens on (or connects to) PORT + i. */
 PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore);
 
 /* Where a command-line run's two ends go when EAL will have `lcores` (not known: every
  * CPU of this machine): the responder on the first worker (the main lcore when there is
- * one worker, or with the console none), the requester on the next. Returns false with
- * *err when there are too few. */
-bool cli_lcores(const LcoreSet &lcores, bool interactive, unsigned *tx_lcore, unsigned *rx_lcore, std::string *err);
+ * one worker, or with the console none), the requester on the next; one_end (two
+ * processes): this one's end on the first worker, or main when there is none and no
+ * console. Returns false with *err when there are too few. */
+bool cli_lcores(const LcoreSet &lcores, bool interactive, bool one_end, unsigned *tx_lcore, unsigned *rx_lcore,
+		std::string *err);
 
 /* c as a libconfig file that `rdmapipe -f` runs and `--check` validates; settings with
  * no key in the file (post API, fence, RNR, test hooks) are named in a comment. */

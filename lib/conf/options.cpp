@@ -547,10 +547,6 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		return ParseResult::ok;   // the file's flows are checked when it is loaded
 	}
 	/* Cross-checks and derived defaults. */
-	if (o->interactive && (!o->listen.empty() || !o->peer.empty())) {
-		*err = "-i: the console comes with runs in one process in this build (not two processes)";
-		return ParseResult::error;
-	}
 	if (o->uc && (o->verb == Verb::read || verb_is_atomic(o->verb))) {
 		*err = std::string("--transport uc: ") + verb_name(o->verb) + " needs a reliable connection (rc)";
 		return ParseResult::error;

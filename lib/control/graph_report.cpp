@@ -21,6 +21,7 @@ namespace {
 struct FlowTally {
 	uint64_t sent = 0, completed = 0, delivered = 0, verified = 0, failed_qps = 0, errors = 0, data_errors = 0;
 	bool ok = false;
+	bool unobserved = false;   // a two-host server of a one-sided verb: nothing arrives that it sees
 };
 
 /* A ping-pong: pings sent, echoes back and checked; the echoing side checked each ping. */
@@ -75,10 +76,53 @@ FlowTally tally_lanes(const GraphFlow &f)
 	return t;
 }
 
+/* A two-host flow's end here. The client: what it posted and what completed, read
+ * results and atomic return values checked (the server checks the rest). The server:
+ * what arrived of what the client announced, or for one-sided verbs, which it does not
+ * see, the window's or words' final state; nothing else is observed here. */
+FlowTally tally_remote(const GraphFlow &f)
+{
+	const RemoteEnd &e = *f.remote;
+	const Verb verb = f.o.verb;
+	const bool self_checked = verb == Verb::read || verb_is_atomic(verb);
+	FlowTally t;
+	if (!e.server) {
+		const RequesterCounters &c = f.q.c;
+		t.sent = c.sent;
+		t.completed = t.delivered = c.completed;
+		t.verified = self_checked ? c.verified : 0;
+		t.failed_qps = c.failed_qps;
+		t.errors = c.wc_errors.total;
+		t.data_errors = c.result_errors;
+		t.ok = f.tx_stage->done.load() && f.tx_stage->rc == 0 && t.sent == f.o.messages && t.completed == t.sent &&
+		       t.errors == 0 && t.data_errors == 0 && (!self_checked || t.verified == t.sent) && e.why.empty();
+		return t;
+	}
+	const ResponderCounters &c = f.v.c;
+	const bool two_sided = verb_consumes_receive(verb);
+	for (uint64_t n : e.targets)
+		t.sent += n;   // announced by the client
+	const bool memory_ok = c.payload_errors == 0 && c.fail_reason == nullptr &&
+			       ((verb == Verb::write && (c.window_slots_checked > 0 || !f.o.verify)) ||
+				(verb_is_atomic(verb) && c.counters_checked == f.o.qps));
+	t.completed = t.delivered = two_sided ? c.received : 0;
+	t.verified = two_sided ? c.verified : memory_ok ? t.sent : 0;
+	for (uint32_t i = 0; i < f.v.nqps; i++)
+		t.failed_qps += f.v.qps[i].failed;
+	t.errors = c.wc_errors.total;
+	t.data_errors = c.payload_errors;
+	t.unobserved = !two_sided;
+	t.ok = f.rx_stage->done.load() && f.rx_stage->rc == 0 && t.errors == 0 && t.data_errors == 0 &&
+	       (two_sided ? t.delivered == t.sent && t.verified == t.sent : verb == Verb::read || memory_ok);
+	return t;
+}
+
 FlowTally tally(const GraphFlow &f, const Graph &g)
 {
 	if (f.pingpong)
 		return tally_pingpong(f);
+	if (f.remote)
+		return tally_remote(f);
 	if (!f.lanes.empty())
 		return tally_lanes(f);
 	const Requester &q = f.q;
@@ -138,6 +182,14 @@ std::string lcore_roles(const GraphLcore &l)
 	return r;
 }
 
+/* Where a flow goes: "lcore 1 -> lcore 2", or to (from) another host. */
+std::string ends_of(const GraphFlow &f)
+{
+	const std::string tx = f.tx ? "lcore " + std::to_string(f.tx->lcore) : f.remote->addr.str + "'s client";
+	const std::string rx = f.rx ? "lcore " + std::to_string(f.rx->lcore) : f.remote->addr.str;
+	return tx + " -> " + rx;
+}
+
 /* How a flow's QP pairs were connected (lanes that own their QPs: each lane's). */
 std::string connected_of(const GraphFlow &f)
 {
@@ -180,11 +232,18 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 			}
 			continue;
 		}
-		v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
-				   f.o.duration_s > 0 ? 0 : f.o.messages, &f.q.flow_live[0], &f.q.flow_ctl[0]});
+		if (f.rx && !f.tx) {   // a server: what arrives of a requester on another host
+			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every, f.o.messages,
+					   &f.v.arrived, nullptr});
+		} else {
+			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
+					   f.o.duration_s > 0 ? 0 : f.o.messages, &f.q.flow_live[0], &f.q.flow_ctl[0]});
+		}
 		for (uint32_t k = 0; k < f.o.qps; k++) {
-			v.qps.push_back({f.conf->name, k, f.q.qps[k].qp->qp_num, "requester"});
-			v.qps.push_back({f.conf->name, k, f.v.qps[k].qp->qp_num, "responder"});
+			if (f.tx)
+				v.qps.push_back({f.conf->name, k, f.q.qps[k].qp->qp_num, "requester"});
+			if (f.rx)
+				v.qps.push_back({f.conf->name, k, f.v.qps[k].qp->qp_num, "responder"});
 		}
 	}
 	for (const auto &l : g.lcores) {
@@ -212,8 +271,7 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 				   connected_of(*f));
 	for (const auto &f : g.flows)
 		v.config.push_back("flow " + f->conf->name + ": " + verb_name(f->o.verb) + ", " + std::to_string(f->o.msg_bytes) +
-				   " B, " + std::to_string(f->o.qps) + " QPs, lcore " + std::to_string(f->tx->lcore) + " -> lcore " +
-				   std::to_string(f->rx->lcore));
+				   " B, " + std::to_string(f->o.qps) + " QPs, " + ends_of(*f));
 	return v;
 }
 
@@ -268,8 +326,13 @@ bool uniform(const Graph &g)
 	return true;
 }
 
-const char *verified_how(const RunOptions &o)
+const char *verified_how(const GraphFlow &f)
 {
+	const RunOptions &o = f.o;
+	if (f.remote && !f.remote->server && o.verb != Verb::read && !verb_is_atomic(o.verb))
+		return " here (the server checks what arrives)";
+	if (f.remote && f.remote->server && o.verb == Verb::read)
+		return " here (reads are checked by the client)";
 	return !o.verify ? " (sequence only: --no-verify)"
 	       : o.verb == Verb::write ? " (acknowledged, window's final state checked)"
 	       : verb_is_atomic(o.verb) ? " (return values, final words checked)"
@@ -391,7 +454,7 @@ struct Totals {
 	FlowTally all;
 	RequesterCounters q;        // merged over the flows
 	ResponderCounters v;
-	uint64_t start = UINT64_MAX, end = 0, bytes = 0, wrs = 0, held = 0, srq_posts = 0, shortfalls = 0;
+	uint64_t start = UINT64_MAX, end = 0, bytes = 0, wrs = 0, held = 0, srq_posts = 0, shortfalls = 0, lost = 0;
 	bool pass = true, two_sided = false, writes = false, atomics = false, same = false;
 	size_t npingpong = 0;
 	uint32_t qps = 0;
@@ -428,8 +491,15 @@ void merge_roles(Totals *x, const GraphFlow &f)
 		}
 		return;
 	}
-	x->start = std::min(x->start, f.q.c.start_tsc);
-	x->end = std::max({x->end, f.q.c.end_tsc, verb_consumes_receive(f.o.verb) ? f.v.c.end_tsc : 0});
+	if (f.tx) {
+		x->start = std::min(x->start, f.q.c.start_tsc);
+		x->end = std::max(x->end, f.q.c.end_tsc);
+	}
+	if (f.rx && verb_consumes_receive(f.o.verb)) {
+		if (!f.tx)   // a server: from the first message in
+			x->start = std::min(x->start, f.v.c.start_tsc);
+		x->end = std::max(x->end, f.v.c.end_tsc);
+	}
 	q.post_calls += f.q.c.post_calls;
 	q.credit_anomalies += f.q.c.credit_anomalies;
 	merge(&q.wc_errors, f.q.c.wc_errors);
@@ -457,6 +527,7 @@ Totals totals_of(const Graph &g)
 		x.all.failed_qps += ft.failed_qps;
 		x.all.errors += ft.errors;
 		x.all.data_errors += ft.data_errors;
+		x.lost += ft.unobserved || ft.sent <= ft.delivered ? 0 : ft.sent - ft.delivered;
 		x.pass &= ft.ok;
 		x.two_sided |= verb_consumes_receive(f->o.verb);
 		x.writes |= f->o.verb == Verb::write;
@@ -510,10 +581,17 @@ void print_header(const PipelineConf &c, const Graph &g, const Totals &x)
 		printf("  verb:                %s, %u B, %u QP%s%s, batch %u, signal every %u, send queue %u, window %u\n",
 		       verb_opcode_name(o0.verb), o0.msg_bytes, x.qps, x.qps > 1 ? "s" : "", in_flows.c_str(), o0.batch,
 		       o0.signal_every, o0.sq_depth, o0.slots);
+	for (const auto &f : g.flows)   // two hosts: which end this is
+		if (f->remote)
+			printf("  role:                %s%s %s %s, %s port %u, GID index %d\n",
+			       g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
+			       f->remote->server ? "server (responder)" : "client (requester)", f->remote->server ? "on" : "of",
+			       f->remote->addr.str.c_str(), (f->tx ? f->tx : f->rx)->dev->name.c_str(), (f->tx ? f->tx : f->rx)->dev->port,
+			       (f->tx ? f->tx : f->rx)->dev->gid_index);
 	for (const auto &f : g.flows)   // each flow's pairs: through rdma_cm (each its own port), or directly
 		printf("  connected:           %s%s\n", g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
 		       connected_of(*f).c_str());
-	printf("  completions:         %s\n", cq_ops_str(f0.tx->ops));
+	printf("  completions:         %s\n", cq_ops_str((f0.tx ? f0.tx : f0.rx)->ops));
 	if (x.npingpong == g.flows.size())
 		printf("  posting:             one ibv_post_send per message%s\n", f0.ping.p.inline_send ? ", inline" : "");
 	else
@@ -555,7 +633,7 @@ void print_flows(const Graph &g, const Totals &x)
 				   : f.o.rate_pps > 0 ? ", at " + std::to_string(static_cast<uint64_t>(f.o.rate_pps)) + " msg/s" : "";
 		if (ft.failed_qps)
 			tail += ", failed QPs " + std::to_string(ft.failed_qps);
-		std::string ends = "lcore " + std::to_string(f.tx->lcore) + " -> lcore " + std::to_string(f.rx->lcore);
+		std::string ends = ends_of(f);
 		if (!f.lanes.empty()) {
 			ends = "lanes on lcores ";
 			for (const auto &ln : f.lanes)
@@ -600,6 +678,26 @@ void print_warmup(const Graph &g)
 	}
 }
 
+/* Two hosts: each end's connections, and how the run ended for them. */
+void print_remote(const Graph &g)
+{
+	for (const auto &f : g.flows) {
+		if (!f->remote)
+			continue;
+		const RemoteEnd &e = *f->remote;
+		const std::string who = g.flows.size() > 1 ? "flow " + f->conf->name + ": " : "";
+		const unsigned n = f->o.qps;
+		if (e.server)
+			printf("  disconnected:        %s%u of %u connection%s%s%s\n", who.c_str(), e.down, n, n > 1 ? "s" : "",
+			       e.why.empty() ? "" : ", first: ", e.why.c_str());
+		else if (!e.why.empty())
+			printf("  connection lost:     %s%s\n", who.c_str(), e.why.c_str());
+		if (e.probe_cq)
+			printf("  keep-alive reads:    %s%" PRIu64 " posted, %" PRIu64 " answered\n", who.c_str(), e.probes_posted,
+			       e.probes_answered);
+	}
+}
+
 /* What moved and what went wrong, over all flows. */
 void print_counts(const Graph &g, const Totals &x, const std::vector<const AsyncEventWatch *> &async, const RunView &view)
 {
@@ -608,7 +706,7 @@ void print_counts(const Graph &g, const Totals &x, const std::vector<const Async
 	printf("  messages sent:       %" PRIu64 "\n", all.sent);
 	printf("  messages completed:  %" PRIu64 "\n", all.completed);
 	printf("  messages received:   %" PRIu64 "\n", all.delivered);
-	printf("  messages verified:   %" PRIu64 "%s\n", all.verified, x.same ? verified_how(f0.o) : "");
+	printf("  messages verified:   %" PRIu64 "%s\n", all.verified, x.same ? verified_how(f0) : "");
 	if (x.writes)
 		printf("  window slots checked: %" PRIu64 "\n", x.v.window_slots_checked);
 	if (x.atomics)
@@ -632,8 +730,9 @@ void print_counts(const Graph &g, const Totals &x, const std::vector<const Async
 	printf("  payload errors:      %" PRIu64 "\n", all.data_errors);
 	printf("  completion errors:   %" PRIu64 "\n", all.errors);
 	printf("  failed QPs:          %" PRIu64 "\n", all.failed_qps);
-	printf("  lost messages:       %" PRIu64 "\n", all.sent > all.delivered ? all.sent - all.delivered : 0);
+	printf("  lost messages:       %" PRIu64 "\n", x.lost);
 	printf("  buffers not returned: %" PRIu64 "\n", x.held);
+	print_remote(g);
 	print_first_bad(g);
 	print_async_events(async);
 	std::string hw_line;
@@ -732,6 +831,8 @@ void result_flows(const Graph &g, const Totals &x, Results *res)
 			r.errors = ft.errors ? (f.ping.c.wc_errors.total ? &f.ping.c.wc_errors : &f.pong.c.wc_errors) : nullptr;
 			r.latency = f.hist.get();
 			r.latency_what = "half round trip: one iteration per QP, post to post, / 2 (as ib_send_lat)";
+		} else if (!f.tx) {   // a server: its errors; latency is the client's to measure
+			r.errors = &f.v.c.wc_errors;
 		} else {
 			r.errors = &f.q.flow_errors[0];
 			r.latency = &f.q.flow_latency[0];
@@ -756,7 +857,7 @@ bool graph_summary(const PipelineConf &c, const Graph &g, const std::vector<cons
 	for (const auto &f : g.flows)
 		if (f->pingpong)
 			print_pingpong(*f, x.npingpong > 1);
-	const Histogram *lat = g.flows.size() == 1 && !f0.pingpong && f0.lanes.empty() ? &f0.q.flow_latency[0] : nullptr;
+	const Histogram *lat = g.flows.size() == 1 && !f0.pingpong && f0.lanes.empty() && f0.tx ? &f0.q.flow_latency[0] : nullptr;
 	if (lat && lat->count())
 		printf("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
 		       static_cast<double>(lat->percentile(0.5)) / 1e3, static_cast<double>(lat->percentile(0.99)) / 1e3,
@@ -777,6 +878,12 @@ bool graph_summary(const PipelineConf &c, const Graph &g, const std::vector<cons
 	res = results_of(x.npingpong == g.flows.size() ? "pingpong" : "rate", f0.o.verb, f0.o.msg_bytes, view.device, x.secs,
 			 x.pass);
 	result_flows(g, x, &res);
+	bool client = false, server = false;   // two hosts: this host's role, as the peer's results say theirs
+	for (const auto &f : g.flows)
+		if (f->remote)
+			(f->remote->server ? server : client) = true;
+	if (client || server)
+		res.role = client && server ? "client+server" : client ? "client" : "server";
 	for (const auto &l : g.lcores)
 		res.lcores.push_back({l->lcore, lcore_roles(*l), l->loop.busy_iterations, l->loop.iterations - l->loop.busy_iterations,
 				      l->cpu_s});
@@ -796,7 +903,7 @@ void graph_sampled_flows(const Graph &g, Sampler *s)
 			for (const auto &ln : f->lanes)
 				s->live.push_back(&ln->q.flow_live[0]);
 		else
-			s->live.push_back(f->pingpong ? &f->ping.live : &f->q.flow_live[0]);
+			s->live.push_back(f->pingpong ? &f->ping.live : f->tx ? &f->q.flow_live[0] : &f->v.arrived);
 }
 
 } // namespace rp

@@ -355,6 +355,7 @@ uint32_t responder_burst(Responder *r)
 	if (n > 0) {
 		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
 		r->live.received.store(c.received, std::memory_order_relaxed);
+		r->arrived.completed.store(c.received, std::memory_order_relaxed);
 		r->live.srq_posted.store(rf.posted(), std::memory_order_relaxed);
 	} else {
 		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);

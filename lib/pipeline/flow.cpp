@@ -281,55 +281,69 @@ LoopbackFlow::~LoopbackFlow()
 	registered_buf_free(&credit_src);
 }
 
-int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, Device &rsp_dev, const VerbsOps *ops,
-			bool use_wr, SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
-			Requester *q, Responder *v, std::string *errp)
+namespace {
+
+std::string obj_name(const std::string &tag, const char *what)
 {
-	std::string &err = *errp;
-	const Verb verb = o.verb;
+	return "rp_" + tag + (tag.empty() ? "" : "_") + what;
+}
+
+std::string obj_what(const std::string &tag, const char *what)
+{
+	return tag + (tag.empty() ? "" : ": ") + what;
+}
+
+} // namespace
+
+int requester_buffers(const RunOptions &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
+		      std::string *err)
+{
 	const RoleShape &shape = f->shape;
-	const bool two_sided = shape.two_sided;
-	const uint32_t nqps = o.qps;
-	const int mem_access = shape.mem_access;
-	const uint64_t mem_per_qp = shape.mem_per_qp;
-	const std::string t = tag;
-	auto name = [&t](const char *what) { return "rp_" + t + (t.empty() ? "" : "_") + what; };
-
-	if (!f->fed && (f->tx_pool = make_registered_pool(name("tx_pool").c_str(), (t + (t.empty() ? "" : ": ") + "requester buffer pool").c_str(),
-					       shape.tx_pool_n, o, req_dev, shape.local_write ? IBV_ACCESS_LOCAL_WRITE : 0,
-					       &f->tx_mrs, &err)) == nullptr)
+	if (!f->fed && (f->tx_pool = make_registered_pool(obj_name(tag, "tx_pool").c_str(), obj_what(tag, "requester buffer pool").c_str(),
+							  shape.tx_pool_n, o, dev, shape.local_write ? IBV_ACCESS_LOCAL_WRITE : 0,
+							  &f->tx_mrs, err)) == nullptr)
 		return -1;
+	/* Credit words the responder writes (two-sided verbs); across hosts also the word
+	 * the server reads as a keep-alive (one-sided verbs). */
+	if (!shape.two_sided && !remote)
+		return 0;
+	return registered_buf_alloc(dev, obj_name(tag, "credit_words").c_str(), static_cast<size_t>(o.qps) * sizeof(uint64_t),
+				    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | (remote ? IBV_ACCESS_REMOTE_READ : 0),
+				    &f->credit_words, err);
+}
+
+int responder_buffers(const RunOptions &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
+		      std::string *err)
+{
+	const RoleShape &shape = f->shape;
 	if (shape.rx_pool_n && !f->srq_by_lcore &&
-	    (f->rx_pool = make_registered_pool(name("rx_pool").c_str(), (t + (t.empty() ? "" : ": ") + "responder receive pool").c_str(),
-					       shape.rx_pool_n, o, rsp_dev, IBV_ACCESS_LOCAL_WRITE, &f->rx_mrs, &err)) == nullptr)
+	    (f->rx_pool = make_registered_pool(obj_name(tag, "rx_pool").c_str(), obj_what(tag, "responder receive pool").c_str(),
+					       shape.rx_pool_n, o, dev, IBV_ACCESS_LOCAL_WRITE, &f->rx_mrs, err)) == nullptr)
 		return -1;
-	if (mem_per_qp &&
-	    registered_buf_alloc(rsp_dev, name("responder_memory").c_str(), mem_per_qp * nqps, mem_access, &f->memory, &err) != 0)
+	if (shape.mem_per_qp && registered_buf_alloc(dev, obj_name(tag, "responder_memory").c_str(), shape.mem_per_qp * o.qps,
+						     shape.mem_access, &f->memory, err) != 0)
 		return -1;
-	if (two_sided &&
-	    (registered_buf_alloc(req_dev, name("credit_words").c_str(), static_cast<size_t>(nqps) * sizeof(uint64_t),
-				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &f->credit_words, &err) != 0 ||
-	     registered_buf_alloc(rsp_dev, name("credit_src").c_str(), static_cast<size_t>(nqps) * kCreditRing * sizeof(uint64_t),
-				  0, &f->credit_src, &err) != 0))
-		return -1;
+	/* The credit words' source (two-sided verbs); across hosts, one-sided verbs land
+	 * their keep-alive reads there. */
+	if (!shape.two_sided && !remote)
+		return 0;
+	return registered_buf_alloc(dev, obj_name(tag, "credit_src").c_str(), static_cast<size_t>(o.qps) * kCreditRing * sizeof(uint64_t),
+				    shape.two_sided ? 0 : IBV_ACCESS_LOCAL_WRITE, &f->credit_src, err);
+}
 
-	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc};
-	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
-	int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
-	int rsp_access = mem_access & ~IBV_ACCESS_LOCAL_WRITE;
-	if (qp_pairs_connect(o, nqps, req_dev, rsp_dev, req_io, rsp_io, req_qo, rsp_qo, req_access, rsp_access, &f->pairs, &err) != 0)
-		return -1;
-
-	const uint64_t hz = rte_get_tsc_hz();
+int requester_bind(const RunOptions &o, const char *tag, const VerbsOps *ops, bool use_wr, SharedIOContext &io,
+		   RunControl *ctl, LoopbackFlow *f, const std::vector<RemoteTarget> &targets, Requester *q, std::string *err)
+{
+	const uint32_t nqps = o.qps;
 	q->ops = ops;
-	q->send_cq = req_io.send_cq;
+	q->send_cq = io.send_cq;
 	q->pool = f->tx_pool;
 	q->mrs = &f->tx_mrs;
 	q->ctl = ctl;
-	q->p = requester_params(o, use_wr, hz);
-	if (requester_init(q, nqps, &err) != 0 ||
-	    requester_set_flows(q, o.flows.data(), static_cast<uint32_t>(o.flows.size()), &err) != 0) {
-		err = std::string(tag) + (*tag ? ": " : "") + err;
+	q->p = requester_params(o, use_wr, rte_get_tsc_hz());
+	if (requester_init(q, nqps, err) != 0 ||
+	    requester_set_flows(q, o.flows.data(), static_cast<uint32_t>(o.flows.size()), err) != 0) {
+		*err = std::string(tag) + (*tag ? ": " : "") + *err;
 		return -1;
 	}
 	for (uint32_t i = 0; i < nqps; i++) {
@@ -337,45 +351,82 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, D
 		rq.qp = f->pairs.a[i];
 		if (use_wr)
 			rq.qpx = ibv_qp_to_qp_ex(f->pairs.a[i]);
-		if (mem_per_qp)
-			rq.remote = RemoteTarget{reinterpret_cast<uintptr_t>(f->memory.addr) + i * mem_per_qp,
-						 f->memory.mr->rkey, verb_is_atomic(verb) ? 0 : o.slots};
+		if (i < targets.size())
+			rq.remote = targets[i];
 		if (static_cast<int>(i) == o.bad_rkey_qp)
 			rq.remote.rkey ^= 0x5a5a00;   // test hook: a key the responder never issued
-		if (two_sided)
+		if (f->shape.two_sided)
 			rq.credit_word = static_cast<volatile uint64_t *>(f->credit_words.addr) + i;
 	}
-	if (requester_add_qps(q, &err) != 0)
+	if (requester_add_qps(q, err) != 0)
 		return -1;
-	q->idler.channel = req_io.channel;
-	q->idler.cqs[0] = req_io.send_cq;
+	q->idler.channel = io.channel;
+	q->idler.cqs[0] = io.send_cq;
+	return 0;
+}
 
+int responder_bind(const RunOptions &o, const VerbsOps *ops, SharedIOContext &io, RunControl *ctl, LoopbackFlow *f,
+		   const std::vector<CreditTarget> &credits, Responder *v, std::string *err)
+{
+	const uint32_t nqps = o.qps;
 	v->ops = ops;
-	v->recv_cq = rsp_io.recv_cq;
-	v->send_cq = rsp_io.send_cq;
-	v->srq = rsp_io.srq;
+	v->recv_cq = io.recv_cq;
+	v->send_cq = io.send_cq;
+	v->srq = io.srq;
 	v->rx_pool = f->rx_pool;
 	v->memory = static_cast<unsigned char *>(f->memory.addr);
 	v->credit_src = static_cast<uint64_t *>(f->credit_src.addr);
 	v->credit_lkey = f->credit_src.mr ? f->credit_src.mr->lkey : 0;
 	v->ctl = ctl;
-	v->p = responder_params(o, hz);
-	if (responder_init(v, nqps, &err) != 0)
+	v->p = responder_params(o, rte_get_tsc_hz());
+	if (responder_init(v, nqps, err) != 0)
 		return -1;
 	for (uint32_t i = 0; i < nqps; i++) {
 		v->qps[i].qp = f->pairs.b[i];
-		if (two_sided) {
-			v->qps[i].credit_remote_addr =
-				reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + i);
-			v->qps[i].credit_rkey = f->credit_words.mr->rkey;
+		if (f->shape.two_sided && i < credits.size()) {
+			v->qps[i].credit_remote_addr = credits[i].addr;
+			v->qps[i].credit_rkey = credits[i].rkey;
 		}
 	}
-	if (responder_add_qps(v, &err) != 0)
+	if (responder_add_qps(v, err) != 0)
 		return -1;
-	v->idler.channel = rsp_io.channel;
-	v->idler.cqs[0] = rsp_io.recv_cq;
-	v->idler.cqs[1] = rsp_io.send_cq;
-	if (two_sided && !f->srq_by_lcore && responder_fill_srq(v, o, shape, f->rx_pool, &f->rx_mrs, rsp_dev, &err) != 0)
+	v->idler.channel = io.channel;
+	v->idler.cqs[0] = io.recv_cq;
+	v->idler.cqs[1] = io.send_cq;
+	return 0;
+}
+
+int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, Device &rsp_dev, const VerbsOps *ops,
+			bool use_wr, SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
+			Requester *q, Responder *v, std::string *err)
+{
+	const RoleShape &shape = f->shape;
+	const bool two_sided = shape.two_sided;
+	const uint32_t nqps = o.qps;
+	if (requester_buffers(o, tag, req_dev, false, f, err) != 0 || responder_buffers(o, tag, rsp_dev, false, f, err) != 0)
+		return -1;
+
+	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc};
+	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
+	int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
+	int rsp_access = shape.mem_access & ~IBV_ACCESS_LOCAL_WRITE;
+	if (qp_pairs_connect(o, nqps, req_dev, rsp_dev, req_io, rsp_io, req_qo, rsp_qo, req_access, rsp_access, &f->pairs, err) != 0)
+		return -1;
+
+	std::vector<RemoteTarget> targets;
+	std::vector<CreditTarget> credits;
+	for (uint32_t i = 0; i < nqps; i++) {
+		if (shape.mem_per_qp)
+			targets.push_back(RemoteTarget{reinterpret_cast<uintptr_t>(f->memory.addr) + i * shape.mem_per_qp,
+						       f->memory.mr->rkey, verb_is_atomic(o.verb) ? 0 : o.slots});
+		if (two_sided)
+			credits.push_back({reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + i),
+					   f->credit_words.mr->rkey});
+	}
+	if (requester_bind(o, tag, ops, use_wr, req_io, ctl, f, targets, q, err) != 0 ||
+	    responder_bind(o, ops, rsp_io, ctl, f, credits, v, err) != 0)
+		return -1;
+	if (two_sided && !f->srq_by_lcore && responder_fill_srq(v, o, shape, f->rx_pool, &f->rx_mrs, rsp_dev, err) != 0)
 		return -1;
 	return 0;
 }

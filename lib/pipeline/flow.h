@@ -105,6 +105,30 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, D
 			bool use_wr, SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
 			Requester *q, Responder *v, std::string *err);
 
+/* The halves of a flow, for a flow with one end here and the other on another host
+ * (lib/pipeline/remote_flow) as for one with both here. Buffers: the requester's send
+ * pool (unless fed) and credit words; the responder's receive pool (unless its lcore's
+ * SRQ has one), memory and credit sources. `remote`: the far end is another host, and
+ * the credit words double as keep-alive words it reads. Returns 0 or -1 with *err. */
+int requester_buffers(const RunOptions &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
+		      std::string *err);
+int responder_buffers(const RunOptions &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
+		      std::string *err);
+
+/* Where a responder writes one QP's credit. */
+struct CreditTarget {
+	uint64_t addr = 0;
+	uint32_t rkey = 0;
+};
+
+/* q set up on QPs f->pairs.a (targets[i]: QP i's window or word at the far end, none
+ * for two-sided verbs), v on QPs f->pairs.b (credits[i]: QP i's credit word there).
+ * Returns 0 or -1 with *err. */
+int requester_bind(const RunOptions &o, const char *tag, const VerbsOps *ops, bool use_wr, SharedIOContext &io,
+		   RunControl *ctl, LoopbackFlow *f, const std::vector<RemoteTarget> &targets, Requester *q, std::string *err);
+int responder_bind(const RunOptions &o, const VerbsOps *ops, SharedIOContext &io, RunControl *ctl, LoopbackFlow *f,
+		   const std::vector<CreditTarget> &credits, Responder *v, std::string *err);
+
 /* An rte_mempool of n buffers on this socket, with a per-lcore cache sized for bursts
  * (or of cache_given buffers), none when a cache would strand most of the pool. */
 rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_t burst,

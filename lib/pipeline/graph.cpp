@@ -676,24 +676,6 @@ int graph_sweep(const PipelineConf &c, std::vector<PipelineConf> *steps, std::st
 	return 0;
 }
 
-bool graph_runs(const PipelineConf &c)
-{
-	for (const FlowConf &f : c.flows) {
-		if (f.peer != "loopback" || !f.listen.empty())
-			return false;
-		unsigned tx = 0, rx = 0;
-		for (const StageConf &st : c.stages) {
-			if (st.flow != f.name)
-				continue;
-			tx += st.kind == StageKind::rdma_tx;
-			rx += st.kind == StageKind::rdma_rx || st.kind == StageKind::echo;
-		}
-		if (!(tx == 1 && rx == 1) && !(tx >= 2 && rx == 0))   // one of each, or lanes
-			return false;
-	}
-	return true;
-}
-
 GraphLane::~GraphLane()
 {
 	objs.reset();   // its QPs before their CQs
@@ -718,6 +700,7 @@ GraphFlow::~GraphFlow()
 
 Graph::~Graph()
 {
+	remote_watch_finish(&watch, 0);   // a build that failed after starting it, or a caller that did not finish it
 	for (auto &r : rings)
 		rte_ring_free(r->ring);
 	flows.clear();   // QPs first: no WR of theirs may outlive the CQs, SRQs and MRs
@@ -750,6 +733,11 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 			*err = "--inject-bad-rkey " + std::to_string(cli.bad_rkey_qp) + ": flow '" + fc.name + "' has only " +
 			       std::to_string(fc.qps) + " QP(s)";
 			return -1;
+		}
+		if (fc.peer != "loopback") {   // two hosts: this host's end
+			f.remote = std::make_unique<RemoteEnd>();
+			if (remote_end_init(c, fc, f.remote.get(), err) != 0)
+				return -1;
 		}
 		/* Test hooks act on the first flow only. */
 		if (i > 0) {
@@ -913,6 +901,24 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		}
 	}
 
+	/* Two hosts: the server judges its end by the counts the client announces when it
+	 * connects, over RC connections (rdma_cm connects RC QPs only). */
+	for (auto &f : g->flows) {
+		if (!f->remote)
+			continue;
+		const FlowConf &fc = *f->conf;
+		const std::string path = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "]");
+		if (f->o.messages == 0) {
+			*err = path + "flow '" + fc.name + "' runs between two hosts: give it messages (the client announces "
+							   "each QP's count when it connects, and the server judges what arrived by it)";
+			return -1;
+		}
+		if (fc.transport == Transport::uc) {
+			*err = path + "transport: flow '" + fc.name + "' runs between two hosts over rdma_cm, which connects RC QPs only";
+			return -1;
+		}
+	}
+
 	/* Buffers go back where they came from; a stage takes one message size. */
 	for (auto &s : g->stages) {
 		const GraphStage *src = nullptr;
@@ -1007,16 +1013,66 @@ int assign_devices(const PipelineConf &c, const std::vector<GraphDevice> &devs, 
 			return -1;
 		}
 	for (auto &f : g->flows) {
-		if (f->o.post_api == PostApi::wr && !f->tx->caps->qp_ex)
+		if (f->o.post_api == PostApi::wr && f->tx && !f->tx->caps->qp_ex)
 			f->o.post_api = PostApi::classic;   // said once by the caller
 		g->use_wr |= f->o.post_api == PostApi::wr;
 		const FlowConf &fc = *f->conf;
 		for (GraphLcore *end : {f->tx, f->rx})
-			if (verb_is_atomic(fc.verb) && end->caps->atomics == IBV_ATOMIC_NONE) {
+			if (end && verb_is_atomic(fc.verb) && end->caps->atomics == IBV_ATOMIC_NONE) {
 				*err = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "]") + end->dev->name +
 				       " has no atomics (atomic_cap NONE) for verb " + verb_name(fc.verb);
 				return -1;
 			}
+	}
+	return 0;
+}
+
+/* One flow's objects and roles: lanes, a ping-pong, a two-host flow's end here, or a
+ * loopback flow's two ends. */
+int flow_setup(Graph *g, GraphFlow &f, std::string *err)
+{
+	LoopbackFlow &o = *f.objs;
+	o.shape = f.shape;
+	o.srq_by_lcore = true;
+	o.fed = f.fed && !f.has_gen;   // gen stages make the flow's messages in its send pool
+	const char *name = f.conf->name.c_str();
+	int rc;
+	if (!f.lanes.empty()) {
+		rc = lanes_setup(f, err);
+	} else if (f.pingpong) {
+		rc = pingpong_setup(f, err);
+	} else if (f.remote && f.remote->server) {
+		if (g->note)
+			g->note("flow '" + f.conf->name + "': server on " + f.remote->addr.str + " (" + f.rx->dev->name + "), waiting for " +
+				std::to_string(f.o.qps) + " connection" + (f.o.qps > 1 ? "s" : "") + " (" + verb_opcode_name(f.o.verb) +
+				", " + std::to_string(f.o.msg_bytes) + " B)");
+		rc = remote_server_setup(f.o, name, *f.rx->dev, f.rx->ops, f.rx->io, f.handed_on, &f.ctl, f.remote.get(), &o, &f.v, err);
+	} else if (f.remote) {
+		if (g->note)
+			g->note("flow '" + f.conf->name + "': client of " + f.remote->addr.str + " on " + f.tx->dev->name + ", " +
+				std::to_string(f.o.qps) + " QP" + (f.o.qps > 1 ? "s" : "") + ", " + verb_opcode_name(f.o.verb) + ", " +
+				std::to_string(f.o.msg_bytes) + " B, " + std::to_string(f.o.messages) + " messages");
+		rc = remote_client_setup(f.o, name, *f.tx->dev, f.tx->ops, f.o.post_api == PostApi::wr, f.tx->io, f.fed, &f.ctl,
+					 f.remote.get(), &o, &f.q, err);
+	} else {
+		rc = loopback_flow_setup(f.o, name, *f.tx->dev, *f.rx->dev, f.tx->ops, f.o.post_api == PostApi::wr, f.tx->io,
+					 f.rx->io, &f.ctl, &o, &f.q, &f.v, err);
+	}
+	if (rc != 0) {
+		*err = "flow '" + f.conf->name + "': " + *err;
+		return -1;
+	}
+	if (!f.lanes.empty() || f.pingpong)
+		return 0;
+	/* The lcore idles, not a role; the lcore's SRQ is refilled once for all its flows. */
+	if (f.tx) {
+		f.q.ops = f.tx->ops;
+		f.q.idler.channel = nullptr;
+	}
+	if (f.rx) {
+		f.v.ops = f.rx->ops;
+		f.v.idler.channel = nullptr;
+		f.v.shared_refill = &f.rx->refill;
 	}
 	return 0;
 }
@@ -1038,52 +1094,44 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 			s->st.tsc_per_msg = static_cast<uint64_t>(static_cast<double>(rte_get_tsc_hz()) * gens / s->flow->o.rate_pps);
 		}
 
-	/* Per lcore with RDMA stages: one io context sized by all of them. */
+	/* Per lcore with RDMA stages: one io context sized by all of them, its SRQ filled
+	 * before any QP connects (a client on another host posts once its connections are up). */
 	for (auto &l : g->lcores)
 		if (l->conf && l->has_roles() && make_lcore_io(l.get(), err) != 0)
 			return -1;
-
-	/* Each flow's objects and roles on its two lcores' io contexts. */
-	for (auto &fp : g->flows) {
-		GraphFlow &f = *fp;
-		LoopbackFlow &o = *f.objs;
-		o.shape = f.shape;
-		o.srq_by_lcore = true;
-		o.fed = f.fed && !f.has_gen;   // gen stages make the flow's messages in its send pool
-		if (!f.lanes.empty()) {
-			if (lanes_setup(f, err) != 0) {
-				*err = "flow '" + f.conf->name + "': " + *err;
-				return -1;
-			}
-			continue;
-		}
-		if (f.pingpong) {
-			if (pingpong_setup(f, err) != 0) {
-				*err = "flow '" + f.conf->name + "': " + *err;
-				return -1;
-			}
-			continue;
-		}
-		if (loopback_flow_setup(f.o, f.conf->name.c_str(), *f.tx->dev, *f.rx->dev, f.tx->ops, f.o.post_api == PostApi::wr, f.tx->io, f.rx->io, &f.ctl, &o,
-					&f.q, &f.v, err) != 0) {
-			*err = "flow '" + f.conf->name + "': " + *err;
-			return -1;
-		}
-		f.q.ops = f.tx->ops;
-		f.v.ops = f.rx->ops;
-		f.q.idler.channel = nullptr;   // the lcore idles, not a role
-		f.v.idler.channel = nullptr;
-		f.v.shared_refill = &f.rx->refill;
-	}
 	for (auto &l : g->lcores)
 		if (l->has_io && fill_lcore_srq(l.get(), err) != 0)
 			return -1;
+
+	/* Each flow's objects and roles on its lcores' io contexts. Servers of two-host
+	 * flows listen first (that never blocks) and accept last, after this host's own
+	 * connections are made. */
+	for (auto &f : g->flows)
+		if (f->remote && f->remote->server && remote_listen(f->remote.get(), f->o.qps, *f->rx->dev, f->objs.get(), err) != 0) {
+			*err = "flow '" + f->conf->name + "': " + *err;
+			return -1;
+		}
+	for (auto &f : g->flows)
+		if (!(f->remote && f->remote->server) && flow_setup(g, *f, err) != 0)
+			return -1;
+	for (auto &f : g->flows)
+		if (f->remote && f->remote->server && flow_setup(g, *f, err) != 0)
+			return -1;
+	for (auto &f : g->flows)
+		if (f->remote)
+			g->watch.ends.push_back({f->remote.get(),
+						 f->remote->server ? static_cast<CmConnSet *>(f->objs->pairs.cm_server.get())
+								   : static_cast<CmConnSet *>(f->objs->pairs.cm_client.get()),
+						 &f->ctl});
 	for (auto &f : g->flows) {
 		if (!f->lanes.empty())
 			continue;   // passive far ends
-		f->v.rx_pool = f->rx->rx_pool;
-		f->ping.rx_pool = f->tx->rx_pool;
-		f->pong.rx_pool = f->rx->rx_pool;
+		if (f->rx)
+			f->v.rx_pool = f->rx->rx_pool;
+		if (f->pingpong) {
+			f->ping.rx_pool = f->tx->rx_pool;
+			f->pong.rx_pool = f->rx->rx_pool;
+		}
 	}
 
 	/* Rings with the file's flags. */

@@ -1,4 +1,4 @@
-/* The pipeline builder: one engine for every single-process pipeline. From a validated
+/* The pipeline builder: one engine for every pipeline. From a validated
  * PipelineConf it makes, like grout's worker graphs or ip_pipeline's objects:
  *   - per lcore that has an RDMA stage, one SharedIOContext (one send CQ, one receive
  *     CQ, the SRQ) sized by the sum of its stages' needs (a file's larger value wins),
@@ -6,7 +6,8 @@
  *     SRQ refill (with one receive pool) for all the flows received there;
  *   - per flow, its QP pairs (rdma_cm or direct), pools, responder memory and its two
  *     roles, a requester on its rdma_tx stage's lcore and a responder on its rdma_rx
- *     stage's lcore;
+ *     stage's lcore; a two-host flow, the one of them whose stage is here, connected
+ *     over rdma_cm to the other host's (remote_flow.h);
  *   - the rings, with the producer/consumer flags the file declares;
  *   - the stages, from the table of kinds (kKinds in graph.cpp), placed on their lcores in
  *     file order, each lcore's loop idling only when all of its stages are idle.
@@ -24,12 +25,14 @@
 #include "engine/run_control.h"
 #include "pipeline/flow.h"
 #include "pipeline/lcore_loop.h"
+#include "pipeline/remote_flow.h"
 #include "pipeline/stage.h"
 #include "verbs/caps.h"
 #include "verbs/device.h"
 #include "verbs/io_context.h"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,11 +63,12 @@ struct GraphLane {
 	~GraphLane();
 };
 
-/* One flow: its objects and its two roles. */
+/* One flow: its objects and its two roles (a two-host flow: the one whose end is here). */
 struct GraphFlow {
 	const FlowConf *conf = nullptr;
 	RunOptions o;                      // the flow as run options (sizes, counts, hooks)
 	RoleShape shape;                   // its sizes (graph_plan): pools, CQ entries, memory
+	std::unique_ptr<RemoteEnd> remote; // two hosts: this end (client: tx only; server: rx only)
 	std::unique_ptr<LoopbackFlow> objs = std::make_unique<LoopbackFlow>();
 	Requester q;
 	Responder v;
@@ -153,6 +157,10 @@ struct Graph {
 	std::vector<std::unique_ptr<GraphLcore>> lcores;
 	bool use_wr = false;                   // some flow posts through ibv_qp_ex (asked for and present)
 	bool planned = false;
+	RemoteWatch watch;                     // two-host flows' connections (graph_build fills it)
+	/* Progress worth a line while building (a server waiting for its clients); the
+	 * caller prints it, or not. */
+	std::function<void(const std::string &)> note;
 	~Graph();
 };
 
@@ -160,11 +168,6 @@ struct Graph {
  * context sizes), keeping the command line's test hooks, results files and settings
  * the file has no key for. */
 RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunOptions &cli);
-
-/* True when the builder runs c: every flow loopback, posted by one rdma_tx stage and
- * received by one rdma_rx or echo stage, or posted by several (lanes) to a passive far
- * end (two-host flows are run by their own code until they move here). */
-bool graph_runs(const PipelineConf &c);
 
 /* A flow's `sizes` list is a size sweep, like perftest's -a: the pipeline runs once per
  * size, in turn, every flow with a list taking its k-th size in step k (the lists have
@@ -183,7 +186,9 @@ std::vector<const DeviceConf *> graph_devices(const Graph &g);
 /* Builds c on devs (graph_devices(g)'s, opened and probed by the caller, in that
  * order), planning it first unless g was: everything above, created and connected,
  * nothing launched. A flow whose two ends are on two devices crosses between them
- * (rxeA -> rxeB over their wire). Returns 0, or -1 with *err. */
+ * (rxeA -> rxeB over their wire); a two-host flow's end connects to (or waits for) the
+ * other host's (g->watch then holds its connections, for the caller to watch while
+ * the lcores run). Returns 0, or -1 with *err. */
 int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<GraphDevice> &devs, Graph *g,
 		std::string *err);
 

@@ -145,7 +145,7 @@ void cm_private_encode(const CmPrivate &p, uint8_t out[kCmParamsBytes])
 	put64(out + 24, p.addr);
 	put64(out + 32, p.credit_addr);
 	put32(out + 40, p.credit_rkey);
-	put32(out + 44, p.verb);   // the upper 24 bits are reserved: zero
+	put32(out + 44, static_cast<uint32_t>(p.flags) << 8 | p.verb);   // the upper 16 bits are reserved: zero
 	put64(out + 48, p.messages);
 }
 
@@ -199,8 +199,13 @@ int cm_private_decode(const void *data, size_t len, CmPrivate *p, std::string *w
 	q.credit_addr = get64(b + 32);
 	q.credit_rkey = get32(b + 40);
 	uint32_t shape = get32(b + 44);
-	if (shape >> 8) {
-		*why = "reserved bits are " + hex(shape >> 8) + ", want 0";
+	if (shape >> 16) {
+		*why = "reserved bits are " + hex(shape >> 16) + ", want 0";
+		return -EPROTO;
+	}
+	q.flags = static_cast<uint8_t>(shape >> 8);
+	if (q.flags & ~kCmSelfDescribing) {
+		*why = "unknown flags " + hex(q.flags);
 		return -EPROTO;
 	}
 	q.verb = static_cast<uint8_t>(shape);

@@ -66,7 +66,11 @@ struct CmPrivate {
 	uint32_t credit_rkey = 0;
 	uint8_t verb = 0;            // the run's verb + 1 (0: not said), so both ends agree
 	uint64_t messages = 0;       // the run's messages per flow (0: not said)
+	uint8_t flags = 0;           // kCmSelfDescribing
 };
+/* The client's payloads were made upstream (a gen stage): each carries its own key, so
+ * the server checks them as such rather than against the QP's sequence. */
+inline constexpr uint8_t kCmSelfDescribing = 1;
 
 /* Writes exactly kCmParamsBytes. */
 void cm_private_encode(const CmPrivate &p, uint8_t out[kCmParamsBytes]);

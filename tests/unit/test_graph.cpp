@@ -165,20 +165,40 @@ void rings_without_cycles(void **)
 	assert_non_null(strstr(p.err.c_str(), "stages.[2]: stage 'f1' is reached again by its own output through rings"));
 }
 
-void which_pipelines_the_builder_runs(void **)
+/* Two-host flows are planned like the others, with one end here: the client's rdma_tx
+ * (a requester and no responder), the server's rdma_rx (the reverse), each with its
+ * address; what the server could not judge is refused, naming the key. */
+void two_host_flows_have_one_end_here(void **)
 {
-	Plan loop("flows = ( { name = \"f\"; verb = \"write\"; size = 64; messages = 10; pool = \"p\"; } );\n"
-		  "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
-		  "  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"f\"; } );\n");
-	assert_true(rp::graph_runs(loop.c));
-	Plan echo("flows = ( { name = \"f\"; verb = \"send\"; size = 64; messages = 10; pool = \"p\"; } );\n"
-		  "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
-		  "  { name = \"e\"; kind = \"echo\"; lcore = 0; flow = \"f\"; } );\n");
-	assert_true(rp::graph_runs(echo.c));   // a ping-pong is a pipeline too
-	Plan lanes("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 10; pool = \"p\"; qps = 2; } );\n"
-		   "stages = ( { name = \"t0\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
-		   "  { name = \"t1\"; kind = \"rdma_tx\"; lcore = 0; flow = \"f\"; } );\n");
-	assert_true(rp::graph_runs(lanes.c));   // QP-sharing lanes
+	Plan client("flows = ( { name = \"f\"; peer = \"10.2.0.2:18800\"; local = \"10.2.0.1\"; verb = \"write_imm\"; size = 64;\n"
+		    "  qps = 4; messages = 1000; pool = \"p\"; } );\n"
+		    "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; } );\n");
+	assert_int_equal(client.rc, 0);
+	const rp::GraphFlow &cf = *client.g.flows[0];
+	assert_non_null(cf.remote.get());
+	assert_false(cf.remote->server);
+	assert_string_equal(cf.remote->addr.str.c_str(), "10.2.0.2:18800");
+	assert_non_null(cf.tx);
+	assert_null(cf.rx);
+	assert_int_equal(cf.tx->requesters.size(), 1);
+	assert_true(cf.tx->responders.empty());
+
+	Plan server("flows = ( { name = \"f\"; listen = \"18800\"; verb = \"send\"; size = 64; qps = 2; messages = 1000;\n"
+		    "  pool = \"p\"; } );\n"
+		    "stages = ( { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"f\"; } );\n");
+	assert_int_equal(server.rc, 0);
+	const rp::GraphFlow &sf = *server.g.flows[0];
+	assert_true(sf.remote->server);
+	assert_string_equal(sf.remote->addr.str.c_str(), "0.0.0.0:18800");
+	assert_null(sf.tx);
+	assert_int_equal(sf.rx->responders.size(), 1);
+	assert_true(sf.rx->srq > 0);   // its receives are the lcore's SRQ's, sized for it
+
+	Plan timed("flows = ( { name = \"f\"; peer = \"10.2.0.2:18800\"; verb = \"send\"; size = 64; duration = 2.0;\n"
+		   "  pool = \"p\"; } );\n"
+		   "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; } );\n");
+	assert_int_equal(timed.rc, -1);
+	assert_non_null(strstr(timed.err.c_str(), "flows.[0]: flow 'f' runs between two hosts: give it messages"));
 }
 
 /* Lanes (several rdma_tx stages of a flow of READs): each lane its share of the
@@ -373,7 +393,7 @@ int main(int, char **argv)
 		cmocka_unit_test(a_fed_flow_sends_what_arrives),
 		cmocka_unit_test(one_pool_per_ring),
 		cmocka_unit_test(rings_without_cycles),
-		cmocka_unit_test(which_pipelines_the_builder_runs),
+		cmocka_unit_test(two_host_flows_have_one_end_here),
 		cmocka_unit_test(pingpong_sides_sized),
 		cmocka_unit_test(size_lists_sweep_in_step),
 		cmocka_unit_test(lanes_share_a_flow),

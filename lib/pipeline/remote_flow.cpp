@@ -1,0 +1,406 @@
+#include "pipeline/remote_flow.h"
+
+#include "conf/cli_pipeline.h"
+
+#include <rte_lcore.h>
+
+#include <infiniband/verbs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace rp {
+
+namespace {
+
+constexpr int kConnectTimeoutMs = 10000;
+constexpr useconds_t kWatchPeriodUs = 10000;   // the control thread's look at CM events
+constexpr unsigned kProbeEvery = 100;          // watch periods: a keep-alive read per QP a second
+constexpr unsigned kProbeDeadline = 300;       // unanswered for 3 s: the client is gone
+
+/* "FILE:LINE: flows.[i].KEY: " in a file, "--KEY VALUE: " on the command line. */
+std::string where(const PipelineConf &c, const FlowConf &fc, const char *key)
+{
+	if (c.file == kCliPipeline)
+		return std::string("--") + key + " " + (std::strcmp(key, "listen") == 0 ? fc.listen : std::strcmp(key, "peer") == 0 ? fc.peer : fc.local) + ": ";
+	return c.file + ":" + std::to_string(fc.line) + ": flows.[" + std::to_string(&fc - c.flows.data()) + "]." + key + ": ";
+}
+
+const char *dev_name_of(ibv_context *verbs)
+{
+	return verbs ? ibv_get_device_name(verbs->device) : "?";
+}
+
+/* Per QP, the messages the requester sends: its split of the flow's count. */
+std::vector<uint64_t> qp_targets(const RunOptions &o)
+{
+	std::vector<uint64_t> t;
+	for (uint32_t k = 0; k < o.qps; k++)
+		t.push_back(o.messages / o.qps + (k < o.messages % o.qps));
+	return t;
+}
+
+/* What both ends must agree on: the client says it, the server checks it. `messages`
+ * is this QP's own count, so both ends split a flow's count the same way. */
+CmPrivate request_of(const RunOptions &o, uint32_t qi, uint64_t qp_messages)
+{
+	CmPrivate p;
+	p.qp_index = static_cast<uint16_t>(qi);
+	p.slots = o.slots;
+	p.slot_bytes = o.msg_bytes;
+	p.verb = static_cast<uint8_t>(static_cast<unsigned>(o.verb) + 1);
+	p.messages = qp_messages;
+	return p;
+}
+
+std::string mismatch(const RunOptions &o, const CmPrivate &peer, uint64_t qp_messages)
+{
+	Verb v = static_cast<Verb>(peer.verb ? peer.verb - 1 : 0);
+	if (peer.verb != 0 && v == o.verb && peer.slot_bytes == o.msg_bytes && peer.slots == o.slots &&
+	    peer.messages == qp_messages)
+		return "";
+	return std::string("the client runs ") + (peer.verb ? verb_name(v) : "?") + ", " + std::to_string(peer.slot_bytes) +
+	       " B, " + std::to_string(peer.slots) + " slots, " + std::to_string(peer.messages) + " messages on QP " +
+	       std::to_string(peer.qp_index) + "; this server: " + verb_name(o.verb) + ", " + std::to_string(o.msg_bytes) +
+	       " B, " + std::to_string(o.slots) + " slots, " + std::to_string(qp_messages) +
+	       " (give both the same options, -Q and -n included)";
+}
+
+} // namespace
+
+RemoteEnd::~RemoteEnd()
+{
+	if (probe_cq)
+		ibv_destroy_cq(probe_cq);   // after the QPs (the flow's objects go first)
+}
+
+int remote_end_init(const PipelineConf &c, const FlowConf &fc, RemoteEnd *e, std::string *err)
+{
+	e->server = !fc.listen.empty();
+	const std::string &s = e->server ? fc.listen : fc.peer;
+	const size_t colon = s.rfind(':');
+	const std::string ip = colon == std::string::npos ? "" : s.substr(0, colon);
+	const std::string port = colon == std::string::npos ? s : s.substr(colon + 1);
+	if (cm_addr_parse(ip, port, &e->addr, err) != 0) {
+		*err = where(c, fc, e->server ? "listen" : "peer") + *err;
+		return -1;
+	}
+	if (!e->server && cm_addr_parse(fc.local, "0", &e->local, err) != 0) {
+		*err = where(c, fc, "local") + *err;
+		return -1;
+	}
+	return 0;
+}
+
+int remote_device_name(const PipelineConf &c, const FlowConf &fc, std::string *name, std::string *err)
+{
+	RemoteEnd e;
+	if (remote_end_init(c, fc, &e, err) != 0)
+		return -1;
+	if (e.server) {
+		CmServer srv;   // bound for a moment: its address names the device
+		if (srv.listen(e.addr, 1, err) != 0)
+			return -1;
+		if (srv.verbs() == nullptr) {
+			*err = where(c, fc, "listen") + "on any address no device is implied: name it (-d, or the io context's device)";
+			return -1;
+		}
+		*name = dev_name_of(srv.verbs());
+		return 0;
+	}
+	CmClient cli;
+	if (cli.resolve(e.local, e.addr, 1, kConnectTimeoutMs, err) != 0)
+		return -1;
+	*name = dev_name_of(cli.verbs());
+	return 0;
+}
+
+int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, LoopbackFlow *f, std::string *err)
+{
+	f->pairs.cm_server = std::make_unique<CmServer>();
+	CmServer &srv = *f->pairs.cm_server;
+	/* Room for every QP's request at once: beyond the backlog the CM drops them. */
+	if (srv.listen(e->addr, static_cast<int>(std::max<uint32_t>(64, qps)), err) != 0)
+		return -1;
+	if (srv.verbs() && srv.verbs() != dev.ctx) {
+		*err = "listen " + e->addr.str + ": the address is on " + dev_name_of(srv.verbs()) + ", the flow's io context uses " +
+		       dev.name;
+		return -1;
+	}
+	return 0;
+}
+
+int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
+			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Requester *q,
+			std::string *err)
+{
+	const uint32_t nqps = o.qps;
+	const RoleShape &shape = f->shape;
+	f->pairs.cm_client = std::make_unique<CmClient>();
+	CmClient &cli = *f->pairs.cm_client;
+	if (cli.resolve(e->local, e->addr, nqps, kConnectTimeoutMs, err) != 0)
+		return -1;
+	if (cli.verbs() != dev.ctx) {
+		*err = "rdma_cm: the route to " + e->addr.str + " is on " + dev_name_of(cli.verbs()) +
+		       ", the flow's io context uses " + dev.name + " (give local = an address of " + dev.name + ")";
+		return -1;
+	}
+	if (requester_buffers(o, tag, dev, true, f, err) != 0)
+		return -1;
+	e->targets = qp_targets(o);
+	QpOptions qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
+	std::vector<CmQpSpec> specs(nqps);
+	std::vector<CmPrivate> locals(nqps);
+	for (uint32_t i = 0; i < nqps; i++) {
+		specs[i] = cm_qp_spec(dev.pd, io, qo);
+		specs[i].access = shape.two_sided ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ;   // credit, keep-alive
+		locals[i] = request_of(o, i, e->targets[i]);
+		locals[i].credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + i);
+		locals[i].credit_rkey = f->credit_words.mr->rkey;
+		locals[i].flags = made_upstream ? kCmSelfDescribing : 0;   // made upstream, each with its key
+	}
+	if (cli.connect(specs, locals, kConnectTimeoutMs, err) != 0)
+		return -1;
+	const bool atomic = verb_is_atomic(o.verb);
+	std::vector<RemoteTarget> targets;
+	bool asked_self_describing = false;
+	for (uint32_t i = 0; i < nqps; i++) {
+		const CmConn &c = cli.conn(i);
+		asked_self_describing |= (c.peer.flags & kCmSelfDescribing) != 0;
+		f->pairs.a.push_back(c.qp);
+		if (!shape.mem_per_qp)
+			continue;
+		if (c.peer.addr == 0 || c.peer.slot_bytes != (atomic ? 8u : o.msg_bytes) || c.peer.slots != (atomic ? 1u : o.slots)) {
+			*err = e->addr.str + ": the server's reply for QP " + std::to_string(i) + " has no usable window";
+			return -1;
+		}
+		targets.push_back(RemoteTarget{c.peer.addr, c.peer.rkey, atomic ? 0 : c.peer.slots});
+	}
+	f->pairs.connected = "RC, rdma_cm from " + dev.name + " to " + e->addr.str + ", " + std::to_string(nqps) +
+			     " connection" + (nqps > 1 ? "s" : "");
+	if (requester_bind(o, tag, ops, use_wr, io, ctl, f, targets, q, err) != 0)
+		return -1;
+	/* The server hands what it receives to stages that check each message alone. */
+	q->p.self_describing |= asked_self_describing;
+	return 0;
+}
+
+namespace {
+
+/* The server's QPs of a one-sided verb post only keep-alive reads: their send CQ is
+ * the probe's own. */
+int make_probe(const RunOptions &o, Device &dev, RemoteEnd *e, LoopbackFlow *f, std::string *err)
+{
+	if ((e->probe_cq = ibv_create_cq(dev.ctx, static_cast<int>(o.qps) + 1, nullptr, nullptr, 0)) == nullptr) {
+		*err = dev.name + ": the keep-alive CQ (" + std::to_string(o.qps + 1) + " entries): ibv_create_cq: " + strerror(errno);
+		return -1;
+	}
+	e->words.assign(o.qps, RemoteTarget{});
+	e->posted_at.assign(o.qps, 0);
+	e->scratch = static_cast<uint64_t *>(f->credit_src.addr);
+	e->scratch_lkey = f->credit_src.mr->lkey;
+	return 0;
+}
+
+} // namespace
+
+int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
+			bool hand_on, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Responder *v, std::string *err)
+{
+	bool self_describing = false;
+	const uint32_t nqps = o.qps;
+	const RoleShape &shape = f->shape;
+	if (responder_buffers(o, tag, dev, true, f, err) != 0)
+		return -1;
+	if (!shape.two_sided && make_probe(o, dev, e, f, err) != 0)
+		return -1;
+	e->targets = qp_targets(o);
+	QpOptions qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
+	std::vector<bool> taken(nqps, false);
+	std::vector<CreditTarget> credits(nqps);
+	auto choose = [&](const CmRequest &req, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
+		const CmPrivate &p = req.peer;
+		if (req.verbs != dev.ctx) {
+			*why = "the request came in on another device than this server's " + dev.name;
+			return kCmReject;
+		}
+		if (p.qp_index >= nqps || taken[p.qp_index]) {
+			*why = "QP index " + std::to_string(p.qp_index) + " is not one this server expects (" + std::to_string(nqps) +
+			       " QPs, each once)";
+			return kCmReject;
+		}
+		if (std::string m = mismatch(o, p, e->targets[p.qp_index]); !m.empty()) {
+			*why = m;
+			return kCmReject;
+		}
+		if (p.credit_addr == 0) {
+			*why = "the client gave no credit word (credit, and keep-alive for one-sided verbs)";
+			return kCmReject;
+		}
+		*spec = cm_qp_spec(dev.pd, io, qo);
+		if (e->probe_cq)
+			spec->send_cq = e->probe_cq;
+		spec->access = shape.mem_access & ~IBV_ACCESS_LOCAL_WRITE;
+		*reply = CmPrivate{};
+		reply->qp_index = p.qp_index;
+		reply->flags = hand_on ? kCmSelfDescribing : 0;   // stages after ours check each message alone
+		self_describing |= (p.flags & kCmSelfDescribing) != 0;
+		if (shape.mem_per_qp) {
+			reply->addr = reinterpret_cast<uintptr_t>(f->memory.addr) + p.qp_index * shape.mem_per_qp;
+			reply->rkey = f->memory.mr->rkey;
+			reply->slots = verb_is_atomic(o.verb) ? 1 : o.slots;
+			reply->slot_bytes = verb_is_atomic(o.verb) ? 8 : o.msg_bytes;
+		}
+		credits[p.qp_index] = {p.credit_addr, p.credit_rkey};
+		if (e->probe_cq)
+			e->words[p.qp_index] = RemoteTarget{p.credit_addr, p.credit_rkey, 0};
+		taken[p.qp_index] = true;
+		return kCmAccept;
+	};
+	CmServer &srv = *f->pairs.cm_server;
+	/* The client may come later than us: wait as long as the stall timeout allows, at least 10 s. */
+	const int wait_ms = static_cast<int>(std::max(o.stall_timeout_s * 1000, static_cast<double>(kConnectTimeoutMs)));
+	if (srv.accept(nqps, wait_ms, choose, err) != 0)
+		return -1;
+	/* The set is in arrival order; the responder's table wants QP index order. */
+	f->pairs.b.assign(nqps, nullptr);
+	for (unsigned c = 0; c < srv.size(); c++)
+		f->pairs.b[srv.conn(c).peer.qp_index] = srv.conn(c).qp;
+	f->pairs.connected = "RC, rdma_cm on " + e->addr.str + " (" + dev.name + "), " + std::to_string(nqps) + " connection" +
+			     (nqps > 1 ? "s" : "");
+	if (responder_bind(o, ops, io, ctl, f, credits, v, err) != 0)
+		return -1;
+	v->self_describing |= self_describing || hand_on;
+	ctl->qp_sent = e->targets.data();
+	ctl->counts_known = true;
+	return 0;
+}
+
+/* ---- The watch --------------------------------------------------------------------- */
+
+namespace {
+
+/* One period of a server's keep-alive reads: answers in, late ones judged, new ones out. */
+void probe_step(RemoteWatchEnd &we, unsigned it)
+{
+	RemoteEnd &e = *we.end;
+	ibv_wc wc[16];
+	const int n = ibv_poll_cq(e.probe_cq, 16, wc);
+	for (int k = 0; k < n; k++) {
+		if (wc[k].wr_id < e.posted_at.size())
+			e.posted_at[wc[k].wr_id] = 0;
+		e.probes_answered += wc[k].status == IBV_WC_SUCCESS;
+	}
+	const CmConnSet &cm = *we.cm;
+	for (size_t i = 0; i < e.words.size() && i < cm.size(); i++) {
+		const unsigned at = e.posted_at[i];
+		if (at && it - at > kProbeDeadline && e.down == 0 && e.why.empty() && !e.role_done.load(std::memory_order_acquire)) {
+			e.why = "the client stopped answering: QP " + std::to_string(i) + "'s keep-alive RDMA READ unanswered for " +
+				std::to_string(kProbeDeadline * kWatchPeriodUs / 1000000) + " s";
+			we.ctl->abort.store(true);
+		}
+		if (at || it % kProbeEvery)
+			continue;
+		ibv_sge sge{reinterpret_cast<uintptr_t>(&e.scratch[i]), 8, e.scratch_lkey};
+		ibv_send_wr wr{};
+		wr.wr_id = i;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = e.words[i].base;
+		wr.wr.rdma.rkey = e.words[i].rkey;
+		ibv_send_wr *bad = nullptr;
+		/* The set's connections are in arrival order: QP index i is the one whose peer says so. */
+		for (unsigned c = 0; c < cm.size(); c++)
+			if (cm.conn(c).peer.qp_index == i && ibv_post_send(cm.conn(c).qp, &wr, &bad) == 0) {
+				e.posted_at[i] = it;
+				e.probes_posted++;
+			}
+	}
+}
+
+/* One period for one end: its disconnects, and what they mean for its flow. */
+bool watch_step(RemoteWatchEnd &we, unsigned it)
+{
+	RemoteEnd &e = *we.end;
+	if (e.probe_cq)
+		probe_step(we, it);
+	std::string why;
+	const int d = we.cm->poll_disconnects(&why);
+	if (d < 0) {
+		e.why = why;
+		we.ctl->abort.store(true);
+		return false;
+	}
+	if (d > 0 && e.why.empty())
+		e.why = why;
+	e.down = we.cm->down();
+	if (e.server && e.down == we.cm->size())
+		we.ctl->requester_done.store(true, std::memory_order_release);   // nothing more will come
+	if (!e.server && d > 0 && !e.role_done.load(std::memory_order_acquire))
+		we.ctl->abort.store(true);   // the server went away mid-run
+	return true;
+}
+
+void *watch_main(void *arg)
+{
+	auto *w = static_cast<RemoteWatch *>(arg);
+	std::vector<bool> live(w->ends.size(), true);
+	for (unsigned it = 1; !w->stop.load(std::memory_order_acquire); it++) {
+		for (size_t i = 0; i < w->ends.size(); i++)
+			if (live[i])
+				live[i] = watch_step(w->ends[i], it);
+		usleep(kWatchPeriodUs);
+	}
+	return nullptr;
+}
+
+} // namespace
+
+int remote_watch_start(RemoteWatch *w, std::string *err)
+{
+	if (w->ends.empty())
+		return 0;
+	int ret = rte_ctrl_thread_create(&w->thread, "rp-cm-watch", nullptr, watch_main, w);
+	if (ret != 0) {
+		*err = std::string("rdma_cm watcher thread: ") + strerror(ret < 0 ? -ret : ret);
+		return -1;
+	}
+	w->running = true;
+	return 0;
+}
+
+void remote_watch_finish(RemoteWatch *w, double stall_s)
+{
+	if (!w->running)
+		return;
+	for (RemoteWatchEnd &we : w->ends)
+		we.end->role_done.store(true, std::memory_order_release);
+	/* Clients first: each server in the run waits for its client to go. */
+	std::vector<CmClient *> clients;
+	for (RemoteWatchEnd &we : w->ends)
+		if (!we.end->server)
+			clients.push_back(static_cast<CmClient *>(we.cm));
+	w->stop.store(true, std::memory_order_release);
+	pthread_join(w->thread, nullptr);
+	w->running = false;
+	for (CmClient *c : clients)
+		c->close();
+	for (RemoteWatchEnd &we : w->ends) {
+		if (!we.end->server)
+			continue;
+		for (double waited = 0; waited < stall_s && !we.ctl->aborted(); waited += kWatchPeriodUs / 1e6) {
+			std::string why;
+			if (we.cm->poll_disconnects(&why) > 0 && we.end->why.empty())
+				we.end->why = why;
+			we.end->down = we.cm->down();
+			if (we.end->down == we.cm->size())
+				break;
+			usleep(kWatchPeriodUs);
+		}
+	}
+}
+
+} // namespace rp

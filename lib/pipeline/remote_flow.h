@@ -1,0 +1,101 @@
+/* One end of a two-host flow: a flow with peer = "HOST:PORT" (this host is the client:
+ * its rdma_tx stage posts, the server's host receives) or listen = "[ADDR:]PORT" (this
+ * host is the server: its rdma_rx stage receives what the client's host posts). The
+ * builder (graph.cpp) makes this end on the lcore's io context like a loopback flow's,
+ * and connects its QPs over rdma_cm: the client says in each connection's private data
+ * what it will send (verb, size, window, its QP's message count) and where its credit
+ * word is; the server checks that against its own flow and answers with its window.
+ * While the run goes on, the control plane watches the connections (remote_watch_*):
+ * a disconnect ends the server's flow (nothing more will come) and fails the client's,
+ * and a server of a one-sided verb, which sees nothing arrive, reads each client's word
+ * once a second to learn that its host is still there. Errors come back as -1 with
+ * *err; nothing here prints. */
+#pragma once
+
+#include "conf/config.h"
+#include "conf/options.h"
+#include "engine/requester.h"
+#include "engine/responder.h"
+#include "engine/run_control.h"
+#include "pipeline/flow.h"
+#include "verbs/cm.h"
+#include "verbs/device.h"
+#include "verbs/io_context.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rp {
+
+/* This host's end of a two-host flow, beside the flow's LoopbackFlow (its buffers, and
+ * its rdma_cm connections in pairs.cm_client or pairs.cm_server). */
+struct RemoteEnd {
+	bool server = false;
+	CmAddr addr;                       // the server's (ours when listening)
+	CmAddr local;                      // client: the address (and so the device) to connect from
+	std::vector<uint64_t> targets;     // per QP, the messages the client sends (0 each: a duration)
+	/* Server of a one-sided verb: the keep-alive reads, on a CQ of their own that only
+	 * the control plane polls (no lcore's completions are ever there). */
+	ibv_cq *probe_cq = nullptr;
+	std::vector<RemoteTarget> words;   // each QP's client word
+	uint64_t *scratch = nullptr;       // registered, a word per QP
+	uint32_t scratch_lkey = 0;
+	std::vector<unsigned> posted_at;   // watch period a QP's read went out (0: none out)
+	uint64_t probes_posted = 0, probes_answered = 0;
+	/* The watch's (control thread: wo while it runs; main reads after remote_watch_finish). */
+	unsigned down = 0;                 // connections down
+	std::string why;                   // the first one down, or the keep-alive's verdict
+	std::atomic<bool> role_done{false};   // main: wo once the flow's stage finished
+	~RemoteEnd();
+};
+
+/* The end's addresses, from flow fc. Returns 0 or -1 with *err naming the key. */
+int remote_end_init(const PipelineConf &c, const FlowConf &fc, RemoteEnd *e, std::string *err);
+
+/* The device rdma_cm puts flow fc's connections on (the client: the one its local
+ * address, or the route to the server, is on; the server: its listen address's).
+ * Returns 0 or -1 with *err (a server on any address names no device). */
+int remote_device_name(const PipelineConf &c, const FlowConf &fc, std::string *name, std::string *err);
+
+/* Server: binds and listens (never blocks) with room for qps requests, checking the
+ * address is on dev. */
+int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, LoopbackFlow *f, std::string *err);
+
+/* Client: resolves, makes the requester's buffers, connects o.qps QPs on io (announcing
+ * the counts, and whether its payloads are made upstream, each with its key) and sets
+ * up q on them with the server's windows. */
+int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
+			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Requester *q,
+			std::string *err);
+
+/* Server: makes the responder's buffers, accepts o.qps connections (each checked against
+ * o, waiting up to o.stall_timeout_s and at least 10 s) and sets up v on them; ctl gets
+ * the announced counts. hand_on: its rdma_rx stage hands messages to stages that check
+ * each alone (the client is asked for payloads that carry their key). The receive pool
+ * and SRQ are the lcore's (f->srq_by_lcore). */
+int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
+			bool hand_on, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Responder *v, std::string *err);
+
+/* The control plane's watch over every remote end of a run, on a control thread. */
+struct RemoteWatchEnd {
+	RemoteEnd *end;
+	CmConnSet *cm;
+	RunControl *ctl;   // the flow's
+};
+struct RemoteWatch {
+	std::vector<RemoteWatchEnd> ends;
+	std::atomic<bool> stop{false};
+	pthread_t thread{};
+	bool running = false;
+};
+int remote_watch_start(RemoteWatch *w, std::string *err);
+/* After the lcores are done: the clients' connections close (the servers see them go),
+ * then each server waits (up to stall_s) for its client to disconnect, since the
+ * client's last completions need our QPs; the thread stops. */
+void remote_watch_finish(RemoteWatch *w, double stall_s);
+
+} // namespace rp
