@@ -569,10 +569,6 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			*err = std::string(side) + ": give --messages; a two-process run announces its count to the server";
 			return ParseResult::error;
 		}
-		if (!o->sizes.empty()) {
-			*err = std::string(side) + ": a list of sizes (a size sweep) runs in one process in this build";
-			return ParseResult::error;
-		}
 	}
 	if (!o->local.empty() && o->peer.empty()) {
 		*err = "--local goes with --peer (the client's address)";

@@ -131,21 +131,44 @@ int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, LoopbackFlow *f
 	return 0;
 }
 
+namespace {
+
+/* Connects the client's QPs. A server that is not listening yet (it starts later, or
+ * is between two steps of a size sweep) is asked again every 200 ms for up to 10 s;
+ * any other refusal or failure is final. */
+int connect_retrying(const RunOptions &o, const Device &dev, RemoteEnd *e, const std::vector<CmQpSpec> &specs,
+		     const std::vector<CmPrivate> &locals, LoopbackFlow *f, std::string *err)
+{
+	constexpr useconds_t kRetryUs = 200000;
+	for (unsigned waited_us = 0;; waited_us += kRetryUs) {
+		f->pairs.cm_client = std::make_unique<CmClient>();
+		CmClient &cli = *f->pairs.cm_client;
+		if (cli.resolve(e->local, e->addr, o.qps, kConnectTimeoutMs, err) != 0)
+			return -1;
+		if (cli.verbs() != dev.ctx) {
+			*err = "rdma_cm: the route to " + e->addr.str + " is on " + dev_name_of(cli.verbs()) +
+			       ", the flow's io context uses " + dev.name + " (give local = an address of " + dev.name + ")";
+			return -1;
+		}
+		if (cli.connect(specs, locals, kConnectTimeoutMs, err) == 0)
+			return 0;
+		if (err->find("no server listening") == std::string::npos || waited_us >= kConnectTimeoutMs * 1000u)
+			break;
+		usleep(kRetryUs);
+	}
+	if (err->find("no server listening") != std::string::npos)
+		*err += " (asked again for " + std::to_string(kConnectTimeoutMs / 1000) + " s)";
+	return -1;
+}
+
+} // namespace
+
 int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
 			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Requester *q,
 			std::string *err)
 {
 	const uint32_t nqps = o.qps;
 	const RoleShape &shape = f->shape;
-	f->pairs.cm_client = std::make_unique<CmClient>();
-	CmClient &cli = *f->pairs.cm_client;
-	if (cli.resolve(e->local, e->addr, nqps, kConnectTimeoutMs, err) != 0)
-		return -1;
-	if (cli.verbs() != dev.ctx) {
-		*err = "rdma_cm: the route to " + e->addr.str + " is on " + dev_name_of(cli.verbs()) +
-		       ", the flow's io context uses " + dev.name + " (give local = an address of " + dev.name + ")";
-		return -1;
-	}
 	if (requester_buffers(o, tag, dev, true, f, err) != 0)
 		return -1;
 	e->targets = qp_targets(o);
@@ -160,8 +183,9 @@ int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const
 		locals[i].credit_rkey = f->credit_words.mr->rkey;
 		locals[i].flags = made_upstream ? kCmSelfDescribing : 0;   // made upstream, each with its key
 	}
-	if (cli.connect(specs, locals, kConnectTimeoutMs, err) != 0)
+	if (connect_retrying(o, dev, e, specs, locals, f, err) != 0)
 		return -1;
+	CmClient &cli = *f->pairs.cm_client;
 	const bool atomic = verb_is_atomic(o.verb);
 	std::vector<RemoteTarget> targets;
 	bool asked_self_describing = false;

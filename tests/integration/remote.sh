@@ -138,6 +138,19 @@ expect_grep "$dump" "^  \{ name = \"flow0_tx\"; kind = \"rdma_tx\"; lcore = 0; f
 expect_eq "dumped client: --check" "$?" 0
 rm -f "$dump"
 
+# A size sweep across two processes: each step the server listens again and the client
+# connects again (asking again while the server is between steps).
+server -v send -s 64,4K -n 5000
+client -v send -s 64,4K -n 5000
+server_wait
+expect_eq "sweep: client exit" "$rc" 0
+expect_eq "sweep: server exit" "$src" 0
+for out in "$cout" "$sout"; do
+	expect_grep "$out" "^size sweep: +2 steps$"
+	expect_grep "$out" "^  64B: .*, PASS$"
+	expect_grep "$out" "^  4096B: .*, PASS$"
+done
+
 # Options that disagree: the server refuses, and both say why.
 server -v write_imm -n 1000 --stall-timeout 3
 client -v send -n 1000

@@ -179,7 +179,10 @@ void pingpong_and_cq_api(void **)
 	assert_int_equal(o.msg_bytes, 2);
 	expect_error({"-s", "64,,1K"}, "--size: '' is not an integer in 1..1073741824");
 	expect_error({"-v", "fetch_add", "-s", "8,8"}, "--size 8: fetch_add works on 8-byte words only");
-	expect_error({"--peer", "a:1", "-s", "64,128"}, "--peer: a list of sizes (a size sweep) runs in one process in this build");
+	/* Two processes sweep in step: each step's client connects again (remote_flow). */
+	assert_int_equal(static_cast<int>(parse({"--peer", "10.2.0.2:1", "-s", "64,128"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.sizes.size(), 2);
 	/* N QPs: N ping-pongs side by side, one message in flight on each. */
 	assert_int_equal(static_cast<int>(parse({"--pingpong", "-Q", "4", "-n", "4000"}, &o, &err)),
 			 static_cast<int>(rp::ParseResult::ok));
