@@ -62,13 +62,15 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		PoolConf p;
 		p.name = name;
 		const std::vector<uint32_t> sizes = o.sizes.empty() ? std::vector<uint32_t>{o.msg_bytes} : o.sizes;
-		p.elt_size = *std::max_element(sizes.begin(), sizes.end());   // count 0: sized by the builder
+		/* count 0: sized by the builder; a pool's buffers are 8 B at least (ping-pong's 2 B fit). */
+		p.elt_size = std::max<uint32_t>(8, *std::max_element(sizes.begin(), sizes.end()));
 		c.pools.push_back(p);
 		FlowConf f;
 		f.name = name;
 		f.peer = client ? addr_plus(o.peer, i) : server ? "" : "loopback";
 		f.listen = server ? addr_plus(o.listen, i) : "";
 		f.local = o.local;
+		f.echoed = client && o.mode == Mode::pingpong;   // the server's echo stage answers it
 		f.transport = o.uc ? Transport::uc : Transport::rc;
 		f.qps = o.flows[i];
 		f.verb = o.verb;
@@ -202,6 +204,15 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		for (const StageConf &st : c.stages)
 			for (const FlowConf &f : c.flows)
 				if (st.flow == f.name && st.lcore == io.lcore) {
+					bool pp = f.echoed;   // ping-pong: both sides send and receive, one in flight per QP
+					for (const StageConf &e : c.stages)
+						pp |= e.flow == f.name && e.kind == StageKind::echo;
+					if (pp && (st.kind == StageKind::rdma_tx || st.kind == StageKind::echo)) {
+						send += static_cast<uint64_t>(f.qps) * f.sq_depth;
+						window += st.kind == StageKind::echo ? static_cast<uint64_t>(f.qps) * f.window : f.qps;
+						batch = std::max(batch, 16u);
+						continue;
+					}
 					if (st.kind == StageKind::rdma_tx)
 						send += static_cast<uint64_t>(f.qps) * f.sq_depth;
 					if (st.kind == StageKind::rdma_rx && verb_consumes_receive(f.verb)) {
@@ -234,6 +245,8 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		     (f.post_api == PostApi::wr ? "wr" : "classic") + "\"; fence = " + (f.fence ? "true" : "false") +
 		     "; rnr_retry = " + std::to_string(f.rnr_retry) + "; min_rnr_timer = " + std::to_string(f.min_rnr_timer) + "; }" +
 		     (i + 1 < c.flows.size() ? "," : "") + "\n";
+		if (f.echoed)   // inside the group: before its closing brace
+			t.insert(t.rfind(" }"), " echoed = true;");
 	}
 	t += ");\nstages = (\n";
 	for (size_t i = 0; i < c.stages.size(); i++) {

@@ -230,8 +230,8 @@ const std::vector<std::string> kPoolKeys = {"name", "elt_size", "count", "cache"
 const std::vector<std::string> kIoKeys = {"lcore", "device", "send_cq", "recv_cq", "srq", "srq_refill", "poll", "cq_api"};
 const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "transport", "qps", "verb", "size", "sizes", "batch",
 					    "signal_every", "sq_depth", "window", "inline", "rate", "messages",
-					    "duration", "verify", "pool", "share_qps", "post_api", "fence", "rnr_retry",
-					    "min_rnr_timer"};
+					    "duration", "verify", "pool", "share_qps", "echoed", "post_api", "fence",
+					    "rnr_retry", "min_rnr_timer"};
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output"};
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles"};
@@ -398,7 +398,7 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 		    !r.boolean(g, "inline", &f.inline_send) || !r.uint(g, "messages", 1, UINT64_MAX >> 1, &f.messages) ||
 		    !r.seconds(g, "duration", &f.duration_s) || !r.boolean(g, "verify", &f.verify) ||
 		    !r.string(g, "pool", &f.pool) || !r.boolean(g, "share_qps", &f.share_qps) ||
-		    !r.boolean(g, "fence", &f.fence) || !r.uint_as(g, "rnr_retry", 0, 7, &f.rnr_retry) ||
+		    !r.boolean(g, "echoed", &f.echoed) || !r.boolean(g, "fence", &f.fence) || !r.uint_as(g, "rnr_retry", 0, 7, &f.rnr_retry) ||
 		    !r.uint_as(g, "min_rnr_timer", 0, 31, &f.min_rnr_timer))
 			return false;
 		int post_api = 0;
@@ -702,9 +702,16 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 		/* Who posts and who receives: a loopback flow both here, a client flow posts here
 		 * and is received by the server's host, a server flow the other way round. */
 		const bool server = !f.listen.empty(), loopback = f.peer == "loopback";
-		if (server && (tx != 0 || rx != 1))
-			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' listens (this host is the server): it needs one rdma_rx stage "
-							 "and no rdma_tx stage, it has " + std::to_string(rx) + " and " + std::to_string(tx));
+		if (server && (tx != 0 || rx + echo != 1))
+			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' listens (this host is the server): it needs one rdma_rx "
+							 "or echo stage and no rdma_tx stage, it has " + std::to_string(rx + echo) + " and " +
+							 std::to_string(tx));
+		if (f.echoed && (server || loopback))
+			return r.fail(at("flows", i, "echoed"), "echoed says a client's flow is echoed by its server on another host; "
+								  "here an echo stage says it");
+		if (f.echoed && tx != 1)
+			return r.fail(at("flows", i, "echoed"), "an echoed flow (a ping-pong) has one rdma_tx stage, flow '" + f.name +
+								  "' has " + std::to_string(tx));
 		if (!server && tx == 0)
 			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' has no rdma_tx stage; it needs one (or one per lcore that shares it)");
 		if (f.share_qps && tx < 2)
@@ -731,7 +738,7 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 		if (loopback && tx == 1 && rx + echo != 1)
 			return r.fail(at("flows", i, nullptr), "loopback flow '" + f.name + "' needs exactly one rdma_rx or echo stage, it has " +
 							 std::to_string(rx + echo));
-		if (echo && !(f.verb == Verb::send || f.verb == Verb::send_imm))
+		if ((echo || f.echoed) && !(f.verb == Verb::send || f.verb == Verb::send_imm))
 			return r.fail(at("flows", i, "verb"), std::string("an echo stage returns sends: flow '") + f.name + "' uses " + verb_name(f.verb));
 		bool pool_ok = f.pool.empty();   // none named: a pool of its own, sized by the builder
 		for (const PoolConf &p : c->pools)

@@ -80,6 +80,9 @@ struct FlowConf {
 	/* With several rdma_tx stages: every one posts to every QP of the flow (seed 002's
 	 * QP sharing) instead of each owning every n-th QP. */
 	bool share_qps = false;
+	/* A client's flow to another host whose server echoes it (its file has the echo
+	 * stage): a ping-pong. Implied on a loopback flow with an echo stage. */
+	bool echoed = false;
 	PostApi post_api = PostApi::classic;   // chained ibv_post_send, or ibv_qp_ex's ibv_wr_*
 	bool fence = false;         // IBV_SEND_FENCE on the first WR of every chain
 	uint8_t rnr_retry = 7;      // 0..7, 7 = forever

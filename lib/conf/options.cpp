@@ -561,10 +561,6 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			*err = "--listen and --peer are exclusive: the server listens, the client names it";
 			return ParseResult::error;
 		}
-		if (o->mode == Mode::pingpong) {
-			*err = std::string(side) + ": a two-process ping-pong does not run yet (rate runs only)";
-			return ParseResult::error;
-		}
 		if (o->duration_s > 0) {
 			*err = std::string(side) + ": give --messages; a two-process run announces its count to the server";
 			return ParseResult::error;

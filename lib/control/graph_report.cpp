@@ -29,6 +29,20 @@ FlowTally tally_pingpong(const GraphFlow &f)
 {
 	const ResponderCounters &pc = f.ping.c, &ec = f.pong.c;
 	FlowTally t;
+	if (f.remote) {   // one side here: the pings and their echoes, or the echoes of the client's pings
+		const bool echo = f.remote->server;
+		const PingPong &pp = echo ? f.pong : f.ping;
+		const Stage &st = echo ? *f.rx_stage : *f.tx_stage;
+		t.sent = echo ? f.o.messages : f.ping.sent;
+		t.completed = t.delivered = pp.c.received;
+		t.verified = pp.c.verified;
+		t.errors = pp.c.wc_errors.total;
+		t.failed_qps = t.errors ? 1 : 0;
+		t.data_errors = pp.c.payload_errors;
+		t.ok = st.done.load() && st.rc == 0 && t.sent == f.o.messages && t.completed == t.sent && t.verified == t.sent &&
+		       t.errors == 0 && t.data_errors == 0 && (echo || (f.hist->count() == f.o.messages && f.remote->why.empty()));
+		return t;
+	}
 	t.sent = f.ping.sent;
 	t.completed = pc.received;
 	t.delivered = ec.received;
@@ -225,10 +239,12 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 		}
 		if (f.pingpong) {   // nothing to set: one message in flight per QP
 			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, 1, f.o.signal_every, f.o.messages,
-					   &f.ping.live, nullptr});
+					   f.tx ? &f.ping.live : &f.pong.live, nullptr});
 			for (uint32_t k = 0; k < f.o.qps; k++) {
-				v.qps.push_back({f.conf->name, k, f.ping.qps[k].qp->qp_num, "ping"});
-				v.qps.push_back({f.conf->name, k, f.pong.qps[k].qp->qp_num, "echo"});
+				if (f.tx)
+					v.qps.push_back({f.conf->name, k, f.ping.qps[k].qp->qp_num, "ping"});
+				if (f.rx)
+					v.qps.push_back({f.conf->name, k, f.pong.qps[k].qp->qp_num, "echo"});
 			}
 			continue;
 		}
@@ -478,8 +494,9 @@ void merge_roles(Totals *x, const GraphFlow &f)
 		return;
 	}
 	if (f.pingpong) {
-		x->start = std::min(x->start, f.ping.c.start_tsc);
-		x->end = std::max(x->end, f.ping.c.end_tsc);
+		const PingPong &timed = f.tx ? f.ping : f.pong;   // the pinging side, unless it is on another host
+		x->start = std::min(x->start, timed.c.start_tsc);
+		x->end = std::max(x->end, timed.c.end_tsc);
 		q.post_calls += f.ping.post_calls + f.pong.post_calls;
 		merge(&q.wc_errors, f.ping.c.wc_errors);
 		merge(&v.wc_errors, f.pong.c.wc_errors);
@@ -829,7 +846,7 @@ void result_flows(const Graph &g, const Totals &x, Results *res)
 		r.failed_qps = ft.failed_qps;
 		if (f.pingpong) {
 			r.errors = ft.errors ? (f.ping.c.wc_errors.total ? &f.ping.c.wc_errors : &f.pong.c.wc_errors) : nullptr;
-			r.latency = f.hist.get();
+			r.latency = f.tx ? f.hist.get() : nullptr;
 			r.latency_what = "half round trip: one iteration per QP, post to post, / 2 (as ib_send_lat)";
 		} else if (!f.tx) {   // a server: its errors; latency is the client's to measure
 			r.errors = &f.v.c.wc_errors;
@@ -855,7 +872,7 @@ bool graph_summary(const PipelineConf &c, const Graph &g, const std::vector<cons
 	print_counts(g, x, async, view);
 	print_lcores(g, x.secs);
 	for (const auto &f : g.flows)
-		if (f->pingpong)
+		if (f->pingpong && f->tx)   // timed where the pings are
 			print_pingpong(*f, x.npingpong > 1);
 	const Histogram *lat = g.flows.size() == 1 && !f0.pingpong && f0.lanes.empty() && f0.tx ? &f0.q.flow_latency[0] : nullptr;
 	if (lat && lat->count())
@@ -868,7 +885,7 @@ bool graph_summary(const PipelineConf &c, const Graph &g, const std::vector<cons
 	if (row) {
 		row->mmsgs = static_cast<double>(x.all.delivered) / x.secs / 1e6;
 		row->gbps = static_cast<double>(x.bytes) * 8 / x.secs / 1e9;
-		if (f0.pingpong)
+		if (f0.pingpong && f0.tx)
 			row->median_us = us(f0.hist->percentile(0.5));
 		row->pass = x.pass;
 		row->ran = true;
@@ -903,7 +920,8 @@ void graph_sampled_flows(const Graph &g, Sampler *s)
 			for (const auto &ln : f->lanes)
 				s->live.push_back(&ln->q.flow_live[0]);
 		else
-			s->live.push_back(f->pingpong ? &f->ping.live : f->tx ? &f->q.flow_live[0] : &f->v.arrived);
+			s->live.push_back(f->pingpong ? (f->tx ? &f->ping.live : &f->pong.live)
+						      : f->tx ? &f->q.flow_live[0] : &f->v.arrived);
 }
 
 } // namespace rp

@@ -79,7 +79,7 @@ struct PingPong {
 	bool finished = false;
 	ResponderCounters c;                // what arrived: received, verified, errors
 	Histogram *hist = nullptr;          // pinging side: half round trips, ns
-	FlowLive live;                      // pinging side: pings sent, echoes back, errors
+	FlowLive live;                      // pings sent, echoes back, errors (echoing side: echoes sent, pings in)
 };
 
 /* Setup, once the fields above and nqps QPs (qps[i].qp) are filled in: checks the

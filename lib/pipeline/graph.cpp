@@ -490,17 +490,24 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 	const RunOptions &o = f.o;
 	LoopbackFlow &obj = *f.objs;
 	const std::string name = "rp_" + f.conf->name + "_ping_pool", what = "flow '" + f.conf->name + "': ping buffer pool";
-	if ((obj.tx_pool = make_registered_pool(name.c_str(), what.c_str(), f.shape.tx_pool_n, o, *f.tx->dev, 0, &obj.tx_mrs,
-						err)) == nullptr)
+	if (f.tx && (obj.tx_pool = make_registered_pool(name.c_str(), what.c_str(), f.shape.tx_pool_n, o, *f.tx->dev, 0,
+							&obj.tx_mrs, err)) == nullptr)
 		return -1;
-	/* Latency wants inline sends wherever they fit, as ib_send_lat does. */
-	const bool inl = o.inline_send || (o.msg_bytes <= f.tx->caps->max_inline && o.msg_bytes <= f.rx->caps->max_inline);
+	/* Latency wants inline sends wherever they fit, as ib_send_lat does (the far end of
+	 * a two-host flow inlines as its own device allows). */
+	const bool inl = o.inline_send || ((!f.tx || o.msg_bytes <= f.tx->caps->max_inline) &&
+					   (!f.rx || o.msg_bytes <= f.rx->caps->max_inline));
 	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
-	if (qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, 0, 0, &obj.pairs, err) != 0)
+	int rc = f.remote && f.remote->server ? remote_accept(o, *f.rx->dev, f.rx->io, qo, f.remote.get(), &obj, {}, err)
+		 : f.remote ? remote_connect(o, *f.tx->dev, f.tx->io, qo, 0, 0, f.remote.get(), &obj, err)
+		 : qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, 0, 0, &obj.pairs, err);
+	if (rc != 0)
 		return -1;
 	const uint64_t hz = rte_get_tsc_hz();
 	for (PingPong *pp : {&f.ping, &f.pong}) {
 		const bool echo = pp == &f.pong;
+		if (!(echo ? f.rx : f.tx))
+			continue;   // on the other host
 		GraphLcore &l = echo ? *f.rx : *f.tx;
 		pp->echo = echo;
 		pp->ops = l.ops;
@@ -756,6 +763,9 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		if (sc.kind == StageKind::echo)
 			if (GraphFlow *f = flow_named(sc.flow); f && plan_pingpong(c, f, err) != 0)
 				return -1;
+	for (auto &f : g->flows)   // the client of a ping-pong whose echo is on another host
+		if (f->conf->echoed && plan_pingpong(c, f.get(), err) != 0)
+			return -1;
 	std::map<GraphFlow *, unsigned> ntx;   // several rdma_tx stages: lanes
 	for (const StageConf &sc : c.stages)
 		if (sc.kind == StageKind::rdma_tx)
@@ -1037,15 +1047,15 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 	o.fed = f.fed && !f.has_gen;   // gen stages make the flow's messages in its send pool
 	const char *name = f.conf->name.c_str();
 	int rc;
+	if (f.remote && f.remote->server && g->note)
+		g->note("flow '" + f.conf->name + "': server on " + f.remote->addr.str + " (" + f.rx->dev->name + "), waiting for " +
+			std::to_string(f.o.qps) + " connection" + (f.o.qps > 1 ? "s" : "") + " (" + verb_opcode_name(f.o.verb) +
+			", " + std::to_string(f.o.msg_bytes) + " B" + (f.pingpong ? ", echoed" : "") + ")");
 	if (!f.lanes.empty()) {
 		rc = lanes_setup(f, err);
 	} else if (f.pingpong) {
 		rc = pingpong_setup(f, err);
 	} else if (f.remote && f.remote->server) {
-		if (g->note)
-			g->note("flow '" + f.conf->name + "': server on " + f.remote->addr.str + " (" + f.rx->dev->name + "), waiting for " +
-				std::to_string(f.o.qps) + " connection" + (f.o.qps > 1 ? "s" : "") + " (" + verb_opcode_name(f.o.verb) +
-				", " + std::to_string(f.o.msg_bytes) + " B)");
 		rc = remote_server_setup(f.o, name, *f.rx->dev, f.rx->ops, f.rx->io, f.handed_on, &f.ctl, f.remote.get(), &o, &f.v, err);
 	} else if (f.remote) {
 		if (g->note)
@@ -1128,10 +1138,10 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 			continue;   // passive far ends
 		if (f->rx)
 			f->v.rx_pool = f->rx->rx_pool;
-		if (f->pingpong) {
+		if (f->pingpong && f->tx)
 			f->ping.rx_pool = f->tx->rx_pool;
+		if (f->pingpong && f->rx)
 			f->pong.rx_pool = f->rx->rx_pool;
-		}
 	}
 
 	/* Rings with the file's flags. */

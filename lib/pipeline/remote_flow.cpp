@@ -163,36 +163,50 @@ int connect_retrying(const RunOptions &o, const Device &dev, RemoteEnd *e, const
 
 } // namespace
 
-int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
-			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Requester *q,
-			std::string *err)
+int remote_connect(const RunOptions &o, Device &dev, SharedIOContext &io, const QpOptions &qo, int access, uint8_t flags,
+		   RemoteEnd *e, LoopbackFlow *f, std::string *err)
 {
 	const uint32_t nqps = o.qps;
-	const RoleShape &shape = f->shape;
-	if (requester_buffers(o, tag, dev, true, f, err) != 0)
-		return -1;
 	e->targets = qp_targets(o);
-	QpOptions qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
 	std::vector<CmQpSpec> specs(nqps);
 	std::vector<CmPrivate> locals(nqps);
 	for (uint32_t i = 0; i < nqps; i++) {
 		specs[i] = cm_qp_spec(dev.pd, io, qo);
-		specs[i].access = shape.two_sided ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ;   // credit, keep-alive
+		specs[i].access = access;
 		locals[i] = request_of(o, i, e->targets[i]);
-		locals[i].credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + i);
-		locals[i].credit_rkey = f->credit_words.mr->rkey;
-		locals[i].flags = made_upstream ? kCmSelfDescribing : 0;   // made upstream, each with its key
+		if (f->credit_words.mr) {   // credit (two-sided verbs), keep-alive (one-sided ones)
+			locals[i].credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + i);
+			locals[i].credit_rkey = f->credit_words.mr->rkey;
+		}
+		locals[i].flags = flags;
 	}
 	if (connect_retrying(o, dev, e, specs, locals, f, err) != 0)
 		return -1;
-	CmClient &cli = *f->pairs.cm_client;
+	for (uint32_t i = 0; i < nqps; i++)
+		f->pairs.a.push_back(f->pairs.cm_client->conn(i).qp);
+	f->pairs.connected = "RC, rdma_cm from " + dev.name + " to " + e->addr.str + ", " + std::to_string(nqps) +
+			     " connection" + (nqps > 1 ? "s" : "");
+	return 0;
+}
+
+int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
+			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Requester *q,
+			std::string *err)
+{
+	const RoleShape &shape = f->shape;
+	if (requester_buffers(o, tag, dev, true, f, err) != 0)
+		return -1;
+	QpOptions qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
+	if (remote_connect(o, dev, io, qo, shape.two_sided ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
+			   made_upstream ? kCmSelfDescribing : 0, e, f, err) != 0)
+		return -1;
+	const CmClient &cli = *f->pairs.cm_client;
 	const bool atomic = verb_is_atomic(o.verb);
 	std::vector<RemoteTarget> targets;
 	bool asked_self_describing = false;
-	for (uint32_t i = 0; i < nqps; i++) {
+	for (uint32_t i = 0; i < o.qps; i++) {
 		const CmConn &c = cli.conn(i);
 		asked_self_describing |= (c.peer.flags & kCmSelfDescribing) != 0;
-		f->pairs.a.push_back(c.qp);
 		if (!shape.mem_per_qp)
 			continue;
 		if (c.peer.addr == 0 || c.peer.slot_bytes != (atomic ? 8u : o.msg_bytes) || c.peer.slots != (atomic ? 1u : o.slots)) {
@@ -201,8 +215,6 @@ int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const
 		}
 		targets.push_back(RemoteTarget{c.peer.addr, c.peer.rkey, atomic ? 0 : c.peer.slots});
 	}
-	f->pairs.connected = "RC, rdma_cm from " + dev.name + " to " + e->addr.str + ", " + std::to_string(nqps) +
-			     " connection" + (nqps > 1 ? "s" : "");
 	if (requester_bind(o, tag, ops, use_wr, io, ctl, f, targets, q, err) != 0)
 		return -1;
 	/* The server hands what it receives to stages that check each message alone. */
@@ -229,20 +241,12 @@ int make_probe(const RunOptions &o, Device &dev, RemoteEnd *e, LoopbackFlow *f, 
 
 } // namespace
 
-int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
-			bool hand_on, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Responder *v, std::string *err)
+int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e,
+		  LoopbackFlow *f, const RemoteAcceptFill &fill, std::string *err)
 {
-	bool self_describing = false;
 	const uint32_t nqps = o.qps;
-	const RoleShape &shape = f->shape;
-	if (responder_buffers(o, tag, dev, true, f, err) != 0)
-		return -1;
-	if (!shape.two_sided && make_probe(o, dev, e, f, err) != 0)
-		return -1;
 	e->targets = qp_targets(o);
-	QpOptions qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
 	std::vector<bool> taken(nqps, false);
-	std::vector<CreditTarget> credits(nqps);
 	auto choose = [&](const CmRequest &req, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
 		const CmPrivate &p = req.peer;
 		if (req.verbs != dev.ctx) {
@@ -258,16 +262,47 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 			*why = m;
 			return kCmReject;
 		}
+		*spec = cm_qp_spec(dev.pd, io, qo);
+		spec->access = 0;
+		*reply = CmPrivate{};
+		reply->qp_index = p.qp_index;
+		if (fill && fill(p, spec, reply, why) != 0)
+			return kCmReject;
+		taken[p.qp_index] = true;
+		return kCmAccept;
+	};
+	CmServer &srv = *f->pairs.cm_server;
+	/* The client may come later than us: wait as long as the stall timeout allows, at least 10 s. */
+	const int wait_ms = static_cast<int>(std::max(o.stall_timeout_s * 1000, static_cast<double>(kConnectTimeoutMs)));
+	if (srv.accept(nqps, wait_ms, choose, err) != 0)
+		return -1;
+	/* The set is in arrival order; the roles' tables want QP index order. */
+	f->pairs.b.assign(nqps, nullptr);
+	for (unsigned c = 0; c < srv.size(); c++)
+		f->pairs.b[srv.conn(c).peer.qp_index] = srv.conn(c).qp;
+	f->pairs.connected = "RC, rdma_cm on " + e->addr.str + " (" + dev.name + "), " + std::to_string(nqps) + " connection" +
+			     (nqps > 1 ? "s" : "");
+	return 0;
+}
+
+int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
+			bool hand_on, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Responder *v, std::string *err)
+{
+	const RoleShape &shape = f->shape;
+	if (responder_buffers(o, tag, dev, true, f, err) != 0)
+		return -1;
+	if (!shape.two_sided && make_probe(o, dev, e, f, err) != 0)
+		return -1;
+	bool self_describing = false;
+	std::vector<CreditTarget> credits(o.qps);
+	auto fill = [&](const CmPrivate &p, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
 		if (p.credit_addr == 0) {
 			*why = "the client gave no credit word (credit, and keep-alive for one-sided verbs)";
-			return kCmReject;
+			return -1;
 		}
-		*spec = cm_qp_spec(dev.pd, io, qo);
 		if (e->probe_cq)
 			spec->send_cq = e->probe_cq;
 		spec->access = shape.mem_access & ~IBV_ACCESS_LOCAL_WRITE;
-		*reply = CmPrivate{};
-		reply->qp_index = p.qp_index;
 		reply->flags = hand_on ? kCmSelfDescribing : 0;   // stages after ours check each message alone
 		self_describing |= (p.flags & kCmSelfDescribing) != 0;
 		if (shape.mem_per_qp) {
@@ -279,21 +314,10 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 		credits[p.qp_index] = {p.credit_addr, p.credit_rkey};
 		if (e->probe_cq)
 			e->words[p.qp_index] = RemoteTarget{p.credit_addr, p.credit_rkey, 0};
-		taken[p.qp_index] = true;
-		return kCmAccept;
+		return 0;
 	};
-	CmServer &srv = *f->pairs.cm_server;
-	/* The client may come later than us: wait as long as the stall timeout allows, at least 10 s. */
-	const int wait_ms = static_cast<int>(std::max(o.stall_timeout_s * 1000, static_cast<double>(kConnectTimeoutMs)));
-	if (srv.accept(nqps, wait_ms, choose, err) != 0)
-		return -1;
-	/* The set is in arrival order; the responder's table wants QP index order. */
-	f->pairs.b.assign(nqps, nullptr);
-	for (unsigned c = 0; c < srv.size(); c++)
-		f->pairs.b[srv.conn(c).peer.qp_index] = srv.conn(c).qp;
-	f->pairs.connected = "RC, rdma_cm on " + e->addr.str + " (" + dev.name + "), " + std::to_string(nqps) + " connection" +
-			     (nqps > 1 ? "s" : "");
-	if (responder_bind(o, ops, io, ctl, f, credits, v, err) != 0)
+	QpOptions qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
+	if (remote_accept(o, dev, io, qo, e, f, fill, err) != 0 || responder_bind(o, ops, io, ctl, f, credits, v, err) != 0)
 		return -1;
 	v->self_describing |= self_describing || hand_on;
 	ctl->qp_sent = e->targets.data();

@@ -80,6 +80,18 @@ int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const
 int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
 			bool hand_on, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Responder *v, std::string *err);
 
+/* The handshake alone, for roles that bind the QPs themselves (ping-pong). Client:
+ * connects o.qps QPs made from qo on io with the given access, announcing the counts and
+ * flags (and the credit words, if f has them); the QPs in f->pairs.a, the server's
+ * replies in f->pairs.cm_client. Server: accepts o.qps connections, each checked against
+ * o; fill (if any) completes each QP's spec and reply from the request, or refuses it
+ * (-1 with *why); the QPs in f->pairs.b, in QP index order. */
+int remote_connect(const RunOptions &o, Device &dev, SharedIOContext &io, const QpOptions &qo, int access, uint8_t flags,
+		   RemoteEnd *e, LoopbackFlow *f, std::string *err);
+using RemoteAcceptFill = std::function<int(const CmPrivate &req, CmQpSpec *spec, CmPrivate *reply, std::string *why)>;
+int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e,
+		  LoopbackFlow *f, const RemoteAcceptFill &fill, std::string *err);
+
 /* The control plane's watch over every remote end of a run, on a control thread. */
 struct RemoteWatchEnd {
 	RemoteEnd *end;

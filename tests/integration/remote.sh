@@ -138,6 +138,19 @@ expect_grep "$dump" "^  \{ name = \"flow0_tx\"; kind = \"rdma_tx\"; lcore = 0; f
 expect_eq "dumped client: --check" "$?" 0
 rm -f "$dump"
 
+# A ping-pong across two processes: the client pings over 2 QPs, the server's echo
+# stage answers; the client times the round trips, each side checks what it gets.
+server --pingpong -Q 2 -n 4000
+client --pingpong -Q 2 -n 4000
+server_wait
+expect_eq "pingpong: client exit" "$rc" 0
+expect_eq "pingpong: server exit" "$src" 0
+expect_grep "$cout" "^  mode: +ping-pong, SEND, 2 B, 2 QPs each way"
+expect_grep "$cout" "^  echoes verified: +4000$"
+expect_grep "$cout" "^  latency median: +[0-9.]+ us$"
+expect_eq "pingpong: server verified" "$(field "$sout" 'messages verified')" 4000
+expect_grep "$sout" "^  flow flow0: +SEND, 2 B, 2 QPs, $B_ADDR:$port's client -> lcore 1: sent 4000, completed 4000, received 4000, verified 4000$"
+
 # A size sweep across two processes: each step the server listens again and the client
 # connects again (asking again while the server is between steps).
 server -v send -s 64,4K -n 5000

@@ -242,7 +242,10 @@ void two_processes(void **)
 	assert_string_equal(o.peer.c_str(), "10.2.0.2:18515");
 	assert_string_equal(o.local.c_str(), "10.2.0.1");
 	expect_error({"--listen", "1", "--peer", "a:1"}, "--listen and --peer are exclusive: the server listens, the client names it");
-	expect_error({"--peer", "a:1", "--pingpong"}, "--peer: a two-process ping-pong does not run yet (rate runs only)");
+	/* A ping-pong across two processes: the client pings, the server echoes. */
+	assert_int_equal(static_cast<int>(parse({"--peer", "10.2.0.2:1", "--pingpong"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(static_cast<int>(o.mode), static_cast<int>(rp::Mode::pingpong));
 	expect_error({"--listen", "1", "-t", "2"}, "--listen: give --messages; a two-process run announces its count to the server");
 	expect_error({"--local", "10.0.0.1"}, "--local goes with --peer (the client's address)");
 	expect_error({"--peer", ""}, "--peer: empty address");
