@@ -561,10 +561,6 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			*err = "--listen and --peer are exclusive: the server listens, the client names it";
 			return ParseResult::error;
 		}
-		if (o->duration_s > 0) {
-			*err = std::string(side) + ": give --messages; a two-process run announces its count to the server";
-			return ParseResult::error;
-		}
 	}
 	if (!o->local.empty() && o->peer.empty()) {
 		*err = "--local goes with --peer (the client's address)";

@@ -108,14 +108,19 @@ FlowTally tally_remote(const GraphFlow &f)
 		t.failed_qps = c.failed_qps;
 		t.errors = c.wc_errors.total;
 		t.data_errors = c.result_errors;
-		t.ok = f.tx_stage->done.load() && f.tx_stage->rc == 0 && t.sent == f.o.messages && t.completed == t.sent &&
-		       t.errors == 0 && t.data_errors == 0 && (!self_checked || t.verified == t.sent) && e.why.empty();
+		const bool count_ok = e.duration ? e.counts_written + t.failed_qps == f.o.qps : t.sent == f.o.messages;
+		t.ok = f.tx_stage->done.load() && f.tx_stage->rc == 0 && count_ok && t.completed == t.sent && t.errors == 0 &&
+		       t.data_errors == 0 && (!self_checked || t.verified == t.sent) && e.why.empty();
 		return t;
 	}
 	const ResponderCounters &c = f.v.c;
 	const bool two_sided = verb_consumes_receive(verb);
-	for (uint64_t n : e.targets)
-		t.sent += n;   // announced by the client
+	bool told = true;   // a duration run: every QP's final count came from the client
+	for (uint32_t i = 0; i < f.o.qps; i++) {
+		const uint64_t n = e.duration ? static_cast<const uint64_t *>(e.counts.addr)[i] : e.targets[i];
+		told &= n != UINT64_MAX;
+		t.sent += n == UINT64_MAX ? 0 : n;   // what the client announced, or said at its end
+	}
 	const bool memory_ok = c.payload_errors == 0 && c.fail_reason == nullptr &&
 			       ((verb == Verb::write && (c.window_slots_checked > 0 || !f.o.verify)) ||
 				(verb_is_atomic(verb) && c.counters_checked == f.o.qps));
@@ -126,7 +131,7 @@ FlowTally tally_remote(const GraphFlow &f)
 	t.errors = c.wc_errors.total;
 	t.data_errors = c.payload_errors;
 	t.unobserved = !two_sided;
-	t.ok = f.rx_stage->done.load() && f.rx_stage->rc == 0 && t.errors == 0 && t.data_errors == 0 &&
+	t.ok = f.rx_stage->done.load() && f.rx_stage->rc == 0 && told && t.errors == 0 && t.data_errors == 0 &&
 	       (two_sided ? t.delivered == t.sent && t.verified == t.sent : verb == Verb::read || memory_ok);
 	return t;
 }
@@ -712,6 +717,14 @@ void print_remote(const Graph &g)
 		if (e.probe_cq)
 			printf("  keep-alive reads:    %s%" PRIu64 " posted, %" PRIu64 " answered\n", who.c_str(), e.probes_posted,
 			       e.probes_answered);
+		if (e.duration && !e.server)
+			printf("  final counts:        %s%" PRIu64 " of %u written to the server\n", who.c_str(), e.counts_written, n);
+		if (e.duration && e.server) {
+			unsigned told = 0;
+			for (uint32_t i = 0; i < n; i++)
+				told += static_cast<const uint64_t *>(e.counts.addr)[i] != UINT64_MAX;
+			printf("  final counts:        %s%u of %u told by the client\n", who.c_str(), told, n);
+		}
 	}
 }
 

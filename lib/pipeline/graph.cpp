@@ -911,23 +911,14 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		}
 	}
 
-	/* Two hosts: the server judges its end by the counts the client announces when it
-	 * connects, over RC connections (rdma_cm connects RC QPs only). */
-	for (auto &f : g->flows) {
-		if (!f->remote)
-			continue;
-		const FlowConf &fc = *f->conf;
-		const std::string path = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "]");
-		if (f->o.messages == 0) {
-			*err = path + "flow '" + fc.name + "' runs between two hosts: give it messages (the client announces "
-							   "each QP's count when it connects, and the server judges what arrived by it)";
+	/* Two hosts: over RC connections (rdma_cm connects RC QPs only). */
+	for (auto &f : g->flows)
+		if (f->remote && f->conf->transport == Transport::uc) {
+			const FlowConf &fc = *f->conf;
+			*err = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "].transport") + "flow '" + fc.name +
+			       "' runs between two hosts over rdma_cm, which connects RC QPs only";
 			return -1;
 		}
-		if (fc.transport == Transport::uc) {
-			*err = path + "transport: flow '" + fc.name + "' runs between two hosts over rdma_cm, which connects RC QPs only";
-			return -1;
-		}
-	}
 
 	/* Buffers go back where they came from; a stage takes one message size. */
 	for (auto &s : g->stages) {
@@ -1128,11 +1119,11 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 		if (f->remote && f->remote->server && flow_setup(g, *f, err) != 0)
 			return -1;
 	for (auto &f : g->flows)
-		if (f->remote)
-			g->watch.ends.push_back({f->remote.get(),
-						 f->remote->server ? static_cast<CmConnSet *>(f->objs->pairs.cm_server.get())
-								   : static_cast<CmConnSet *>(f->objs->pairs.cm_client.get()),
-						 &f->ctl});
+		if (f->remote && f->remote->server)
+			g->watch.ends.push_back({f->remote.get(), f->objs->pairs.cm_server.get(), &f->ctl});
+		else if (f->remote)   // a client: its requester's final counts go to the server (duration runs)
+			g->watch.ends.push_back({f->remote.get(), f->objs->pairs.cm_client.get(), &f->ctl,
+						 f->pingpong ? nullptr : &f->q, f->tx->io.send_cq});
 	for (auto &f : g->flows) {
 		if (!f->lanes.empty())
 			continue;   // passive far ends

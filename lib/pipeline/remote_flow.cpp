@@ -73,6 +73,7 @@ RemoteEnd::~RemoteEnd()
 {
 	if (probe_cq)
 		ibv_destroy_cq(probe_cq);   // after the QPs (the flow's objects go first)
+	registered_buf_free(&counts);
 }
 
 int remote_end_init(const PipelineConf &c, const FlowConf &fc, RemoteEnd *e, std::string *err)
@@ -204,9 +205,22 @@ int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const
 	const bool atomic = verb_is_atomic(o.verb);
 	std::vector<RemoteTarget> targets;
 	bool asked_self_describing = false;
+	e->duration = o.messages == 0;
 	for (uint32_t i = 0; i < o.qps; i++) {
 		const CmConn &c = cli.conn(i);
 		asked_self_describing |= (c.peer.flags & kCmSelfDescribing) != 0;
+		if (e->duration && c.peer.credit_addr == 0) {
+			*err = e->addr.str + ": the server's reply for QP " + std::to_string(i) + " names no word for the final count";
+			return -1;
+		}
+		if (e->duration)
+			e->count_words.push_back(RemoteTarget{c.peer.credit_addr, c.peer.credit_rkey, 0});
+	}
+	if (e->duration && registered_buf_alloc(dev, (std::string("rp_") + tag + "_final_counts").c_str(), o.qps * sizeof(uint64_t),
+						0, &e->counts, err) != 0)
+		return -1;
+	for (uint32_t i = 0; i < o.qps; i++) {
+		const CmConn &c = cli.conn(i);
 		if (!shape.mem_per_qp)
 			continue;
 		if (c.peer.addr == 0 || c.peer.slot_bytes != (atomic ? 8u : o.msg_bytes) || c.peer.slots != (atomic ? 1u : o.slots)) {
@@ -293,6 +307,14 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 		return -1;
 	if (!shape.two_sided && make_probe(o, dev, e, f, err) != 0)
 		return -1;
+	e->duration = o.messages == 0;
+	if (e->duration) {   // the client's final counts land here
+		if (registered_buf_alloc(dev, (std::string("rp_") + tag + "_final_counts").c_str(), o.qps * sizeof(uint64_t),
+					 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &e->counts, err) != 0)
+			return -1;
+		for (uint32_t i = 0; i < o.qps; i++)
+			static_cast<uint64_t *>(e->counts.addr)[i] = UINT64_MAX;
+	}
 	bool self_describing = false;
 	std::vector<CreditTarget> credits(o.qps);
 	auto fill = [&](const CmPrivate &p, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
@@ -311,6 +333,11 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 			reply->slots = verb_is_atomic(o.verb) ? 1 : o.slots;
 			reply->slot_bytes = verb_is_atomic(o.verb) ? 8 : o.msg_bytes;
 		}
+		if (e->duration) {
+			reply->credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(e->counts.addr) + p.qp_index);
+			reply->credit_rkey = e->counts.mr->rkey;
+			spec->access |= IBV_ACCESS_REMOTE_WRITE;
+		}
 		credits[p.qp_index] = {p.credit_addr, p.credit_rkey};
 		if (e->probe_cq)
 			e->words[p.qp_index] = RemoteTarget{p.credit_addr, p.credit_rkey, 0};
@@ -320,7 +347,10 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 	if (remote_accept(o, dev, io, qo, e, f, fill, err) != 0 || responder_bind(o, ops, io, ctl, f, credits, v, err) != 0)
 		return -1;
 	v->self_describing |= self_describing || hand_on;
-	ctl->qp_sent = e->targets.data();
+	/* A duration run's counts are known once the client has written them (before it
+	 * disconnects); until then each reads "not told", and the NIC writes them while
+	 * the lcore reads: each read is a fresh load after the CQ polls around it. */
+	ctl->qp_sent = e->duration ? static_cast<const uint64_t *>(e->counts.addr) : e->targets.data();
 	ctl->counts_known = true;
 	return 0;
 }
@@ -420,6 +450,47 @@ int remote_watch_start(RemoteWatch *w, std::string *err)
 	return 0;
 }
 
+namespace {
+
+/* A client of a duration run, its lcore done: each QP's final count into the server's
+ * word (an RDMA WRITE from our credit word, which nothing needs any more), waited for,
+ * before the disconnect that ends the server's run. */
+void write_final_counts(RemoteWatchEnd &we)
+{
+	RemoteEnd &e = *we.end;
+	const Requester &q = *we.q;
+	if (!e.duration || we.ctl->aborted() || q.c.fail_reason)
+		return;   // a failed run has no final count to give; the server fails too
+	auto *src = static_cast<uint64_t *>(e.counts.addr);
+	for (uint32_t i = 0; i < q.nqps; i++) {
+		if (q.qps[i].failed)
+			continue;
+		src[i] = q.qps[i].sent;
+		ibv_sge sge{reinterpret_cast<uintptr_t>(&src[i]), 8, e.counts.mr->lkey};
+		ibv_send_wr wr{};
+		wr.wr_id = UINT64_MAX - i;   // no requester's: its lcore is done
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = e.count_words[i].base;
+		wr.wr.rdma.rkey = e.count_words[i].rkey;
+		ibv_send_wr *bad = nullptr;
+		if (ibv_post_send(q.qps[i].qp, &wr, &bad) != 0)
+			return;
+	}
+	for (unsigned waited_us = 0; e.counts_written < q.nqps && waited_us < 1000000; waited_us += 1000) {
+		ibv_wc wc[16];
+		const int n = ibv_poll_cq(we.send_cq, 16, wc);
+		for (int k = 0; k < n; k++)
+			e.counts_written += wc[k].wr_id >= UINT64_MAX - q.nqps + 1 && wc[k].status == IBV_WC_SUCCESS;
+		if (n <= 0)
+			usleep(1000);
+	}
+}
+
+} // namespace
+
 void remote_watch_finish(RemoteWatch *w, double stall_s)
 {
 	if (!w->running)
@@ -434,6 +505,9 @@ void remote_watch_finish(RemoteWatch *w, double stall_s)
 	w->stop.store(true, std::memory_order_release);
 	pthread_join(w->thread, nullptr);
 	w->running = false;
+	for (RemoteWatchEnd &we : w->ends)
+		if (!we.end->server && we.q)
+			write_final_counts(we);
 	for (CmClient *c : clients)
 		c->close();
 	for (RemoteWatchEnd &we : w->ends) {

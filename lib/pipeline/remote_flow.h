@@ -38,6 +38,12 @@ struct RemoteEnd {
 	CmAddr addr;                       // the server's (ours when listening)
 	CmAddr local;                      // client: the address (and so the device) to connect from
 	std::vector<uint64_t> targets;     // per QP, the messages the client sends (0 each: a duration)
+	/* A duration run has no count to announce: the client writes each QP's final count
+	 * into a word of the server's (named in the server's reply) before it disconnects. */
+	bool duration = false;
+	RegisteredBuf counts;              // those words: the server's (UINT64_MAX: not told), the client's source
+	std::vector<RemoteTarget> count_words;   // client: where the server takes them
+	uint64_t counts_written = 0;       // client: final counts the server acknowledged
 	/* Server of a one-sided verb: the keep-alive reads, on a CQ of their own that only
 	 * the control plane polls (no lcore's completions are ever there). */
 	ibv_cq *probe_cq = nullptr;
@@ -96,7 +102,9 @@ int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const Q
 struct RemoteWatchEnd {
 	RemoteEnd *end;
 	CmConnSet *cm;
-	RunControl *ctl;   // the flow's
+	RunControl *ctl;                  // the flow's
+	const Requester *q = nullptr;     // a client's: its final counts
+	ibv_cq *send_cq = nullptr;        // ... and where their writes complete (its lcore's, done by then)
 };
 struct RemoteWatch {
 	std::vector<RemoteWatchEnd> ends;
@@ -105,7 +113,8 @@ struct RemoteWatch {
 	bool running = false;
 };
 int remote_watch_start(RemoteWatch *w, std::string *err);
-/* After the lcores are done: the clients' connections close (the servers see them go),
+/* After the lcores are done: a client of a duration run writes its final counts to the
+ * server, the clients' connections close (the servers see them go),
  * then each server waits (up to stall_s) for its client to disconnect, since the
  * client's last completions need our QPs; the thread stops. */
 void remote_watch_finish(RemoteWatch *w, double stall_s);

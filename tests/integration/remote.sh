@@ -151,6 +151,26 @@ expect_grep "$cout" "^  latency median: +[0-9.]+ us$"
 expect_eq "pingpong: server verified" "$(field "$sout" 'messages verified')" 4000
 expect_grep "$sout" "^  flow flow0: +SEND, 2 B, 2 QPs, $B_ADDR:$port's client -> lcore 1: sent 4000, completed 4000, received 4000, verified 4000$"
 
+# Duration runs across two processes: nothing to announce up front, so the client
+# writes each QP's final count into the server's word before it disconnects; the
+# server judges what arrived (sends) or its window (writes) by them.
+for v in send write; do
+	server -v "$v" -Q 2 -t 2
+	client -v "$v" -Q 2 -t 2
+	server_wait
+	expect_eq "$v duration: client exit" "$rc" 0
+	expect_eq "$v duration: server exit" "$src" 0
+	expect_grep "$cout" "^  final counts: +2 of 2 written to the server$"
+	expect_grep "$sout" "^  final counts: +2 of 2 told by the client$"
+	sent=$(field "$cout" 'messages sent')
+	[ -n "$sent" ] && [ "$sent" -gt 0 ] || sent="(none)"
+	expect_eq "$v duration: server's count = client's" "$(field "$sout" 'messages sent')" "$sent"
+	case $v in
+	send) expect_eq "$v duration: server verified" "$(field "$sout" 'messages verified')" "$sent" ;;
+	write) expect_grep "$sout" "^  window slots checked: +[1-9][0-9]*$" ;;
+	esac
+done
+
 # A size sweep across two processes: each step the server listens again and the client
 # connects again (asking again while the server is between steps).
 server -v send -s 64,4K -n 5000
