@@ -359,6 +359,22 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 
 namespace {
 
+/* One signalled 8-byte RDMA READ or WRITE between a word of ours and one of the peer's. */
+int post_word(ibv_qp *qp, ibv_wr_opcode op, uint64_t wr_id, uint64_t *local, uint32_t lkey, const RemoteTarget &remote)
+{
+	ibv_sge sge{reinterpret_cast<uintptr_t>(local), 8, lkey};
+	ibv_send_wr wr{};
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = remote.base;
+	wr.wr.rdma.rkey = remote.rkey;
+	ibv_send_wr *bad = nullptr;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
 /* One period of a server's keep-alive reads: answers in, late ones judged, new ones out. */
 void probe_step(RemoteWatchEnd &we, unsigned it)
 {
@@ -380,19 +396,10 @@ void probe_step(RemoteWatchEnd &we, unsigned it)
 		}
 		if (at || it % kProbeEvery)
 			continue;
-		ibv_sge sge{reinterpret_cast<uintptr_t>(&e.scratch[i]), 8, e.scratch_lkey};
-		ibv_send_wr wr{};
-		wr.wr_id = i;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_RDMA_READ;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = e.words[i].base;
-		wr.wr.rdma.rkey = e.words[i].rkey;
-		ibv_send_wr *bad = nullptr;
 		/* The set's connections are in arrival order: QP index i is the one whose peer says so. */
 		for (unsigned c = 0; c < cm.size(); c++)
-			if (cm.conn(c).peer.qp_index == i && ibv_post_send(cm.conn(c).qp, &wr, &bad) == 0) {
+			if (cm.conn(c).peer.qp_index == i &&
+			    post_word(cm.conn(c).qp, IBV_WR_RDMA_READ, i, &e.scratch[i], e.scratch_lkey, e.words[i]) == 0) {
 				e.posted_at[i] = it;
 				e.probes_posted++;
 			}
@@ -466,17 +473,8 @@ void write_final_counts(RemoteWatchEnd &we)
 		if (q.qps[i].failed)
 			continue;
 		src[i] = q.qps[i].sent;
-		ibv_sge sge{reinterpret_cast<uintptr_t>(&src[i]), 8, e.counts.mr->lkey};
-		ibv_send_wr wr{};
-		wr.wr_id = UINT64_MAX - i;   // no requester's: its lcore is done
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = e.count_words[i].base;
-		wr.wr.rdma.rkey = e.count_words[i].rkey;
-		ibv_send_wr *bad = nullptr;
-		if (ibv_post_send(q.qps[i].qp, &wr, &bad) != 0)
+		/* wr_id: none of the requester's (its lcore is done) */
+		if (post_word(q.qps[i].qp, IBV_WR_RDMA_WRITE, UINT64_MAX - i, &src[i], e.counts.mr->lkey, e.count_words[i]) != 0)
 			return;
 	}
 	for (unsigned waited_us = 0; e.counts_written < q.nqps && waited_us < 1000000; waited_us += 1000) {

@@ -38,13 +38,18 @@ server_wait() {   # sets $src
 	src=$?
 	echo "--- server (exit $src)"; cat "$sout"; echo "--- client (exit $rc)"; cat "$cout"
 }
+pair() {   # WHAT ARGS...: a server and a client with the same ARGS, both expected to pass
+	local what=$1
+	shift
+	server "$@"
+	client "$@"
+	server_wait
+	expect_eq "$what: client exit" "$rc" 0
+	expect_eq "$what: server exit" "$src" 0
+}
 
 for v in write_imm send read fetch_add write; do
-	server -v "$v" -Q 4 -n 20000
-	client -v "$v" -Q 4 -n 20000
-	server_wait
-	expect_eq "$v: client exit" "$rc" 0
-	expect_eq "$v: server exit" "$src" 0
+	pair "$v" -v "$v" -Q 4 -n 20000
 	expect_grep "$cout" "^  role: +client \(requester\) of $B_ADDR:$port, $A port 1"
 	expect_grep "$sout" "^  role: +server \(responder\) on $B_ADDR:$port, $B port 1"
 	expect_eq "$v: client completed" "$(field "$cout" 'messages completed')" 20000
@@ -140,11 +145,7 @@ rm -f "$dump"
 
 # A ping-pong across two processes: the client pings over 2 QPs, the server's echo
 # stage answers; the client times the round trips, each side checks what it gets.
-server --pingpong -Q 2 -n 4000
-client --pingpong -Q 2 -n 4000
-server_wait
-expect_eq "pingpong: client exit" "$rc" 0
-expect_eq "pingpong: server exit" "$src" 0
+pair pingpong --pingpong -Q 2 -n 4000
 expect_grep "$cout" "^  mode: +ping-pong, SEND, 2 B, 2 QPs each way"
 expect_grep "$cout" "^  echoes verified: +4000$"
 expect_grep "$cout" "^  latency median: +[0-9.]+ us$"
@@ -155,11 +156,7 @@ expect_grep "$sout" "^  flow flow0: +SEND, 2 B, 2 QPs, $B_ADDR:$port's client ->
 # writes each QP's final count into the server's word before it disconnects; the
 # server judges what arrived (sends) or its window (writes) by them.
 for v in send write; do
-	server -v "$v" -Q 2 -t 2
-	client -v "$v" -Q 2 -t 2
-	server_wait
-	expect_eq "$v duration: client exit" "$rc" 0
-	expect_eq "$v duration: server exit" "$src" 0
+	pair "$v duration" -v "$v" -Q 2 -t 2
 	expect_grep "$cout" "^  final counts: +2 of 2 written to the server$"
 	expect_grep "$sout" "^  final counts: +2 of 2 told by the client$"
 	sent=$(field "$cout" 'messages sent')
@@ -173,11 +170,7 @@ done
 
 # A size sweep across two processes: each step the server listens again and the client
 # connects again (asking again while the server is between steps).
-server -v send -s 64,4K -n 5000
-client -v send -s 64,4K -n 5000
-server_wait
-expect_eq "sweep: client exit" "$rc" 0
-expect_eq "sweep: server exit" "$src" 0
+pair sweep -v send -s 64,4K -n 5000
 for out in "$cout" "$sout"; do
 	expect_grep "$out" "^size sweep: +2 steps$"
 	expect_grep "$out" "^  64B: .*, PASS$"
