@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <thread>
 
 namespace rp {
 
@@ -1105,19 +1106,34 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 			return -1;
 
 	/* Each flow's objects and roles on its lcores' io contexts. Servers of two-host
-	 * flows listen first (that never blocks) and accept last, after this host's own
-	 * connections are made. */
+	 * flows listen first (that never blocks), then accept on threads of their own while
+	 * this host's other flows connect: two hosts that each serve the other a flow would
+	 * otherwise each wait in its connect for the other's accept. */
 	for (auto &f : g->flows)
 		if (f->remote && f->remote->server && remote_listen(f->remote.get(), f->o.qps, *f->rx->dev, f->objs.get(), err) != 0) {
 			*err = "flow '" + f->conf->name + "': " + *err;
 			return -1;
 		}
+	const size_t nflows = g->flows.size();
+	std::vector<std::thread> accepting;
+	std::vector<int> accept_rc(nflows, 0);
+	std::vector<std::string> accept_err(nflows);
+	for (size_t i = 0; i < nflows; i++)
+		if (GraphFlow &f = *g->flows[i]; f.remote && f.remote->server)
+			accepting.emplace_back([g, &f, &accept_rc, &accept_err, i] { accept_rc[i] = flow_setup(g, f, &accept_err[i]); });
+	int rc = 0;
 	for (auto &f : g->flows)
-		if (!(f->remote && f->remote->server) && flow_setup(g, *f, err) != 0)
-			return -1;
-	for (auto &f : g->flows)
-		if (f->remote && f->remote->server && flow_setup(g, *f, err) != 0)
-			return -1;
+		if (rc == 0 && !(f->remote && f->remote->server))
+			rc = flow_setup(g, *f, err);
+	for (std::thread &t : accepting)
+		t.join();
+	for (size_t i = 0; rc == 0 && i < nflows; i++)
+		if (accept_rc[i] != 0) {
+			*err = accept_err[i];
+			rc = -1;
+		}
+	if (rc != 0)
+		return -1;
 	for (auto &f : g->flows)
 		if (f->remote && f->remote->server)
 			g->watch.ends.push_back({f->remote.get(), f->objs->pairs.cm_server.get(), &f->ctl});

@@ -132,6 +132,23 @@ expect_grep "$sout" "^  stage done: +sink on lcore 0: 20000 messages"
 expect_eq "two-host stages: server verified" "$(field "$sout" 'messages verified')" 20000
 expect_eq "two-host stages: server buffers" "$(field "$sout" 'buffers not returned')" 0
 
+# Two hosts that each serve the other a flow, started together: each listens, accepts
+# on a thread while it connects (asking again until the other listens), so neither
+# waits on the other; each verifies what it receives.
+# shellcheck disable=SC2086
+timeout -k 5 120 "$RDMAPIPE" -l 0-1 $base -- -f "$two_dir/both-b.conf" --output "$sout.json" >"$sout" 2>&1 &
+spid=$!
+# shellcheck disable=SC2086
+timeout -k 5 120 "$RDMAPIPE" -l 0-1 $base -- -f "$two_dir/both-a.conf" >"$cout" 2>&1
+rc=$?
+server_wait
+expect_eq "both ways: host A exit" "$rc" 0
+expect_eq "both ways: host B exit" "$src" 0
+expect_grep "$cout" "^  flow b2a: +RDMA_WRITE_WITH_IMM, 64 B, 2 QPs, 10.2.0.1:18795's client -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
+expect_grep "$sout" "^  flow a2b: +SEND, 128 B, 2 QPs, 10.2.0.2:18796's client -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
+expect_grep "$sout.json" '"role": "client\+server"'
+rm -f "$sout.json"
+
 # The command line of either end is a pipeline: --dump-conf prints it (no -d: the
 # device rdma_cm finds for the addresses), and the file runs the same way.
 dump=$(mktemp --suffix=.conf)
