@@ -79,17 +79,6 @@ int probe_and_report(const RunOptions &o, Device &dev, DeviceCaps *caps, std::st
 	return 0;
 }
 
-const VerbsOps *pick_cq_ops(const RunOptions &o, const Device &dev, const DeviceCaps &caps)
-{
-	if (o.cq_api != CqApi::ex)
-		return &kIbvOps;
-	if (!caps.cq_ex) {
-		printf("rdmapipe: %s has no extended CQs: --cq-api ex falls back to ibv_poll_cq\n", dev.name.c_str());
-		return &kIbvOps;
-	}
-	return caps.next_poll_ends_batch ? &kIbvCqExRxeOps : &kIbvCqExOps;
-}
-
 int place_end(const RunOptions &o, unsigned *lc)
 {
 	const unsigned main_lc = rte_get_main_lcore();
@@ -109,25 +98,6 @@ int place_end(const RunOptions &o, unsigned *lc)
 int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b)
 {
 	unsigned main_lc = rte_get_main_lcore();
-	if (o.tx_lcore >= 0) {
-		for (int lc : {o.tx_lcore, o.rx_lcore})
-			if (lc < 0 || !rte_lcore_is_enabled(static_cast<unsigned>(lc))) {
-				fprintf(stderr, "rdmapipe: %s: lcore %d is not in the EAL lcore set (-l)\n", run, lc);
-				return kExitUsage;
-			}
-		if (o.interactive && (static_cast<unsigned>(o.tx_lcore) == main_lc || static_cast<unsigned>(o.rx_lcore) == main_lc)) {
-			fprintf(stderr, "rdmapipe: %s: -i: the console takes the main lcore %u; put the stages on other lcores\n",
-				run, main_lc);
-			return kExitUsage;
-		}
-		if (o.tx_lcore == o.rx_lcore) {
-			fprintf(stderr, "rdmapipe: %s: both ends on lcore %d: give them different lcores\n", run, o.tx_lcore);
-			return kExitUsage;
-		}
-		*a = static_cast<unsigned>(o.tx_lcore);
-		*b = static_cast<unsigned>(o.rx_lcore);
-		return kExitOk;
-	}
 	unsigned workers[2], n = 0, lc;
 	RTE_LCORE_FOREACH_WORKER(lc) {
 		if (n < 2)
@@ -193,12 +163,6 @@ int run_watched(const std::vector<LcoreJob> &jobs, Sampler *sampler, bool sample
 	return kExitOk;
 }
 
-void run_two_roles(int (*fa)(void *), void *arg_a, unsigned a, const std::atomic<bool> &a_done,
-		   int (*fb)(void *), void *arg_b, unsigned b, const std::atomic<bool> &b_done)
-{
-	run_lcore_jobs({{fb, arg_b, b, &b_done}, {fa, arg_a, a, &a_done}});
-}
-
 int write_results(const RunOptions &o, const Results &r, bool pass)
 {
 	std::string err;
@@ -218,13 +182,6 @@ int setup_error(const std::string &err)
 {
 	fprintf(stderr, "rdmapipe: %s\n", err.c_str());
 	return kExitSetup;
-}
-
-double thread_cpu_s()
-{
-	timespec t{};
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
 }
 
 } // namespace rp

@@ -38,16 +38,11 @@ int open_device(const RunOptions &o, Device *dev, DeviceCaps *caps);
  * lacks, unless quiet. Returns 0 or -errno with *err. */
 int probe_and_report(const RunOptions &o, Device &dev, DeviceCaps *caps, std::string *err);
 
-/* The completion-polling ops for --cq-api, chosen once (with a note on fallback). */
-const VerbsOps *pick_cq_ops(const RunOptions &o, const Device &dev, const DeviceCaps &caps);
-
 int setup_error(const std::string &err);   // prints it, returns kExitSetup
-double thread_cpu_s();                     // CPU time of the calling thread
 
-/* Where the two roles of a run go (role A: requester or pinging side; role B:
- * responder or echoing side). Given lcores (from a pipeline file: o.tx_lcore,
- * o.rx_lcore) are checked against EAL; otherwise B takes the first worker (or main,
- * with one worker) and A the next. Returns an ExitCode (errors printed). */
+/* Where the two roles of a command-line run go (role A: requester or pinging side;
+ * role B: responder or echoing side): B takes the first worker (or main, with one
+ * worker) and A the next. Returns an ExitCode (errors printed). */
 int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b);
 /* Where a two-process run's end goes: the first worker lcore, or the main one when
  * there is none (not with -i: the console takes it). Returns an ExitCode. */
@@ -77,10 +72,6 @@ struct RunView;
 int run_watched(const std::vector<LcoreJob> &jobs, Sampler *sampler, bool sample, RunView *view, RunControl *ctl,
 		const std::vector<AsyncEventWatch *> &async, const std::function<void()> &tick = {},
 		const std::function<void()> &after = {});
-
-/* Runs fa on lcore a and fb on lcore b (b launched first). */
-void run_two_roles(int (*fa)(void *), void *arg_a, unsigned a, const std::atomic<bool> &a_done,
-		   int (*fb)(void *), void *arg_b, unsigned b, const std::atomic<bool> &b_done);
 
 struct Results;
 /* Writes the results files o asks for; returns the run's ExitCode (pass or not), or

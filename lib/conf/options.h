@@ -69,15 +69,11 @@ struct RunOptions {
 	std::string output_json;        // results files written at the end ("": none)
 	std::string output_csv;
 	std::vector<std::string> flow_names;   // from a pipeline file; else flow0, flow1, ...
-	int tx_lcore = -1;              // from a pipeline file: where each end runs (-1: chosen)
 	bool tx_gen_stage = false;      // gen stages feeding the requester keep the flow's rate
 	bool tx_count_from_input = false;   // fed from duration flows: it sends what comes until its input ends
 	double rate_pps = 0;            // --rate, per flow: kept by the gen stage, else the requester (0: none)
-	int rx_lcore = -1;
-	/* From a pipeline file: what its io contexts and pool give, used where it is more
-	 * than the engine's own sizing needs (0: the engine's sizing). */
-	uint32_t tx_send_cq = 0;        // the rdma_tx lcore's send CQ
-	uint32_t rx_send_cq = 0, rx_recv_cq = 0, rx_srq = 0;   // the rdma_rx lcore's
+	/* From a pipeline file: its pool's size, used where it is more than the engine's
+	 * own sizing needs (0: the engine's sizing). */
 	uint32_t pool_count = 0, pool_cache = 0;   // the flow's pool (pool_cache: with a count)
 	double warmup_s = 0;            // run.warmup: rates leave out what completes before it
 };

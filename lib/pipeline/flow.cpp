@@ -43,30 +43,11 @@ RoleShape role_shape(const RunOptions &o)
 	}
 	r.mem_per_qp = responder_memory_per_qp(verb, o.msg_bytes, o.slots);
 	const uint64_t window_total = static_cast<uint64_t>(o.slots) * o.qps;
-	r.srq_depth = r.two_sided ? std::max(static_cast<uint32_t>(window_total + o.srq_refill), o.rx_srq) : 0;
-	r.req_send_cq = std::max<uint64_t>(static_cast<uint64_t>(o.qps) * o.sq_depth, o.tx_send_cq);
-	r.rsp_recv_cq = r.two_sided ? std::max(r.srq_depth, o.rx_recv_cq) : 1;
-	r.rsp_send_cq = std::max<uint64_t>(static_cast<uint64_t>(o.qps) * kCreditRing, o.rx_send_cq);
+	r.srq_depth = r.two_sided ? static_cast<uint32_t>(window_total + o.srq_refill) : 0;
+	r.req_send_cq = static_cast<uint64_t>(o.qps) * o.sq_depth;
 	r.tx_pool_n = std::max(o.qps * (o.sq_depth + o.batch) + o.batch * 2 + 1, o.pool_count);
 	r.rx_pool_n = r.two_sided && verb != Verb::write_imm ? r.srq_depth + kRxPollBurst + o.batch * 2 + 1 : 0;
 	return r;
-}
-
-int check_role_limits(const RoleShape &r, const Device &dev, uint64_t qps_here, std::string *err)
-{
-	const uint64_t max_cqe = static_cast<uint64_t>(dev.dev_attr.max_cqe);
-	uint64_t biggest = std::max({r.req_send_cq, r.rsp_recv_cq, r.rsp_send_cq});
-	if (biggest > max_cqe) {
-		*err = dev.name + ": a CQ of " + std::to_string(biggest) + " entries would be needed, the device allows " +
-		       std::to_string(max_cqe) + " (lower --slots or --qps)";
-		return -1;
-	}
-	if (qps_here > static_cast<uint64_t>(dev.dev_attr.max_qp)) {
-		*err = dev.name + ": " + std::to_string(qps_here) + " QPs needed, the device allows " +
-		       std::to_string(dev.dev_attr.max_qp);
-		return -1;
-	}
-	return 0;
 }
 
 rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, const RunOptions &o,

@@ -1,7 +1,7 @@
 /* Setting up a flow's objects (not the fast path): the sizes a verb implies, buffer
  * pools registered as MRs, QP pairs connected through rdma_cm or directly, and the
- * two roles on them. Shared by the pipeline builder, the two-process run (one role
- * each, over rdma_cm) and QP sharing. Errors come back as -1 with *err naming the
+ * two roles on them (or, for a two-host flow, the half of them on this host:
+ * remote_flow.h). Used by the pipeline builder. Errors come back as -1 with *err naming the
  * object and the cause; nothing here prints or exits. */
 #pragma once
 
@@ -30,15 +30,10 @@ struct RoleShape {
 	uint64_t mem_per_qp = 0;     // responder memory per QP (0: none)
 	uint32_t srq_depth = 0;
 	uint64_t req_send_cq = 0;    // every WR of every QP: a failed QP flushes them all
-	uint64_t rsp_recv_cq = 0;    // every receive of the SRQ
-	uint64_t rsp_send_cq = 0;    // credit writes
 	unsigned tx_pool_n = 0;
 	unsigned rx_pool_n = 0;      // 0: no receive buffers (write_imm has zero-SGE receives)
 };
 RoleShape role_shape(const RunOptions &o);
-
-/* The device can hold the CQs and `qps_here` QPs. Returns 0 or -1 with *err. */
-int check_role_limits(const RoleShape &r, const Device &dev, uint64_t qps_here, std::string *err);
 
 /* A registered pool of n buffers; *err names it and what to do when memory runs out.
  * The first takes the buffer size, burst and cache from a flow's options. */
