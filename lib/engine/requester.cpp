@@ -388,7 +388,7 @@ int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, st
 		for (uint32_t k = 0; k < sizes[f]; k++, qi++) {
 			r->qps[qi].flow = f;
 			/* Messages spread round-robin: QP k of the flow gets every sizes[f]-th. */
-			r->qps[qi].target = m ? m / sizes[f] + (k < m % sizes[f]) : UINT64_MAX;
+			r->qps[qi].target = m ? qp_share(m, sizes[f], k) : UINT64_MAX;
 		}
 	return 0;
 }

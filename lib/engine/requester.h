@@ -148,6 +148,13 @@ int requester_add_qps(Requester *r, std::string *err);
  * over its QPs; completion errors are counted per flow. Without it: one flow. */
 int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, std::string *err);
 
+/* QP k's share of a flow's m messages spread round-robin over its n QPs (what the
+ * requester sends on it, and what a two-host server expects there). */
+inline uint64_t qp_share(uint64_t m, uint32_t n, uint32_t k)
+{
+	return m / n + (k < m % n);
+}
+
 /* Optional, after requester_init: messages come made from `in` (a gen stage, or a relay's
  * verify stage), buffers of `pool` registered in `mrs`, which completions return them
  * to; they are posted as they are. Returns 0 or -EINVAL with *err. */

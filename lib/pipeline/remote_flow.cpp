@@ -32,12 +32,12 @@ const char *dev_name_of(ibv_context *verbs)
 	return verbs ? ibv_get_device_name(verbs->device) : "?";
 }
 
-/* Per QP, the messages the requester sends: its split of the flow's count. */
+/* Per QP, the messages the requester sends: its share of the flow's count. */
 std::vector<uint64_t> qp_targets(const RunOptions &o)
 {
 	std::vector<uint64_t> t;
 	for (uint32_t k = 0; k < o.qps; k++)
-		t.push_back(o.messages / o.qps + (k < o.messages % o.qps));
+		t.push_back(qp_share(o.messages, o.qps, k));
 	return t;
 }
 
