@@ -45,13 +45,14 @@ int open_devices(const PipelineConf &c, const RunOptions &cli, const Graph &plan
 		 std::vector<std::unique_ptr<RunDevice>> *devs, std::vector<GraphDevice> *gdevs)
 {
 	std::string err;
-	for (const DeviceConf *d : graph_devices(plan)) {
+	const std::vector<const DeviceConf *> names = graph_devices(plan);   // gdevs' order
+	for (const DeviceConf *d : names) {
 		RunOptions dev_o = cli;
 		dev_o.device = d->name;
 		/* Two hosts: rdma_cm makes the QPs (on its own context), and without a name
 		 * (a command line with no -d) the device is the one it finds for the address. */
 		for (const auto &f : plan.flows) {
-			const GraphLcore *end = f->tx ? f->tx : f->rx;
+			const GraphLcore *end = f->end_here();
 			if (!f->remote || end->conf->device != d->name)
 				continue;
 			dev_o.connect = ConnectPath::cm;
@@ -69,12 +70,11 @@ int open_devices(const PipelineConf &c, const RunOptions &cli, const Graph &plan
 		gdevs->push_back({&rd.dev, &rd.caps});
 	}
 	for (const auto &f : plan.flows) {
-		const GraphDevice &d = (*gdevs)[0];
-		const GraphDevice *tx = &d;
 		if (!f->tx)
 			continue;   // nothing posted here: the two-host server's end
+		const GraphDevice *tx = &(*gdevs)[0];
 		for (size_t i = 0; i < gdevs->size(); i++)
-			if (graph_devices(plan)[i]->name == f->tx->conf->device)
+			if (names[i]->name == f->tx->conf->device)
 				tx = &(*gdevs)[i];
 		const FlowConf &fc = *f->conf;
 		if (fc.post_api == PostApi::wr && !tx->caps->qp_ex)

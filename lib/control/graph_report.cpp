@@ -115,12 +115,8 @@ FlowTally tally_remote(const GraphFlow &f)
 	}
 	const ResponderCounters &c = f.v.c;
 	const bool two_sided = verb_consumes_receive(verb);
-	bool told = true;   // a duration run: every QP's final count came from the client
-	for (uint32_t i = 0; i < f.o.qps; i++) {
-		const uint64_t n = e.duration ? static_cast<const uint64_t *>(e.counts.addr)[i] : e.targets[i];
-		told &= n != UINT64_MAX;
-		t.sent += n == UINT64_MAX ? 0 : n;   // what the client announced, or said at its end
-	}
+	unsigned told = 0;   // a duration run: the QPs whose final count came from the client
+	t.sent = remote_sent(e, f.o.qps, &told);
 	const bool memory_ok = c.payload_errors == 0 && c.fail_reason == nullptr &&
 			       ((verb == Verb::write && (c.window_slots_checked > 0 || !f.o.verify)) ||
 				(verb_is_atomic(verb) && c.counters_checked == f.o.qps));
@@ -131,7 +127,7 @@ FlowTally tally_remote(const GraphFlow &f)
 	t.errors = c.wc_errors.total;
 	t.data_errors = c.payload_errors;
 	t.unobserved = !two_sided;
-	t.ok = f.rx_stage->done.load() && f.rx_stage->rc == 0 && told && t.errors == 0 && t.data_errors == 0 &&
+	t.ok = f.rx_stage->done.load() && f.rx_stage->rc == 0 && told == f.o.qps && t.errors == 0 && t.data_errors == 0 &&
 	       (two_sided ? t.delivered == t.sent && t.verified == t.sent : verb == Verb::read || memory_ok);
 	return t;
 }
@@ -352,7 +348,7 @@ const char *verified_how(const GraphFlow &f)
 	const RunOptions &o = f.o;
 	if (f.remote && !f.remote->server && o.verb != Verb::read && !verb_is_atomic(o.verb))
 		return " here (the server checks what arrives)";
-	if (f.remote && f.remote->server && o.verb == Verb::read)
+	if (f.serves() && o.verb == Verb::read)
 		return " here (reads are checked by the client)";
 	return !o.verify ? " (sequence only: --no-verify)"
 	       : o.verb == Verb::write ? " (acknowledged, window's final state checked)"
@@ -603,17 +599,19 @@ void print_header(const PipelineConf &c, const Graph &g, const Totals &x)
 		printf("  verb:                %s, %u B, %u QP%s%s, batch %u, signal every %u, send queue %u, window %u\n",
 		       verb_opcode_name(o0.verb), o0.msg_bytes, x.qps, x.qps > 1 ? "s" : "", in_flows.c_str(), o0.batch,
 		       o0.signal_every, o0.sq_depth, o0.slots);
-	for (const auto &f : g.flows)   // two hosts: which end this is
-		if (f->remote)
-			printf("  role:                %s%s %s %s, %s port %u, GID index %d\n",
-			       g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
-			       f->remote->server ? "server (responder)" : "client (requester)", f->remote->server ? "on" : "of",
-			       f->remote->addr.str.c_str(), (f->tx ? f->tx : f->rx)->dev->name.c_str(), (f->tx ? f->tx : f->rx)->dev->port,
-			       (f->tx ? f->tx : f->rx)->dev->gid_index);
+	for (const auto &f : g.flows) {   // two hosts: which end this is
+		if (!f->remote)
+			continue;
+		const Device &dev = *f->end_here()->dev;
+		printf("  role:                %s%s %s, %s port %u, GID index %d\n",
+		       g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
+		       f->serves() ? "server (responder) on" : "client (requester) of", f->remote->addr.str.c_str(),
+		       dev.name.c_str(), dev.port, dev.gid_index);
+	}
 	for (const auto &f : g.flows)   // each flow's pairs: through rdma_cm (each its own port), or directly
 		printf("  connected:           %s%s\n", g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
 		       connected_of(*f).c_str());
-	printf("  completions:         %s\n", cq_ops_str((f0.tx ? f0.tx : f0.rx)->ops));
+	printf("  completions:         %s\n", cq_ops_str(f0.end_here()->ops));
 	if (x.npingpong == g.flows.size())
 		printf("  posting:             one ibv_post_send per message%s\n", f0.ping.p.inline_send ? ", inline" : "");
 	else
@@ -721,8 +719,7 @@ void print_remote(const Graph &g)
 			printf("  final counts:        %s%" PRIu64 " of %u written to the server\n", who.c_str(), e.counts_written, n);
 		if (e.duration && e.server) {
 			unsigned told = 0;
-			for (uint32_t i = 0; i < n; i++)
-				told += static_cast<const uint64_t *>(e.counts.addr)[i] != UINT64_MAX;
+			remote_sent(e, n, &told);
 			printf("  final counts:        %s%u of %u told by the client\n", who.c_str(), told, n);
 		}
 	}

@@ -499,7 +499,7 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 	const bool inl = o.inline_send || ((!f.tx || o.msg_bytes <= f.tx->caps->max_inline) &&
 					   (!f.rx || o.msg_bytes <= f.rx->caps->max_inline));
 	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
-	int rc = f.remote && f.remote->server ? remote_accept(o, *f.rx->dev, f.rx->io, qo, f.remote.get(), &obj, {}, err)
+	int rc = f.serves() ? remote_accept(o, *f.rx->dev, f.rx->io, qo, f.remote.get(), &obj, {}, err)
 		 : f.remote ? remote_connect(o, *f.tx->dev, f.tx->io, qo, 0, 0, f.remote.get(), &obj, err)
 		 : qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, 0, 0, &obj.pairs, err);
 	if (rc != 0)
@@ -1039,7 +1039,7 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 	o.fed = f.fed && !f.has_gen;   // gen stages make the flow's messages in its send pool
 	const char *name = f.conf->name.c_str();
 	int rc;
-	if (f.remote && f.remote->server && g->note)
+	if (f.serves() && g->note)
 		g->note("flow '" + f.conf->name + "': server on " + f.remote->addr.str + " (" + f.rx->dev->name + "), waiting for " +
 			std::to_string(f.o.qps) + " connection" + (f.o.qps > 1 ? "s" : "") + " (" + verb_opcode_name(f.o.verb) +
 			", " + std::to_string(f.o.msg_bytes) + " B" + (f.pingpong ? ", echoed" : "") + ")");
@@ -1047,7 +1047,7 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 		rc = lanes_setup(f, err);
 	} else if (f.pingpong) {
 		rc = pingpong_setup(f, err);
-	} else if (f.remote && f.remote->server) {
+	} else if (f.serves()) {
 		rc = remote_server_setup(f.o, name, *f.rx->dev, f.rx->ops, f.rx->io, f.handed_on, &f.ctl, f.remote.get(), &o, &f.v, err);
 	} else if (f.remote) {
 		if (g->note)
@@ -1110,7 +1110,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 	 * this host's other flows connect: two hosts that each serve the other a flow would
 	 * otherwise each wait in its connect for the other's accept. */
 	for (auto &f : g->flows)
-		if (f->remote && f->remote->server && remote_listen(f->remote.get(), f->o.qps, *f->rx->dev, f->objs.get(), err) != 0) {
+		if (f->serves() && remote_listen(f->remote.get(), f->o.qps, *f->rx->dev, f->objs.get(), err) != 0) {
 			*err = "flow '" + f->conf->name + "': " + *err;
 			return -1;
 		}
@@ -1119,11 +1119,11 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 	std::vector<int> accept_rc(nflows, 0);
 	std::vector<std::string> accept_err(nflows);
 	for (size_t i = 0; i < nflows; i++)
-		if (GraphFlow &f = *g->flows[i]; f.remote && f.remote->server)
+		if (GraphFlow &f = *g->flows[i]; f.serves())
 			accepting.emplace_back([g, &f, &accept_rc, &accept_err, i] { accept_rc[i] = flow_setup(g, f, &accept_err[i]); });
 	int rc = 0;
 	for (auto &f : g->flows)
-		if (rc == 0 && !(f->remote && f->remote->server))
+		if (rc == 0 && !f->serves())
 			rc = flow_setup(g, *f, err);
 	for (std::thread &t : accepting)
 		t.join();
@@ -1135,7 +1135,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 	if (rc != 0)
 		return -1;
 	for (auto &f : g->flows)
-		if (f->remote && f->remote->server)
+		if (f->serves())
 			g->watch.ends.push_back({f->remote.get(), f->objs->pairs.cm_server.get(), &f->ctl});
 		else if (f->remote)   // a client: its requester's final counts go to the server (duration runs)
 			g->watch.ends.push_back({f->remote.get(), f->objs->pairs.cm_client.get(), &f->ctl,

@@ -92,6 +92,8 @@ struct GraphFlow {
 	bool pingpong = false;
 	PingPong ping, pong;
 	std::unique_ptr<Histogram> hist;   // ping-pong: half round trips, ns
+	bool serves() const { return remote && remote->server; }   // the server's end of a two-host flow
+	GraphLcore *end_here() const { return tx ? tx : rx; }      // an end's lcore (two hosts: the one here)
 	~GraphFlow();
 };
 

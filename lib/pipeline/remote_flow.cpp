@@ -20,10 +20,10 @@ constexpr unsigned kProbeEvery = 100;          // watch periods: a keep-alive re
 constexpr unsigned kProbeDeadline = 300;       // unanswered for 3 s: the client is gone
 
 /* "FILE:LINE: flows.[i].KEY: " in a file, "--KEY VALUE: " on the command line. */
-std::string where(const PipelineConf &c, const FlowConf &fc, const char *key)
+std::string where(const PipelineConf &c, const FlowConf &fc, const char *key, const std::string &value)
 {
 	if (c.file == kCliPipeline)
-		return std::string("--") + key + " " + (std::strcmp(key, "listen") == 0 ? fc.listen : std::strcmp(key, "peer") == 0 ? fc.peer : fc.local) + ": ";
+		return std::string("--") + key + " " + value + ": ";
 	return c.file + ":" + std::to_string(fc.line) + ": flows.[" + std::to_string(&fc - c.flows.data()) + "]." + key + ": ";
 }
 
@@ -84,11 +84,11 @@ int remote_end_init(const PipelineConf &c, const FlowConf &fc, RemoteEnd *e, std
 	const std::string ip = colon == std::string::npos ? "" : s.substr(0, colon);
 	const std::string port = colon == std::string::npos ? s : s.substr(colon + 1);
 	if (cm_addr_parse(ip, port, &e->addr, err) != 0) {
-		*err = where(c, fc, e->server ? "listen" : "peer") + *err;
+		*err = where(c, fc, e->server ? "listen" : "peer", s) + *err;
 		return -1;
 	}
 	if (!e->server && cm_addr_parse(fc.local, "0", &e->local, err) != 0) {
-		*err = where(c, fc, "local") + *err;
+		*err = where(c, fc, "local", fc.local) + *err;
 		return -1;
 	}
 	return 0;
@@ -104,7 +104,7 @@ int remote_device_name(const PipelineConf &c, const FlowConf &fc, std::string *n
 		if (srv.listen(e.addr, 1, err) != 0)
 			return -1;
 		if (srv.verbs() == nullptr) {
-			*err = where(c, fc, "listen") + "on any address no device is implied: name it (-d, or the io context's device)";
+			*err = where(c, fc, "listen", fc.listen) + "on any address no device is implied: name it (-d, or the io context's device)";
 			return -1;
 		}
 		*name = dev_name_of(srv.verbs());
@@ -355,6 +355,18 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 	return 0;
 }
 
+uint64_t remote_sent(const RemoteEnd &e, uint32_t qps, unsigned *told)
+{
+	uint64_t sent = 0;
+	*told = 0;
+	for (uint32_t i = 0; i < qps; i++) {
+		const uint64_t n = e.duration ? static_cast<const uint64_t *>(e.counts.addr)[i] : e.targets[i];
+		*told += n != UINT64_MAX;
+		sent += n == UINT64_MAX ? 0 : n;
+	}
+	return sent;
+}
+
 /* ---- The watch --------------------------------------------------------------------- */
 
 namespace {
@@ -406,22 +418,30 @@ void probe_step(RemoteWatchEnd &we, unsigned it)
 	}
 }
 
+/* The end's connections that went down since the last look: how many (-errno when the
+ * channel failed), the first one's cause kept, the count of those down updated. */
+int note_disconnects(RemoteWatchEnd &we)
+{
+	RemoteEnd &e = *we.end;
+	std::string why;
+	const int d = we.cm->poll_disconnects(&why);
+	if (d != 0 && (d < 0 || e.why.empty()))
+		e.why = why;
+	e.down = we.cm->down();
+	return d;
+}
+
 /* One period for one end: its disconnects, and what they mean for its flow. */
 bool watch_step(RemoteWatchEnd &we, unsigned it)
 {
 	RemoteEnd &e = *we.end;
 	if (e.probe_cq)
 		probe_step(we, it);
-	std::string why;
-	const int d = we.cm->poll_disconnects(&why);
+	const int d = note_disconnects(we);
 	if (d < 0) {
-		e.why = why;
 		we.ctl->abort.store(true);
 		return false;
 	}
-	if (d > 0 && e.why.empty())
-		e.why = why;
-	e.down = we.cm->down();
 	if (e.server && e.down == we.cm->size())
 		we.ctl->requester_done.store(true, std::memory_order_release);   // nothing more will come
 	if (!e.server && d > 0 && !e.role_done.load(std::memory_order_acquire))
@@ -460,8 +480,8 @@ int remote_watch_start(RemoteWatch *w, std::string *err)
 namespace {
 
 /* A client of a duration run, its lcore done: each QP's final count into the server's
- * word (an RDMA WRITE from our credit word, which nothing needs any more), waited for,
- * before the disconnect that ends the server's run. */
+ * word (an RDMA WRITE from e.counts), waited for, before the disconnect that ends the
+ * server's run. */
 void write_final_counts(RemoteWatchEnd &we)
 {
 	RemoteEnd &e = *we.end;
@@ -495,32 +515,22 @@ void remote_watch_finish(RemoteWatch *w, double stall_s)
 		return;
 	for (RemoteWatchEnd &we : w->ends)
 		we.end->role_done.store(true, std::memory_order_release);
-	/* Clients first: each server in the run waits for its client to go. */
-	std::vector<CmClient *> clients;
-	for (RemoteWatchEnd &we : w->ends)
-		if (!we.end->server)
-			clients.push_back(static_cast<CmClient *>(we.cm));
 	w->stop.store(true, std::memory_order_release);
 	pthread_join(w->thread, nullptr);
 	w->running = false;
+	/* Clients first: each server in the run waits for its client to go. */
 	for (RemoteWatchEnd &we : w->ends)
-		if (!we.end->server && we.q)
-			write_final_counts(we);
-	for (CmClient *c : clients)
-		c->close();
-	for (RemoteWatchEnd &we : w->ends) {
-		if (!we.end->server)
-			continue;
-		for (double waited = 0; waited < stall_s && !we.ctl->aborted(); waited += kWatchPeriodUs / 1e6) {
-			std::string why;
-			if (we.cm->poll_disconnects(&why) > 0 && we.end->why.empty())
-				we.end->why = why;
-			we.end->down = we.cm->down();
-			if (we.end->down == we.cm->size())
+		if (!we.end->server) {
+			if (we.q)
+				write_final_counts(we);
+			we.cm->close();
+		}
+	for (RemoteWatchEnd &we : w->ends)
+		for (double waited = 0; we.end->server && waited < stall_s && !we.ctl->aborted(); waited += kWatchPeriodUs / 1e6) {
+			if (note_disconnects(we) < 0 || we.end->down == we.cm->size())
 				break;
 			usleep(kWatchPeriodUs);
 		}
-	}
 }
 
 } // namespace rp

@@ -86,6 +86,10 @@ int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const
 int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
 			bool hand_on, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Responder *v, std::string *err);
 
+/* Server: the messages its client sends over qps QPs: the counts it announced, or in a
+ * duration run the final counts it told (*told: on how many QPs it did). */
+uint64_t remote_sent(const RemoteEnd &e, uint32_t qps, unsigned *told);
+
 /* The handshake alone, for roles that bind the QPs themselves (ping-pong). Client:
  * connects o.qps QPs made from qo on io with the given access, announcing the counts and
  * flags (and the credit words, if f has them); the QPs in f->pairs.a, the server's
