@@ -15,12 +15,12 @@ sout=$(mktemp) cout=$(mktemp)
 base=$(eal_args | sed 's/-l 0-1 //')
 port=18700
 
-# server LCORE ARGS...: starts it in the background ($spid), waits (bounded) until it listens.
-server() {
-	port=$((port + 1))
+start_server() {   # LCORES ARGS...: the server's rdmapipe in the background ($spid)
 	# shellcheck disable=SC2086
-	timeout -k 5 120 "$RDMAPIPE" -l 1 $base -- --listen "$B_ADDR:$port" -d "$B" "$@" >"$sout" 2>&1 &
+	timeout -k 5 120 "$RDMAPIPE" -l "$1" $base -- "${@:2}" >"$sout" 2>&1 &
 	spid=$!
+}
+listening() {   # waits (bounded) until the server says it waits for its clients
 	for _ in $(seq 1 300); do
 		grep -q "waiting for" "$sout" && return 0
 		kill -0 "$spid" 2>/dev/null || break
@@ -28,15 +28,27 @@ server() {
 	done
 	echo "FAIL: the server did not come up:"; cat "$sout"; fails=$((fails + 1))
 }
-client() {   # ARGS...: runs it, sets $rc
+run_client() {   # LCORES ARGS...: the client's rdmapipe, to its end; sets $rc
 	# shellcheck disable=SC2086
-	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" "$@" >"$cout" 2>&1
+	timeout -k 5 120 "$RDMAPIPE" -l "$1" $base -- "${@:2}" >"$cout" 2>&1
 	rc=$?
+}
+server() {   # ARGS...: a server on the next port, on lcore 1, once it listens
+	port=$((port + 1))
+	start_server 1 --listen "$B_ADDR:$port" -d "$B" "$@"
+	listening
+}
+client() {   # ARGS...: the client of that server, on lcore 0; sets $rc
+	run_client 0 --peer "$B_ADDR:$port" --local "$A_ADDR" "$@"
 }
 server_wait() {   # sets $src
 	wait "$spid"
 	src=$?
 	echo "--- server (exit $src)"; cat "$sout"; echo "--- client (exit $rc)"; cat "$cout"
+}
+both_pass() {   # WHAT: after server_wait, both processes passed
+	expect_eq "$1: client exit" "$rc" 0
+	expect_eq "$1: server exit" "$src" 0
 }
 pair() {   # WHAT ARGS...: a server and a client with the same ARGS, both expected to pass
 	local what=$1
@@ -44,8 +56,7 @@ pair() {   # WHAT ARGS...: a server and a client with the same ARGS, both expect
 	server "$@"
 	client "$@"
 	server_wait
-	expect_eq "$what: client exit" "$rc" 0
-	expect_eq "$what: server exit" "$src" 0
+	both_pass "$what"
 }
 
 for v in write_imm send read fetch_add write; do
@@ -97,16 +108,11 @@ rm -rf "$rdir"
 # The two-host pipeline files in conf/, as they are (they name rxeA/rxeB and the VM's
 # addresses): the server's lcore 1 listens, the client's lcore 0 posts.
 conf_dir=$(cd "$(dirname "$0")/../../conf" && pwd)
-# shellcheck disable=SC2086
-timeout -k 5 120 "$RDMAPIPE" -l 1 $base -- -f "$conf_dir/two-host-server.conf" >"$sout" 2>&1 &
-spid=$!
-for _ in $(seq 1 300); do grep -q "waiting for" "$sout" && break; sleep 0.1; done
-# shellcheck disable=SC2086
-timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- -f "$conf_dir/two-host-client.conf" >"$cout" 2>&1
-rc=$?
+start_server 1 -f "$conf_dir/two-host-server.conf"
+listening
+run_client 0 -f "$conf_dir/two-host-client.conf"
 server_wait
-expect_eq "pipeline files: client exit" "$rc" 0
-expect_eq "pipeline files: server exit" "$src" 0
+both_pass "pipeline files"
 expect_eq "pipeline files: server verified" "$(field "$sout" 'messages verified')" 100000
 expect_eq "pipeline files: client completed" "$(field "$cout" 'messages completed')" 100000
 
@@ -115,16 +121,11 @@ expect_eq "pipeline files: client completed" "$(field "$cout" 'messages complete
 # to a verify stage on another lcore, which checks each payload by the key it carries
 # (the client said, when it connected, that its payloads were made upstream).
 two_dir=$(cd "$(dirname "$0")/two-host" && pwd)
-# shellcheck disable=SC2086
-timeout -k 5 120 "$RDMAPIPE" -l 0-1 $base -- -f "$two_dir/server-verify.conf" >"$sout" 2>&1 &
-spid=$!
-for _ in $(seq 1 300); do grep -q "waiting for" "$sout" && break; sleep 0.1; done
-# shellcheck disable=SC2086
-timeout -k 5 120 "$RDMAPIPE" -l 0-1 $base -- -f "$two_dir/client-gen.conf" >"$cout" 2>&1
-rc=$?
+start_server 0-1 -f "$two_dir/server-verify.conf"
+listening
+run_client 0-1 -f "$two_dir/client-gen.conf"
 server_wait
-expect_eq "two-host stages: client exit" "$rc" 0
-expect_eq "two-host stages: server exit" "$src" 0
+both_pass "two-host stages"
 expect_grep "$cout" "^  stage gen: +gen on lcore 0: 20000 messages"
 expect_grep "$cout" "^  flow made: +SEND, 256 B, 2 QPs, lcore 1 -> 10.2.0.2:18790: sent 20000, completed 20000, received 20000, verified 0 \(sends what its ring brings\)$"
 expect_grep "$sout" "^  stage check: +verify on lcore 0: 20000 messages .*checked 20000 \(payload errors 0"
@@ -135,15 +136,10 @@ expect_eq "two-host stages: server buffers" "$(field "$sout" 'buffers not return
 # Two hosts that each serve the other a flow, started together: each listens, accepts
 # on a thread while it connects (asking again until the other listens), so neither
 # waits on the other; each verifies what it receives.
-# shellcheck disable=SC2086
-timeout -k 5 120 "$RDMAPIPE" -l 0-1 $base -- -f "$two_dir/both-b.conf" --output "$sout.json" >"$sout" 2>&1 &
-spid=$!
-# shellcheck disable=SC2086
-timeout -k 5 120 "$RDMAPIPE" -l 0-1 $base -- -f "$two_dir/both-a.conf" >"$cout" 2>&1
-rc=$?
+start_server 0-1 -f "$two_dir/both-b.conf" --output "$sout.json"   # host B
+run_client 0-1 -f "$two_dir/both-a.conf"                             # host A, at once
 server_wait
-expect_eq "both ways: host A exit" "$rc" 0
-expect_eq "both ways: host B exit" "$src" 0
+both_pass "both ways (A: client, B: server)"
 expect_grep "$cout" "^  flow b2a: +RDMA_WRITE_WITH_IMM, 64 B, 2 QPs, 10.2.0.1:18795's client -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
 expect_grep "$sout" "^  flow a2b: +SEND, 128 B, 2 QPs, 10.2.0.2:18796's client -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
 expect_grep "$sout.json" '"role": "client\+server"'
