@@ -72,6 +72,10 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		f.local = o.local;
 		f.echoed = client && o.mode == Mode::pingpong;   // the server's echo stage answers it
 		f.transport = o.uc ? Transport::uc : Transport::rc;
+		f.reliability = o.uc ? o.reliability : Reliability::none;
+		f.ack_every = o.ack_every;
+		f.ack_us = o.ack_us;
+		f.inject_loss = o.inject_loss;
 		f.qps = o.flows[i];
 		f.verb = o.verb;
 		f.sizes = sizes;   // several: a size sweep
@@ -247,6 +251,14 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		     (i + 1 < c.flows.size() ? "," : "") + "\n";
 		if (f.echoed)   // inside the group: before its closing brace
 			t.insert(t.rfind(" }"), " echoed = true;");
+		if (f.transport == Transport::uc) {
+			std::string rel = std::string("\n    reliability = \"") + (f.reliability == Reliability::software ? "software" : "none") + "\";";
+			if (f.reliability == Reliability::software)
+				rel += " ack_every = " + std::to_string(f.ack_every) + "; ack_us = " + std::to_string(f.ack_us) + ";";
+			if (f.inject_loss > 0)
+				rel += " inject_loss = " + num(f.inject_loss) + ";";
+			t.insert(t.rfind(" }"), rel);
+		}
 	}
 	t += ");\nstages = (\n";
 	for (size_t i = 0; i < c.stages.size(); i++) {

@@ -231,7 +231,7 @@ const std::vector<std::string> kIoKeys = {"lcore", "device", "send_cq", "recv_cq
 const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "transport", "qps", "verb", "size", "sizes", "batch",
 					    "signal_every", "sq_depth", "window", "inline", "rate", "messages",
 					    "duration", "verify", "pool", "share_qps", "echoed", "post_api", "fence",
-					    "rnr_retry", "min_rnr_timer"};
+					    "rnr_retry", "min_rnr_timer", "reliability", "ack_every", "ack_us", "inject_loss"};
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output"};
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles"};
@@ -378,6 +378,43 @@ bool read_io_contexts(Reader &r, const Setting &root, const LcoreSet &lcores, Pi
 	return true;
 }
 
+/* A UC flow's reliability (software unless it says none) and its settings; RC is
+ * reliable in the NIC. */
+bool read_reliability(Reader &r, const Setting &g, FlowConf *f)
+{
+	int rel = 0;
+	const bool uc = f->transport == Transport::uc;
+	if (!r.choice(g, "reliability", {"software", "none"}, &rel) || !r.uint_as(g, "ack_every", 1, kMaxAckEvery, &f->ack_every) ||
+	    !r.uint_as(g, "ack_us", 1, kMaxAckUs, &f->ack_us))
+		return false;
+	if (r.find(g, "reliability") && !uc)
+		return r.fail(g["reliability"], "reliability is for transport = \"uc\" (RC is reliable in the NIC)");
+	f->reliability = uc && rel == 0 ? Reliability::software : Reliability::none;
+	const bool soft = f->reliability == Reliability::software;
+	const Setting *rs = r.find(g, "reliability"), *ts = r.find(g, "transport");
+	const Setting &at = rs ? *rs : ts ? *ts : g;
+	if (soft && f->verb == Verb::write)
+		return r.fail(at, "software reliability needs a completion at the receiver: use write_imm or send_imm, or "
+				  "reliability = \"none\" for plain UC writes");
+	if (soft && f->verb == Verb::send)
+		return r.fail(at, "software reliability carries the sequence in the immediate: use send_imm, or reliability = \"none\"");
+	for (const char *k : {"ack_every", "ack_us"})
+		if (r.find(g, k) && !soft)
+			return r.fail(g[k], std::string(k) + " is for reliability = \"software\" (transport = \"uc\")");
+	if (const Setting *s = r.find(g, "inject_loss")) {
+		if (!s->isNumber())
+			return r.fail(*s, "expected a fraction of data WRs (0..0.5)");
+		f->inject_loss = as_double(*s);
+		if (!(f->inject_loss >= 0 && f->inject_loss <= 0.5))
+			return r.fail(*s, "inject_loss is outside 0..0.5");
+		if (!uc && f->inject_loss > 0)
+			return r.fail(*s, "inject_loss needs transport = \"uc\" (an RC QP cannot skip a message)");
+		if (f->post_api == PostApi::wr && f->inject_loss > 0)
+			return r.fail(*s, "inject_loss leaves WRs out of ibv_post_send chains (post_api = \"classic\")");
+	}
+	return true;
+}
+
 bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 {
 	const Setting *l = r.list(root, "flows", true);
@@ -467,6 +504,8 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 			return r.fail(g["duration"], "give messages or duration, not both");
 		if (f.inline_send && (f.verb == Verb::read || verb_is_atomic(f.verb)))
 			return r.fail(g["inline"], std::string(verb_name(f.verb)) + " carries no payload to inline");
+		if (!read_reliability(r, g, &f))
+			return false;
 		if (f.signal_every == 0)
 			f.signal_every = f.batch;
 		if (f.sq_depth == 0)

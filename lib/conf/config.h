@@ -65,6 +65,10 @@ struct FlowConf {
 	std::string listen;         // [ADDR:]PORT: this host is the server of a two-host flow
 	std::string local;          // the client's own address (picks its device)
 	Transport transport = Transport::rc;
+	Reliability reliability = Reliability::none;   // uc: software unless the file says none; rc: the NIC's
+	uint32_t ack_every = kDefaultAckEvery;         // software: an ACK every N messages of a QP ...
+	uint32_t ack_us = kDefaultAckUs;               // ... or this long after the first unacknowledged
+	double inject_loss = 0;                        // test hook: this fraction of data WRs is never posted
 	uint32_t qps = 1;
 	Verb verb = Verb::write_imm;
 	std::vector<uint32_t> sizes{64};   // one size, or a list used in turn

@@ -30,6 +30,11 @@ enum LongOnly {
 	OPT_CONNECT,
 	OPT_RATE,
 	OPT_TRANSPORT,
+	OPT_RELIABILITY,
+	OPT_ACK_EVERY,
+	OPT_ACK_US,
+	OPT_INJECT_LOSS,
+	OPT_BAD_RETX_HDR,
 	OPT_STATS_PERIOD,
 	OPT_PINGPONG,
 	OPT_OUTPUT,
@@ -51,6 +56,11 @@ const struct option kLongOpts[] = {
 	{"connect", required_argument, nullptr, OPT_CONNECT},
 	{"rate", required_argument, nullptr, OPT_RATE},
 	{"transport", required_argument, nullptr, OPT_TRANSPORT},
+	{"reliability", required_argument, nullptr, OPT_RELIABILITY},
+	{"ack-every", required_argument, nullptr, OPT_ACK_EVERY},
+	{"ack-us", required_argument, nullptr, OPT_ACK_US},
+	{"inject-loss", required_argument, nullptr, OPT_INJECT_LOSS},
+	{"inject-bad-retx-header", no_argument, nullptr, OPT_BAD_RETX_HDR},
 	{"stats-period", required_argument, nullptr, OPT_STATS_PERIOD},
 	{"interactive", no_argument, nullptr, 'i'},
 	{"pingpong", no_argument, nullptr, OPT_PINGPONG},
@@ -183,6 +193,11 @@ const char *options_usage()
 "                           progress), then the summary\n"
 "      --transport T        rc (default) or uc: unreliable connected QPs (sends and writes;\n"
 "                           no acks, no RNR: a message with no receive posted is lost)\n"
+"      --reliability R      with --transport uc: software (default: sequence numbers, ACK + SACK\n"
+"                           on a UD control QP, fast and timed retransmission; write_imm and\n"
+"                           send_imm) or none (plain UC: losses are counted, the run fails)\n"
+"      --ack-every N        software reliability: an ACK every N messages of a QP (default 16) ...\n"
+"      --ack-us N           ... or N us after the first unacknowledged one (default 100)\n"
 "      --rate N             at most N messages per second per flow (a pace kept by the requester)\n"
 "      --connect PATH       loopback runs: cm (default) connects the QP pairs through rdma_cm\n"
 "                           on the device's own IPv4 address, as two hosts do; direct\n"
@@ -198,6 +213,10 @@ const char *options_usage()
 "      --no-verify          do not check payloads (sequence is still checked)\n"
 "      --inject-corruption N  flip one byte of message N before it is sent (tests the checker)\n"
 "      --inject-bad-rkey Q  QP Q posts with a wrong rkey (tests completion-error handling)\n"
+"      --inject-loss F      UC: the sender skips posting this fraction (0..0.5) of data WRs while\n"
+"                           tracking them as sent (with -f: the file's UC flows)\n"
+"      --inject-bad-retx-header  software reliability: the first retransmission's header targets\n"
+"                           outside the receiver's window (it must be refused and counted)\n"
 "      --stall-timeout SEC  fail when nothing progresses for SEC seconds (default 10)\n"
 "  -f, --config FILE        run the pipeline FILE describes (libconfig; see conf/default.conf);\n"
 "                           'rdmapipe [EAL options] --check FILE' validates it without running\n"
@@ -220,6 +239,56 @@ const char *options_usage()
 "No RDMA hardware? tools/softroce -- build/app/rdmapipe/rdmapipe ... runs it on soft-RoCE.\n";
 }
 
+/* Software reliability's settings go with UC and the verbs it can track; RC is
+ * reliable in the NIC. Settles o->reliability (none unless UC). */
+static int check_reliability(RunOptions *o, std::string *err)
+{
+	const bool soft = o->uc && o->reliability == Reliability::software;
+	if (!o->uc && o->reliability_given) {
+		*err = "--reliability: applies to --transport uc (RC is reliable in the NIC)";
+		return -1;
+	}
+	if (soft && o->verb == Verb::write) {
+		*err = "--transport uc -v write: software reliability needs a completion at the receiver: use write_imm or "
+		       "send_imm, or --reliability none for plain UC writes";
+		return -1;
+	}
+	if (soft && o->verb == Verb::send) {
+		*err = "--transport uc -v send: software reliability carries the sequence in the immediate: use send_imm, or "
+		       "--reliability none";
+		return -1;
+	}
+	if (soft && o->mode == Mode::pingpong) {
+		*err = "--pingpong --transport uc: software reliability runs in rate flows only so far; add --reliability none";
+		return -1;
+	}
+	if (soft && o->post_api == PostApi::wr) {
+		*err = "--post-api wr: software reliability posts through ibv_post_send (a retransmission re-posts the tracked "
+		       "WR); use --reliability none for plain UC";
+		return -1;
+	}
+	if (!soft && (o->ack_every != kDefaultAckEvery || o->ack_us != kDefaultAckUs)) {
+		*err = std::string(o->ack_every != kDefaultAckEvery ? "--ack-every" : "--ack-us") +
+		       ": applies to --transport uc with software reliability";
+		return -1;
+	}
+	if (o->inject_loss > 0 && !o->uc) {
+		*err = "--inject-loss: needs --transport uc (an RC QP cannot skip a message)";
+		return -1;
+	}
+	if (o->inject_loss > 0 && o->post_api == PostApi::wr) {
+		*err = "--inject-loss: leaves WRs out of ibv_post_send chains (--post-api classic)";
+		return -1;
+	}
+	if (o->inject_bad_retx_header && (!soft || o->verb != Verb::write_imm)) {
+		*err = "--inject-bad-retx-header: needs --transport uc -v write_imm with software reliability";
+		return -1;
+	}
+	if (!o->uc)
+		o->reliability = Reliability::none;
+	return 0;
+}
+
 ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err)
 {
 	*o = RunOptions{};
@@ -234,7 +303,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:f:qhVi", kLongOpts, nullptr)) != -1) {
 		const char *a = optarg;
 		if (shaping.empty() && c != 'f' && c != 'q' && c != 'h' && c != 'V' && c != OPT_STALL && c != OPT_CORRUPT && c != OPT_OUTPUT && c != OPT_CSV &&
-		    c != OPT_BAD_RKEY && c != OPT_STATS_PERIOD && c != OPT_DUMP_CONF && c != OPT_STAGE_CYCLES && c != 'i' && c != ':' &&
+		    c != OPT_BAD_RKEY && c != OPT_INJECT_LOSS && c != OPT_BAD_RETX_HDR && c != OPT_STATS_PERIOD && c != OPT_DUMP_CONF && c != OPT_STAGE_CYCLES && c != 'i' && c != ':' &&
 		    c != '?')
 			shaping = argv[optind - 1 - (optarg && optarg == argv[optind - 1] ? 1 : 0)];
 		switch (c) {
@@ -339,6 +408,41 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				*err = std::string("--transport: '") + a + "' is not rc or uc";
 				return ParseResult::error;
 			}
+			break;
+		case OPT_RELIABILITY:
+			if (strcmp(a, "software") != 0 && strcmp(a, "none") != 0) {
+				*err = std::string("--reliability: '") + a + "' is not software or none";
+				return ParseResult::error;
+			}
+			o->reliability = a[0] == 's' ? Reliability::software : Reliability::none;
+			o->reliability_given = true;
+			break;
+		case OPT_ACK_EVERY:
+			if (!parse_u64(a, 1, kMaxAckEvery, &v)) {
+				*err = range_error("ack-every", a, 1, kMaxAckEvery);
+				return ParseResult::error;
+			}
+			o->ack_every = static_cast<uint32_t>(v);
+			break;
+		case OPT_ACK_US:
+			if (!parse_u64(a, 1, kMaxAckUs, &v)) {
+				*err = range_error("ack-us", a, 1, kMaxAckUs);
+				return ParseResult::error;
+			}
+			o->ack_us = static_cast<uint32_t>(v);
+			break;
+		case OPT_INJECT_LOSS: {
+			char *end = nullptr;
+			double f = strtod(a, &end);
+			if (end == a || *end || !(f >= 0 && f <= 0.5)) {
+				*err = std::string("--inject-loss: '") + a + "' is not a fraction in 0..0.5";
+				return ParseResult::error;
+			}
+			o->inject_loss = f;
+			break;
+		}
+		case OPT_BAD_RETX_HDR:
+			o->inject_bad_retx_header = true;
 			break;
 		case OPT_RATE: {
 			char *end = nullptr;
@@ -551,6 +655,8 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		*err = std::string("--transport uc: ") + verb_name(o->verb) + " needs a reliable connection (rc)";
 		return ParseResult::error;
 	}
+	if (check_reliability(o, err) != 0)
+		return ParseResult::error;
 	if (!o->listen.empty() || !o->peer.empty()) {
 		const char *side = o->listen.empty() ? "--peer" : "--listen";
 		if (o->uc) {

@@ -50,6 +50,12 @@ struct RunOptions {
 	CqApi cq_api = CqApi::classic;
 	ConnectPath connect = ConnectPath::cm;
 	bool uc = false;                // --transport uc: unreliable connected QPs
+	Reliability reliability = Reliability::software;   // --reliability (uc only; rc: none, the NIC's)
+	bool reliability_given = false;
+	uint32_t ack_every = kDefaultAckEvery;   // --ack-every N
+	uint32_t ack_us = kDefaultAckUs;         // --ack-us N
+	double inject_loss = 0;         // --inject-loss F: test hook, this fraction of data WRs never posted
+	bool inject_bad_retx_header = false;     // test hook: the first retransmission's header targets outside the window
 	bool interactive = false;       // -i: the console on the main lcore while the run goes on
 	double stats_period_s = 0;      // --stats-period: a stats line per flow every N s (0: none)
 	bool inline_send = false;       // IBV_SEND_INLINE (sends and writes up to the device's max)

@@ -725,6 +725,41 @@ void print_remote(const Graph &g)
 	}
 }
 
+/* UC flows made reliable in software: what recovering cost, per flow. */
+void print_reliability(const Graph &g)
+{
+	for (const auto &fp : g.flows) {
+		const GraphFlow &f = *fp;
+		if (!f.reliable() || f.pingpong)
+			continue;
+		const RequesterCounters &q = f.q.c;
+		const ResponderCounters &v = f.v.c;
+		const std::string n = g.flows.size() > 1 ? "flow " + f.conf->name + ": " : "";
+		printf("  reliability:         %ssoftware over UC, an ACK every %u messages or %u us\n", n.c_str(), f.o.ack_every,
+		       f.o.ack_us);
+		printf("  retransmissions:     %s%" PRIu64 " (fast %" PRIu64 ", timeout %" PRIu64 ")%s\n", n.c_str(),
+		       q.retx_fast + q.retx_timeout, q.retx_fast, q.retx_timeout,
+		       q.retx_deferred ? (", " + std::to_string(q.retx_deferred) + " put off by a full send queue").c_str() : "");
+		printf("  acks:                %ssent %" PRIu64 ", received %" PRIu64 "%s\n", n.c_str(), v.acks_sent, q.acks_received,
+		       v.ack_no_room ? (", " + std::to_string(v.ack_no_room) + " put off by busy control slots").c_str() : "");
+		printf("  sack holes:          %s%" PRIu64 "\n", n.c_str(), q.sack_holes);
+		printf("  duplicates dropped:  %s%" PRIu64 "\n", n.c_str(), v.duplicates);
+		printf("  out of order:        %s%" PRIu64 "\n", n.c_str(), v.out_of_order);
+		if (f.o.verb == Verb::write_imm)
+			printf("  retransmitted writes: %s%" PRIu64 " taken, %" PRIu64 " refused (header outside the window or slot)\n",
+			       n.c_str(), v.retx_received, v.retx_header_bad);
+		if (v.outside_window)
+			printf("  outside the window:  %s%" PRIu64 " (dropped)\n", n.c_str(), v.outside_window);
+		const Histogram &h = f.q.flow_latency[0];
+		if (h.count())
+			printf("  rtt:                 %sp50 %.1f us, p99 %.1f us (%" PRIu64 " samples, messages sent once)\n", n.c_str(),
+			       static_cast<double>(h.percentile(0.5)) / 1000.0, static_cast<double>(h.percentile(0.99)) / 1000.0,
+			       h.count());
+		if (q.injected_losses)
+			printf("  injected losses:     %s%" PRIu64 " data WRs never posted (inject_loss)\n", n.c_str(), q.injected_losses);
+	}
+}
+
 /* What moved and what went wrong, over all flows. */
 void print_counts(const Graph &g, const Totals &x, const std::vector<const AsyncEventWatch *> &async, const RunView &view)
 {
@@ -758,6 +793,7 @@ void print_counts(const Graph &g, const Totals &x, const std::vector<const Async
 	printf("  completion errors:   %" PRIu64 "\n", all.errors);
 	printf("  failed QPs:          %" PRIu64 "\n", all.failed_qps);
 	printf("  lost messages:       %" PRIu64 "\n", x.lost);
+	print_reliability(g);
 	printf("  buffers not returned: %" PRIu64 "\n", x.held);
 	print_remote(g);
 	print_first_bad(g);
@@ -865,6 +901,13 @@ void result_flows(const Graph &g, const Totals &x, Results *res)
 			r.latency = &f.q.flow_latency[0];
 			r.latency_what = "chain posted to its signalled completion";
 		}
+		if (f.reliable() && f.tx && f.rx) {
+			const RequesterCounters &q = f.q.c;
+			const ResponderCounters &v = f.v.c;
+			r.rel = {true, q.retx_fast, q.retx_timeout, v.acks_sent, q.acks_received, v.duplicates, q.sack_holes,
+				 v.retx_header_bad, q.injected_losses, ft.sent > ft.delivered ? ft.sent - ft.delivered : 0};
+			r.latency_what = "RTT: message posted to its cumulative ACK, messages sent once (Karn)";
+		}
 		res->flows.push_back(r);
 	}
 }
@@ -885,7 +928,7 @@ bool graph_summary(const PipelineConf &c, const Graph &g, const std::vector<cons
 		if (f->pingpong && f->tx)   // timed where the pings are
 			print_pingpong(*f, x.npingpong > 1);
 	const Histogram *lat = g.flows.size() == 1 && !f0.pingpong && f0.lanes.empty() && f0.tx ? &f0.q.flow_latency[0] : nullptr;
-	if (lat && lat->count())
+	if (lat && lat->count() && !f0.reliable())
 		printf("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
 		       static_cast<double>(lat->percentile(0.5)) / 1e3, static_cast<double>(lat->percentile(0.99)) / 1e3,
 		       static_cast<double>(lat->max()) / 1e3);

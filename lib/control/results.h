@@ -24,6 +24,12 @@ struct FlowResult {
 	const WcErrorCounts *errors = nullptr;   // by status (may be nullptr: none counted)
 	const Histogram *latency = nullptr;      // ns
 	const char *latency_what = "";
+	/* UC made reliable in software (written only when on). */
+	struct Reliability {
+		bool on = false;
+		uint64_t retx_fast = 0, retx_timeout = 0, acks_sent = 0, acks_received = 0;
+		uint64_t duplicates = 0, sack_holes = 0, retx_header_bad = 0, injected_losses = 0, lost = 0;
+	} rel;
 };
 
 struct LcoreResult {

@@ -47,6 +47,14 @@ struct alignas(64) RequesterCounters {
 	uint64_t polls_idle = 0;     // ... and those that did not
 	uint64_t handed_over = 0;    // shared QPs: completions polled here for another lane
 	uint64_t handed_in = 0;      // ... and polled by another lane for this one
+	/* Software reliability (UC): */
+	uint64_t retx_fast = 0;      // holes retransmitted once a later message was acknowledged
+	uint64_t retx_timeout = 0;   // ... and when the retransmission timeout expired
+	uint64_t retx_deferred = 0;  // retransmissions put off: the send queue was full
+	uint64_t acks_received = 0;
+	uint64_t acks_invalid = 0;   // control messages that were no ACK, or named no QP of ours
+	uint64_t sack_holes = 0;     // holes ACKs showed below a later acknowledged message
+	uint64_t injected_losses = 0;   // inject_loss: data WRs tracked as sent, never posted
 	uint64_t start_tsc = 0;
 	uint64_t end_tsc = 0;
 	const char *fail_reason = nullptr;  // static string; nullptr: no failure
@@ -67,6 +75,14 @@ struct alignas(64) ResponderCounters {
 	uint64_t credit_writes = 0;
 	uint64_t held_overflow = 0;  // received beyond the window while the next stage was full: freed
 	uint64_t credit_flushed_late = 0;  // credit writes flushed by a peer that left after all arrived
+	/* Software reliability (UC): */
+	uint64_t acks_sent = 0;
+	uint64_t ack_no_room = 0;    // ACKs put off: every control send slot busy
+	uint64_t duplicates = 0;     // messages that had arrived already: dropped
+	uint64_t out_of_order = 0;   // arrived beyond a hole
+	uint64_t retx_received = 0;  // retransmitted writes (header + chunk) taken
+	uint64_t retx_header_bad = 0;   // retransmission headers outside the window or the slot: dropped, nothing written
+	uint64_t outside_window = 0; // immediates outside the window: dropped
 	uint64_t srq_post_calls = 0;
 	uint64_t polls_busy = 0;     // loop iterations that found work
 	uint64_t polls_idle = 0;

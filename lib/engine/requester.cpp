@@ -1,6 +1,7 @@
 #include "engine/requester.h"
 
 #include "engine/pattern.h"
+#include "verbs/ctrl_qp.h"
 
 #include <rte_cycles.h>
 #include <rte_mempool.h>
@@ -113,6 +114,24 @@ inline void count_sent(Requester *r, RequesterQp &q, uint32_t n)
 	live.store(live.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
+/* inject_loss on plain UC: unsignalled WRs of the chain are left out at that rate (a
+ * signalled one retires the chain, so it always goes). Returns the new head. */
+ibv_send_wr *drop_injected(Requester *r, ibv_send_wr *head)
+{
+	ibv_send_wr *first = nullptr, **link = &first;
+	for (ibv_send_wr *w = head; w; w = w->next) {
+		r->rng ^= r->rng << 13, r->rng ^= r->rng >> 7, r->rng ^= r->rng << 17;   // xorshift64
+		if (!(w->send_flags & IBV_SEND_SIGNALED) && static_cast<uint32_t>(r->rng >> 32) < r->p.inject_loss) {
+			r->c.injected_losses++;
+			continue;
+		}
+		*link = w;
+		link = &w->next;
+	}
+	*link = nullptr;
+	return first;
+}
+
 /* Prepares n buffers of QP qi for messages q.sent.. and posts them as one chain. */
 template <Verb V, bool Fed>
 int post_chain(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
@@ -122,11 +141,21 @@ int post_chain(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 		prepare<V, Fed>(r, qi, q.sent + i, r->bufs[i]);
 	ibv_send_wr *bad = nullptr;
 	ibv_send_wr *head = r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, end == kChainLast, q.remote, end == kChainSignalled);
+	if (r->p.inject_loss)
+		head = drop_injected(r, head);
 	/* Latency from the post, not from filling the payloads. */
 	const uint64_t t = rte_rdtsc();
 	for (uint32_t i = 0; i < n; i++)
 		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;
-	int ret = r->ops->post_send(q.qp, head, &bad);
+	int ret = head ? r->ops->post_send(q.qp, head, &bad) : 0;
+	if (r->p.inject_loss) {
+		r->chain.relink_all(n);
+		if (ret != 0) {   // which of the chain went is not worth untangling: the QP fails
+			count_sent(r, q, n);
+			r->c.post_errors++;
+			return -ret;
+		}
+	}
 	r->chain.relink(n);
 	r->c.post_calls++;
 	if (ret != 0) {
@@ -200,11 +229,188 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 	return 0;
 }
 
+/* Reliable (UC): the same chain, but each WR is numbered by its place in the send
+ * queue (retransmissions take places too), signalled every signal_every places, and
+ * inject_loss drops some WRs while their messages stay tracked as sent. Buffers go
+ * back on acknowledgement, not on completion. */
+template <Verb V, bool Fed>
+int post_chain_rel(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
+{
+	RequesterQp &q = r->qps[qi];
+	const RequesterParams &p = r->p;
+	for (uint32_t i = 0; i < n; i++) {
+		prepare<V, Fed>(r, qi, q.sent + i, r->bufs[i]);
+		q.marks[(q.sent + i) & r->inflight_mask] = end == kChainLast && i == n - 1 ? kMarkLast : 0;
+	}
+	ibv_send_wr *wrs[kMaxBatch];
+	ibv_send_wr *w = r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, end == kChainLast, q.remote);
+	for (uint32_t i = 0; i < n; i++, w = w->next)
+		wrs[i] = w;
+	ibv_send_wr *head = nullptr, **link = &head;
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (p.inject_loss) {
+			r->rng ^= r->rng << 13, r->rng ^= r->rng >> 7, r->rng ^= r->rng << 17;   // xorshift64
+			if (static_cast<uint32_t>(r->rng >> 32) < p.inject_loss) {
+				r->c.injected_losses++;
+				continue;
+			}
+		}
+		const uint64_t place = q.wr_posted + kept++;
+		wrs[i]->wr_id = place | r->wr_tag;
+		wrs[i]->send_flags = (wrs[i]->send_flags & ~IBV_SEND_SIGNALED) |
+				     (wr_signalled(place, p.signal_every) ? IBV_SEND_SIGNALED : 0);
+		*link = wrs[i];
+		link = &wrs[i]->next;
+	}
+	*link = nullptr;
+	const uint64_t t = rte_rdtsc();
+	for (uint32_t i = 0; i < n; i++)
+		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;
+	int ret = 0;
+	if (head) {
+		ibv_send_wr *bad = nullptr;
+		ret = r->ops->post_send(q.qp, head, &bad);
+		r->c.post_calls++;
+	}
+	r->chain.relink_all(n);
+	/* Tracked either way: a failed post fails the QP, the run reports it. */
+	count_sent(r, q, n);
+	if (ret != 0) {
+		r->c.post_errors++;
+		return -ret;
+	}
+	q.wr_posted += kept;
+	return 0;
+}
+
+/* Re-posts messages seqs[0..k) of QP qi as one chain: a write as a SEND of its
+ * retransmission header and its chunk, a send as the same SEND_WITH_IMM. Returns the
+ * count posted (fewer when the send queue is short of room), or -1. */
+int retransmit(Requester *r, uint32_t qi, const uint64_t *seqs, uint32_t k, uint64_t now)
+{
+	RequesterQp &q = r->qps[qi];
+	const RequesterParams &p = r->p;
+	const uint64_t room = p.sq_depth - (q.wr_posted - q.wr_done);
+	if (room < k) {
+		r->c.retx_deferred += k - room;
+		k = static_cast<uint32_t>(room);
+	}
+	if (k == 0)
+		return 0;
+	const size_t qbase = static_cast<size_t>(qi) * (r->inflight_mask + 1);
+	for (uint32_t j = 0; j < k; j++) {
+		const uint64_t s = seqs[j];
+		const uint32_t idx = static_cast<uint32_t>(s & r->inflight_mask);
+		void *b = q.inflight[idx];
+		Requester::Retx &e = r->retx[j];
+		const uint32_t imm = htonl(static_cast<uint32_t>(s & kImmSeqMask) | (q.marks[idx] & kMarkLast ? kImmLast : 0));
+		const ibv_sge chunk{reinterpret_cast<uintptr_t>(b), p.msg_bytes, r->mrs->lkey_of(b)};
+		if (p.verb == Verb::write_imm) {
+			RetxHeader &h = r->hdrs[qbase + idx];
+			h.target_offset = (s % q.remote.slots) * static_cast<uint64_t>(p.msg_bytes);
+			if (r->p.bad_retx_header) {
+				h.target_offset = static_cast<uint64_t>(q.remote.slots) * p.msg_bytes;   // one past the window
+				r->p.bad_retx_header = false;
+			}
+			h.imm = imm;
+			e.sge[0] = ibv_sge{reinterpret_cast<uintptr_t>(&h), sizeof(h), r->hdr_lkey};
+			e.sge[1] = chunk;
+			e.wr.num_sge = 2;
+			e.wr.opcode = IBV_WR_SEND;
+		} else {
+			e.sge[0] = chunk;
+			e.wr.num_sge = 1;
+			e.wr.opcode = IBV_WR_SEND_WITH_IMM;
+			e.wr.imm_data = imm;
+		}
+		const uint64_t place = q.wr_posted + j;
+		e.wr.wr_id = place | r->wr_tag;
+		e.wr.sg_list = e.sge;
+		e.wr.send_flags = wr_signalled(place, p.signal_every) ? IBV_SEND_SIGNALED : 0;
+		e.wr.next = j + 1 < k ? &r->retx[j + 1].wr : nullptr;
+		q.post_tsc[idx] = now;
+		if ((q.marks[idx] & kMarkRetxMask) != kMarkRetxMask)
+			q.marks[idx]++;
+	}
+	ibv_send_wr *bad = nullptr;
+	r->c.post_calls++;
+	if (r->ops->post_send(q.qp, &r->retx[0].wr, &bad) != 0) {
+		r->c.post_errors++;
+		r->c.fail_reason = "ibv_post_send (retransmission) failed";
+		if (!q.failed) {
+			q.failed = true;
+			r->c.failed_qps++;
+		}
+		return -1;
+	}
+	q.wr_posted += k;
+	return static_cast<int>(k);
+}
+
+/* Holes an ACK shows below the newest message it acknowledges: each was sent before
+ * (or with) that one, and UC delivers a QP's messages in order, so it was lost. A hole
+ * resent after that message went is left to its new copy. */
+void fast_retransmit(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
+{
+	RequesterQp &q = r->qps[qi];
+	const uint64_t h = ack_highest(a);
+	if (h + 1 <= a.cum || h >= q.sent)
+		return;
+	const uint64_t th = q.post_tsc[h & r->inflight_mask];
+	uint64_t seqs[kMaxBatch];
+	uint32_t k = 0;
+	for (uint64_t s = a.cum > q.completed ? a.cum : q.completed; s < h && k < r->p.batch; s++) {
+		if (ack_has(a, s))
+			continue;
+		const uint32_t idx = static_cast<uint32_t>(s & r->inflight_mask);
+		if (q.post_tsc[idx] > th)
+			continue;
+		r->c.sack_holes += (q.marks[idx] & kMarkRetxMask) == 0;
+		seqs[k++] = s;
+	}
+	int n = k ? retransmit(r, qi, seqs, k, now) : 0;
+	if (n > 0)
+		r->c.retx_fast += static_cast<uint64_t>(n);
+}
+
+/* Messages unacknowledged for longer than the QP's timeout (and not known to have
+ * arrived) go again, a chain's worth at a time; the timeout backs off until an ACK
+ * moves the QP on. */
+int check_timeouts(Requester *r, uint64_t now)
+{
+	for (uint32_t qi = 0; qi < r->nqps; qi++) {
+		RequesterQp &q = r->qps[qi];
+		if (q.failed || q.completed == q.sent)
+			continue;
+		const uint64_t rto = q.rto.current();
+		if (now - q.post_tsc[q.completed & r->inflight_mask] < rto)
+			continue;
+		uint64_t seqs[kMaxBatch];
+		uint32_t k = 0;
+		for (uint64_t s = q.completed; s < q.sent && k < r->p.batch; s++)
+			if (now - q.post_tsc[s & r->inflight_mask] >= rto && !ack_has(q.last_ack, s))
+				seqs[k++] = s;
+		q.rto.timed_out();
+		int n = k ? retransmit(r, qi, seqs, k, now) : 0;
+		if (n < 0)
+			return -1;
+		r->c.retx_timeout += static_cast<uint64_t>(n);
+	}
+	return 0;
+}
+
 /* The verb's functions, and whether a ring feeds the buffers: chosen here, not per message. */
 template <Verb V>
 void pick(Requester *r)
 {
 	const bool wr = r->p.post_api == PostApi::wr;
+	if constexpr (V == Verb::write_imm || V == Verb::send_imm)
+		if (r->p.reliable) {
+			r->post_chain = r->in ? post_chain_rel<V, true> : post_chain_rel<V, false>;
+			r->retire = retire<V>;
+			return;
+		}
 	if (r->in)
 		r->post_chain = wr ? post_chain_wr<V, true> : post_chain<V, true>;
 	else
@@ -244,6 +450,12 @@ inline void on_send_wc(Requester *r, uint32_t qi, const ibv_wc &wc, uint64_t now
 			q.failed = true;
 			r->c.failed_qps++;
 		}
+		return;
+	}
+	if (r->p.reliable) {
+		/* A WR left the send queue; its message is done when acknowledged. */
+		if (wc.wr_id + 1 > q.wr_done && wc.wr_id < q.wr_posted)
+			q.wr_done = wc.wr_id + 1;
 		return;
 	}
 	if (wc.wr_id >= q.completed && wc.wr_id < q.sent)
@@ -345,8 +557,14 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 		*err = "requester: bad chain parameters";
 		return -EINVAL;
 	}
+	if (p.reliable && ((p.verb != Verb::write_imm && p.verb != Verb::send_imm) || p.post_api != PostApi::classic ||
+			   p.rto_min_tsc == 0 || p.rto_max_tsc < p.rto_min_tsc)) {
+		*err = "requester: software reliability takes write_imm or send_imm, chained ibv_post_send and RTO bounds";
+		return -EINVAL;
+	}
 	pick_for_verb(r);
-	uint32_t size = pow2_at_least(p.sq_depth);
+	/* Reliable: a message is tracked until acknowledged, up to a window of them. */
+	uint32_t size = pow2_at_least(p.reliable && p.window > p.sq_depth ? p.window : p.sq_depth);
 	r->nqps = nqps;
 	r->qps.reset(new RequesterQp[nqps]);
 	r->qp_sent.reset(new uint64_t[nqps]());
@@ -357,6 +575,19 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 	for (uint32_t i = 0; i < nqps; i++) {
 		r->qps[i].inflight = &r->inflight_mem[static_cast<size_t>(i) * size];
 		r->qps[i].post_tsc = &r->post_tsc_mem[static_cast<size_t>(i) * size];
+	}
+	if (p.reliable) {
+		const size_t all = static_cast<size_t>(size) * nqps;
+		r->marks_mem.reset(new uint8_t[all]());
+		r->hdrs.reset(new RetxHeader[all]());
+		r->hdrs_bytes = all * sizeof(RetxHeader);
+		r->retx.reset(new Requester::Retx[p.batch]());
+		for (uint32_t i = 0; i < nqps; i++) {
+			r->qps[i].marks = &r->marks_mem[static_cast<size_t>(i) * size];
+			r->qps[i].rto.min = p.rto_min_tsc;
+			r->qps[i].rto.max = p.rto_max_tsc;
+			r->qps[i].rto.initial = p.rto_initial_tsc;
+		}
 	}
 	return requester_set_flows(r, &nqps, 1, err);
 }
@@ -434,6 +665,8 @@ int requester_add_qps(Requester *r, std::string *err)
 			*err = "requester: QP " + std::to_string(i) + " is missing or its qp_num is a duplicate";
 			return -EINVAL;
 		}
+		if (r->p.reliable)
+			r->qps[i].credit_word = &r->qps[i].ack_credit;   // ACKs return the credit
 		if (r->p.post_api == PostApi::wr && r->qps[i].qpx == nullptr) {
 			*err = "requester: QP " + std::to_string(i) + " has no ibv_qp_ex for --post-api wr";
 			return -EINVAL;
@@ -472,6 +705,15 @@ uint32_t requester_burst(Requester *r)
 	uint64_t now = rte_rdtsc();
 	if (polled > 0)
 		r->last_progress = now;
+	if (p.reliable) {
+		int acks = ack_port_poll(r->acks, now);
+		if (acks < 0 || check_timeouts(r, now) < 0) {
+			c.fail_reason = acks < 0 ? "ibv_poll_cq on the control QP failed" : c.fail_reason;
+			r->finished = true;
+			return 0;
+		}
+		polled += acks;
+	}
 	if (now >= r->warm_end) {
 		r->warm_tsc = now;
 		r->warm_completed = c.completed;
@@ -516,7 +758,7 @@ uint32_t requester_burst(Requester *r)
 		all_done = false;
 		if (q.sent >= q.target)
 			continue;   // draining
-		uint64_t room = p.sq_depth - (q.sent - q.completed);
+		uint64_t room = p.reliable ? p.sq_depth - (q.wr_posted - q.wr_done) : p.sq_depth - (q.sent - q.completed);
 		if (q.credit_word) {
 			uint64_t credit = *q.credit_word;
 			if (credit > q.sent)
@@ -581,6 +823,56 @@ uint32_t requester_burst(Requester *r)
 		r->finished = true;
 	}
 	return posted + static_cast<uint32_t>(polled);
+}
+
+void requester_on_ack(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
+{
+	RequesterQp &q = r->qps[qi];
+	r->c.acks_received++;
+	if (q.failed)
+		return;
+	if (a.cum > q.sent) {
+		r->c.acks_invalid++;   // acknowledges what was never sent
+		return;
+	}
+	if (a.cum >= q.last_ack.cum)
+		q.last_ack = a;
+	if (a.credit > q.ack_credit)
+		q.ack_credit = a.credit;
+	if (a.cum > q.completed) {
+		const uint32_t idx = static_cast<uint32_t>((a.cum - 1) & r->inflight_mask);
+		/* Karn: only a message sent once times the round trip. */
+		if ((q.marks[idx] & kMarkRetxMask) == 0) {
+			const uint64_t rtt = now - q.post_tsc[idx];
+			q.rto.sample(rtt);
+			r->flow_latency[q.flow].record(static_cast<uint64_t>(static_cast<double>(rtt) * r->p.ns_per_tsc));
+		}
+		q.rto.progressed();
+		r->retire(r, qi, a.cum - 1);
+		r->last_progress = now;
+	}
+	fast_retransmit(r, qi, a, now);
+}
+
+int ack_port_poll(AckPort *port, uint64_t now)
+{
+	const void *msg[kTxPollBurst];
+	uint32_t len[kTxPollBurst];
+	int n = ctrl_recv(port->ctrl, msg, len, kTxPollBurst);
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		AckMsg a;
+		uint32_t o = 0, qi = QpTable::kNone;
+		if (ack_valid(msg[i], len[i], &a))
+			for (; o < port->nowners && (qi = port->owners[o]->table.find(a.qpn)) == QpTable::kNone; o++) {
+			}
+		if (qi == QpTable::kNone)
+			port->unknown++;
+		else
+			requester_on_ack(port->owners[o], qi, a, now);
+	}
+	return ctrl_recv_done(port->ctrl) < 0 ? -1 : n;
 }
 
 void requester_on_send_wc(void *requester, const ibv_wc &wc, uint64_t now)

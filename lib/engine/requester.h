@@ -11,6 +11,7 @@
 #include "engine/histogram.h"
 #include "engine/idle.h"
 #include "engine/qp_table.h"
+#include "engine/reliability.h"
 #include "engine/run_control.h"
 #include "engine/verbs_ops.h"
 #include "engine/wr_chain.h"
@@ -58,6 +59,12 @@ struct RequesterParams {
 	/* Fed by a ring from flows that run for a duration: no count and no deadline of
 	 * its own; it sends what comes until its input ends (messages is 0). */
 	bool count_from_input = false;
+	/* UC made reliable in software: messages stay tracked until acknowledged
+	 * (AckPort), retransmitted fast or on timeout. */
+	bool reliable = false;
+	uint64_t rto_min_tsc = 0, rto_max_tsc = 0, rto_initial_tsc = 0;
+	uint32_t inject_loss = 0;        // of 2^32: data WRs tracked as sent but never posted
+	bool bad_retx_header = false;    // test hook: the first retransmission targets outside the window
 };
 
 struct RequesterQp {
@@ -74,7 +81,21 @@ struct RequesterQp {
 	uint64_t *post_tsc = nullptr;  // when message seq's chain was posted, same index
 	uint32_t flow = 0;          // the flow it belongs to (index into flow_errors)
 	bool failed = false;        // a completion error moved it to the error state
+	/* Reliable: the send queue counts WRs (data and retransmissions, wr_id their index),
+	 * completed counts what the receiver acknowledged, and credit_word points at
+	 * ack_credit, which ACKs move. */
+	uint64_t wr_posted = 0, wr_done = 0;
+	uint64_t ack_credit = 0;
+	uint8_t *marks = nullptr;   // per message, same index as inflight: kMarkLast | times retransmitted
+	Rto rto;
+	AckMsg last_ack{};          // the newest ACK: what a timeout need not resend
 };
+
+/* A message's marks (reliable): whether it was its QP's last, and its retransmissions. */
+inline constexpr uint8_t kMarkLast = 0x80;
+inline constexpr uint8_t kMarkRetxMask = 0x7f;
+
+struct AckPort;
 
 struct Requester;
 /* How a chain ends: an ordinary chain, the QP's last (flagged and signalled), or
@@ -97,6 +118,7 @@ struct Requester {
 	uint32_t nflows = 1;
 	std::unique_ptr<WcErrorCounts[]> flow_errors;   // completion errors per flow and status
 	std::unique_ptr<Histogram[]> flow_latency;      // post to signalled completion, ns, per flow
+							// (reliable: post to acknowledgement of messages sent once: the RTT)
 	std::unique_ptr<FlowLive[]> flow_live;          // per flow, readable while running
 	std::unique_ptr<uint64_t[]> flow_sent;          // per flow, for the rate limit
 	std::unique_ptr<FlowControl[]> flow_ctl;        // per flow: rate and batch, set while running
@@ -135,6 +157,29 @@ struct Requester {
 	uint64_t warm_completed = 0;            // c.completed then
 	bool timed_out = false;
 	bool finished = false;
+	/* Reliable: the lcore's control QP ACKs arrive on, the retransmission headers
+	 * (registered by the builder: hdr_lkey) and a chain of two-SGE WRs to send them. */
+	struct Retx {
+		ibv_send_wr wr;
+		ibv_sge sge[2];
+	};
+	AckPort *acks = nullptr;
+	std::unique_ptr<uint8_t[]> marks_mem;
+	std::unique_ptr<RetxHeader[]> hdrs;
+	size_t hdrs_bytes = 0;
+	uint32_t hdr_lkey = 0;
+	std::unique_ptr<Retx[]> retx;
+	uint64_t rng = 0x9e3779b97f4a7c15ull;   // inject_loss's draws
+};
+
+/* The ACKs of an lcore's control QP, for the reliable requesters there (whichever of
+ * them polls hands each ACK to the one whose QP it names). */
+struct CtrlQp;
+struct AckPort {
+	CtrlQp *ctrl = nullptr;
+	Requester *owners[kMaxFlows] = {};
+	uint32_t nowners = 0;
+	uint64_t unknown = 0;       // ACKs that named no QP of the lcore, or were no ACK
 };
 
 /* Setup: checks the sizing invariants, preallocates nqps QP states and picks the
@@ -179,6 +224,13 @@ int requester_finish(Requester *r);
 /* Fed by a ring: nothing more will come (the stages before it are done and the ring is
  * drained). Each QP ends with what it sent; fewer than its count is a failure. */
 void requester_input_ended(Requester *r);
+
+/* Reliable: polls the port's control QP once and hands each ACK to its requester.
+ * Returns ACKs seen, or -1 when polling failed. */
+int ack_port_poll(AckPort *port, uint64_t now);
+
+/* Reliable: one ACK for QP qi (unit tests call it directly). */
+void requester_on_ack(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now);
 
 /* One send completion of this requester's QPs (CqPeer::on_wc of a role sharing the CQ). */
 void requester_on_send_wc(void *requester, const ibv_wc &wc, uint64_t now);

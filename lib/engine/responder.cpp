@@ -208,6 +208,17 @@ int responder_init(Responder *r, uint32_t nqps, std::string *err)
 	r->held_cap = static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(nqps) * r->p.slots + kRxPollBurst, UINT32_MAX));
 	r->held.reset(new void *[r->held_cap]);
 	r->held_qp.reset(new uint32_t[r->held_cap]);
+	if (r->p.reliable) {
+		if (r->p.verb != Verb::write_imm && r->p.verb != Verb::send_imm) {
+			*err = "responder: software reliability takes write_imm or send_imm";
+			return -EINVAL;
+		}
+		const uint32_t mask = rx_window_mask(r->p.slots);
+		const size_t words = (static_cast<size_t>(mask) + 1) / 64;
+		r->win_bits.reset(new uint64_t[words * nqps]());
+		for (uint32_t i = 0; i < nqps; i++)
+			r->qps[i].win = RxWindow{0, &r->win_bits[words * i], mask, r->p.slots};
+	}
 	return 0;
 }
 
@@ -256,11 +267,197 @@ bool flush_out(Responder *r)
 	return r->nheld == 0;
 }
 
+/* Reliable: where message seq of QP qi lives in a write window. */
+inline unsigned char *slot_of(Responder *r, uint32_t qi, uint64_t seq)
+{
+	return r->memory + (static_cast<uint64_t>(qi) * r->p.slots + seq % r->p.slots) * r->p.msg_bytes;
+}
+
+/* Reliable: a retransmitted write (header + chunk in a receive buffer). The header is
+ * checked before anything is written: its target must be its message's slot in the
+ * window. Returns false when dropped. */
+bool take_retx(Responder *r, uint32_t qi, const ibv_wc &wc, const unsigned char *buf, uint64_t *seq, bool *last)
+{
+	ResponderQp &q = r->qps[qi];
+	RetxHeader h;
+	if (buf == nullptr || wc.byte_len != sizeof(h) + r->p.msg_bytes) {
+		r->c.retx_header_bad++;
+		return false;
+	}
+	memcpy(&h, buf, sizeof(h));
+	if (!retx_header_ok(h, q.win.cum, q.win.window, r->p.slots, r->p.msg_bytes, seq)) {
+		r->c.retx_header_bad++;
+		return false;
+	}
+	*last = (ntohl(h.imm) & kImmLast) != 0;
+	if (*seq < q.win.cum || q.win.has(*seq)) {
+		r->c.duplicates++;
+		q.ack_now = true;
+		return false;
+	}
+	memcpy(slot_of(r, qi, *seq), buf + sizeof(h), r->p.msg_bytes);
+	r->c.retx_received++;
+	return true;
+}
+
+/* Reliable: the sequence of an original message (its immediate), checked for opcode
+ * and length. Returns false when dropped (counted). */
+bool take_original(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t *seq, bool *last)
+{
+	ResponderCounters &c = r->c;
+	ResponderQp &q = r->qps[qi];
+	const ibv_wc_opcode want = r->p.verb == Verb::write_imm ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+	if (wc.opcode != want || !(wc.wc_flags & IBV_WC_WITH_IMM)) {
+		c.unexpected_opcodes++;
+		c.bad(qi, q.win.cum, -1);
+		return false;
+	}
+	const uint32_t imm = ntohl(wc.imm_data);
+	*last = (imm & kImmLast) != 0;
+	switch (seq_from_imm(q.win.cum, imm & kImmSeqMask, q.win.window, seq)) {
+	case SeqClass::outside:
+		c.outside_window++;
+		c.bad(qi, q.win.cum, -1);
+		return false;
+	case SeqClass::old:
+		c.duplicates++;
+		q.ack_now = true;
+		return false;
+	case SeqClass::in_window:
+		break;
+	}
+	if (q.win.has(*seq)) {
+		c.duplicates++;
+		q.ack_now = true;
+		return false;
+	}
+	if (wc.byte_len != r->p.msg_bytes) {
+		c.length_errors++;
+		c.bad(qi, *seq, -1);
+		return false;
+	}
+	return true;
+}
+
+/* Reliable: message seq of QP qi arrived for the first time: its payload checked, its
+ * place in the window marked, and an ACK asked for at once when it opens a hole or is
+ * the QP's last. */
+void arrived(Responder *r, uint32_t qi, uint64_t seq, bool last, const unsigned char *data, uint64_t now)
+{
+	ResponderCounters &c = r->c;
+	ResponderQp &q = r->qps[qi];
+	bool ok = true;
+	if (r->p.verify && !r->payload_downstream) {
+		uint64_t key;
+		ptrdiff_t bad = r->self_describing ? self_describing_check(data, r->p.msg_bytes, &key)
+						   : pattern_check(data, r->p.msg_bytes, msg_key(qi, seq));
+		if (bad >= 0) {
+			c.payload_errors++;
+			c.bad(qi, seq, bad);
+			ok = false;
+		}
+	}
+	if (ok) {
+		c.verified++;
+		q.verified++;
+	}
+	if (seq > q.win.cum)
+		c.out_of_order++;
+	if (seq > q.highest)
+		q.ack_now = true;   // a new hole: tell the sender now
+	if (seq + 1 > q.highest)
+		q.highest = seq + 1;
+	q.win.mark(seq);
+	if (last)
+		q.last_seq = seq;
+	if (!q.complete && q.last_seq != UINT64_MAX && q.win.cum == q.last_seq + 1) {
+		q.complete = true;
+		q.saw_last = true;
+		r->lasts++;
+		q.ack_now = true;
+	}
+	if (q.unacked++ == 0)
+		q.first_unacked_tsc = now;
+	q.received++;
+	c.received++;
+	c.bytes += r->p.msg_bytes;
+}
+
+/* Reliable: one receive completion of QP qi. Only a first arrival of a send is handed
+ * on; everything else goes back to the pool. */
+void on_recv_rel(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
+{
+	ResponderQp &q = r->qps[qi];
+	unsigned char *buf = r->rx_pool && wc.wr_id ? reinterpret_cast<unsigned char *>(wc.wr_id) : nullptr;
+	bool fresh = false;
+	if (wc.status != IBV_WC_SUCCESS) {
+		r->c.wc_errors.count(wc);
+		q.failed = true;
+	} else {
+		if (r->c.received == 0)
+			r->c.start_tsc = now;
+		uint64_t seq = 0;
+		bool last = false;
+		const bool retx = r->p.verb == Verb::write_imm && !(wc.wc_flags & IBV_WC_WITH_IMM);
+		fresh = retx ? take_retx(r, qi, wc, buf, &seq, &last) : take_original(r, qi, wc, &seq, &last);
+		if (fresh)
+			arrived(r, qi, seq, last, r->p.verb == Verb::write_imm ? slot_of(r, qi, seq) : buf, now);
+		r->credit_due = true;
+	}
+	if (buf == nullptr)
+		return;
+	if (fresh && r->out && r->p.verb != Verb::write_imm && r->nheld < r->held_cap) {
+		r->held[r->nheld] = buf;
+		r->held_qp[r->nheld++] = qi;
+	} else {
+		rte_mempool_put(r->rx_pool, buf);
+	}
+}
+
+/* Reliable: an ACK to every QP that is due one (ack_every messages, ack_tsc since the
+ * first unacknowledged, credit worth a step, or at once). Returns -1 when a post failed. */
+int send_acks(Responder *r, uint64_t now)
+{
+	const ResponderParams &p = r->p;
+	uint32_t waiting = 0;
+	for (uint32_t qi = 0; qi < r->nqps; qi++) {
+		ResponderQp &q = r->qps[qi];
+		if (q.failed)
+			continue;
+		const uint64_t consumed = consumed_of(r, q);
+		const uint64_t credit = consumed < q.win.cum ? consumed : q.win.cum;
+		const bool due = q.ack_now || q.unacked >= p.ack_every || (q.unacked && now - q.first_unacked_tsc >= p.ack_tsc) ||
+				 credit >= q.acked_credit + p.credit_step;
+		if (!due) {
+			waiting += q.unacked != 0;
+			continue;
+		}
+		AckMsg a{kAckMagic, kAckVersion, 0, q.peer_qpn, q.win.cum, credit, {}};
+		q.win.sack(a.sack);
+		int ret = ctrl_send(r->ctrl, q.ack_to, &a, sizeof(a));
+		if (ret < 0)
+			return -1;
+		if (ret == 0) {
+			r->c.ack_no_room++;
+			waiting++;   // every slot busy: the next burst tries again
+			continue;
+		}
+		r->c.acks_sent++;
+		q.unacked = 0;
+		q.ack_now = false;
+		q.acked_credit = credit;
+	}
+	r->acks_waiting = waiting;
+	return 0;
+}
+
 /* One receive completion of QP qi (ours): checked, and its buffer handed on to the
  * next stage or back to the pool. */
 void on_recv(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 {
 	ResponderCounters &c = r->c;
+	if (r->p.reliable)
+		return on_recv_rel(r, qi, wc, now);
 	if (wc.status != IBV_WC_SUCCESS) {
 		c.wc_errors.count(wc);
 		r->qps[qi].failed = true;
@@ -339,7 +536,12 @@ uint32_t responder_burst(Responder *r)
 			r->finished = true;
 			return static_cast<uint32_t>(n);
 		}
-		for (uint32_t qi = 0; scan && qi < r->nqps; qi++) {
+		if (p.reliable && (scan || r->acks_waiting) && send_acks(r, now) < 0) {
+			c.fail_reason = "ibv_post_send (ACK on the control QP) failed";
+			r->finished = true;
+			return static_cast<uint32_t>(n);
+		}
+		for (uint32_t qi = 0; scan && !p.reliable && qi < r->nqps; qi++) {
 			ResponderQp &q = r->qps[qi];
 			if (!q.failed && consumed_of(r, q) - q.credit_last >= p.credit_step && send_credit(r, qi) < 0) {
 				c.fail_reason = "ibv_post_send (credit write) failed";
@@ -348,7 +550,9 @@ uint32_t responder_burst(Responder *r)
 			}
 		}
 		if (verb_has_imm(p.verb) && r->lasts == r->nqps) {
-			r->finished = r->nheld == 0;   // every QP's last message is in (and handed on)
+			/* Every QP's last message is in (and handed on); reliable, its sender also
+			 * has every ACK (else a lost one brings a retransmission to answer). */
+			r->finished = r->nheld == 0 && (!p.reliable || r->ctl->requester_done.load(std::memory_order_acquire));
 			return static_cast<uint32_t>(n);
 		}
 	}
@@ -438,7 +642,8 @@ int responder_finish(Responder *r)
 	if (!two_sided && c.fail_reason == nullptr && r->ctl->requester_done.load(std::memory_order_acquire))
 		check_final_memory(r);
 	bool clean = c.fail_reason == nullptr && c.wc_errors.total == 0 && c.verified == c.received &&
-		     c.payload_errors == 0 && c.unknown_qps == 0;
+		     c.payload_errors == 0 && c.unknown_qps == 0 && c.outside_window == 0 && c.unexpected_opcodes == 0 &&
+		     c.length_errors == 0;
 	return clean ? 0 : -1;
 }
 

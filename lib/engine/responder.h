@@ -12,9 +12,11 @@
 #include "engine/idle.h"
 #include "engine/requester.h"
 #include "engine/qp_table.h"
+#include "engine/reliability.h"
 #include "engine/run_control.h"
 #include "engine/srq_refill.h"
 #include "engine/verbs_ops.h"
+#include "verbs/ctrl_qp.h"
 
 #include <cstdint>
 #include <memory>
@@ -38,7 +40,14 @@ struct ResponderParams {
 	bool verify;
 	uint64_t stall_tsc;
 	uint64_t drain_tsc;         // after the requester is done: wait this long for stragglers
+	/* UC made reliable in software: messages placed by the sequence in their immediate,
+	 * duplicates dropped, ACKs (no credit writes) on the lcore's control QP. */
+	bool reliable = false;
+	uint32_t ack_every = kDefaultAckEvery;
+	uint64_t ack_tsc = 0;
 };
+
+struct CtrlQp;
 
 struct ResponderQp {
 	ibv_qp *qp = nullptr;
@@ -52,6 +61,17 @@ struct ResponderQp {
 	uint32_t credit_rkey = 0;
 	bool saw_last = false;
 	bool failed = false;
+	/* Reliable: */
+	RxWindow win;
+	CtrlDest ack_to;            // the sender's control QP
+	uint32_t peer_qpn = 0;      // the sender's data QP, named in each ACK
+	uint32_t unacked = 0;       // messages since the last ACK
+	uint64_t first_unacked_tsc = 0;
+	uint64_t acked_credit = 0;  // credit the last ACK gave
+	uint64_t highest = 0;       // one past the highest sequence that arrived
+	uint64_t last_seq = UINT64_MAX;   // the QP's last message (its immediate said so)
+	bool ack_now = false;       // a duplicate, a new hole or the last message: ACK at once
+	bool complete = false;      // everything up to the last message arrived
 };
 
 struct Responder {
@@ -104,6 +124,10 @@ struct Responder {
 	uint64_t last_progress = 0;
 	uint32_t lasts = 0;                      // QPs whose last message arrived
 	bool finished = false;
+	/* Reliable: the lcore's control QP, and the QPs' receive bitmaps. */
+	CtrlQp *ctrl = nullptr;
+	std::unique_ptr<uint64_t[]> win_bits;
+	uint32_t acks_waiting = 0;               // QPs with something to acknowledge after the last scan
 };
 
 /* Bytes of responder memory per QP for the verb (0: none). */

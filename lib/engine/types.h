@@ -57,6 +57,21 @@ enum class CqApi : uint8_t {
 	ex,
 };
 
+/* How a UC flow recovers lost messages: not at all (losses counted, the run fails),
+ * or in software (seed 000: per-QP sequence numbers, ACK + SACK on a UD control QP,
+ * fast and timed retransmission). RC flows are reliable in the NIC. */
+enum class Reliability : uint8_t {
+	none,
+	software,
+};
+
+/* Software reliability's defaults: an ACK every this many messages of a QP, or this
+ * many microseconds after the first unacknowledged one, whichever comes first. */
+inline constexpr uint32_t kDefaultAckEvery = 16;
+inline constexpr uint32_t kDefaultAckUs = 100;
+inline constexpr uint32_t kMaxAckEvery = 1024;
+inline constexpr uint32_t kMaxAckUs = 1000000;
+
 struct VerbName {
 	Verb v;
 	const char *name;     // as the options and .conf files spell it

@@ -138,6 +138,13 @@ public:
 	/* OR-ed into every wr_id: the lane of a requester whose QPs other lcores share. */
 	void set_wr_tag(uint64_t tag) { wr_tag_ = tag; }
 
+	/* After a caller re-linked entries 0..n-1 among themselves (dropping some). */
+	void relink_all(uint32_t n)
+	{
+		for (uint32_t i = 0; i < n; i++)
+			entries_[i].wr.next = i + 1 < batch_ ? &entries_[i + 1].wr : nullptr;
+	}
+
 	void relink(uint32_t n)
 	{
 		entries_[n - 1].wr.next = n < batch_ ? &entries_[n].wr : nullptr;

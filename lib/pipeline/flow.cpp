@@ -83,6 +83,17 @@ RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t hz)
 			  use_wr ? PostApi::wr : PostApi::classic, o.inline_send, o.fence, 1e9 / dhz};
 	p.warmup_tsc = static_cast<uint64_t>(o.warmup_s * dhz);
 	p.count_from_input = o.tx_count_from_input;
+	if (o.uc && o.reliability == Reliability::software) {
+		/* Timeouts: at least 2 ms (above the receiver's ACK delay and a slow host's
+		 * hiccups), at most 200 ms after backing off, 10 ms before the first RTT. */
+		p.reliable = true;
+		p.rto_min_tsc = static_cast<uint64_t>(2e-3 * dhz);
+		p.rto_max_tsc = static_cast<uint64_t>(200e-3 * dhz);
+		p.rto_initial_tsc = static_cast<uint64_t>(10e-3 * dhz);
+		p.bad_retx_header = o.inject_bad_retx_header;
+	}
+	if (o.uc && o.inject_loss > 0)
+		p.inject_loss = static_cast<uint32_t>(std::min(o.inject_loss, 0.5) * 4294967296.0);
 	/* A gen stage before the requester keeps the rate itself. */
 	if (o.rate_pps > 0 && !o.tx_gen_stage)
 		p.tsc_per_msg = std::max<uint64_t>(1, static_cast<uint64_t>(dhz / o.rate_pps));
@@ -92,8 +103,14 @@ RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t hz)
 ResponderParams responder_params(const RunOptions &o, uint64_t hz)
 {
 	uint32_t credit_step = o.slots / 4 ? o.slots / 4 : 1;
-	return ResponderParams{o.verb, o.msg_bytes, o.slots, credit_step, o.verify,
-			       static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz)), hz};
+	ResponderParams p{o.verb, o.msg_bytes, o.slots, credit_step, o.verify,
+			  static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz)), hz};
+	if (o.uc && o.reliability == Reliability::software) {
+		p.reliable = true;
+		p.ack_every = o.ack_every;
+		p.ack_tsc = static_cast<uint64_t>(o.ack_us * 1e-6 * static_cast<double>(hz));
+	}
+	return p;
 }
 
 int responder_fill_srq(Responder *v, const RunOptions &o, const RoleShape &r, rte_mempool *rx_pool,

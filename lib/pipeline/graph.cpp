@@ -370,6 +370,8 @@ void size_lcore(Graph *g, GraphLcore *l)
 		window += static_cast<uint64_t>(f->o.qps) * f->o.slots;
 		if (f->o.verb != Verb::write_imm)
 			l->rx_bytes = std::max(l->rx_bytes, f->o.msg_bytes);
+		else if (f->reliable())   // a retransmitted write arrives as a SEND: header and chunk
+			l->rx_bytes = std::max<uint32_t>(l->rx_bytes, f->o.msg_bytes + sizeof(RetxHeader));
 	}
 	l->send_cq = std::max<uint64_t>({l->send_cq, ic.send_cq, 1});
 	if (window) {
@@ -633,6 +635,10 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 	r.inline_send = f.inline_send;
 	r.verify = f.verify;
 	r.uc = f.transport == Transport::uc;
+	r.reliability = r.uc ? f.reliability : Reliability::none;
+	r.ack_every = f.ack_every;
+	r.ack_us = f.ack_us;
+	r.inject_loss = cli.inject_loss > 0 ? cli.inject_loss : f.inject_loss;
 	r.post_api = f.post_api;
 	r.fence = f.fence;
 	r.rnr_retry = f.rnr_retry;
@@ -696,6 +702,9 @@ GraphLane::~GraphLane()
 GraphFlow::~GraphFlow()
 {
 	objs.reset();   // its QPs before the MRs they may use and the CQs they post to
+	ctrl_dest_destroy(&ack_dest);
+	if (hdr_mr)
+		ibv_dereg_mr(hdr_mr);
 	lanes.clear();
 	if (has_lane_io)
 		shared_io_context_destroy(&lane_io);
@@ -713,6 +722,8 @@ Graph::~Graph()
 		rte_ring_free(r->ring);
 	flows.clear();   // QPs first: no WR of theirs may outlive the CQs, SRQs and MRs
 	for (auto &l : lcores) {
+		if (l->has_ctrl)
+			ctrl_qp_destroy(&l->ctrl);
 		if (l->has_io)
 			shared_io_context_destroy(&l->io);
 		mr_table_release(&l->rx_mrs);
@@ -912,6 +923,44 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		}
 	}
 
+	/* Software reliability runs in the requester and responder of a rate flow, posting
+	 * through ibv_post_send (a retransmission re-posts the tracked WR). */
+	for (auto &f : g->flows) {
+		if (!f->reliable())
+			continue;
+		const FlowConf &fc = *f->conf;
+		const std::string path = "flows.[" + std::to_string(&fc - c.flows.data()) + "].";
+		if (f->pingpong) {
+			*err = at(c, fc.line, path + "reliability") + "flow '" + fc.name +
+			       "' is a ping-pong: software reliability runs in rate flows only so far (reliability = \"none\" for plain UC)";
+			return -1;
+		}
+		if (fc.post_api == PostApi::wr) {
+			*err = at(c, fc.line, path + "post_api") + "flow '" + fc.name +
+			       "': software reliability posts through ibv_post_send (post_api = \"classic\"), or reliability = \"none\"";
+			return -1;
+		}
+	}
+
+	/* Test hooks from the command line with a file: they need a flow to act on. */
+	bool any_uc = false, any_rel_write = false;
+	for (auto &f : g->flows) {
+		any_uc |= f->o.uc;
+		any_rel_write |= f->reliable() && f->o.verb == Verb::write_imm;
+		if (cli.inject_loss > 0 && f->o.uc && f->o.post_api == PostApi::wr) {
+			*err = "--inject-loss: flow '" + f->conf->name + "' posts through ibv_qp_ex; the hook leaves WRs out of ibv_post_send chains";
+			return -1;
+		}
+	}
+	if (cli.inject_loss > 0 && !any_uc) {
+		*err = "--inject-loss: no flow of " + c.file + " runs over UC (an RC QP cannot skip a message)";
+		return -1;
+	}
+	if (cli.inject_bad_retx_header && !any_rel_write) {
+		*err = "--inject-bad-retx-header: no flow of " + c.file + " is a write_imm over UC with software reliability";
+		return -1;
+	}
+
 	/* Two hosts: over RC connections (rdma_cm connects RC QPs only). */
 	for (auto &f : g->flows)
 		if (f->remote && f->conf->transport == Transport::uc) {
@@ -1079,6 +1128,49 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 	return 0;
 }
 
+/* Reliable UC flows: a control QP on each lcore with an end of one, the requester's
+ * retransmission headers registered and its ACKs routed to it, the responder's ACKs
+ * addressed to the requester's lcore. */
+int reliability_setup(Graph *g, std::string *err)
+{
+	constexpr uint32_t kCtrlRecvSlots = 1024, kCtrlSendSlots = 256;
+	for (auto &fp : g->flows) {
+		GraphFlow &f = *fp;
+		if (!f.reliable() || f.pingpong || !f.lanes.empty())
+			continue;
+		for (GraphLcore *l : {f.tx, f.rx})
+			if (!l->has_ctrl) {
+				if (ctrl_qp_create(*l->dev, kCtrlRecvSlots, kCtrlSendSlots, &l->ctrl, err) != 0)
+					return -1;
+				l->has_ctrl = true;
+				l->acks.ctrl = &l->ctrl;
+			}
+		const std::string who = "flow '" + f.conf->name + "': ";
+		f.hdr_mr = ibv_reg_mr(f.tx->dev->pd, f.q.hdrs.get(), f.q.hdrs_bytes, IBV_ACCESS_LOCAL_WRITE);
+		if (f.hdr_mr == nullptr) {
+			*err = who + "registering its retransmission headers on " + f.tx->dev->name + ": " + strerror(errno);
+			return -1;
+		}
+		f.q.hdr_lkey = f.hdr_mr->lkey;
+		if (f.tx->acks.nowners == kMaxFlows) {
+			*err = who + "more than " + std::to_string(kMaxFlows) + " reliable flows send from lcore " + std::to_string(f.tx->lcore);
+			return -1;
+		}
+		f.tx->acks.owners[f.tx->acks.nowners++] = &f.q;
+		f.q.acks = &f.tx->acks;
+		if (ctrl_dest_create(*f.rx->dev, f.tx->dev->gid, f.tx->ctrl.qpn(), &f.ack_dest, err) != 0) {
+			*err = who + *err;
+			return -1;
+		}
+		f.v.ctrl = &f.rx->ctrl;
+		for (uint32_t i = 0; i < f.v.nqps; i++) {
+			f.v.qps[i].ack_to = f.ack_dest;
+			f.v.qps[i].peer_qpn = f.q.qps[i].qp->qp_num;
+		}
+	}
+	return 0;
+}
+
 } // namespace
 
 int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<GraphDevice> &devs, Graph *g,
@@ -1132,7 +1224,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 			*err = accept_err[i];
 			rc = -1;
 		}
-	if (rc != 0)
+	if (rc != 0 || reliability_setup(g, err) != 0)
 		return -1;
 	for (auto &f : g->flows)
 		if (f->serves())

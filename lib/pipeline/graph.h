@@ -28,6 +28,7 @@
 #include "pipeline/remote_flow.h"
 #include "pipeline/stage.h"
 #include "verbs/caps.h"
+#include "verbs/ctrl_qp.h"
 #include "verbs/device.h"
 #include "verbs/io_context.h"
 
@@ -92,6 +93,11 @@ struct GraphFlow {
 	bool pingpong = false;
 	PingPong ping, pong;
 	std::unique_ptr<Histogram> hist;   // ping-pong: half round trips, ns
+	/* UC with software reliability: the responder's address of the requester's control
+	 * QP, and the requester's retransmission headers registered. */
+	CtrlDest ack_dest;
+	ibv_mr *hdr_mr = nullptr;
+	bool reliable() const { return o.reliability == Reliability::software && o.uc; }
 	bool serves() const { return remote && remote->server; }   // the server's end of a two-host flow
 	GraphLcore *end_here() const { return tx ? tx : rx; }      // an end's lcore (two hosts: the one here)
 	~GraphFlow();
@@ -130,6 +136,9 @@ struct GraphLcore {
 	uint32_t rx_pool_n = 0, rx_bytes = 0;
 	uint64_t send_cq = 0, recv_cq = 0, srq = 0, srq_threshold = 0;   // derived sizes (graph_plan)
 	LcoreLoop loop;
+	CtrlQp ctrl;                           // reliable UC flows' ACKs, both ways (has_ctrl)
+	bool has_ctrl = false;
+	AckPort acks;                          // its reliable requesters' side of ctrl
 	std::vector<GraphFlow *> requesters, responders;
 	std::vector<GraphFlow *> pingers, echoers;   // ping-pong flows' two sides
 	std::vector<GraphLane *> lanes;              // lanes of flows with several rdma_tx stages

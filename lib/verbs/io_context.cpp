@@ -128,7 +128,7 @@ ibv_qp *rc_qp_create(Device &dev, SharedIOContext &io, const QpOptions &o, std::
 	qa.qp_type = o.uc ? IBV_QPT_UC : IBV_QPT_RC;
 	qa.sq_sig_all = 0;   // selective signalling: each WR says whether it wants a completion
 	qa.cap.max_send_wr = o.sq_depth;
-	qa.cap.max_send_sge = 1;
+	qa.cap.max_send_sge = o.uc ? 2 : 1;   // UC: a retransmitted write is a SEND of header and chunk
 	qa.cap.max_recv_wr = io.srq ? 0 : 1;
 	qa.cap.max_recv_sge = io.srq ? 0 : 1;
 	qa.cap.max_inline_data = o.max_inline;

@@ -201,7 +201,7 @@ void two_host_flows_have_one_end_here(void **)
 	assert_int_equal(timed.g.flows[0]->o.messages, 0);
 	assert_true(timed.g.flows[0]->o.duration_s == 2.0);
 
-	Plan uc("flows = ( { name = \"f\"; peer = \"10.2.0.2:18800\"; transport = \"uc\"; verb = \"send\"; size = 64;\n"
+	Plan uc("flows = ( { name = \"f\"; peer = \"10.2.0.2:18800\"; transport = \"uc\"; verb = \"send_imm\"; size = 64;\n"
 		"  messages = 10; pool = \"p\"; } );\n"
 		"stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; } );\n");
 	assert_int_equal(uc.rc, -1);

@@ -200,8 +200,35 @@ void pingpong_and_cq_api(void **)
 	expect_error({"--rate", "0"}, "--rate: '0' is not a message rate in (0, 1e9] messages per second");
 	expect_error({"--rate", "fast"}, "--rate: 'fast' is not a message rate in (0, 1e9] messages per second");
 	expect_error({"--pingpong", "--rate", "100"}, "--pingpong: one message at a time, echoed; --rate does not apply");
-	assert_int_equal(static_cast<int>(parse({"--transport", "uc", "-v", "write"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
-	assert_true(o.uc);
+	assert_int_equal(static_cast<int>(parse({"--transport", "uc", "-v", "write", "--reliability", "none"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.uc && o.reliability == rp::Reliability::none);
+	/* UC is made reliable in software unless told otherwise. */
+	assert_int_equal(static_cast<int>(parse({"--transport", "uc", "--ack-every", "8", "--ack-us", "50"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.reliability == rp::Reliability::software && o.ack_every == 8 && o.ack_us == 50);
+	assert_int_equal(static_cast<int>(parse({"-v", "send_imm"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.reliability == rp::Reliability::none);   // RC: the NIC's
+	assert_int_equal(static_cast<int>(parse({"--transport", "uc", "--inject-loss", "0.1", "--inject-bad-retx-header"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.inject_loss == 0.1 && o.inject_bad_retx_header);
+	expect_error({"--transport", "uc", "-v", "write"},
+		     "--transport uc -v write: software reliability needs a completion at the receiver: use write_imm or "
+		     "send_imm, or --reliability none for plain UC writes");
+	expect_error({"--transport", "uc", "-v", "send"},
+		     "--transport uc -v send: software reliability carries the sequence in the immediate: use send_imm, or "
+		     "--reliability none");
+	expect_error({"--reliability", "software"}, "--reliability: applies to --transport uc (RC is reliable in the NIC)");
+	expect_error({"--transport", "uc", "--reliability", "tcp"}, "--reliability: 'tcp' is not software or none");
+	expect_error({"--transport", "uc", "--reliability", "none", "--ack-every", "4"},
+		     "--ack-every: applies to --transport uc with software reliability");
+	expect_error({"--ack-us", "5"}, "--ack-us: applies to --transport uc with software reliability");
+	expect_error({"--inject-loss", "0.1"}, "--inject-loss: needs --transport uc (an RC QP cannot skip a message)");
+	expect_error({"--transport", "uc", "--inject-loss", "0.9"}, "--inject-loss: '0.9' is not a fraction in 0..0.5");
+	expect_error({"--transport", "uc", "-v", "send_imm", "--inject-bad-retx-header"},
+		     "--inject-bad-retx-header: needs --transport uc -v write_imm with software reliability");
+	expect_error({"--transport", "uc", "-v", "send_imm", "--pingpong"},
+		     "--pingpong --transport uc: software reliability runs in rate flows only so far; add --reliability none");
 	expect_error({"--transport", "ud"}, "--transport: 'ud' is not rc or uc");
 	expect_error({"--transport", "uc", "-v", "read"}, "--transport uc: read needs a reliable connection (rc)");
 	expect_error({"--transport", "uc", "--peer", "10.0.0.1:1", "--local", "10.0.0.2"},
