@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# UC made reliable in software (seed 000) on rxe: losses injected at the sender on one
+# device, and real netem loss on the wire between rxeA and rxeB in both directions
+# (data and ACKs); every message verified, retransmissions counted, nothing lost. Plain
+# UC under the same loss reports its losses and fails; a retransmission header aimed
+# outside the receiver's window is refused and counted.
+. "$(dirname "$0")/lib.sh"
+need_device
+out=$(mktemp)
+
+# pass_with_losses LABEL N: a run of N messages passed, every one verified, and it had
+# to retransmit.
+pass_with_losses() {
+	expect_eq "$1: exit status" "$rc" 0
+	expect_grep "$out" "^result: PASS$"
+	expect_eq "$1: verified" "$(field "$out" 'messages verified')" "$2"
+	expect_eq "$1: lost" "$(field "$out" 'lost messages')" 0
+	local retx
+	retx=$(field "$out" retransmissions | sed 's/ .*//')
+	[ "${retx:-0}" -gt 0 ] && echo "ok: $1: $retx retransmissions" || { echo "FAIL: $1: no retransmission"; fails=$((fails + 1)); }
+}
+
+# Losses injected at the sender, on one device: each skipped WR is a hole the ACKs show.
+for v in write_imm send_imm; do
+	for loss in 0.01 0.1; do
+		run_rdmapipe "$out" -d "$DEV" --transport uc -v $v -Q 2 -n 20000 --inject-loss $loss
+		pass_with_losses "$v at $loss injected" 20000
+		expect_grep "$out" "^  reliability: +software over UC, an ACK every 16 messages or 100 us$"
+		injected=$(field "$out" 'injected losses' | sed 's/ .*//')
+		[ "${injected:-0}" -gt 0 ] && echo "ok: $injected WRs left out" || { echo "FAIL: nothing injected"; fails=$((fails + 1)); }
+	done
+done
+# The summary's retransmissions line names both kinds; ACK settings take effect.
+run_rdmapipe "$out" -d "$DEV" --transport uc -v write_imm -n 5000 --inject-loss 0.05 --ack-every 4 --ack-us 50
+pass_with_losses "ack every 4" 5000
+expect_grep "$out" "^  retransmissions: +[1-9][0-9]* \(fast [0-9]+, timeout [0-9]+\)$"
+expect_grep "$out" "^  reliability: +software over UC, an ACK every 4 messages or 50 us$"
+# A header aimed one past the window: refused and counted, nothing written; the message
+# is sent again and the run still verifies everything.
+run_rdmapipe "$out" -d "$DEV" --transport uc -v write_imm -n 5000 --inject-loss 0.02 --inject-bad-retx-header
+pass_with_losses "bad retransmission header" 5000
+expect_grep "$out" "^  retransmitted writes: [1-9][0-9]* taken, 1 refused \(header outside the window or slot\)$"
+# Plain UC under the same kind of loss: the losses are reported and the run fails.
+run_rdmapipe "$out" -d "$DEV" --transport uc --reliability none -v write_imm -n 4000 --inject-loss 0.01 --stall-timeout 3
+expect_eq "plain UC under loss: exit status" "$rc" 1
+expect_grep "$out" "^result: FAIL$"
+lost=$(field "$out" 'lost messages')
+[ "${lost:-0}" -gt 0 ] && echo "ok: plain UC lost $lost" || { echo "FAIL: plain UC reported no loss"; fails=$((fails + 1)); }
+expect_no_grep() { if grep -Eq "$2" "$1"; then echo "FAIL: '$2' in the output"; fails=$((fails + 1)); else echo "ok: no '$2'"; fi; }
+expect_no_grep "$out" "^  retransmissions:"
+
+# Real loss on the wire, both ways, data and ACKs: rxeA -> rxeB in one process.
+if [ -n "${RXE_A_DEV:-}" ] && ip link show vA >/dev/null 2>&1 && modprobe sch_netem 2>/dev/null; then
+	conf=$(mktemp --suffix=.conf)
+	sed -e "s/\"rxeA\"/\"$RXE_A_DEV\"/g; s/\"rxeB\"/\"$RXE_B_DEV\"/g" "$(dirname "$0")/graphs/uc-reliable-wire.conf" >"$conf"
+	for loss in 1% 10%; do
+		tc qdisc add dev vA root netem loss $loss
+		tc qdisc add dev vB root netem loss $loss
+		t0=$SECONDS
+		run_rdmapipe "$out" -f "$conf"
+		tc qdisc del dev vA root
+		tc qdisc del dev vB root
+		pass_with_losses "wire at $loss each way" 100000
+		echo "ok: $loss each way took $((SECONDS - t0)) s"
+		expect_grep /tmp/rdmapipe-uc-wire.json '"reliability": \{"kind": "software", "retransmissions": [1-9][0-9]*'
+		expect_grep /tmp/rdmapipe-uc-wire.json '"messages_lost": 0\}'
+	done
+	rm -f "$conf" /tmp/rdmapipe-uc-wire.json
+else
+	echo "FAIL: no rxeA/rxeB wire (vA) or no netem"; fails=$((fails + 1))
+fi
+rm -f "$out"
+finish
