@@ -22,6 +22,8 @@ Sample sample_take(const RunView &v, uint64_t tsc)
 			x.completed = f.live->completed.load(std::memory_order_relaxed);
 			x.errors = f.live->errors.load(std::memory_order_relaxed);
 			x.sent = f.live->sent.load(std::memory_order_relaxed);
+			x.retx_fast = f.live->retx_fast.load(std::memory_order_relaxed);
+			x.retx_timeout = f.live->retx_timeout.load(std::memory_order_relaxed);
 		}
 		s.flows.push_back(x);
 	}
@@ -53,6 +55,8 @@ FlowRates flow_rates(const RunView &v, size_t flow, const Sample &base, const Sa
 	r.completed = b.completed >= z.completed ? b.completed - z.completed : 0;
 	r.errors = b.errors >= z.errors ? b.errors - z.errors : 0;
 	r.outstanding = b.sent >= b.completed ? b.sent - b.completed : 0;
+	r.retx_fast = b.retx_fast >= z.retx_fast ? b.retx_fast - z.retx_fast : 0;
+	r.retx_timeout = b.retx_timeout >= z.retx_timeout ? b.retx_timeout - z.retx_timeout : 0;
 	if (f.target)
 		r.progress = std::min(1.0, static_cast<double>(b.completed) / static_cast<double>(f.target));
 	else if (v.duration_s > 0 && v.tsc_hz > 0 && now.tsc > v.start_tsc)
@@ -67,6 +71,11 @@ std::string stats_line(const RunView &v, size_t flow, const FlowRates &r)
 	int n = snprintf(buf, sizeof(buf), "  %-10s %9.4f Mmsg/s %8.4f Gbit/s  outstanding %" PRIu64 "  errors %" PRIu64,
 			 f.name.c_str(), r.msg_per_s / 1e6, r.gbit_per_s, r.outstanding, r.errors);
 	std::string line(buf, static_cast<size_t>(n > 0 ? n : 0));
+	if (f.live && f.live->reliable) {
+		snprintf(buf, sizeof(buf), "  retx %" PRIu64 " (fast %" PRIu64 ", timeout %" PRIu64 ")", r.retx_fast + r.retx_timeout,
+			 r.retx_fast, r.retx_timeout);
+		line += buf;
+	}
 	if (f.target)
 		snprintf(buf, sizeof(buf), "  %" PRIu64 " of %" PRIu64 " (%.1f%%)", r.completed, f.target, 100 * r.progress);
 	else if (r.progress >= 0)

@@ -94,6 +94,7 @@ HwCounters ports_moved(const RunView &v);
 /* Totals at one moment. */
 struct FlowSample {
 	uint64_t sent = 0, completed = 0, errors = 0;
+	uint64_t retx_fast = 0, retx_timeout = 0;   // UC made reliable in software
 };
 struct LcoreSample {
 	uint64_t busy = 0, idle = 0, received = 0;
@@ -113,6 +114,7 @@ struct FlowRates {
 	double msg_per_s = 0, gbit_per_s = 0;
 	uint64_t completed = 0, errors = 0;    // since the baseline
 	uint64_t outstanding = 0;              // posted, not yet completed
+	uint64_t retx_fast = 0, retx_timeout = 0;   // reliable UC: retransmissions since the baseline
 	double progress = -1;                  // 0..1 of its messages, or of the duration (-1: neither)
 };
 FlowRates flow_rates(const RunView &v, size_t flow, const Sample &base, const Sample &since, const Sample &now);

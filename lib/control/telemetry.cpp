@@ -66,6 +66,10 @@ int stats_cb(const char *, const char *params, rte_tel_data *d)
 		rte_tel_data_add_dict_string(f, "gbit_per_s", fmt(r.gbit_per_s).c_str());
 		if (r.progress >= 0)
 			rte_tel_data_add_dict_string(f, "progress", fmt(r.progress).c_str());
+		if (v.flows[i].live && v.flows[i].live->reliable) {
+			rte_tel_data_add_dict_u64(f, "retx_fast", cur.flows[i].retx_fast);
+			rte_tel_data_add_dict_u64(f, "retx_timeout", cur.flows[i].retx_timeout);
+		}
 		if (v.flows[i].live && cur.flows[i].errors)
 			rte_tel_data_add_dict_string(f, "errors_by_status", errors_by_status(*v.flows[i].live).c_str());
 		rte_tel_data_add_dict_container(d, v.flows[i].name.c_str(), f, 0);

@@ -111,6 +111,10 @@ struct alignas(64) FlowLive {
 	std::atomic<uint64_t> completed{0};
 	std::atomic<uint64_t> errors{0};      // completion errors
 	std::atomic<uint64_t> by_status[kWcStatusCount] = {};   // ... by ibv_wc_status
+	/* UC made reliable in software: retransmissions so far (fast, timeout). */
+	std::atomic<uint64_t> retx_fast{0};
+	std::atomic<uint64_t> retx_timeout{0};
+	bool reliable = false;                // set at setup: the stats lines show the two above
 };
 
 /* ... and per role (its lcore's loop), stored after every burst. */

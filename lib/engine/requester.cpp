@@ -370,8 +370,10 @@ void fast_retransmit(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 		seqs[k++] = s;
 	}
 	int n = k ? retransmit(r, qi, seqs, k, now) : 0;
-	if (n > 0)
+	if (n > 0) {
 		r->c.retx_fast += static_cast<uint64_t>(n);
+		r->flow_live[q.flow].retx_fast.store(r->c.retx_fast, std::memory_order_relaxed);
+	}
 }
 
 /* Messages unacknowledged for longer than the QP's timeout (and not known to have
@@ -396,6 +398,8 @@ int check_timeouts(Requester *r, uint64_t now)
 		if (n < 0)
 			return -1;
 		r->c.retx_timeout += static_cast<uint64_t>(n);
+		if (n)
+			r->flow_live[q.flow].retx_timeout.store(r->c.retx_timeout, std::memory_order_relaxed);
 	}
 	return 0;
 }
@@ -611,6 +615,7 @@ int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, st
 	r->flow_ctl.reset(new FlowControl[nflows]);
 	r->pace.reset(new Requester::Pace[nflows]);
 	for (uint32_t f = 0; f < nflows; f++) {
+		r->flow_live[f].reliable = r->p.reliable;
 		r->flow_ctl[f].tsc_per_msg.store(r->p.tsc_per_msg, std::memory_order_relaxed);
 		r->flow_ctl[f].batch.store(r->p.batch, std::memory_order_relaxed);
 	}

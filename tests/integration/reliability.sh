@@ -57,11 +57,12 @@ if [ -n "${RXE_A_DEV:-}" ] && ip link show vA >/dev/null 2>&1 && modprobe sch_ne
 		tc qdisc add dev vA root netem loss $loss
 		tc qdisc add dev vB root netem loss $loss
 		t0=$SECONDS
-		run_rdmapipe "$out" -f "$conf"
+		run_rdmapipe "$out" -f "$conf" --stats-period 1
 		tc qdisc del dev vA root
 		tc qdisc del dev vB root
 		pass_with_losses "wire at $loss each way" 100000
 		echo "ok: $loss each way took $((SECONDS - t0)) s"
+		expect_grep "$out" "^  w +[0-9.]+ Mmsg/s .* retx [0-9]+ \(fast [0-9]+, timeout [0-9]+\)"
 		expect_grep /tmp/rdmapipe-uc-wire.json '"reliability": \{"kind": "software", "retransmissions": [1-9][0-9]*'
 		expect_grep /tmp/rdmapipe-uc-wire.json '"messages_lost": 0\}'
 	done
