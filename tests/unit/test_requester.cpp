@@ -13,6 +13,7 @@
 
 #include "cmocka_cpp.h"
 
+#include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -420,6 +421,95 @@ void rejects_unsafe_sizing(void **)
 	assert_string_equal(err.c_str(), "requester: send queue depth 128 must be >= 2 x signal-every and >= batch");
 }
 
+
+/* UC made reliable in software, driven without a control QP: chains posted, then ACKs
+ * handed to requester_on_ack as the AckPort would (at TSC times, as the lcore's burst
+ * gives them: a retransmission's post time orders it against later messages). */
+rp::RequesterParams reliable_params(uint64_t messages)
+{
+	rp::RequesterParams p = params(rp::Verb::write_imm, messages);
+	p.reliable = true;
+	p.rto_min_tsc = 1000;
+	p.rto_max_tsc = 1000000;
+	p.rto_initial_tsc = 10000;
+	p.ns_per_tsc = 1;
+	return p;
+}
+
+rp::AckMsg ack(uint32_t qpn, uint64_t cum, std::initializer_list<uint64_t> arrived)
+{
+	rp::AckMsg a{rp::kAckMagic, rp::kAckVersion, 0, qpn, cum, cum, {}};
+	for (uint64_t s : arrived)
+		a.sack[(s - cum - 1) / 64] |= 1ull << ((s - cum - 1) % 64);
+	return a;
+}
+
+void reliable_tracks_until_acknowledged(void **)
+{
+	Rig g(reliable_params(1000));
+	fake::nic().check_len = 0;
+	const unsigned before = rte_mempool_avail_count(g.pool);
+	assert_int_equal(rte_mempool_get_bulk(g.pool, g.r.bufs, 8), 0);
+	assert_int_equal(g.r.post_chain(&g.r, 0, 8, rp::kChainMore), 0);
+	const fake::Nic &n = fake::nic();
+	assert_int_equal(n.chains.size(), 1);
+	assert_int_equal(n.chains[0].size(), 8);
+	for (uint64_t i = 0; i < 8; i++) {
+		assert_int_equal(n.chains[0][i].wr_id, i);          // its place in the send queue
+		assert_int_equal(n.chains[0][i].imm_host, i);       // its sequence
+	}
+	/* Send completions free the queue, not the buffers: those wait for the ACK. */
+	assert_int_equal(g.r.qps[0].completed, 0);
+	assert_int_equal(rte_mempool_avail_count(g.pool), before - 8);
+	const uint32_t qpn = g.qps[0].qp_num;
+	rp::requester_on_ack(&g.r, 0, ack(qpn, 2, {4, 5, 6, 7}), rte_rdtsc());
+	assert_int_equal(g.r.qps[0].completed, 2);
+	assert_int_equal(rte_mempool_avail_count(g.pool), before - 6);
+	/* Holes 2 and 3 were sent before 7, which arrived: resent at once as one chain of
+	 * SENDs, each a 12-byte header (slot offset, original immediate) and the chunk. */
+	assert_int_equal(n.chains.size(), 2);
+	assert_int_equal(n.chains[1].size(), 2);
+	for (uint64_t i = 0; i < 2; i++) {
+		const fake::PostedWr &w = n.chains[1][i];
+		assert_int_equal(w.opcode, IBV_WR_SEND);
+		assert_int_equal(w.num_sge, 2);
+		assert_int_equal(w.sge_len, sizeof(rp::RetxHeader));
+		assert_int_equal(w.wr_id, 8 + i);
+		rp::RetxHeader h;
+		memcpy(&h, reinterpret_cast<const void *>(w.sge_addr), sizeof(h));
+		assert_int_equal(h.target_offset, (2 + i) * 40);
+		assert_int_equal(ntohl(h.imm), 2 + i);
+	}
+	assert_int_equal(g.r.c.retx_fast, 2);
+	assert_int_equal(g.r.c.sack_holes, 2);
+	/* The same ACK again (its copies are newer than 7's): nothing more goes. */
+	rp::requester_on_ack(&g.r, 0, ack(qpn, 2, {4, 5, 6, 7}), rte_rdtsc());
+	assert_int_equal(n.chains.size(), 2);
+	/* Everything acknowledged: every buffer back; the RTT came from 7, sent once. */
+	rp::requester_on_ack(&g.r, 0, ack(qpn, 8, {}), rte_rdtsc());
+	assert_int_equal(g.r.qps[0].completed, 8);
+	assert_int_equal(rte_mempool_avail_count(g.pool), before);
+	assert_int_equal(g.r.flow_latency[0].count(), 2);   // cum 2 (message 1) and cum 8 (message 7)
+	/* An ACK beyond what was sent is refused. */
+	rp::requester_on_ack(&g.r, 0, ack(qpn, 9, {}), rte_rdtsc());
+	assert_int_equal(g.r.c.acks_invalid, 1);
+	assert_int_equal(g.r.qps[0].completed, 8);
+}
+
+void reliable_injected_loss_is_tracked(void **)
+{
+	rp::RequesterParams p = reliable_params(1000);
+	p.inject_loss = 1u << 31;   // half
+	Rig g(p);
+	fake::nic().check_len = 0;
+	assert_int_equal(rte_mempool_get_bulk(g.pool, g.r.bufs, 32), 0);
+	assert_int_equal(g.r.post_chain(&g.r, 0, 32, rp::kChainMore), 0);
+	const uint64_t posted = fake::nic().total_wrs();
+	assert_int_equal(g.r.qps[0].sent, 32);   // all tracked as sent
+	assert_int_equal(posted + g.r.c.injected_losses, 32);
+	assert_true(g.r.c.injected_losses > 4 && g.r.c.injected_losses < 28);
+	assert_int_equal(g.r.qps[0].wr_posted, posted);   // places only for what went
+}
 } // namespace
 
 int main()
@@ -442,6 +532,8 @@ int main()
 		cmocka_unit_test(rate_limit_paces_each_flow),
 		cmocka_unit_test(input_ring_buffers_go_as_they_are),
 		cmocka_unit_test(rejects_unsafe_sizing),
+		cmocka_unit_test(reliable_tracks_until_acknowledged),
+		cmocka_unit_test(reliable_injected_loss_is_tracked),
 	};
 	int rc = cmocka_run_group_tests_name("requester", tests, nullptr, nullptr);
 	rte_eal_cleanup();

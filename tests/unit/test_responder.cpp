@@ -406,6 +406,83 @@ void read_window_is_prefilled(void **)
 			assert_int_equal(rp::pattern_check(g.memory.data() + (q * kSlots + k) * kMsg, kMsg, rp::msg_key(q, k)), -1);
 }
 
+
+/* UC made reliable in software: messages placed by the sequence in their immediate, a
+ * hole filled by a retransmitted write (header + chunk, copied into its slot), a
+ * duplicate dropped, a header aimed elsewhere refused with nothing written. Completions
+ * are handed in as the lcore's router would (responder_on_recv_wc). */
+void reliable_places_by_sequence(void **)
+{
+	fake::reset();
+	constexpr uint32_t slots = 16;
+	std::vector<unsigned char> memory(slots * kMsg, 0);
+	std::vector<unsigned char> rxbuf(sizeof(rp::RetxHeader) + kMsg);
+	rte_mempool *pool = rte_mempool_create("ut_rel_rx", 64, sizeof(rp::RetxHeader) + kMsg, 0, 0, nullptr, nullptr, nullptr,
+					       nullptr, 0, 0);
+	assert_non_null(pool);
+	ibv_qp qp{};
+	qp.qp_num = fake::kQpNumBase;
+	rp::RunControl ctl;
+	rp::Responder r;
+	r.ops = &fake::kOps;
+	r.memory = memory.data();
+	r.rx_pool = pool;
+	r.ctl = &ctl;
+	r.p = rp::ResponderParams{rp::Verb::write_imm, kMsg, slots, 4, true, 2000000000ull, 1000};
+	r.p.reliable = true;
+	std::string err;
+	assert_int_equal(rp::responder_init(&r, 1, &err), 0);
+	r.qps[0].qp = &qp;
+	assert_int_equal(rp::responder_add_qps(&r, &err), 0);
+	auto write_imm = [&](uint64_t seq, bool last = false) {
+		rp::pattern_fill(memory.data() + (seq % slots) * kMsg, kMsg, rp::msg_key(0, seq));
+		ibv_wc wc{};
+		wc.qp_num = qp.qp_num;
+		wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		wc.wc_flags = IBV_WC_WITH_IMM;
+		wc.imm_data = htonl(static_cast<uint32_t>(seq) | (last ? rp::kImmLast : 0));
+		wc.byte_len = kMsg;
+		rp::responder_on_recv_wc(&r, wc, 1);
+	};
+	auto retx = [&](uint64_t seq, uint64_t offset) {
+		void *b = nullptr;
+		assert_int_equal(rte_mempool_get(pool, &b), 0);
+		rp::RetxHeader h{offset, htonl(static_cast<uint32_t>(seq))};
+		memcpy(b, &h, sizeof(h));
+		rp::pattern_fill(static_cast<unsigned char *>(b) + sizeof(h), kMsg, rp::msg_key(0, seq));
+		ibv_wc wc{};
+		wc.wr_id = reinterpret_cast<uintptr_t>(b);
+		wc.qp_num = qp.qp_num;
+		wc.opcode = IBV_WC_RECV;
+		wc.byte_len = sizeof(h) + kMsg;
+		rp::responder_on_recv_wc(&r, wc, 1);
+	};
+	write_imm(0);
+	write_imm(1);
+	write_imm(3);   // 2 lost
+	assert_int_equal(r.qps[0].win.cum, 2);
+	assert_int_equal(r.c.out_of_order, 1);
+	assert_true(r.qps[0].ack_now);   // a new hole: ACK at once
+	/* A header that names another slot: refused, slot 2 untouched. */
+	retx(2, 5 * kMsg);
+	assert_int_equal(r.c.retx_header_bad, 1);
+	assert_int_equal(memory[2 * kMsg], 0);
+	retx(2, static_cast<uint64_t>(slots) * kMsg);   // past the window
+	assert_int_equal(r.c.retx_header_bad, 2);
+	retx(2, 2 * kMsg);
+	assert_int_equal(r.c.retx_received, 1);
+	assert_int_equal(r.qps[0].win.cum, 4);
+	write_imm(1);   // a duplicate
+	assert_int_equal(r.c.duplicates, 1);
+	write_imm(4, true);
+	assert_true(r.qps[0].complete);
+	assert_int_equal(r.lasts, 1);
+	assert_int_equal(r.c.received, 5);
+	assert_int_equal(r.c.verified, 5);
+	assert_int_equal(r.c.payload_errors, 0);
+	assert_int_equal(rte_mempool_avail_count(pool), 64);   // every receive buffer back
+	rte_mempool_free(pool);
+}
 } // namespace
 
 int main()
@@ -429,6 +506,7 @@ int main()
 		cmocka_unit_test(write_final_window_is_checked),
 		cmocka_unit_test(atomic_final_words_are_checked),
 		cmocka_unit_test(read_window_is_prefilled),
+		cmocka_unit_test(reliable_places_by_sequence),
 	};
 	int rc = cmocka_run_group_tests_name("responder", tests, nullptr, nullptr);
 	rte_eal_cleanup();
