@@ -95,6 +95,22 @@ int poll_credit_completions(Responder *r)
 	return n;
 }
 
+/* Message seq of QP qi's payload at data; a verify stage downstream may check it
+ * instead (self-describing format). False (counted) when it differs. */
+bool payload_ok(Responder *r, uint32_t qi, uint64_t seq, const unsigned char *data)
+{
+	if (!r->p.verify || r->payload_downstream)
+		return true;
+	uint64_t key;
+	ptrdiff_t bad = r->self_describing ? self_describing_check(data, r->p.msg_bytes, &key)
+					   : pattern_check(data, r->p.msg_bytes, msg_key(qi, seq));
+	if (bad < 0)
+		return true;
+	r->c.payload_errors++;
+	r->c.bad(qi, seq, bad);
+	return false;
+}
+
 /* Checks one received message: sequence (immediate), length, payload. */
 void check_message(Responder *r, uint32_t qi, const ibv_wc &wc)
 {
@@ -106,20 +122,10 @@ void check_message(Responder *r, uint32_t qi, const ibv_wc &wc)
 	bool ok = recv_header_ok(c, wc, v, seq, r->p.msg_bytes, &last);
 	if (last)
 		q.saw_last = true;
-	/* A verify stage downstream may check the payload instead (self-describing format). */
-	if (ok && r->p.verify && !r->payload_downstream) {
-		const unsigned char *data = v == Verb::write_imm
-			? r->memory + (static_cast<uint64_t>(qi) * r->p.slots + seq % r->p.slots) * r->p.msg_bytes
-			: reinterpret_cast<const unsigned char *>(wc.wr_id);
-		uint64_t key;
-		ptrdiff_t bad = r->self_describing ? self_describing_check(data, r->p.msg_bytes, &key)
-						   : pattern_check(data, r->p.msg_bytes, msg_key(qi, seq));
-		if (bad >= 0) {
-			c.payload_errors++;
-			c.bad(qi, seq, bad);
-			ok = false;
-		}
-	}
+	if (ok)
+		ok = payload_ok(r, qi, seq, v == Verb::write_imm
+				? r->memory + (static_cast<uint64_t>(qi) * r->p.slots + seq % r->p.slots) * r->p.msg_bytes
+				: reinterpret_cast<const unsigned char *>(wc.wr_id));
 	if (!ok) {
 		c.bad(qi, seq, -1);
 	} else {
@@ -346,18 +352,7 @@ void arrived(Responder *r, uint32_t qi, uint64_t seq, bool last, const unsigned 
 {
 	ResponderCounters &c = r->c;
 	ResponderQp &q = r->qps[qi];
-	bool ok = true;
-	if (r->p.verify && !r->payload_downstream) {
-		uint64_t key;
-		ptrdiff_t bad = r->self_describing ? self_describing_check(data, r->p.msg_bytes, &key)
-						   : pattern_check(data, r->p.msg_bytes, msg_key(qi, seq));
-		if (bad >= 0) {
-			c.payload_errors++;
-			c.bad(qi, seq, bad);
-			ok = false;
-		}
-	}
-	if (ok) {
+	if (payload_ok(r, qi, seq, data)) {
 		c.verified++;
 		q.verified++;
 	}
