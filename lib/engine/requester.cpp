@@ -376,25 +376,22 @@ void fast_retransmit(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 	}
 }
 
-/* Messages unacknowledged for longer than the QP's timeout (and not known to have
- * arrived) go again, a chain's worth at a time; the timeout backs off until an ACK
- * moves the QP on. */
+/* The oldest unacknowledged message of a QP, unacknowledged for longer than its
+ * timeout, goes again (one: TCP's rule; the ACK it draws shows the rest, which fast
+ * retransmission then resends), and the timeout backs off until an ACK moves the QP
+ * on. Resending a window's worth at once would, when the delay was queueing (large
+ * messages on a slow device), only add to the queue. */
 int check_timeouts(Requester *r, uint64_t now)
 {
 	for (uint32_t qi = 0; qi < r->nqps; qi++) {
 		RequesterQp &q = r->qps[qi];
 		if (q.failed || q.completed == q.sent)
 			continue;
-		const uint64_t rto = q.rto.current();
-		if (now - q.post_tsc[q.completed & r->inflight_mask] < rto)
+		if (now - q.post_tsc[q.completed & r->inflight_mask] < q.rto.current())
 			continue;
-		uint64_t seqs[kMaxBatch];
-		uint32_t k = 0;
-		for (uint64_t s = q.completed; s < q.sent && k < r->p.batch; s++)
-			if (now - q.post_tsc[s & r->inflight_mask] >= rto && !ack_has(q.last_ack, s))
-				seqs[k++] = s;
+		const uint64_t oldest = q.completed;
 		q.rto.timed_out();
-		int n = k ? retransmit(r, qi, seqs, k, now) : 0;
+		int n = retransmit(r, qi, &oldest, 1, now);
 		if (n < 0)
 			return -1;
 		r->c.retx_timeout += static_cast<uint64_t>(n);
@@ -840,8 +837,6 @@ void requester_on_ack(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 		r->c.acks_invalid++;   // acknowledges what was never sent
 		return;
 	}
-	if (a.cum >= q.last_ack.cum)
-		q.last_ack = a;
 	if (a.credit > q.ack_credit)
 		q.ack_credit = a.credit;
 	if (a.cum > q.completed) {

@@ -88,7 +88,6 @@ struct RequesterQp {
 	uint64_t ack_credit = 0;
 	uint8_t *marks = nullptr;   // per message, same index as inflight: kMarkLast | times retransmitted
 	Rto rto;
-	AckMsg last_ack{};          // the newest ACK: what a timeout need not resend
 };
 
 /* A message's marks (reliable): whether it was its QP's last, and its retransmissions. */
