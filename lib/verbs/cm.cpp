@@ -137,7 +137,8 @@ void cm_private_encode(const CmPrivate &p, uint8_t out[kCmParamsBytes])
 {
 	memset(out, 0, kCmParamsBytes);
 	put_header(out, kKindParams, kCmParamsBytes);
-	put16(out + 8, p.flow);
+	out[8] = static_cast<uint8_t>(p.flow);
+	out[9] = p.verb;
 	put16(out + 10, p.qp_index);
 	put32(out + 12, p.slots);
 	put32(out + 16, p.slot_bytes);
@@ -145,8 +146,8 @@ void cm_private_encode(const CmPrivate &p, uint8_t out[kCmParamsBytes])
 	put64(out + 24, p.addr);
 	put64(out + 32, p.credit_addr);
 	put32(out + 40, p.credit_rkey);
-	put32(out + 44, static_cast<uint32_t>(p.flags) << 8 | p.verb);   // the upper 16 bits are reserved: zero
-	put64(out + 48, p.messages);
+	put32(out + 44, static_cast<uint32_t>(p.flags) << 24 | (p.uc_qpn & kCmQpnMask));
+	put64(out + 48, static_cast<uint64_t>(p.ctrl_qpn & kCmQpnMask) << 40 | (p.messages & kCmMaxMessages));
 }
 
 static int check_header(const uint8_t *b, size_t len, uint8_t kind, size_t want, std::string *why)
@@ -190,7 +191,8 @@ int cm_private_decode(const void *data, size_t len, CmPrivate *p, std::string *w
 	if (ret)
 		return ret;
 	CmPrivate q;
-	q.flow = get16(b + 8);
+	q.flow = b[8];
+	q.verb = b[9];
 	q.qp_index = get16(b + 10);
 	q.slots = get32(b + 12);
 	q.slot_bytes = get32(b + 16);
@@ -198,18 +200,16 @@ int cm_private_decode(const void *data, size_t len, CmPrivate *p, std::string *w
 	q.addr = get64(b + 24);
 	q.credit_addr = get64(b + 32);
 	q.credit_rkey = get32(b + 40);
-	uint32_t shape = get32(b + 44);
-	if (shape >> 16) {
-		*why = "reserved bits are " + hex(shape >> 16) + ", want 0";
-		return -EPROTO;
-	}
-	q.flags = static_cast<uint8_t>(shape >> 8);
+	const uint32_t shape = get32(b + 44);
+	q.flags = static_cast<uint8_t>(shape >> 24);
 	if (q.flags & ~kCmSelfDescribing) {
 		*why = "unknown flags " + hex(q.flags);
 		return -EPROTO;
 	}
-	q.verb = static_cast<uint8_t>(shape);
-	q.messages = get64(b + 48);
+	q.uc_qpn = shape & kCmQpnMask;
+	const uint64_t tail = get64(b + 48);
+	q.ctrl_qpn = static_cast<uint32_t>(tail >> 40);
+	q.messages = tail & kCmMaxMessages;
 	/* The memory fields are addresses the peer will RDMA into: make sure they describe
 	 * one window that does not wrap, before anyone uses them. */
 	/* A window without an address is a request's shape (what the client expects the
@@ -577,6 +577,21 @@ unsigned CmConnSet::down() const
 	for (const CmConn &c : conns_)
 		n += c.state == CmState::kDown;
 	return n;
+}
+
+int CmConnSet::peer_gid(unsigned i, ibv_gid *gid, std::string *err) const
+{
+	const CmConn &c = conns_[i];
+	ibv_qp_attr a{};
+	int mask = 0;
+	a.qp_state = IBV_QPS_RTR;   // the state whose attributes hold the path
+	if (c.id == nullptr || rdma_init_qp_attr(c.id, &a, &mask) != 0) {
+		const int e = c.id ? errno : ENOTCONN;
+		*err = conn_what(c) + ": rdma_init_qp_attr (the peer's path): " + strerror(e);
+		return -e;
+	}
+	*gid = a.ah_attr.grh.dgid;
+	return 0;
 }
 
 void CmConnSet::close()

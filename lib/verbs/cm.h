@@ -44,7 +44,7 @@ struct Device;
  * private-data area of the CM message (zero-padded to 56 or 196 bytes on IB/RoCE),
  * so only the length field says how much the sender wrote. */
 inline constexpr uint32_t kCmMagic = 0x5250434d;   // "RPCM"
-inline constexpr uint8_t kCmVersion = 1;
+inline constexpr uint8_t kCmVersion = 2;   // 2: UC and control QP numbers
 inline constexpr size_t kCmParamsBytes = 56;       // CmPrivate on the wire
 inline constexpr size_t kCmRejectBytes = 148;      // header + a reason for the peer: all of an IB REJ
 inline constexpr size_t kCmRejectTextBytes = kCmRejectBytes - 8;
@@ -56,7 +56,7 @@ static_assert(kCmRejectBytes <= 148, "reject private data must fit an IB CM REJ"
 /* What one side tells the other about one connection, in host order. The memory
  * fields describe the sender's memory the peer may access through this QP. */
 struct CmPrivate {
-	uint16_t flow = 0;           // flow index
+	uint8_t flow = 0;            // flow index (kMaxFlows fits)
 	uint16_t qp_index = 0;       // QP index within the flow
 	uint64_t addr = 0;           // window base address (0: no window)
 	uint32_t rkey = 0;
@@ -65,9 +65,16 @@ struct CmPrivate {
 	uint64_t credit_addr = 0;    // an 8-byte, 8-aligned credit word (0: none)
 	uint32_t credit_rkey = 0;
 	uint8_t verb = 0;            // the run's verb + 1 (0: not said), so both ends agree
-	uint64_t messages = 0;       // the run's messages per flow (0: not said)
+	uint64_t messages = 0;       // this QP's messages (0: not said), at most kCmMaxMessages
 	uint8_t flags = 0;           // kCmSelfDescribing
+	/* A UC flow: rdma_cm connects an RC QP, the service connection, and each end names
+	 * beside it the UC QP the data goes over (0: an RC flow, the data goes over the
+	 * connection's own QP), and the control QP its ACKs go to (0: none). */
+	uint32_t uc_qpn = 0;         // 24 bits
+	uint32_t ctrl_qpn = 0;       // 24 bits
 };
+inline constexpr uint64_t kCmMaxMessages = (1ull << 40) - 1;
+inline constexpr uint32_t kCmQpnMask = (1u << 24) - 1;
 /* The client's payloads were made upstream (a gen stage): each carries its own key, so
  * the server checks them as such rather than against the QP's sequence. */
 inline constexpr uint8_t kCmSelfDescribing = 1;
@@ -175,6 +182,9 @@ public:
 	const std::string &what() const { return what_; }
 	/* Connections that are down. */
 	unsigned down() const;
+	/* The GID of connection i's peer, as rdma_cm resolved its path: for QPs made
+	 * beside it (a UC QP, a control QP's address handle). 0 or -errno with *err. */
+	int peer_gid(unsigned i, ibv_gid *gid, std::string *err) const;
 
 	/* Never blocks (control thread or main lcore, off the data path): reads the pending
 	 * CM events and marks the connections the peer disconnected, or that failed, kDown
