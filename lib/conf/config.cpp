@@ -466,6 +466,12 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 			return r.fail(g["local"], "the client's own address goes with peer = \"HOST:PORT\"");
 		if (f.transport == Transport::uc && (f.verb == Verb::read || verb_is_atomic(f.verb)))
 			return r.fail(g["transport"], std::string("UC has no ") + verb_name(f.verb) + " (RC only)");
+		/* Two hosts: each end's settings act where it runs. */
+		if (const Setting *s = r.find(g, "inject_loss"); s && !f.listen.empty())
+			return r.fail(*s, "inject_loss acts where the flow sends: this host is its server (listen), set it on the client");
+		for (const char *k : {"ack_every", "ack_us"})
+			if (r.find(g, k) && !f.peer.empty() && f.peer != "loopback")
+				return r.fail(g[k], std::string(k) + " is the receiver's: the server (listen) sends the ACKs, set it there");
 		/* size = N, or sizes = [N, ...] used in turn; not both. */
 		if (r.find(g, "size") && r.find(g, "sizes"))
 			return r.fail(g["sizes"], "give size or sizes, not both");

@@ -217,7 +217,8 @@ const char *options_usage()
 "                           tracking them as sent (with -f: the file's UC flows)\n"
 "      --inject-bad-retx-header  software reliability: the first retransmission's header targets\n"
 "                           outside the receiver's window (it must be refused and counted)\n"
-"      --stall-timeout SEC  fail when nothing progresses for SEC seconds (default 10)\n"
+"      --stall-timeout SEC  fail when nothing progresses for SEC seconds (default 10); two\n"
+"                           processes also wait this long (at least 10 s) to connect\n"
 "  -f, --config FILE        run the pipeline FILE describes (libconfig; see conf/default.conf);\n"
 "                           'rdmapipe [EAL options] --check FILE' validates it without running\n"
 "      --dump-conf          print the pipeline these options mean, as a file for -f, and exit\n"
@@ -658,13 +659,18 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	if (check_reliability(o, err) != 0)
 		return ParseResult::error;
 	if (!o->listen.empty() || !o->peer.empty()) {
-		const char *side = o->listen.empty() ? "--peer" : "--listen";
-		if (o->uc) {
-			*err = std::string(side) + ": rdma_cm connects RC QPs only (--transport uc runs in one process)";
-			return ParseResult::error;
-		}
 		if (!o->listen.empty() && !o->peer.empty()) {
 			*err = "--listen and --peer are exclusive: the server listens, the client names it";
+			return ParseResult::error;
+		}
+		if (!o->listen.empty() && (o->inject_loss > 0 || o->inject_bad_retx_header)) {
+			*err = std::string(o->inject_loss > 0 ? "--inject-loss" : "--inject-bad-retx-header") +
+			       ": acts where the flow sends; with --listen this host receives (give it to the client)";
+			return ParseResult::error;
+		}
+		if (!o->peer.empty() && (o->ack_every != kDefaultAckEvery || o->ack_us != kDefaultAckUs)) {
+			*err = std::string(o->ack_every != kDefaultAckEvery ? "--ack-every" : "--ack-us") +
+			       ": the receiver's; the server (--listen) sends the ACKs, give it there";
 			return ParseResult::error;
 		}
 	}

@@ -725,7 +725,9 @@ void print_remote(const Graph &g)
 	}
 }
 
-/* UC flows made reliable in software: what recovering cost, per flow. */
+/* UC flows made reliable in software: what recovering cost, per flow, as each end
+ * here sees it (a two-host end only its own half: the sender's retransmissions, ACKs
+ * received and RTT; the receiver's ACKs sent, duplicates and headers). */
 void print_reliability(const Graph &g)
 {
 	for (const auto &fp : g.flows) {
@@ -737,24 +739,31 @@ void print_reliability(const Graph &g)
 		const std::string n = g.flows.size() > 1 ? "flow " + f.conf->name + ": " : "";
 		printf("  reliability:         %ssoftware over UC, an ACK every %u messages or %u us\n", n.c_str(), f.o.ack_every,
 		       f.o.ack_us);
-		printf("  retransmissions:     %s%" PRIu64 " (fast %" PRIu64 ", timeout %" PRIu64 ")%s\n", n.c_str(),
-		       q.retx_fast + q.retx_timeout, q.retx_fast, q.retx_timeout,
-		       q.retx_deferred ? (", " + std::to_string(q.retx_deferred) + " put off by a full send queue").c_str() : "");
-		printf("  acks:                %ssent %" PRIu64 ", received %" PRIu64 "%s\n", n.c_str(), v.acks_sent, q.acks_received,
+		if (f.tx)
+			printf("  retransmissions:     %s%" PRIu64 " (fast %" PRIu64 ", timeout %" PRIu64 ")%s\n", n.c_str(),
+			       q.retx_fast + q.retx_timeout, q.retx_fast, q.retx_timeout,
+			       q.retx_deferred ? (", " + std::to_string(q.retx_deferred) + " put off by a full send queue").c_str() : "");
+		const std::string sent = f.rx ? std::to_string(v.acks_sent) : "(by the server)";
+		const std::string received = f.tx ? std::to_string(q.acks_received) : "(by the client)";
+		printf("  acks:                %ssent %s, received %s%s\n", n.c_str(), sent.c_str(), received.c_str(),
 		       v.ack_no_room ? (", " + std::to_string(v.ack_no_room) + " put off by busy control slots").c_str() : "");
-		printf("  sack holes:          %s%" PRIu64 "\n", n.c_str(), q.sack_holes);
-		printf("  duplicates dropped:  %s%" PRIu64 "\n", n.c_str(), v.duplicates);
-		printf("  out of order:        %s%" PRIu64 "\n", n.c_str(), v.out_of_order);
-		if (f.o.verb == Verb::write_imm)
+		if (f.tx)
+			printf("  sack holes:          %s%" PRIu64 "\n", n.c_str(), q.sack_holes);
+		if (f.rx) {
+			printf("  duplicates dropped:  %s%" PRIu64 "\n", n.c_str(), v.duplicates);
+			printf("  out of order:        %s%" PRIu64 "\n", n.c_str(), v.out_of_order);
+		}
+		if (f.rx && f.o.verb == Verb::write_imm)
 			printf("  retransmitted writes: %s%" PRIu64 " taken, %" PRIu64 " refused (header outside the window or slot)\n",
 			       n.c_str(), v.retx_received, v.retx_header_bad);
 		if (v.outside_window)
 			printf("  outside the window:  %s%" PRIu64 " (dropped)\n", n.c_str(), v.outside_window);
-		const Histogram &h = f.q.flow_latency[0];
-		if (h.count())
+		if (f.tx && f.q.flow_latency[0].count()) {
+			const Histogram &h = f.q.flow_latency[0];
 			printf("  rtt:                 %sp50 %.1f us, p99 %.1f us (%" PRIu64 " samples, messages sent once)\n", n.c_str(),
 			       static_cast<double>(h.percentile(0.5)) / 1000.0, static_cast<double>(h.percentile(0.99)) / 1000.0,
 			       h.count());
+		}
 		if (q.injected_losses)
 			printf("  injected losses:     %s%" PRIu64 " data WRs never posted (inject_loss)\n", n.c_str(), q.injected_losses);
 	}
@@ -901,12 +910,13 @@ void result_flows(const Graph &g, const Totals &x, Results *res)
 			r.latency = &f.q.flow_latency[0];
 			r.latency_what = "chain posted to its signalled completion";
 		}
-		if (f.reliable() && f.tx && f.rx) {
+		if (f.reliable() && !f.pingpong) {   // a two-host end counts its own half (the other's are 0)
 			const RequesterCounters &q = f.q.c;
 			const ResponderCounters &v = f.v.c;
 			r.rel = {true, q.retx_fast, q.retx_timeout, v.acks_sent, q.acks_received, v.duplicates, q.sack_holes,
 				 v.retx_header_bad, q.injected_losses, ft.sent > ft.delivered ? ft.sent - ft.delivered : 0};
-			r.latency_what = "RTT: message posted to its cumulative ACK, messages sent once (Karn)";
+			if (f.tx)
+				r.latency_what = "RTT: message posted to its cumulative ACK, messages sent once (Karn)";
 		}
 		res->flows.push_back(r);
 	}

@@ -547,7 +547,11 @@ uint32_t responder_burst(Responder *r)
 		if (verb_has_imm(p.verb) && r->lasts == r->nqps) {
 			/* Every QP's last message is in (and handed on); reliable, its sender also
 			 * has every ACK (else a lost one brings a retransmission to answer). */
-			r->finished = r->nheld == 0 && (!p.reliable || r->ctl->requester_done.load(std::memory_order_acquire));
+			r->live.received.store(c.received, std::memory_order_relaxed);
+			r->arrived.completed.store(c.received, std::memory_order_relaxed);
+			const bool quiet = p.linger_tsc && now - r->last_progress > p.linger_tsc;
+			r->finished = r->nheld == 0 &&
+				      (!p.reliable || quiet || r->ctl->requester_done.load(std::memory_order_acquire));
 			return static_cast<uint32_t>(n);
 		}
 	}

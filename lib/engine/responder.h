@@ -45,6 +45,12 @@ struct ResponderParams {
 	bool reliable = false;
 	uint32_t ack_every = kDefaultAckEvery;
 	uint64_t ack_tsc = 0;
+	/* A server's: with every message in, done once nothing arrived for this long, if
+	 * the client's disconnect did not say so first (a DREQ lost on the wire is not
+	 * resent once the client has gone). Longer than the sender's largest RTO, so a
+	 * lost last ACK still draws a retransmission that is answered. 0: wait for the
+	 * requester to be done. */
+	uint64_t linger_tsc = 0;
 };
 
 struct CtrlQp;

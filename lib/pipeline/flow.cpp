@@ -225,6 +225,9 @@ int connect_with_cm(const RunOptions &o, uint32_t nqps, Device &dev_a, Device &d
 
 void QpPairs::destroy()
 {
+	for (ibv_qp *q : uc)
+		ibv_destroy_qp(q);
+	uc.clear();
 	if (cm_client || cm_server) {
 		/* rdma_cm made the QPs: disconnect and destroy them through it. */
 		if (cm_client)

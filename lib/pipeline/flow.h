@@ -61,6 +61,8 @@ struct QpPairs {
 	std::vector<ibv_qp *> a, b;
 	std::unique_ptr<CmServer> cm_server;   // rdma_cm: b's ends
 	std::unique_ptr<CmClient> cm_client;   // ... and a's
+	/* A two-host UC flow's data QPs, made here beside rdma_cm's RC ones (in a or b). */
+	std::vector<ibv_qp *> uc;
 	std::string connected;                 // how, for the summary
 	void destroy();                        // idempotent
 	~QpPairs() { destroy(); }

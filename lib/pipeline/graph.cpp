@@ -961,15 +961,6 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		return -1;
 	}
 
-	/* Two hosts: over RC connections (rdma_cm connects RC QPs only). */
-	for (auto &f : g->flows)
-		if (f->remote && f->conf->transport == Transport::uc) {
-			const FlowConf &fc = *f->conf;
-			*err = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "].transport") + "flow '" + fc.name +
-			       "' runs between two hosts over rdma_cm, which connects RC QPs only";
-			return -1;
-		}
-
 	/* Buffers go back where they came from; a stage takes one message size. */
 	for (auto &s : g->stages) {
 		const GraphStage *src = nullptr;
@@ -1078,6 +1069,20 @@ int assign_devices(const PipelineConf &c, const std::vector<GraphDevice> &devs, 
 	return 0;
 }
 
+/* The lcore's control QP, made by the first reliable flow with an end there. */
+int ensure_ctrl(GraphLcore *l, std::string *err)
+{
+	constexpr uint32_t kCtrlRecvSlots = 1024, kCtrlSendSlots = 256;
+	if (l->has_ctrl)
+		return 0;
+	if (ctrl_qp_create(*l->dev, kCtrlRecvSlots, kCtrlSendSlots, &l->ctrl, err) != 0)
+		return -1;
+	l->has_ctrl = true;
+	l->acks.ctrl = &l->ctrl;
+	return 0;
+}
+
+/* The sending end: its retransmission headers registered, its ACKs routed to it. */
 /* One flow's objects and roles: lanes, a ping-pong, a two-host flow's end here, or a
  * loopback flow's two ends. */
 int flow_setup(Graph *g, GraphFlow &f, std::string *err)
@@ -1103,6 +1108,10 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 			g->note("flow '" + f.conf->name + "': client of " + f.remote->addr.str + " on " + f.tx->dev->name + ", " +
 				std::to_string(f.o.qps) + " QP" + (f.o.qps > 1 ? "s" : "") + ", " + verb_opcode_name(f.o.verb) + ", " +
 				std::to_string(f.o.msg_bytes) + " B, " + std::to_string(f.o.messages) + " messages");
+		/* The handshake names the control QP the client's ACKs come to. */
+		if (f.reliable() && ensure_ctrl(f.tx, err) != 0)
+			return -1;
+		f.remote->ctrl_qpn = f.reliable() ? f.tx->ctrl.qpn() : 0;
 		rc = remote_client_setup(f.o, name, *f.tx->dev, f.tx->ops, f.o.post_api == PostApi::wr, f.tx->io, f.fed, &f.ctl,
 					 f.remote.get(), &o, &f.q, err);
 	} else {
@@ -1128,45 +1137,72 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 	return 0;
 }
 
-/* Reliable UC flows: a control QP on each lcore with an end of one, the requester's
- * retransmission headers registered and its ACKs routed to it, the responder's ACKs
- * addressed to the requester's lcore. */
+int reliability_tx(GraphFlow &f, std::string *err)
+{
+	const std::string who = "flow '" + f.conf->name + "': ";
+	if (ensure_ctrl(f.tx, err) != 0)
+		return -1;
+	f.hdr_mr = ibv_reg_mr(f.tx->dev->pd, f.q.hdrs.get(), f.q.hdrs_bytes, IBV_ACCESS_LOCAL_WRITE);
+	if (f.hdr_mr == nullptr) {
+		*err = who + "registering its retransmission headers on " + f.tx->dev->name + ": " + strerror(errno);
+		return -1;
+	}
+	f.q.hdr_lkey = f.hdr_mr->lkey;
+	if (f.tx->acks.nowners == kMaxFlows) {
+		*err = who + "more than " + std::to_string(kMaxFlows) + " reliable flows send from lcore " + std::to_string(f.tx->lcore);
+		return -1;
+	}
+	f.tx->acks.owners[f.tx->acks.nowners++] = &f.q;
+	f.q.acks = &f.tx->acks;
+	return 0;
+}
+
+/* The receiving end: its ACKs addressed to the sender's control QP (ctrl_qpn, at gid),
+ * each naming the sender's data QP (peer_qpns, in QP order). */
+int reliability_rx(GraphFlow &f, const ibv_gid &gid, uint32_t ctrl_qpn, const uint32_t *peer_qpns, std::string *err)
+{
+	if (ensure_ctrl(f.rx, err) != 0)
+		return -1;
+	if (ctrl_dest_create(*f.rx->dev, gid, ctrl_qpn, &f.ack_dest, err) != 0) {
+		*err = "flow '" + f.conf->name + "': " + *err;
+		return -1;
+	}
+	f.v.ctrl = &f.rx->ctrl;
+	for (uint32_t i = 0; i < f.v.nqps; i++) {
+		f.v.qps[i].ack_to = f.ack_dest;
+		f.v.qps[i].peer_qpn = peer_qpns[i];
+	}
+	return 0;
+}
+
+/* Reliable UC flows: a control QP on each lcore with an end of one; the ends here set
+ * up (a two-host flow's server addresses its ACKs as the client's handshake said). */
 int reliability_setup(Graph *g, std::string *err)
 {
-	constexpr uint32_t kCtrlRecvSlots = 1024, kCtrlSendSlots = 256;
 	for (auto &fp : g->flows) {
 		GraphFlow &f = *fp;
 		if (!f.reliable() || f.pingpong || !f.lanes.empty())
 			continue;
-		for (GraphLcore *l : {f.tx, f.rx})
-			if (!l->has_ctrl) {
-				if (ctrl_qp_create(*l->dev, kCtrlRecvSlots, kCtrlSendSlots, &l->ctrl, err) != 0)
+		if (f.tx && reliability_tx(f, err) != 0)
+			return -1;
+		if (!f.rx)
+			continue;
+		if (f.serves()) {
+			const RemoteEnd &e = *f.remote;
+			for (uint32_t q : e.peer_ctrl_qpn)
+				if (q == 0 || q != e.peer_ctrl_qpn[0]) {
+					*err = "flow '" + f.conf->name + "': the client named no control QP, or not one for all QPs";
 					return -1;
-				l->has_ctrl = true;
-				l->acks.ctrl = &l->ctrl;
-			}
-		const std::string who = "flow '" + f.conf->name + "': ";
-		f.hdr_mr = ibv_reg_mr(f.tx->dev->pd, f.q.hdrs.get(), f.q.hdrs_bytes, IBV_ACCESS_LOCAL_WRITE);
-		if (f.hdr_mr == nullptr) {
-			*err = who + "registering its retransmission headers on " + f.tx->dev->name + ": " + strerror(errno);
+				}
+			if (reliability_rx(f, e.peer_gid, e.peer_ctrl_qpn[0], e.peer_uc_qpn.data(), err) != 0)
+				return -1;
+			continue;
+		}
+		std::vector<uint32_t> qpns;
+		for (uint32_t i = 0; i < f.q.nqps; i++)
+			qpns.push_back(f.q.qps[i].qp->qp_num);
+		if (reliability_rx(f, f.tx->dev->gid, f.tx->ctrl.qpn(), qpns.data(), err) != 0)
 			return -1;
-		}
-		f.q.hdr_lkey = f.hdr_mr->lkey;
-		if (f.tx->acks.nowners == kMaxFlows) {
-			*err = who + "more than " + std::to_string(kMaxFlows) + " reliable flows send from lcore " + std::to_string(f.tx->lcore);
-			return -1;
-		}
-		f.tx->acks.owners[f.tx->acks.nowners++] = &f.q;
-		f.q.acks = &f.tx->acks;
-		if (ctrl_dest_create(*f.rx->dev, f.tx->dev->gid, f.tx->ctrl.qpn(), &f.ack_dest, err) != 0) {
-			*err = who + *err;
-			return -1;
-		}
-		f.v.ctrl = &f.rx->ctrl;
-		for (uint32_t i = 0; i < f.v.nqps; i++) {
-			f.v.qps[i].ack_to = f.ack_dest;
-			f.v.qps[i].peer_qpn = f.q.qps[i].qp->qp_num;
-		}
 	}
 	return 0;
 }

@@ -2,6 +2,7 @@
 
 #include "conf/cli_pipeline.h"
 
+#include <rte_cycles.h>
 #include <rte_lcore.h>
 
 #include <infiniband/verbs.h>
@@ -15,6 +16,13 @@ namespace rp {
 namespace {
 
 constexpr int kConnectTimeoutMs = 10000;
+
+/* How long either end waits for the other to connect: as long as the stall timeout
+ * allows, at least 10 s (rdma_cm resends a lost REQ, REP or RTU only after ~4 s). */
+int connect_wait_ms(const RunOptions &o)
+{
+	return static_cast<int>(std::max(o.stall_timeout_s * 1000, static_cast<double>(kConnectTimeoutMs)));
+}
 constexpr useconds_t kWatchPeriodUs = 10000;   // the control thread's look at CM events
 constexpr unsigned kProbeEvery = 100;          // watch periods: a keep-alive read per QP a second
 constexpr unsigned kProbeDeadline = 300;       // unanswered for 3 s: the client is gone
@@ -151,15 +159,53 @@ int connect_retrying(const RunOptions &o, const Device &dev, RemoteEnd *e, const
 			       ", the flow's io context uses " + dev.name + " (give local = an address of " + dev.name + ")";
 			return -1;
 		}
-		if (cli.connect(specs, locals, kConnectTimeoutMs, err) == 0)
+		if (cli.connect(specs, locals, connect_wait_ms(o), err) == 0)
 			return 0;
-		if (err->find("no server listening") == std::string::npos || waited_us >= kConnectTimeoutMs * 1000u)
+		if (err->find("no server listening") == std::string::npos || waited_us >= connect_wait_ms(o) * 1000u)
 			break;
 		usleep(kRetryUs);
 	}
 	if (err->find("no server listening") != std::string::npos)
-		*err += " (asked again for " + std::to_string(kConnectTimeoutMs / 1000) + " s)";
+		*err += " (asked again for " + std::to_string(connect_wait_ms(o) / 1000) + " s)";
 	return -1;
+}
+
+} // namespace
+
+namespace {
+
+/* A UC flow's data QPs, beside the RC service connections rdma_cm makes (owned by
+ * f->pairs.uc): made before the handshake, which names them, connected after it. */
+int make_uc_qps(Device &dev, SharedIOContext &io, const QpOptions &qo, uint32_t n, LoopbackFlow *f, std::string *err)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		ibv_qp *q = rc_qp_create(dev, io, qo, err);
+		if (q == nullptr)
+			return -1;
+		f->pairs.uc.push_back(q);
+	}
+	return 0;
+}
+
+/* UC QP qp towards the peer of connection c (its UC QP peer_qpn, its GID as rdma_cm
+ * resolved the path). UC checks no PSN across messages: both ends start at 0. */
+int connect_uc(Device &dev, const CmConnSet &cm, unsigned c, ibv_qp *qp, const QpOptions &qo, uint32_t peer_qpn,
+	       int access, ibv_gid *gid, std::string *err)
+{
+	if (cm.peer_gid(c, gid, err) != 0)
+		return -1;
+	if (rc_qp_connect(dev, qp, qo, 0, RcPeer{peer_qpn, 0, *gid}, access, err) != 0) {
+		*err = cm.what() + ", UC QP beside " + cm.conn(c).name + ": " + *err;
+		return -1;
+	}
+	return 0;
+}
+
+/* The service connections of a UC flow are RC QPs that carry only the control plane's
+ * few words (final counts, keep-alive reads). */
+QpOptions service_qo(const QpOptions &qo)
+{
+	return qo.uc ? QpOptions{4, 0, false, qo.rnr_retry, qo.min_rnr_timer, false} : qo;
 }
 
 } // namespace
@@ -169,10 +215,17 @@ int remote_connect(const RunOptions &o, Device &dev, SharedIOContext &io, const 
 {
 	const uint32_t nqps = o.qps;
 	e->targets = qp_targets(o);
+	if (e->targets[0] > kCmMaxMessages) {
+		*err = std::to_string(e->targets[0]) + " messages per QP: the handshake announces at most " +
+		       std::to_string(kCmMaxMessages);
+		return -1;
+	}
+	if (qo.uc && make_uc_qps(dev, io, qo, nqps, f, err) != 0)
+		return -1;
 	std::vector<CmQpSpec> specs(nqps);
 	std::vector<CmPrivate> locals(nqps);
 	for (uint32_t i = 0; i < nqps; i++) {
-		specs[i] = cm_qp_spec(dev.pd, io, qo);
+		specs[i] = cm_qp_spec(dev.pd, io, service_qo(qo));
 		specs[i].access = access;
 		locals[i] = request_of(o, i, e->targets[i]);
 		if (f->credit_words.mr) {   // credit (two-sided verbs), keep-alive (one-sided ones)
@@ -180,13 +233,28 @@ int remote_connect(const RunOptions &o, Device &dev, SharedIOContext &io, const 
 			locals[i].credit_rkey = f->credit_words.mr->rkey;
 		}
 		locals[i].flags = flags;
+		if (qo.uc) {
+			locals[i].uc_qpn = f->pairs.uc[i]->qp_num;
+			locals[i].ctrl_qpn = e->ctrl_qpn;
+		}
 	}
 	if (connect_retrying(o, dev, e, specs, locals, f, err) != 0)
 		return -1;
-	for (uint32_t i = 0; i < nqps; i++)
-		f->pairs.a.push_back(f->pairs.cm_client->conn(i).qp);
-	f->pairs.connected = "RC, rdma_cm from " + dev.name + " to " + e->addr.str + ", " + std::to_string(nqps) +
-			     " connection" + (nqps > 1 ? "s" : "");
+	const CmClient &cli = *f->pairs.cm_client;
+	for (uint32_t i = 0; i < nqps; i++) {
+		const CmConn &c = cli.conn(i);
+		if (qo.uc != (c.peer.uc_qpn != 0)) {
+			*err = e->addr.str + ": the server runs " + (qo.uc ? "RC" : "UC") + ", this client " + (qo.uc ? "UC" : "RC") +
+			       " (give both the same transport)";
+			return -1;
+		}
+		ibv_gid gid;
+		if (qo.uc && connect_uc(dev, cli, i, f->pairs.uc[i], qo, c.peer.uc_qpn, access, &gid, err) != 0)
+			return -1;
+		f->pairs.a.push_back(qo.uc ? f->pairs.uc[i] : c.qp);
+	}
+	f->pairs.connected = std::string(qo.uc ? "UC beside RC service connections, " : "RC, ") + "rdma_cm from " + dev.name +
+			     " to " + e->addr.str + ", " + std::to_string(nqps) + " connection" + (nqps > 1 ? "s" : "");
 	return 0;
 }
 
@@ -197,7 +265,7 @@ int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const
 	const RoleShape &shape = f->shape;
 	if (requester_buffers(o, tag, dev, true, f, err) != 0)
 		return -1;
-	QpOptions qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer};
+	QpOptions qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc};
 	if (remote_connect(o, dev, io, qo, shape.two_sided ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
 			   made_upstream ? kCmSelfDescribing : 0, e, f, err) != 0)
 		return -1;
@@ -260,7 +328,10 @@ int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const Q
 {
 	const uint32_t nqps = o.qps;
 	e->targets = qp_targets(o);
+	if (qo.uc && make_uc_qps(dev, io, qo, nqps, f, err) != 0)
+		return -1;
 	std::vector<bool> taken(nqps, false);
+	std::vector<int> access(nqps, 0);
 	auto choose = [&](const CmRequest &req, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
 		const CmPrivate &p = req.peer;
 		if (req.verbs != dev.ctx) {
@@ -276,26 +347,47 @@ int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const Q
 			*why = m;
 			return kCmReject;
 		}
-		*spec = cm_qp_spec(dev.pd, io, qo);
+		if (qo.uc != (p.uc_qpn != 0)) {
+			*why = std::string("the client runs ") + (p.uc_qpn ? "UC" : "RC") + ", this server " + (qo.uc ? "UC" : "RC") +
+			       " (give both the same transport)";
+			return kCmReject;
+		}
+		const bool reliable = qo.uc && o.reliability == Reliability::software;
+		if (qo.uc && reliable != (p.ctrl_qpn != 0)) {
+			*why = std::string("the client runs UC ") + (p.ctrl_qpn ? "with" : "without") + " software reliability, this server " +
+			       (reliable ? "with" : "without") + " (give both the same reliability)";
+			return kCmReject;
+		}
+		*spec = cm_qp_spec(dev.pd, io, service_qo(qo));
 		spec->access = 0;
 		*reply = CmPrivate{};
 		reply->qp_index = p.qp_index;
 		if (fill && fill(p, spec, reply, why) != 0)
 			return kCmReject;
+		if (qo.uc)
+			reply->uc_qpn = f->pairs.uc[p.qp_index]->qp_num;
+		access[p.qp_index] = spec->access;
 		taken[p.qp_index] = true;
 		return kCmAccept;
 	};
 	CmServer &srv = *f->pairs.cm_server;
-	/* The client may come later than us: wait as long as the stall timeout allows, at least 10 s. */
-	const int wait_ms = static_cast<int>(std::max(o.stall_timeout_s * 1000, static_cast<double>(kConnectTimeoutMs)));
-	if (srv.accept(nqps, wait_ms, choose, err) != 0)
+	if (srv.accept(nqps, connect_wait_ms(o), choose, err) != 0)   // the client may come later than us
 		return -1;
 	/* The set is in arrival order; the roles' tables want QP index order. */
 	f->pairs.b.assign(nqps, nullptr);
-	for (unsigned c = 0; c < srv.size(); c++)
-		f->pairs.b[srv.conn(c).peer.qp_index] = srv.conn(c).qp;
-	f->pairs.connected = "RC, rdma_cm on " + e->addr.str + " (" + dev.name + "), " + std::to_string(nqps) + " connection" +
-			     (nqps > 1 ? "s" : "");
+	e->peer_uc_qpn.assign(nqps, 0);
+	e->peer_ctrl_qpn.assign(nqps, 0);
+	for (unsigned c = 0; c < srv.size(); c++) {
+		const CmPrivate &peer = srv.conn(c).peer;
+		const uint32_t qi = peer.qp_index;
+		f->pairs.b[qi] = qo.uc ? f->pairs.uc[qi] : srv.conn(c).qp;
+		if (qo.uc && connect_uc(dev, srv, c, f->pairs.uc[qi], qo, peer.uc_qpn, access[qi], &e->peer_gid, err) != 0)
+			return -1;
+		e->peer_uc_qpn[qi] = peer.uc_qpn;
+		e->peer_ctrl_qpn[qi] = peer.ctrl_qpn;
+	}
+	f->pairs.connected = std::string(qo.uc ? "UC beside RC service connections, " : "RC, ") + "rdma_cm on " + e->addr.str +
+			     " (" + dev.name + "), " + std::to_string(nqps) + " connection" + (nqps > 1 ? "s" : "");
 	return 0;
 }
 
@@ -343,10 +435,12 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 			e->words[p.qp_index] = RemoteTarget{p.credit_addr, p.credit_rkey, 0};
 		return 0;
 	};
-	QpOptions qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer};
+	QpOptions qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
 	if (remote_accept(o, dev, io, qo, e, f, fill, err) != 0 || responder_bind(o, ops, io, ctl, f, credits, v, err) != 0)
 		return -1;
 	v->self_describing |= self_describing || hand_on;
+	if (v->p.reliable)   // 5 of the sender's largest RTO (200 ms)
+		v->p.linger_tsc = rte_get_tsc_hz();
 	/* A duration run's counts are known once the client has written them (before it
 	 * disconnects); until then each reads "not told", and the NIC writes them while
 	 * the lcore reads: each read is a fresh load after the CQ polls around it. */

@@ -56,6 +56,12 @@ struct RemoteEnd {
 	unsigned down = 0;                 // connections down
 	std::string why;                   // the first one down, or the keep-alive's verdict
 	std::atomic<bool> role_done{false};   // main: wo once the flow's stage finished
+	/* UC flows: the client names our control QP, which its ACKs come to (0: none);
+	 * the server keeps per QP the client's UC and control QP numbers, and its GID,
+	 * to address ACKs (reliability_setup). */
+	uint32_t ctrl_qpn = 0;
+	std::vector<uint32_t> peer_uc_qpn, peer_ctrl_qpn;
+	ibv_gid peer_gid{};
 	~RemoteEnd();
 };
 

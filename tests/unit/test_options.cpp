@@ -231,8 +231,10 @@ void pingpong_and_cq_api(void **)
 		     "--pingpong --transport uc: software reliability runs in rate flows only so far; add --reliability none");
 	expect_error({"--transport", "ud"}, "--transport: 'ud' is not rc or uc");
 	expect_error({"--transport", "uc", "-v", "read"}, "--transport uc: read needs a reliable connection (rc)");
-	expect_error({"--transport", "uc", "--peer", "10.0.0.1:1", "--local", "10.0.0.2"},
-		     "--peer: rdma_cm connects RC QPs only (--transport uc runs in one process)");
+	expect_error({"--transport", "uc", "-v", "send_imm", "--listen", "18515", "--inject-loss", "0.1"},
+		     "--inject-loss: acts where the flow sends; with --listen this host receives (give it to the client)");
+	expect_error({"--transport", "uc", "-v", "send_imm", "--peer", "10.0.0.1:1", "--ack-every", "4"},
+		     "--ack-every: the receiver's; the server (--listen) sends the ACKs, give it there");
 }
 
 void flows_list(void **)
