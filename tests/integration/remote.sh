@@ -5,59 +5,8 @@
 # sides), no server, a server killed mid-run, a client killed mid-run, a client whose
 # host goes silent: each a clear error within a bound, never a hang.
 . "$(dirname "$0")/lib.sh"
-A=${RXE_A_DEV:-} B=${RXE_B_DEV:-} A_ADDR=${RXE_A_ADDR:-} B_ADDR=${RXE_B_ADDR:-}
-if [ -z "$A" ] || [ -z "$B" ] || [ -z "$A_ADDR" ] || [ -z "$B_ADDR" ]; then
-	if [ -n "${CI:-}" ]; then echo "FAIL: no rxeA/rxeB pair (run under tools/softroce)"; exit 1; fi
-	echo "SKIP: no rxeA/rxeB pair (run under tools/softroce)"
-	exit 77
-fi
-sout=$(mktemp) cout=$(mktemp)
-base=$(eal_args | sed 's/-l 0-1 //')
 port=18700
-
-start_server() {   # LCORES ARGS...: the server's rdmapipe in the background ($spid)
-	# shellcheck disable=SC2086
-	timeout -k 5 120 "$RDMAPIPE" -l "$1" $base -- "${@:2}" >"$sout" 2>&1 &
-	spid=$!
-}
-listening() {   # waits (bounded) until the server says it waits for its clients
-	for _ in $(seq 1 300); do
-		grep -q "waiting for" "$sout" && return 0
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "FAIL: the server did not come up:"; cat "$sout"; fails=$((fails + 1))
-}
-run_client() {   # LCORES ARGS...: the client's rdmapipe, to its end; sets $rc
-	# shellcheck disable=SC2086
-	timeout -k 5 120 "$RDMAPIPE" -l "$1" $base -- "${@:2}" >"$cout" 2>&1
-	rc=$?
-}
-server() {   # ARGS...: a server on the next port, on lcore 1, once it listens
-	port=$((port + 1))
-	start_server 1 --listen "$B_ADDR:$port" -d "$B" "$@"
-	listening
-}
-client() {   # ARGS...: the client of that server, on lcore 0; sets $rc
-	run_client 0 --peer "$B_ADDR:$port" --local "$A_ADDR" "$@"
-}
-server_wait() {   # sets $src
-	wait "$spid"
-	src=$?
-	echo "--- server (exit $src)"; cat "$sout"; echo "--- client (exit $rc)"; cat "$cout"
-}
-both_pass() {   # WHAT: after server_wait, both processes passed
-	expect_eq "$1: client exit" "$rc" 0
-	expect_eq "$1: server exit" "$src" 0
-}
-pair() {   # WHAT ARGS...: a server and a client with the same ARGS, both expected to pass
-	local what=$1
-	shift
-	server "$@"
-	client "$@"
-	server_wait
-	both_pass "$what"
-}
+. "$(dirname "$0")/remote_lib.sh"
 
 for v in write_imm send read fetch_add write; do
 	pair "$v" -v "$v" -Q 4 -n 20000

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# UC between two rdmapipe processes: rdma_cm connects an RC service connection per QP
+# and the ends name, in its handshake, the UC QP beside it that carries the data (and,
+# with software reliability, the control QP the ACKs go to). Plain UC passes without
+# loss; UC made reliable in software passes under netem loss on the wire both ways
+# (data and ACKs), every message verified, nothing lost, counted or for a duration;
+# ends that disagree on the transport or the reliability are refused, both saying why.
+. "$(dirname "$0")/lib.sh"
+port=18900
+. "$(dirname "$0")/remote_lib.sh"
+
+# reliable_pair WHAT N ARGS...: a reliable UC pair of N messages (0: a duration), both
+# passed, the server verified all the client sent, nothing lost, and (under loss) the
+# client had to retransmit.
+reliable_pair() {
+	local what=$1 n=$2 retx
+	shift 2
+	pair "$what" --transport uc "$@"
+	[ "$n" = 0 ] && n=$(field "$cout" 'messages sent')
+	expect_eq "$what: server verified" "$(field "$sout" 'messages verified')" "$n"
+	expect_eq "$what: server lost" "$(field "$sout" 'lost messages')" 0
+	expect_eq "$what: client completed" "$(field "$cout" 'messages completed')" "$n"
+	expect_grep "$sout" "^  reliability: +software over UC, an ACK every 16 messages or 100 us$"
+	retx=$(field "$cout" retransmissions | sed 's/ .*//')
+	echo "ok: $what: ${retx:-no} retransmissions"
+}
+
+# Without loss: plain UC (sends, with credit writes back over UC), reliable UC.
+pair "plain UC send" --transport uc --reliability none -v send -Q 2 -n 20000
+expect_grep "$cout" "^  connected: +UC beside RC service connections, rdma_cm from $A to $B_ADDR:$port, 2 connections$"
+expect_grep "$sout" "^  connected: +UC beside RC service connections, rdma_cm on $B_ADDR:$port \($B\), 2 connections$"
+expect_eq "plain UC send: server verified" "$(field "$sout" 'messages verified')" 20000
+reliable_pair "reliable UC write_imm" 20000 -v write_imm -Q 4 -n 20000
+
+# Real loss on the wire, both ways: 100000 messages each, every one verified.
+if ip link show vA >/dev/null 2>&1 && modprobe sch_netem 2>/dev/null; then
+	for loss in 1% 10%; do
+		for v in write_imm send_imm; do
+			tc qdisc add dev vA root netem loss $loss
+			tc qdisc add dev vB root netem loss $loss
+			t0=$SECONDS
+			# rdma_cm resends a lost REQ, REP or RTU after ~4 s: room to connect
+			reliable_pair "$v at $loss each way" 100000 -v $v -Q 4 -s 512 -n 100000 --stats-period 1 --stall-timeout 40
+			tc qdisc del dev vA root
+			tc qdisc del dev vB root
+			retx=$(field "$cout" retransmissions | sed 's/ .*//')
+			[ "${retx:-0}" -gt 0 ] && echo "ok: $v at $loss: retransmitted" || { echo "FAIL: $v at $loss: no retransmission"; fails=$((fails + 1)); }
+			expect_grep "$cout" "^  retransmissions: +[1-9][0-9]* \(fast [0-9]+, timeout [0-9]+\)(, [0-9]+ put off by a full send queue)?$"
+			echo "ok: $v at $loss each way took $((SECONDS - t0)) s"
+		done
+	done
+	# A duration run under loss: the client's final counts come over the RC service
+	# connection; the server ends once everything up to them is in and the client is gone.
+	tc qdisc add dev vA root netem loss 1%
+	tc qdisc add dev vB root netem loss 1%
+	reliable_pair "send_imm for 3 s at 1%" 0 -v send_imm -Q 2 -t 3 --stall-timeout 40
+	tc qdisc del dev vA root
+	tc qdisc del dev vB root
+	expect_grep "$sout" "^  final counts: +2 of 2 told by the client$"
+else
+	echo "FAIL: no veth end vA (tools/softroce's wire) or no netem"; fails=$((fails + 1))
+fi
+
+# Ends that disagree: refused by the server, the reason on both sides.
+server --transport uc -v write_imm -n 1000 --stall-timeout 3
+client -v write_imm -n 1000
+server_wait
+expect_eq "RC client, UC server: client exit" "$rc" 3
+expect_grep "$cout" "rejected by the peer: the client runs RC, this server UC \(give both the same transport\)"
+server --transport uc -v send_imm -n 1000 --stall-timeout 3
+client --transport uc --reliability none -v send_imm -n 1000
+server_wait
+expect_eq "reliability mismatch: client exit" "$rc" 3
+expect_grep "$cout" "rejected by the peer: the client runs UC without software reliability, this server with \(give both the same reliability\)"
+rm -f "$sout" "$cout"
+finish
