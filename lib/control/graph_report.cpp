@@ -758,6 +758,9 @@ void print_reliability(const Graph &g)
 			       n.c_str(), v.retx_received, v.retx_header_bad);
 		if (v.outside_window)
 			printf("  outside the window:  %s%" PRIu64 " (dropped)\n", n.c_str(), v.outside_window);
+		if (v.qp_restarts)
+			printf("  qp restarts:         %s%" PRIu64 " (a loss broke a multi-packet message: REM_INV_REQ_ERR)\n",
+			       n.c_str(), v.qp_restarts);
 		if (f.tx && f.q.flow_latency[0].count()) {
 			const Histogram &h = f.q.flow_latency[0];
 			printf("  rtt:                 %sp50 %.1f us, p99 %.1f us (%" PRIu64 " samples, messages sent once)\n", n.c_str(),
@@ -914,7 +917,8 @@ void result_flows(const Graph &g, const Totals &x, Results *res)
 			const RequesterCounters &q = f.q.c;
 			const ResponderCounters &v = f.v.c;
 			r.rel = {true, q.retx_fast, q.retx_timeout, v.acks_sent, q.acks_received, v.duplicates, q.sack_holes,
-				 v.retx_header_bad, q.injected_losses, ft.sent > ft.delivered ? ft.sent - ft.delivered : 0};
+				 v.retx_header_bad, q.injected_losses, ft.sent > ft.delivered ? ft.sent - ft.delivered : 0,
+				 v.qp_restarts};
 			if (f.tx)
 				r.latency_what = "RTT: message posted to its cumulative ACK, messages sent once (Karn)";
 		}

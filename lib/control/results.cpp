@@ -170,10 +170,10 @@ int write_results_json(const std::string &path, const Results &r, std::string *e
 			fprintf(f, ",\n     \"reliability\": {\"kind\": \"software\", \"retransmissions\": %" PRIu64 ", \"retx_fast\": %" PRIu64
 				   ", \"retx_timeout\": %" PRIu64 ", \"acks_sent\": %" PRIu64 ", \"acks_received\": %" PRIu64
 				   ", \"duplicates\": %" PRIu64 ", \"sack_holes\": %" PRIu64 ", \"retx_header_refused\": %" PRIu64
-				   ", \"injected_losses\": %" PRIu64 ", \"messages_lost\": %" PRIu64 "}",
+				   ", \"injected_losses\": %" PRIu64 ", \"messages_lost\": %" PRIu64 ", \"qp_restarts\": %" PRIu64 "}",
 				x.rel.retx_fast + x.rel.retx_timeout, x.rel.retx_fast, x.rel.retx_timeout, x.rel.acks_sent,
 				x.rel.acks_received, x.rel.duplicates, x.rel.sack_holes, x.rel.retx_header_bad, x.rel.injected_losses,
-				x.rel.lost);
+				x.rel.lost, x.rel.qp_restarts);
 		if (x.latency && x.latency->count()) {
 			const Histogram &h = *x.latency;
 			fprintf(f, ",\n     \"latency_us\": {\"what\": %s, \"samples\": %" PRIu64 ", \"min\": %.3f, \"p50\": %.3f, "

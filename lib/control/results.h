@@ -29,6 +29,7 @@ struct FlowResult {
 		bool on = false;
 		uint64_t retx_fast = 0, retx_timeout = 0, acks_sent = 0, acks_received = 0;
 		uint64_t duplicates = 0, sack_holes = 0, retx_header_bad = 0, injected_losses = 0, lost = 0;
+		uint64_t qp_restarts = 0;
 	} rel;
 };
 

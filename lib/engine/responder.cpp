@@ -379,13 +379,17 @@ void arrived(Responder *r, uint32_t qi, uint64_t seq, bool last, const unsigned 
 }
 
 /* Reliable: one receive completion of QP qi. Only a first arrival of a send is handed
- * on; everything else goes back to the pool. */
+ * on; everything else goes back to the pool. A message the NIC found broken (a loss
+ * inside a multi-packet UC message, reported by rxe with an SRQ as REM_INV_REQ_ERR)
+ * restarts the QP instead of failing it. */
 void on_recv_rel(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 {
 	ResponderQp &q = r->qps[qi];
 	unsigned char *buf = r->rx_pool && wc.wr_id ? reinterpret_cast<unsigned char *>(wc.wr_id) : nullptr;
 	bool fresh = false;
-	if (wc.status != IBV_WC_SUCCESS) {
+	if (wc.status == IBV_WC_REM_INV_REQ_ERR && r->ops->restart_qp && r->ops->restart_qp(q.qp) == 0) {
+		r->c.qp_restarts++;   // the broken message is lost: its sender resends it
+	} else if (wc.status != IBV_WC_SUCCESS) {
 		r->c.wc_errors.count(wc);
 		q.failed = true;
 	} else {

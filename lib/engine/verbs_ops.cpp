@@ -11,6 +11,31 @@ int real_post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad) { return ibv_
 int real_post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad) { return ibv_post_srq_recv(srq, wr, bad); }
 int real_poll_cq(ibv_cq *cq, int n, ibv_wc *wc) { return ibv_poll_cq(cq, n, wc); }
 
+int real_restart_qp(ibv_qp *qp)
+{
+	ibv_qp_attr a{};
+	ibv_qp_init_attr init{};
+	int ret = ibv_query_qp(qp, &a, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS | IBV_QP_AV | IBV_QP_PATH_MTU |
+			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_SQ_PSN, &init);
+	ibv_qp_attr s{};
+	s.qp_state = IBV_QPS_RESET;
+	if (ret == 0)
+		ret = ibv_modify_qp(qp, &s, IBV_QP_STATE);
+	s.qp_state = IBV_QPS_INIT;
+	s.pkey_index = a.pkey_index;
+	s.port_num = a.port_num;
+	s.qp_access_flags = a.qp_access_flags;
+	if (ret == 0)
+		ret = ibv_modify_qp(qp, &s, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	a.qp_state = IBV_QPS_RTR;   // UC takes any PSN at the start of a message
+	if (ret == 0)
+		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
+	a.qp_state = IBV_QPS_RTS;
+	if (ret == 0)
+		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	return -ret;
+}
+
 /* One burst through the extended CQ: the provider's start_poll/next_poll read each
  * entry in place; only the fields the dispatch uses are copied out. kEndsOnEmpty: the
  * provider's ibv_next_poll already ends the batch when it returns ENOENT (rxe: it
@@ -61,8 +86,8 @@ int ex_poll_cq(ibv_cq *cq, int n, ibv_wc *wc)
 }
 } // namespace
 
-const VerbsOps kIbvOps = {real_post_send, real_post_srq_recv, real_poll_cq};
-const VerbsOps kIbvCqExOps = {real_post_send, real_post_srq_recv, ex_poll_cq<false>};
-const VerbsOps kIbvCqExRxeOps = {real_post_send, real_post_srq_recv, ex_poll_cq<true>};
+const VerbsOps kIbvOps = {real_post_send, real_post_srq_recv, real_poll_cq, real_restart_qp};
+const VerbsOps kIbvCqExOps = {real_post_send, real_post_srq_recv, ex_poll_cq<false>, real_restart_qp};
+const VerbsOps kIbvCqExRxeOps = {real_post_send, real_post_srq_recv, ex_poll_cq<true>, real_restart_qp};
 
 } // namespace rp

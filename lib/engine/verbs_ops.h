@@ -11,6 +11,11 @@ struct VerbsOps {
 	int (*post_send)(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad);
 	int (*post_srq_recv)(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad);
 	int (*poll_cq)(ibv_cq *cq, int n, ibv_wc *wc);
+	/* A UC QP back through RESET to RTS with the attributes it had (0, or -errno). Error
+	 * recovery only: rxe's responder, with an SRQ, never leaves a multi-packet message
+	 * broken by a loss (its class E error keeps the message's opcode, so every later
+	 * message is dropped), and a reset is what clears it. */
+	int (*restart_qp)(ibv_qp *qp);
 };
 
 /* libibverbs' inline fast-path calls. */

@@ -128,11 +128,19 @@ int poll_cq(ibv_cq *cq, int n, ibv_wc *wc)
 	return got;
 }
 
+int restart_qp(ibv_qp *qp)
+{
+	if (g_nic.restart_error)
+		return -g_nic.restart_error;
+	g_nic.restarted.push_back(qp->qp_num);
+	return 0;
+}
+
 } // namespace
 
 Nic &nic() { return g_nic; }
 void reset() { g_nic = Nic{}; }
 
-const rp::VerbsOps kOps = {post_send, post_srq_recv, poll_cq};
+const rp::VerbsOps kOps = {post_send, post_srq_recv, poll_cq, restart_qp};
 
 } // namespace fake

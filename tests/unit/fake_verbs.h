@@ -62,6 +62,10 @@ struct Nic {
 	int recv_burst = 32;
 	std::function<void(const ibv_wc &)> deliver;
 
+	/* restart_qp: each QP restarted, by number; restart_error (an errno) fails them. */
+	std::vector<uint32_t> restarted;
+	int restart_error = 0;
+
 	std::deque<ibv_wc> send_cq;
 	std::deque<ibv_wc> recv_cq;
 	ibv_cq *send_cq_handle = reinterpret_cast<ibv_cq *>(0x1000);

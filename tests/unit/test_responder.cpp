@@ -483,6 +483,51 @@ void reliable_places_by_sequence(void **)
 	assert_int_equal(rte_mempool_avail_count(pool), 64);   // every receive buffer back
 	rte_mempool_free(pool);
 }
+
+/* A loss inside a multi-packet UC message, as rxe with an SRQ reports it (a receive
+ * completed REM_INV_REQ_ERR): the QP is restarted, not failed, and the buffer goes
+ * back; when the restart itself fails, the QP fails with the error counted. */
+void reliable_broken_message_restarts_the_qp(void **)
+{
+	fake::reset();
+	rte_mempool *pool = rte_mempool_create("ut_rel_broken", 8, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
+	assert_non_null(pool);
+	ibv_qp qp{};
+	qp.qp_num = fake::kQpNumBase;
+	rp::RunControl ctl;
+	rp::Responder r;
+	r.ops = &fake::kOps;
+	r.rx_pool = pool;
+	r.ctl = &ctl;
+	r.p = rp::ResponderParams{rp::Verb::send_imm, kMsg, 8, 4, true, 2000000000ull, 1000};
+	r.p.reliable = true;
+	std::string err;
+	assert_int_equal(rp::responder_init(&r, 1, &err), 0);
+	r.qps[0].qp = &qp;
+	assert_int_equal(rp::responder_add_qps(&r, &err), 0);
+	auto broken = [&]() {
+		void *b = nullptr;
+		assert_int_equal(rte_mempool_get(pool, &b), 0);
+		ibv_wc wc{};
+		wc.wr_id = reinterpret_cast<uintptr_t>(b);
+		wc.qp_num = qp.qp_num;
+		wc.status = IBV_WC_REM_INV_REQ_ERR;
+		rp::responder_on_recv_wc(&r, wc, 1);
+	};
+	broken();
+	assert_int_equal(r.c.qp_restarts, 1);
+	assert_int_equal(fake::nic().restarted.size(), 1);
+	assert_int_equal(fake::nic().restarted[0], qp.qp_num);
+	assert_false(r.qps[0].failed);
+	assert_int_equal(r.c.wc_errors.total, 0);
+	fake::nic().restart_error = EINVAL;
+	broken();
+	assert_int_equal(r.c.qp_restarts, 1);
+	assert_true(r.qps[0].failed);
+	assert_int_equal(r.c.wc_errors.total, 1);
+	assert_int_equal(rte_mempool_avail_count(pool), 8);   // both buffers back
+	rte_mempool_free(pool);
+}
 } // namespace
 
 int main()
@@ -507,6 +552,7 @@ int main()
 		cmocka_unit_test(atomic_final_words_are_checked),
 		cmocka_unit_test(read_window_is_prefilled),
 		cmocka_unit_test(reliable_places_by_sequence),
+		cmocka_unit_test(reliable_broken_message_restarts_the_qp),
 	};
 	int rc = cmocka_run_group_tests_name("responder", tests, nullptr, nullptr);
 	rte_eal_cleanup();
