@@ -1125,11 +1125,12 @@ def main():
               f"{(r.get('why') or '?').replace('|', '/')} |")
         w("")
 
-    # Sections other tools write into the same file (tools/qp-share's) are kept.
+    # Sections other tools write into the same file (tools/qp-share's, tools/bench-loss's,
+    # tools/ab's) are kept.
     if os.path.exists(out):
         with open(out, errors="replace") as f:
             old = f.read()
-        for heading in ("## QP sharing", "## A/B of two builds"):
+        for heading in ("## QP sharing", "## Goodput under loss", "## A/B of two builds"):
             at = old.find("\n" + heading)
             if at >= 0:
                 nxt = old.find("\n## ", at + 1)
