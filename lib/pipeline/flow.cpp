@@ -88,7 +88,7 @@ RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t hz)
 		 * hiccups), at most 200 ms after backing off, 10 ms before the first RTT. */
 		p.reliable = true;
 		p.rto_min_tsc = static_cast<uint64_t>(2e-3 * dhz);
-		p.rto_max_tsc = static_cast<uint64_t>(200e-3 * dhz);
+		p.rto_max_tsc = static_cast<uint64_t>(kRtoMaxS * dhz);
 		p.rto_initial_tsc = static_cast<uint64_t>(10e-3 * dhz);
 		p.bad_retx_header = o.inject_bad_retx_header;
 	}

@@ -42,6 +42,9 @@ rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n
 rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, uint32_t elt_bytes, uint32_t burst,
 				  uint32_t cache, const Device &dev, int access, MrTable *mrs, std::string *err);
 
+/* Software reliability: the largest retransmission timeout, after backing off (s). */
+inline constexpr double kRtoMaxS = 200e-3;
+
 RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t tsc_hz);
 ResponderParams responder_params(const RunOptions &o, uint64_t tsc_hz);
 

@@ -1082,7 +1082,6 @@ int ensure_ctrl(GraphLcore *l, std::string *err)
 	return 0;
 }
 
-/* The sending end: its retransmission headers registered, its ACKs routed to it. */
 /* One flow's objects and roles: lanes, a ping-pong, a two-host flow's end here, or a
  * loopback flow's two ends. */
 int flow_setup(Graph *g, GraphFlow &f, std::string *err)
@@ -1137,6 +1136,7 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 	return 0;
 }
 
+/* The sending end: its retransmission headers registered, its ACKs routed to it. */
 int reliability_tx(GraphFlow &f, std::string *err)
 {
 	const std::string who = "flow '" + f.conf->name + "': ";

@@ -16,6 +16,9 @@ namespace rp {
 namespace {
 
 constexpr int kConnectTimeoutMs = 10000;
+constexpr useconds_t kWatchPeriodUs = 10000;   // the control thread's look at CM events
+constexpr unsigned kProbeEvery = 100;          // watch periods: a keep-alive read per QP a second
+constexpr unsigned kProbeDeadline = 300;       // unanswered for 3 s: the client is gone
 
 /* How long either end waits for the other to connect: as long as the stall timeout
  * allows, at least 10 s (rdma_cm resends a lost REQ, REP or RTU only after ~4 s). */
@@ -23,9 +26,6 @@ int connect_wait_ms(const RunOptions &o)
 {
 	return static_cast<int>(std::max(o.stall_timeout_s * 1000, static_cast<double>(kConnectTimeoutMs)));
 }
-constexpr useconds_t kWatchPeriodUs = 10000;   // the control thread's look at CM events
-constexpr unsigned kProbeEvery = 100;          // watch periods: a keep-alive read per QP a second
-constexpr unsigned kProbeDeadline = 300;       // unanswered for 3 s: the client is gone
 
 /* "FILE:LINE: flows.[i].KEY: " in a file, "--KEY VALUE: " on the command line. */
 std::string where(const PipelineConf &c, const FlowConf &fc, const char *key, const std::string &value)
@@ -149,6 +149,7 @@ int connect_retrying(const RunOptions &o, const Device &dev, RemoteEnd *e, const
 		     const std::vector<CmPrivate> &locals, LoopbackFlow *f, std::string *err)
 {
 	constexpr useconds_t kRetryUs = 200000;
+	const int wait_ms = connect_wait_ms(o);
 	for (unsigned waited_us = 0;; waited_us += kRetryUs) {
 		f->pairs.cm_client = std::make_unique<CmClient>();
 		CmClient &cli = *f->pairs.cm_client;
@@ -159,20 +160,16 @@ int connect_retrying(const RunOptions &o, const Device &dev, RemoteEnd *e, const
 			       ", the flow's io context uses " + dev.name + " (give local = an address of " + dev.name + ")";
 			return -1;
 		}
-		if (cli.connect(specs, locals, connect_wait_ms(o), err) == 0)
+		if (cli.connect(specs, locals, wait_ms, err) == 0)
 			return 0;
-		if (err->find("no server listening") == std::string::npos || waited_us >= connect_wait_ms(o) * 1000u)
+		if (err->find("no server listening") == std::string::npos || waited_us >= wait_ms * 1000u)
 			break;
 		usleep(kRetryUs);
 	}
 	if (err->find("no server listening") != std::string::npos)
-		*err += " (asked again for " + std::to_string(connect_wait_ms(o) / 1000) + " s)";
+		*err += " (asked again for " + std::to_string(wait_ms / 1000) + " s)";
 	return -1;
 }
-
-} // namespace
-
-namespace {
 
 /* A UC flow's data QPs, beside the RC service connections rdma_cm makes (owned by
  * f->pairs.uc): made before the handshake, which names them, connected after it. */
@@ -439,8 +436,8 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 	if (remote_accept(o, dev, io, qo, e, f, fill, err) != 0 || responder_bind(o, ops, io, ctl, f, credits, v, err) != 0)
 		return -1;
 	v->self_describing |= self_describing || hand_on;
-	if (v->p.reliable)   // 5 of the sender's largest RTO (200 ms)
-		v->p.linger_tsc = rte_get_tsc_hz();
+	if (v->p.reliable)   // 5 of the sender's largest RTO
+		v->p.linger_tsc = static_cast<uint64_t>(5 * kRtoMaxS * static_cast<double>(rte_get_tsc_hz()));
 	/* A duration run's counts are known once the client has written them (before it
 	 * disconnects); until then each reads "not told", and the NIC writes them while
 	 * the lcore reads: each read is a fresh load after the CQ polls around it. */

@@ -407,6 +407,22 @@ void read_window_is_prefilled(void **)
 }
 
 
+/* A reliable responder of one QP (qp numbered kQpNumBase) on the fake NIC, receiving
+ * into pool; completions are handed in as the lcore's router would. */
+void reliable_one_qp(rp::Responder &r, rp::RunControl &ctl, ibv_qp &qp, rp::Verb v, uint32_t slots, rte_mempool *pool)
+{
+	qp.qp_num = fake::kQpNumBase;
+	r.ops = &fake::kOps;
+	r.rx_pool = pool;
+	r.ctl = &ctl;
+	r.p = rp::ResponderParams{v, kMsg, slots, 4, true, 2000000000ull, 1000};
+	r.p.reliable = true;
+	std::string err;
+	assert_int_equal(rp::responder_init(&r, 1, &err), 0);
+	r.qps[0].qp = &qp;
+	assert_int_equal(rp::responder_add_qps(&r, &err), 0);
+}
+
 /* UC made reliable in software: messages placed by the sequence in their immediate, a
  * hole filled by a retransmitted write (header + chunk, copied into its slot), a
  * duplicate dropped, a header aimed elsewhere refused with nothing written. Completions
@@ -421,19 +437,10 @@ void reliable_places_by_sequence(void **)
 					       nullptr, 0, 0);
 	assert_non_null(pool);
 	ibv_qp qp{};
-	qp.qp_num = fake::kQpNumBase;
 	rp::RunControl ctl;
 	rp::Responder r;
-	r.ops = &fake::kOps;
 	r.memory = memory.data();
-	r.rx_pool = pool;
-	r.ctl = &ctl;
-	r.p = rp::ResponderParams{rp::Verb::write_imm, kMsg, slots, 4, true, 2000000000ull, 1000};
-	r.p.reliable = true;
-	std::string err;
-	assert_int_equal(rp::responder_init(&r, 1, &err), 0);
-	r.qps[0].qp = &qp;
-	assert_int_equal(rp::responder_add_qps(&r, &err), 0);
+	reliable_one_qp(r, ctl, qp, rp::Verb::write_imm, slots, pool);
 	auto write_imm = [&](uint64_t seq, bool last = false) {
 		rp::pattern_fill(memory.data() + (seq % slots) * kMsg, kMsg, rp::msg_key(0, seq));
 		ibv_wc wc{};
@@ -493,18 +500,9 @@ void reliable_broken_message_restarts_the_qp(void **)
 	rte_mempool *pool = rte_mempool_create("ut_rel_broken", 8, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
 	assert_non_null(pool);
 	ibv_qp qp{};
-	qp.qp_num = fake::kQpNumBase;
 	rp::RunControl ctl;
 	rp::Responder r;
-	r.ops = &fake::kOps;
-	r.rx_pool = pool;
-	r.ctl = &ctl;
-	r.p = rp::ResponderParams{rp::Verb::send_imm, kMsg, 8, 4, true, 2000000000ull, 1000};
-	r.p.reliable = true;
-	std::string err;
-	assert_int_equal(rp::responder_init(&r, 1, &err), 0);
-	r.qps[0].qp = &qp;
-	assert_int_equal(rp::responder_add_qps(&r, &err), 0);
+	reliable_one_qp(r, ctl, qp, rp::Verb::send_imm, 8, pool);
 	auto broken = [&]() {
 		void *b = nullptr;
 		assert_int_equal(rte_mempool_get(pool, &b), 0);
