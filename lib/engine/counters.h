@@ -84,6 +84,7 @@ struct alignas(64) ResponderCounters {
 	uint64_t retx_header_bad = 0;   // retransmission headers outside the window or the slot: dropped, nothing written
 	uint64_t outside_window = 0; // immediates outside the window: dropped
 	uint64_t qp_restarts = 0;    // UC QPs reset after a message broken by a loss (see VerbsOps::restart_qp)
+	uint64_t restart_errors = 0; // restarts that failed (the QP then fails)
 	uint64_t srq_post_calls = 0;
 	uint64_t polls_busy = 0;     // loop iterations that found work
 	uint64_t polls_idle = 0;

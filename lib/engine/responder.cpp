@@ -378,17 +378,37 @@ void arrived(Responder *r, uint32_t qi, uint64_t seq, bool last, const unsigned 
 	c.bytes += r->p.msg_bytes;
 }
 
+/* Reliable: a QP whose receive completed in error is stopped (ERR) now and restarted
+ * (RESET to RTS) restart_settle_tsc later, not at once: rxe 6.1 resets a QP while its
+ * responder may still run on another CPU for a packet that came just before
+ * (rxe_run_task is not held off by the reset's tasklet_disable), and both then drop
+ * that packet's reference to the QP; after some hundred restarts the count reaches
+ * zero and every later packet of the QP is dropped unseen. Stopped, rxe drops new
+ * packets before they are queued and flushes a receive it held (WR_FLUSH_ERR, its
+ * buffer comes back), so the reset finds the responder idle. */
+bool stop_for_restart(Responder *r, ResponderQp &q, uint64_t now)
+{
+	if (r->ops->stop_qp == nullptr || r->ops->stop_qp(q.qp) != 0)
+		return false;
+	q.restart_at = now + r->p.restart_settle_tsc + 1;
+	r->restarting++;
+	r->c.qp_restarts++;   // what was broken or in flight is lost: its sender resends it
+	return true;
+}
+
 /* Reliable: one receive completion of QP qi. Only a first arrival of a send is handed
  * on; everything else goes back to the pool. A message the NIC found broken (a loss
  * inside a multi-packet UC message, reported by rxe with an SRQ as REM_INV_REQ_ERR)
- * restarts the QP instead of failing it. */
+ * restarts the QP instead of failing it; so does a flushed receive (the QP went to
+ * ERR), and one flushed while the QP is stopped is just its buffer coming back. */
 void on_recv_rel(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 {
 	ResponderQp &q = r->qps[qi];
 	unsigned char *buf = r->rx_pool && wc.wr_id ? reinterpret_cast<unsigned char *>(wc.wr_id) : nullptr;
 	bool fresh = false;
-	if (wc.status == IBV_WC_REM_INV_REQ_ERR && r->ops->restart_qp && r->ops->restart_qp(q.qp) == 0) {
-		r->c.qp_restarts++;   // the broken message is lost: its sender resends it
+	const bool restartable = wc.status == IBV_WC_REM_INV_REQ_ERR || wc.status == IBV_WC_WR_FLUSH_ERR;
+	if (wc.status != IBV_WC_SUCCESS && (q.restart_at || (restartable && !q.failed && stop_for_restart(r, q, now)))) {
+		// stopped: restarted by responder_finish_restarts
 	} else if (wc.status != IBV_WC_SUCCESS) {
 		r->c.wc_errors.count(wc);
 		q.failed = true;
@@ -410,6 +430,24 @@ void on_recv_rel(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 		r->held_qp[r->nheld++] = qi;
 	} else {
 		rte_mempool_put(r->rx_pool, buf);
+	}
+}
+
+void finish_restarts(Responder *r, uint64_t now)
+{
+	for (uint32_t qi = 0; r->restarting && qi < r->nqps; qi++) {
+		ResponderQp &q = r->qps[qi];
+		if (q.restart_at == 0 || now < q.restart_at)
+			continue;
+		q.restart_at = 0;
+		r->restarting--;
+		if (r->ops->restart_qp(q.qp) != 0) {
+			r->c.restart_errors++;
+			q.failed = true;
+			if (r->c.fail_reason == nullptr)
+				r->c.fail_reason = "restarting a UC QP after a broken message failed (ibv_modify_qp)";
+			r->finished = true;
+		}
 	}
 }
 
@@ -511,6 +549,8 @@ uint32_t responder_burst(Responder *r)
 		    [&](uint32_t qi, const ibv_wc &w) { on_recv(r, qi, w, now); });
 	if (r->out)
 		flush_out(r);
+	if (r->restarting)
+		finish_restarts(r, now);
 	if (n > 0) {
 		r->last_progress = now;
 		c.end_tsc = now;
@@ -595,6 +635,11 @@ void responder_on_send_wc(void *responder, const ibv_wc &wc, uint64_t)
 		return;
 	}
 	on_credit_wc(r, qi, wc);
+}
+
+void responder_finish_restarts(Responder *r, uint64_t now)
+{
+	finish_restarts(r, now);
 }
 
 void responder_on_recv_wc(void *responder, const ibv_wc &wc, uint64_t now)

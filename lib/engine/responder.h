@@ -51,6 +51,9 @@ struct ResponderParams {
 	 * lost last ACK still draws a retransmission that is answered. 0: wait for the
 	 * requester to be done. */
 	uint64_t linger_tsc = 0;
+	/* A QP stopped after a broken message is restarted this long after (see
+	 * VerbsOps::stop_qp). */
+	uint64_t restart_settle_tsc = 0;
 };
 
 struct CtrlQp;
@@ -78,6 +81,7 @@ struct ResponderQp {
 	uint64_t last_seq = UINT64_MAX;   // the QP's last message (its immediate said so)
 	bool ack_now = false;       // a duplicate, a new hole or the last message: ACK at once
 	bool complete = false;      // everything up to the last message arrived
+	uint64_t restart_at = 0;    // stopped (ERR): restart it then (0: running)
 };
 
 struct Responder {
@@ -134,6 +138,7 @@ struct Responder {
 	CtrlQp *ctrl = nullptr;
 	std::unique_ptr<uint64_t[]> win_bits;
 	uint32_t acks_waiting = 0;               // QPs with something to acknowledge after the last scan
+	uint32_t restarting = 0;                 // QPs stopped, to restart (restart_at)
 };
 
 /* Bytes of responder memory per QP for the verb (0: none). */
@@ -143,6 +148,10 @@ uint64_t responder_memory_per_qp(Verb v, uint32_t msg_bytes, uint32_t slots);
  * credit targets and call responder_add_qps(), which also pre-fills read windows. */
 int responder_init(Responder *r, uint32_t nqps, std::string *err);
 int responder_add_qps(Responder *r, std::string *err);
+
+/* Reliable: restarts the QPs stopped at least restart_settle_tsc ago (the burst calls
+ * it; unit tests too). A QP whose restart fails fails. */
+void responder_finish_restarts(Responder *r, uint64_t now);
 
 /* Lcore body. Returns 0 when everything the requester sent arrived and checked out. */
 int responder_run(Responder *r);

@@ -11,6 +11,13 @@ int real_post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad) { return ibv_
 int real_post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad) { return ibv_post_srq_recv(srq, wr, bad); }
 int real_poll_cq(ibv_cq *cq, int n, ibv_wc *wc) { return ibv_poll_cq(cq, n, wc); }
 
+int real_stop_qp(ibv_qp *qp)
+{
+	ibv_qp_attr a{};
+	a.qp_state = IBV_QPS_ERR;
+	return -ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
 int real_restart_qp(ibv_qp *qp)
 {
 	ibv_qp_attr a{};
@@ -86,8 +93,8 @@ int ex_poll_cq(ibv_cq *cq, int n, ibv_wc *wc)
 }
 } // namespace
 
-const VerbsOps kIbvOps = {real_post_send, real_post_srq_recv, real_poll_cq, real_restart_qp};
-const VerbsOps kIbvCqExOps = {real_post_send, real_post_srq_recv, ex_poll_cq<false>, real_restart_qp};
-const VerbsOps kIbvCqExRxeOps = {real_post_send, real_post_srq_recv, ex_poll_cq<true>, real_restart_qp};
+const VerbsOps kIbvOps = {real_post_send, real_post_srq_recv, real_poll_cq, real_stop_qp, real_restart_qp};
+const VerbsOps kIbvCqExOps = {real_post_send, real_post_srq_recv, ex_poll_cq<false>, real_stop_qp, real_restart_qp};
+const VerbsOps kIbvCqExRxeOps = {real_post_send, real_post_srq_recv, ex_poll_cq<true>, real_stop_qp, real_restart_qp};
 
 } // namespace rp

@@ -11,10 +11,12 @@ struct VerbsOps {
 	int (*post_send)(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad);
 	int (*post_srq_recv)(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad);
 	int (*poll_cq)(ibv_cq *cq, int n, ibv_wc *wc);
-	/* A UC QP back through RESET to RTS with the attributes it had (0, or -errno). Error
-	 * recovery only: rxe's responder, with an SRQ, never leaves a multi-packet message
-	 * broken by a loss (its class E error keeps the message's opcode, so every later
-	 * message is dropped), and a reset is what clears it. */
+	/* Error recovery of a UC QP, in two steps some time apart: stop_qp moves it to ERR,
+	 * restart_qp back through RESET to RTS with the attributes it had (each 0, or
+	 * -errno). rxe's responder, with an SRQ, never leaves a multi-packet message broken
+	 * by a loss (its class E error keeps the message's opcode, so every later message is
+	 * dropped), and a reset is what clears it; see responder.cpp for why not at once. */
+	int (*stop_qp)(ibv_qp *qp);
 	int (*restart_qp)(ibv_qp *qp);
 };
 

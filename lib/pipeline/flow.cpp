@@ -109,6 +109,7 @@ ResponderParams responder_params(const RunOptions &o, uint64_t hz)
 		p.reliable = true;
 		p.ack_every = o.ack_every;
 		p.ack_tsc = static_cast<uint64_t>(o.ack_us * 1e-6 * static_cast<double>(hz));
+		p.restart_settle_tsc = static_cast<uint64_t>(kRestartSettleS * static_cast<double>(hz));
 	}
 	return p;
 }

@@ -128,6 +128,14 @@ int poll_cq(ibv_cq *cq, int n, ibv_wc *wc)
 	return got;
 }
 
+int stop_qp(ibv_qp *qp)
+{
+	if (g_nic.stop_error)
+		return -g_nic.stop_error;
+	g_nic.stopped.push_back(qp->qp_num);
+	return 0;
+}
+
 int restart_qp(ibv_qp *qp)
 {
 	if (g_nic.restart_error)
@@ -141,6 +149,6 @@ int restart_qp(ibv_qp *qp)
 Nic &nic() { return g_nic; }
 void reset() { g_nic = Nic{}; }
 
-const rp::VerbsOps kOps = {post_send, post_srq_recv, poll_cq, restart_qp};
+const rp::VerbsOps kOps = {post_send, post_srq_recv, poll_cq, stop_qp, restart_qp};
 
 } // namespace fake

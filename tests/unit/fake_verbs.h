@@ -62,9 +62,10 @@ struct Nic {
 	int recv_burst = 32;
 	std::function<void(const ibv_wc &)> deliver;
 
-	/* restart_qp: each QP restarted, by number; restart_error (an errno) fails them. */
-	std::vector<uint32_t> restarted;
-	int restart_error = 0;
+	/* stop_qp, restart_qp: each QP stopped / restarted, by number; stop_error and
+	 * restart_error (an errno) fail them. */
+	std::vector<uint32_t> stopped, restarted;
+	int stop_error = 0, restart_error = 0;
 
 	std::deque<ibv_wc> send_cq;
 	std::deque<ibv_wc> recv_cq;

@@ -492,8 +492,9 @@ void reliable_places_by_sequence(void **)
 }
 
 /* A loss inside a multi-packet UC message, as rxe with an SRQ reports it (a receive
- * completed REM_INV_REQ_ERR): the QP is restarted, not failed, and the buffer goes
- * back; when the restart itself fails, the QP fails with the error counted. */
+ * completed REM_INV_REQ_ERR): the QP is stopped at once and restarted once the settle
+ * time has passed, not failed; a receive flushed meanwhile only brings its buffer back;
+ * every buffer goes back. When the restart itself fails, the QP and the run fail. */
 void reliable_broken_message_restarts_the_qp(void **)
 {
 	fake::reset();
@@ -503,27 +504,71 @@ void reliable_broken_message_restarts_the_qp(void **)
 	rp::RunControl ctl;
 	rp::Responder r;
 	reliable_one_qp(r, ctl, qp, rp::Verb::send_imm, 8, pool);
-	auto broken = [&]() {
+	r.p.restart_settle_tsc = 100;
+	auto complete = [&](ibv_wc_status st, uint64_t now) {
 		void *b = nullptr;
 		assert_int_equal(rte_mempool_get(pool, &b), 0);
 		ibv_wc wc{};
 		wc.wr_id = reinterpret_cast<uintptr_t>(b);
 		wc.qp_num = qp.qp_num;
-		wc.status = IBV_WC_REM_INV_REQ_ERR;
-		rp::responder_on_recv_wc(&r, wc, 1);
+		wc.status = st;
+		rp::responder_on_recv_wc(&r, wc, now);
 	};
-	broken();
+	complete(IBV_WC_REM_INV_REQ_ERR, 1000);
 	assert_int_equal(r.c.qp_restarts, 1);
+	assert_int_equal(fake::nic().stopped.size(), 1);
+	assert_int_equal(fake::nic().stopped[0], qp.qp_num);
+	assert_int_equal(fake::nic().restarted.size(), 0);   // not before the settle time
+	complete(IBV_WC_WR_FLUSH_ERR, 1050);                   // the receive rxe held, flushed
+	rp::responder_finish_restarts(&r, 1099);
+	assert_int_equal(fake::nic().restarted.size(), 0);
+	rp::responder_finish_restarts(&r, 1101);
 	assert_int_equal(fake::nic().restarted.size(), 1);
 	assert_int_equal(fake::nic().restarted[0], qp.qp_num);
-	assert_false(r.qps[0].failed);
-	assert_int_equal(r.c.wc_errors.total, 0);
-	fake::nic().restart_error = EINVAL;
-	broken();
 	assert_int_equal(r.c.qp_restarts, 1);
+	assert_int_equal(fake::nic().stopped.size(), 1);
+	assert_false(r.qps[0].failed);
+	assert_false(r.finished);
+	assert_int_equal(r.c.wc_errors.total, 0);
+	/* A receive flushed later (the QP went to ERR by itself): restarted the same way. */
+	complete(IBV_WC_WR_FLUSH_ERR, 2000);
+	assert_int_equal(r.c.qp_restarts, 2);
+	fake::nic().restart_error = EINVAL;
+	rp::responder_finish_restarts(&r, 3000);
+	assert_int_equal(r.c.restart_errors, 1);
+	assert_true(r.qps[0].failed);
+	assert_true(r.finished);
+	assert_non_null(r.c.fail_reason);
+	/* Failed, a QP is not stopped again: its errors are counted. */
+	complete(IBV_WC_REM_INV_REQ_ERR, 4000);
+	assert_int_equal(r.c.qp_restarts, 2);
+	assert_int_equal(r.c.wc_errors.total, 1);
+	assert_int_equal(rte_mempool_avail_count(pool), 8);   // every buffer back
+	rte_mempool_free(pool);
+}
+
+/* A QP that cannot even be stopped fails at once, its error counted. */
+void reliable_stop_failure_fails_the_qp(void **)
+{
+	fake::reset();
+	rte_mempool *pool = rte_mempool_create("ut_rel_nostop", 8, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
+	assert_non_null(pool);
+	ibv_qp qp{};
+	rp::RunControl ctl;
+	rp::Responder r;
+	reliable_one_qp(r, ctl, qp, rp::Verb::send_imm, 8, pool);
+	fake::nic().stop_error = EINVAL;
+	void *b = nullptr;
+	assert_int_equal(rte_mempool_get(pool, &b), 0);
+	ibv_wc wc{};
+	wc.wr_id = reinterpret_cast<uintptr_t>(b);
+	wc.qp_num = qp.qp_num;
+	wc.status = IBV_WC_REM_INV_REQ_ERR;
+	rp::responder_on_recv_wc(&r, wc, 1);
+	assert_int_equal(r.c.qp_restarts, 0);
 	assert_true(r.qps[0].failed);
 	assert_int_equal(r.c.wc_errors.total, 1);
-	assert_int_equal(rte_mempool_avail_count(pool), 8);   // both buffers back
+	assert_int_equal(rte_mempool_avail_count(pool), 8);
 	rte_mempool_free(pool);
 }
 } // namespace
@@ -551,6 +596,7 @@ int main()
 		cmocka_unit_test(read_window_is_prefilled),
 		cmocka_unit_test(reliable_places_by_sequence),
 		cmocka_unit_test(reliable_broken_message_restarts_the_qp),
+		cmocka_unit_test(reliable_stop_failure_fails_the_qp),
 	};
 	int rc = cmocka_run_group_tests_name("responder", tests, nullptr, nullptr);
 	rte_eal_cleanup();
