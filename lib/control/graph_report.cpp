@@ -749,6 +749,9 @@ void print_reliability(const Graph &g)
 		       v.ack_no_room ? (", " + std::to_string(v.ack_no_room) + " put off by busy control slots").c_str() : "");
 		if (f.tx)
 			printf("  sack holes:          %s%" PRIu64 "\n", n.c_str(), q.sack_holes);
+		if (f.tx && q.restart_requests)
+			printf("  restart requests:    %s%" PRIu64 " (QPs paused until their receiver restarted them)\n", n.c_str(),
+			       q.restart_requests);
 		if (f.rx) {
 			printf("  duplicates dropped:  %s%" PRIu64 "\n", n.c_str(), v.duplicates);
 			printf("  out of order:        %s%" PRIu64 "\n", n.c_str(), v.out_of_order);
@@ -758,9 +761,10 @@ void print_reliability(const Graph &g)
 			       n.c_str(), v.retx_received, v.retx_header_bad);
 		if (v.outside_window)
 			printf("  outside the window:  %s%" PRIu64 " (dropped)\n", n.c_str(), v.outside_window);
-		if (v.qp_restarts)
-			printf("  qp restarts:         %s%" PRIu64 " (a loss broke a multi-packet message: REM_INV_REQ_ERR)\n",
-			       n.c_str(), v.qp_restarts);
+		if (v.qp_restarts || v.restart_requests)
+			printf("  qp restarts:         %s%" PRIu64 " (a loss broke a multi-packet message: %" PRIu64
+			       " reported broken, %" PRIu64 " asked for by the sender)\n",
+			       n.c_str(), v.qp_restarts, v.broken, v.restart_requests);
 		if (f.tx && f.q.flow_latency[0].count()) {
 			const Histogram &h = f.q.flow_latency[0];
 			printf("  rtt:                 %sp50 %.1f us, p99 %.1f us (%" PRIu64 " samples, messages sent once)\n", n.c_str(),

@@ -51,6 +51,7 @@ struct alignas(64) RequesterCounters {
 	uint64_t retx_fast = 0;      // holes retransmitted once a later message was acknowledged
 	uint64_t retx_timeout = 0;   // ... and when the retransmission timeout expired
 	uint64_t retx_deferred = 0;  // retransmissions put off: the send queue was full
+	uint64_t restart_requests = 0;   // timeouts in a row that asked the receiver to restart the QP
 	uint64_t acks_received = 0;
 	uint64_t acks_invalid = 0;   // control messages that were no ACK, or named no QP of ours
 	uint64_t sack_holes = 0;     // holes ACKs showed below a later acknowledged message
@@ -85,6 +86,8 @@ struct alignas(64) ResponderCounters {
 	uint64_t outside_window = 0; // immediates outside the window: dropped
 	uint64_t qp_restarts = 0;    // UC QPs reset after a message broken by a loss (see VerbsOps::restart_qp)
 	uint64_t restart_errors = 0; // restarts that failed (the QP then fails)
+	uint64_t restart_requests = 0;   // restarts the sender asked for (qp_restarts counts those done)
+	uint64_t broken = 0;         // receives completed in error that broke the QP (reported to the sender)
 	uint64_t srq_post_calls = 0;
 	uint64_t polls_busy = 0;     // loop iterations that found work
 	uint64_t polls_idle = 0;

@@ -33,6 +33,18 @@ inline constexpr uint8_t kAckVersion = 1;
 inline constexpr uint32_t kSackWords = 4;
 inline constexpr uint32_t kSackBits = 64 * kSackWords;
 
+/* AckMsg.flags. A UC QP that a loss left broken (see VerbsOps::stop_qp) is restarted
+ * by its receiver only when the sender has stopped sending on it, so that rxe resets
+ * a quiet QP: the receiver's ACK says the QP is broken (kAckBroken), or the sender's
+ * timeouts came twice in a row; the sender pauses the QP and asks for the restart (a
+ * kCtrlRestartRequest, from sender to receiver, naming the receiver's QP; cum, credit
+ * and sack zero); the receiver's ACK after the restart (kAckRestarted) resumes it,
+ * and what was in flight goes again. A lost request or ACK: the next timeout asks
+ * again. */
+inline constexpr uint8_t kAckRestarted = 0x01;
+inline constexpr uint8_t kCtrlRestartRequest = 0x02;
+inline constexpr uint8_t kAckBroken = 0x04;
+
 struct AckMsg {
 	uint16_t magic;
 	uint8_t version;

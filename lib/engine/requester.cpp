@@ -1,5 +1,6 @@
 #include "engine/requester.h"
 
+#include "engine/ctrl_port.h"
 #include "engine/pattern.h"
 #include "verbs/ctrl_qp.h"
 
@@ -376,6 +377,37 @@ void fast_retransmit(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 	}
 }
 
+/* After a restart the receiver says so in an ACK: whatever was in flight then is lost,
+ * so every message the ACK does not have goes again now (a batch; what is left the
+ * ACKs this draws show as holes). */
+void resend_unacked(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
+{
+	RequesterQp &q = r->qps[qi];
+	uint64_t seqs[kMaxBatch];
+	uint32_t k = 0;
+	for (uint64_t s = a.cum > q.completed ? a.cum : q.completed; s < q.sent && k < r->p.batch; s++)
+		if (!ack_has(a, s))
+			seqs[k++] = s;
+	int n = k ? retransmit(r, qi, seqs, k, now) : 0;
+	if (n > 0) {
+		r->c.retx_fast += static_cast<uint64_t>(n);
+		r->flow_live[q.flow].retx_fast.store(r->c.retx_fast, std::memory_order_relaxed);
+	}
+}
+
+/* Pauses QP q and asks its receiver for a restart (kAckBroken in reliability.h). A
+ * receiver that named no control QP cannot be asked: nothing pauses then. */
+void request_restart(Requester *r, RequesterQp &q)
+{
+	if (q.peer_ctrl == nullptr)
+		return;
+	r->c.restart_requests++;
+	q.paused = true;
+	const AckMsg m{kAckMagic, kAckVersion, kCtrlRestartRequest, q.peer_qpn, 0, 0, {}};
+	if (r->port && r->port->ctrl)   // lost or no room: the next timeout asks again
+		ctrl_send(r->port->ctrl, *q.peer_ctrl, &m, sizeof(m));
+}
+
 /* The oldest unacknowledged message of a QP, unacknowledged for longer than its
  * timeout, goes again (one: TCP's rule; the ACK it draws shows the rest, which fast
  * retransmission then resends), and the timeout backs off until an ACK moves the QP
@@ -385,12 +417,23 @@ int check_timeouts(Requester *r, uint64_t now)
 {
 	for (uint32_t qi = 0; qi < r->nqps; qi++) {
 		RequesterQp &q = r->qps[qi];
+		if (q.completed == q.sent)
+			q.paused = false;   // nothing in flight to lose
 		if (q.failed || q.completed == q.sent)
 			continue;
 		if (now - q.post_tsc[q.completed & r->inflight_mask] < q.rto.current())
 			continue;
 		const uint64_t oldest = q.completed;
+		/* On rxe, with an SRQ, a loss inside a multi-packet RDMA write leaves the
+		 * receiving QP dropping every later message, and nothing tells the receiver
+		 * (a broken send at least completes in error there): timeouts in a row ask. */
+		const bool ask = q.paused || (r->p.restart_on_timeouts && q.rto.backoff > 0);
 		q.rto.timed_out();
+		if (ask) {
+			request_restart(r, q);
+			if (q.paused)
+				continue;   // resent once the receiver says it restarted
+		}
 		int n = retransmit(r, qi, &oldest, 1, now);
 		if (n < 0)
 			return -1;
@@ -708,7 +751,7 @@ uint32_t requester_burst(Requester *r)
 	if (polled > 0)
 		r->last_progress = now;
 	if (p.reliable) {
-		int acks = ack_port_poll(r->acks, now);
+		int acks = ctrl_port_poll(r->port, now);
 		if (acks < 0 || check_timeouts(r, now) < 0) {
 			c.fail_reason = acks < 0 ? "ibv_poll_cq on the control QP failed" : c.fail_reason;
 			r->finished = true;
@@ -758,8 +801,8 @@ uint32_t requester_burst(Requester *r)
 		if (qp_done(q))
 			continue;
 		all_done = false;
-		if (q.sent >= q.target)
-			continue;   // draining
+		if (q.sent >= q.target || q.paused)
+			continue;   // draining, or waiting for the receiver to restart the QP
 		uint64_t room = p.reliable ? p.sq_depth - (q.wr_posted - q.wr_done) : p.sq_depth - (q.sent - q.completed);
 		if (q.credit_word) {
 			uint64_t credit = *q.credit_word;
@@ -851,28 +894,15 @@ void requester_on_ack(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 		r->retire(r, qi, a.cum - 1);
 		r->last_progress = now;
 	}
-	fast_retransmit(r, qi, a, now);
-}
-
-int ack_port_poll(AckPort *port, uint64_t now)
-{
-	const void *msg[kTxPollBurst];
-	uint32_t len[kTxPollBurst];
-	int n = ctrl_recv(port->ctrl, msg, len, kTxPollBurst);
-	if (n < 0)
-		return -1;
-	for (int i = 0; i < n; i++) {
-		AckMsg a;
-		uint32_t o = 0, qi = QpTable::kNone;
-		if (ack_valid(msg[i], len[i], &a))
-			for (; o < port->nowners && (qi = port->owners[o]->table.find(a.qpn)) == QpTable::kNone; o++) {
-			}
-		if (qi == QpTable::kNone)
-			port->unknown++;
-		else
-			requester_on_ack(port->owners[o], qi, a, now);
+	if (a.flags & kAckRestarted) {
+		q.paused = false;
+		resend_unacked(r, qi, a, now);
+	} else if (a.flags & kAckBroken) {
+		if (!q.paused)
+			request_restart(r, q);
+	} else if (!q.paused) {
+		fast_retransmit(r, qi, a, now);
 	}
-	return ctrl_recv_done(port->ctrl) < 0 ? -1 : n;
 }
 
 void requester_on_send_wc(void *requester, const ibv_wc &wc, uint64_t now)

@@ -60,12 +60,17 @@ struct RequesterParams {
 	 * its own; it sends what comes until its input ends (messages is 0). */
 	bool count_from_input = false;
 	/* UC made reliable in software: messages stay tracked until acknowledged
-	 * (AckPort), retransmitted fast or on timeout. */
+	 * (CtrlPort), retransmitted fast or on timeout. */
 	bool reliable = false;
 	uint64_t rto_min_tsc = 0, rto_max_tsc = 0, rto_initial_tsc = 0;
 	uint32_t inject_loss = 0;        // of 2^32: data WRs tracked as sent but never posted
+	/* A message (or its retransmission) spans packets, so a loss can leave the
+	 * receiving QP broken without a word: two timeouts in a row ask for a restart. */
+	bool restart_on_timeouts = false;
 	bool bad_retx_header = false;    // test hook: the first retransmission targets outside the window
 };
+
+struct CtrlDest;
 
 struct RequesterQp {
 	ibv_qp *qp = nullptr;
@@ -88,13 +93,18 @@ struct RequesterQp {
 	uint64_t ack_credit = 0;
 	uint8_t *marks = nullptr;   // per message, same index as inflight: kMarkLast | times retransmitted
 	Rto rto;
+	/* Where a restart request goes: the receiver's data QP and its lcore's control QP
+	 * (nullptr: nowhere, the request is only counted). */
+	uint32_t peer_qpn = 0;
+	const CtrlDest *peer_ctrl = nullptr;
+	bool paused = false;        // a restart was asked for: nothing new goes until it is done
 };
 
 /* A message's marks (reliable): whether it was its QP's last, and its retransmissions. */
 inline constexpr uint8_t kMarkLast = 0x80;
 inline constexpr uint8_t kMarkRetxMask = 0x7f;
 
-struct AckPort;
+struct CtrlPort;
 
 struct Requester;
 /* How a chain ends: an ordinary chain, the QP's last (flagged and signalled), or
@@ -162,23 +172,13 @@ struct Requester {
 		ibv_send_wr wr;
 		ibv_sge sge[2];
 	};
-	AckPort *acks = nullptr;
+	CtrlPort *port = nullptr;
 	std::unique_ptr<uint8_t[]> marks_mem;
 	std::unique_ptr<RetxHeader[]> hdrs;
 	size_t hdrs_bytes = 0;
 	uint32_t hdr_lkey = 0;
 	std::unique_ptr<Retx[]> retx;
 	uint64_t rng = 0x9e3779b97f4a7c15ull;   // inject_loss's draws
-};
-
-/* The ACKs of an lcore's control QP, for the reliable requesters there (whichever of
- * them polls hands each ACK to the one whose QP it names). */
-struct CtrlQp;
-struct AckPort {
-	CtrlQp *ctrl = nullptr;
-	Requester *owners[kMaxFlows] = {};
-	uint32_t nowners = 0;
-	uint64_t unknown = 0;       // ACKs that named no QP of the lcore, or were no ACK
 };
 
 /* Setup: checks the sizing invariants, preallocates nqps QP states and picks the
@@ -224,11 +224,7 @@ int requester_finish(Requester *r);
  * drained). Each QP ends with what it sent; fewer than its count is a failure. */
 void requester_input_ended(Requester *r);
 
-/* Reliable: polls the port's control QP once and hands each ACK to its requester.
- * Returns ACKs seen, or -1 when polling failed. */
-int ack_port_poll(AckPort *port, uint64_t now);
-
-/* Reliable: one ACK for QP qi (unit tests call it directly). */
+/* Reliable: one ACK for QP qi (the lcore's CtrlPort; unit tests call it directly). */
 void requester_on_ack(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now);
 
 /* One send completion of this requester's QPs (CqPeer::on_wc of a role sharing the CQ). */

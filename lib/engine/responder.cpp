@@ -1,5 +1,6 @@
 #include "engine/responder.h"
 
+#include "engine/ctrl_port.h"
 #include "engine/pattern.h"
 #include "engine/cq_router.h"
 #include "engine/recv_check.h"
@@ -399,16 +400,21 @@ bool stop_for_restart(Responder *r, ResponderQp &q, uint64_t now)
 /* Reliable: one receive completion of QP qi. Only a first arrival of a send is handed
  * on; everything else goes back to the pool. A message the NIC found broken (a loss
  * inside a multi-packet UC message, reported by rxe with an SRQ as REM_INV_REQ_ERR)
- * restarts the QP instead of failing it; so does a flushed receive (the QP went to
- * ERR), and one flushed while the QP is stopped is just its buffer coming back. */
+ * does not fail the QP: the ACKs say it is broken, and the sender pauses it and asks
+ * for a restart (reliability.h); so does a flushed receive (the QP went to ERR), and
+ * one flushed while the QP is stopped is just its buffer coming back. */
 void on_recv_rel(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 {
 	ResponderQp &q = r->qps[qi];
 	unsigned char *buf = r->rx_pool && wc.wr_id ? reinterpret_cast<unsigned char *>(wc.wr_id) : nullptr;
 	bool fresh = false;
 	const bool restartable = wc.status == IBV_WC_REM_INV_REQ_ERR || wc.status == IBV_WC_WR_FLUSH_ERR;
-	if (wc.status != IBV_WC_SUCCESS && (q.restart_at || (restartable && !q.failed && stop_for_restart(r, q, now)))) {
-		// stopped: restarted by responder_finish_restarts
+	if (wc.status != IBV_WC_SUCCESS && !q.failed && (q.restart_at || restartable)) {
+		if (q.restart_at == 0 && !q.broken) {
+			q.broken = q.ack_now = true;
+			r->acks_waiting++;
+			r->c.broken++;
+		}
 	} else if (wc.status != IBV_WC_SUCCESS) {
 		r->c.wc_errors.count(wc);
 		q.failed = true;
@@ -441,6 +447,8 @@ void finish_restarts(Responder *r, uint64_t now)
 			continue;
 		q.restart_at = 0;
 		r->restarting--;
+		q.restarted = q.ack_now = true;   // the sender resends what was in flight
+		r->acks_waiting++;
 		if (r->ops->restart_qp(q.qp) != 0) {
 			r->c.restart_errors++;
 			q.failed = true;
@@ -469,7 +477,8 @@ int send_acks(Responder *r, uint64_t now)
 			waiting += q.unacked != 0;
 			continue;
 		}
-		AckMsg a{kAckMagic, kAckVersion, 0, q.peer_qpn, q.win.cum, credit, {}};
+		const uint8_t flags = q.restarted ? kAckRestarted : q.broken ? kAckBroken : uint8_t{0};
+		AckMsg a{kAckMagic, kAckVersion, flags, q.peer_qpn, q.win.cum, credit, {}};
 		q.win.sack(a.sack);
 		int ret = ctrl_send(r->ctrl, q.ack_to, &a, sizeof(a));
 		if (ret < 0)
@@ -481,7 +490,7 @@ int send_acks(Responder *r, uint64_t now)
 		}
 		r->c.acks_sent++;
 		q.unacked = 0;
-		q.ack_now = false;
+		q.ack_now = q.restarted = false;
 		q.acked_credit = credit;
 	}
 	r->acks_waiting = waiting;
@@ -551,6 +560,11 @@ uint32_t responder_burst(Responder *r)
 		flush_out(r);
 	if (r->restarting)
 		finish_restarts(r, now);
+	if (r->port && ctrl_port_poll(r->port, now) < 0) {
+		c.fail_reason = "ibv_poll_cq on the control QP failed";
+		r->finished = true;
+		return static_cast<uint32_t>(n);
+	}
 	if (n > 0) {
 		r->last_progress = now;
 		c.end_tsc = now;
@@ -640,6 +654,20 @@ void responder_on_send_wc(void *responder, const ibv_wc &wc, uint64_t)
 void responder_finish_restarts(Responder *r, uint64_t now)
 {
 	finish_restarts(r, now);
+}
+
+void responder_on_restart_request(Responder *r, uint32_t qi, uint64_t now)
+{
+	ResponderQp &q = r->qps[qi];
+	r->c.restart_requests++;
+	q.broken = false;
+	if (!q.failed && q.restart_at == 0 && !stop_for_restart(r, q, now)) {
+		r->c.restart_errors++;
+		q.failed = true;
+		if (r->c.fail_reason == nullptr)
+			r->c.fail_reason = "stopping a UC QP for its restart failed (ibv_modify_qp)";
+		r->finished = true;
+	}
 }
 
 void responder_on_recv_wc(void *responder, const ibv_wc &wc, uint64_t now)

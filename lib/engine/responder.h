@@ -57,6 +57,7 @@ struct ResponderParams {
 };
 
 struct CtrlQp;
+struct CtrlPort;
 
 struct ResponderQp {
 	ibv_qp *qp = nullptr;
@@ -82,6 +83,8 @@ struct ResponderQp {
 	bool ack_now = false;       // a duplicate, a new hole or the last message: ACK at once
 	bool complete = false;      // everything up to the last message arrived
 	uint64_t restart_at = 0;    // stopped (ERR): restart it then (0: running)
+	bool restarted = false;     // the next ACK says so (kAckRestarted)
+	bool broken = false;        // a receive completed in error: ACKs say so (kAckBroken) until asked to restart
 };
 
 struct Responder {
@@ -134,8 +137,10 @@ struct Responder {
 	uint64_t last_progress = 0;
 	uint32_t lasts = 0;                      // QPs whose last message arrived
 	bool finished = false;
-	/* Reliable: the lcore's control QP, and the QPs' receive bitmaps. */
+	/* Reliable: the lcore's control QP (ACKs go out on it; restart requests come in
+	 * through port, polled here too), and the QPs' receive bitmaps. */
 	CtrlQp *ctrl = nullptr;
+	CtrlPort *port = nullptr;
 	std::unique_ptr<uint64_t[]> win_bits;
 	uint32_t acks_waiting = 0;               // QPs with something to acknowledge after the last scan
 	uint32_t restarting = 0;                 // QPs stopped, to restart (restart_at)
@@ -152,6 +157,9 @@ int responder_add_qps(Responder *r, std::string *err);
 /* Reliable: restarts the QPs stopped at least restart_settle_tsc ago (the burst calls
  * it; unit tests too). A QP whose restart fails fails. */
 void responder_finish_restarts(Responder *r, uint64_t now);
+
+/* Reliable: the sender of QP qi asks for a restart (its timeouts came in a row). */
+void responder_on_restart_request(Responder *r, uint32_t qi, uint64_t now);
 
 /* Lcore body. Returns 0 when everything the requester sent arrived and checked out. */
 int responder_run(Responder *r);

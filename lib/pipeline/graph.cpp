@@ -703,6 +703,7 @@ GraphFlow::~GraphFlow()
 {
 	objs.reset();   // its QPs before the MRs they may use and the CQs they post to
 	ctrl_dest_destroy(&ack_dest);
+	ctrl_dest_destroy(&request_dest);
 	if (hdr_mr)
 		ibv_dereg_mr(hdr_mr);
 	lanes.clear();
@@ -1078,7 +1079,7 @@ int ensure_ctrl(GraphLcore *l, std::string *err)
 	if (ctrl_qp_create(*l->dev, kCtrlRecvSlots, kCtrlSendSlots, &l->ctrl, err) != 0)
 		return -1;
 	l->has_ctrl = true;
-	l->acks.ctrl = &l->ctrl;
+	l->port.ctrl = &l->ctrl;
 	return 0;
 }
 
@@ -1101,6 +1102,10 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 	} else if (f.pingpong) {
 		rc = pingpong_setup(f, err);
 	} else if (f.serves()) {
+		/* The handshake names the control QP the client's restart requests come to. */
+		if (f.reliable() && ensure_ctrl(f.rx, err) != 0)
+			return -1;
+		f.remote->ctrl_qpn = f.reliable() ? f.rx->ctrl.qpn() : 0;
 		rc = remote_server_setup(f.o, name, *f.rx->dev, f.rx->ops, f.rx->io, f.handed_on, &f.ctl, f.remote.get(), &o, &f.v, err);
 	} else if (f.remote) {
 		if (g->note)
@@ -1136,8 +1141,10 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 	return 0;
 }
 
-/* The sending end: its retransmission headers registered, its ACKs routed to it. */
-int reliability_tx(GraphFlow &f, std::string *err)
+/* The sending end: its retransmission headers registered, its ACKs routed to it, its
+ * restart requests addressed to the receiver's control QP (ctrl_qpn at gid; 0: the
+ * receiver named none) for the receiver's QPs (peer_qpns, in QP order). */
+int reliability_tx(GraphFlow &f, const ibv_gid &gid, uint32_t ctrl_qpn, const uint32_t *peer_qpns, std::string *err)
 {
 	const std::string who = "flow '" + f.conf->name + "': ";
 	if (ensure_ctrl(f.tx, err) != 0)
@@ -1148,12 +1155,27 @@ int reliability_tx(GraphFlow &f, std::string *err)
 		return -1;
 	}
 	f.q.hdr_lkey = f.hdr_mr->lkey;
-	if (f.tx->acks.nowners == kMaxFlows) {
+	CtrlPort &port = f.tx->port;
+	if (port.nsenders == kMaxFlows) {
 		*err = who + "more than " + std::to_string(kMaxFlows) + " reliable flows send from lcore " + std::to_string(f.tx->lcore);
 		return -1;
 	}
-	f.tx->acks.owners[f.tx->acks.nowners++] = &f.q;
-	f.q.acks = &f.tx->acks;
+	port.senders[port.nsenders++] = &f.q;
+	f.q.port = &port;
+	if (ctrl_qpn == 0)
+		return 0;
+	/* What goes on the wire in more than one packet (a retransmitted write carries its
+	 * header too) can break so that nothing tells the receiver. */
+	const uint32_t mtu = 128u << f.tx->dev->port_attr.active_mtu;
+	f.q.p.restart_on_timeouts = f.o.msg_bytes + (f.o.verb == Verb::write_imm ? sizeof(RetxHeader) : 0) > mtu;
+	if (ctrl_dest_create(*f.tx->dev, gid, ctrl_qpn, &f.request_dest, err) != 0) {
+		*err = who + *err;
+		return -1;
+	}
+	for (uint32_t i = 0; i < f.q.nqps; i++) {
+		f.q.qps[i].peer_ctrl = &f.request_dest;
+		f.q.qps[i].peer_qpn = peer_qpns[i];
+	}
 	return 0;
 }
 
@@ -1168,6 +1190,14 @@ int reliability_rx(GraphFlow &f, const ibv_gid &gid, uint32_t ctrl_qpn, const ui
 		return -1;
 	}
 	f.v.ctrl = &f.rx->ctrl;
+	CtrlPort &port = f.rx->port;
+	if (port.nreceivers == kMaxFlows) {
+		*err = "flow '" + f.conf->name + "': more than " + std::to_string(kMaxFlows) + " reliable flows receive on lcore " +
+		       std::to_string(f.rx->lcore);
+		return -1;
+	}
+	port.receivers[port.nreceivers++] = &f.v;
+	f.v.port = &port;
 	for (uint32_t i = 0; i < f.v.nqps; i++) {
 		f.v.qps[i].ack_to = f.ack_dest;
 		f.v.qps[i].peer_qpn = peer_qpns[i];
@@ -1183,8 +1213,19 @@ int reliability_setup(Graph *g, std::string *err)
 		GraphFlow &f = *fp;
 		if (!f.reliable() || f.pingpong || !f.lanes.empty())
 			continue;
-		if (f.tx && reliability_tx(f, err) != 0)
+		if (f.rx && ensure_ctrl(f.rx, err) != 0)
 			return -1;
+		if (f.tx && f.remote) {   // a two-host client: the server's reply named its QPs
+			const RemoteEnd &e = *f.remote;
+			if (reliability_tx(f, e.peer_gid, e.peer_ctrl_qpn.empty() ? 0 : e.peer_ctrl_qpn[0], e.peer_uc_qpn.data(), err) != 0)
+				return -1;
+		} else if (f.tx) {
+			std::vector<uint32_t> peers;
+			for (uint32_t i = 0; i < f.v.nqps; i++)
+				peers.push_back(f.v.qps[i].qp->qp_num);
+			if (reliability_tx(f, f.rx->dev->gid, f.rx->ctrl.qpn(), peers.data(), err) != 0)
+				return -1;
+		}
 		if (!f.rx)
 			continue;
 		if (f.serves()) {

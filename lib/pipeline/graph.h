@@ -18,6 +18,7 @@
 #include "conf/config.h"
 #include "conf/options.h"
 #include "engine/cq_router.h"
+#include "engine/ctrl_port.h"
 #include "engine/histogram.h"
 #include "engine/pingpong.h"
 #include "engine/requester.h"
@@ -94,8 +95,9 @@ struct GraphFlow {
 	PingPong ping, pong;
 	std::unique_ptr<Histogram> hist;   // ping-pong: half round trips, ns
 	/* UC with software reliability: the responder's address of the requester's control
-	 * QP, and the requester's retransmission headers registered. */
-	CtrlDest ack_dest;
+	 * QP (ACKs), the requester's of the responder's (restart requests), and the
+	 * requester's retransmission headers registered. */
+	CtrlDest ack_dest, request_dest;
 	ibv_mr *hdr_mr = nullptr;
 	bool reliable() const { return o.reliability == Reliability::software && o.uc; }
 	bool serves() const { return remote && remote->server; }   // the server's end of a two-host flow
@@ -138,7 +140,7 @@ struct GraphLcore {
 	LcoreLoop loop;
 	CtrlQp ctrl;                           // reliable UC flows' ACKs, both ways (has_ctrl)
 	bool has_ctrl = false;
-	AckPort acks;                          // its reliable requesters' side of ctrl
+	CtrlPort port;                         // ctrl's receive side: ACKs and restart requests
 	std::vector<GraphFlow *> requesters, responders;
 	std::vector<GraphFlow *> pingers, echoers;   // ping-pong flows' two sides
 	std::vector<GraphLane *> lanes;              // lanes of flows with several rdma_tx stages

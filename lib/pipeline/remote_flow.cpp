@@ -245,9 +245,10 @@ int remote_connect(const RunOptions &o, Device &dev, SharedIOContext &io, const 
 			       " (give both the same transport)";
 			return -1;
 		}
-		ibv_gid gid;
-		if (qo.uc && connect_uc(dev, cli, i, f->pairs.uc[i], qo, c.peer.uc_qpn, access, &gid, err) != 0)
+		if (qo.uc && connect_uc(dev, cli, i, f->pairs.uc[i], qo, c.peer.uc_qpn, access, &e->peer_gid, err) != 0)
 			return -1;
+		e->peer_uc_qpn.push_back(c.peer.uc_qpn);
+		e->peer_ctrl_qpn.push_back(c.peer.ctrl_qpn);
 		f->pairs.a.push_back(qo.uc ? f->pairs.uc[i] : c.qp);
 	}
 	f->pairs.connected = std::string(qo.uc ? "UC beside RC service connections, " : "RC, ") + "rdma_cm from " + dev.name +
@@ -361,8 +362,10 @@ int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const Q
 		reply->qp_index = p.qp_index;
 		if (fill && fill(p, spec, reply, why) != 0)
 			return kCmReject;
-		if (qo.uc)
+		if (qo.uc) {
 			reply->uc_qpn = f->pairs.uc[p.qp_index]->qp_num;
+			reply->ctrl_qpn = e->ctrl_qpn;   // reliable: where the client's restart requests go
+		}
 		access[p.qp_index] = spec->access;
 		taken[p.qp_index] = true;
 		return kCmAccept;

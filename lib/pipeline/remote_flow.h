@@ -56,9 +56,9 @@ struct RemoteEnd {
 	unsigned down = 0;                 // connections down
 	std::string why;                   // the first one down, or the keep-alive's verdict
 	std::atomic<bool> role_done{false};   // main: wo once the flow's stage finished
-	/* UC flows: the client names our control QP, which its ACKs come to (0: none);
-	 * the server keeps per QP the client's UC and control QP numbers, and its GID,
-	 * to address ACKs (reliability_setup). */
+	/* UC flows: each end names its control QP to the other (0: none), the client's for
+	 * ACKs, the server's for restart requests; each keeps per QP the peer's UC and
+	 * control QP numbers, and its GID, to address them (reliability_setup). */
 	uint32_t ctrl_qpn = 0;
 	std::vector<uint32_t> peer_uc_qpn, peer_ctrl_qpn;
 	ibv_gid peer_gid{};

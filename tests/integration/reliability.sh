@@ -80,6 +80,18 @@ if [ -n "${RXE_A_DEV:-}" ] && ip link show vA >/dev/null 2>&1 && modprobe sch_ne
 	restarts=$(field "$out" 'qp restarts' | sed 's/ .*//')
 	[ "${restarts:-0}" -gt 0 ] && echo "ok: $restarts QP restarts" || { echo "FAIL: no QP restart"; fails=$((fails + 1)); }
 	expect_grep "$out" "^  completion errors: +0$"
+	# The same with RDMA writes: a broken write completes nothing at the receiver, so
+	# the sender's timeouts in a row ask for the restart (and it pauses the QP till then).
+	sed -i -e 's/verb = "send_imm"; size = 8192;/verb = "write_imm"; size = 8192;/' "$conf"
+	tc qdisc add dev vA root netem loss 1%
+	tc qdisc add dev vB root netem loss 1%
+	run_rdmapipe "$out" -f "$conf"
+	tc qdisc del dev vA root
+	tc qdisc del dev vB root
+	pass_with_losses "8 KiB write_imm on the wire at 1% each way" 4000
+	asked=$(field "$out" 'restart requests' | sed 's/ .*//')
+	[ "${asked:-0}" -gt 0 ] && echo "ok: $asked restart requests" || { echo "FAIL: no restart request"; fails=$((fails + 1)); }
+	expect_grep "$out" "^  completion errors: +0$"
 	rm -f "$conf" /tmp/rdmapipe-uc-wire.json
 else
 	echo "FAIL: no rxeA/rxeB wire (vA) or no netem"; fails=$((fails + 1))

@@ -3,6 +3,7 @@
  * verb's result checks, and a completion error that stops only its QP. */
 #include "engine/pattern.h"
 #include "engine/requester.h"
+#include "verbs/ctrl_qp.h"
 #include "eal_for_tests.h"
 #include "fake_verbs.h"
 
@@ -496,6 +497,52 @@ void reliable_tracks_until_acknowledged(void **)
 	assert_int_equal(g.r.qps[0].completed, 8);
 }
 
+/* A receiver whose QP broke says so in an ACK: the sender pauses the QP (nothing new,
+ * no fast retransmission) and asks for a restart; the ACK after the restart resumes it,
+ * and every message that ACK does not have goes again at once. Without a receiver's
+ * control QP to ask, nothing pauses. */
+void reliable_broken_qp_pauses_until_restarted(void **)
+{
+	Rig g(reliable_params(1000));
+	fake::nic().check_len = 0;
+	rp::CtrlDest dest{};
+	const uint32_t qpn = g.qps[0].qp_num;
+	assert_int_equal(rte_mempool_get_bulk(g.pool, g.r.bufs, 8), 0);
+	assert_int_equal(g.r.post_chain(&g.r, 0, 8, rp::kChainMore), 0);
+	const fake::Nic &n = fake::nic();
+	rp::AckMsg broken = ack(qpn, 2, {});
+	broken.flags = rp::kAckBroken;
+	rp::requester_on_ack(&g.r, 0, broken, rte_rdtsc());   // nowhere to ask
+	assert_false(g.r.qps[0].paused);
+	assert_int_equal(g.r.c.restart_requests, 0);
+	g.r.qps[0].peer_ctrl = &dest;
+	rp::requester_on_ack(&g.r, 0, broken, rte_rdtsc());
+	assert_true(g.r.qps[0].paused);
+	assert_int_equal(g.r.c.restart_requests, 1);
+	assert_int_equal(g.r.qps[0].completed, 2);
+	rp::requester_on_ack(&g.r, 0, broken, rte_rdtsc());   // asked once
+	assert_int_equal(g.r.c.restart_requests, 1);
+	/* Paused: a hole the ACKs show is not resent into the broken QP. */
+	rp::requester_on_ack(&g.r, 0, ack(qpn, 2, {5}), rte_rdtsc());
+	assert_int_equal(n.chains.size(), 1);
+	/* Restarted: resumed, and 2, 3, 4, 6, 7 go again as one chain. */
+	rp::AckMsg restarted = ack(qpn, 2, {5});
+	restarted.flags = rp::kAckRestarted;
+	rp::requester_on_ack(&g.r, 0, restarted, rte_rdtsc());
+	assert_false(g.r.qps[0].paused);
+	assert_int_equal(n.chains.size(), 2);
+	assert_int_equal(n.chains[1].size(), 5);
+	const uint64_t want[] = {2, 3, 4, 6, 7};
+	for (uint32_t i = 0; i < 5; i++) {
+		rp::RetxHeader h;
+		memcpy(&h, reinterpret_cast<const void *>(n.chains[1][i].sge_addr), sizeof(h));
+		assert_int_equal(ntohl(h.imm), want[i]);
+	}
+	assert_int_equal(g.r.c.retx_fast, 5);
+	rp::requester_on_ack(&g.r, 0, ack(qpn, 8, {}), rte_rdtsc());
+	assert_int_equal(g.r.qps[0].completed, 8);
+}
+
 void reliable_injected_loss_is_tracked(void **)
 {
 	rp::RequesterParams p = reliable_params(1000);
@@ -533,6 +580,7 @@ int main()
 		cmocka_unit_test(input_ring_buffers_go_as_they_are),
 		cmocka_unit_test(rejects_unsafe_sizing),
 		cmocka_unit_test(reliable_tracks_until_acknowledged),
+		cmocka_unit_test(reliable_broken_qp_pauses_until_restarted),
 		cmocka_unit_test(reliable_injected_loss_is_tracked),
 	};
 	int rc = cmocka_run_group_tests_name("requester", tests, nullptr, nullptr);

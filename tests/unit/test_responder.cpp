@@ -492,9 +492,10 @@ void reliable_places_by_sequence(void **)
 }
 
 /* A loss inside a multi-packet UC message, as rxe with an SRQ reports it (a receive
- * completed REM_INV_REQ_ERR): the QP is stopped at once and restarted once the settle
- * time has passed, not failed; a receive flushed meanwhile only brings its buffer back;
- * every buffer goes back. When the restart itself fails, the QP and the run fail. */
+ * completed REM_INV_REQ_ERR): the QP is not failed but marked broken (its ACK says so);
+ * only the sender's request stops it, and it restarts once the settle time has passed;
+ * a receive flushed meanwhile only brings its buffer back; every buffer goes back.
+ * When the restart itself fails, the QP and the run fail. */
 void reliable_broken_message_restarts_the_qp(void **)
 {
 	fake::reset();
@@ -515,39 +516,51 @@ void reliable_broken_message_restarts_the_qp(void **)
 		rp::responder_on_recv_wc(&r, wc, now);
 	};
 	complete(IBV_WC_REM_INV_REQ_ERR, 1000);
+	assert_true(r.qps[0].broken);
+	assert_true(r.qps[0].ack_now);   // the sender hears of it at once
+	assert_int_equal(r.c.broken, 1);
+	complete(IBV_WC_REM_INV_REQ_ERR, 1010);   // reported once
+	assert_int_equal(r.c.broken, 1);
+	assert_int_equal(fake::nic().stopped.size(), 0);   // not while the sender may still send
+	rp::responder_on_restart_request(&r, 0, 1020);
+	assert_false(r.qps[0].broken);
 	assert_int_equal(r.c.qp_restarts, 1);
 	assert_int_equal(fake::nic().stopped.size(), 1);
 	assert_int_equal(fake::nic().stopped[0], qp.qp_num);
+	rp::responder_on_restart_request(&r, 0, 1030);   // asked again while stopped: once
+	assert_int_equal(fake::nic().stopped.size(), 1);
+	complete(IBV_WC_WR_FLUSH_ERR, 1050);             // the receive rxe held, flushed
+	assert_int_equal(r.c.broken, 1);
+	rp::responder_finish_restarts(&r, 1119);
 	assert_int_equal(fake::nic().restarted.size(), 0);   // not before the settle time
-	complete(IBV_WC_WR_FLUSH_ERR, 1050);                   // the receive rxe held, flushed
-	rp::responder_finish_restarts(&r, 1099);
-	assert_int_equal(fake::nic().restarted.size(), 0);
-	rp::responder_finish_restarts(&r, 1101);
+	rp::responder_finish_restarts(&r, 1121);
 	assert_int_equal(fake::nic().restarted.size(), 1);
 	assert_int_equal(fake::nic().restarted[0], qp.qp_num);
-	assert_int_equal(r.c.qp_restarts, 1);
-	assert_int_equal(fake::nic().stopped.size(), 1);
+	assert_true(r.qps[0].restarted);   // the next ACK says so
+	assert_int_equal(r.c.restart_requests, 2);
 	assert_false(r.qps[0].failed);
 	assert_false(r.finished);
 	assert_int_equal(r.c.wc_errors.total, 0);
-	/* A receive flushed later (the QP went to ERR by itself): restarted the same way. */
+	/* A receive flushed later (the QP went to ERR by itself): broken the same way. */
 	complete(IBV_WC_WR_FLUSH_ERR, 2000);
-	assert_int_equal(r.c.qp_restarts, 2);
+	assert_int_equal(r.c.broken, 2);
+	rp::responder_on_restart_request(&r, 0, 2010);
 	fake::nic().restart_error = EINVAL;
 	rp::responder_finish_restarts(&r, 3000);
 	assert_int_equal(r.c.restart_errors, 1);
 	assert_true(r.qps[0].failed);
 	assert_true(r.finished);
 	assert_non_null(r.c.fail_reason);
-	/* Failed, a QP is not stopped again: its errors are counted. */
+	/* Failed, a QP is not broken or stopped again: its errors are counted. */
 	complete(IBV_WC_REM_INV_REQ_ERR, 4000);
+	assert_int_equal(r.c.broken, 2);
 	assert_int_equal(r.c.qp_restarts, 2);
 	assert_int_equal(r.c.wc_errors.total, 1);
 	assert_int_equal(rte_mempool_avail_count(pool), 8);   // every buffer back
 	rte_mempool_free(pool);
 }
 
-/* A QP that cannot even be stopped fails at once, its error counted. */
+/* A QP that cannot even be stopped for its restart fails, and the run with it. */
 void reliable_stop_failure_fails_the_qp(void **)
 {
 	fake::reset();
@@ -558,17 +571,12 @@ void reliable_stop_failure_fails_the_qp(void **)
 	rp::Responder r;
 	reliable_one_qp(r, ctl, qp, rp::Verb::send_imm, 8, pool);
 	fake::nic().stop_error = EINVAL;
-	void *b = nullptr;
-	assert_int_equal(rte_mempool_get(pool, &b), 0);
-	ibv_wc wc{};
-	wc.wr_id = reinterpret_cast<uintptr_t>(b);
-	wc.qp_num = qp.qp_num;
-	wc.status = IBV_WC_REM_INV_REQ_ERR;
-	rp::responder_on_recv_wc(&r, wc, 1);
+	rp::responder_on_restart_request(&r, 0, 1);
 	assert_int_equal(r.c.qp_restarts, 0);
+	assert_int_equal(r.c.restart_errors, 1);
 	assert_true(r.qps[0].failed);
-	assert_int_equal(r.c.wc_errors.total, 1);
-	assert_int_equal(rte_mempool_avail_count(pool), 8);
+	assert_true(r.finished);
+	assert_non_null(r.c.fail_reason);
 	rte_mempool_free(pool);
 }
 } // namespace
