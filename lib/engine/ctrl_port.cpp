@@ -34,12 +34,10 @@ int ctrl_port_poll(CtrlPort *port, uint64_t now)
 		uint32_t qi = 0;
 		Requester *q = nullptr;
 		Responder *v = nullptr;
-		if (!ack_valid(msg[i], len[i], &a))
-			port->unknown++;
-		else if (a.flags & kCtrlRestartRequest)
-			find_qp(port->receivers, port->nreceivers, a.qpn, &v, &qi) ? responder_on_restart_request(v, qi, now)
-										 : void(port->unknown++);
-		else if (find_qp(port->senders, port->nsenders, a.qpn, &q, &qi))
+		const bool valid = ack_valid(msg[i], len[i], &a);
+		if (valid && (a.flags & kCtrlRestartRequest) && find_qp(port->receivers, port->nreceivers, a.qpn, &v, &qi))
+			responder_on_restart_request(v, qi, now);
+		else if (valid && !(a.flags & kCtrlRestartRequest) && find_qp(port->senders, port->nsenders, a.qpn, &q, &qi))
 			requester_on_ack(q, qi, a, now);
 		else
 			port->unknown++;

@@ -424,7 +424,7 @@ void rejects_unsafe_sizing(void **)
 
 
 /* UC made reliable in software, driven without a control QP: chains posted, then ACKs
- * handed to requester_on_ack as the AckPort would (at TSC times, as the lcore's burst
+ * handed to requester_on_ack as the CtrlPort would (at TSC times, as the lcore's burst
  * gives them: a retransmission's post time orders it against later messages). */
 rp::RequesterParams reliable_params(uint64_t messages)
 {
