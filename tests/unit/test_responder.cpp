@@ -491,6 +491,22 @@ void reliable_places_by_sequence(void **)
 	rte_mempool_free(pool);
 }
 
+/* One reliable send_imm QP and a pool of 8 receive buffers (the restart tests). */
+struct RestartRig {
+	rte_mempool *pool = nullptr;
+	ibv_qp qp{};
+	rp::RunControl ctl;
+	rp::Responder r;
+	explicit RestartRig(const char *name)
+	{
+		fake::reset();
+		pool = rte_mempool_create(name, 8, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
+		assert_non_null(pool);
+		reliable_one_qp(r, ctl, qp, rp::Verb::send_imm, 8, pool);
+	}
+	~RestartRig() { rte_mempool_free(pool); }
+};
+
 /* A loss inside a multi-packet UC message, as rxe with an SRQ reports it (a receive
  * completed REM_INV_REQ_ERR): the QP is not failed but marked broken (its ACK says so);
  * only the sender's request stops it, and it restarts once the settle time has passed;
@@ -498,13 +514,10 @@ void reliable_places_by_sequence(void **)
  * When the restart itself fails, the QP and the run fail. */
 void reliable_broken_message_restarts_the_qp(void **)
 {
-	fake::reset();
-	rte_mempool *pool = rte_mempool_create("ut_rel_broken", 8, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
-	assert_non_null(pool);
-	ibv_qp qp{};
-	rp::RunControl ctl;
-	rp::Responder r;
-	reliable_one_qp(r, ctl, qp, rp::Verb::send_imm, 8, pool);
+	RestartRig g("ut_rel_broken");
+	rp::Responder &r = g.r;
+	ibv_qp &qp = g.qp;
+	rte_mempool *pool = g.pool;
 	r.p.restart_settle_tsc = 100;
 	auto complete = [&](ibv_wc_status st, uint64_t now) {
 		void *b = nullptr;
@@ -557,19 +570,13 @@ void reliable_broken_message_restarts_the_qp(void **)
 	assert_int_equal(r.c.qp_restarts, 2);
 	assert_int_equal(r.c.wc_errors.total, 1);
 	assert_int_equal(rte_mempool_avail_count(pool), 8);   // every buffer back
-	rte_mempool_free(pool);
 }
 
 /* A QP that cannot even be stopped for its restart fails, and the run with it. */
 void reliable_stop_failure_fails_the_qp(void **)
 {
-	fake::reset();
-	rte_mempool *pool = rte_mempool_create("ut_rel_nostop", 8, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
-	assert_non_null(pool);
-	ibv_qp qp{};
-	rp::RunControl ctl;
-	rp::Responder r;
-	reliable_one_qp(r, ctl, qp, rp::Verb::send_imm, 8, pool);
+	RestartRig g("ut_rel_nostop");
+	rp::Responder &r = g.r;
 	fake::nic().stop_error = EINVAL;
 	rp::responder_on_restart_request(&r, 0, 1);
 	assert_int_equal(r.c.qp_restarts, 0);
@@ -577,7 +584,6 @@ void reliable_stop_failure_fails_the_qp(void **)
 	assert_true(r.qps[0].failed);
 	assert_true(r.finished);
 	assert_non_null(r.c.fail_reason);
-	rte_mempool_free(pool);
 }
 } // namespace
 
