@@ -518,6 +518,10 @@ void reliable_broken_qp_pauses_until_restarted(void **)
 	g.r.qps[0].peer_ctrl = &dest;
 	rp::requester_on_ack(&g.r, 0, broken, rte_rdtsc());
 	assert_true(g.r.qps[0].paused);
+	assert_int_equal(g.r.c.restart_requests, 0);   // not while its send queue holds WRs
+	assert_true(n.chains[0].back().send_flags & IBV_SEND_SIGNALED);   // a chain ends signalled
+	g.r.qps[0].wr_done = g.r.qps[0].wr_posted;     // its last completion came
+	rp::requester_on_ack(&g.r, 0, broken, rte_rdtsc());
 	assert_int_equal(g.r.c.restart_requests, 1);
 	assert_int_equal(g.r.qps[0].completed, 2);
 	rp::requester_on_ack(&g.r, 0, broken, rte_rdtsc());   // asked once
