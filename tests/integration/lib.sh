@@ -74,3 +74,15 @@ finish() {
 	fi
 	exit 0
 }
+
+# pass_with_losses LABEL N: a run of N messages passed, every one verified, and it had
+# to retransmit.
+pass_with_losses() {
+	expect_eq "$1: exit status" "$rc" 0
+	expect_grep "$out" "^result: PASS$"
+	expect_eq "$1: verified" "$(field "$out" 'messages verified')" "$2"
+	expect_eq "$1: lost" "$(field "$out" 'lost messages')" 0
+	local retx
+	retx=$(field "$out" retransmissions | sed 's/ .*//')
+	[ "${retx:-0}" -gt 0 ] && echo "ok: $1: $retx retransmissions" || { echo "FAIL: $1: no retransmission"; fails=$((fails + 1)); }
+}

@@ -8,18 +8,6 @@
 need_device
 out=$(mktemp)
 
-# pass_with_losses LABEL N: a run of N messages passed, every one verified, and it had
-# to retransmit.
-pass_with_losses() {
-	expect_eq "$1: exit status" "$rc" 0
-	expect_grep "$out" "^result: PASS$"
-	expect_eq "$1: verified" "$(field "$out" 'messages verified')" "$2"
-	expect_eq "$1: lost" "$(field "$out" 'lost messages')" 0
-	local retx
-	retx=$(field "$out" retransmissions | sed 's/ .*//')
-	[ "${retx:-0}" -gt 0 ] && echo "ok: $1: $retx retransmissions" || { echo "FAIL: $1: no retransmission"; fails=$((fails + 1)); }
-}
-
 # Losses injected at the sender, on one device: each skipped WR is a hole the ACKs show.
 for v in write_imm send_imm; do
 	for loss in 0.01 0.1; do
@@ -66,25 +54,8 @@ if [ -n "${RXE_A_DEV:-}" ] && ip link show vA >/dev/null 2>&1 && modprobe sch_ne
 		expect_grep /tmp/rdmapipe-uc-wire.json '"reliability": \{"kind": "software", "retransmissions": [1-9][0-9]*'
 		expect_grep /tmp/rdmapipe-uc-wire.json '"messages_lost": 0, "qp_restarts": [0-9]+\}'
 	done
-	# Messages of 8 packets (8 KiB at rxe's MTU of 1024): a loss inside one leaves rxe's
-	# responder (with an SRQ) dropping every later message of the QP. A broken send
-	# completes in error at the receiver, whose ACK says so; a broken write completes
-	# nothing, and the sender's timeouts in a row stand in. The sender pauses the QP and
-	# asks for a restart, the receiver restarts it, and nothing is lost.
-	for v in send_imm write_imm; do
-		sed -i -e "s/verb = \"[a-z_]*\"; size = [0-9]*; qps = 4; messages = [0-9]*;/verb = \"$v\"; size = 8192; qps = 4; messages = 4000;/" "$conf"
-		tc qdisc add dev vA root netem loss 1%
-		tc qdisc add dev vB root netem loss 1%
-		run_rdmapipe "$out" -f "$conf"
-		tc qdisc del dev vA root
-		tc qdisc del dev vB root
-		pass_with_losses "8 KiB $v on the wire at 1% each way" 4000
-		asked=$(field "$out" 'restart requests' | sed 's/ .*//')
-		restarts=$(field "$out" 'qp restarts' | sed 's/ .*//')
-		[ "${asked:-0}" -gt 0 ] && [ "${restarts:-0}" -gt 0 ] && echo "ok: $v: $asked restart requests, $restarts restarts" ||
-			{ echo "FAIL: $v: no restart asked (${asked:-none}) or done (${restarts:-none})"; fails=$((fails + 1)); }
-		expect_grep "$out" "^  completion errors: +0$"
-	done
+	# Multi-packet messages under loss (QP restarts) are in multipacket_loss.sh, kept out
+	# of CI: restarting rxe 6.1 QPs crashed the guest kernel once in a CI run (issue 11).
 	rm -f "$conf" /tmp/rdmapipe-uc-wire.json
 else
 	echo "FAIL: no rxeA/rxeB wire (vA) or no netem"; fails=$((fails + 1))
