@@ -247,7 +247,7 @@ int post_chain_rel(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 	ibv_send_wr *w = r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, end == kChainLast, q.remote);
 	for (uint32_t i = 0; i < n; i++, w = w->next)
 		wrs[i] = w;
-	ibv_send_wr *head = nullptr, **link = &head;
+	ibv_send_wr *head = nullptr, **link = &head, *last = nullptr;
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (p.inject_loss) {
@@ -261,13 +261,12 @@ int post_chain_rel(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 		wrs[i]->wr_id = place | r->wr_tag;
 		wrs[i]->send_flags = (wrs[i]->send_flags & ~IBV_SEND_SIGNALED) |
 				     (wr_signalled(place, p.signal_every) ? IBV_SEND_SIGNALED : 0);
-		*link = wrs[i];
+		*link = last = wrs[i];
 		link = &wrs[i]->next;
 	}
 	*link = nullptr;
-	if (kept)   // a chain ends signalled: the send queue is empty when wr_done reaches wr_posted
-		reinterpret_cast<ibv_send_wr *>(reinterpret_cast<char *>(link) - offsetof(ibv_send_wr, next))->send_flags |=
-			IBV_SEND_SIGNALED;
+	if (last)   // a chain ends signalled: the send queue is empty when wr_done reaches wr_posted
+		last->send_flags |= IBV_SEND_SIGNALED;
 	const uint64_t t = rte_rdtsc();
 	for (uint32_t i = 0; i < n; i++)
 		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;

@@ -379,7 +379,7 @@ void arrived(Responder *r, uint32_t qi, uint64_t seq, bool last, const unsigned 
 	c.bytes += r->p.msg_bytes;
 }
 
-/* Reliable: a QP whose receive completed in error is stopped (ERR) now and restarted
+/* Reliable: a QP its sender asked to restart is stopped (ERR) now and restarted
  * (RESET to RTS) restart_settle_tsc later, not at once: rxe 6.1 resets a QP while its
  * responder may still run on another CPU for a packet that came just before
  * (rxe_run_task is not held off by the reset's tasklet_disable), and both then drop
@@ -439,7 +439,19 @@ void on_recv_rel(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 	}
 }
 
-void finish_restarts(Responder *r, uint64_t now)
+/* A restart step failed: the QP is lost, and so is the run (why: which step). */
+void restart_failed(Responder *r, ResponderQp &q, const char *why)
+{
+	r->c.restart_errors++;
+	q.failed = true;
+	if (r->c.fail_reason == nullptr)
+		r->c.fail_reason = why;
+	r->finished = true;
+}
+
+} // namespace
+
+void responder_finish_restarts(Responder *r, uint64_t now)
 {
 	for (uint32_t qi = 0; r->restarting && qi < r->nqps; qi++) {
 		ResponderQp &q = r->qps[qi];
@@ -449,15 +461,12 @@ void finish_restarts(Responder *r, uint64_t now)
 		r->restarting--;
 		q.restarted = q.ack_now = true;   // the sender resends what was in flight
 		r->acks_waiting++;
-		if (r->ops->restart_qp(q.qp) != 0) {
-			r->c.restart_errors++;
-			q.failed = true;
-			if (r->c.fail_reason == nullptr)
-				r->c.fail_reason = "restarting a UC QP after a broken message failed (ibv_modify_qp)";
-			r->finished = true;
-		}
+		if (r->ops->restart_qp(q.qp) != 0)
+			restart_failed(r, q, "restarting a UC QP after a broken message failed (ibv_modify_qp)");
 	}
 }
+
+namespace {
 
 /* Reliable: an ACK to every QP that is due one (ack_every messages, ack_tsc since the
  * first unacknowledged, credit worth a step, or at once). Returns -1 when a post failed. */
@@ -559,7 +568,7 @@ uint32_t responder_burst(Responder *r)
 	if (r->out)
 		flush_out(r);
 	if (r->restarting)
-		finish_restarts(r, now);
+		responder_finish_restarts(r, now);
 	if (r->port && ctrl_port_poll(r->port, now) < 0) {
 		c.fail_reason = "ibv_poll_cq on the control QP failed";
 		r->finished = true;
@@ -651,23 +660,13 @@ void responder_on_send_wc(void *responder, const ibv_wc &wc, uint64_t)
 	on_credit_wc(r, qi, wc);
 }
 
-void responder_finish_restarts(Responder *r, uint64_t now)
-{
-	finish_restarts(r, now);
-}
-
 void responder_on_restart_request(Responder *r, uint32_t qi, uint64_t now)
 {
 	ResponderQp &q = r->qps[qi];
 	r->c.restart_requests++;
 	q.broken = false;
-	if (!q.failed && q.restart_at == 0 && !stop_for_restart(r, q, now)) {
-		r->c.restart_errors++;
-		q.failed = true;
-		if (r->c.fail_reason == nullptr)
-			r->c.fail_reason = "stopping a UC QP for its restart failed (ibv_modify_qp)";
-		r->finished = true;
-	}
+	if (!q.failed && q.restart_at == 0 && !stop_for_restart(r, q, now))
+		restart_failed(r, q, "stopping a UC QP for its restart failed (ibv_modify_qp)");
 }
 
 void responder_on_recv_wc(void *responder, const ibv_wc &wc, uint64_t now)
