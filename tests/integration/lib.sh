@@ -86,3 +86,20 @@ pass_with_losses() {
 	retx=$(field "$out" retransmissions | sed 's/ .*//')
 	[ "${retx:-0}" -gt 0 ] && echo "ok: $1: $retx retransmissions" || { echo "FAIL: $1: no retransmission"; fails=$((fails + 1)); }
 }
+
+# wire_ready: the rxeA/rxeB wire (veth vA, vB) and netem are there; if not, a failure.
+wire_ready() {
+	[ -n "${RXE_A_DEV:-}" ] && ip link show vA >/dev/null 2>&1 && modprobe sch_netem 2>/dev/null && return 0
+	echo "FAIL: no rxeA/rxeB wire (vA) or no netem"; fails=$((fails + 1))
+	return 1
+}
+
+# wire_conf FILE: graphs/uc-reliable-wire.conf with this guest's device names, in FILE.
+wire_conf() {
+	sed -e "s/\"rxeA\"/\"$RXE_A_DEV\"/g; s/\"rxeB\"/\"$RXE_B_DEV\"/g" "$(dirname "${BASH_SOURCE[0]}")/graphs/uc-reliable-wire.conf" >"$1"
+}
+
+# netem_loss LOSS: netem drops LOSS (e.g. 1%) of the packets at both ends of the wire,
+# data one way and ACKs the other; netem_off: no more.
+netem_loss() { tc qdisc add dev vA root netem loss "$1"; tc qdisc add dev vB root netem loss "$1"; }
+netem_off() { tc qdisc del dev vA root; tc qdisc del dev vB root; }

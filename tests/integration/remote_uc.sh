@@ -36,13 +36,11 @@ reliable_pair "reliable UC write_imm" 20000 -v write_imm -Q 4 -n 20000
 if ip link show vA >/dev/null 2>&1 && modprobe sch_netem 2>/dev/null; then
 	for loss in 1% 10%; do
 		for v in write_imm send_imm; do
-			tc qdisc add dev vA root netem loss $loss
-			tc qdisc add dev vB root netem loss $loss
+			netem_loss $loss
 			t0=$SECONDS
 			# rdma_cm resends a lost REQ, REP or RTU after ~4 s: room to connect
 			reliable_pair "$v at $loss each way" 100000 -v $v -Q 4 -s 512 -n 100000 --stats-period 1 --stall-timeout 40
-			tc qdisc del dev vA root
-			tc qdisc del dev vB root
+			netem_off
 			retx=$(field "$cout" retransmissions | sed 's/ .*//')
 			[ "${retx:-0}" -gt 0 ] && echo "ok: $v at $loss: retransmitted" || { echo "FAIL: $v at $loss: no retransmission"; fails=$((fails + 1)); }
 			expect_grep "$cout" "^  retransmissions: +[1-9][0-9]* \(fast [0-9]+, timeout [0-9]+\)(, [0-9]+ put off by a full send queue)?$"
@@ -51,11 +49,9 @@ if ip link show vA >/dev/null 2>&1 && modprobe sch_netem 2>/dev/null; then
 	done
 	# A duration run under loss: the client's final counts come over the RC service
 	# connection; the server ends once everything up to them is in and the client is gone.
-	tc qdisc add dev vA root netem loss 1%
-	tc qdisc add dev vB root netem loss 1%
+	netem_loss 1%
 	reliable_pair "send_imm for 3 s at 1%" 0 -v send_imm -Q 2 -t 3 --stall-timeout 40
-	tc qdisc del dev vA root
-	tc qdisc del dev vB root
+	netem_off
 	expect_grep "$sout" "^  final counts: +2 of 2 told by the client$"
 else
 	echo "FAIL: no veth end vA (tools/softroce's wire) or no netem"; fails=$((fails + 1))
