@@ -83,6 +83,8 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		f.signal_every = o.signal_every;
 		f.sq_depth = o.sq_depth;
 		f.window = o.slots;
+		f.window_given = o.slots_given;
+		f.chunk = o.chunk;
 		f.inline_send = o.inline_send;
 		f.rate_pps = o.rate_pps;
 		f.verify = o.verify;
@@ -242,7 +244,7 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		     (f.transport == Transport::uc ? "uc" : "rc") + "\"; qps = " + std::to_string(f.qps) + "; verb = \"" +
 		     verb_name(f.verb) + "\"; " + sizes_text(f.sizes) + "; batch = " + std::to_string(f.batch) +
 		     "; signal_every = " + std::to_string(f.signal_every) + "; sq_depth = " + std::to_string(f.sq_depth) +
-		     "; window = " + std::to_string(f.window) + "; inline = " + (f.inline_send ? "true" : "false") +
+		     (f.window_given ? "; window = " + std::to_string(f.window) : std::string()) + "; inline = " + (f.inline_send ? "true" : "false") +
 		     "; rate = " + num(f.rate_pps) + "; " +
 		     (f.duration_s > 0 ? "duration = " + num(f.duration_s) : "messages = " + std::to_string(f.messages) + "L") +
 		     "; verify = " + (f.verify ? "true" : "false") + "; pool = \"" + f.pool + "\";\n    post_api = \"" +
@@ -255,6 +257,8 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 			std::string rel = std::string("\n    reliability = \"") + (f.reliability == Reliability::software ? "software" : "none") + "\";";
 			if (f.reliability == Reliability::software)
 				rel += " ack_every = " + std::to_string(f.ack_every) + "; ack_us = " + std::to_string(f.ack_us) + ";";
+			if (f.chunk != kChunkAuto)
+				rel += " chunk = " + std::to_string(f.chunk) + ";";
 			if (f.inject_loss > 0)
 				rel += " inject_loss = " + num(f.inject_loss) + ";";
 			t.insert(t.rfind(" }"), rel);

@@ -231,7 +231,7 @@ const std::vector<std::string> kIoKeys = {"lcore", "device", "send_cq", "recv_cq
 const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "transport", "qps", "verb", "size", "sizes", "batch",
 					    "signal_every", "sq_depth", "window", "inline", "rate", "messages",
 					    "duration", "verify", "pool", "share_qps", "echoed", "post_api", "fence",
-					    "rnr_retry", "min_rnr_timer", "reliability", "ack_every", "ack_us", "inject_loss"};
+					    "rnr_retry", "min_rnr_timer", "reliability", "ack_every", "ack_us", "inject_loss", "chunk"};
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output"};
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles"};
@@ -401,6 +401,13 @@ bool read_reliability(Reader &r, const Setting &g, FlowConf *f)
 	for (const char *k : {"ack_every", "ack_us"})
 		if (r.find(g, k) && !soft)
 			return r.fail(g[k], std::string(k) + " is for reliability = \"software\" (transport = \"uc\")");
+	if (const Setting *s = r.find(g, "chunk")) {
+		if (!r.uint_as(g, "chunk", 0, kMaxChunk, &f->chunk))
+			return false;
+		if (!soft || f->verb != Verb::write_imm)
+			return r.fail(*s, "chunk cuts write_imm messages of software reliability (transport = \"uc\"): this flow "
+					  "sends none");
+	}
 	if (const Setting *s = r.find(g, "inject_loss")) {
 		if (!s->isNumber())
 			return r.fail(*s, "expected a fraction of data WRs (0..0.5)");
@@ -524,6 +531,7 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 		if (f.sq_depth < f.batch)
 			return r.fail(r.find(g, "sq_depth") ? g["sq_depth"] : g, "send queue depth " + std::to_string(f.sq_depth) +
 				       " cannot hold one chain of batch " + std::to_string(f.batch));
+		f.window_given = f.window != 0;
 		if (f.window == 0)
 			f.window = std::max(f.batch, kDefaultWindow / f.qps);
 		if (f.window < f.batch)

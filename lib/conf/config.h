@@ -68,6 +68,8 @@ struct FlowConf {
 	Reliability reliability = Reliability::none;   // uc: software unless the file says none; rc: the NIC's
 	uint32_t ack_every = kDefaultAckEvery;         // software: an ACK every N messages of a QP ...
 	uint32_t ack_us = kDefaultAckUs;               // ... or this long after the first unacknowledged
+	uint32_t chunk = kChunkAuto;                   // software write_imm: chunk bytes (0: whole messages)
+	bool window_given = false;                     // window set by the file (else derived, in chunks if cut)
 	double inject_loss = 0;                        // test hook: this fraction of data WRs is never posted
 	uint32_t qps = 1;
 	Verb verb = Verb::write_imm;

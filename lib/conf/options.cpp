@@ -33,6 +33,7 @@ enum LongOnly {
 	OPT_RELIABILITY,
 	OPT_ACK_EVERY,
 	OPT_ACK_US,
+	OPT_CHUNK,
 	OPT_INJECT_LOSS,
 	OPT_BAD_RETX_HDR,
 	OPT_STATS_PERIOD,
@@ -59,6 +60,7 @@ const struct option kLongOpts[] = {
 	{"reliability", required_argument, nullptr, OPT_RELIABILITY},
 	{"ack-every", required_argument, nullptr, OPT_ACK_EVERY},
 	{"ack-us", required_argument, nullptr, OPT_ACK_US},
+	{"chunk", required_argument, nullptr, OPT_CHUNK},
 	{"inject-loss", required_argument, nullptr, OPT_INJECT_LOSS},
 	{"inject-bad-retx-header", no_argument, nullptr, OPT_BAD_RETX_HDR},
 	{"stats-period", required_argument, nullptr, OPT_STATS_PERIOD},
@@ -198,6 +200,10 @@ const char *options_usage()
 "                           send_imm) or none (plain UC: losses are counted, the run fails)\n"
 "      --ack-every N        software reliability: an ACK every N messages of a QP (default 16) ...\n"
 "      --ack-us N           ... or N us after the first unacknowledged one (default 100)\n"
+"      --chunk N            software reliability, write_imm: cut each message into chunks of N\n"
+"                           bytes, each its own WRITE_WITH_IMM, tracked and resent on its own\n"
+"                           (default: the path MTU less 12 when a message does not fit one\n"
+"                           packet; 0: never cut; at most 4095)\n"
 "      --rate N             at most N messages per second per flow (a pace kept by the requester)\n"
 "      --connect PATH       loopback runs: cm (default) connects the QP pairs through rdma_cm\n"
 "                           on the device's own IPv4 address, as two hosts do; direct\n"
@@ -266,6 +272,10 @@ static int check_reliability(RunOptions *o, std::string *err)
 	if (soft && o->post_api == PostApi::wr) {
 		*err = "--post-api wr: software reliability posts through ibv_post_send (a retransmission re-posts the tracked "
 		       "WR); use --reliability none for plain UC";
+		return -1;
+	}
+	if (o->chunk != kChunkAuto && (!soft || o->verb != Verb::write_imm)) {
+		*err = "--chunk: cuts write_imm messages of --transport uc with software reliability";
 		return -1;
 	}
 	if (!soft && (o->ack_every != kDefaultAckEvery || o->ack_us != kDefaultAckUs)) {
@@ -431,6 +441,13 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				return ParseResult::error;
 			}
 			o->ack_us = static_cast<uint32_t>(v);
+			break;
+		case OPT_CHUNK:
+			if (!parse_u64(a, 0, kMaxChunk, &v)) {
+				*err = range_error("chunk", a, 0, kMaxChunk);
+				return ParseResult::error;
+			}
+			o->chunk = static_cast<uint32_t>(v);
 			break;
 		case OPT_INJECT_LOSS: {
 			char *end = nullptr;
@@ -749,6 +766,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		return ParseResult::error;
 	}
 	/* The default window is 1024 messages over the whole flow, at least a chain per QP. */
+	o->slots_given = have_slots;
 	if (!have_slots) {
 		o->slots = kDefaultWindow / o->qps;
 		if (o->slots < o->batch)

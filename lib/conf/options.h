@@ -54,6 +54,11 @@ struct RunOptions {
 	bool reliability_given = false;
 	uint32_t ack_every = kDefaultAckEvery;   // --ack-every N
 	uint32_t ack_us = kDefaultAckUs;         // --ack-us N
+	uint32_t chunk = kChunkAuto;             // --chunk N: software write_imm's chunk bytes (0: whole)
+	bool slots_given = false;                // the window was set (--slots, a conf's window)
+	/* Set by the pipeline builder once the path MTU is known: the chunk bytes in force
+	 * (0: whole messages) for this flow's requester, responder and handshake. */
+	uint32_t chunk_bytes = 0;
 	double inject_loss = 0;         // --inject-loss F: test hook, this fraction of data WRs never posted
 	bool inject_bad_retx_header = false;     // test hook: the first retransmission's header targets outside the window
 	bool interactive = false;       // -i: the console on the main lcore while the run goes on

@@ -22,7 +22,23 @@ bool find_qp(Role *const *roles, uint32_t n, uint32_t qpn, Role **role, uint32_t
 
 } // namespace
 
+int ctrl_port_burst(CtrlPort *port, uint64_t now);
+
 int ctrl_port_poll(CtrlPort *port, uint64_t now)
+{
+	int seen = 0;
+	for (uint32_t round = 0; round < kCtrlPollRounds; round++) {
+		int n = ctrl_port_burst(port, now);
+		if (n < 0)
+			return -1;
+		seen += n;
+		if (n < static_cast<int>(kCtrlRecvBurst))
+			break;
+	}
+	return seen;
+}
+
+int ctrl_port_burst(CtrlPort *port, uint64_t now)
 {
 	const void *msg[kCtrlRecvBurst];
 	uint32_t len[kCtrlRecvBurst];
@@ -36,7 +52,7 @@ int ctrl_port_poll(CtrlPort *port, uint64_t now)
 		Responder *v = nullptr;
 		const bool valid = ack_valid(msg[i], len[i], &a);
 		if (valid && (a.flags & kCtrlRestartRequest) && find_qp(port->receivers, port->nreceivers, a.qpn, &v, &qi))
-			responder_on_restart_request(v, qi, now);
+			responder_on_restart_request(v, qi, a.epoch, now);
 		else if (valid && !(a.flags & kCtrlRestartRequest) && find_qp(port->senders, port->nsenders, a.qpn, &q, &qi))
 			requester_on_ack(q, qi, a, now);
 		else

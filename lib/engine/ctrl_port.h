@@ -23,8 +23,11 @@ struct CtrlPort {
 	uint64_t unknown = 0;       // messages that named no QP of the lcore, or were none of ours
 };
 
-/* Polls the control QP once and hands each message on. Returns messages seen, or -1
- * when polling failed. */
+/* Polls the control QP and hands each message on, burst after burst while bursts come
+ * full (at most kCtrlPollRounds): a loop that spends milliseconds in a post (rxe sends
+ * in the caller's system call) must not leave ACKs to overflow the receive queue.
+ * Returns messages seen, or -1 when polling failed. */
+inline constexpr uint32_t kCtrlPollRounds = 8;
 int ctrl_port_poll(CtrlPort *port, uint64_t now);
 
 } // namespace rp

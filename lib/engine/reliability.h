@@ -29,7 +29,7 @@ static_assert(sizeof(RetxHeader) == 12, "the retransmission header is 12 bytes o
 /* What a QP's receiver tells its sender. sack bit i (word i / 64) says that sequence
  * cum + 1 + i arrived; cum itself has not (everything below it has). */
 inline constexpr uint16_t kAckMagic = 0xac4b;
-inline constexpr uint8_t kAckVersion = 1;
+inline constexpr uint8_t kAckVersion = 2;
 inline constexpr uint32_t kSackWords = 4;
 inline constexpr uint32_t kSackBits = 64 * kSackWords;
 
@@ -40,7 +40,10 @@ inline constexpr uint32_t kSackBits = 64 * kSackWords;
  * kCtrlRestartRequest, from sender to receiver, naming the receiver's QP; cum, credit
  * and sack zero); the receiver's ACK after the restart (kAckRestarted) resumes it,
  * and what was in flight goes again. A lost request or ACK: the next timeout asks
- * again. */
+ * again. Each pause has its epoch (AckMsg.epoch, counted by the sender): the receiver
+ * restarts once per epoch and answers a repeated request with kAckRestarted again,
+ * never restarting twice, and the sender resumes only on the ACK of its current epoch,
+ * so a request or ACK that comes late never restarts a QP that is sending again. */
 inline constexpr uint8_t kAckRestarted = 0x01;
 inline constexpr uint8_t kCtrlRestartRequest = 0x02;
 inline constexpr uint8_t kAckBroken = 0x04;
@@ -53,6 +56,7 @@ struct AckMsg {
 	uint64_t cum;          // next expected sequence
 	uint64_t credit;       // messages consumed: the sender may have window more in flight
 	uint64_t sack[kSackWords];
+	uint64_t epoch;        // restart requests and kAckRestarted: the sender's pause
 };
 
 /* A received control message is an ACK only if it is whole and says so. */
@@ -84,15 +88,16 @@ inline SeqClass seq_from_imm(uint64_t cum, uint32_t imm_seq, uint32_t window, ui
 	return SeqClass::outside;
 }
 
-/* A retransmission header is taken only if its immediate is a message of the window
- * and its target is exactly that message's slot: nothing is ever written elsewhere. */
-inline bool retx_header_ok(const RetxHeader &h, uint64_t cum, uint32_t window, uint32_t slots, uint32_t msg_bytes,
+/* A retransmission header is taken only if its immediate is a chunk (or message) of
+ * the window and its target is exactly that one's place: nothing is ever written
+ * elsewhere. */
+inline bool retx_header_ok(const RetxHeader &h, uint64_t cum, uint32_t window, uint32_t slots, const Chunking &ck,
 			   uint64_t *seq)
 {
 	uint32_t imm = ntohl(h.imm);
 	if (seq_from_imm(cum, imm & kImmSeqMask, window, seq) == SeqClass::outside)
 		return false;
-	return h.target_offset == (*seq % slots) * static_cast<uint64_t>(msg_bytes);
+	return h.target_offset == ck.offset(*seq, slots);
 }
 
 /* The receiver's view of one QP: cum and a bitmap over the window beyond it (bit of

@@ -232,24 +232,27 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 
 /* Reliable (UC): the same chain, but each WR is numbered by its place in the send
  * queue (retransmissions take places too), signalled every signal_every places, and
- * inject_loss drops some WRs while their messages stay tracked as sent. Buffers go
+ * inject_loss drops some WRs while their sequences stay tracked as sent. A write_imm
+ * cut into chunks goes as ck.count WRs per message, each its own sequence. Buffers go
  * back on acknowledgement, not on completion. */
 template <Verb V, bool Fed>
 int post_chain_rel(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 {
 	RequesterQp &q = r->qps[qi];
 	const RequesterParams &p = r->p;
-	for (uint32_t i = 0; i < n; i++) {
+	const uint32_t per = r->ck.count;
+	const uint64_t first = q.sent * per;
+	for (uint32_t i = 0; i < n; i++)
 		prepare<V, Fed>(r, qi, q.sent + i, r->bufs[i]);
-		q.marks[(q.sent + i) & r->inflight_mask] = end == kChainLast && i == n - 1 ? kMarkLast : 0;
-	}
-	ibv_send_wr *wrs[kMaxBatch];
-	ibv_send_wr *w = r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, end == kChainLast, q.remote);
-	for (uint32_t i = 0; i < n; i++, w = w->next)
-		wrs[i] = w;
+	const uint32_t wrs = n * per;
+	for (uint32_t i = 0; i < wrs; i++)
+		q.marks[(first + i) & r->seq_mask] = end == kChainLast && i == wrs - 1 ? kMarkLast : 0;
+	ibv_send_wr *w = per > 1 ? r->chain.build_chunks(q.sent, n, r->bufs, *r->mrs, end == kChainLast, q.remote, r->ck)
+				 : r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, end == kChainLast, q.remote);
 	ibv_send_wr *head = nullptr, **link = &head, *last = nullptr;
 	uint32_t kept = 0;
-	for (uint32_t i = 0; i < n; i++) {
+	for (ibv_send_wr *next; w; w = next) {
+		next = w->next;
 		if (p.inject_loss) {
 			r->rng ^= r->rng << 13, r->rng ^= r->rng >> 7, r->rng ^= r->rng << 17;   // xorshift64
 			if (static_cast<uint32_t>(r->rng >> 32) < p.inject_loss) {
@@ -258,25 +261,24 @@ int post_chain_rel(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 			}
 		}
 		const uint64_t place = q.wr_posted + kept++;
-		wrs[i]->wr_id = place | r->wr_tag;
-		wrs[i]->send_flags = (wrs[i]->send_flags & ~IBV_SEND_SIGNALED) |
-				     (wr_signalled(place, p.signal_every) ? IBV_SEND_SIGNALED : 0);
-		*link = last = wrs[i];
-		link = &wrs[i]->next;
+		w->wr_id = place | r->wr_tag;
+		w->send_flags = (w->send_flags & ~IBV_SEND_SIGNALED) | (wr_signalled(place, p.signal_every) ? IBV_SEND_SIGNALED : 0);
+		*link = last = w;
+		link = &w->next;
 	}
 	*link = nullptr;
 	if (last)   // a chain ends signalled: the send queue is empty when wr_done reaches wr_posted
 		last->send_flags |= IBV_SEND_SIGNALED;
 	const uint64_t t = rte_rdtsc();
-	for (uint32_t i = 0; i < n; i++)
-		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;
+	for (uint32_t i = 0; i < wrs; i++)
+		q.post_tsc[(first + i) & r->seq_mask] = t;
 	int ret = 0;
 	if (head) {
 		ibv_send_wr *bad = nullptr;
 		ret = r->ops->post_send(q.qp, head, &bad);
 		r->c.post_calls++;
 	}
-	r->chain.relink_all(n);
+	r->chain.relink_all(wrs);
 	/* Tracked either way: a failed post fails the QP, the run reports it. */
 	count_sent(r, q, n);
 	if (ret != 0) {
@@ -287,9 +289,9 @@ int post_chain_rel(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 	return 0;
 }
 
-/* Re-posts messages seqs[0..k) of QP qi as one chain: a write as a SEND of its
- * retransmission header and its chunk, a send as the same SEND_WITH_IMM. Returns the
- * count posted (fewer when the send queue is short of room), or -1. */
+/* Re-posts sequences seqs[0..k) of QP qi as one chain: a write (or a chunk of one) as
+ * a SEND of its retransmission header and its chunk, a send as the same SEND_WITH_IMM.
+ * Returns the count posted (fewer when the send queue is short of room), or -1. */
 int retransmit(Requester *r, uint32_t qi, const uint64_t *seqs, uint32_t k, uint64_t now)
 {
 	RequesterQp &q = r->qps[qi];
@@ -301,17 +303,18 @@ int retransmit(Requester *r, uint32_t qi, const uint64_t *seqs, uint32_t k, uint
 	}
 	if (k == 0)
 		return 0;
-	const size_t qbase = static_cast<size_t>(qi) * (r->inflight_mask + 1);
+	const size_t qbase = static_cast<size_t>(qi) * (r->seq_mask + 1);
 	for (uint32_t j = 0; j < k; j++) {
 		const uint64_t s = seqs[j];
-		const uint32_t idx = static_cast<uint32_t>(s & r->inflight_mask);
-		void *b = q.inflight[idx];
+		const uint32_t idx = static_cast<uint32_t>(s & r->seq_mask);
+		void *b = q.inflight[r->ck.msg(s) & r->inflight_mask];
 		Requester::Retx &e = r->retx[j];
 		const uint32_t imm = htonl(static_cast<uint32_t>(s & kImmSeqMask) | (q.marks[idx] & kMarkLast ? kImmLast : 0));
-		const ibv_sge chunk{reinterpret_cast<uintptr_t>(b), p.msg_bytes, r->mrs->lkey_of(b)};
+		const ibv_sge chunk{reinterpret_cast<uintptr_t>(b) + static_cast<uint64_t>(r->ck.index(s)) * r->ck.bytes,
+				    r->ck.len(s), r->mrs->lkey_of(b)};
 		if (p.verb == Verb::write_imm) {
 			RetxHeader &h = r->hdrs[qbase + idx];
-			h.target_offset = (s % q.remote.slots) * static_cast<uint64_t>(p.msg_bytes);
+			h.target_offset = r->ck.offset(s, q.remote.slots);
 			if (r->p.bad_retx_header) {
 				h.target_offset = static_cast<uint64_t>(q.remote.slots) * p.msg_bytes;   // one past the window
 				r->p.bad_retx_header = false;
@@ -358,15 +361,15 @@ void fast_retransmit(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 {
 	RequesterQp &q = r->qps[qi];
 	const uint64_t h = ack_highest(a);
-	if (h + 1 <= a.cum || h >= q.sent)
+	if (h + 1 <= a.cum || h >= q.sent * r->ck.count)
 		return;
-	const uint64_t th = q.post_tsc[h & r->inflight_mask];
+	const uint64_t th = q.post_tsc[h & r->seq_mask];
 	uint64_t seqs[kMaxBatch];
 	uint32_t k = 0;
-	for (uint64_t s = a.cum > q.completed ? a.cum : q.completed; s < h && k < r->p.batch; s++) {
+	for (uint64_t s = a.cum > q.acked ? a.cum : q.acked; s < h && k < r->p.batch; s++) {
 		if (ack_has(a, s))
 			continue;
-		const uint32_t idx = static_cast<uint32_t>(s & r->inflight_mask);
+		const uint32_t idx = static_cast<uint32_t>(s & r->seq_mask);
 		if (q.post_tsc[idx] > th)
 			continue;
 		r->c.sack_holes += (q.marks[idx] & kMarkRetxMask) == 0;
@@ -389,7 +392,7 @@ void resend_unacked(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 	RequesterQp &q = r->qps[qi];
 	uint64_t seqs[kMaxBatch];
 	uint32_t k = 0;
-	for (uint64_t s = a.cum > q.completed ? a.cum : q.completed; s < q.sent && k < r->p.batch; s++)
+	for (uint64_t s = a.cum > q.acked ? a.cum : q.acked; s < q.sent * r->ck.count && k < r->p.batch; s++)
 		if (!ack_has(a, s))
 			seqs[k++] = s;
 	int n = k ? retransmit(r, qi, seqs, k, now) : 0;
@@ -408,17 +411,19 @@ void ask_when_quiet(Requester *r, RequesterQp &q)
 		return;
 	q.asked = true;
 	r->c.restart_requests++;
-	const AckMsg m{kAckMagic, kAckVersion, kCtrlRestartRequest, q.peer_qpn, 0, 0, {}};
+	const AckMsg m{kAckMagic, kAckVersion, kCtrlRestartRequest, q.peer_qpn, 0, 0, {}, q.epoch};
 	if (r->port && r->port->ctrl)
 		ctrl_send(r->port->ctrl, *q.peer_ctrl, &m, sizeof(m));
 }
 
-/* Pauses QP q for a restart of its receiving end (kAckBroken in reliability.h), or asks
- * again. A receiver that named no control QP cannot be asked: nothing pauses then. */
+/* Pauses QP q for a restart of its receiving end (kAckBroken in reliability.h), a new
+ * epoch, or asks again in the same one. A receiver that named no control QP cannot be
+ * asked: nothing pauses then. */
 void request_restart(Requester *r, RequesterQp &q)
 {
 	if (q.peer_ctrl == nullptr)
 		return;
+	q.epoch += !q.paused;
 	q.paused = true;
 	q.asked = false;
 	ask_when_quiet(r, q);
@@ -433,13 +438,13 @@ int check_timeouts(Requester *r, uint64_t now)
 {
 	for (uint32_t qi = 0; qi < r->nqps; qi++) {
 		RequesterQp &q = r->qps[qi];
-		if (q.completed == q.sent)
-			q.paused = q.asked = false;   // nothing in flight to lose
+		if (q.completed == q.sent && !q.asked)
+			q.paused = false;   // nothing in flight to lose, and no request on its way
 		if (q.failed || q.completed == q.sent)
 			continue;
-		if (now - q.post_tsc[q.completed & r->inflight_mask] < q.rto.current())
+		if (now - q.post_tsc[q.acked & r->seq_mask] < q.rto.current())
 			continue;
-		const uint64_t oldest = q.completed;
+		const uint64_t oldest = q.acked;
 		/* On rxe, with an SRQ, a loss inside a multi-packet RDMA write leaves the
 		 * receiving QP dropping every later message, and nothing tells the receiver
 		 * (a broken send at least completes in error there): timeouts in a row ask. */
@@ -612,38 +617,47 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 		*err = "requester: " + std::to_string(nqps) + " QPs is outside 1.." + std::to_string(kMaxQps);
 		return -EINVAL;
 	}
-	if (r->chain.init(p.verb, p.batch, p.signal_every, p.msg_bytes, p.inline_send ? IBV_SEND_INLINE : 0,
-			  p.fence) != 0) {
-		*err = "requester: bad chain parameters";
-		return -EINVAL;
-	}
 	if (p.reliable && ((p.verb != Verb::write_imm && p.verb != Verb::send_imm) || p.post_api != PostApi::classic ||
 			   p.rto_min_tsc == 0 || p.rto_max_tsc < p.rto_min_tsc)) {
 		*err = "requester: software reliability takes write_imm or send_imm, chained ibv_post_send and RTO bounds";
 		return -EINVAL;
 	}
+	r->ck = Chunking::of(p.msg_bytes, p.reliable && p.verb == Verb::write_imm ? p.chunk_bytes : 0);
+	if (p.sq_depth < r->ck.count) {
+		*err = "requester: send queue depth " + std::to_string(p.sq_depth) + " holds fewer WRs than the " +
+		       std::to_string(r->ck.count) + " chunks of one message";
+		return -EINVAL;
+	}
+	if (r->chain.init(p.verb, p.batch * r->ck.count, p.signal_every, p.msg_bytes, p.inline_send ? IBV_SEND_INLINE : 0,
+			  p.fence) != 0) {
+		*err = "requester: bad chain parameters";
+		return -EINVAL;
+	}
 	pick_for_verb(r);
-	/* Reliable: a message is tracked until acknowledged, up to a window of them. */
-	uint32_t size = pow2_at_least(p.reliable && p.window > p.sq_depth ? p.window : p.sq_depth);
+	/* Reliable: a message (each of its chunks) is tracked until acknowledged, up to a
+	 * window of them. */
+	const uint32_t size = pow2_at_least(p.reliable && p.window > p.sq_depth ? p.window : p.sq_depth);
+	const uint32_t seqs = p.reliable ? pow2_at_least(std::max<uint32_t>(size, p.window * r->ck.count)) : size;
 	r->nqps = nqps;
 	r->qps.reset(new RequesterQp[nqps]);
 	r->qp_sent.reset(new uint64_t[nqps]());
 	r->qp_failed.reset(new bool[nqps]());
 	r->inflight_mem.reset(new void *[static_cast<size_t>(size) * nqps]());
-	r->post_tsc_mem.reset(new uint64_t[static_cast<size_t>(size) * nqps]());
+	r->post_tsc_mem.reset(new uint64_t[static_cast<size_t>(seqs) * nqps]());
 	r->inflight_mask = size - 1;
+	r->seq_mask = seqs - 1;
 	for (uint32_t i = 0; i < nqps; i++) {
 		r->qps[i].inflight = &r->inflight_mem[static_cast<size_t>(i) * size];
-		r->qps[i].post_tsc = &r->post_tsc_mem[static_cast<size_t>(i) * size];
+		r->qps[i].post_tsc = &r->post_tsc_mem[static_cast<size_t>(i) * seqs];
 	}
 	if (p.reliable) {
-		const size_t all = static_cast<size_t>(size) * nqps;
+		const size_t all = static_cast<size_t>(seqs) * nqps;
 		r->marks_mem.reset(new uint8_t[all]());
 		r->hdrs.reset(new RetxHeader[all]());
 		r->hdrs_bytes = all * sizeof(RetxHeader);
 		r->retx.reset(new Requester::Retx[p.batch]());
 		for (uint32_t i = 0; i < nqps; i++) {
-			r->qps[i].marks = &r->marks_mem[static_cast<size_t>(i) * size];
+			r->qps[i].marks = &r->marks_mem[static_cast<size_t>(i) * seqs];
 			r->qps[i].rto.min = p.rto_min_tsc;
 			r->qps[i].rto.max = p.rto_max_tsc;
 			r->qps[i].rto.initial = p.rto_initial_tsc;
@@ -821,7 +835,7 @@ uint32_t requester_burst(Requester *r)
 			ask_when_quiet(r, q);
 		if (q.sent >= q.target || q.paused)
 			continue;   // draining, or waiting for the receiver to restart the QP
-		uint64_t room = p.reliable ? p.sq_depth - (q.wr_posted - q.wr_done) : p.sq_depth - (q.sent - q.completed);
+		uint64_t room = p.reliable ? (p.sq_depth - (q.wr_posted - q.wr_done)) / r->ck.count : p.sq_depth - (q.sent - q.completed);
 		if (q.credit_word) {
 			uint64_t credit = *q.credit_word;
 			if (credit > q.sent)
@@ -894,14 +908,14 @@ void requester_on_ack(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 	r->c.acks_received++;
 	if (q.failed)
 		return;
-	if (a.cum > q.sent) {
+	if (a.cum > q.sent * r->ck.count) {
 		r->c.acks_invalid++;   // acknowledges what was never sent
 		return;
 	}
-	if (a.credit > q.ack_credit)
-		q.ack_credit = a.credit;
-	if (a.cum > q.completed) {
-		const uint32_t idx = static_cast<uint32_t>((a.cum - 1) & r->inflight_mask);
+	if (a.credit / r->ck.count > q.ack_credit)
+		q.ack_credit = a.credit / r->ck.count;   // in messages: slots the receiver is done with
+	if (a.cum > q.acked) {
+		const uint32_t idx = static_cast<uint32_t>((a.cum - 1) & r->seq_mask);
 		/* Karn: only a message sent once times the round trip. */
 		if ((q.marks[idx] & kMarkRetxMask) == 0) {
 			const uint64_t rtt = now - q.post_tsc[idx];
@@ -909,12 +923,17 @@ void requester_on_ack(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 			r->flow_latency[q.flow].record(static_cast<uint64_t>(static_cast<double>(rtt) * r->p.ns_per_tsc));
 		}
 		q.rto.progressed();
-		r->retire(r, qi, a.cum - 1);
+		q.acked = a.cum;
+		const uint64_t whole = r->ck.msg(a.cum);   // messages whose every chunk is acknowledged
+		if (whole > q.completed)
+			r->retire(r, qi, whole - 1);
 		r->last_progress = now;
 	}
-	if (a.flags & kAckRestarted) {
+	if ((a.flags & kAckRestarted) && q.paused && a.epoch == q.epoch) {
 		q.paused = q.asked = false;
 		resend_unacked(r, qi, a, now);
+	} else if (a.flags & kAckRestarted) {
+		/* a repeat, or of an earlier pause: only its cum and bitmap count */
 	} else if (a.flags & kAckBroken) {
 		if (q.paused)
 			ask_when_quiet(r, q);

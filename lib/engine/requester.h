@@ -68,6 +68,9 @@ struct RequesterParams {
 	 * receiving QP broken without a word: two timeouts in a row ask for a restart. */
 	bool restart_on_timeouts = false;
 	bool bad_retx_header = false;    // test hook: the first retransmission targets outside the window
+	/* Reliable write_imm: messages go as chunks of this many bytes, each tracked on its
+	 * own (Chunking in wr_chain.h; 0: whole messages). */
+	uint32_t chunk_bytes = 0;
 };
 
 struct CtrlDest;
@@ -91,6 +94,7 @@ struct RequesterQp {
 	 * ack_credit, which ACKs move. */
 	uint64_t wr_posted = 0, wr_done = 0;
 	uint64_t ack_credit = 0;
+	uint64_t acked = 0;         // sequences (messages, or chunks) acknowledged: the ACKs' cum
 	uint8_t *marks = nullptr;   // per message, same index as inflight: kMarkLast | times retransmitted
 	Rto rto;
 	/* Where a restart request goes: the receiver's data QP and its lcore's control QP
@@ -99,6 +103,7 @@ struct RequesterQp {
 	const CtrlDest *peer_ctrl = nullptr;
 	bool paused = false;        // a restart is due: nothing new goes until it is done
 	bool asked = false;         // ... and was asked for (once the send queue was empty)
+	uint64_t epoch = 0;         // pauses so far: the current one's number (AckMsg.epoch)
 };
 
 /* Timeouts in a row (no ACK moving the QP on) that make a sender whose messages span
@@ -106,7 +111,7 @@ struct RequesterQp {
  * two out in a row now and then (without loss, restarts so cost 0.74x the goodput). */
 inline constexpr uint32_t kTimeoutsBeforeRestart = 3;
 
-/* A message's marks (reliable): whether it was its QP's last, and its retransmissions. */
+/* A sequence's marks (reliable): whether it was its QP's last, and its retransmissions. */
 inline constexpr uint8_t kMarkLast = 0x80;
 inline constexpr uint8_t kMarkRetxMask = 0x7f;
 
@@ -184,6 +189,10 @@ struct Requester {
 	size_t hdrs_bytes = 0;
 	uint32_t hdr_lkey = 0;
 	std::unique_ptr<Retx[]> retx;
+	/* Reliable: how messages are cut, and the mask of what is tracked per sequence
+	 * (post_tsc, marks, hdrs: a window of messages in chunks). */
+	Chunking ck;
+	uint32_t seq_mask = 0;
 	uint64_t rng = 0x9e3779b97f4a7c15ull;   // inject_loss's draws
 };
 

@@ -220,11 +220,19 @@ int responder_init(Responder *r, uint32_t nqps, std::string *err)
 			*err = "responder: software reliability takes write_imm or send_imm";
 			return -EINVAL;
 		}
-		const uint32_t mask = rx_window_mask(r->p.slots);
+		/* The window counts sequences: slots messages, in chunks if cut. */
+		r->ck = Chunking::of(r->p.msg_bytes, r->p.verb == Verb::write_imm ? r->p.chunk_bytes : 0);
+		const uint32_t window = r->p.slots * r->ck.count;
+		const uint32_t mask = rx_window_mask(window);
 		const size_t words = (static_cast<size_t>(mask) + 1) / 64;
 		r->win_bits.reset(new uint64_t[words * nqps]());
-		for (uint32_t i = 0; i < nqps; i++)
-			r->qps[i].win = RxWindow{0, &r->win_bits[words * i], mask, r->p.slots};
+		if (r->ck.count > 1)
+			r->chunks_in_mem.reset(new uint32_t[static_cast<size_t>(r->p.slots) * nqps]());
+		for (uint32_t i = 0; i < nqps; i++) {
+			r->qps[i].win = RxWindow{0, &r->win_bits[words * i], mask, window};
+			if (r->ck.count > 1)
+				r->qps[i].chunks_in = &r->chunks_in_mem[static_cast<size_t>(r->p.slots) * i];
+		}
 	}
 	return 0;
 }
@@ -274,25 +282,25 @@ bool flush_out(Responder *r)
 	return r->nheld == 0;
 }
 
-/* Reliable: where message seq of QP qi lives in a write window. */
-inline unsigned char *slot_of(Responder *r, uint32_t qi, uint64_t seq)
+/* Reliable: where message m of QP qi lives in a write window. */
+inline unsigned char *slot_of(Responder *r, uint32_t qi, uint64_t m)
 {
-	return r->memory + (static_cast<uint64_t>(qi) * r->p.slots + seq % r->p.slots) * r->p.msg_bytes;
+	return r->memory + (static_cast<uint64_t>(qi) * r->p.slots + m % r->p.slots) * r->p.msg_bytes;
 }
 
-/* Reliable: a retransmitted write (header + chunk in a receive buffer). The header is
- * checked before anything is written: its target must be its message's slot in the
- * window. Returns false when dropped. */
+/* Reliable: a retransmitted write or chunk (header + chunk in a receive buffer). The
+ * header is checked before anything is written: its target must be that write's or
+ * chunk's place in the window, its length that one's. Returns false when dropped. */
 bool take_retx(Responder *r, uint32_t qi, const ibv_wc &wc, const unsigned char *buf, uint64_t *seq, bool *last)
 {
 	ResponderQp &q = r->qps[qi];
 	RetxHeader h;
-	if (buf == nullptr || wc.byte_len != sizeof(h) + r->p.msg_bytes) {
+	if (buf == nullptr || wc.byte_len < sizeof(h)) {
 		r->c.retx_header_bad++;
 		return false;
 	}
 	memcpy(&h, buf, sizeof(h));
-	if (!retx_header_ok(h, q.win.cum, q.win.window, r->p.slots, r->p.msg_bytes, seq)) {
+	if (!retx_header_ok(h, q.win.cum, q.win.window, r->p.slots, r->ck, seq) || wc.byte_len != sizeof(h) + r->ck.len(*seq)) {
 		r->c.retx_header_bad++;
 		return false;
 	}
@@ -302,7 +310,8 @@ bool take_retx(Responder *r, uint32_t qi, const ibv_wc &wc, const unsigned char 
 		q.ack_now = true;
 		return false;
 	}
-	memcpy(slot_of(r, qi, *seq), buf + sizeof(h), r->p.msg_bytes);
+	memcpy(r->memory + static_cast<uint64_t>(qi) * r->p.slots * r->p.msg_bytes + h.target_offset, buf + sizeof(h),
+	       r->ck.len(*seq));
 	r->c.retx_received++;
 	return true;
 }
@@ -338,7 +347,7 @@ bool take_original(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t *seq, b
 		q.ack_now = true;
 		return false;
 	}
-	if (wc.byte_len != r->p.msg_bytes) {
+	if (wc.byte_len != r->ck.len(*seq)) {
 		c.length_errors++;
 		c.bad(qi, *seq, -1);
 		return false;
@@ -346,17 +355,13 @@ bool take_original(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t *seq, b
 	return true;
 }
 
-/* Reliable: message seq of QP qi arrived for the first time: its payload checked, its
- * place in the window marked, and an ACK asked for at once when it opens a hole or is
- * the QP's last. */
+/* Reliable: sequence seq of QP qi (a message, or a chunk of one) arrived for the first
+ * time: its place in the window marked, an ACK asked for at once when it opens a hole
+ * or is the QP's last, and a message whole now has its payload (at data) checked. */
 void arrived(Responder *r, uint32_t qi, uint64_t seq, bool last, const unsigned char *data, uint64_t now)
 {
 	ResponderCounters &c = r->c;
 	ResponderQp &q = r->qps[qi];
-	if (payload_ok(r, qi, seq, data)) {
-		c.verified++;
-		q.verified++;
-	}
 	if (seq > q.win.cum)
 		c.out_of_order++;
 	if (seq > q.highest)
@@ -374,6 +379,19 @@ void arrived(Responder *r, uint32_t qi, uint64_t seq, bool last, const unsigned 
 	}
 	if (q.unacked++ == 0)
 		q.first_unacked_tsc = now;
+	/* A message cut into chunks is in once its last chunk to come is. */
+	if (r->ck.count > 1) {
+		const uint64_t m = r->ck.msg(seq);
+		uint32_t &in = q.chunks_in[m % r->p.slots];
+		if (++in < r->ck.count)
+			return;
+		in = 0;
+		seq = m;
+	}
+	if (payload_ok(r, qi, seq, data)) {
+		c.verified++;
+		q.verified++;
+	}
 	q.received++;
 	c.received++;
 	c.bytes += r->p.msg_bytes;
@@ -426,7 +444,7 @@ void on_recv_rel(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 		const bool retx = r->p.verb == Verb::write_imm && !(wc.wc_flags & IBV_WC_WITH_IMM);
 		fresh = retx ? take_retx(r, qi, wc, buf, &seq, &last) : take_original(r, qi, wc, &seq, &last);
 		if (fresh)
-			arrived(r, qi, seq, last, r->p.verb == Verb::write_imm ? slot_of(r, qi, seq) : buf, now);
+			arrived(r, qi, seq, last, r->p.verb == Verb::write_imm ? slot_of(r, qi, r->ck.msg(seq)) : buf, now);
 		r->credit_due = true;
 	}
 	if (buf == nullptr)
@@ -478,7 +496,7 @@ int send_acks(Responder *r, uint64_t now)
 		ResponderQp &q = r->qps[qi];
 		if (q.failed)
 			continue;
-		const uint64_t consumed = consumed_of(r, q);
+		const uint64_t consumed = consumed_of(r, q) * r->ck.count;   // in sequences, as cum
 		const uint64_t credit = consumed < q.win.cum ? consumed : q.win.cum;
 		const bool due = q.ack_now || q.unacked >= p.ack_every || (q.unacked && now - q.first_unacked_tsc >= p.ack_tsc) ||
 				 credit >= q.acked_credit + p.credit_step;
@@ -487,7 +505,7 @@ int send_acks(Responder *r, uint64_t now)
 			continue;
 		}
 		const uint8_t flags = q.restarted ? kAckRestarted : q.broken ? kAckBroken : uint8_t{0};
-		AckMsg a{kAckMagic, kAckVersion, flags, q.peer_qpn, q.win.cum, credit, {}};
+		AckMsg a{kAckMagic, kAckVersion, flags, q.peer_qpn, q.win.cum, credit, {}, q.epoch};
 		q.win.sack(a.sack);
 		int ret = ctrl_send(r->ctrl, q.ack_to, &a, sizeof(a));
 		if (ret < 0)
@@ -660,12 +678,22 @@ void responder_on_send_wc(void *responder, const ibv_wc &wc, uint64_t)
 	on_credit_wc(r, qi, wc);
 }
 
-void responder_on_restart_request(Responder *r, uint32_t qi, uint64_t now)
+void responder_on_restart_request(Responder *r, uint32_t qi, uint64_t epoch, uint64_t now)
 {
 	ResponderQp &q = r->qps[qi];
 	r->c.restart_requests++;
+	if (q.failed || epoch < q.epoch)
+		return;
+	if (epoch == q.epoch) {
+		if (q.restart_at == 0 && !q.restarted) {   // its ACK was lost: say it again
+			q.restarted = q.ack_now = true;
+			r->acks_waiting++;
+		}
+		return;
+	}
+	q.epoch = epoch;
 	q.broken = false;
-	if (!q.failed && q.restart_at == 0 && !stop_for_restart(r, q, now))
+	if (q.restart_at == 0 && !stop_for_restart(r, q, now))
 		restart_failed(r, q, "stopping a UC QP for its restart failed (ibv_modify_qp)");
 }
 

@@ -54,6 +54,9 @@ struct ResponderParams {
 	/* A QP stopped after a broken message is restarted this long after (see
 	 * VerbsOps::stop_qp). */
 	uint64_t restart_settle_tsc = 0;
+	/* Reliable write_imm: the sender cuts messages into chunks of this many bytes
+	 * (Chunking in wr_chain.h; 0: whole). */
+	uint32_t chunk_bytes = 0;
 };
 
 struct CtrlQp;
@@ -84,7 +87,9 @@ struct ResponderQp {
 	bool complete = false;      // everything up to the last message arrived
 	uint64_t restart_at = 0;    // stopped (ERR): restart it then (0: running)
 	bool restarted = false;     // the next ACK says so (kAckRestarted)
+	uint64_t epoch = 0;         // the sender's pause this QP last restarted for (AckMsg.epoch)
 	bool broken = false;        // a receive completed in error: ACKs say so (kAckBroken) until asked to restart
+	uint32_t *chunks_in = nullptr;   // cut messages: per slot, chunks of its message in so far
 };
 
 struct Responder {
@@ -142,6 +147,8 @@ struct Responder {
 	CtrlQp *ctrl = nullptr;
 	CtrlPort *port = nullptr;
 	std::unique_ptr<uint64_t[]> win_bits;
+	Chunking ck;                             // how the sender cuts messages (reliable write_imm)
+	std::unique_ptr<uint32_t[]> chunks_in_mem;
 	uint32_t acks_waiting = 0;               // QPs with something to acknowledge after the last scan
 	uint32_t restarting = 0;                 // QPs stopped, to restart (restart_at)
 };
@@ -158,8 +165,9 @@ int responder_add_qps(Responder *r, std::string *err);
  * it; unit tests too). A QP whose restart fails fails. */
 void responder_finish_restarts(Responder *r, uint64_t now);
 
-/* Reliable: the sender of QP qi asks for a restart (its timeouts came in a row). */
-void responder_on_restart_request(Responder *r, uint32_t qi, uint64_t now);
+/* Reliable: the sender of QP qi asks for a restart in its pause epoch (reliability.h):
+ * a new epoch restarts the QP, the current one is answered again, an older ignored. */
+void responder_on_restart_request(Responder *r, uint32_t qi, uint64_t epoch, uint64_t now);
 
 /* Lcore body. Returns 0 when everything the requester sent arrived and checked out. */
 int responder_run(Responder *r);

@@ -13,7 +13,7 @@ namespace rp {
 inline constexpr uint32_t kMaxBatch = 512;           // WRs per ibv_post_send chain
 inline constexpr uint32_t kMaxMsgBytes = 1u << 30;   // one RDMA message (rxe allows 2^31)
 inline constexpr size_t kMaxSweepSizes = 64;        // sizes in one size sweep (-s A,B,..., a flow's sizes list)
-inline constexpr uint32_t kMaxSlots = 1u << 20;      // receive-window slots at the server
+inline constexpr uint32_t kMaxSlots = (1u << 20) - 1;   // receive-window slots at the server (20 bits in the handshake)
 inline constexpr uint32_t kMaxSqDepth = 1u << 15;
 
 inline constexpr uint32_t kMaxQps = 1024;           // QPs of all flows (all share one context per lcore)
@@ -71,6 +71,12 @@ inline constexpr uint32_t kDefaultAckEvery = 16;
 inline constexpr uint32_t kDefaultAckUs = 100;
 inline constexpr uint32_t kMaxAckEvery = 1024;
 inline constexpr uint32_t kMaxAckUs = 1000000;
+/* Software reliability cuts a write_imm message into chunks of this many bytes
+ * (Chunking in engine/wr_chain.h): by default (kChunkAuto) the path MTU less the
+ * retransmission header, when a message does not fit one packet; 0 never cuts. A
+ * chunk is below 4096 B (RoCE's largest MTU), so that it and its header fit a packet. */
+inline constexpr uint32_t kChunkAuto = UINT32_MAX;
+inline constexpr uint32_t kMaxChunk = 4095;
 
 struct VerbName {
 	Verb v;

@@ -65,6 +65,38 @@ struct RemoteTarget {
 	uint32_t slots;
 };
 
+/* How a reliable write_imm message goes on the wire: whole (count 1), or cut into
+ * chunks of `bytes` (the last one shorter), each a WRITE_WITH_IMM of its own with its
+ * own sequence number (UCCL's chunking): a loss then costs one chunk and a QP never
+ * carries a UC message of several packets, which rxe cannot recover from without a
+ * restart. The sequence numbers chunks: s is chunk s % count of message s / count,
+ * whose slot in the window is (s / count) % slots. Sends are never cut. */
+struct Chunking {
+	uint32_t msg_bytes = 0;
+	uint32_t bytes = 0;    // a chunk's (msg_bytes when whole)
+	uint32_t count = 1;    // chunks per message
+
+	/* chunk_bytes 0, or not below msg_bytes: whole messages. */
+	static Chunking of(uint32_t msg_bytes, uint32_t chunk_bytes)
+	{
+		if (chunk_bytes == 0 || chunk_bytes >= msg_bytes)
+			return Chunking{msg_bytes, msg_bytes, 1};
+		return Chunking{msg_bytes, chunk_bytes, (msg_bytes + chunk_bytes - 1) / chunk_bytes};
+	}
+	uint64_t msg(uint64_t s) const { return count == 1 ? s : s / count; }
+	uint32_t index(uint64_t s) const { return count == 1 ? 0 : static_cast<uint32_t>(s % count); }
+	uint32_t len(uint64_t s) const
+	{
+		const uint32_t j = index(s);
+		return j + 1 < count ? bytes : msg_bytes - j * bytes;
+	}
+	/* Where chunk s lies in a window of `slots` messages. */
+	uint64_t offset(uint64_t s, uint32_t slots) const
+	{
+		return (msg(s) % slots) * static_cast<uint64_t>(msg_bytes) + static_cast<uint64_t>(index(s)) * bytes;
+	}
+};
+
 class SendChain {
 public:
 	struct Entry {
@@ -132,6 +164,40 @@ public:
 			}
 		}
 		entries_[n - 1].wr.next = nullptr;
+		return &entries_[0].wr;
+	}
+
+	/* Fast path, reliable write_imm cut into chunks (Chunking in reliability.h): n
+	 * messages first_msg.. as n x ck.count WRITE_WITH_IMMs, chunk j of message m from
+	 * bufs[i] + j x ck.bytes to its place in m's slot, the immediate its chunk sequence
+	 * (the run's last chunk flagged when ends_run). The caller sets wr_id and signalling;
+	 * init() was given batch x ck.count entries. */
+	ibv_send_wr *build_chunks(uint64_t first_msg, uint32_t n, void *const *bufs, const MrTable &mrs, bool ends_run,
+				  const RemoteTarget &t, const Chunking &ck)
+	{
+		uint64_t slot = first_msg % t.slots;
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			const uintptr_t b = reinterpret_cast<uintptr_t>(bufs[i]);
+			const uint32_t lkey = mrs.lkey_of(bufs[i]);
+			const uint64_t base = t.base + slot * ck.msg_bytes;
+			const uint64_t first = (first_msg + i) * ck.count;
+			for (uint32_t j = 0; j < ck.count; j++, k++) {
+				Entry &e = entries_[k];
+				const uint64_t off = static_cast<uint64_t>(j) * ck.bytes;
+				const bool last = ends_run && i == n - 1 && j + 1 == ck.count;
+				e.sge.addr = b + off;
+				e.sge.length = j + 1 < ck.count ? ck.bytes : ck.msg_bytes - j * ck.bytes;
+				e.sge.lkey = lkey;
+				e.wr.send_flags = flags_;
+				e.wr.imm_data = htonl(static_cast<uint32_t>((first + j) & kImmSeqMask) | (last ? kImmLast : 0));
+				e.wr.wr.rdma.remote_addr = base + off;
+				e.wr.wr.rdma.rkey = t.rkey;
+			}
+			if (++slot == t.slots)
+				slot = 0;
+		}
+		entries_[k - 1].wr.next = nullptr;
 		return &entries_[0].wr;
 	}
 

@@ -91,6 +91,7 @@ RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t hz)
 		p.rto_max_tsc = static_cast<uint64_t>(kRtoMaxS * dhz);
 		p.rto_initial_tsc = static_cast<uint64_t>(10e-3 * dhz);
 		p.bad_retx_header = o.inject_bad_retx_header;
+		p.chunk_bytes = o.chunk_bytes;
 	}
 	if (o.uc && o.inject_loss > 0)
 		p.inject_loss = static_cast<uint32_t>(std::min(o.inject_loss, 0.5) * 4294967296.0);
@@ -110,6 +111,7 @@ ResponderParams responder_params(const RunOptions &o, uint64_t hz)
 		p.ack_every = o.ack_every;
 		p.ack_tsc = static_cast<uint64_t>(o.ack_us * 1e-6 * static_cast<double>(hz));
 		p.restart_settle_tsc = static_cast<uint64_t>(kRestartSettleS * static_cast<double>(hz));
+		p.chunk_bytes = o.chunk_bytes;
 	}
 	return p;
 }

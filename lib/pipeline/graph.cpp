@@ -348,6 +348,8 @@ void size_lcore(Graph *g, GraphLcore *l)
 	const IoContextConf &ic = *l->conf;
 	uint64_t window = 0;
 	uint32_t batch = 1;
+	l->send_cq = l->srq = l->srq_threshold = l->recv_cq = 0;   // sized afresh (size_graph runs again once chunks are known)
+	l->rx_bytes = l->rx_pool_n = 0;
 	for (GraphFlow *f : l->requesters)
 		l->send_cq += static_cast<uint64_t>(f->o.qps) * f->o.sq_depth;
 	/* Ping-pong: both sides send and receive, one message in flight per QP; receives
@@ -367,11 +369,12 @@ void size_lcore(Graph *g, GraphLcore *l)
 		if (!verb_consumes_receive(f->o.verb))
 			continue;
 		l->send_cq += static_cast<uint64_t>(f->o.qps) * kCreditRing;
-		window += static_cast<uint64_t>(f->o.qps) * f->o.slots;
+		const Chunking ck = Chunking::of(f->o.msg_bytes, f->o.chunk_bytes);
+		window += static_cast<uint64_t>(f->o.qps) * f->o.slots * ck.count;   // a receive per message, or per chunk
 		if (f->o.verb != Verb::write_imm)
 			l->rx_bytes = std::max(l->rx_bytes, f->o.msg_bytes);
 		else if (f->reliable())   // a retransmitted write arrives as a SEND: header and chunk
-			l->rx_bytes = std::max<uint32_t>(l->rx_bytes, f->o.msg_bytes + sizeof(RetxHeader));
+			l->rx_bytes = std::max<uint32_t>(l->rx_bytes, ck.bytes + sizeof(RetxHeader));
 	}
 	l->send_cq = std::max<uint64_t>({l->send_cq, ic.send_cq, 1});
 	if (window) {
@@ -388,6 +391,65 @@ void size_lcore(Graph *g, GraphLcore *l)
 			n += static_cast<uint64_t>(s->flow->o.qps) * s->flow->o.slots + kRxPollBurst + downstream_hold(g, s.get(), &seen);
 		}
 	l->rx_pool_n = static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX));
+}
+
+void size_graph(Graph *g);
+
+/* Reliable write_imm flows: the chunk size in force, from the path MTU of this host's
+ * ends (a chunk and its retransmission header fit one packet), said in one line when
+ * messages are cut. A window the file left to its default then counts chunks:
+ * kDefaultWindow of them over the flow, at least a batch of messages per QP, so that
+ * the receives it needs (one per chunk) fit the device as a window of messages does. */
+int fit_chunks(Graph *g, std::string *err)
+{
+	bool resize = false;
+	for (auto &fp : g->flows) {
+		GraphFlow &f = *fp;
+		RunOptions &o = f.o;
+		if (!f.reliable() || o.verb != Verb::write_imm)
+			continue;
+		uint32_t mtu = UINT32_MAX;
+		for (const GraphLcore *l : {f.tx, f.rx})
+			if (l)
+				mtu = std::min(mtu, 128u << l->dev->port_attr.active_mtu);
+		const uint32_t fit = mtu - static_cast<uint32_t>(sizeof(RetxHeader));
+		if (o.chunk != kChunkAuto && o.chunk > fit) {
+			*err = at(*g->conf, f.conf->line, "chunk") + "flow '" + f.conf->name + "': chunk " + std::to_string(o.chunk) +
+			       " B and its 12-byte retransmission header do not fit one packet of the path MTU (" + std::to_string(mtu) +
+			       " B)";
+			return -1;
+		}
+		o.chunk_bytes = o.chunk != kChunkAuto ? o.chunk : o.msg_bytes > fit ? fit : 0;
+		const Chunking ck = Chunking::of(o.msg_bytes, o.chunk_bytes);
+		if (ck.count == 1)
+			continue;
+		resize = true;
+		if (!o.slots_given)
+			o.slots = std::max(o.batch, kDefaultWindow / (o.qps * ck.count));
+		if (!o.quiet)
+			printf("flow '%s': each %u B message goes as %u chunks of %u B (path MTU %u B), window %u messages per QP\n",
+			       f.conf->name.c_str(), o.msg_bytes, ck.count, ck.bytes, mtu, o.slots);
+	}
+	if (resize)
+		size_graph(g);
+	return 0;
+}
+
+/* Sizes: each lcore's io context and receive pool, each flow's send pool. Planned
+ * without devices, sized again once the path MTU has set the chunks (fit_chunks). */
+void size_graph(Graph *g)
+{
+	for (auto &l : g->lcores)
+		if (l->conf && l->has_roles())
+			size_lcore(g, l.get());
+	for (auto &f : g->flows) {
+		f->shape = role_shape(f->o);
+		for (auto &s : g->stages)
+			if (s->flow == f.get() && s->conf->kind == StageKind::gen) {
+				std::set<const GraphStage *> seen;
+				f->shape.tx_pool_n += static_cast<unsigned>(kStageBurst + downstream_hold(g, s.get(), &seen));
+			}
+	}
 }
 
 int make_lcore_io(GraphLcore *l, std::string *err)
@@ -638,6 +700,8 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 	r.reliability = r.uc ? f.reliability : Reliability::none;
 	r.ack_every = f.ack_every;
 	r.ack_us = f.ack_us;
+	r.chunk = f.chunk;
+	r.slots_given = f.window_given;
 	r.inject_loss = cli.inject_loss > 0 ? cli.inject_loss : f.inject_loss;
 	r.post_api = f.post_api;
 	r.fence = f.fence;
@@ -988,18 +1052,7 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 			       r->conf->name + "' has more than " + std::to_string(kMaxUpstreams) + " producer stages";
 			return -1;
 		}
-	/* Sizes: each lcore's io context and receive pool, each flow's send pool. */
-	for (auto &l : g->lcores)
-		if (l->conf && l->has_roles())
-			size_lcore(g, l.get());
-	for (auto &f : g->flows) {
-		f->shape = role_shape(f->o);
-		for (auto &s : g->stages)
-			if (s->flow == f.get() && s->conf->kind == StageKind::gen) {
-				std::set<const GraphStage *> seen;
-				f->shape.tx_pool_n += static_cast<unsigned>(kStageBurst + downstream_hold(g, s.get(), &seen));
-			}
-	}
+	size_graph(g);
 	g->planned = true;
 	return 0;
 }
@@ -1167,7 +1220,7 @@ int reliability_tx(GraphFlow &f, const ibv_gid &gid, uint32_t ctrl_qpn, const ui
 	/* What goes on the wire in more than one packet (a retransmitted write carries its
 	 * header too) can break so that nothing tells the receiver. */
 	const uint32_t mtu = 128u << f.tx->dev->port_attr.active_mtu;
-	f.q.p.restart_on_timeouts = f.o.msg_bytes + (f.o.verb == Verb::write_imm ? sizeof(RetxHeader) : 0) > mtu;
+	f.q.p.restart_on_timeouts = f.q.ck.bytes + (f.o.verb == Verb::write_imm ? sizeof(RetxHeader) : 0) > mtu;
 	if (ctrl_dest_create(*f.tx->dev, gid, ctrl_qpn, &f.request_dest, err) != 0) {
 		*err = who + *err;
 		return -1;
@@ -1255,7 +1308,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 {
 	if (!g->planned && graph_plan(c, cli, g, err) != 0)
 		return -1;
-	if (assign_devices(c, devs, g, err) != 0)
+	if (assign_devices(c, devs, g, err) != 0 || fit_chunks(g, err) != 0)
 		return -1;
 	for (auto &s : g->stages)
 		if (s->conf->kind == StageKind::gen && s->flow->o.rate_pps > 0) {

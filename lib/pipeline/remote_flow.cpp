@@ -55,7 +55,9 @@ CmPrivate request_of(const RunOptions &o, uint32_t qi, uint64_t qp_messages)
 {
 	CmPrivate p;
 	p.qp_index = static_cast<uint16_t>(qi);
+	static_assert(kMaxSlots <= kCmMaxSlots && kMaxChunk <= 0xfff, "the handshake's slots word holds both");
 	p.slots = o.slots;
+	p.chunk = o.chunk_bytes;
 	p.slot_bytes = o.msg_bytes;
 	p.verb = static_cast<uint8_t>(static_cast<unsigned>(o.verb) + 1);
 	p.messages = qp_messages;
@@ -66,8 +68,11 @@ std::string mismatch(const RunOptions &o, const CmPrivate &peer, uint64_t qp_mes
 {
 	Verb v = static_cast<Verb>(peer.verb ? peer.verb - 1 : 0);
 	if (peer.verb != 0 && v == o.verb && peer.slot_bytes == o.msg_bytes && peer.slots == o.slots &&
-	    peer.messages == qp_messages)
+	    peer.messages == qp_messages && peer.chunk == o.chunk_bytes)
 		return "";
+	if (peer.chunk != o.chunk_bytes)
+		return "the client cuts messages into chunks of " + std::to_string(peer.chunk) + " B, this server expects " +
+		       std::to_string(o.chunk_bytes) + " B (0: whole; give both the same chunk, or the same path MTU)";
 	return std::string("the client runs ") + (peer.verb ? verb_name(v) : "?") + ", " + std::to_string(peer.slot_bytes) +
 	       " B, " + std::to_string(peer.slots) + " slots, " + std::to_string(peer.messages) + " messages on QP " +
 	       std::to_string(peer.qp_index) + "; this server: " + verb_name(o.verb) + ", " + std::to_string(o.msg_bytes) +

@@ -140,7 +140,7 @@ void cm_private_encode(const CmPrivate &p, uint8_t out[kCmParamsBytes])
 	out[8] = static_cast<uint8_t>(p.flow);
 	out[9] = p.verb;
 	put16(out + 10, p.qp_index);
-	put32(out + 12, p.slots);
+	put32(out + 12, (p.chunk & 0xfff) << 20 | (p.slots & kCmMaxSlots));
 	put32(out + 16, p.slot_bytes);
 	put32(out + 20, p.rkey);
 	put64(out + 24, p.addr);
@@ -194,7 +194,9 @@ int cm_private_decode(const void *data, size_t len, CmPrivate *p, std::string *w
 	q.flow = b[8];
 	q.verb = b[9];
 	q.qp_index = get16(b + 10);
-	q.slots = get32(b + 12);
+	const uint32_t slots = get32(b + 12);
+	q.slots = slots & kCmMaxSlots;
+	q.chunk = slots >> 20;
 	q.slot_bytes = get32(b + 16);
 	q.rkey = get32(b + 20);
 	q.addr = get64(b + 24);

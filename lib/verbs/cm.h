@@ -44,7 +44,7 @@ struct Device;
  * private-data area of the CM message (zero-padded to 56 or 196 bytes on IB/RoCE),
  * so only the length field says how much the sender wrote. */
 inline constexpr uint32_t kCmMagic = 0x5250434d;   // "RPCM"
-inline constexpr uint8_t kCmVersion = 2;   // 2: UC and control QP numbers
+inline constexpr uint8_t kCmVersion = 3;   // 2: UC and control QP numbers; 3: chunk bytes
 inline constexpr size_t kCmParamsBytes = 56;       // CmPrivate on the wire
 inline constexpr size_t kCmRejectBytes = 148;      // header + a reason for the peer: all of an IB REJ
 inline constexpr size_t kCmRejectTextBytes = kCmRejectBytes - 8;
@@ -60,7 +60,8 @@ struct CmPrivate {
 	uint16_t qp_index = 0;       // QP index within the flow
 	uint64_t addr = 0;           // window base address (0: no window)
 	uint32_t rkey = 0;
-	uint32_t slots = 0;          // window slots
+	uint32_t slots = 0;          // window slots (at most kCmMaxSlots)
+	uint32_t chunk = 0;          // reliable write_imm: the client's chunk bytes (0: whole messages), 12 bits
 	uint32_t slot_bytes = 0;     // bytes per slot
 	uint64_t credit_addr = 0;    // an 8-byte, 8-aligned credit word (0: none)
 	uint32_t credit_rkey = 0;
@@ -74,6 +75,7 @@ struct CmPrivate {
 	uint32_t ctrl_qpn = 0;       // 24 bits
 };
 inline constexpr uint64_t kCmMaxMessages = (1ull << 40) - 1;
+inline constexpr uint32_t kCmMaxSlots = (1u << 20) - 1;   // the slots word's low 20 bits; chunk the high 12
 inline constexpr uint32_t kCmQpnMask = (1u << 24) - 1;
 /* The client's payloads were made upstream (a gen stage): each carries its own key, so
  * the server checks them as such rather than against the QP's sequence. */

@@ -103,3 +103,6 @@ wire_conf() {
 # data one way and ACKs the other; netem_off: no more.
 netem_loss() { tc qdisc add dev vA root netem loss "$1"; tc qdisc add dev vB root netem loss "$1"; }
 netem_off() { tc qdisc del dev vA root; tc qdisc del dev vB root; }
+
+# expect_no_grep FILE REGEX: no line of FILE matches.
+expect_no_grep() { if grep -Eq "$2" "$1"; then echo "FAIL: '$2' in $1"; fails=$((fails + 1)); else echo "ok: no '$2'"; fi; }

@@ -14,7 +14,8 @@ if wire_ready; then
 	conf=$(mktemp --suffix=.conf)
 	wire_conf "$conf"
 	for v in send_imm write_imm; do
-		sed -i -e "s/verb = \"[a-z_]*\"; size = [0-9]*; qps = 4; messages = [0-9]*;/verb = \"$v\"; size = 8192; qps = 4; messages = 4000;/" "$conf"
+		# chunk = 0: writes go whole, 8 packets each (reliability.sh has them in chunks)
+		sed -i -e "s/verb = \"[a-z_]*\"; size = [0-9]*; qps = 4; messages = [0-9]*;/verb = \"$v\"; size = 8192; qps = 4; messages = 4000;$([ $v = write_imm ] && echo ' chunk = 0;')/" "$conf"
 		netem_loss 1%
 		run_rdmapipe "$out" -f "$conf"
 		netem_off

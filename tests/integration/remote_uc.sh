@@ -53,6 +53,13 @@ if ip link show vA >/dev/null 2>&1 && modprobe sch_netem 2>/dev/null; then
 	reliable_pair "send_imm for 3 s at 1%" 0 -v send_imm -Q 2 -t 3 --stall-timeout 40
 	netem_off
 	expect_grep "$sout" "^  final counts: +2 of 2 told by the client$"
+	# Writes of 8 packets go as chunks of one packet each (the path MTU less the
+	# retransmission header): a loss costs one chunk, no QP breaks, none is restarted.
+	netem_loss 1%
+	reliable_pair "8 KiB write_imm in chunks at 1%" 4000 -v write_imm -Q 4 -s 8192 -n 4000 --stall-timeout 40
+	netem_off
+	expect_grep "$cout" "^flow 'flow0': each 8192 B message goes as 9 chunks of 1012 B \(path MTU 1024 B\), window [0-9]+ messages per QP$"
+	expect_no_grep "$sout" "^  qp restarts:"
 else
 	echo "FAIL: no veth end vA (tools/softroce's wire) or no netem"; fails=$((fails + 1))
 fi
@@ -68,5 +75,10 @@ client --transport uc --reliability none -v send_imm -n 1000
 server_wait
 expect_eq "reliability mismatch: client exit" "$rc" 3
 expect_grep "$cout" "rejected by the peer: the client runs UC without software reliability, this server with \(give both the same reliability\)"
+server --transport uc -v write_imm -s 8192 -n 100 --stall-timeout 3
+client --transport uc -v write_imm -s 8192 -n 100 --chunk 500
+server_wait
+expect_eq "chunk mismatch: client exit" "$rc" 3
+expect_grep "$cout" "rejected by the peer: the client cuts messages into chunks of 500 B, this server expects 1012 B"
 rm -f "$sout" "$cout"
 finish

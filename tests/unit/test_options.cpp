@@ -125,7 +125,7 @@ void bounds(void **)
 	expect_error({"-n", "-3"}, "--messages: '-3' is not an integer in 1..9223372036854775807");
 	expect_error({"-p", "0"}, "--port: '0' is not an integer in 1..254");
 	expect_error({"-g", "256"}, "--gid-index: '256' is not an integer in 0..255");
-	expect_error({"--slots", "0"}, "--slots: '0' is not an integer in 1..1048576");
+	expect_error({"--slots", "0"}, "--slots: '0' is not an integer in 1..1048575");
 	expect_error({"-d", ""}, "--device: empty device name");
 	expect_error({"-Q", "0"}, "--qps: '0' is not an integer in 1..1024");
 	expect_error({"-Q", "1025"}, "--qps: '1025' is not an integer in 1..1024");

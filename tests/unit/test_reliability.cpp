@@ -97,15 +97,16 @@ void immediates_unwrap_around_cum(void **)
 void retx_header_only_into_its_slot(void **)
 {
 	const uint32_t window = 64, slots = 64, bytes = 1024;
+	const Chunking whole = Chunking::of(bytes, 0);
 	uint64_t s;
 	auto hdr = [](uint64_t off, uint32_t seq) { return RetxHeader{off, htonl(seq)}; };
-	assert_true(retx_header_ok(hdr(5 * bytes, 5), 0, window, slots, bytes, &s) && s == 5);
-	assert_true(retx_header_ok(hdr(5 * bytes, 69 | kImmLast), 10, window, slots, bytes, &s) && s == 69);
-	assert_false(retx_header_ok(hdr(6 * bytes, 5), 0, window, slots, bytes, &s));            // another slot
-	assert_false(retx_header_ok(hdr(5 * bytes + 1, 5), 0, window, slots, bytes, &s));        // not slot-aligned
-	assert_false(retx_header_ok(hdr(uint64_t(slots) * bytes, 64), 0, window, slots, bytes, &s));   // past the window
-	assert_false(retx_header_ok(hdr(UINT64_MAX, 5), 0, window, slots, bytes, &s));
-	assert_false(retx_header_ok(hdr(0, 1000), 0, window, slots, bytes, &s));                 // a sequence outside
+	assert_true(retx_header_ok(hdr(5 * bytes, 5), 0, window, slots, whole, &s) && s == 5);
+	assert_true(retx_header_ok(hdr(5 * bytes, 69 | kImmLast), 10, window, slots, whole, &s) && s == 69);
+	assert_false(retx_header_ok(hdr(6 * bytes, 5), 0, window, slots, whole, &s));            // another slot
+	assert_false(retx_header_ok(hdr(5 * bytes + 1, 5), 0, window, slots, whole, &s));        // not slot-aligned
+	assert_false(retx_header_ok(hdr(uint64_t(slots) * bytes, 64), 0, window, slots, whole, &s));   // past the window
+	assert_false(retx_header_ok(hdr(UINT64_MAX, 5), 0, window, slots, whole, &s));
+	assert_false(retx_header_ok(hdr(0, 1000), 0, window, slots, whole, &s));                 // a sequence outside
 	/* Random headers: whatever passes targets the slot of a message of the window. */
 	std::mt19937_64 rng(11);
 	for (int i = 0; i < 100000; i++) {
@@ -113,9 +114,39 @@ void retx_header_only_into_its_slot(void **)
 		RetxHeader h{rng() % (2 * slots * bytes), htonl(static_cast<uint32_t>(rng()))};
 		if (i % 2)
 			h.target_offset -= h.target_offset % bytes;
-		if (retx_header_ok(h, cum, window, slots, bytes, &s)) {
+		if (retx_header_ok(h, cum, window, slots, whole, &s)) {
 			assert_true(s + window >= cum && s < cum + window);
 			assert_true(h.target_offset + bytes <= uint64_t(slots) * bytes);
+		}
+	}
+}
+
+/* Chunks: a 2500-byte message in chunks of 1000 (1000, 1000, 500); chunk s is piece
+ * s % 3 of message s / 3, and a header must name exactly its place. */
+void chunks_map_to_their_place(void **)
+{
+	const Chunking ck = Chunking::of(2500, 1000);
+	assert_int_equal(ck.count, 3);
+	assert_int_equal(ck.len(0), 1000);
+	assert_int_equal(ck.len(2), 500);
+	assert_int_equal(ck.len(4), 1000);
+	assert_int_equal(ck.offset(4, 8), 2500 + 1000);     // message 1, chunk 1
+	assert_int_equal(ck.offset(3 * 9 + 2, 8), 2500 + 2000);   // message 9 is slot 1 again
+	assert_int_equal(Chunking::of(2500, 2500).count, 1);
+	assert_int_equal(Chunking::of(2500, 4096).bytes, 2500);
+	const uint32_t slots = 8, window = slots * ck.count;
+	uint64_t s;
+	auto hdr = [](uint64_t off, uint32_t seq) { return RetxHeader{off, htonl(seq)}; };
+	assert_true(retx_header_ok(hdr(2500 + 2000, 5), 0, window, slots, ck, &s) && s == 5);
+	assert_false(retx_header_ok(hdr(2500 + 1000, 5), 0, window, slots, ck, &s));   // chunk 1's place
+	assert_false(retx_header_ok(hdr(2500, 5), 0, window, slots, ck, &s));
+	std::mt19937_64 rng(12);
+	for (int i = 0; i < 100000; i++) {
+		uint64_t cum = rng() % 5000;
+		RetxHeader h{rng() % (2ull * slots * 2500), htonl(static_cast<uint32_t>(rng() % 6000))};
+		if (retx_header_ok(h, cum, window, slots, ck, &s)) {
+			assert_true(s + window >= cum && s < cum + window);
+			assert_true(h.target_offset + ck.len(s) <= uint64_t(slots) * 2500);
 		}
 	}
 }
@@ -130,7 +161,7 @@ void ack_decoding_is_strict(void **)
 	bad.magic ^= 1;
 	assert_false(ack_valid(&bad, sizeof(bad), &out));
 	bad = a;
-	bad.version = 2;
+	bad.version = kAckVersion + 1;
 	assert_false(ack_valid(&bad, sizeof(bad), &out));
 	bad = a;
 	bad.credit = 101;   // more consumed than arrived
@@ -175,6 +206,7 @@ int main()
 		cmocka_unit_test(sack_names_what_arrived),
 		cmocka_unit_test(immediates_unwrap_around_cum),
 		cmocka_unit_test(retx_header_only_into_its_slot),
+		cmocka_unit_test(chunks_map_to_their_place),
 		cmocka_unit_test(ack_decoding_is_strict),
 		cmocka_unit_test(rto_follows_rtt_backs_off_and_stays_bounded),
 	};

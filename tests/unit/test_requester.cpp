@@ -529,9 +529,16 @@ void reliable_broken_qp_pauses_until_restarted(void **)
 	/* Paused: a hole the ACKs show is not resent into the broken QP. */
 	rp::requester_on_ack(&g.r, 0, ack(qpn, 2, {5}), rte_rdtsc());
 	assert_int_equal(n.chains.size(), 1);
-	/* Restarted: resumed, and 2, 3, 4, 6, 7 go again as one chain. */
+	/* A restarted ACK of another pause (come late) does not resume it. */
+	assert_int_equal(g.r.qps[0].epoch, 1);
 	rp::AckMsg restarted = ack(qpn, 2, {5});
 	restarted.flags = rp::kAckRestarted;
+	restarted.epoch = 0;
+	rp::requester_on_ack(&g.r, 0, restarted, rte_rdtsc());
+	assert_true(g.r.qps[0].paused);
+	assert_int_equal(n.chains.size(), 1);
+	/* Restarted in this pause: resumed, and 2, 3, 4, 6, 7 go again as one chain. */
+	restarted.epoch = 1;
 	rp::requester_on_ack(&g.r, 0, restarted, rte_rdtsc());
 	assert_false(g.r.qps[0].paused);
 	assert_int_equal(n.chains.size(), 2);
@@ -545,6 +552,74 @@ void reliable_broken_qp_pauses_until_restarted(void **)
 	assert_int_equal(g.r.c.retx_fast, 5);
 	rp::requester_on_ack(&g.r, 0, ack(qpn, 8, {}), rte_rdtsc());
 	assert_int_equal(g.r.qps[0].completed, 8);
+}
+
+/* Chunks (write_imm, software reliability): a 40-byte message in chunks of 16 goes as
+ * three WRITE_WITH_IMMs (16, 16 and 8 bytes) to its places in its slot, each its own
+ * sequence; a lost chunk is resent alone (its header names its place, its SGE its part
+ * of the buffer); a message's buffer goes back once all its chunks are acknowledged. */
+void reliable_chunks_are_tracked_one_by_one(void **)
+{
+	rp::RequesterParams p = reliable_params(1000);
+	p.chunk_bytes = 16;
+	Rig g(p);
+	fake::nic().check_len = 0;
+	const unsigned before = rte_mempool_avail_count(g.pool);
+	assert_int_equal(rte_mempool_get_bulk(g.pool, g.r.bufs, 2), 0);
+	void *b1 = g.r.bufs[1];
+	assert_int_equal(g.r.post_chain(&g.r, 0, 2, rp::kChainMore), 0);
+	const fake::Nic &n = fake::nic();
+	assert_int_equal(n.chains.size(), 1);
+	assert_int_equal(n.chains[0].size(), 6);
+	const uintptr_t base = reinterpret_cast<uintptr_t>(g.remote.data());
+	for (uint32_t i = 0; i < 6; i++) {
+		const fake::PostedWr &w = n.chains[0][i];
+		assert_int_equal(w.opcode, IBV_WR_RDMA_WRITE_WITH_IMM);
+		assert_int_equal(w.imm_host, i);
+		assert_int_equal(w.wr_id, i);
+		assert_int_equal(w.sge_len, i % 3 == 2 ? 8 : 16);
+		assert_int_equal(w.remote_addr, base + (i / 3) * 40 + (i % 3) * 16);
+	}
+	assert_int_equal(g.r.qps[0].sent, 2);   // messages
+	const uint32_t qpn = g.qps[0].qp_num;
+	/* Chunks 0..3 and 5 arrived: message 0 is done, chunk 4 is a hole, resent alone. */
+	rp::requester_on_ack(&g.r, 0, ack(qpn, 4, {5}), rte_rdtsc());
+	assert_int_equal(g.r.qps[0].completed, 1);
+	assert_int_equal(g.r.qps[0].acked, 4);
+	assert_int_equal(rte_mempool_avail_count(g.pool), before - 1);
+	assert_int_equal(n.chains.size(), 2);
+	assert_int_equal(n.chains[1].size(), 1);
+	const fake::PostedWr &w = n.chains[1][0];
+	assert_int_equal(w.opcode, IBV_WR_SEND);
+	assert_int_equal(w.num_sge, 2);
+	rp::RetxHeader h;
+	memcpy(&h, reinterpret_cast<const void *>(w.sge_addr), sizeof(h));
+	assert_int_equal(h.target_offset, 40 + 16);
+	assert_int_equal(ntohl(h.imm), 4);
+	const rp::Requester::Retx &e = g.r.retx[0];
+	assert_int_equal(e.sge[1].addr, reinterpret_cast<uintptr_t>(b1) + 16);
+	assert_int_equal(e.sge[1].length, 16);
+	/* An ACK past the chunks sent is refused; the last one retires message 1. */
+	rp::requester_on_ack(&g.r, 0, ack(qpn, 7, {}), rte_rdtsc());
+	assert_int_equal(g.r.c.acks_invalid, 1);
+	rp::requester_on_ack(&g.r, 0, ack(qpn, 6, {}), rte_rdtsc());
+	assert_int_equal(g.r.qps[0].completed, 2);
+	assert_int_equal(rte_mempool_avail_count(g.pool), before);
+}
+
+/* A send queue that cannot hold one message's chunks is refused at setup. */
+void reliable_chunks_need_room_in_the_send_queue(void **)
+{
+	rp::RequesterParams p = reliable_params(1000);
+	p.chunk_bytes = 1;   // 40 chunks a message
+	p.sq_depth = 32;
+	p.batch = 8;
+	p.signal_every = 8;
+	rp::Requester r;
+	r.p = p;
+	std::string err;
+	assert_int_equal(rp::requester_init(&r, 1, &err), -EINVAL);
+	assert_non_null(strstr(err.c_str(), "40 chunks"));
 }
 
 void reliable_injected_loss_is_tracked(void **)
@@ -585,6 +660,8 @@ int main()
 		cmocka_unit_test(rejects_unsafe_sizing),
 		cmocka_unit_test(reliable_tracks_until_acknowledged),
 		cmocka_unit_test(reliable_broken_qp_pauses_until_restarted),
+		cmocka_unit_test(reliable_chunks_are_tracked_one_by_one),
+		cmocka_unit_test(reliable_chunks_need_room_in_the_send_queue),
 		cmocka_unit_test(reliable_injected_loss_is_tracked),
 	};
 	int rc = cmocka_run_group_tests_name("requester", tests, nullptr, nullptr);

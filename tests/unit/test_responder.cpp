@@ -491,6 +491,92 @@ void reliable_places_by_sequence(void **)
 	rte_mempool_free(pool);
 }
 
+/* Chunks: messages of 24 bytes in chunks of 10 (10, 10, 4), each chunk its own
+ * sequence. A message counts (and its payload is checked) once all its chunks are in,
+ * in whatever order; a resent chunk must name its own place and length. */
+void reliable_chunks_make_whole_messages(void **)
+{
+	fake::reset();
+	constexpr uint32_t slots = 4;
+	std::vector<unsigned char> memory(slots * kMsg, 0);
+	rte_mempool *pool = rte_mempool_create("ut_rel_chunks", 16, sizeof(rp::RetxHeader) + 10, 0, 0, nullptr, nullptr,
+					       nullptr, nullptr, 0, 0);
+	assert_non_null(pool);
+	ibv_qp qp{};
+	rp::RunControl ctl;
+	rp::Responder r;
+	r.memory = memory.data();
+	qp.qp_num = fake::kQpNumBase;
+	r.ops = &fake::kOps;
+	r.rx_pool = pool;
+	r.ctl = &ctl;
+	r.p = rp::ResponderParams{rp::Verb::write_imm, kMsg, slots, 4, true, 2000000000ull, 1000};
+	r.p.reliable = true;
+	r.p.chunk_bytes = 10;
+	std::string err;
+	assert_int_equal(rp::responder_init(&r, 1, &err), 0);
+	r.qps[0].qp = &qp;
+	assert_int_equal(rp::responder_add_qps(&r, &err), 0);
+	assert_int_equal(r.qps[0].win.window, slots * 3);
+	unsigned char src[3][kMsg];   // the sender's messages 0..2
+	for (uint64_t m = 0; m < 3; m++)
+		rp::pattern_fill(src[m], kMsg, rp::msg_key(0, m));
+	auto chunk = [&](uint64_t seq, bool last = false) {
+		const uint64_t m = seq / 3, off = (seq % 3) * 10, len = seq % 3 == 2 ? 4 : 10;
+		memcpy(memory.data() + (m % slots) * kMsg + off, src[m] + off, len);
+		ibv_wc wc{};
+		wc.qp_num = qp.qp_num;
+		wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		wc.wc_flags = IBV_WC_WITH_IMM;
+		wc.imm_data = htonl(static_cast<uint32_t>(seq) | (last ? rp::kImmLast : 0));
+		wc.byte_len = static_cast<uint32_t>(len);
+		rp::responder_on_recv_wc(&r, wc, 1);
+	};
+	auto retx = [&](uint64_t seq, uint64_t offset, uint32_t len) {
+		void *b = nullptr;
+		assert_int_equal(rte_mempool_get(pool, &b), 0);
+		rp::RetxHeader h{offset, htonl(static_cast<uint32_t>(seq))};
+		memcpy(b, &h, sizeof(h));
+		memcpy(static_cast<unsigned char *>(b) + sizeof(h), src[seq / 3] + (seq % 3) * 10, len);
+		ibv_wc wc{};
+		wc.wr_id = reinterpret_cast<uintptr_t>(b);
+		wc.qp_num = qp.qp_num;
+		wc.opcode = IBV_WC_RECV;
+		wc.byte_len = static_cast<uint32_t>(sizeof(h)) + len;
+		rp::responder_on_recv_wc(&r, wc, 1);
+	};
+	chunk(0);
+	chunk(2);
+	assert_int_equal(r.c.received, 0);   // chunk 1 still missing
+	chunk(1);
+	assert_int_equal(r.c.received, 1);
+	assert_int_equal(r.c.verified, 1);
+	chunk(3);
+	chunk(5);   // 4 lost
+	assert_int_equal(r.qps[0].win.cum, 4);
+	assert_int_equal(r.c.received, 1);
+	retx(4, kMsg, 10);                 // chunk 3's place
+	retx(4, kMsg + 10, 4);             // its place, another's length
+	assert_int_equal(r.c.retx_header_bad, 2);
+	assert_int_equal(memory[kMsg + 10], 0);   // nothing written
+	retx(4, kMsg + 10, 10);
+	assert_int_equal(r.c.retx_received, 1);
+	assert_int_equal(r.qps[0].win.cum, 6);
+	assert_int_equal(r.c.received, 2);
+	chunk(4);   // the original, late: a duplicate
+	assert_int_equal(r.c.duplicates, 1);
+	chunk(6);
+	chunk(7);
+	chunk(8, true);
+	assert_true(r.qps[0].complete);
+	assert_int_equal(r.c.received, 3);
+	assert_int_equal(r.c.verified, 3);
+	assert_int_equal(r.c.bytes, 3 * kMsg);
+	assert_int_equal(r.c.payload_errors, 0);
+	assert_int_equal(rte_mempool_avail_count(pool), 16);
+	rte_mempool_free(pool);
+}
+
 /* One reliable send_imm QP and a pool of 8 receive buffers (the restart tests). */
 struct RestartRig {
 	rte_mempool *pool = nullptr;
@@ -535,13 +621,14 @@ void reliable_broken_message_restarts_the_qp(void **)
 	complete(IBV_WC_REM_INV_REQ_ERR, 1010);   // reported once
 	assert_int_equal(r.c.broken, 1);
 	assert_int_equal(fake::nic().stopped.size(), 0);   // not while the sender may still send
-	rp::responder_on_restart_request(&r, 0, 1020);
+	rp::responder_on_restart_request(&r, 0, 1, 1020);   // the sender's first pause
 	assert_false(r.qps[0].broken);
 	assert_int_equal(r.c.qp_restarts, 1);
 	assert_int_equal(fake::nic().stopped.size(), 1);
 	assert_int_equal(fake::nic().stopped[0], qp.qp_num);
-	rp::responder_on_restart_request(&r, 0, 1030);   // asked again while stopped: once
+	rp::responder_on_restart_request(&r, 0, 1, 1030);   // asked again while stopped: once
 	assert_int_equal(fake::nic().stopped.size(), 1);
+	assert_false(r.qps[0].restarted);
 	complete(IBV_WC_WR_FLUSH_ERR, 1050);             // the receive rxe held, flushed
 	assert_int_equal(r.c.broken, 1);
 	rp::responder_finish_restarts(&r, 1119);
@@ -551,13 +638,24 @@ void reliable_broken_message_restarts_the_qp(void **)
 	assert_int_equal(fake::nic().restarted[0], qp.qp_num);
 	assert_true(r.qps[0].restarted);   // the next ACK says so
 	assert_int_equal(r.c.restart_requests, 2);
+	/* The sender asks again in the same pause (the ACK was lost): answered again, not
+	 * restarted again; a request of an earlier pause, come late, changes nothing. */
+	r.qps[0].restarted = false;
+	rp::responder_on_restart_request(&r, 0, 1, 1200);
+	assert_true(r.qps[0].restarted);
+	assert_true(r.qps[0].ack_now);
+	r.qps[0].restarted = r.qps[0].ack_now = false;
+	rp::responder_on_restart_request(&r, 0, 0, 1210);
+	assert_false(r.qps[0].restarted);
+	assert_int_equal(fake::nic().stopped.size(), 1);
+	assert_int_equal(r.c.qp_restarts, 1);
 	assert_false(r.qps[0].failed);
 	assert_false(r.finished);
 	assert_int_equal(r.c.wc_errors.total, 0);
 	/* A receive flushed later (the QP went to ERR by itself): broken the same way. */
 	complete(IBV_WC_WR_FLUSH_ERR, 2000);
 	assert_int_equal(r.c.broken, 2);
-	rp::responder_on_restart_request(&r, 0, 2010);
+	rp::responder_on_restart_request(&r, 0, 2, 2010);
 	fake::nic().restart_error = EINVAL;
 	rp::responder_finish_restarts(&r, 3000);
 	assert_int_equal(r.c.restart_errors, 1);
@@ -578,7 +676,7 @@ void reliable_stop_failure_fails_the_qp(void **)
 	RestartRig g("ut_rel_nostop");
 	rp::Responder &r = g.r;
 	fake::nic().stop_error = EINVAL;
-	rp::responder_on_restart_request(&r, 0, 1);
+	rp::responder_on_restart_request(&r, 0, 1, 1);
 	assert_int_equal(r.c.qp_restarts, 0);
 	assert_int_equal(r.c.restart_errors, 1);
 	assert_true(r.qps[0].failed);
@@ -609,6 +707,7 @@ int main()
 		cmocka_unit_test(atomic_final_words_are_checked),
 		cmocka_unit_test(read_window_is_prefilled),
 		cmocka_unit_test(reliable_places_by_sequence),
+		cmocka_unit_test(reliable_chunks_make_whole_messages),
 		cmocka_unit_test(reliable_broken_message_restarts_the_qp),
 		cmocka_unit_test(reliable_stop_failure_fails_the_qp),
 	};
