@@ -238,13 +238,15 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 	t += ");\nflows = (\n";
 	for (size_t i = 0; i < c.flows.size(); i++) {
 		const FlowConf &f = c.flows[i];
+		/* A window left to its default stays so where chunks may set it (fit_chunks). */
+		const bool may_cut = f.transport == Transport::uc && f.reliability == Reliability::software && f.verb == Verb::write_imm;
 		const std::string ends = !f.listen.empty() ? "listen = \"" + f.listen + "\""
 					 : "peer = \"" + f.peer + "\"" + (f.local.empty() ? "" : "; local = \"" + f.local + "\"");
 		t += "  { name = \"" + f.name + "\"; " + ends + "; transport = \"" +
 		     (f.transport == Transport::uc ? "uc" : "rc") + "\"; qps = " + std::to_string(f.qps) + "; verb = \"" +
 		     verb_name(f.verb) + "\"; " + sizes_text(f.sizes) + "; batch = " + std::to_string(f.batch) +
 		     "; signal_every = " + std::to_string(f.signal_every) + "; sq_depth = " + std::to_string(f.sq_depth) +
-		     (f.window_given ? "; window = " + std::to_string(f.window) : std::string()) + "; inline = " + (f.inline_send ? "true" : "false") +
+		     (f.window_given || !may_cut ? "; window = " + std::to_string(f.window) : std::string()) + "; inline = " + (f.inline_send ? "true" : "false") +
 		     "; rate = " + num(f.rate_pps) + "; " +
 		     (f.duration_s > 0 ? "duration = " + num(f.duration_s) : "messages = " + std::to_string(f.messages) + "L") +
 		     "; verify = " + (f.verify ? "true" : "false") + "; pool = \"" + f.pool + "\";\n    post_api = \"" +

@@ -426,6 +426,12 @@ int fit_chunks(Graph *g, std::string *err)
 		resize = true;
 		if (!o.slots_given)
 			o.slots = std::max(o.batch, kDefaultWindow / (o.qps * ck.count));
+		if (static_cast<uint64_t>(o.slots) * ck.count > kMaxSlots) {   // sequences must stay far inside the immediate's 31 bits
+			*err = at(*g->conf, f.conf->line, "window") + "flow '" + f.conf->name + "': a window of " + std::to_string(o.slots) +
+			       " messages in " + std::to_string(ck.count) + " chunks each is more than " + std::to_string(kMaxSlots) +
+			       " chunks per QP (a smaller window, or larger chunks)";
+			return -1;
+		}
 		if (!o.quiet)
 			printf("flow '%s': each %u B message goes as %u chunks of %u B (path MTU %u B), window %u messages per QP\n",
 			       f.conf->name.c_str(), o.msg_bytes, ck.count, ck.bytes, mtu, o.slots);
