@@ -196,7 +196,7 @@ if start_server 18550 1 --timeout-ms 4000; then
 	expect_grep "$cout" "^cm_pair bad-client: ok: bad magic: rejected: bad private data: wrong magic 0xdeadbeef \(want 0x5250434d: not an rdmapipe peer\)$"
 	expect_grep "$cout" "^cm_pair bad-client: ok: bad version: rejected: bad private data: private data version 9 \(this build speaks 3\)$"
 	expect_grep "$cout" "^cm_pair bad-client: ok: bad length: rejected: bad private data: private data length field 20, want 56$"
-	expect_grep "$cout" "^cm_pair bad-client: ok: bad window: rejected: bad private data: window of 4294967295 x 4294967295 B"
+	expect_grep "$cout" "^cm_pair bad-client: ok: bad window: rejected: bad private data: window of 1048575 x 4294967295 B"
 	expect_eq "bad private data: server exit" "$src" 1
 	expect_grep "$sout" "^cm_pair server: FAIL: rdma_cm: listen on $B:18550: timed out after 4 s waiting for 1 connection \(0 accepted, 0 established; rejected 4 requests, the last: connection from $A:[0-9]+: bad private data: window .* wraps around the address space\)$"
 fi

@@ -656,7 +656,7 @@ int bad_connect(const CmAddr &local, const CmAddr &server, const std::string &ki
 	} else if (kind == "length") {
 		priv[6] = 0, priv[7] = 20;   // an older, shorter layout, honestly labelled
 		cp.private_data_len = 20;
-	} else if (kind == "window") {   // 4G slots of 4 GiB at the top of memory
+	} else if (kind == "window") {   // 2^20 slots (and a chunk of 4095) of 4 GiB at the top of memory
 		memset(priv + 12, 0xff, 8);
 		memset(priv + 24, 0xff, 8);
 	}
