@@ -553,12 +553,11 @@ Totals totals_of(const Graph &g)
 		x.npingpong += f->pingpong;
 		x.qps += f->o.qps;
 		x.bytes += ft.delivered * f->o.msg_bytes;
-		x.wrs += ft.sent + (f->pingpong ? f->pong.sent : 0);   // ping-pong: the echoes are posted too
-		if (f->reliable() && f->tx && !f->pingpong && f->q.qps) {   // chunks and retransmissions are WRs too
-			x.wrs -= ft.sent;
+		if (f->reliable() && f->tx && !f->pingpong && f->q.qps)   // chunks and retransmissions are WRs too
 			for (uint32_t i = 0; i < f->q.nqps; i++)
 				x.wrs += f->q.qps[i].wr_posted;
-		}
+		else
+			x.wrs += ft.sent + (f->pingpong ? f->pong.sent : 0);   // ping-pong: the echoes are posted too
 		merge_roles(&x, *f);
 	}
 	/* Verify stages: their errors fail the run; those of several flows' messages are

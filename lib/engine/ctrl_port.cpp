@@ -20,24 +20,7 @@ bool find_qp(Role *const *roles, uint32_t n, uint32_t qpn, Role **role, uint32_t
 	return false;
 }
 
-} // namespace
-
-int ctrl_port_burst(CtrlPort *port, uint64_t now);
-
-int ctrl_port_poll(CtrlPort *port, uint64_t now)
-{
-	int seen = 0;
-	for (uint32_t round = 0; round < kCtrlPollRounds; round++) {
-		int n = ctrl_port_burst(port, now);
-		if (n < 0)
-			return -1;
-		seen += n;
-		if (n < static_cast<int>(kCtrlRecvBurst))
-			break;
-	}
-	return seen;
-}
-
+/* One burst of the control QP, each message handed on. Returns messages seen, or -1. */
 int ctrl_port_burst(CtrlPort *port, uint64_t now)
 {
 	const void *msg[kCtrlRecvBurst];
@@ -59,6 +42,22 @@ int ctrl_port_burst(CtrlPort *port, uint64_t now)
 			port->unknown++;
 	}
 	return ctrl_recv_done(port->ctrl) < 0 ? -1 : n;
+}
+
+} // namespace
+
+int ctrl_port_poll(CtrlPort *port, uint64_t now)
+{
+	int seen = 0;
+	for (uint32_t round = 0; round < kCtrlPollRounds; round++) {
+		int n = ctrl_port_burst(port, now);
+		if (n < 0)
+			return -1;
+		seen += n;
+		if (n < static_cast<int>(kCtrlRecvBurst))
+			break;
+	}
+	return seen;
 }
 
 } // namespace rp

@@ -107,6 +107,12 @@ inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 	r->qps[qi].inflight[seq & r->inflight_mask] = b;
 }
 
+/* Reliable: sequences sent on q (messages, or their chunks: a message's go together). */
+inline uint64_t seqs_sent(const Requester *r, const RequesterQp &q)
+{
+	return q.sent * r->ck.count;
+}
+
 inline void count_sent(Requester *r, RequesterQp &q, uint32_t n)
 {
 	q.sent += n;
@@ -361,7 +367,7 @@ void fast_retransmit(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 {
 	RequesterQp &q = r->qps[qi];
 	const uint64_t h = ack_highest(a);
-	if (h + 1 <= a.cum || h >= q.sent * r->ck.count)
+	if (h + 1 <= a.cum || h >= seqs_sent(r, q))
 		return;
 	const uint64_t th = q.post_tsc[h & r->seq_mask];
 	uint64_t seqs[kMaxBatch];
@@ -392,7 +398,7 @@ void resend_unacked(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 	RequesterQp &q = r->qps[qi];
 	uint64_t seqs[kMaxBatch];
 	uint32_t k = 0;
-	for (uint64_t s = a.cum > q.acked ? a.cum : q.acked; s < q.sent * r->ck.count && k < r->p.batch; s++)
+	for (uint64_t s = a.cum > q.acked ? a.cum : q.acked; s < seqs_sent(r, q) && k < r->p.batch; s++)
 		if (!ack_has(a, s))
 			seqs[k++] = s;
 	int n = k ? retransmit(r, qi, seqs, k, now) : 0;
@@ -908,7 +914,7 @@ void requester_on_ack(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 	r->c.acks_received++;
 	if (q.failed)
 		return;
-	if (a.cum > q.sent * r->ck.count) {
+	if (a.cum > seqs_sent(r, q)) {
 		r->c.acks_invalid++;   // acknowledges what was never sent
 		return;
 	}

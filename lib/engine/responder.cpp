@@ -310,8 +310,7 @@ bool take_retx(Responder *r, uint32_t qi, const ibv_wc &wc, const unsigned char 
 		q.ack_now = true;
 		return false;
 	}
-	memcpy(r->memory + static_cast<uint64_t>(qi) * r->p.slots * r->p.msg_bytes + h.target_offset, buf + sizeof(h),
-	       r->ck.len(*seq));
+	memcpy(slot_of(r, qi, 0) + h.target_offset, buf + sizeof(h), r->ck.len(*seq));   // offset checked: in the QP's window
 	r->c.retx_received++;
 	return true;
 }

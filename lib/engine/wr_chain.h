@@ -85,11 +85,9 @@ struct Chunking {
 	}
 	uint64_t msg(uint64_t s) const { return count == 1 ? s : s / count; }
 	uint32_t index(uint64_t s) const { return count == 1 ? 0 : static_cast<uint32_t>(s % count); }
-	uint32_t len(uint64_t s) const
-	{
-		const uint32_t j = index(s);
-		return j + 1 < count ? bytes : msg_bytes - j * bytes;
-	}
+	uint32_t len(uint64_t s) const { return part_len(index(s)); }
+	/* Chunk j of a message: all are `bytes` long but the last. */
+	uint32_t part_len(uint32_t j) const { return j + 1 < count ? bytes : msg_bytes - j * bytes; }
 	/* Where chunk s lies in a window of `slots` messages. */
 	uint64_t offset(uint64_t s, uint32_t slots) const
 	{
@@ -167,7 +165,7 @@ public:
 		return &entries_[0].wr;
 	}
 
-	/* Fast path, reliable write_imm cut into chunks (Chunking in reliability.h): n
+	/* Fast path, reliable write_imm cut into chunks (Chunking above): n
 	 * messages first_msg.. as n x ck.count WRITE_WITH_IMMs, chunk j of message m from
 	 * bufs[i] + j x ck.bytes to its place in m's slot, the immediate its chunk sequence
 	 * (the run's last chunk flagged when ends_run). The caller sets wr_id and signalling;
@@ -187,7 +185,7 @@ public:
 				const uint64_t off = static_cast<uint64_t>(j) * ck.bytes;
 				const bool last = ends_run && i == n - 1 && j + 1 == ck.count;
 				e.sge.addr = b + off;
-				e.sge.length = j + 1 < ck.count ? ck.bytes : ck.msg_bytes - j * ck.bytes;
+				e.sge.length = ck.part_len(j);
 				e.sge.lkey = lkey;
 				e.wr.send_flags = flags_;
 				e.wr.imm_data = htonl(static_cast<uint32_t>((first + j) & kImmSeqMask) | (last ? kImmLast : 0));

@@ -1264,6 +1264,16 @@ int reliability_rx(GraphFlow &f, const ibv_gid &gid, uint32_t ctrl_qpn, const ui
 	return 0;
 }
 
+/* The qp_num of each QP of a requester or responder, in QP order. */
+template <typename Role>
+std::vector<uint32_t> qp_nums(const Role &r)
+{
+	std::vector<uint32_t> n;
+	for (uint32_t i = 0; i < r.nqps; i++)
+		n.push_back(r.qps[i].qp->qp_num);
+	return n;
+}
+
 /* Reliable UC flows: a control QP on each lcore with an end of one; the ends here set
  * up (a two-host flow's server addresses its ACKs as the client's handshake said). */
 int reliability_setup(Graph *g, std::string *err)
@@ -1278,12 +1288,8 @@ int reliability_setup(Graph *g, std::string *err)
 			const RemoteEnd &e = *f.remote;
 			if (reliability_tx(f, e.peer_gid, e.peer_ctrl_qpn.empty() ? 0 : e.peer_ctrl_qpn[0], e.peer_uc_qpn.data(), err) != 0)
 				return -1;
-		} else if (f.tx) {
-			std::vector<uint32_t> peers;
-			for (uint32_t i = 0; i < f.v.nqps; i++)
-				peers.push_back(f.v.qps[i].qp->qp_num);
-			if (reliability_tx(f, f.rx->dev->gid, f.rx->ctrl.qpn(), peers.data(), err) != 0)
-				return -1;
+		} else if (f.tx && reliability_tx(f, f.rx->dev->gid, f.rx->ctrl.qpn(), qp_nums(f.v).data(), err) != 0) {
+			return -1;
 		}
 		if (!f.rx)
 			continue;
@@ -1298,10 +1304,7 @@ int reliability_setup(Graph *g, std::string *err)
 				return -1;
 			continue;
 		}
-		std::vector<uint32_t> qpns;
-		for (uint32_t i = 0; i < f.q.nqps; i++)
-			qpns.push_back(f.q.qps[i].qp->qp_num);
-		if (reliability_rx(f, f.tx->dev->gid, f.tx->ctrl.qpn(), qpns.data(), err) != 0)
+		if (reliability_rx(f, f.tx->dev->gid, f.tx->ctrl.qpn(), qp_nums(f.q).data(), err) != 0)
 			return -1;
 	}
 	return 0;
