@@ -257,7 +257,7 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 			t.insert(t.rfind(" }"), " echoed = true;");
 		if (f.transport == Transport::uc) {
 			std::string rel = std::string("\n    reliability = \"") + (f.reliability == Reliability::software ? "software" : "none") + "\";";
-			if (f.reliability == Reliability::software)
+			if (f.reliability == Reliability::software && !f.echoed)   // a ping-pong's echoes are its ACKs
 				rel += " ack_every = " + std::to_string(f.ack_every) + "; ack_us = " + std::to_string(f.ack_us) + ";";
 			if (f.chunk != kChunkAuto)
 				rel += " chunk = " + std::to_string(f.chunk) + ";";

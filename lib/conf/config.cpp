@@ -394,10 +394,8 @@ bool read_reliability(Reader &r, const Setting &g, FlowConf *f)
 	const Setting *rs = r.find(g, "reliability"), *ts = r.find(g, "transport");
 	const Setting &at = rs ? *rs : ts ? *ts : g;
 	if (soft && f->verb == Verb::write)
-		return r.fail(at, "software reliability needs a completion at the receiver: use write_imm or send_imm, or "
+		return r.fail(at, "software reliability needs a completion at the receiver: use write_imm, send or send_imm, or "
 				  "reliability = \"none\" for plain UC writes");
-	if (soft && f->verb == Verb::send)
-		return r.fail(at, "software reliability carries the sequence in the immediate: use send_imm, or reliability = \"none\"");
 	for (const char *k : {"ack_every", "ack_us"})
 		if (r.find(g, k) && !soft)
 			return r.fail(g[k], std::string(k) + " is for reliability = \"software\" (transport = \"uc\")");
@@ -416,8 +414,8 @@ bool read_reliability(Reader &r, const Setting &g, FlowConf *f)
 			return r.fail(*s, "inject_loss is outside 0..0.5");
 		if (!uc && f->inject_loss > 0)
 			return r.fail(*s, "inject_loss needs transport = \"uc\" (an RC QP cannot skip a message)");
-		if (f->post_api == PostApi::wr && f->inject_loss > 0)
-			return r.fail(*s, "inject_loss leaves WRs out of ibv_post_send chains (post_api = \"classic\")");
+		if (f->post_api == PostApi::wr && !soft && f->inject_loss > 0)
+			return r.fail(*s, "inject_loss on plain UC leaves WRs out of ibv_post_send chains (post_api = \"classic\", or software reliability)");
 	}
 	return true;
 }

@@ -196,8 +196,8 @@ const char *options_usage()
 "      --transport T        rc (default) or uc: unreliable connected QPs (sends and writes;\n"
 "                           no acks, no RNR: a message with no receive posted is lost)\n"
 "      --reliability R      with --transport uc: software (default: sequence numbers, ACK + SACK\n"
-"                           on a UD control QP, fast and timed retransmission; write_imm and\n"
-"                           send_imm) or none (plain UC: losses are counted, the run fails)\n"
+"                           on a UD control QP, fast and timed retransmission; write_imm, send\n"
+"                           and send_imm) or none (plain UC: losses are counted, the run fails)\n"
 "      --ack-every N        software reliability: an ACK every N messages of a QP (default 16) ...\n"
 "      --ack-us N           ... or N us after the first unacknowledged one (default 100)\n"
 "      --chunk N            software reliability, write_imm: cut each message into chunks of N\n"
@@ -256,22 +256,8 @@ static int check_reliability(RunOptions *o, std::string *err)
 		return -1;
 	}
 	if (soft && o->verb == Verb::write) {
-		*err = "--transport uc -v write: software reliability needs a completion at the receiver: use write_imm or "
-		       "send_imm, or --reliability none for plain UC writes";
-		return -1;
-	}
-	if (soft && o->verb == Verb::send) {
-		*err = "--transport uc -v send: software reliability carries the sequence in the immediate: use send_imm, or "
-		       "--reliability none";
-		return -1;
-	}
-	if (soft && o->mode == Mode::pingpong) {
-		*err = "--pingpong --transport uc: software reliability runs in rate flows only so far; add --reliability none";
-		return -1;
-	}
-	if (soft && o->post_api == PostApi::wr) {
-		*err = "--post-api wr: software reliability posts through ibv_post_send (a retransmission re-posts the tracked "
-		       "WR); use --reliability none for plain UC";
+		*err = "--transport uc -v write: software reliability needs a completion at the receiver: use write_imm, "
+		       "send or send_imm, or --reliability none for plain UC writes";
 		return -1;
 	}
 	if (o->chunk != kChunkAuto && (!soft || o->verb != Verb::write_imm)) {
@@ -287,8 +273,8 @@ static int check_reliability(RunOptions *o, std::string *err)
 		*err = "--inject-loss: needs --transport uc (an RC QP cannot skip a message)";
 		return -1;
 	}
-	if (o->inject_loss > 0 && o->post_api == PostApi::wr) {
-		*err = "--inject-loss: leaves WRs out of ibv_post_send chains (--post-api classic)";
+	if (o->inject_loss > 0 && !soft && o->post_api == PostApi::wr) {
+		*err = "--inject-loss: on plain UC leaves WRs out of ibv_post_send chains (--post-api classic, or software reliability)";
 		return -1;
 	}
 	if (o->inject_bad_retx_header && (!soft || o->verb != Verb::write_imm)) {

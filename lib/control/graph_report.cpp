@@ -556,8 +556,10 @@ Totals totals_of(const Graph &g)
 		if (f->reliable() && f->tx && !f->pingpong && f->q.qps)   // chunks and retransmissions are WRs too
 			for (uint32_t i = 0; i < f->q.nqps; i++)
 				x.wrs += f->q.qps[i].wr_posted;
+		else if (f->pingpong)   // one WR per post: pings, echoes, and the repeats of either
+			x.wrs += f->ping.post_calls + f->pong.post_calls;
 		else
-			x.wrs += ft.sent + (f->pingpong ? f->pong.sent : 0);   // ping-pong: the echoes are posted too
+			x.wrs += ft.sent;
 		merge_roles(&x, *f);
 	}
 	/* Verify stages: their errors fail the run; those of several flows' messages are
@@ -581,6 +583,15 @@ Totals totals_of(const Graph &g)
 	x.secs = x.end > x.start ? tsc_to_s(x.end - x.start) : 1e-9;
 	x.same = uniform(g);
 	return x;
+}
+
+/* A reliable write_imm flow sends here: its retransmissions carry two SGEs. */
+bool rel_writes_here(const Graph &g)
+{
+	for (const auto &f : g.flows)
+		if (f->reliable() && f->tx && f->o.verb == Verb::write_imm && f->o.post_api == PostApi::wr)
+			return true;
+	return false;
 }
 
 /* Devices, the pipeline, the shape the flows share, how QPs were connected, posted
@@ -619,8 +630,9 @@ void print_header(const PipelineConf &c, const Graph &g, const Totals &x)
 	if (x.npingpong == g.flows.size())
 		printf("  posting:             one ibv_post_send per message%s\n", f0.ping.p.inline_send ? ", inline" : "");
 	else
-		printf("  posting:             %s%s%s\n", g.use_wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
-		       o0.inline_send ? ", inline" : "", o0.fence ? ", fenced chains" : "");
+		printf("  posting:             %s%s%s%s\n", g.use_wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
+		       o0.inline_send ? ", inline" : "", o0.fence ? ", fenced chains" : "",
+		       rel_writes_here(g) ? "; retransmitted writes (two SGEs) through ibv_post_send" : "");
 	if (o0.rate_pps > 0 && !f0.o.tx_gen_stage)
 		printf("  rate limit:          %.0f msg/s per flow (paced by the requester)\n", o0.rate_pps);
 }
@@ -729,6 +741,19 @@ void print_remote(const Graph &g)
 	}
 }
 
+/* A reliable ping-pong (stop-and-wait): pings sent again, repeats on either side. */
+void print_pingpong_reliability(const GraphFlow &f, const std::string &n)
+{
+	printf("  reliability:         %ssoftware over UC, stop-and-wait (each echo acknowledges its ping)\n", n.c_str());
+	if (f.tx)
+		printf("  retransmissions:     %s%" PRIu64 " (fast 0, timeout %" PRIu64 ")\n", n.c_str(), f.ping.retx_timeout,
+		       f.ping.retx_timeout);
+	if (f.rx)
+		printf("  repeated pings:      %s%" PRIu64 " (echoed again)\n", n.c_str(), f.pong.duplicates);
+	if (f.tx)
+		printf("  duplicates dropped:  %s%" PRIu64 " (echoes already in)\n", n.c_str(), f.ping.duplicates);
+}
+
 /* UC flows made reliable in software: what recovering cost, per flow, as each end
  * here sees it (a two-host end only its own half: the sender's retransmissions, ACKs
  * received and RTT; the receiver's ACKs sent, duplicates and headers). */
@@ -736,11 +761,15 @@ void print_reliability(const Graph &g)
 {
 	for (const auto &fp : g.flows) {
 		const GraphFlow &f = *fp;
-		if (!f.reliable() || f.pingpong)
+		if (!f.reliable())
 			continue;
+		const std::string n = g.flows.size() > 1 ? "flow " + f.conf->name + ": " : "";
+		if (f.pingpong) {
+			print_pingpong_reliability(f, n);
+			continue;
+		}
 		const RequesterCounters &q = f.q.c;
 		const ResponderCounters &v = f.v.c;
-		const std::string n = g.flows.size() > 1 ? "flow " + f.conf->name + ": " : "";
 		printf("  reliability:         %ssoftware over UC, an ACK every %u messages or %u us\n", n.c_str(), f.o.ack_every,
 		       f.o.ack_us);
 		if (f.tx)
@@ -921,7 +950,10 @@ void result_flows(const Graph &g, const Totals &x, Results *res)
 			r.latency = &f.q.flow_latency[0];
 			r.latency_what = "chain posted to its signalled completion";
 		}
-		if (f.reliable() && !f.pingpong) {   // a two-host end counts its own half (the other's are 0)
+		if (f.reliable() && f.pingpong) {
+			r.rel = {true, 0, f.ping.retx_timeout, 0, 0, f.ping.duplicates + f.pong.duplicates, 0, 0, 0,
+				 ft.sent > ft.completed ? ft.sent - ft.completed : 0, 0};
+		} else if (f.reliable()) {   // a two-host end counts its own half (the other's are 0)
 			const RequesterCounters &q = f.q.c;
 			const ResponderCounters &v = f.v.c;
 			r.rel = {true, q.retx_fast, q.retx_timeout, v.acks_sent, q.acks_received, v.duplicates, q.sack_holes,

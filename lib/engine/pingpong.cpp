@@ -24,28 +24,33 @@ void fail(PingPong *s, const char *why)
 	s->finished = true;
 }
 
+/* Posts message seq of QP qi from buf (a new one, or a repeat of it): wr_id and
+ * signalling count posts, the immediate carries seq. */
 template <Verb V>
-int post_one(PingPong *s, uint32_t qi, void *buf)
+int post_one(PingPong *s, uint32_t qi, void *buf, uint64_t seq)
 {
 	PingPongQp &q = s->qps[qi];
-	const uint64_t seq = q.sent;
-	q.inflight[seq & s->inflight_mask] = buf;
-	s->chain.set_wr_tag(static_cast<uint64_t>(qi) << kQpShift);
+	const uint64_t k = q.posts;
+	q.inflight[k & s->inflight_mask] = buf;
 	ibv_send_wr *bad = nullptr;
-	ibv_send_wr *wr = s->chain.build<V>(seq, 1, &buf, *s->tx_mrs, seq + 1 == q.target, RemoteTarget{});
+	const bool last = seq + 1 == q.target;
+	ibv_send_wr *wr = s->chain.build<V>(seq, 1, &buf, *s->tx_mrs, last, RemoteTarget{});
+	wr->wr_id = k | (static_cast<uint64_t>(qi) << kQpShift);
+	wr->send_flags = (wr->send_flags & ~IBV_SEND_SIGNALED) |
+			 (wr_signalled(k, s->p.signal_every) || last ? IBV_SEND_SIGNALED : 0);
 	int ret = s->ops->post_send(q.qp, wr, &bad);
 	s->chain.relink(1);
 	s->post_calls++;
 	if (ret != 0)
 		return -ret;
-	q.sent++;
-	s->sent++;
+	q.posts++;
 	return 0;
 }
 
-int post_send_one(PingPong *s, uint32_t qi, void *buf)
+int post_send_one(PingPong *s, uint32_t qi, void *buf, uint64_t seq)
 {
-	return s->p.verb == Verb::send_imm ? post_one<Verb::send_imm>(s, qi, buf) : post_one<Verb::send>(s, qi, buf);
+	return s->p.verb == Verb::send_imm ? post_one<Verb::send_imm>(s, qi, buf, seq)
+					   : post_one<Verb::send>(s, qi, buf, seq);
 }
 
 /* A send completion of QP qi: a signalled one returns every send buffer up to it. */
@@ -64,7 +69,7 @@ void on_send(PingPong *s, const ibv_wc &wc)
 	}
 	PingPongQp &q = s->qps[qi];
 	const uint64_t upto = wc.wr_id & kSeqBits;
-	if (upto < q.send_completed || upto >= q.sent)
+	if (upto < q.send_completed || upto >= q.posts)
 		return;
 	rte_mempool *pool = s->echo ? s->rx_pool : s->tx_pool;
 	for (uint64_t k = q.send_completed; k <= upto; k++)
@@ -94,13 +99,13 @@ void check_arrival(PingPong *s, uint32_t qi, const ibv_wc &wc, void *buf, uint64
 	c.bytes += wc.byte_len;
 }
 
-/* The echoing side sends arrival seq of QP qi straight back, from its buffer. */
-void echo_back(PingPong *s, uint32_t qi, void *buf)
+/* The echoing side sends ping seq of QP qi straight back, from its buffer. */
+void echo_back(PingPong *s, uint32_t qi, void *buf, uint64_t seq)
 {
 	PingPongQp &q = s->qps[qi];
 	/* The pinging side waits for this echo before its next ping, so the send queue
 	 * only fills with sends not yet reaped: reap them here. */
-	while (q.sent - q.send_completed >= s->p.sq_depth && !s->finished) {
+	while (q.posts - q.send_completed >= s->p.sq_depth && !s->finished) {
 		ibv_wc wc[kPollBurst];
 		int n = s->ops->poll_cq(s->send_cq, kPollBurst, wc);
 		if (n < 0)
@@ -113,10 +118,31 @@ void echo_back(PingPong *s, uint32_t qi, void *buf)
 		if (rte_rdtsc() - s->last_progress > s->p.stall_tsc)
 			fail(s, "stalled: no send completion");
 	}
-	if (s->finished || post_send_one(s, qi, buf) != 0) {
+	if (s->finished || post_send_one(s, qi, buf, seq) != 0) {
 		fail(s, "ibv_post_send (echo) failed");
 		rte_mempool_put(s->rx_pool, buf);
 	}
+}
+
+/* Reliable: an arrival that repeats the last message of QP qi (a ping sent again, or
+ * the echo of one) is not new. The echoing side echoes it again (the pinging side
+ * would not repeat a ping whose echo it had), the pinging side drops it. */
+bool repeated(PingPong *s, uint32_t qi, const ibv_wc &wc, void *buf)
+{
+	const PingPongQp &q = s->qps[qi];
+	if (!s->p.reliable || q.arrived == 0 || wc.status != IBV_WC_SUCCESS || !(wc.wc_flags & IBV_WC_WITH_IMM))
+		return false;
+	const uint64_t prev = q.arrived - 1;
+	if ((ntohl(wc.imm_data) & kImmSeqMask) != (prev & kImmSeqMask))
+		return false;
+	s->duplicates++;
+	if (s->echo) {
+		s->last_progress = rte_rdtsc();   // a repeat keeps a lingering echo side there
+		echo_back(s, qi, buf, prev);
+	} else {
+		rte_mempool_put(s->rx_pool, buf);
+	}
+	return true;
 }
 
 void on_recv(PingPong *s, uint32_t qi, const ibv_wc &wc, uint64_t now)
@@ -130,6 +156,8 @@ void on_recv(PingPong *s, uint32_t qi, const ibv_wc &wc, uint64_t now)
 		return;
 	}
 	PingPongQp &q = s->qps[qi];
+	if (repeated(s, qi, wc, buf))
+		return;
 	if (s->echo && s->c.received == 0)
 		s->c.start_tsc = now;
 	check_arrival(s, qi, wc, buf, q.arrived);
@@ -137,10 +165,17 @@ void on_recv(PingPong *s, uint32_t qi, const ibv_wc &wc, uint64_t now)
 	s->last_progress = now;
 	s->c.end_tsc = now;
 	if (s->echo) {
-		echo_back(s, qi, buf);
+		q.sent++;
+		s->sent++;
+		echo_back(s, qi, buf, q.arrived - 1);
 		return;
 	}
 	rte_mempool_put(s->rx_pool, buf);
+	if (s->p.reliable) {
+		if (q.rto.backoff == 0)   // Karn: a repeated ping's echo times nothing
+			q.rto.sample(now - q.t_sent);
+		q.rto.progressed();
+	}
 	if (q.arrived == q.target)   // the last iteration: post to its echo
 		s->hist->record(static_cast<uint64_t>(static_cast<double>(now - q.t_post) * 1e9 /
 						      static_cast<double>(s->p.tsc_hz) / 2));
@@ -153,7 +188,7 @@ uint32_t ping_ready(PingPong *s)
 	uint32_t posted = 0;
 	for (uint32_t qi = 0; qi < s->nqps; qi++) {
 		PingPongQp &q = s->qps[qi];
-		if (q.sent == q.target || q.arrived != q.sent || q.sent - q.send_completed >= p.sq_depth)
+		if (q.sent == q.target || q.arrived != q.sent || q.posts - q.send_completed >= p.sq_depth)
 			continue;
 		void *b;
 		if (rte_mempool_get(s->tx_pool, &b) != 0)
@@ -166,15 +201,56 @@ uint32_t ping_ready(PingPong *s)
 		if (q.sent)
 			s->hist->record(static_cast<uint64_t>(static_cast<double>(t - q.t_post) * 1e9 /
 							      static_cast<double>(p.tsc_hz) / 2));
-		q.t_post = t;
-		if (post_send_one(s, qi, b) != 0) {
+		q.t_post = q.t_sent = t;
+		if (post_send_one(s, qi, b, q.sent) != 0) {
 			rte_mempool_put(s->tx_pool, b);
 			fail(s, "ibv_post_send failed");
 			return posted;
 		}
+		q.sent++;
+		s->sent++;
 		posted++;
 	}
 	return posted;
+}
+
+/* Reliable, the pinging side: each ping whose echo is later than its QP's timeout
+ * goes again, refilled (its payload is a function of QP and sequence). */
+uint32_t ping_again(PingPong *s, uint64_t now)
+{
+	const PingPongParams &p = s->p;
+	uint32_t posted = 0;
+	for (uint32_t qi = 0; qi < s->nqps; qi++) {
+		PingPongQp &q = s->qps[qi];
+		if (q.arrived == q.sent || q.posts - q.send_completed >= p.sq_depth)
+			continue;
+		void *b;
+		if (now - q.t_sent < q.rto.current() || rte_mempool_get(s->tx_pool, &b) != 0)
+			continue;
+		const uint64_t seq = q.sent - 1;
+		pattern_fill(b, p.msg_bytes, msg_key(qi, seq));
+		if (post_send_one(s, qi, b, seq) != 0) {
+			rte_mempool_put(s->tx_pool, b);
+			fail(s, "ibv_post_send (a ping sent again) failed");
+			return posted;
+		}
+		q.t_sent = now;
+		q.rto.timed_out();
+		s->retx_timeout++;
+		s->live.retx_timeout.store(s->retx_timeout, std::memory_order_relaxed);
+		posted++;
+	}
+	return posted;
+}
+
+/* Reliable, the echoing side with every echo sent: the last ones may still be lost,
+ * so it answers repeats until the pinging side ends (across hosts, which it cannot
+ * see: until none has come for twice the largest timeout). */
+bool lingers(const PingPong *s)
+{
+	if (!s->p.reliable || !s->echo || s->ctl->requester_done.load(std::memory_order_acquire))
+		return false;
+	return rte_rdtsc() - s->last_progress < 2 * s->p.rto_max_tsc;
 }
 
 /* Every message in (sends_too: and every send reaped). */
@@ -182,7 +258,7 @@ bool all_done(const PingPong *s, bool sends_too)
 {
 	for (uint32_t qi = 0; qi < s->nqps; qi++) {
 		const PingPongQp &q = s->qps[qi];
-		if (q.arrived != q.target || (sends_too && q.send_completed != q.sent))
+		if (q.arrived != q.target || (sends_too && q.send_completed != q.posts))
 			return false;
 	}
 	return true;
@@ -197,6 +273,12 @@ int pingpong_init(PingPong *s, std::string *err)
 		*err = "ping-pong: the verb must be send or send_imm";
 		return -EINVAL;
 	}
+	if (p.reliable && (p.verb != Verb::send_imm || p.rto_min_tsc == 0 || p.rto_max_tsc < p.rto_min_tsc ||
+			   p.rto_initial_tsc == 0)) {
+		*err = "ping-pong: software reliability carries the sequence in send_imm's immediate and needs timeout bounds";
+		return -EINVAL;
+	}
+	s->live.reliable = p.reliable;
 	if (p.sq_depth < 2 * p.signal_every || p.iterations < s->nqps || s->nqps == 0) {
 		*err = "ping-pong: send queue depth " + std::to_string(p.sq_depth) + " must be >= 2 x signal-every, and " +
 		       "every QP needs a round trip (" + std::to_string(p.iterations) + " for " + std::to_string(s->nqps) + " QPs)";
@@ -215,6 +297,9 @@ int pingpong_init(PingPong *s, std::string *err)
 		PingPongQp &q = s->qps[qi];
 		q.target = p.iterations / s->nqps + (qi < p.iterations % s->nqps);
 		q.inflight.reset(new void *[size]());
+		q.rto.min = p.rto_min_tsc;
+		q.rto.max = p.rto_max_tsc;
+		q.rto.initial = p.rto_initial_tsc;
 		if (!s->table.insert(q.qp->qp_num, qi)) {
 			*err = "ping-pong: QP " + std::to_string(q.qp->qp_num) + " given twice";
 			return -EINVAL;
@@ -257,13 +342,15 @@ uint32_t pingpong_burst(PingPong *s)
 		fail(s, "ibv_poll_cq on the send CQ failed");
 	route_burst(wc, m, s->table, s->send_peer, now, &s->c.unknown_qps, [&](uint32_t, const ibv_wc &w) { on_send(s, w); });
 	uint32_t posted = s->finished || s->echo ? 0 : ping_ready(s);
+	if (s->p.reliable && !s->finished && !s->echo)
+		posted += ping_again(s, rte_rdtsc());   // not `now`: it may precede the pings just posted
 	if (n > 0 || posted) {   // the echoing side too: a two-host server shows what it echoed
 		s->live.sent.store(s->sent, std::memory_order_relaxed);
 		s->live.completed.store(s->c.received, std::memory_order_relaxed);
 	}
 	(n > 0 ? s->c.polls_busy : s->c.polls_idle)++;
 	if (all_done(s, true)) {
-		s->finished = true;
+		s->finished = !lingers(s);
 	} else if (!s->finished) {
 		const uint64_t t = rte_rdtsc();
 		/* The pinging side ended (or gave up) before every ping came: none will. (Once
@@ -290,7 +377,7 @@ int pingpong_finish(PingPong *s)
 				s->send_peer.on_wc(s->send_peer.role, wc[i], 0);
 		busy = false;
 		for (uint32_t qi = 0; qi < s->nqps; qi++)
-			busy |= s->qps[qi].send_completed < s->qps[qi].sent;
+			busy |= s->qps[qi].send_completed < s->qps[qi].posts;
 		if (m <= 0 && s->c.fail_reason)
 			break;   // a failed QP's sends are flushed in error: not waited for
 	}

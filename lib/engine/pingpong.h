@@ -11,13 +11,22 @@
  *
  * What is timed is perftest's iteration, per QP: from one post to the next, halved (the
  * last one: post to echo), in a histogram in nanoseconds. Every echo is checked:
- * sequence (immediate), length and the payload pattern the pinging side wrote. */
+ * sequence (immediate), length and the payload pattern the pinging side wrote.
+ *
+ * Over UC with software reliability it is stop-and-wait: each echo acknowledges its
+ * ping, the immediate carries the sequence, and a ping whose echo is late is sent
+ * again (each QP's Rto, as a rate flow's: RFC 6298 from echoes of pings sent once,
+ * doubled per retry, bounded). The echoing side
+ * echoes a repeated ping again (its echo was lost) and the pinging side drops an echo
+ * it already had; the echoing side stays after its last echo until the pinging side
+ * ends (or, across hosts, until no repeat has come for twice the largest timeout). */
 #pragma once
 
 #include "engine/types.h"
 #include "engine/counters.h"
 #include "engine/histogram.h"
 #include "engine/qp_table.h"
+#include "engine/reliability.h"
 #include "engine/run_control.h"
 #include "engine/srq_refill.h"
 #include "engine/verbs_ops.h"
@@ -43,16 +52,21 @@ struct PingPongParams {
 	uint64_t stall_tsc;
 	uint64_t tsc_hz;
 	uint64_t corrupt_msg = UINT64_MAX;   // test hook: flip a byte of this ping of QP 0
+	bool reliable = false;               // UC made reliable: stop-and-wait (the verb is then send_imm)
+	uint64_t rto_min_tsc = 0, rto_max_tsc = 0, rto_initial_tsc = 0;
 };
 
 struct PingPongQp {
 	ibv_qp *qp = nullptr;
 	uint64_t target = 0;       // round trips on this QP
-	uint64_t sent = 0;         // sends posted
+	uint64_t sent = 0;         // messages sent (pings, or echoes of new pings)
+	uint64_t posts = 0;        // sends posted, repeats included (wr_id, inflight)
 	uint64_t arrived = 0;      // messages received (pinging side: echoes)
-	uint64_t send_completed = 0;
-	uint64_t t_post = 0;       // pinging side: TSC of the last ping
-	std::unique_ptr<void *[]> inflight;   // send buffer of seq at [seq & inflight_mask]
+	uint64_t send_completed = 0;   // sends reaped, counted as posts
+	uint64_t t_post = 0;       // pinging side: TSC of the last new ping
+	uint64_t t_sent = 0;       // pinging side, reliable: TSC of its last (re)post
+	Rto rto;                   // ... its timeout (backoff > 0: the ping went again)
+	std::unique_ptr<void *[]> inflight;   // send buffer of post k at [k & inflight_mask]
 };
 
 struct PingPong {
@@ -75,6 +89,8 @@ struct PingPong {
 	QpTable table;
 	uint64_t sent = 0;                  // over all QPs
 	uint64_t post_calls = 0;
+	uint64_t retx_timeout = 0;          // reliable, pinging side: pings sent again
+	uint64_t duplicates = 0;            // reliable: repeated pings echoed again, or echoes dropped
 	uint64_t last_progress = 0;
 	bool finished = false;
 	ResponderCounters c;                // what arrived: received, verified, errors

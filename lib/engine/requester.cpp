@@ -236,6 +236,14 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 	return 0;
 }
 
+/* A reliable flow's chain (new WRs or retransmissions), through the API it posts
+ * with; all or nothing either way (a reliable chain's WRs are tracked, not counted). */
+int post_tracked(Requester *r, RequesterQp &q, ibv_send_wr *head)
+{
+	ibv_send_wr *bad = nullptr;
+	return r->p.post_api == PostApi::wr ? post_send_ex(q.qpx, head) : r->ops->post_send(q.qp, head, &bad);
+}
+
 /* Reliable (UC): the same chain, but each WR is numbered by its place in the send
  * queue (retransmissions take places too), signalled every signal_every places, and
  * inject_loss drops some WRs while their sequences stay tracked as sent. A write_imm
@@ -280,8 +288,7 @@ int post_chain_rel(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 		q.post_tsc[(first + i) & r->seq_mask] = t;
 	int ret = 0;
 	if (head) {
-		ibv_send_wr *bad = nullptr;
-		ret = r->ops->post_send(q.qp, head, &bad);
+		ret = post_tracked(r, q, head);
 		r->c.post_calls++;
 	}
 	r->chain.relink_all(wrs);
@@ -345,9 +352,14 @@ int retransmit(Requester *r, uint32_t qi, const uint64_t *seqs, uint32_t k, uint
 		if ((q.marks[idx] & kMarkRetxMask) != kMarkRetxMask)
 			q.marks[idx]++;
 	}
-	ibv_send_wr *bad = nullptr;
 	r->c.post_calls++;
-	if (r->ops->post_send(q.qp, &r->retx[0].wr, &bad) != 0) {
+	/* A write's retransmission (header and chunk) goes through ibv_post_send under
+	 * either API: ibv_qp_ex allows it between its chains, and no two-SGE setter of
+	 * ibv_qp_ex is right on rdma-core 44's rxe (post_send_ex). */
+	ibv_send_wr *bad = nullptr;
+	const int ret = p.verb == Verb::write_imm ? r->ops->post_send(q.qp, &r->retx[0].wr, &bad)
+						  : post_tracked(r, q, &r->retx[0].wr);
+	if (ret != 0) {
 		r->c.post_errors++;
 		r->c.fail_reason = "ibv_post_send (retransmission) failed";
 		if (!q.failed) {
@@ -623,9 +635,9 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 		*err = "requester: " + std::to_string(nqps) + " QPs is outside 1.." + std::to_string(kMaxQps);
 		return -EINVAL;
 	}
-	if (p.reliable && ((p.verb != Verb::write_imm && p.verb != Verb::send_imm) || p.post_api != PostApi::classic ||
-			   p.rto_min_tsc == 0 || p.rto_max_tsc < p.rto_min_tsc)) {
-		*err = "requester: software reliability takes write_imm or send_imm, chained ibv_post_send and RTO bounds";
+	if (p.reliable && ((p.verb != Verb::write_imm && p.verb != Verb::send_imm) || p.rto_min_tsc == 0 ||
+			   p.rto_max_tsc < p.rto_min_tsc)) {
+		*err = "requester: software reliability takes write_imm or send_imm and RTO bounds";
 		return -EINVAL;
 	}
 	r->ck = Chunking::of(p.msg_bytes, p.reliable && p.verb == Verb::write_imm ? p.chunk_bytes : 0);

@@ -42,6 +42,9 @@ inline bool verb_is_atomic(Verb v) { return v == Verb::fetch_add || v == Verb::c
 /* The responder sees a completion per message (and so returns credit). */
 inline bool verb_consumes_receive(Verb v) { return v == Verb::send || v == Verb::send_imm || v == Verb::write_imm; }
 inline bool verb_has_imm(Verb v) { return v == Verb::send_imm || v == Verb::write_imm; }
+/* Software reliability carries its sequence in the immediate (as UCCL does): a reliable
+ * send goes on the wire as SEND_WITH_IMM, and the application's data is the same. */
+inline Verb reliable_wire_verb(Verb v) { return v == Verb::send ? Verb::send_imm : v; }
 
 /* How work requests reach the QP: chained ibv_post_send, or ibv_qp_ex's
  * ibv_wr_start ... ibv_wr_complete (one doorbell per chain either way). */

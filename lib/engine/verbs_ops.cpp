@@ -93,6 +93,33 @@ int ex_poll_cq(ibv_cq *cq, int n, ibv_wc *wc)
 }
 } // namespace
 
+int post_send_ex(ibv_qp_ex *x, const ibv_send_wr *head)
+{
+	ibv_wr_start(x);
+	for (const ibv_send_wr *w = head; w; w = w->next) {
+		x->wr_id = w->wr_id;
+		x->wr_flags = w->send_flags;
+		switch (w->opcode) {
+		case IBV_WR_SEND: ibv_wr_send(x); break;
+		case IBV_WR_SEND_WITH_IMM: ibv_wr_send_imm(x, w->imm_data); break;
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			ibv_wr_rdma_write_imm(x, w->wr.rdma.rkey, w->wr.rdma.remote_addr, w->imm_data);
+			break;
+		default: ibv_wr_abort(x); return EINVAL;
+		}
+		if (w->num_sge != 1) {
+			ibv_wr_abort(x);
+			return EINVAL;
+		}
+		const ibv_sge &g = w->sg_list[0];
+		if (w->send_flags & IBV_SEND_INLINE)
+			ibv_wr_set_inline_data(x, reinterpret_cast<void *>(g.addr), g.length);
+		else
+			ibv_wr_set_sge(x, g.lkey, g.addr, g.length);
+	}
+	return ibv_wr_complete(x);
+}
+
 const VerbsOps kIbvOps = {real_post_send, real_post_srq_recv, real_poll_cq, real_stop_qp, real_restart_qp};
 const VerbsOps kIbvCqExOps = {real_post_send, real_post_srq_recv, ex_poll_cq<false>, real_stop_qp, real_restart_qp};
 const VerbsOps kIbvCqExRxeOps = {real_post_send, real_post_srq_recv, ex_poll_cq<true>, real_stop_qp, real_restart_qp};

@@ -20,6 +20,13 @@ struct VerbsOps {
 	int (*restart_qp)(ibv_qp *qp);
 };
 
+/* A chain of ibv_send_wr posted through ibv_qp_ex (ibv_wr_start .. ibv_wr_complete,
+ * one doorbell): sends, sends and writes with immediate, one SGE each. All or
+ * nothing: 0, or an errno and nothing posted. Not the list setters: rxe before
+ * rdma-core 54.5 sums ibv_wr_set_sge_list's lengths wrongly (the first SGE's, times
+ * their count) and ibv_wr_set_inline_data_list's to 0. */
+int post_send_ex(ibv_qp_ex *x, const ibv_send_wr *head);
+
 /* libibverbs' inline fast-path calls. */
 extern const VerbsOps kIbvOps;
 

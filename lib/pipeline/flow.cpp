@@ -87,6 +87,7 @@ RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t hz)
 		/* Timeouts: at least 2 ms (above the receiver's ACK delay and a slow host's
 		 * hiccups), at most 200 ms after backing off, 10 ms before the first RTT. */
 		p.reliable = true;
+		p.verb = reliable_wire_verb(o.verb);
 		p.rto_min_tsc = static_cast<uint64_t>(2e-3 * dhz);
 		p.rto_max_tsc = static_cast<uint64_t>(kRtoMaxS * dhz);
 		p.rto_initial_tsc = static_cast<uint64_t>(10e-3 * dhz);
@@ -108,6 +109,7 @@ ResponderParams responder_params(const RunOptions &o, uint64_t hz)
 			  static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz)), hz};
 	if (o.uc && o.reliability == Reliability::software) {
 		p.reliable = true;
+		p.verb = reliable_wire_verb(o.verb);
 		p.ack_every = o.ack_every;
 		p.ack_tsc = static_cast<uint64_t>(o.ack_us * 1e-6 * static_cast<double>(hz));
 		p.restart_settle_tsc = static_cast<uint64_t>(kRestartSettleS * static_cast<double>(hz));

@@ -554,6 +554,16 @@ int route_lcore(GraphLcore *l, std::string *err)
 	return 0;
 }
 
+/* A reliable ping-pong times out as a reliable rate flow does, over the same wire verb. */
+void pingpong_reliable(PingPongParams *p, const RequesterParams &r)
+{
+	p->reliable = true;
+	p->verb = r.verb;
+	p->rto_min_tsc = r.rto_min_tsc;
+	p->rto_max_tsc = r.rto_max_tsc;
+	p->rto_initial_tsc = r.rto_initial_tsc;
+}
+
 /* A ping-pong flow's objects (its ping buffers, its QP pairs) and its two roles on
  * its lcores' io contexts; their receive pools are set once the SRQs are filled. */
 int pingpong_setup(GraphFlow &f, std::string *err)
@@ -592,6 +602,8 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 		pp->p = PingPongParams{o.verb, o.msg_bytes, o.messages, o.sq_depth, o.signal_every, inl, o.verify,
 				       static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz)), hz,
 				       echo ? UINT64_MAX : o.corrupt_msg};
+		if (f.reliable())
+			pingpong_reliable(&pp->p, requester_params(o, false, hz));
 		pp->qps = std::make_unique<PingPongQp[]>(o.qps);
 		pp->nqps = o.qps;
 		for (uint32_t i = 0; i < o.qps; i++)
@@ -994,21 +1006,21 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		}
 	}
 
-	/* Software reliability runs in the requester and responder of a rate flow, posting
-	 * through ibv_post_send (a retransmission re-posts the tracked WR). */
+	/* A reliable ping-pong is stop-and-wait: each echo is the ACK of its ping. */
 	for (auto &f : g->flows) {
-		if (!f->reliable())
+		if (!f->pingpong)
 			continue;
 		const FlowConf &fc = *f->conf;
 		const std::string path = "flows.[" + std::to_string(&fc - c.flows.data()) + "].";
-		if (f->pingpong) {
-			*err = at(c, fc.line, path + "reliability") + "flow '" + fc.name +
-			       "' is a ping-pong: software reliability runs in rate flows only so far (reliability = \"none\" for plain UC)";
+		const bool acks = f->reliable() && (fc.ack_every != kDefaultAckEvery || fc.ack_us != kDefaultAckUs);
+		if (acks) {
+			*err = at(c, fc.line, path + (fc.ack_every != kDefaultAckEvery ? "ack_every" : "ack_us")) + "flow '" +
+			       fc.name + "' is a ping-pong: each echo acknowledges its ping, no ACKs are sent";
 			return -1;
 		}
-		if (fc.post_api == PostApi::wr) {
-			*err = at(c, fc.line, path + "post_api") + "flow '" + fc.name +
-			       "': software reliability posts through ibv_post_send (post_api = \"classic\"), or reliability = \"none\"";
+		if (f->o.inject_loss > 0) {
+			*err = (fc.inject_loss > 0 ? at(c, fc.line, path + "inject_loss") : std::string("--inject-loss: ")) + "flow '" +
+			       fc.name + "' is a ping-pong: no loss is injected into pings (netem loss on a wire is the way)";
 			return -1;
 		}
 	}
@@ -1018,8 +1030,8 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 	for (auto &f : g->flows) {
 		any_uc |= f->o.uc;
 		any_rel_write |= f->reliable() && f->o.verb == Verb::write_imm;
-		if (cli.inject_loss > 0 && f->o.uc && f->o.post_api == PostApi::wr) {
-			*err = "--inject-loss: flow '" + f->conf->name + "' posts through ibv_qp_ex; the hook leaves WRs out of ibv_post_send chains";
+		if (cli.inject_loss > 0 && f->o.uc && !f->reliable() && f->o.post_api == PostApi::wr) {
+			*err = "--inject-loss: flow '" + f->conf->name + "' is plain UC posting through ibv_qp_ex; the hook leaves WRs out of ibv_post_send chains";
 			return -1;
 		}
 	}

@@ -234,7 +234,7 @@ int remote_connect(const RunOptions &o, Device &dev, SharedIOContext &io, const 
 			locals[i].credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + i);
 			locals[i].credit_rkey = f->credit_words.mr->rkey;
 		}
-		locals[i].flags = flags;
+		locals[i].flags = flags | (qo.uc && o.reliability == Reliability::software ? kCmReliable : 0);
 		if (qo.uc) {
 			locals[i].uc_qpn = f->pairs.uc[i]->qp_num;
 			locals[i].ctrl_qpn = e->ctrl_qpn;
@@ -356,8 +356,9 @@ int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const Q
 			return kCmReject;
 		}
 		const bool reliable = qo.uc && o.reliability == Reliability::software;
-		if (qo.uc && reliable != (p.ctrl_qpn != 0)) {
-			*why = std::string("the client runs UC ") + (p.ctrl_qpn ? "with" : "without") + " software reliability, this server " +
+		const bool peer_reliable = (p.flags & kCmReliable) != 0;
+		if (qo.uc && reliable != peer_reliable) {
+			*why = std::string("the client runs UC ") + (peer_reliable ? "with" : "without") + " software reliability, this server " +
 			       (reliable ? "with" : "without") + " (give both the same reliability)";
 			return kCmReject;
 		}

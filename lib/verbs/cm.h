@@ -44,7 +44,7 @@ struct Device;
  * private-data area of the CM message (zero-padded to 56 or 196 bytes on IB/RoCE),
  * so only the length field says how much the sender wrote. */
 inline constexpr uint32_t kCmMagic = 0x5250434d;   // "RPCM"
-inline constexpr uint8_t kCmVersion = 3;   // 2: UC and control QP numbers; 3: chunk bytes
+inline constexpr uint8_t kCmVersion = 4;   // 2: UC and control QP numbers; 3: chunk bytes; 4: kCmReliable
 inline constexpr size_t kCmParamsBytes = 56;       // CmPrivate on the wire
 inline constexpr size_t kCmRejectBytes = 148;      // header + a reason for the peer: all of an IB REJ
 inline constexpr size_t kCmRejectTextBytes = kCmRejectBytes - 8;
@@ -67,7 +67,7 @@ struct CmPrivate {
 	uint32_t credit_rkey = 0;
 	uint8_t verb = 0;            // the run's verb + 1 (0: not said), so both ends agree
 	uint64_t messages = 0;       // this QP's messages (0: not said), at most kCmMaxMessages
-	uint8_t flags = 0;           // kCmSelfDescribing
+	uint8_t flags = 0;           // kCmSelfDescribing, kCmReliable
 	/* A UC flow: rdma_cm connects an RC QP, the service connection, and each end names
 	 * beside it the UC QP the data goes over (0: an RC flow, the data goes over the
 	 * connection's own QP), and the control QP its ACKs go to (0: none). */
@@ -80,6 +80,9 @@ inline constexpr uint32_t kCmQpnMask = (1u << 24) - 1;
 /* The client's payloads were made upstream (a gen stage): each carries its own key, so
  * the server checks them as such rather than against the QP's sequence. */
 inline constexpr uint8_t kCmSelfDescribing = 1;
+/* The end runs UC with software reliability (a ping-pong one names no control QP: its
+ * echoes are its acknowledgements). */
+inline constexpr uint8_t kCmReliable = 2;
 
 /* Writes exactly kCmParamsBytes. */
 void cm_private_encode(const CmPrivate &p, uint8_t out[kCmParamsBytes]);

@@ -18,6 +18,19 @@ for v in write_imm send_imm; do
 		[ "${injected:-0}" -gt 0 ] && echo "ok: $injected WRs left out" || { echo "FAIL: nothing injected"; fails=$((fails + 1)); }
 	done
 done
+# A plain send is tracked the same way (its sequence rides in an immediate the
+# receiver's application never sees).
+run_rdmapipe "$out" -d "$DEV" --transport uc -v send -Q 2 -n 20000 --inject-loss 0.05
+pass_with_losses "send at 0.05 injected" 20000
+# Posting through ibv_qp_ex: new chains and retransmissions (a header and a chunk, two
+# SGEs) go through ibv_wr_*; 4 KiB writes in chunks, and inline sends.
+run_rdmapipe "$out" -d "$DEV" --transport uc -v write_imm -s 4096 -n 5000 --post-api wr --inject-loss 0.05
+pass_with_losses "write_imm in chunks through ibv_qp_ex" 5000
+expect_grep "$out" "^  posting: +ibv_qp_ex \(ibv_wr_start .. ibv_wr_complete\); retransmitted writes \(two SGEs\) through ibv_post_send$"
+expect_grep "$out" "^  retransmissions: +[1-9][0-9]* "
+run_rdmapipe "$out" -d "$DEV" --transport uc -v send -s 64 -n 20000 --post-api wr --inline --inject-loss 0.05
+pass_with_losses "inline send through ibv_qp_ex" 20000
+expect_grep "$out" "^  retransmissions: +[1-9][0-9]* "
 # The summary's retransmissions line names both kinds; ACK settings take effect.
 run_rdmapipe "$out" -d "$DEV" --transport uc -v write_imm -n 5000 --inject-loss 0.05 --ack-every 4 --ack-us 50
 pass_with_losses "ack every 4" 5000
@@ -51,6 +64,21 @@ if wire_ready; then
 		expect_grep /tmp/rdmapipe-uc-wire.json '"reliability": \{"kind": "software", "retransmissions": [1-9][0-9]*'
 		expect_grep /tmp/rdmapipe-uc-wire.json '"messages_lost": 0, "qp_restarts": [0-9]+\}'
 	done
+	# A ping-pong over the lossy wire: stop-and-wait, each echo acknowledges its ping; a
+	# lost ping or echo is sent again on a timeout, a repeated ping echoed again.
+	pp=$(mktemp --suffix=.conf)
+	sed -e 's/verb = "write_imm"; size = 512; qps = 4; messages = 100000;/verb = "send"; size = 64; qps = 2; messages = 3000;/' \
+	    -e 's/kind = "rdma_rx"/kind = "echo"/' -e '/^run = /d' "$conf" >"$pp"
+	netem_loss 10%
+	run_rdmapipe "$out" -f "$pp"
+	netem_off
+	expect_eq "ping-pong at 10% each way: exit status" "$rc" 0
+	expect_grep "$out" "^result: PASS$"
+	expect_grep "$out" "^  reliability: +software over UC, stop-and-wait \(each echo acknowledges its ping\)$"
+	expect_grep "$out" "^  retransmissions: +[1-9][0-9]* \(fast 0, timeout [1-9][0-9]*\)$"
+	expect_grep "$out" "^  repeated pings: +[1-9][0-9]* \(echoed again\)$"
+	expect_eq "ping-pong at 10%: round trips" "$(field "$out" 'messages completed')" 3000
+	rm -f "$pp"
 	# 64 KiB writes go as 65 chunks of one packet each (the path MTU less the 12-byte
 	# retransmission header), each tracked and resent on its own: no QP breaks, none is
 	# restarted (multi-packet messages sent whole, with restarts, are multipacket_loss.sh's,

@@ -60,6 +60,13 @@ if ip link show vA >/dev/null 2>&1 && modprobe sch_netem 2>/dev/null; then
 	netem_off
 	expect_grep "$cout" "^flow 'flow0': each 8192 B message goes as 9 chunks of 1012 B \(path MTU 1024 B\), window [0-9]+ messages per QP$"
 	expect_no_grep "$sout" "^  qp restarts:"
+	# A ping-pong between the two: the server echoes repeated pings again and stays until
+	# none has come for twice the largest timeout (it cannot see the client end).
+	netem_loss 10%
+	pair "ping-pong at 10%" --transport uc --pingpong -n 2000 -s 64 --stall-timeout 40
+	netem_off
+	expect_grep "$cout" "^  retransmissions: +[1-9][0-9]* \(fast 0, timeout [1-9][0-9]*\)$"
+	expect_grep "$sout" "^  repeated pings: +[0-9]+ \(echoed again\)$"
 else
 	echo "FAIL: no veth end vA (tools/softroce's wire) or no netem"; fails=$((fails + 1))
 fi

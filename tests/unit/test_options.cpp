@@ -213,11 +213,12 @@ void pingpong_and_cq_api(void **)
 			 static_cast<int>(rp::ParseResult::ok));
 	assert_true(o.inject_loss == 0.1 && o.inject_bad_retx_header);
 	expect_error({"--transport", "uc", "-v", "write"},
-		     "--transport uc -v write: software reliability needs a completion at the receiver: use write_imm or "
-		     "send_imm, or --reliability none for plain UC writes");
-	expect_error({"--transport", "uc", "-v", "send"},
-		     "--transport uc -v send: software reliability carries the sequence in the immediate: use send_imm, or "
-		     "--reliability none");
+		     "--transport uc -v write: software reliability needs a completion at the receiver: use write_imm, "
+		     "send or send_imm, or --reliability none for plain UC writes");
+	/* A plain send is tracked too: the sequence rides in an immediate the application never sees. */
+	assert_int_equal(static_cast<int>(parse({"--transport", "uc", "-v", "send"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.reliability == rp::Reliability::software && o.verb == rp::Verb::send);
 	expect_error({"--reliability", "software"}, "--reliability: applies to --transport uc (RC is reliable in the NIC)");
 	expect_error({"--transport", "uc", "--reliability", "tcp"}, "--reliability: 'tcp' is not software or none");
 	expect_error({"--transport", "uc", "--reliability", "none", "--ack-every", "4"},
@@ -227,8 +228,10 @@ void pingpong_and_cq_api(void **)
 	expect_error({"--transport", "uc", "--inject-loss", "0.9"}, "--inject-loss: '0.9' is not a fraction in 0..0.5");
 	expect_error({"--transport", "uc", "-v", "send_imm", "--inject-bad-retx-header"},
 		     "--inject-bad-retx-header: needs --transport uc -v write_imm with software reliability");
-	expect_error({"--transport", "uc", "-v", "send_imm", "--pingpong"},
-		     "--pingpong --transport uc: software reliability runs in rate flows only so far; add --reliability none");
+	/* A ping-pong over UC is made reliable too (stop-and-wait). */
+	assert_int_equal(static_cast<int>(parse({"--transport", "uc", "--pingpong"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.reliability == rp::Reliability::software && o.mode == rp::Mode::pingpong);
 	expect_error({"--transport", "ud"}, "--transport: 'ud' is not rc or uc");
 	expect_error({"--transport", "uc", "-v", "read"}, "--transport uc: read needs a reliable connection (rc)");
 	expect_error({"--transport", "uc", "-v", "send_imm", "--listen", "18515", "--inject-loss", "0.1"},

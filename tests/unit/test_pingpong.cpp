@@ -1,0 +1,202 @@
+/* Ping-pong over UC made reliable (stop-and-wait) against the faked NIC: a ping whose
+ * echo is late goes again with the same sequence, a repeated ping is echoed again, an
+ * echo that was already in is dropped, and the next ping waits for its echo. */
+#include "engine/pattern.h"
+#include "engine/pingpong.h"
+#include "eal_for_tests.h"
+#include "fake_verbs.h"
+
+#include <rte_cycles.h>
+#include <rte_mempool.h>
+
+#include <arpa/inet.h>
+
+#include "cmocka_cpp.h"
+
+#include <string>
+
+namespace {
+
+constexpr uint32_t kMsg = 32;
+
+struct Rig {
+	ibv_qp qp{};
+	rte_mempool *rx_pool = nullptr, *tx_pool = nullptr;
+	rp::MrTable mrs;
+	rp::SrqRefill refill;
+	rp::RunControl ctl;
+	rp::Histogram hist;
+	rp::PingPong s;
+
+	explicit Rig(bool echo, uint64_t iterations = 4)
+	{
+		fake::reset();
+		static int id;
+		const std::string n = std::to_string(id++);
+		rx_pool = rte_mempool_create(("ut_pp_rx" + n).c_str(), 64, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
+		tx_pool = rte_mempool_create(("ut_pp_tx" + n).c_str(), 64, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
+		assert_true(rx_pool && tx_pool);
+		mrs.n = 1;
+		mrs.chunks[0] = {0, UINTPTR_MAX, 0x33};
+		assert_int_equal(refill.init(16, 4, 16, rx_pool, kMsg, &mrs), 0);
+		assert_int_equal(refill.fill(fake::kOps, nullptr), 16);
+		const uint64_t hz = rte_get_tsc_hz();
+		s.echo = echo;
+		s.ops = &fake::kOps;
+		s.send_cq = fake::nic().send_cq_handle;
+		s.recv_cq = fake::nic().recv_cq_handle;
+		s.refill = &refill;
+		s.rx_pool = rx_pool;
+		s.tx_pool = echo ? nullptr : tx_pool;
+		s.tx_mrs = &mrs;
+		s.ctl = &ctl;
+		s.hist = &hist;
+		s.p = rp::PingPongParams{rp::Verb::send_imm, kMsg, iterations, 8, 1, false, true, 100 * hz, hz, UINT64_MAX};
+		s.p.reliable = true;
+		/* Timeouts far above any scheduling delay: time is made to pass by ageing
+		 * t_sent (age()), never by waiting, so a loaded CI machine cannot reorder it. */
+		s.p.rto_min_tsc = s.p.rto_initial_tsc = hz / 50;   // 20 ms
+		s.p.rto_max_tsc = hz;
+		s.qps = std::make_unique<rp::PingPongQp[]>(1);
+		s.nqps = 1;
+		qp.qp_num = fake::kQpNumBase;
+		s.qps[0].qp = &qp;
+		std::string err;
+		assert_int_equal(rp::pingpong_init(&s, &err), 0);
+		/* A message's payload is the pattern of (QP 0, its true sequence in vendor_err). */
+		fake::nic().deliver = [](const ibv_wc &wc) {
+			rp::pattern_fill(reinterpret_cast<void *>(wc.wr_id), kMsg, rp::msg_key(0, wc.vendor_err));
+		};
+		rp::pingpong_start(&s);
+	}
+	~Rig() { rte_mempool_free(rx_pool); rte_mempool_free(tx_pool); }
+
+	/* A message arrives on the QP whose immediate says seq. */
+	void arrive(uint64_t seq)
+	{
+		ibv_wc wc{};
+		wc.status = IBV_WC_SUCCESS;
+		wc.qp_num = fake::kQpNumBase;
+		wc.opcode = IBV_WC_RECV;
+		wc.byte_len = kMsg;
+		wc.wc_flags = IBV_WC_WITH_IMM;
+		wc.imm_data = htonl(static_cast<uint32_t>(seq));
+		wc.vendor_err = static_cast<uint32_t>(seq);
+		wc.wr_id = fake::kFromSrq;
+		fake::nic().recv_cq.push_back(wc);
+	}
+
+	/* The sequences (immediates) of everything posted, in order. */
+	std::vector<uint32_t> posted() const
+	{
+		std::vector<uint32_t> v;
+		for (auto &c : fake::nic().chains)
+			for (auto &w : c)
+				v.push_back(w.imm_host & rp::kImmSeqMask);
+		return v;
+	}
+
+	/* The outstanding ping was sent `tsc` ago. */
+	void age(uint64_t tsc) { s.qps[0].t_sent = rte_rdtsc() - tsc; }
+	uint64_t rto0() const { return s.p.rto_initial_tsc; }
+};
+
+void a_late_echo_sends_the_ping_again(void **)
+{
+	Rig g(false);
+	rp::pingpong_burst(&g.s);
+	assert_true(g.posted() == std::vector<uint32_t>({0}));
+	rp::pingpong_burst(&g.s);   // within the timeout: nothing more
+	assert_int_equal(g.posted().size(), 1);
+	g.age(g.rto0() + 1);
+	rp::pingpong_burst(&g.s);
+	assert_true(g.posted() == std::vector<uint32_t>({0, 0}));   // the same sequence again
+	assert_int_equal(g.s.retx_timeout, 1);
+	assert_int_equal(g.s.live.retx_timeout.load(), 1);
+	/* Its echo comes: the next ping goes; the repeat's echo is then dropped. */
+	g.arrive(0);
+	rp::pingpong_burst(&g.s);
+	assert_true(g.posted() == std::vector<uint32_t>({0, 0, 1}));
+	g.arrive(0);
+	rp::pingpong_burst(&g.s);
+	assert_int_equal(g.s.duplicates, 1);
+	assert_int_equal(g.s.c.received, 1);
+	assert_int_equal(g.s.c.sequence_errors, 0);
+	assert_true(g.posted() == std::vector<uint32_t>({0, 0, 1}));
+	assert_false(g.s.finished);
+}
+
+void the_timeout_backs_off(void **)
+{
+	Rig g(false);
+	rp::pingpong_burst(&g.s);
+	g.age(g.rto0() + 1);
+	rp::pingpong_burst(&g.s);                  // retry 1 after one timeout
+	assert_int_equal(g.s.retx_timeout, 1);
+	assert_int_equal(g.s.qps[0].rto.current(), 2 * g.rto0());
+	g.age(g.rto0() + g.rto0() / 2);
+	rp::pingpong_burst(&g.s);                  // 1.5 timeouts < 2: not yet
+	assert_int_equal(g.s.retx_timeout, 1);
+	g.age(2 * g.rto0() + 1);
+	rp::pingpong_burst(&g.s);                  // past 2: retry 2
+	assert_int_equal(g.s.retx_timeout, 2);
+	assert_int_equal(g.s.qps[0].rto.current(), 4 * g.rto0());
+	/* Its echo comes: no RTT sample from a resent ping (Karn), and the backoff ends. */
+	g.arrive(0);
+	rp::pingpong_burst(&g.s);
+	assert_int_equal(g.s.qps[0].rto.srtt, 0);
+	assert_int_equal(g.s.qps[0].rto.current(), g.rto0());
+}
+
+void a_repeated_ping_is_echoed_again(void **)
+{
+	Rig g(true);
+	g.arrive(0);
+	rp::pingpong_burst(&g.s);
+	assert_true(g.posted() == std::vector<uint32_t>({0}));
+	g.arrive(0);   // its echo was lost: the pinging side sent it again
+	rp::pingpong_burst(&g.s);
+	assert_true(g.posted() == std::vector<uint32_t>({0, 0}));
+	assert_int_equal(g.s.duplicates, 1);
+	assert_int_equal(g.s.c.received, 1);
+	g.arrive(1);
+	rp::pingpong_burst(&g.s);
+	assert_true(g.posted() == std::vector<uint32_t>({0, 0, 1}));
+	assert_int_equal(g.s.c.received, 2);
+	assert_int_equal(g.s.c.verified, 2);
+	/* Anything else is a sequence error, not a repeat. */
+	g.arrive(7);
+	rp::pingpong_burst(&g.s);
+	assert_int_equal(g.s.c.sequence_errors, 1);
+}
+
+void the_echoing_side_stays_for_a_lost_last_echo(void **)
+{
+	Rig g(true, 2);
+	g.arrive(0);
+	g.arrive(1);
+	rp::pingpong_burst(&g.s);
+	assert_false(g.s.finished);   // every echo sent, but the last may be lost
+	g.arrive(1);
+	rp::pingpong_burst(&g.s);
+	assert_true(g.posted() == std::vector<uint32_t>({0, 1, 1}));
+	g.ctl.requester_done.store(true);
+	rp::pingpong_burst(&g.s);
+	assert_true(g.s.finished);
+	assert_int_equal(rp::pingpong_finish(&g.s), 0);
+}
+
+} // namespace
+
+int main()
+{
+	if (!eal_for_tests("test_pingpong"))
+		return 1;
+	const CMUnitTest tests[] = {
+		cmocka_unit_test(a_late_echo_sends_the_ping_again),
+		cmocka_unit_test(the_timeout_backs_off),
+		cmocka_unit_test(a_repeated_ping_is_echoed_again),
+		cmocka_unit_test(the_echoing_side_stays_for_a_lost_last_echo),
+	};
+	return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
