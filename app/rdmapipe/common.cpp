@@ -23,24 +23,36 @@ namespace rp {
 
 namespace {
 std::atomic<RunControl *> g_running{nullptr};
-std::atomic<bool> g_stop_requested{false};
+std::atomic<int> g_stop_signal{0};
 } // namespace
 
 void set_running(RunControl *ctl)
 {
 	g_running.store(ctl);
+	if (ctl && g_stop_signal.load()) {   // the signal came during setup
+		ctl->stop_signal.store(g_stop_signal.load());
+		ctl->abort.store(true);
+	}
 }
 
-void request_stop()
+void request_stop(int sig)
 {
-	g_stop_requested.store(true);
-	if (RunControl *c = g_running.load())
+	g_stop_signal.store(sig);
+	cm_cancel_waits();
+	if (RunControl *c = g_running.load()) {
+		c->stop_signal.store(sig);
 		c->abort.store(true);
+	}
 }
 
 bool request_stopped()
 {
-	return g_stop_requested.load();
+	return g_stop_signal.load() != 0;
+}
+
+int stop_signal()
+{
+	return g_stop_signal.load();
 }
 
 int open_device(const RunOptions &o, Device *dev, DeviceCaps *caps)

@@ -27,6 +27,8 @@ enum ExitCode {
 	kExitRunFailed = 1,   // data, sequence or completion errors, stalls
 	kExitUsage = 2,       // bad arguments or lcore set
 	kExitSetup = 3,       // no usable device, resources could not be created
+	/* 128 + the signal (130 SIGINT, 143 SIGTERM): a signal stopped the run, after its
+	 * summary and results were written (main.cpp). */
 };
 
 /* Finds, opens and probes the device (printing the capabilities and what is missing
@@ -78,9 +80,11 @@ struct Results;
  * kExitRunFailed when a file cannot be written (the error is printed). */
 int write_results(const RunOptions &o, const Results &r, bool pass);
 
-/* The run a signal should stop (nullptr: none): request_stop() sets its abort flag. */
+/* The run a signal should stop (nullptr: none): request_stop() sets its abort flag and
+ * says which signal; a run set running after the signal came stops at once. */
 void set_running(RunControl *ctl);
-void request_stop();   // async-signal-safe
+void request_stop(int sig);   // async-signal-safe
 bool request_stopped();   // a signal asked the process to stop (a size sweep runs no more steps)
+int stop_signal();        // which (0: none)
 
 } // namespace rp

@@ -92,9 +92,12 @@ void print_plan(const rp::Graph &g)
 			printf("  flow %s: send pool %u x %u B\n", f->conf->name.c_str(), f->shape.tx_pool_n, f->o.msg_bytes);
 }
 
-void on_signal(int)
+/* The first SIGINT or SIGTERM stops the run in order (summary and results written);
+ * a second one, should that stop hang, ends the process as the signal's default does. */
+void on_signal(int sig)
 {
-	rp::request_stop();
+	rp::request_stop(sig);
+	signal(sig, SIG_DFL);
 }
 
 } // namespace
@@ -233,5 +236,9 @@ int main(int argc, char **argv)
 	if (rc == rp::kExitOk)
 		rc = rp::run_graph(conf, opts);
 	rte_eal_cleanup();
+	if (const int sig = rp::stop_signal()) {   // as a shell reports a process a signal ended
+		fprintf(stderr, "rdmapipe: stopped by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+		return 128 + sig;
+	}
 	return rc;
 }

@@ -92,6 +92,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		f.post_api = o.post_api;
 		f.fence = o.fence;
 		f.rnr_retry = o.rnr_retry;
+		f.retry_cnt = o.retry_cnt;
 		f.min_rnr_timer = o.min_rnr_timer;
 		if (o.duration_s > 0)
 			f.duration_s = o.duration_s;
@@ -251,7 +252,7 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		     (f.duration_s > 0 ? "duration = " + num(f.duration_s) : "messages = " + std::to_string(f.messages) + "L") +
 		     "; verify = " + (f.verify ? "true" : "false") + "; pool = \"" + f.pool + "\";\n    post_api = \"" +
 		     (f.post_api == PostApi::wr ? "wr" : "classic") + "\"; fence = " + (f.fence ? "true" : "false") +
-		     "; rnr_retry = " + std::to_string(f.rnr_retry) + "; min_rnr_timer = " + std::to_string(f.min_rnr_timer) + "; }" +
+		     "; rnr_retry = " + std::to_string(f.rnr_retry) + "; retry_cnt = " + std::to_string(f.retry_cnt) + "; min_rnr_timer = " + std::to_string(f.min_rnr_timer) + "; }" +
 		     (i + 1 < c.flows.size() ? "," : "") + "\n";
 		if (f.echoed)   // inside the group: before its closing brace
 			t.insert(t.rfind(" }"), " echoed = true;");

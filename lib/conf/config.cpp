@@ -231,7 +231,7 @@ const std::vector<std::string> kIoKeys = {"lcore", "device", "send_cq", "recv_cq
 const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "transport", "qps", "verb", "size", "sizes", "batch",
 					    "signal_every", "sq_depth", "window", "inline", "rate", "messages",
 					    "duration", "verify", "pool", "share_qps", "echoed", "post_api", "fence",
-					    "rnr_retry", "min_rnr_timer", "reliability", "ack_every", "ack_us", "inject_loss", "chunk"};
+					    "rnr_retry", "retry_cnt", "min_rnr_timer", "reliability", "ack_every", "ack_us", "inject_loss", "chunk"};
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output"};
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles"};
@@ -440,7 +440,7 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 		    !r.boolean(g, "inline", &f.inline_send) || !r.uint(g, "messages", 1, UINT64_MAX >> 1, &f.messages) ||
 		    !r.seconds(g, "duration", &f.duration_s) || !r.boolean(g, "verify", &f.verify) ||
 		    !r.string(g, "pool", &f.pool) || !r.boolean(g, "share_qps", &f.share_qps) ||
-		    !r.boolean(g, "echoed", &f.echoed) || !r.boolean(g, "fence", &f.fence) || !r.uint_as(g, "rnr_retry", 0, 7, &f.rnr_retry) ||
+		    !r.boolean(g, "echoed", &f.echoed) || !r.boolean(g, "fence", &f.fence) || !r.uint_as(g, "rnr_retry", 0, 7, &f.rnr_retry) || !r.uint_as(g, "retry_cnt", 0, 7, &f.retry_cnt) ||
 		    !r.uint_as(g, "min_rnr_timer", 0, 31, &f.min_rnr_timer))
 			return false;
 		int post_api = 0;

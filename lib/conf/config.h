@@ -92,6 +92,7 @@ struct FlowConf {
 	PostApi post_api = PostApi::classic;   // chained ibv_post_send, or ibv_qp_ex's ibv_wr_*
 	bool fence = false;         // IBV_SEND_FENCE on the first WR of every chain
 	uint8_t rnr_retry = 7;      // 0..7, 7 = forever
+	uint8_t retry_cnt = 7;      // 0..7 (rxe: 7 = forever)
 	uint8_t min_rnr_timer = 12; // 0..31, IB encoding (12 = 0.64 ms)
 	std::string pool;
 	int line = 0;

@@ -20,6 +20,9 @@ enum LongOnly {
 	OPT_SLOTS,
 	OPT_SQ_DEPTH,
 	OPT_BAD_RKEY,
+	OPT_INJECT_RNR,
+	OPT_RETRY_CNT,
+	OPT_POOL_SQUEEZE,
 	OPT_POST_API,
 	OPT_INLINE,
 	OPT_FENCE,
@@ -52,6 +55,8 @@ const struct option kLongOpts[] = {
 	{"verb", required_argument, nullptr, 'v'},
 	{"qps", required_argument, nullptr, 'Q'},
 	{"inject-bad-rkey", required_argument, nullptr, OPT_BAD_RKEY},
+	{"inject-rnr", required_argument, nullptr, OPT_INJECT_RNR},
+	{"inject-pool-squeeze", required_argument, nullptr, OPT_POOL_SQUEEZE},
 	{"post-api", required_argument, nullptr, OPT_POST_API},
 	{"cq-api", required_argument, nullptr, OPT_CQ_API},
 	{"connect", required_argument, nullptr, OPT_CONNECT},
@@ -75,6 +80,7 @@ const struct option kLongOpts[] = {
 	{"fence", no_argument, nullptr, OPT_FENCE},
 	{"poll", required_argument, nullptr, OPT_POLL},
 	{"rnr-retry", required_argument, nullptr, OPT_RNR_RETRY},
+	{"retry-cnt", required_argument, nullptr, OPT_RETRY_CNT},
 	{"min-rnr-timer", required_argument, nullptr, OPT_MIN_RNR_TIMER},
 	{"device", required_argument, nullptr, 'd'},
 	{"port", required_argument, nullptr, 'p'},
@@ -215,10 +221,16 @@ const char *options_usage()
 "      --poll MODE          busy (default): poll without pause; adaptive: after a run of\n"
 "                           empty polls, arm the CQs and sleep on a completion channel\n"
 "      --rnr-retry N        RNR retries, 0..7 (7 = forever, default)\n"
+"      --retry-cnt N        RC transport retries of an unanswered packet, 0..7 (default 7;\n"
+"                           rxe retries forever at 7, so only the stall timeout notices a dead path)\n"
 "      --min-rnr-timer N    responder's RNR NAK timer, IB encoding 0..31 (default 12 = 0.64 ms)\n"
 "      --no-verify          do not check payloads (sequence is still checked)\n"
 "      --inject-corruption N  flip one byte of message N before it is sent (tests the checker)\n"
 "      --inject-bad-rkey Q  QP Q posts with a wrong rkey (tests completion-error handling)\n"
+"      --inject-rnr L       lcore L's SRQ is never filled: SENDs to it are answered RNR NAK\n"
+"                           (tests RNR handling; with -f too)\n"
+"      --inject-pool-squeeze N  the first flow's send pool keeps only N buffers (tests\n"
+"                           back-pressure on an exhausted pool; with -f too)\n"
 "      --inject-loss F      UC: the sender skips posting this fraction (0..0.5) of data WRs while\n"
 "                           tracking them as sent (with -f: the file's UC flows)\n"
 "      --inject-bad-retx-header  software reliability: the first retransmission's header targets\n"
@@ -300,7 +312,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	while ((c = getopt_long(argc, argv, ":v:Q:d:p:g:s:n:t:b:S:f:qhVi", kLongOpts, nullptr)) != -1) {
 		const char *a = optarg;
 		if (shaping.empty() && c != 'f' && c != 'q' && c != 'h' && c != 'V' && c != OPT_STALL && c != OPT_CORRUPT && c != OPT_OUTPUT && c != OPT_CSV &&
-		    c != OPT_BAD_RKEY && c != OPT_INJECT_LOSS && c != OPT_BAD_RETX_HDR && c != OPT_STATS_PERIOD && c != OPT_DUMP_CONF && c != OPT_STAGE_CYCLES && c != 'i' && c != ':' &&
+		    c != OPT_BAD_RKEY && c != OPT_INJECT_RNR && c != OPT_POOL_SQUEEZE && c != OPT_INJECT_LOSS && c != OPT_BAD_RETX_HDR && c != OPT_STATS_PERIOD && c != OPT_DUMP_CONF && c != OPT_STAGE_CYCLES && c != 'i' && c != ':' &&
 		    c != '?')
 			shaping = argv[optind - 1 - (optarg && optarg == argv[optind - 1] ? 1 : 0)];
 		switch (c) {
@@ -502,6 +514,13 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			}
 			o->rnr_retry = static_cast<uint8_t>(v);
 			break;
+		case OPT_RETRY_CNT:
+			if (!parse_u64(a, 0, 7, &v)) {
+				*err = range_error("retry-cnt", a, 0, 7);
+				return ParseResult::error;
+			}
+			o->retry_cnt = static_cast<uint8_t>(v);
+			break;
 		case OPT_MIN_RNR_TIMER:
 			if (!parse_u64(a, 0, 31, &v)) {
 				*err = range_error("min-rnr-timer", a, 0, 31);
@@ -515,6 +534,20 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				return ParseResult::error;
 			}
 			o->bad_rkey_qp = static_cast<int>(v);
+			break;
+		case OPT_INJECT_RNR:
+			if (!parse_u64(a, 0, 1023, &v)) {
+				*err = range_error("inject-rnr", a, 0, 1023);
+				return ParseResult::error;
+			}
+			o->inject_rnr_lcore = static_cast<int>(v);
+			break;
+		case OPT_POOL_SQUEEZE:
+			if (!parse_u64(a, 1, UINT32_MAX, &v)) {
+				*err = range_error("inject-pool-squeeze", a, 1, UINT32_MAX);
+				return ParseResult::error;
+			}
+			o->inject_pool_left = static_cast<uint32_t>(v);
 			break;
 		case 'd':
 			if (*a == '\0') {

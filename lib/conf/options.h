@@ -46,6 +46,8 @@ struct RunOptions {
 	bool verify = true;
 	uint64_t corrupt_msg = UINT64_MAX; // test hook: flip one byte of this message (0-based)
 	int bad_rkey_qp = -1;           // test hook: this QP posts with a wrong rkey
+	int inject_rnr_lcore = -1;      // test hook: this lcore's SRQ is left empty (RNR NAKs)
+	uint32_t inject_pool_left = 0;  // test hook: the first flow's send pool keeps only this many
 	PostApi post_api = PostApi::classic;
 	CqApi cq_api = CqApi::classic;
 	ConnectPath connect = ConnectPath::cm;
@@ -67,6 +69,7 @@ struct RunOptions {
 	bool fence = false;             // IBV_SEND_FENCE on the first WR of every chain
 	bool adaptive_poll = false;     // sleep on a completion channel after a run of empty polls
 	uint8_t rnr_retry = 7;          // 0..7, 7 = forever
+	uint8_t retry_cnt = 7;          // RC transport retries, 0..7 (rxe: 7 = forever)
 	uint8_t min_rnr_timer = 12;     // 0..31, IB encoding (12 = 0.64 ms)
 	double stall_timeout_s = 10;    // no progress for this long: give up with an error
 	bool quiet = false;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 
 namespace rp {
@@ -731,12 +732,13 @@ void print_remote(const Graph &g)
 		if (e.probe_cq)
 			printf("  keep-alive reads:    %s%" PRIu64 " posted, %" PRIu64 " answered\n", who.c_str(), e.probes_posted,
 			       e.probes_answered);
-		if (e.duration && !e.server)
+		if (e.final_counts && !e.server)
 			printf("  final counts:        %s%" PRIu64 " of %u written to the server\n", who.c_str(), e.counts_written, n);
-		if (e.duration && e.server) {
+		if (e.final_counts && e.server) {
 			unsigned told = 0;
 			remote_sent(e, n, &told);
-			printf("  final counts:        %s%u of %u told by the client\n", who.c_str(), told, n);
+			printf("  final counts:        %s%u of %u told by the client%s\n", who.c_str(), told, n,
+			       told < n ? " (it went away before its end)" : "");
 		}
 	}
 }
@@ -986,9 +988,13 @@ bool graph_summary(const PipelineConf &c, const Graph &g, const std::vector<cons
 		printf("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
 		       static_cast<double>(lat->percentile(0.5)) / 1e3, static_cast<double>(lat->percentile(0.99)) / 1e3,
 		       static_cast<double>(lat->max()) / 1e3);
-	if (g.run.abort.load())
-		printf("  run:                 stopped before its end (a signal, or a stage joined by rings failed)\n");
-	printf("result: %s\n", x.pass ? "PASS" : "FAIL");
+	const int sig = g.run.stop_signal.load();
+	if (sig)
+		printf("  run:                 stopped by %s before its end: no new posts, what was in flight completed; "
+		       "the counts cover what ran\n", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+	else if (g.run.abort.load())
+		printf("  run:                 stopped before its end (a stage joined by rings failed)\n");
+	printf("result: %s\n", sig ? "INTERRUPTED" : x.pass ? "PASS" : "FAIL");
 	if (row) {
 		row->mmsgs = static_cast<double>(x.all.delivered) / x.secs / 1e6;
 		row->gbps = static_cast<double>(x.bytes) * 8 / x.secs / 1e9;
@@ -1002,6 +1008,7 @@ bool graph_summary(const PipelineConf &c, const Graph &g, const std::vector<cons
 	res = results_of(x.npingpong == g.flows.size() ? "pingpong" : "rate", f0.o.verb, f0.o.msg_bytes, view.device, x.secs,
 			 x.pass);
 	result_flows(g, x, &res);
+	res.stop_signal = sig;
 	bool client = false, server = false;   // two hosts: this host's role, as the peer's results say theirs
 	for (const auto &f : g.flows)
 		if (f->remote)

@@ -138,6 +138,11 @@ std::string flow_name(const std::vector<std::string> &names, size_t i)
 	return i < names.size() ? names[i] : "flow" + std::to_string(i);
 }
 
+const char *result_word(const Results &r)
+{
+	return r.stop_signal ? "INTERRUPTED" : r.pass ? "PASS" : "FAIL";
+}
+
 int write_results_json(const std::string &path, const Results &r, std::string *err)
 {
 	FILE *f = fopen(path.c_str(), "w");
@@ -149,7 +154,7 @@ int write_results_json(const std::string &path, const Results &r, std::string *e
 	fprintf(f, "  \"run\": {\"mode\": %s, \"role\": %s, \"verb\": %s, \"message_bytes\": %u, \"device\": %s, "
 		   "\"elapsed_s\": %.6f, \"result\": %s},\n",
 		json_str(r.mode).c_str(), json_str(r.role).c_str(), json_str(r.verb).c_str(), r.msg_bytes, json_str(r.device).c_str(), r.elapsed_s,
-		r.pass ? "\"PASS\"" : "\"FAIL\"");
+		json_str(result_word(r)).c_str());
 	fprintf(f, "  \"flows\": [");
 	for (size_t i = 0; i < r.flows.size(); i++) {
 		const FlowResult &x = r.flows[i];
@@ -240,7 +245,7 @@ int write_results_csv(const std::string &path, const Results &r, std::string *er
 			r.elapsed_s, rate(x.completed, r.elapsed_s), rate(x.bytes, r.elapsed_s) * 8 / 1e9, x.failed_qps,
 			x.errors ? x.errors->total : 0, csv_str(h ? x.latency_what : "").c_str(), h ? us(h->percentile(0.5)) : 0.0,
 			h ? us(h->percentile(0.9)) : 0.0, h ? us(h->percentile(0.99)) : 0.0, h ? us(h->percentile(0.999)) : 0.0,
-			h ? us(h->max()) : 0.0, r.pass ? "PASS" : "FAIL", r.role);
+			h ? us(h->max()) : 0.0, result_word(r), r.role);
 	}
 	return finish(f, path, err);
 }

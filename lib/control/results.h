@@ -54,6 +54,7 @@ struct Results {
 	uint32_t msg_bytes = 0;
 	double elapsed_s = 0;
 	bool pass = false;
+	int stop_signal = 0;   // SIGINT or SIGTERM stopped the run: its result is INTERRUPTED
 	std::vector<FlowResult> flows;
 	std::vector<LcoreResult> lcores;
 	std::vector<StageResult> stages;   // a pipeline's stages (none: a run kind without them)

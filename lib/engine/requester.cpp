@@ -796,7 +796,9 @@ uint32_t requester_burst(Requester *r)
 		return 0;
 	}
 	uint64_t now = rte_rdtsc();
-	if (polled > 0)
+	/* UC completes a send whether or not it arrived: a reliable flow progresses only
+	 * when its ACKs do, so a cut wire ends it at its stall timeout. */
+	if (polled > 0 && !p.reliable)
 		r->last_progress = now;
 	if (p.reliable) {
 		int acks = ctrl_port_poll(r->port, now);
@@ -913,8 +915,9 @@ uint32_t requester_burst(Requester *r)
 		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);
 	r->idler.idle(posted || polled > 0);
 	if (now - r->last_progress > p.stall_tsc) {
-		c.fail_reason = r->in ? "stalled: no credit or completion for the send queues, or nothing from the ring"
-				      : "stalled: no credit or completion for the send queues";
+		c.fail_reason = p.reliable ? "gave up: nothing acknowledged within the stall timeout while retransmitting (the peer or the path is gone)"
+				: r->in	    ? "stalled: no credit or completion for the send queues, or nothing from the ring"
+					    : "stalled: no credit or completion for the send queues";
 		r->finished = true;
 	}
 	return posted + static_cast<uint32_t>(polled);
@@ -973,7 +976,8 @@ void requester_on_send_wc(void *requester, const ibv_wc &wc, uint64_t now)
 	ibv_wc own = wc;
 	own.wr_id &= kSeqMask;
 	on_send_wc(r, qi, own, now);
-	r->last_progress = now;   // the other role polled it: still progress of ours
+	if (!r->p.reliable)
+		r->last_progress = now;   // the other role polled it: still progress of ours
 }
 
 void requester_input_ended(Requester *r)

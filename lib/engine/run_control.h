@@ -12,6 +12,7 @@ struct alignas(64) RunControl {
 	const uint64_t *qp_sent = nullptr;         // per QP; requester writes before requester_done
 	const bool *qp_failed = nullptr;           // per QP, likewise: its state is unknowable
 	std::atomic<bool> abort{false};            // any lcore: wo on a fatal error, all: ro
+	std::atomic<int> stop_signal{0};           // the signal that stopped the run (main's handler: wo)
 	/* The control plane's (the console's start, stop and quit), read by the roles: */
 	std::atomic<bool> paused{false};           // post nothing new; no stall is counted meanwhile
 	std::atomic<bool> end_now{false};          // end as a duration run ends: a last message per QP

@@ -28,6 +28,14 @@ public:
 
 	void consumed(uint32_t n) { missing_ += n; }
 
+	/* Setup, instead of fill(): the SRQ stays empty for the whole run, so every SEND to
+	 * it is answered with an RNR NAK (the --inject-rnr test hook). */
+	void starve()
+	{
+		missing_ = depth_;
+		threshold_ = UINT32_MAX;
+	}
+
 	/* Fast path: reposts every missing receive once at least `threshold` are missing.
 	 * Returns the count posted (0 below the threshold) or -errno. */
 	int refill(const VerbsOps &ops, ibv_srq *srq)

@@ -412,8 +412,8 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, D
 	if (requester_buffers(o, tag, req_dev, false, f, err) != 0 || responder_buffers(o, tag, rsp_dev, false, f, err) != 0)
 		return -1;
 
-	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc};
-	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
+	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt};
+	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt};
 	int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
 	int rsp_access = shape.mem_access & ~IBV_ACCESS_LOCAL_WRITE;
 	if (qp_pairs_connect(o, nqps, req_dev, rsp_dev, req_io, rsp_io, req_qo, rsp_qo, req_access, rsp_access, &f->pairs, err) != 0)

@@ -487,7 +487,15 @@ int make_lcore_io(GraphLcore *l, std::string *err)
 
 /* The SRQ's receive pool (SEND receives carry a buffer; WRITE_WITH_IMM ones none),
  * registered, and the SRQ filled. */
-int fill_lcore_srq(GraphLcore *l, std::string *err)
+bool lcore_has_srq(const Graph &g, unsigned lcore)
+{
+	for (const auto &l : g.lcores)
+		if (l->lcore == lcore && l->conf && l->has_roles() && l->srq)
+			return true;
+	return false;
+}
+
+int fill_lcore_srq(GraphLcore *l, bool starve, std::string *err)
 {
 	if (l->srq == 0)
 		return 0;
@@ -501,6 +509,10 @@ int fill_lcore_srq(GraphLcore *l, std::string *err)
 		*err = "lcore " + std::to_string(l->lcore) + "'s SRQ refill: bad sizes (depth " + std::to_string(l->srq) +
 		       ", threshold " + std::to_string(l->srq_threshold) + ")";
 		return -1;
+	}
+	if (starve) {
+		l->refill.starve();
+		return 0;
 	}
 	int ret = l->refill.fill(*l->ops, l->io.srq);
 	if (ret < 0 || static_cast<uint64_t>(ret) != l->srq) {
@@ -578,7 +590,7 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 	 * a two-host flow inlines as its own device allows). */
 	const bool inl = o.inline_send || ((!f.tx || o.msg_bytes <= f.tx->caps->max_inline) &&
 					   (!f.rx || o.msg_bytes <= f.rx->caps->max_inline));
-	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
+	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt};
 	int rc = f.serves() ? remote_accept(o, *f.rx->dev, f.rx->io, qo, f.remote.get(), &obj, {}, err)
 		 : f.remote ? remote_connect(o, *f.tx->dev, f.tx->io, qo, 0, 0, f.remote.get(), &obj, err)
 		 : qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, 0, 0, &obj.pairs, err);
@@ -724,6 +736,7 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 	r.post_api = f.post_api;
 	r.fence = f.fence;
 	r.rnr_retry = f.rnr_retry;
+	r.retry_cnt = f.retry_cnt;
 	r.min_rnr_timer = f.min_rnr_timer;
 	r.connect = c.run.connect;
 	r.rate_pps = f.rate_pps;
@@ -798,8 +811,40 @@ GraphFlow::~GraphFlow()
 	mr_table_release(&fed_mrs);
 }
 
+namespace {
+
+/* --inject-pool-squeeze N: the first flow's send pool keeps N buffers; the rest are
+ * taken out before launch (and given back at teardown), so it runs dry under load. */
+int squeeze_pool(Graph *g, uint32_t left, std::string *err)
+{
+	rte_mempool *mp = g->flows.empty() ? nullptr : g->flows[0]->objs->tx_pool;
+	const std::string what = "--inject-pool-squeeze " + std::to_string(left);
+	if (mp == nullptr) {
+		*err = what + ": flow '" + g->conf->flows[0].name + "' has no send pool of its own";
+		return -1;
+	}
+	const unsigned avail = rte_mempool_avail_count(mp);
+	if (left >= avail) {
+		*err = what + ": flow '" + g->conf->flows[0].name + "': its send pool has only " + std::to_string(avail) + " buffers";
+		return -1;
+	}
+	/* Past this lcore's cache: buffers left there would be out of the lcores' reach. */
+	g->squeezed.resize(avail - left);
+	if (rte_mempool_generic_get(mp, g->squeezed.data(), static_cast<unsigned>(g->squeezed.size()), nullptr) != 0) {
+		g->squeezed.clear();
+		*err = what + ": could not take the buffers out";
+		return -1;
+	}
+	g->squeezed_from = mp;
+	return 0;
+}
+
+} // namespace
+
 Graph::~Graph()
 {
+	if (squeezed_from)
+		rte_mempool_generic_put(squeezed_from, squeezed.data(), static_cast<unsigned>(squeezed.size()), nullptr);
 	remote_watch_finish(&watch, 0);   // a build that failed after starting it, or a caller that did not finish it
 	for (auto &r : rings)
 		rte_ring_free(r->ring);
@@ -1071,6 +1116,11 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 			return -1;
 		}
 	size_graph(g);
+	if (cli.inject_rnr_lcore >= 0 && !lcore_has_srq(*g, static_cast<unsigned>(cli.inject_rnr_lcore))) {
+		*err = "--inject-rnr " + std::to_string(cli.inject_rnr_lcore) +
+		       ": no flow receives SENDs on that lcore (no SRQ there to leave empty)";
+		return -1;
+	}
 	g->planned = true;
 	return 0;
 }
@@ -1345,7 +1395,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 		if (l->conf && l->has_roles() && make_lcore_io(l.get(), err) != 0)
 			return -1;
 	for (auto &l : g->lcores)
-		if (l->has_io && fill_lcore_srq(l.get(), err) != 0)
+		if (l->has_io && fill_lcore_srq(l.get(), static_cast<int>(l->lcore) == cli.inject_rnr_lcore, err) != 0)
 			return -1;
 
 	/* Each flow's objects and roles on its lcores' io contexts. Servers of two-host
@@ -1505,7 +1555,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 		LcoreLoop &loop = s->lcore->loop;
 		loop.stages[loop.nstages++] = &s->st;
 	}
-	return 0;
+	return cli.inject_pool_left ? squeeze_pool(g, cli.inject_pool_left, err) : 0;
 }
 
 int graph_lcore_run(void *arg)
@@ -1537,7 +1587,8 @@ uint64_t graph_buffers_out(const Graph &g)
 	uint64_t out = 0;
 	for (const auto &f : g.flows) {
 		if (f->objs->tx_pool)
-			out += rte_mempool_in_use_count(f->objs->tx_pool);
+			out += rte_mempool_in_use_count(f->objs->tx_pool) -
+			       (f->objs->tx_pool == g.squeezed_from ? g.squeezed.size() : 0);
 		for (const auto &lane : f->lanes)
 			if (lane->objs && lane->objs->tx_pool)
 				out += rte_mempool_in_use_count(lane->objs->tx_pool);

@@ -171,6 +171,8 @@ struct Graph {
 	bool use_wr = false;                   // some flow posts through ibv_qp_ex (asked for and present)
 	bool planned = false;
 	RemoteWatch watch;                     // two-host flows' connections (graph_build fills it)
+	std::vector<void *> squeezed;          // --inject-pool-squeeze: buffers held out of squeezed_from
+	rte_mempool *squeezed_from = nullptr;
 	/* Progress worth a line while building (a server waiting for its clients); the
 	 * caller prints it, or not. */
 	std::function<void(const std::string &)> note;

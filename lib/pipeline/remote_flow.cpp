@@ -207,7 +207,7 @@ int connect_uc(Device &dev, const CmConnSet &cm, unsigned c, ibv_qp *qp, const Q
  * few words (final counts, keep-alive reads). */
 QpOptions service_qo(const QpOptions &qo)
 {
-	return qo.uc ? QpOptions{4, 0, false, qo.rnr_retry, qo.min_rnr_timer, false} : qo;
+	return qo.uc ? QpOptions{4, 0, false, qo.rnr_retry, qo.min_rnr_timer, false, qo.retry_cnt} : qo;
 }
 
 } // namespace
@@ -268,7 +268,7 @@ int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const
 	const RoleShape &shape = f->shape;
 	if (requester_buffers(o, tag, dev, true, f, err) != 0)
 		return -1;
-	QpOptions qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc};
+	QpOptions qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt};
 	if (remote_connect(o, dev, io, qo, shape.two_sided ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
 			   made_upstream ? kCmSelfDescribing : 0, e, f, err) != 0)
 		return -1;
@@ -277,17 +277,18 @@ int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const
 	std::vector<RemoteTarget> targets;
 	bool asked_self_describing = false;
 	e->duration = o.messages == 0;
+	e->final_counts = e->duration || !shape.two_sided;
 	for (uint32_t i = 0; i < o.qps; i++) {
 		const CmConn &c = cli.conn(i);
 		asked_self_describing |= (c.peer.flags & kCmSelfDescribing) != 0;
-		if (e->duration && c.peer.credit_addr == 0) {
+		if (e->final_counts && c.peer.credit_addr == 0) {
 			*err = e->addr.str + ": the server's reply for QP " + std::to_string(i) + " names no word for the final count";
 			return -1;
 		}
-		if (e->duration)
+		if (e->final_counts)
 			e->count_words.push_back(RemoteTarget{c.peer.credit_addr, c.peer.credit_rkey, 0});
 	}
-	if (e->duration && registered_buf_alloc(dev, (std::string("rp_") + tag + "_final_counts").c_str(), o.qps * sizeof(uint64_t),
+	if (e->final_counts && registered_buf_alloc(dev, (std::string("rp_") + tag + "_final_counts").c_str(), o.qps * sizeof(uint64_t),
 						0, &e->counts, err) != 0)
 		return -1;
 	for (uint32_t i = 0; i < o.qps; i++) {
@@ -406,7 +407,8 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 	if (!shape.two_sided && make_probe(o, dev, e, f, err) != 0)
 		return -1;
 	e->duration = o.messages == 0;
-	if (e->duration) {   // the client's final counts land here
+	e->final_counts = e->duration || !shape.two_sided;
+	if (e->final_counts) {   // the client's final counts land here
 		if (registered_buf_alloc(dev, (std::string("rp_") + tag + "_final_counts").c_str(), o.qps * sizeof(uint64_t),
 					 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &e->counts, err) != 0)
 			return -1;
@@ -431,7 +433,7 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 			reply->slots = verb_is_atomic(o.verb) ? 1 : o.slots;
 			reply->slot_bytes = verb_is_atomic(o.verb) ? 8 : o.msg_bytes;
 		}
-		if (e->duration) {
+		if (e->final_counts) {
 			reply->credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(e->counts.addr) + p.qp_index);
 			reply->credit_rkey = e->counts.mr->rkey;
 			spec->access |= IBV_ACCESS_REMOTE_WRITE;
@@ -441,7 +443,7 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 			e->words[p.qp_index] = RemoteTarget{p.credit_addr, p.credit_rkey, 0};
 		return 0;
 	};
-	QpOptions qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc};
+	QpOptions qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt};
 	if (remote_accept(o, dev, io, qo, e, f, fill, err) != 0 || responder_bind(o, ops, io, ctl, f, credits, v, err) != 0)
 		return -1;
 	v->self_describing |= self_describing || hand_on;
@@ -459,9 +461,10 @@ uint64_t remote_sent(const RemoteEnd &e, uint32_t qps, unsigned *told)
 {
 	uint64_t sent = 0;
 	*told = 0;
+	const auto *fin = static_cast<const uint64_t *>(e.counts.addr);
 	for (uint32_t i = 0; i < qps; i++) {
-		const uint64_t n = e.duration ? static_cast<const uint64_t *>(e.counts.addr)[i] : e.targets[i];
-		*told += n != UINT64_MAX;
+		const uint64_t n = e.duration ? fin[i] : e.targets[i];
+		*told += e.final_counts ? fin[i] != UINT64_MAX : 1;
 		sent += n == UINT64_MAX ? 0 : n;
 	}
 	return sent;
@@ -586,7 +589,7 @@ void write_final_counts(RemoteWatchEnd &we)
 {
 	RemoteEnd &e = *we.end;
 	const Requester &q = *we.q;
-	if (!e.duration || we.ctl->aborted() || q.c.fail_reason)
+	if (!e.final_counts || we.ctl->aborted() || q.c.fail_reason)
 		return;   // a failed run has no final count to give; the server fails too
 	auto *src = static_cast<uint64_t *>(e.counts.addr);
 	for (uint32_t i = 0; i < q.nqps; i++) {

@@ -39,8 +39,11 @@ struct RemoteEnd {
 	CmAddr local;                      // client: the address (and so the device) to connect from
 	std::vector<uint64_t> targets;     // per QP, the messages the client sends (0 each: a duration)
 	/* A duration run has no count to announce: the client writes each QP's final count
-	 * into a word of the server's (named in the server's reply) before it disconnects. */
+	 * into a word of the server's (named in the server's reply) before it disconnects.
+	 * So does the client of a one-sided verb, whose server sees nothing arrive: the
+	 * count written is its proof that the client ended rather than died. */
 	bool duration = false;
+	bool final_counts = false;         // duration, or a one-sided verb
 	RegisteredBuf counts;              // those words: the server's (UINT64_MAX: not told), the client's source
 	std::vector<RemoteTarget> count_words;   // client: where the server takes them
 	uint64_t counts_written = 0;       // client: final counts the server acknowledged

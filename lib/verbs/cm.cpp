@@ -8,6 +8,8 @@
 #include <poll.h>
 #include <rdma/rdma_cma.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -427,9 +429,23 @@ int CmConnSet::open_channel(std::string *err)
 	return 0;
 }
 
+namespace {
+std::atomic<bool> g_cm_cancelled{false};
+constexpr int kCancelCheckMs = 100;   // how late a cancel is noticed (the signal may hit another thread)
+} // namespace
+
+void cm_cancel_waits()
+{
+	g_cm_cancelled.store(true);
+}
+
 int CmConnSet::next_event(int64_t deadline_ns, Event *ev, std::string *err)
 {
 	for (;;) {
+		if (g_cm_cancelled.load()) {
+			*err = what_ + ": interrupted while waiting (a signal asked the process to stop)";
+			return -EINTR;
+		}
 		rdma_cm_event *e = nullptr;
 		if (rdma_get_cm_event(channel_, &e) == 0) {
 			ev->type = e->event;
@@ -457,7 +473,7 @@ int CmConnSet::next_event(int64_t deadline_ns, Event *ev, std::string *err)
 		if (left <= 0)
 			return 0;
 		pollfd p{channel_->fd, POLLIN, 0};
-		if (poll(&p, 1, left_ms(deadline_ns)) < 0 && errno != EINTR) {
+		if (poll(&p, 1, std::min(left_ms(deadline_ns), kCancelCheckMs)) < 0 && errno != EINTR) {
 			int ret = errno;
 			*err = what_ + ": poll on the event channel: " + strerror(ret);
 			return -ret;
@@ -843,7 +859,7 @@ int CmClient::connect(std::span<const CmQpSpec> specs, std::span<const CmPrivate
 			p.responder_resources =
 				(c.access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)) ? RDMA_MAX_RESP_RES : 0;
 			p.initiator_depth = RDMA_MAX_INIT_DEPTH;
-			p.retry_count = specs[i].retry_count > 7 ? 7 : specs[i].retry_count;
+			p.retry_count = specs[i].qp.retry_cnt > 7 ? 7 : specs[i].qp.retry_cnt;
 			p.rnr_retry_count = specs[i].qp.rnr_retry > 7 ? 7 : specs[i].qp.rnr_retry;
 			if (rdma_connect(c.id, &p) != 0) {
 				ret = errno;

@@ -44,7 +44,8 @@ struct Device;
  * private-data area of the CM message (zero-padded to 56 or 196 bytes on IB/RoCE),
  * so only the length field says how much the sender wrote. */
 inline constexpr uint32_t kCmMagic = 0x5250434d;   // "RPCM"
-inline constexpr uint8_t kCmVersion = 4;   // 2: UC and control QP numbers; 3: chunk bytes; 4: kCmReliable
+inline constexpr uint8_t kCmVersion = 5;   // 2: UC and control QP numbers; 3: chunk bytes; 4: kCmReliable;
+                                           // 5: one-sided verbs' final counts
 inline constexpr size_t kCmParamsBytes = 56;       // CmPrivate on the wire
 inline constexpr size_t kCmRejectBytes = 148;      // header + a reason for the peer: all of an IB REJ
 inline constexpr size_t kCmRejectTextBytes = kCmRejectBytes - 8;
@@ -115,6 +116,10 @@ int cm_device_open(Device *dev, ibv_context *verbs, uint8_t port, std::string *e
 void cm_device_close(Device *dev);
 /* librdmacm's context for device `name` ("": the first), e.g. for a server listening
  * on 0.0.0.0 or a loopback run that connects through rdma_cm. */
+/* Every rdma_cm wait in progress or to come ends within 100 ms with -EINTR and says
+ * it was interrupted (async-signal-safe: SIGINT/SIGTERM during connection setup). */
+void cm_cancel_waits();
+
 int cm_device_context(const std::string &name, ibv_context **verbs, std::string *err);
 
 /* ---- One connection's QP, from the caller --------------------------------------------- */
@@ -126,7 +131,6 @@ struct CmQpSpec {
 	uint32_t rq_depth = 1;
 	QpOptions qp;                // send depth, max inline, qp_ex, rnr_retry, min_rnr_timer
 	int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	uint8_t retry_count = 7;     // transport retries (rdma_connect conn_param)
 	uint8_t ack_timeout = 14;    // 4.096 us * 2^14 = 67 ms, as in io_context; 0: rdma_cm's
 };
 

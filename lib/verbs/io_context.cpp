@@ -9,7 +9,6 @@ namespace rp {
 
 namespace {
 
-constexpr uint8_t kRetryCnt = 7;
 constexpr uint8_t kAckTimeout = 14;    // 4.096 us * 2^14 = 67 ms
 
 std::string errstr(const Device &dev, const char *what, int e)
@@ -188,7 +187,7 @@ int rc_qp_connect(Device &dev, ibv_qp *qp, const QpOptions &o, uint32_t local_ps
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = local_psn;
 	a.timeout = kAckTimeout;
-	a.retry_cnt = kRetryCnt;
+	a.retry_cnt = o.retry_cnt;
 	a.rnr_retry = o.rnr_retry;
 	a.max_rd_atomic = static_cast<uint8_t>(dev.dev_attr.max_qp_init_rd_atom < 16 ? dev.dev_attr.max_qp_init_rd_atom : 16);
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |

@@ -46,6 +46,7 @@ struct QpOptions {
 	uint8_t rnr_retry = 7;       // 7: retry forever
 	uint8_t min_rnr_timer = 12;  // 12: 0.64 ms (the IB encoding)
 	bool uc = false;             // unreliable connected: no acks, no RNR, no reads or atomics
+	uint8_t retry_cnt = 7;       // RC transport retries (rxe: 7 retries forever, as RNR's 7 does)
 };
 
 /* An RC (or, with o.uc, UC) QP on io's CQs (and SRQ, if any), left in RESET. */

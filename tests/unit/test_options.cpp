@@ -101,6 +101,13 @@ void verbs_and_qps(void **)
 	assert_true(o.inline_send && o.fence);
 	assert_int_equal(o.rnr_retry, 3);
 	assert_int_equal(o.min_rnr_timer, 1);
+	assert_int_equal(o.retry_cnt, 7);   // the default
+	assert_int_equal(static_cast<int>(parse({"-v", "send", "--retry-cnt", "6", "--inject-rnr", "1", "--inject-pool-squeeze",
+						 "64"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.retry_cnt, 6);
+	assert_int_equal(o.inject_rnr_lcore, 1);
+	assert_int_equal(o.inject_pool_left, 64);
 }
 
 void duration_instead_of_count(void **)
@@ -149,6 +156,9 @@ void cross_checks(void **)
 	expect_error({"--post-api", "fast"}, "--post-api: 'fast' is not classic or wr");
 	expect_error({"--rnr-retry", "8"}, "--rnr-retry: '8' is not an integer in 0..7");
 	expect_error({"--min-rnr-timer", "32"}, "--min-rnr-timer: '32' is not an integer in 0..31");
+	expect_error({"--retry-cnt", "8"}, "--retry-cnt: '8' is not an integer in 0..7");
+	expect_error({"--inject-rnr", "1024"}, "--inject-rnr: '1024' is not an integer in 0..1023");
+	expect_error({"--inject-pool-squeeze", "0"}, "--inject-pool-squeeze: '0' is not an integer in 1..4294967295");
 }
 
 void pingpong_and_cq_api(void **)
