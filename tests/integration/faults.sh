@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Faults on one host (docs/reliability.md lists them all): SIGINT and SIGTERM mid-run
+# and while a server waits for its client (an orderly stop, the summary and results
+# written, exit status 128 + the signal); a receiver with no receive posted (RNR named
+# and counted, the other flow goes on); a send pool squeezed far below what the
+# window could hold (back-pressure: every message delivered, none lost).
+. "$(dirname "$0")/lib.sh"
+need_device
+out=$(mktemp) json=$(mktemp)
+
+# start_bg ARGS...: rdmapipe in the background ($bpid: rdmapipe itself, not timeout).
+start_bg() {
+	# shellcheck disable=SC2046
+	timeout -k 5 120 "$RDMAPIPE" $(eal_args) -- "$@" >"$out" 2>&1 &
+	tpid=$!
+	for _ in $(seq 1 50); do
+		bpid=$(pgrep -P "$tpid" | head -n 1)
+		[ -n "$bpid" ] && return 0
+		sleep 0.1
+	done
+	echo "FAIL: rdmapipe did not start"; fails=$((fails + 1))
+}
+# until_line REGEX: waits (bounded) until the output has a line matching REGEX.
+until_line() {
+	for _ in $(seq 1 600); do
+		grep -qE "$1" "$out" && return 0
+		kill -0 "$tpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "FAIL: no line /$1/ in:"; cat "$out"; fails=$((fails + 1))
+}
+# signal_and_wait SIG: sends SIG, waits; sets $rc and $ms (from the signal to the exit).
+signal_and_wait() {
+	local t0
+	t0=$(date +%s%N)
+	kill -"$1" "$bpid"
+	wait "$tpid"
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo "--- rdmapipe, SIG$1 (exit $rc after $ms ms)"; cat "$out"
+}
+
+# A signal mid-run: the lcores stop posting, what is in flight completes, the summary
+# and the results say INTERRUPTED, and the exit status is the shell's for that signal.
+for sig in INT:130 TERM:143; do
+	name=${sig%%:*} want=${sig##*:}
+	start_bg -d "$DEV" -v write_imm -n 100000000 --stats-period 1 --output "$json"
+	until_line "^  flow0 +[0-9.]+ Mmsg/s"
+	signal_and_wait "$name"
+	expect_eq "SIG$name mid-run: exit status" "$rc" "$want"
+	expect_grep "$out" "^  run: +stopped by SIG$name before its end"
+	expect_grep "$out" "^result: INTERRUPTED$"
+	expect_grep "$out" "^rdmapipe: stopped by SIG$name$"
+	expect_grep "$json" "\"result\": \"INTERRUPTED\""
+	expect_grep "$out" "^  messages verified: +[1-9]"
+	expect_eq "SIG$name mid-run: payload errors" "$(field "$out" 'payload errors')" 0
+	[ "$ms" -le 5000 ] && echo "ok: SIG$name: stopped in $ms ms" || { echo "FAIL: SIG$name took $ms ms"; fails=$((fails + 1)); }
+done
+
+# A signal while a server waits for a client that never comes: it stops waiting at
+# once (not at its connect timeout) and says why.
+addr=${RXE_LOOP_ADDR:-}
+if [ -n "$addr" ]; then
+	start_bg -d "$DEV" --listen "$addr:18990" -v send -n 1000 --stall-timeout 60
+	until_line "waiting for"
+	signal_and_wait INT
+	expect_eq "SIGINT while listening: exit status" "$rc" 130
+	expect_grep "$out" "interrupted while waiting"
+	[ "$ms" -le 3000 ] && echo "ok: SIGINT while listening: stopped in $ms ms" || { echo "FAIL: SIGINT while listening took $ms ms"; fails=$((fails + 1)); }
+else
+	echo "FAIL: no RXE_LOOP_ADDR to listen on (run under tools/softroce)"; fails=$((fails + 1))
+fi
+
+# use_conf FILE: FILE (under tests/integration) pointed at this machine's device, in $conf.
+conf=$(mktemp --suffix=.conf)
+use_conf() { sed "s/\"rxe0\"/\"$DEV\"/g" "$(dirname "$0")/$1" >"$conf"; }
+
+# RNR: lcore 1's SRQ is never filled. Flow "starved" (received there, RNR retry 1)
+# gets RNR NAKs until its retries run out: named, counted by the port, its QPs failed;
+# flow "fed" (received on lcore 0) delivers and verifies everything.
+use_conf graphs/rnr-beside-flow.conf
+t0=$SECONDS
+run_rdmapipe "$out" -f "$conf" --inject-rnr 1
+expect_eq "RNR: exit status" "$rc" 1
+expect_grep "$out" "^  flow starved requester completion errors: [0-9]+ x RNR retry counter exceeded"
+expect_grep "$out" "^  flow starved: .*, failed QPs 2$"
+expect_grep "$out" "^  flow fed: .*: sent 20000, completed 20000, received 20000, verified 20000$"
+expect_grep "$out" "^  port counters: .*rnr"
+expect_no_grep "$out" "^  flow fed (requester|responder) completion errors"
+expect_grep "$out" "^result: FAIL$"
+within=$((SECONDS - t0))
+[ "$within" -le 60 ] && echo "ok: RNR: ended in $within s" || { echo "FAIL: RNR took $within s"; fails=$((fails + 1)); }
+# The hook names what it cannot do.
+run_rdmapipe "$out" -f "$conf" --inject-rnr 5
+expect_eq "RNR on an lcore without an SRQ: exit status" "$rc" 2
+expect_grep "$out" "inject-rnr 5: no flow receives SENDs on that lcore"
+
+# A buffer pool exhausted: conf/gen-tx.conf without its rate limit, its send pool
+# squeezed to 64 buffers (two chains) while the send queues and the ring could hold
+# over a thousand. The gen stage runs the pool dry again and again and waits for the
+# sender's completions to give buffers back: back-pressure, and nothing is lost.
+use_conf ../../conf/gen-tx.conf
+sed -i 's/rate = 20000; //' "$conf"
+run_rdmapipe "$out" -f "$conf" --inject-pool-squeeze 64
+expect_eq "pool exhausted: exit status" "$rc" 0
+expect_grep "$out" "^  stage gen: +gen on lcore 1: 60000 messages .*, [1-9][0-9]* bursts short of buffers"
+expect_grep "$out" "^  flow g: .*sent 60000, completed 60000, received 60000, verified 60000"
+expect_eq "pool exhausted: lost" "$(field "$out" 'lost messages')" 0
+expect_eq "pool exhausted: buffers not returned" "$(field "$out" 'buffers not returned')" 0
+expect_grep "$out" "^result: PASS$"
+
+rm -f "$out" "$json" "$conf"
+finish

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Faults between two rdmapipe processes (rxeA and rxeB over the veth wire; the list is
+# docs/reliability.md's): the peer process killed mid-run, for each role and each kind
+# of verb (one-sided write and read, two-sided send, atomics); the wire cut (netem
+# drops every packet) under RC, where the transport's retries run out and are named,
+# and under UC made reliable in software, where the flow gives up at its stall timeout
+# and says so. Every case: the exit status, the reason, and a bounded time.
+. "$(dirname "$0")/lib.sh"
+port=18700
+. "$(dirname "$0")/remote_lib.sh"
+
+# within WHAT SECS LIMIT: a bound on how long WHAT took.
+within() {
+	if [ "$2" -le "$3" ]; then echo "ok: $1: ended in $2 s"; else echo "FAIL: $1: took $2 s (bound $3 s)"; fails=$((fails + 1)); fi
+}
+
+# The peer process dies (SIGKILL, as a crash would) 4 s into a long run.
+for v in write read send_imm fetch_add; do
+	# The server dies: the client hears the disconnect (or its QPs fail) and ends.
+	server -v "$v" -n 100000000 --stall-timeout 5
+	( sleep 4; pkill -9 -P "$spid" ) &
+	t0=$SECONDS
+	client -v "$v" -n 100000000 --stall-timeout 5
+	wait "$spid" 2>/dev/null
+	echo "--- $v, server killed: client (exit $rc)"; cat "$cout"
+	expect_eq "$v, server killed: client exit" "$rc" 1
+	expect_grep "$cout" "^  (connection lost|requester failed): "
+	expect_grep "$cout" "^result: FAIL$"
+	within "$v, server killed" $((SECONDS - t0)) 40
+
+	# The client dies: the server sees it go and ends, counting what came.
+	server -v "$v" -n 100000000 --stall-timeout 5
+	# shellcheck disable=SC2086
+	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" -v "$v" -n 100000000 >"$cout" 2>&1 &
+	cpid=$!
+	sleep 4
+	pkill -9 -P "$cpid"
+	t0=$SECONDS
+	wait "$spid"
+	src=$?
+	echo "--- $v, client killed: server (exit $src)"; cat "$sout"
+	expect_eq "$v, client killed: server exit" "$src" 1
+	expect_grep "$sout" "^  disconnected: +1 of 1 connection|the client stopped answering"
+	expect_grep "$sout" "^result: FAIL$"
+	within "$v, client killed" $((SECONDS - t0)) 30
+done
+
+if wire_ready; then
+	# RC, the wire cut: the transport retries (every 67 ms; 6 of them: rxe retries
+	# forever at 7) run out on whatever each end has outstanding, and the completion
+	# error is named, well inside the stall timeouts. Neither hangs.
+	server -v write_imm -n 100000000 --stall-timeout 30 --retry-cnt 6
+	# shellcheck disable=SC2086
+	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" -v write_imm -n 100000000 --stall-timeout 30 --retry-cnt 6 >"$cout" 2>&1 &
+	cpid=$!
+	sleep 4
+	netem_loss 100%
+	t0=$SECONDS
+	wait "$cpid"
+	rc=$?
+	wait "$spid"
+	src=$?
+	netem_off
+	echo "--- RC, wire cut: client (exit $rc)"; cat "$cout"; echo "--- server (exit $src)"; cat "$sout"
+	expect_eq "RC, wire cut: client exit" "$rc" 1
+	# The client has sends outstanding, or is waiting for credit while the server's
+	# credit writes are: at least one end names the retries running out.
+	if grep -Eq "completion errors: [0-9]+ x transport retry counter exceeded" "$cout" "$sout"; then
+		echo "ok: RC, wire cut: transport retry counter exceeded, named"
+	else
+		echo "FAIL: RC, wire cut: neither end names the transport retries running out"; fails=$((fails + 1))
+	fi
+	expect_no_grep "$cout" "stalled"
+	expect_no_grep "$sout" "stalled"
+	expect_grep "$cout" "^result: FAIL$"
+	expect_eq "RC, wire cut: server exit" "$src" 1
+	expect_grep "$sout" "^result: FAIL$"
+	within "RC, wire cut" $((SECONDS - t0)) 45
+
+	# UC made reliable, the wire cut: retransmissions go unanswered; the client's flow
+	# gives up once nothing is acknowledged for its stall timeout, and says so.
+	server --transport uc -v write_imm -n 100000000 --stall-timeout 6
+	# shellcheck disable=SC2086
+	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" --transport uc -v write_imm -n 100000000 --stall-timeout 6 >"$cout" 2>&1 &
+	cpid=$!
+	sleep 4
+	netem_loss 100%
+	t0=$SECONDS
+	wait "$cpid"
+	rc=$?
+	wait "$spid"
+	src=$?
+	netem_off
+	echo "--- reliable UC, wire cut: client (exit $rc)"; cat "$cout"; echo "--- server (exit $src)"; cat "$sout"
+	expect_eq "reliable UC, wire cut: client exit" "$rc" 1
+	expect_grep "$cout" "gave up: nothing acknowledged within the stall timeout while retransmitting"
+	expect_grep "$cout" "^  retransmissions: +[1-9]"
+	expect_grep "$cout" "^result: FAIL$"
+	expect_eq "reliable UC, wire cut: server exit" "$src" 1
+	within "reliable UC, wire cut" $((SECONDS - t0)) 40
+fi
+rm -f "$sout" "$cout"
+finish
