@@ -6,6 +6,7 @@
 #include <rte_telemetry.h>
 
 #include <cstdio>
+#include <cctype>
 #include <cstring>
 #include <mutex>
 
@@ -24,6 +25,16 @@ std::string fmt(double v, const char *f = "%.4f")
 }
 
 /* Every endpoint: nothing to describe without a run. */
+/* A telemetry dict key: DPDK drops one with characters other than letters, digits
+ * and underscores (pool names like "flow0 send buffers" were lost that way). */
+std::string tel_key(std::string k)
+{
+	for (char &ch : k)
+		if (!isalnum(static_cast<unsigned char>(ch)) && ch != '_')
+			ch = '_';
+	return k;
+}
+
 bool no_run(rte_tel_data *d)
 {
 	if (g_run)
@@ -72,7 +83,7 @@ int stats_cb(const char *, const char *params, rte_tel_data *d)
 		}
 		if (v.flows[i].live && cur.flows[i].errors)
 			rte_tel_data_add_dict_string(f, "errors_by_status", errors_by_status(*v.flows[i].live).c_str());
-		rte_tel_data_add_dict_container(d, v.flows[i].name.c_str(), f, 0);
+		rte_tel_data_add_dict_container(d, tel_key(v.flows[i].name).c_str(), f, 0);
 	}
 	if (!found)
 		rte_tel_data_add_dict_string(d, "error", ("no flow '" + only + "'").c_str());
@@ -109,7 +120,7 @@ int flows_cb(const char *, const char *, rte_tel_data *d)
 		uint64_t tpm = fv.ctl ? fv.ctl->tsc_per_msg.load(std::memory_order_relaxed) : 0;
 		rte_tel_data_add_dict_u64(f, "rate_limit_msg_per_s", tpm ? static_cast<uint64_t>(v.tsc_hz / static_cast<double>(tpm)) : 0);
 		rte_tel_data_add_dict_u64(f, "messages", fv.target);
-		rte_tel_data_add_dict_container(d, fv.name.c_str(), f, 0);
+		rte_tel_data_add_dict_container(d, tel_key(fv.name).c_str(), f, 0);
 	}
 	return 0;
 }
@@ -137,9 +148,9 @@ int lcores_cb(const char *, const char *, rte_tel_data *d)
 		rte_tel_data_add_dict_container(d, ("lcore" + std::to_string(v.lcores[i].lcore)).c_str(), l, 0);
 	}
 	for (const PoolView &p : v.pools)
-		rte_tel_data_add_dict_u64(d, (p.name + "_in_use").c_str(), rte_mempool_in_use_count(p.pool));
+		rte_tel_data_add_dict_u64(d, tel_key(p.name + "_in_use").c_str(), rte_mempool_in_use_count(p.pool));
 	for (const RingView &g : v.rings)
-		rte_tel_data_add_dict_u64(d, (g.name + "_used").c_str(), rte_ring_count(g.ring));
+		rte_tel_data_add_dict_u64(d, tel_key(g.name + "_used").c_str(), rte_ring_count(g.ring));
 	return 0;
 }
 
@@ -161,7 +172,7 @@ int stages_cb(const char *, const char *, rte_tel_data *d)
 		rte_tel_data_add_dict_u64(t, "objects", s.live->msgs.load(std::memory_order_relaxed));
 		if (v.stage_cycles)
 			rte_tel_data_add_dict_u64(t, "busy_cycles", s.live->cycles.load(std::memory_order_relaxed));
-		rte_tel_data_add_dict_container(d, s.name.c_str(), t, 0);
+		rte_tel_data_add_dict_container(d, tel_key(s.name).c_str(), t, 0);
 	}
 	return 0;
 }
@@ -181,10 +192,7 @@ int config_cb(const char *, const char *, rte_tel_data *d)
 		std::string val = colon == std::string::npos ? "" : l.substr(colon + 1);
 		while (!val.empty() && val[0] == ' ')
 			val.erase(0, 1);
-		for (char &ch : k)   // telemetry names: no spaces
-			if (ch == ' ')
-				ch = '_';
-		rte_tel_data_add_dict_string(d, k.c_str(), val.c_str());
+		rte_tel_data_add_dict_string(d, tel_key(k).c_str(), val.c_str());
 	}
 	return 0;
 }

@@ -82,6 +82,8 @@ assert flows['flow0']['qps'] == 1 and flows['flow1']['rate_limit_msg_per_s'] == 
 lc = replies['/rdmapipe/lcores'][0]
 roles = sorted(v['role'] for k, v in lc.items() if k.startswith('lcore'))
 assert roles == ['requester', 'responder'], lc
+# Each flow's send pool, named as telemetry allows (write_imm receives need no pool).
+assert lc['flow0_send_buffers_in_use'] >= 0 and lc['flow1_send_buffers_in_use'] >= 0, lc
 assert replies['/rdmapipe/config'][0]['device'], replies['/rdmapipe/config']
 stages = replies['/rdmapipe/stages'][0]
 assert set(stages) == {'flow0_tx', 'flow0_rx', 'flow1_tx', 'flow1_rx'}, stages
