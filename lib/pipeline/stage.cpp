@@ -170,10 +170,12 @@ uint32_t role_burst(Stage *s)
 	}
 	if (r->finished) {
 		s->rc = Finish(r);
-		/* A failed responder stops its flow's requester (which would only wait for its
-		 * credit; a requester that ends tells the responder itself); a role joined to
-		 * other stages by rings stops the run (they would wait on it for ever). */
-		if (s->rc != 0) {
+		/* A role that failed before its end stops its flow's requester (which would
+		 * only wait for its credit; a requester that ends tells the responder itself),
+		 * and, joined to other stages by rings, the run (they would wait on it for
+		 * ever). One that saw everything through, with bad payloads counted, stops
+		 * nothing: the stages after it finish what it handed on. */
+		if (s->rc != 0 && (r->c.fail_reason != nullptr || r->c.wc_errors.total != 0)) {
 			if constexpr (!std::is_same_v<Role, Requester>)
 				r->ctl->abort.store(true, std::memory_order_relaxed);
 			if (s->in || s->out || s->joined)
