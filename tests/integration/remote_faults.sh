@@ -14,6 +14,31 @@ within() {
 	if [ "$2" -le "$3" ]; then echo "ok: $1: ended in $2 s"; else echo "FAIL: $1: took $2 s (bound $3 s)"; fails=$((fails + 1)); fi
 }
 
+# client_bg ARGS...: the client of the last server, in the background ($cpid).
+client_bg() {
+	# shellcheck disable=SC2086
+	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" "$@" >"$cout" 2>&1 &
+	cpid=$!
+}
+
+# cut_wire WHAT ARGS...: a server and a client with ARGS; 4 s in, netem drops every
+# packet both ways until both have ended. Sets $rc, $src and $t0 (the cut).
+cut_wire() {
+	local what=$1
+	shift
+	server "$@"
+	client_bg "$@"
+	sleep 4
+	netem_loss 100%
+	t0=$SECONDS
+	wait "$cpid"
+	rc=$?
+	wait "$spid"
+	src=$?
+	netem_off
+	echo "--- $what, wire cut: client (exit $rc)"; cat "$cout"; echo "--- server (exit $src)"; cat "$sout"
+}
+
 # The peer process dies (SIGKILL, as a crash would) 4 s into a long run.
 for v in write read send_imm fetch_add; do
 	# The server dies: the client hears the disconnect (or its QPs fail) and ends.
@@ -30,9 +55,7 @@ for v in write read send_imm fetch_add; do
 
 	# The client dies: the server sees it go and ends, counting what came.
 	server -v "$v" -n 100000000 --stall-timeout 5
-	# shellcheck disable=SC2086
-	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" -v "$v" -n 100000000 >"$cout" 2>&1 &
-	cpid=$!
+	client_bg -v "$v" -n 100000000
 	sleep 4
 	pkill -9 -P "$cpid"
 	t0=$SECONDS
@@ -49,19 +72,7 @@ if wire_ready; then
 	# RC, the wire cut: the transport retries (every 67 ms; 6 of them: rxe retries
 	# forever at 7) run out on whatever each end has outstanding, and the completion
 	# error is named, well inside the stall timeouts. Neither hangs.
-	server -v write_imm -n 100000000 --stall-timeout 30 --retry-cnt 6
-	# shellcheck disable=SC2086
-	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" -v write_imm -n 100000000 --stall-timeout 30 --retry-cnt 6 >"$cout" 2>&1 &
-	cpid=$!
-	sleep 4
-	netem_loss 100%
-	t0=$SECONDS
-	wait "$cpid"
-	rc=$?
-	wait "$spid"
-	src=$?
-	netem_off
-	echo "--- RC, wire cut: client (exit $rc)"; cat "$cout"; echo "--- server (exit $src)"; cat "$sout"
+	cut_wire "RC" -v write_imm -n 100000000 --stall-timeout 30 --retry-cnt 6
 	expect_eq "RC, wire cut: client exit" "$rc" 1
 	# The client has sends outstanding, or is waiting for credit while the server's
 	# credit writes are: at least one end names the retries running out.
@@ -79,19 +90,7 @@ if wire_ready; then
 
 	# UC made reliable, the wire cut: retransmissions go unanswered; the client's flow
 	# gives up once nothing is acknowledged for its stall timeout, and says so.
-	server --transport uc -v write_imm -n 100000000 --stall-timeout 6
-	# shellcheck disable=SC2086
-	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" --transport uc -v write_imm -n 100000000 --stall-timeout 6 >"$cout" 2>&1 &
-	cpid=$!
-	sleep 4
-	netem_loss 100%
-	t0=$SECONDS
-	wait "$cpid"
-	rc=$?
-	wait "$spid"
-	src=$?
-	netem_off
-	echo "--- reliable UC, wire cut: client (exit $rc)"; cat "$cout"; echo "--- server (exit $src)"; cat "$sout"
+	cut_wire "reliable UC" --transport uc -v write_imm -n 100000000 --stall-timeout 6
 	expect_eq "reliable UC, wire cut: client exit" "$rc" 1
 	expect_grep "$cout" "gave up: nothing acknowledged within the stall timeout while retransmitting"
 	expect_grep "$cout" "^  retransmissions: +[1-9]"
