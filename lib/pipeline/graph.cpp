@@ -485,8 +485,7 @@ int make_lcore_io(GraphLcore *l, std::string *err)
 	return 0;
 }
 
-/* The SRQ's receive pool (SEND receives carry a buffer; WRITE_WITH_IMM ones none),
- * registered, and the SRQ filled. */
+/* Lcore `lcore` has an SRQ (some flow receives SENDs there; planned sizes). */
 bool lcore_has_srq(const Graph &g, unsigned lcore)
 {
 	for (const auto &l : g.lcores)
@@ -495,6 +494,8 @@ bool lcore_has_srq(const Graph &g, unsigned lcore)
 	return false;
 }
 
+/* The SRQ's receive pool (SEND receives carry a buffer; WRITE_WITH_IMM ones none),
+ * registered, and the SRQ filled (or, starved, left empty for --inject-rnr). */
 int fill_lcore_srq(GraphLcore *l, bool starve, std::string *err)
 {
 	if (l->srq == 0)

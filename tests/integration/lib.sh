@@ -67,6 +67,11 @@ expect_grep() {   # file pattern
 	fi
 }
 
+# within WHAT SECS LIMIT: a bound on how long WHAT took.
+within() {
+	if [ "$2" -le "$3" ]; then echo "ok: $1: ended in $2 s"; else echo "FAIL: $1: took $2 s (bound $3 s)"; fails=$((fails + 1)); fi
+}
+
 finish() {
 	if [ "$fails" -ne 0 ]; then
 		echo "$fails check(s) failed"

@@ -170,12 +170,7 @@ expect_grep "$cout" "^  (connection lost|requester failed): "
 
 # The client dies mid-run: the server sees the disconnect and fails, counting what came.
 server -v send -n 100000000 --stall-timeout 5
-client_bg() {
-	# shellcheck disable=SC2086
-	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" -v send -n 100000000 >"$cout" 2>&1 &
-	cpid=$!
-}
-client_bg
+client_bg -v send -n 100000000
 sleep 5
 pkill -9 -P "$cpid"
 t0=$SECONDS

@@ -28,6 +28,11 @@ run_client() {   # LCORES ARGS...: the client's rdmapipe, to its end; sets $rc
 	timeout -k 5 120 "$RDMAPIPE" -l "$1" $base -- "${@:2}" >"$cout" 2>&1
 	rc=$?
 }
+client_bg() {   # ARGS...: the client of the last server, on lcore 0, in the background ($cpid)
+	# shellcheck disable=SC2086
+	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" "$@" >"$cout" 2>&1 &
+	cpid=$!
+}
 server() {   # ARGS...: a server on the next port, on lcore 1, once it listens
 	port=$((port + 1))
 	start_server 1 --listen "$B_ADDR:$port" -d "$B" "$@"
