@@ -39,6 +39,21 @@ struct RunDevice {
 	}
 };
 
+/* A device's async events that end its runs (its port down, the device failed) stop
+ * the flows on it at once, on the watcher thread, rather than waiting on completions
+ * that may never come (rxe sometimes just drops what a downed port sends). */
+struct DeviceHook {
+	AsyncEventHook hook;
+	const Graph *g = nullptr;
+	const Device *dev = nullptr;
+};
+
+void stop_flows(void *arg, const char *why, uint8_t port)
+{
+	auto *h = static_cast<DeviceHook *>(arg);
+	graph_stop_flows_on(*h->g, h->dev, port, why);
+}
+
 /* Opens the devices the plan's io contexts use; what one cannot do as the file asks
  * is a usage error, named like the option or key. Returns an ExitCode. */
 int open_devices(const PipelineConf &c, const RunOptions &cli, const Graph &plan,
@@ -162,6 +177,11 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row)
 				for (auto &l : g->lcores)
 					jobs.push_back({graph_lcore_run, l.get(), l->lcore, &l->done});
 				bool con_done = false;
+				std::vector<DeviceHook> hooks(devs.size());
+				for (size_t i = 0; i < devs.size(); i++) {
+					hooks[i] = {{stop_flows, &hooks[i]}, g.get(), &devs[i]->dev};
+					devs[i]->async.hook.store(&hooks[i].hook, std::memory_order_release);
+				}
 				rc = run_watched(
 					jobs, &sampler, results || sampler.print_period_s > 0, &view, &g->run, async,
 					[&] {
@@ -182,6 +202,8 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row)
 							usleep(10000);
 						}
 					});
+				for (auto &d : devs)   // (run_watched stopped them unless it failed to start)
+					async_watch_stop(&d->async);
 				console_free(con);
 				/* Two hosts: the clients let go, the servers see them go. */
 				remote_watch_finish(&g->watch, g->flows[0]->o.stall_timeout_s);

@@ -320,7 +320,7 @@ uint32_t pingpong_burst(PingPong *s)
 	if (s->finished)
 		return 0;
 	if (s->ctl->aborted()) {
-		fail(s, "aborted");
+		fail(s, s->ctl->abort_reason());
 		return 0;
 	}
 	ibv_wc wc[kPollBurst];

@@ -786,7 +786,7 @@ uint32_t requester_burst(Requester *r)
 	RequesterCounters &c = r->c;
 	const RequesterParams &p = r->p;
 	if (r->ctl->aborted()) {
-		c.fail_reason = "aborted";
+		c.fail_reason = r->ctl->abort_reason();
 		r->finished = true;
 		return 0;
 	}

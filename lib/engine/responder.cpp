@@ -566,7 +566,7 @@ uint32_t responder_burst(Responder *r)
 	const bool two_sided = verb_consumes_receive(p.verb);
 	ibv_wc wc[kRxPollBurst];
 	if (r->ctl->aborted()) {
-		c.fail_reason = "aborted";
+		c.fail_reason = r->ctl->abort_reason();
 		r->finished = true;
 		return 0;
 	}

@@ -12,6 +12,7 @@ struct alignas(64) RunControl {
 	const uint64_t *qp_sent = nullptr;         // per QP; requester writes before requester_done
 	const bool *qp_failed = nullptr;           // per QP, likewise: its state is unknowable
 	std::atomic<bool> abort{false};            // any lcore: wo on a fatal error, all: ro
+	std::atomic<const char *> abort_why{nullptr};   // a static reason, stored before abort (async events' hook)
 	std::atomic<int> stop_signal{0};           // the signal that stopped the run (main's handler: wo)
 	/* The control plane's (the console's start, stop and quit), read by the roles: */
 	std::atomic<bool> paused{false};           // post nothing new; no stall is counted meanwhile
@@ -26,6 +27,22 @@ struct alignas(64) RunControl {
 	bool aborted() const
 	{
 		return abort.load(std::memory_order_relaxed) || run->abort.load(std::memory_order_relaxed);
+	}
+	/* What the roles name when they stop for an abort: the reason stored with it, or
+	 * "aborted" (another role's failure, named by that role). */
+	const char *abort_reason() const
+	{
+		const char *why = abort_why.load(std::memory_order_acquire);
+		if (why == nullptr && run != this)
+			why = run->abort_why.load(std::memory_order_acquire);
+		return why ? why : "aborted";
+	}
+	/* Aborts with a reason (the first one stored wins). */
+	void abort_with(const char *why)
+	{
+		const char *none = nullptr;
+		abort_why.compare_exchange_strong(none, why, std::memory_order_release);
+		abort.store(true, std::memory_order_release);
 	}
 	bool is_paused() const { return paused.load(std::memory_order_relaxed) || run->paused.load(std::memory_order_relaxed); }
 	bool ending() const { return end_now.load(std::memory_order_relaxed) || run->end_now.load(std::memory_order_relaxed); }

@@ -1602,4 +1602,20 @@ uint64_t graph_buffers_out(const Graph &g)
 	return out;
 }
 
+unsigned graph_stop_flows_on(const Graph &g, const Device *dev, uint8_t port, const char *why)
+{
+	auto on = [&](const GraphLcore *l) { return l && l->dev == dev && (port == 0 || dev->port == port); };
+	unsigned n = 0;
+	for (const auto &f : g.flows) {
+		bool uses = on(f->tx) || on(f->rx);
+		for (const auto &lane : f->lanes)
+			uses |= on(lane->lcore);
+		if (uses) {
+			f->ctl.abort_with(why);
+			n++;
+		}
+	}
+	return n;
+}
+
 } // namespace rp

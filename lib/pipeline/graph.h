@@ -210,6 +210,12 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 /* An lcore's job (rte_eal_remote_launch): starts its roles, runs its loop. */
 int graph_lcore_run(void *lcore);
 
+/* Stops every flow with an end (or a lane) on dev's port (port 0: on dev at all),
+ * naming why (a static string); the other flows go on. Safe from another thread while
+ * the lcores run: it reads the built graph and stores atomics only. Returns how many
+ * flows it stopped. */
+unsigned graph_stop_flows_on(const Graph &g, const Device *dev, uint8_t port, const char *why);
+
 /* Where a pool's buffers are after the run, for the "buffers not returned" check:
  * its size less what is in it and what is posted in an SRQ. */
 uint64_t graph_buffers_out(const Graph &g);

@@ -110,8 +110,11 @@ expect_eq "pool exhausted: buffers not returned" "$(field "$out" 'buffers not re
 expect_grep "$out" "^result: PASS$"
 
 # The device's link goes down mid-run (its netdev set down): the port error is named
-# as an async event, the QPs fail with their completion errors counted, and the run
-# ends at once with the summary. Last here: the link comes back up for the tests after.
+# as an async event and stops the flow at once (rxe sometimes fails the QPs, with
+# completion errors, and sometimes silently drops what they send: before the event
+# stopped the flows, that case waited out the stall timeout), and the run ends with the
+# summary and exit status 1. Last here: the link comes back up, but rxe0 then refuses
+# rdma_cm connections (a kernel quirk: docs/reliability.md).
 # (`rdma link delete` is no test: rxe cannot disassociate a context, so the kernel
 # waits for the process to close it and the run sees nothing; docs/reliability.md.)
 netdev=$(rdma link show "$DEV/1" 2>/dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
@@ -126,10 +129,10 @@ if [ -n "$netdev" ]; then
 	echo "--- rdmapipe, $netdev set down (exit $rc)"; cat "$out"
 	expect_eq "link down: exit status" "$rc" 1
 	expect_grep "$out" "^  async event: +port error on port 1$"
-	expect_grep "$out" "^  failed QPs: +[1-9]"
-	expect_grep "$out" "^  requester completion errors: [0-9]+ x "
+	expect_grep "$out" "^  (requester|responder) failed: +(its port went down \(async event: port error\)|completion errors)$"
+	expect_no_grep "$out" "stalled"
 	expect_grep "$out" "^result: FAIL$"
-	within "link down" $((SECONDS - t0)) 15
+	within "link down" $((SECONDS - t0)) 6
 	for _ in $(seq 1 100); do
 		grep -q ACTIVE "/sys/class/infiniband/$DEV/ports/1/state" && break
 		sleep 0.1

@@ -352,6 +352,52 @@ void devices_the_plan_uses(void **)
 	assert_string_equal(g.flows[0]->rx->conf->device.c_str(), "rxeB");
 }
 
+/* A port going down (or a device failing) stops the flows with an end on it, naming
+ * why; a flow on the other device goes on. */
+void port_down_stops_the_flows_on_it(void **)
+{
+	rp::PipelineConf c;
+	std::string err;
+	char path[] = "/tmp/rp_graph_XXXXXX.conf";
+	int fd = mkstemps(path, 5);
+	assert_true(fd >= 0);
+	const std::string text =
+		"version = 1;\n"
+		"devices = ( { name = \"rxeA\"; }, { name = \"rxeB\"; } );\n"
+		"io_contexts = ( { lcore = 0; device = \"rxeA\"; }, { lcore = 1; device = \"rxeA\"; },\n"
+		"  { lcore = 2; device = \"rxeB\"; }, { lcore = 3; device = \"rxeB\"; } );\n"
+		"flows = ( { name = \"a\"; verb = \"write\"; size = 64; messages = 10; },\n"
+		"  { name = \"b\"; verb = \"write\"; size = 64; messages = 10; } );\n"
+		"stages = ( { name = \"atx\"; kind = \"rdma_tx\"; lcore = 0; flow = \"a\"; },\n"
+		"  { name = \"arx\"; kind = \"rdma_rx\"; lcore = 1; flow = \"a\"; },\n"
+		"  { name = \"btx\"; kind = \"rdma_tx\"; lcore = 2; flow = \"b\"; },\n"
+		"  { name = \"brx\"; kind = \"rdma_rx\"; lcore = 3; flow = \"b\"; } );\n";
+	assert_int_equal(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+	close(fd);
+	int loaded = rp::config_load(path, rp::LcoreSet{}, &c, &err);
+	unlink(path);
+	if (loaded != 0)
+		fprintf(stderr, "config: %s\n", err.c_str());
+	assert_int_equal(loaded, 0);
+	rp::Graph g;
+	assert_int_equal(rp::graph_plan(c, rp::RunOptions{}, &g, &err), 0);
+	rp::Device a, b;   // as graph_build would set them (port 1 each)
+	for (auto &l : g.lcores)
+		l->dev = l->conf && l->conf->device == "rxeA" ? &a : &b;
+	rp::RunControl &fa = g.flows[0]->ctl, &fb = g.flows[1]->ctl;
+	assert_int_equal(rp::graph_stop_flows_on(g, &a, 2, "port 2 down"), 0);   // not the port in use
+	assert_false(fa.aborted());
+	assert_int_equal(rp::graph_stop_flows_on(g, &a, 1, "its port went down"), 1);
+	assert_true(fa.aborted());
+	assert_string_equal(fa.abort_reason(), "its port went down");
+	assert_false(fb.aborted());
+	assert_string_equal(fb.abort_reason(), "aborted");
+	assert_int_equal(rp::graph_stop_flows_on(g, &b, 0, "its device failed"), 1);
+	assert_true(fb.aborted());
+	assert_string_equal(fb.abort_reason(), "its device failed");
+	assert_string_equal(fa.abort_reason(), "its port went down");
+}
+
 struct Owner {
 	int got = 0;
 	uint32_t last_qp = 0;
@@ -405,6 +451,7 @@ int main(int, char **argv)
 		cmocka_unit_test(size_lists_sweep_in_step),
 		cmocka_unit_test(lanes_share_a_flow),
 		cmocka_unit_test(devices_the_plan_uses),
+		cmocka_unit_test(port_down_stops_the_flows_on_it),
 		cmocka_unit_test(router_reaches_the_owner),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -120,6 +120,27 @@ void sends_all_in_chains(void **)
 	assert_int_equal(g.ctl.qp_sent[0], 1000);
 }
 
+/* An abort with a reason (a port gone down, from the async events' hook) is named as
+ * the requester's failure; one without names only the abort. */
+void abort_names_its_reason(void **)
+{
+	{
+		Rig g(params(rp::Verb::write_imm, 1000));
+		g.ctl.abort_with("its port went down");
+		g.ctl.abort_with("a later reason");   // the first one stays
+		assert_int_not_equal(rp::requester_run(&g.r), 0);
+		assert_string_equal(g.r.c.fail_reason, "its port went down");
+	}
+	{
+		Rig g(params(rp::Verb::write_imm, 1000));
+		rp::RunControl run;
+		g.ctl.run = &run;
+		run.abort.store(true);
+		assert_int_not_equal(rp::requester_run(&g.r), 0);
+		assert_string_equal(g.r.c.fail_reason, "aborted");
+	}
+}
+
 void spreads_over_qps(void **)
 {
 	/* 1000 plain writes over 3 QPs (no credit needed): 334 + 333 + 333, each QP its own
@@ -644,6 +665,7 @@ int main()
 		return 1;
 	const CMUnitTest tests[] = {
 		cmocka_unit_test(sends_all_in_chains),
+		cmocka_unit_test(abort_names_its_reason),
 		cmocka_unit_test(spreads_over_qps),
 		cmocka_unit_test(injected_corruption_reaches_the_wire),
 		cmocka_unit_test(read_results_are_checked),
