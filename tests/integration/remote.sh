@@ -84,9 +84,12 @@ expect_eq "two-host stages: server buffers" "$(field "$sout" 'buffers not return
 
 # Two hosts that each serve the other a flow, started together: each listens, accepts
 # on a thread while it connects (asking again until the other listens), so neither
-# waits on the other; each verifies what it receives.
-start_server 0-1 -f "$two_dir/both-b.conf" --output "$sout.json"   # host B
-run_client 0-1 -f "$two_dir/both-a.conf"                             # host A, at once
+# waits on the other; each verifies what it receives. Two EALs starting at once on the
+# VM's 2 CPUs: one end once gave up on the other after the default 10 s ("no server
+# listening ... (asked again for 10 s)"); --stall-timeout, which bounds the asking
+# too, gives them 30.
+start_server 0-1 -f "$two_dir/both-b.conf" --output "$sout.json" --stall-timeout 30   # host B
+run_client 0-1 -f "$two_dir/both-a.conf" --stall-timeout 30                            # host A, at once
 server_wait
 both_pass "both ways (A: client, B: server)"
 expect_grep "$cout" "^  flow b2a: +RDMA_WRITE_WITH_IMM, 64 B, 2 QPs, 10.2.0.1:18795's client -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
