@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Faults between two rdmapipe processes (rxeA and rxeB over the veth wire; the list is
-# docs/reliability.md's): the peer process killed mid-run, for each role and each kind
-# of verb (one-sided write and read, two-sided send, atomics); the wire cut (netem
+# docs/reliability.md's): the peer process killed mid-run, in each role, for every
+# verb (write, write_imm, read, send, send_imm, fetch_add, cmp_swap); the wire cut (netem
 # drops every packet) under RC, where the transport's retries run out and are named,
 # and under UC made reliable in software, where the flow gives up at its stall timeout
 # and says so. Every case: the exit status, the reason, and a bounded time.
@@ -28,7 +28,7 @@ cut_wire() {
 }
 
 # The peer process dies (SIGKILL, as a crash would) 4 s into a long run.
-for v in write read send_imm fetch_add; do
+for v in write write_imm read send send_imm fetch_add cmp_swap; do
 	# The server dies: the client hears the disconnect (or its QPs fail) and ends.
 	server -v "$v" -n 100000000 --stall-timeout 5
 	( sleep 4; pkill -9 -P "$spid" ) &
