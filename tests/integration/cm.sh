@@ -4,9 +4,12 @@
 # move verified data both ways; then what must fail does, with a clear message and
 # within its bound: a corrupted window, a port without a server, an address nobody
 # answers for, a server killed while the client waits, a server dying mid-handshake,
-# and private data the server must refuse.
+# and private data the server must refuse; against rdmapipe itself, a client that
+# writes outside the windows it was given.
+#   cm.sh PATH/TO/cm_pair PATH/TO/rdmapipe
 . "$(dirname "$0")/lib.sh"
 CM_PAIR=$RDMAPIPE   # lib.sh names its argument for rdmapipe; here it is cm_pair
+RDMAPIPE=${2:?usage: $0 PATH/TO/cm_pair PATH/TO/rdmapipe}
 
 # Both ends of the wire, or nothing to test: skip on a user's box, fail in CI.
 need_pair() {
@@ -199,5 +202,38 @@ if start_server 18550 1 --timeout-ms 4000; then
 	expect_grep "$cout" "^cm_pair bad-client: ok: bad window: rejected: bad private data: window of 1048575 x 4294967295 B"
 	expect_eq "bad private data: server exit" "$src" 1
 	expect_grep "$sout" "^cm_pair server: FAIL: rdma_cm: listen on $B:18550: timed out after 4 s waiting for 1 connection \(0 accepted, 0 established; rejected 4 requests, the last: connection from $A:[0-9]+: bad private data: window .* wraps around the address space\)$"
+fi
+
+# A hostile client of an rdmapipe server of RDMA WRITE: it connects as rdmapipe's own
+# client would, then writes once inside a window (which arrives) and three times
+# outside: past the highest window, before the lowest, and inside with a wrong rkey.
+# Each of those must fail at the server's NIC (so the server registered exactly its
+# windows for this peer, nothing around them), and the server must end on its own,
+# within its bounds, saying that its client went away before its end.
+sout=$tmp/rdmapipe-server
+# shellcheck disable=SC2046
+timeout -k 5 60 "$RDMAPIPE" -l 1 $(eal_args | sed 's/-l 0-1 //') -- --listen "$B:18570" -d "$RXE_B_DEV" \
+	-v write -s 64 --slots 32 -Q 4 -n 400 --stall-timeout 5 >"$sout" 2>&1 &
+spid=$!
+pids+=("$spid")
+if wait_line "$sout" "waiting for" 60 "$spid"; then
+	t0=$(date +%s%N)
+	timeout -k 5 60 "$CM_PAIR" --hostile-writer "$B" 18570 --local "$A" --size 64 --slots 32 --messages 100 >"$cout" 2>&1
+	rc=$?
+	echo "--- hostile writer $A -> $B:18570 (exit $rc)"
+	cat "$cout"
+	wait "$spid"
+	src=$?
+	echo "--- rdmapipe server on $B (exit $src)"
+	cat "$sout"
+	expect_eq "hostile writer: exit" "$rc" 0
+	expect_grep "$cout" "^cm_pair hostile-writer: ok: QP 0, a write inside its window: success$"
+	expect_grep "$cout" "^cm_pair hostile-writer: ok: QP 1, a write just past the highest window: remote access error$"
+	expect_grep "$cout" "^cm_pair hostile-writer: ok: QP 2, a write just before the lowest window: remote access error$"
+	expect_grep "$cout" "^cm_pair hostile-writer: ok: QP 3, a write inside its window with a wrong rkey: remote access error$"
+	expect_eq "hostile writer: rdmapipe server exit" "$src" 1
+	expect_grep "$sout" "^  final counts: +0 of 4 told by the client \(it went away before its end\)$"
+	expect_grep "$sout" "^result: FAIL$"
+	expect_lt "hostile writer: ms until the server ended" "$(ms_since "$t0")" $((20000 + slack_ms))
 fi
 finish

@@ -4,6 +4,7 @@
  *   cm_pair --client ADDR PORT N --local ADDR [--timeout-ms MS] [--corrupt-qp Q]
  *           [--wrong-device cm:DEV|ibv:DEV]
  *   cm_pair --bad-client ADDR PORT --local ADDR [--timeout-ms MS]
+ *   cm_pair --hostile-writer ADDR PORT --local ADDR --size B --slots S --messages M
  *
  * The server advertises a registered window per QP in its accept; the client
  * advertises a verdict word per QP in its connect, RDMA-writes a pattern (a function
@@ -17,7 +18,9 @@
  * of QP Q's pattern), --wrong-device (client: put the PD and CQs on librdmacm's
  * context of DEV, or on DEV opened by ibv_open_device, instead of the context the
  * route resolved to: connect() must refuse), --bad-client (send private data that
- * must be refused). */
+ * must be refused), --hostile-writer (connect to an rdmapipe server of RDMA WRITE as
+ * its client would, then write outside the windows it was given: each such write must
+ * fail at the server's NIC, so the server registered no more than the windows). */
 #include "verbs/cm.h"
 #include "verbs/device.h"
 #include "verbs/io_context.h"
@@ -28,6 +31,7 @@
 #include <rdma/rdma_cma.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -107,6 +111,8 @@ struct Args {
 	int die_at = -1;
 	int corrupt_qp = -1;
 	std::string wrong_device;
+	uint32_t size = 0, slots = 0;   // --hostile-writer: the server's -s and --slots
+	uint64_t messages = 0;          // ... and its messages per QP
 };
 
 /* Everything one side owns, released in the order the verbs need: the connections
@@ -712,12 +718,127 @@ int run_bad_client(const Args &a)
 	return 0;
 }
 
+/* ---- a client that writes outside the windows it was given ---- */
+
+constexpr unsigned kHostileQps = 4;
+
+/* Connects kHostileQps QPs to an rdmapipe server of RDMA WRITE, saying what its own
+ * client would (verb, sizes, messages per QP), then writes on each QP once: QP 0
+ * inside its window (must arrive: the probes aim right), QP 1 just past the end of
+ * the highest window, QP 2 just before the lowest, QP 3 inside its window with a
+ * wrong rkey. Each of the last three must fail with a remote access error. */
+int run_hostile_writer(const Args &a)
+{
+	g_role = "cm_pair hostile-writer";
+	std::string err;
+	CmAddr local, server;
+	if (cm_addr_parse(a.local, "0", &local, &err) || cm_addr_parse(a.addr, a.port, &server, &err))
+		return fail(err);
+	CmClient cli;
+	Resources r;
+	r.set = &cli;
+	if (cli.resolve(local, server, kHostileQps, a.timeout_ms, &err) ||
+	    cm_device_open(&r.dev, cli.verbs(), cli.port_num(), &err) ||
+	    shared_io_context_create(r.dev, kHostileQps * 2, 1, 0, false, false, &r.io, &err))
+		return fail(err);
+	ibv_mr *src_mr;
+	auto *src = static_cast<uint8_t *>(r.alloc_reg(a.size, IBV_ACCESS_LOCAL_WRITE, &src_mr, &err));
+	if (src == nullptr)
+		return fail(err);
+	/* Each QP's word the server reads as keep-alive (and writes for credit), as
+	 * rdmapipe's client offers it. */
+	ibv_mr *words_mr;
+	auto *words = static_cast<uint64_t *>(r.alloc_reg(kHostileQps * 8,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, &words_mr, &err));
+	if (words == nullptr)
+		return fail(err);
+	QpOptions qo;
+	qo.sq_depth = 2;
+	std::vector<CmQpSpec> specs(kHostileQps, cm_qp_spec(r.dev.pd, r.io, qo));
+	std::vector<CmPrivate> locals(kHostileQps);
+	for (unsigned i = 0; i < kHostileQps; i++) {
+		specs[i].access = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+		locals[i].qp_index = static_cast<uint16_t>(i);
+		locals[i].slots = a.slots;
+		locals[i].slot_bytes = a.size;
+		locals[i].verb = 3;   // Verb::write + 1
+		locals[i].messages = a.messages;
+		locals[i].credit_addr = reinterpret_cast<uintptr_t>(&words[i]);
+		locals[i].credit_rkey = words_mr->rkey;
+	}
+	if (cli.connect(specs, locals, a.timeout_ms, &err))
+		return fail(err);
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (unsigned i = 0; i < kHostileQps; i++) {
+		const CmPrivate &w = cli.conn(i).peer;
+		if (w.addr == 0 || w.slot_bytes != a.size || w.slots != a.slots)
+			return fail(cli.conn(i).name + ": the server's reply has no window of " + std::to_string(a.slots) + " x " +
+				    std::to_string(a.size) + " B");
+		lo = std::min(lo, w.addr);
+		hi = std::max(hi, w.addr + static_cast<uint64_t>(w.slots) * w.slot_bytes);
+	}
+	say(count(kHostileQps, "connection") + " established; the server's windows span " + std::to_string(hi - lo) + " B");
+	const struct {
+		const char *what;
+		uint64_t addr;
+		bool wrong_key;
+	} probes[kHostileQps] = {{"inside its window", cli.conn(0).peer.addr, false},
+				 {"just past the highest window", hi, false},
+				 {"just before the lowest window", lo - a.size, false},
+				 {"inside its window with a wrong rkey", cli.conn(3).peer.addr, true}};
+	for (unsigned i = 0; i < kHostileQps; i++) {
+		ibv_sge sge{reinterpret_cast<uintptr_t>(src), a.size, src_mr->lkey};
+		ibv_send_wr wr{};
+		wr.wr_id = i;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_WRITE;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = probes[i].addr;
+		wr.wr.rdma.rkey = cli.conn(i).peer.rkey ^ (probes[i].wrong_key ? 0x5a : 0);
+		ibv_send_wr *bad = nullptr;
+		if (int ret = ibv_post_send(cli.conn(i).qp, &wr, &bad))
+			return fail(cli.conn(i).name + ": ibv_post_send: " + strerror(ret));
+	}
+	ibv_wc_status got[kHostileQps];
+	unsigned done = 0;
+	auto on_send = [&](std::string *) {
+		ibv_wc wc[kHostileQps];
+		int k = ibv_poll_cq(r.io.send_cq, kHostileQps, wc);
+		for (int j = 0; j < k; j++, done++)
+			got[wc[j].wr_id] = wc[j].status;
+		return done == kHostileQps ? 1 : 0;
+	};
+	/* Completions only: a refused write fails its QP, which may also end its connection. */
+	const int64_t deadline = deadline_after(a.timeout_ms);
+	std::string why;
+	while (on_send(&why) == 0 && now_ns() < deadline)
+		usleep(1000);
+	if (done < kHostileQps)
+		return fail(std::to_string(done) + " of " + std::to_string(kHostileQps) + " writes completed within " +
+			    std::to_string(a.timeout_ms) + " ms");
+	unsigned right = 0;
+	for (unsigned i = 0; i < kHostileQps; i++) {
+		const bool ok = i == 0 ? got[i] == IBV_WC_SUCCESS : got[i] == IBV_WC_REM_ACCESS_ERR;
+		say(std::string(ok ? "ok" : "WRONG") + ": QP " + std::to_string(i) + ", a write " + probes[i].what + ": " +
+		    ibv_wc_status_str(got[i]));
+		right += ok;
+	}
+	cli.close();
+	if (right != kHostileQps)
+		return fail(std::to_string(kHostileQps - right) + " of " + std::to_string(kHostileQps) +
+			    " writes ended otherwise than they must");
+	say("PASS: the write inside a window arrived; the 3 outside or with a wrong key failed at the server's NIC");
+	return 0;
+}
+
 int usage()
 {
 	fprintf(stderr, "usage: cm_pair --server ADDR PORT N [--timeout-ms MS] [--stall] [--die-at K]\n"
 			"       cm_pair --client ADDR PORT N --local ADDR [--timeout-ms MS] [--corrupt-qp Q]\n"
 			"               [--wrong-device cm:DEV|ibv:DEV]\n"
-			"       cm_pair --bad-client ADDR PORT --local ADDR [--timeout-ms MS]\n");
+			"       cm_pair --bad-client ADDR PORT --local ADDR [--timeout-ms MS]\n"
+			"       cm_pair --hostile-writer ADDR PORT --local ADDR --size B --slots S --messages M\n");
 	return 2;
 }
 
@@ -745,7 +866,7 @@ int main(int argc, char **argv)
 		if (i >= argc || !to_int(argv[i++], 1, kMaxQps, &v))
 			return usage();
 		a.n = static_cast<unsigned>(v);
-	} else if (a.mode != "--bad-client") {
+	} else if (a.mode != "--bad-client" && a.mode != "--hostile-writer") {
 		return usage();
 	}
 	for (; i < argc; i++) {
@@ -761,6 +882,12 @@ int main(int argc, char **argv)
 			a.corrupt_qp = static_cast<int>(v), i++;
 		else if (o == "--wrong-device" && has)
 			a.wrong_device = argv[++i];
+		else if (o == "--size" && has && to_int(argv[i + 1], 8, 1 << 20, &v))
+			a.size = static_cast<uint32_t>(v), i++;
+		else if (o == "--slots" && has && to_int(argv[i + 1], 1, 1 << 20, &v))
+			a.slots = static_cast<uint32_t>(v), i++;
+		else if (o == "--messages" && has && to_int(argv[i + 1], 1, 1L << 40, &v))
+			a.messages = static_cast<uint64_t>(v), i++;
 		else if (o == "--stall")
 			a.stall = true;
 		else
@@ -770,5 +897,7 @@ int main(int argc, char **argv)
 		return run_server(a);
 	if (a.local.empty())
 		return usage();
+	if (a.mode == "--hostile-writer")
+		return a.size && a.slots && a.messages ? run_hostile_writer(a) : usage();
 	return a.mode == "--client" ? run_client(a) : run_bad_client(a);
 }
