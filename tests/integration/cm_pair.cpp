@@ -419,13 +419,19 @@ int run_server(const Args &a)
 
 /* ---- client ---- */
 
+/* A client's own address and its server's, from the command line. */
+int client_ends(const Args &a, CmAddr *local, CmAddr *server, std::string *err)
+{
+	return cm_addr_parse(a.local, "0", local, err) || cm_addr_parse(a.addr, a.port, server, err) ? -1 : 0;
+}
+
 int run_client(const Args &a)
 {
 	g_role = "cm_pair client";
 	const unsigned n = a.n;
 	std::string err;
 	CmAddr local, server;
-	if (cm_addr_parse(a.local, "0", &local, &err) || cm_addr_parse(a.addr, a.port, &server, &err))
+	if (client_ends(a, &local, &server, &err))
 		return fail(err);
 	CmClient cli;
 	Resources r;
@@ -696,7 +702,7 @@ int run_bad_client(const Args &a)
 	g_role = "cm_pair bad-client";
 	std::string err;
 	CmAddr local, server;
-	if (cm_addr_parse(a.local, "0", &local, &err) || cm_addr_parse(a.addr, a.port, &server, &err))
+	if (client_ends(a, &local, &server, &err))
 		return fail(err);
 	struct {
 		const char *kind, *expect;
@@ -732,7 +738,7 @@ int run_hostile_writer(const Args &a)
 	g_role = "cm_pair hostile-writer";
 	std::string err;
 	CmAddr local, server;
-	if (cm_addr_parse(a.local, "0", &local, &err) || cm_addr_parse(a.addr, a.port, &server, &err))
+	if (client_ends(a, &local, &server, &err))
 		return fail(err);
 	CmClient cli;
 	Resources r;

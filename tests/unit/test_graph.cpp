@@ -321,13 +321,26 @@ void size_lists_sweep_in_step(void **)
 
 /* Io contexts on two devices: the plan lists the devices its lcores use, in the file's
  * order, each once, and only those (a device no RDMA stage uses is not opened). */
+/* Loads a whole file's text into *c (the test fails if it does not load). */
+void load(const std::string &text, rp::PipelineConf *c)
+{
+	char path[] = "/tmp/rp_graph_XXXXXX.conf";
+	int fd = mkstemps(path, 5);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+	close(fd);
+	std::string err;
+	int loaded = rp::config_load(path, rp::LcoreSet{}, c, &err);
+	unlink(path);
+	if (loaded != 0)
+		fprintf(stderr, "config: %s\n", err.c_str());
+	assert_int_equal(loaded, 0);
+}
+
 void devices_the_plan_uses(void **)
 {
 	rp::PipelineConf c;
 	std::string err;
-	char path[] = "/tmp/rp_graph_XXXXXX.conf";
-	int fd = mkstemps(path, 5);
-	assert_true(fd >= 0);
 	const std::string text =
 		"version = 1;\n"
 		"devices = ( { name = \"rxeB\"; }, { name = \"spare\"; }, { name = \"rxeA\"; } );\n"
@@ -335,13 +348,7 @@ void devices_the_plan_uses(void **)
 		"flows = ( { name = \"f\"; verb = \"write\"; size = 64; messages = 10; } );\n"
 		"stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 0; flow = \"f\"; },\n"
 		"  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 1; flow = \"f\"; } );\n";
-	assert_int_equal(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-	close(fd);
-	int loaded = rp::config_load(path, rp::LcoreSet{}, &c, &err);
-	unlink(path);
-	if (loaded != 0)
-		fprintf(stderr, "config: %s\n", err.c_str());
-	assert_int_equal(loaded, 0);
+	load(text, &c);
 	rp::Graph g;
 	assert_int_equal(rp::graph_plan(c, rp::RunOptions{}, &g, &err), 0);
 	std::vector<const rp::DeviceConf *> d = rp::graph_devices(g);
@@ -358,9 +365,6 @@ void port_down_stops_the_flows_on_it(void **)
 {
 	rp::PipelineConf c;
 	std::string err;
-	char path[] = "/tmp/rp_graph_XXXXXX.conf";
-	int fd = mkstemps(path, 5);
-	assert_true(fd >= 0);
 	const std::string text =
 		"version = 1;\n"
 		"devices = ( { name = \"rxeA\"; }, { name = \"rxeB\"; } );\n"
@@ -372,13 +376,7 @@ void port_down_stops_the_flows_on_it(void **)
 		"  { name = \"arx\"; kind = \"rdma_rx\"; lcore = 1; flow = \"a\"; },\n"
 		"  { name = \"btx\"; kind = \"rdma_tx\"; lcore = 2; flow = \"b\"; },\n"
 		"  { name = \"brx\"; kind = \"rdma_rx\"; lcore = 3; flow = \"b\"; } );\n";
-	assert_int_equal(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-	close(fd);
-	int loaded = rp::config_load(path, rp::LcoreSet{}, &c, &err);
-	unlink(path);
-	if (loaded != 0)
-		fprintf(stderr, "config: %s\n", err.c_str());
-	assert_int_equal(loaded, 0);
+	load(text, &c);
 	rp::Graph g;
 	assert_int_equal(rp::graph_plan(c, rp::RunOptions{}, &g, &err), 0);
 	rp::Device a, b;   // as graph_build would set them (port 1 each)
