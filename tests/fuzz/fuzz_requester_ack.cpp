@@ -129,12 +129,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***)
 		abort();
 	g_pool = rte_mempool_create("fz_tx", kPool, kMaxMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
 	check(g_pool != nullptr);
-	rte_mempool_mem_iter(g_pool, [](rte_mempool *, void *arg, rte_mempool_memhdr *m, unsigned) {
-		auto *t = static_cast<rp::MrTable *>(arg);
-		auto b = reinterpret_cast<uintptr_t>(m->addr);
-		t->chunks[t->n] = {b, b + m->len, 0x40 + t->n};
-		t->n++;
-	}, &g_mrs);
+	fake::map_pool(g_pool, &g_mrs);
 	return 0;
 }
 

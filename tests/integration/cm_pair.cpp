@@ -21,6 +21,7 @@
  * must be refused), --hostile-writer (connect to an rdmapipe server of RDMA WRITE as
  * its client would, then write outside the windows it was given: each such write must
  * fail at the server's NIC, so the server registered no more than the windows). */
+#include "engine/types.h"
 #include "verbs/cm.h"
 #include "verbs/device.h"
 #include "verbs/io_context.h"
@@ -57,7 +58,6 @@ constexpr uint32_t kInline = 16;
 constexpr uint8_t kMinRnrTimer = 14;         // 0.96 ms: distinct from rdma_cm's 0
 constexpr uint64_t kVerdictPass = 0x5041535300000000ull;   // "PASS" | QP index
 constexpr uint64_t kVerdictFail = 0x4641494c00000000ull;   // "FAIL" | QP index
-constexpr unsigned kMaxQps = 1024;
 
 const char *g_role = "cm_pair";
 
@@ -767,7 +767,7 @@ int run_hostile_writer(const Args &a)
 		locals[i].qp_index = static_cast<uint16_t>(i);
 		locals[i].slots = a.slots;
 		locals[i].slot_bytes = a.size;
-		locals[i].verb = 3;   // Verb::write + 1
+		locals[i].verb = static_cast<uint8_t>(static_cast<unsigned>(Verb::write) + 1);   // the handshake's verb + 1
 		locals[i].messages = a.messages;
 		locals[i].credit_addr = reinterpret_cast<uintptr_t>(&words[i]);
 		locals[i].credit_rkey = words_mr->rkey;
@@ -806,20 +806,18 @@ int run_hostile_writer(const Args &a)
 		if (int ret = ibv_post_send(cli.conn(i).qp, &wr, &bad))
 			return fail(cli.conn(i).name + ": ibv_post_send: " + strerror(ret));
 	}
+	/* Completions only (not wait_for, which also reads the CM events): a refused write
+	 * fails its QP, which may end its connection too. */
 	ibv_wc_status got[kHostileQps];
 	unsigned done = 0;
-	auto on_send = [&](std::string *) {
+	for (const int64_t deadline = deadline_after(a.timeout_ms); done < kHostileQps && now_ns() < deadline;) {
 		ibv_wc wc[kHostileQps];
-		int k = ibv_poll_cq(r.io.send_cq, kHostileQps, wc);
+		const int k = ibv_poll_cq(r.io.send_cq, kHostileQps, wc);
 		for (int j = 0; j < k; j++, done++)
 			got[wc[j].wr_id] = wc[j].status;
-		return done == kHostileQps ? 1 : 0;
-	};
-	/* Completions only: a refused write fails its QP, which may also end its connection. */
-	const int64_t deadline = deadline_after(a.timeout_ms);
-	std::string why;
-	while (on_send(&why) == 0 && now_ns() < deadline)
-		usleep(1000);
+		if (k == 0)
+			usleep(1000);
+	}
 	if (done < kHostileQps)
 		return fail(std::to_string(done) + " of " + std::to_string(kHostileQps) + " writes completed within " +
 			    std::to_string(a.timeout_ms) + " ms");

@@ -1,6 +1,9 @@
 #include "fake_verbs.h"
 
 #include "engine/pattern.h"
+#include "verbs/memory.h"
+
+#include <rte_mempool.h>
 
 #include <arpa/inet.h>
 
@@ -145,6 +148,16 @@ int restart_qp(ibv_qp *qp)
 }
 
 } // namespace
+
+void map_pool(rte_mempool *pool, rp::MrTable *mrs)
+{
+	rte_mempool_mem_iter(pool, [](rte_mempool *, void *arg, rte_mempool_memhdr *m, unsigned) {
+		auto *t = static_cast<rp::MrTable *>(arg);
+		auto b = reinterpret_cast<uintptr_t>(m->addr);
+		t->chunks[t->n] = {b, b + m->len, 0x40 + t->n};
+		t->n++;
+	}, mrs);
+}
 
 Nic &nic() { return g_nic; }
 void reset() { g_nic = Nic{}; }

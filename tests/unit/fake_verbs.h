@@ -10,6 +10,11 @@
 #include <functional>
 #include <vector>
 
+struct rte_mempool;
+namespace rp {
+struct MrTable;
+}
+
 namespace fake {
 
 struct PostedWr {
@@ -83,6 +88,10 @@ struct Nic {
 
 /* Tests number their fake QPs from here, so qp_num - kQpNumBase is the QP's index. */
 inline constexpr uint32_t kQpNumBase = 0x100;
+
+/* Fills *mrs with pool's memory chunks as if each were registered: lkeys 0x40, 0x41,
+ * ... in chunk order (what the tests' posted WRs carry). */
+void map_pool(rte_mempool *pool, rp::MrTable *mrs);
 
 /* The NIC behind kOps; reset() before each test. */
 Nic &nic();

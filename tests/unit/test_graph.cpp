@@ -22,6 +22,22 @@ const char *kHead = "version = 1;\n"
 		    "pools = ( { name = \"p\"; elt_size = 256; count = 8192; } );\n"
 		    "io_contexts = ( { lcore = 1; device = \"rxe0\"; }, { lcore = 0; device = \"rxe0\"; srq = 2048; } );\n";
 
+/* Loads a whole file's text into *c (the test fails if it does not load). */
+void load(const std::string &text, rp::PipelineConf *c)
+{
+	char path[] = "/tmp/rp_graph_XXXXXX.conf";
+	int fd = mkstemps(path, 5);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+	close(fd);
+	std::string err;
+	int loaded = rp::config_load(path, rp::LcoreSet{}, c, &err);
+	unlink(path);
+	if (loaded != 0)
+		fprintf(stderr, "config: %s\n", err.c_str());
+	assert_int_equal(loaded, 0);
+}
+
 /* Loads kHead + body; the plan's result and message in *err. */
 struct Plan {
 	rp::PipelineConf c;
@@ -31,18 +47,7 @@ struct Plan {
 
 	explicit Plan(const std::string &body)
 	{
-		char path[] = "/tmp/rp_graph_XXXXXX.conf";
-		int fd = mkstemps(path, 5);
-		assert_true(fd >= 0);
-		std::string text = std::string(kHead) + body;
-		assert_int_equal(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-		close(fd);
-		int loaded = rp::config_load(path, rp::LcoreSet{}, &c, &err);
-		unlink(path);
-		if (loaded != 0) {
-			fprintf(stderr, "config: %s\n", err.c_str());
-			fail();
-		}
+		load(std::string(kHead) + body, &c);
 		rc = rp::graph_plan(c, rp::RunOptions{}, &g, &err);
 	}
 	rp::GraphStage *stage(const char *name)
@@ -321,22 +326,6 @@ void size_lists_sweep_in_step(void **)
 
 /* Io contexts on two devices: the plan lists the devices its lcores use, in the file's
  * order, each once, and only those (a device no RDMA stage uses is not opened). */
-/* Loads a whole file's text into *c (the test fails if it does not load). */
-void load(const std::string &text, rp::PipelineConf *c)
-{
-	char path[] = "/tmp/rp_graph_XXXXXX.conf";
-	int fd = mkstemps(path, 5);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-	close(fd);
-	std::string err;
-	int loaded = rp::config_load(path, rp::LcoreSet{}, c, &err);
-	unlink(path);
-	if (loaded != 0)
-		fprintf(stderr, "config: %s\n", err.c_str());
-	assert_int_equal(loaded, 0);
-}
-
 void devices_the_plan_uses(void **)
 {
 	rp::PipelineConf c;

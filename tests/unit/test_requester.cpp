@@ -42,12 +42,7 @@ struct Rig {
 		pool = rte_mempool_create(name.c_str(), kPoolSize, p.msg_bytes, 0, 0, nullptr, nullptr, nullptr,
 					  nullptr, 0, 0);
 		assert_non_null(pool);
-		rte_mempool_mem_iter(pool, [](rte_mempool *, void *arg, rte_mempool_memhdr *m, unsigned) {
-			auto *t = static_cast<rp::MrTable *>(arg);
-			auto b = reinterpret_cast<uintptr_t>(m->addr);
-			t->chunks[t->n] = {b, b + m->len, 0x40 + t->n};
-			t->n++;
-		}, &mrs);
+		fake::map_pool(pool, &mrs);
 		credits.assign(nqps, 0);
 		qps.assign(nqps, ibv_qp{});
 		uint64_t per_qp = rp::verb_is_atomic(p.verb) ? 8 : static_cast<uint64_t>(kSlots) * p.msg_bytes;
