@@ -3,6 +3,7 @@
 #include "verbs/cm.h"
 #include "control/results.h"
 #include "control/telemetry.h"
+#include "log/log.h"
 
 #include <rte_cycles.h>
 #include <rte_launch.h>
@@ -59,7 +60,7 @@ int open_device(const RunOptions &o, Device *dev, DeviceCaps *caps)
 {
 	std::string names, why, err;
 	if (count_devices(&names, &why) == 0) {
-		fprintf(stderr, "rdmapipe: no RDMA device: %s.\n"
+		RP_LOG(ERR, VERBS, "rdmapipe: no RDMA device: %s.\n"
 				"  No RDMA hardware? Run on soft-RoCE: tools/softroce -- rdmapipe ... "
 				"(boots a VM with rdma_rxe where the kernel has none; see README.md)\n",
 			why.c_str());
@@ -84,9 +85,9 @@ int probe_and_report(const RunOptions &o, Device &dev, DeviceCaps *caps, std::st
 	if (int ret = probe_caps(dev, caps, &notes, err); ret != 0)
 		return ret;
 	if (!o.quiet) {
-		printf("rdmapipe: %s capabilities: %s\n", dev.name.c_str(), caps_str(*caps).c_str());
+		RP_LOG(INFO, VERBS, "rdmapipe: %s capabilities: %s\n", dev.name.c_str(), caps_str(*caps).c_str());
 		for (const std::string &n : notes)
-			printf("rdmapipe: %s: %s\n", dev.name.c_str(), n.c_str());
+			RP_LOG(NOTICE, VERBS, "rdmapipe: %s: %s\n", dev.name.c_str(), n.c_str());
 	}
 	return 0;
 }
@@ -100,7 +101,7 @@ int place_end(const RunOptions &o, unsigned *lc)
 		return kExitOk;
 	}
 	if (o.interactive) {
-		fprintf(stderr, "rdmapipe: -i: the console takes the main lcore %u, and the run needs 1 more: pass -l 0-1\n", main_lc);
+		RP_LOG(ERR, APP, "rdmapipe: -i: the console takes the main lcore %u, and the run needs 1 more: pass -l 0-1\n", main_lc);
 		return kExitUsage;
 	}
 	*lc = main_lc;
@@ -116,11 +117,11 @@ int place_roles(const RunOptions &o, const char *run, unsigned *a, unsigned *b)
 			workers[n++] = lc;
 	}
 	if (n == 0) {
-		fprintf(stderr, "rdmapipe: the %s needs 2 lcores; EAL has only lcore %u: pass -l 0-1\n", run, main_lc);
+		RP_LOG(ERR, APP, "rdmapipe: the %s needs 2 lcores; EAL has only lcore %u: pass -l 0-1\n", run, main_lc);
 		return kExitUsage;
 	}
 	if (o.interactive && n < 2) {
-		fprintf(stderr, "rdmapipe: -i: the console takes the main lcore %u, and the %s needs 2 more: pass -l 0-2\n",
+		RP_LOG(ERR, APP, "rdmapipe: -i: the console takes the main lcore %u, and the %s needs 2 more: pass -l 0-2\n",
 			main_lc, run);
 		return kExitUsage;
 	}
@@ -180,11 +181,11 @@ int write_results(const RunOptions &o, const Results &r, bool pass)
 	std::string err;
 	int rc = pass ? kExitOk : kExitRunFailed;
 	if (!o.output_json.empty() && write_results_json(o.output_json, r, &err) != 0) {
-		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+		RP_LOG(ERR, CONTROL, "rdmapipe: %s\n", err.c_str());
 		rc = kExitRunFailed;
 	}
 	if (!o.output_csv.empty() && write_results_csv(o.output_csv, r, &err) != 0) {
-		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+		RP_LOG(ERR, CONTROL, "rdmapipe: %s\n", err.c_str());
 		rc = kExitRunFailed;
 	}
 	return rc;
@@ -192,7 +193,7 @@ int write_results(const RunOptions &o, const Results &r, bool pass)
 
 int setup_error(const std::string &err)
 {
-	fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+	RP_LOG(ERR, APP, "rdmapipe: %s\n", err.c_str());
 	return kExitSetup;
 }
 

@@ -10,6 +10,7 @@
 #include "control/telemetry.h"
 #include "pipeline/graph.h"
 #include "verbs/async_events.h"
+#include "log/log.h"
 
 #include <rte_cycles.h>
 #include <rte_lcore.h>
@@ -93,20 +94,34 @@ int open_devices(const PipelineConf &c, const RunOptions &cli, const Graph &plan
 				tx = &(*gdevs)[i];
 		const FlowConf &fc = *f->conf;
 		if (fc.post_api == PostApi::wr && !tx->caps->qp_ex)
-			printf("rdmapipe: %s has no ibv_qp_ex send ops: flow '%s' posts with ibv_post_send (post API wr falls back to classic)\n",
+			RP_LOG(NOTICE, VERBS, "rdmapipe: %s has no ibv_qp_ex send ops: flow '%s' posts with ibv_post_send (post API wr falls back to classic)\n",
 			       tx->dev->name.c_str(), fc.name.c_str());
 		if (!fc.inline_send || fc.sizes[0] <= tx->caps->max_inline)
 			continue;
 		if (c.file == kCliPipeline)
-			fprintf(stderr, "rdmapipe: --inline with %u B messages: %s inlines at most %u B\n", fc.sizes[0],
+			RP_LOG(ERR, CONF, "rdmapipe: --inline with %u B messages: %s inlines at most %u B\n", fc.sizes[0],
 				tx->dev->name.c_str(), tx->caps->max_inline);
 		else
-			fprintf(stderr, "rdmapipe: %s:%d: flows.[%zu].inline: %u B messages, %s inlines at most %u B\n",
+			RP_LOG(ERR, CONF, "rdmapipe: %s:%d: flows.[%zu].inline: %u B messages, %s inlines at most %u B\n",
 				c.file.c_str(), fc.line, static_cast<size_t>(&fc - c.flows.data()), fc.sizes[0],
 				tx->dev->name.c_str(), tx->caps->max_inline);
 		return kExitUsage;
 	}
 	return kExitOk;
+}
+
+} // namespace
+
+namespace {
+
+/* What each flow of the pipeline asks for, as the builder reads it. */
+void log_flows(const PipelineConf &c)
+{
+	for (const FlowConf &f : c.flows)
+		RP_LOG(DEBUG, CONF, "rdmapipe: %s%s: flow '%s': %s, %u B, %u QP%s, %s, batch %u, %s %s\n", c.file.c_str(),
+		       f.line > 0 ? (":" + std::to_string(f.line)).c_str() : "", f.name.c_str(), verb_name(f.verb), f.sizes[0], f.qps, f.qps == 1 ? "" : "s",
+		       f.transport == Transport::uc ? "UC" : "RC", f.batch, f.listen.empty() ? "peer" : "listening on",
+		       f.listen.empty() ? f.peer.c_str() : f.listen.c_str());
 }
 
 } // namespace
@@ -117,16 +132,18 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row)
 	const unsigned main_lc = rte_get_main_lcore();
 	for (const StageConf &st : c.stages) {
 		if (!rte_lcore_is_enabled(st.lcore)) {
-			fprintf(stderr, "rdmapipe: %s:%d: stage '%s': lcore %u is not in the EAL lcore set (-l)\n", c.file.c_str(),
+			RP_LOG(ERR, CONF, "rdmapipe: %s:%d: stage '%s': lcore %u is not in the EAL lcore set (-l)\n", c.file.c_str(),
 				st.line, st.name.c_str(), st.lcore);
 			return kExitUsage;
 		}
 		if (cli.interactive && st.lcore == main_lc) {
-			fprintf(stderr, "rdmapipe: %s:%d: stage '%s': -i: the console takes the main lcore %u; put the stages on other "
+			RP_LOG(ERR, CONF, "rdmapipe: %s:%d: stage '%s': -i: the console takes the main lcore %u; put the stages on other "
 					"lcores (or give EAL one more: -l)\n", c.file.c_str(), st.line, st.name.c_str(), main_lc);
 			return kExitUsage;
 		}
 	}
+	if (log_enabled(RTE_LOG_DEBUG, rp_logtype_conf))
+		log_flows(c);
 	std::string err;
 	std::vector<std::unique_ptr<RunDevice>> devs;   // outlive the graph
 	std::vector<GraphDevice> gdevs;
@@ -134,10 +151,8 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row)
 	if (graph_plan(c, cli, g.get(), &err) != 0)
 		return setup_error(err);
 	g->note = [&cli](const std::string &line) {
-		if (!cli.quiet) {
-			printf("rdmapipe: %s\n", line.c_str());
-			fflush(stdout);
-		}
+		if (!cli.quiet)
+			RP_LOG(INFO, PIPELINE, "rdmapipe: %s\n", line.c_str());
 	};
 	int rc = open_devices(c, cli, *g, &devs, &gdevs);
 	if (rc != kExitOk)
@@ -238,7 +253,7 @@ int run_graph(const PipelineConf &c, const RunOptions &cli)
 	std::vector<PipelineConf> steps;
 	std::string err;
 	if (graph_sweep(c, &steps, &err) != 0) {   // checked before EAL already
-		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
 		return kExitUsage;
 	}
 	if (steps.size() == 1)

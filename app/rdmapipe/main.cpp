@@ -8,9 +8,16 @@
 #include "control/telemetry.h"
 #include "verbs/device.h"
 #include "pipeline/graph.h"
+#include "log/log.h"
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_version.h>
+
+#include <infiniband/verbs.h>
+
+#include <dlfcn.h>
+#include <stdlib.h>
 
 #include <cinttypes>
 #include <csignal>
@@ -37,7 +44,7 @@ int check_config(int eal_argc, char **argv, const char *file)
 	rp::PipelineConf c;
 	std::string err;
 	if (rp::config_load(file, lcores, &c, &err) != 0) {
-		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
 		return rp::kExitUsage;
 	}
 	printf("%s: valid (schema %d): %zu device(s), %zu pool(s), %zu io context(s), %zu flow(s), %zu ring(s), "
@@ -48,13 +55,13 @@ int check_config(int eal_argc, char **argv, const char *file)
 	 * a size sweep. */
 	std::vector<rp::PipelineConf> steps;
 	if (rp::graph_sweep(c, &steps, &err) != 0) {
-		fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
 		return rp::kExitUsage;
 	}
 	for (size_t k = 0; k < steps.size(); k++) {
 		rp::Graph g;
 		if (rp::graph_plan(steps[k], rp::RunOptions{}, &g, &err) != 0) {
-			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+			RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
 		if (steps.size() > 1)
@@ -92,6 +99,43 @@ void print_plan(const rp::Graph &g)
 			printf("  flow %s: send pool %u x %u B\n", f->conf->name.c_str(), f->shape.tx_pool_n, f->o.msg_bytes);
 }
 
+/* The versions a bug report needs: ours, and DPDK's and rdma-core's both as loaded
+ * now and as built against (a package upgrade can part them). rdma-core's release is
+ * the tail of libibverbs' file name: libibverbs.so.1.14.44.0 is rdma-core 44.0. */
+void print_version()
+{
+	printf("rdmapipe %s\n", RDMAPIPE_VERSION);
+	const char *dpdk = rte_version();
+	if (strncmp(dpdk, "DPDK ", 5) == 0)
+		dpdk += 5;
+	printf("DPDK %s (built against %s)\n", dpdk, RDMAPIPE_DPDK_BUILT);
+	std::string lib = "unknown";
+	Dl_info info{};
+	if (dladdr(reinterpret_cast<void *>(&ibv_get_device_list), &info) != 0 && info.dli_fname != nullptr) {
+		char *real = realpath(info.dli_fname, nullptr);
+		lib = real ? real : info.dli_fname;
+		free(real);
+		lib = lib.substr(lib.rfind('/') + 1);
+	}
+	const std::string stem = "libibverbs.so.";
+	std::string release = "unknown";
+	if (lib.compare(0, stem.size(), stem) == 0) {   // 1.14.44.0: release 44.0
+		const std::string v = lib.substr(stem.size());
+		const size_t dot = v.find('.', v.find('.') + 1);
+		if (dot != std::string::npos)
+			release = v.substr(dot + 1);
+	}
+	printf("rdma-core %s (%s; built against libibverbs %s)\n", release.c_str(), lib.c_str(), RDMAPIPE_IBVERBS_BUILT);
+}
+
+bool eal_wants_syslog(int eal_argc, char **argv)
+{
+	for (int i = 1; i < eal_argc; i++)
+		if (strncmp(argv[i], "--syslog", 8) == 0)
+			return true;
+	return false;
+}
+
 /* The first SIGINT or SIGTERM stops the run in order (summary and results written);
  * a second one, should that stop hang, ends the process as the signal's default does. */
 void on_signal(int sig)
@@ -119,12 +163,12 @@ int main(int argc, char **argv)
 			return rp::kExitOk;
 		}
 		if (strcmp(argv[i], "--version") == 0) {
-			printf("rdmapipe %s\n", RDMAPIPE_VERSION);
+			print_version();
 			return rp::kExitOk;
 		}
 		if (strcmp(argv[i], "--check") == 0) {
 			if (i + 1 >= eal_argc) {
-				fprintf(stderr, "rdmapipe: --check needs a configuration file\n");
+				RP_LOG(ERR, APP, "rdmapipe: --check needs a configuration file\n");
 				return rp::kExitUsage;
 			}
 			return check_config(eal_argc, argv, argv[i + 1]);
@@ -152,10 +196,10 @@ int main(int argc, char **argv)
 		printf("%s", rp::options_usage());
 		return rp::kExitOk;
 	case rp::ParseResult::version:
-		printf("rdmapipe %s\n", RDMAPIPE_VERSION);
+		print_version();
 		return rp::kExitOk;
 	case rp::ParseResult::error:
-		fprintf(stderr, "rdmapipe: %s\n\n%s", err.c_str(), rp::options_usage());
+		RP_LOG(ERR, CONF, "rdmapipe: %s\n\n%s", err.c_str(), rp::options_usage());
 		return rp::kExitUsage;
 	case rp::ParseResult::ok:
 		break;
@@ -166,19 +210,19 @@ int main(int argc, char **argv)
 	if (!opts.config_file.empty()) {
 		rp::LcoreSet lcores = rp::lcore_set_from_eal_args(eal_argc, argv);
 		if (rp::config_load(opts.config_file, lcores, &conf, &err) != 0) {
-			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+			RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
 		/* What flows through the pipeline (each step of a size sweep) is checked before EAL too. */
 		std::vector<rp::PipelineConf> steps;
 		if (rp::graph_sweep(conf, &steps, &err) != 0) {
-			fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+			RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
 		for (const rp::PipelineConf &step : steps) {
 			rp::Graph plan;
 			if (rp::graph_plan(step, opts, &plan, &err) != 0) {
-				fprintf(stderr, "rdmapipe: %s\n", err.c_str());
+				RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
 				return rp::kExitUsage;
 			}
 		}
@@ -189,11 +233,11 @@ int main(int argc, char **argv)
 	if (opts.dump_conf) {
 		unsigned tx, rx;
 		if (!cli_graph) {
-			fprintf(stderr, "rdmapipe: --dump-conf: the file is the pipeline already (-f)\n");
+			RP_LOG(ERR, APP, "rdmapipe: --dump-conf: the file is the pipeline already (-f)\n");
 			return rp::kExitUsage;
 		}
 		if (!rp::cli_lcores(rp::lcore_set_from_eal_args(eal_argc, argv), opts.interactive, two_process, &tx, &rx, &err)) {
-			fprintf(stderr, "rdmapipe: --dump-conf: %s\n", err.c_str());
+			RP_LOG(ERR, APP, "rdmapipe: --dump-conf: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
 		/* No -d: the device the run would take: the first one found, or (two processes)
@@ -213,16 +257,22 @@ int main(int argc, char **argv)
 	}
 
 	rte_set_application_usage_hook(app_usage);
+	/* Log messages, EAL's and ours, go to stderr, the summary to stdout. EAL's default
+	 * (stdout and syslog) stays when asked for with --syslog. */
+	if (!eal_wants_syslog(eal_argc, argv))
+		rte_openlog_stream(stderr);
 	if (rte_eal_init(eal_argc, argv) < 0) {
 		int e = rte_errno;
-		fprintf(stderr, "rdmapipe: EAL initialisation failed: %s%s\n", rte_strerror(e),
+		RP_LOG(ERR, APP, "rdmapipe: EAL initialisation failed: %s%s\n", rte_strerror(e),
 			e == EINVAL ? " (bad EAL arguments: see the usage above)" : "");
 		return e == EINVAL ? rp::kExitUsage : rp::kExitSetup;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	RP_LOG(DEBUG, APP, "rdmapipe: EAL up: %u lcores, main lcore %u, %s\n", rte_lcore_count(), rte_get_main_lcore(),
+	       cli_graph ? "a pipeline from the command line" : opts.config_file.c_str());
 	if (rp::telemetry_register(&err) != 0)
-		fprintf(stderr, "rdmapipe: %s (running without the /rdmapipe endpoints)\n", err.c_str());
+		RP_LOG(WARNING, CONTROL, "rdmapipe: %s (running without the /rdmapipe endpoints)\n", err.c_str());
 
 	int rc = rp::kExitOk;
 	if (cli_graph) {
@@ -236,8 +286,9 @@ int main(int argc, char **argv)
 	if (rc == rp::kExitOk)
 		rc = rp::run_graph(conf, opts);
 	rte_eal_cleanup();
+	RP_LOG(DEBUG, APP, "rdmapipe: exit status %d\n", rc);
 	if (const int sig = rp::stop_signal()) {   // as a shell reports a process a signal ended
-		fprintf(stderr, "rdmapipe: stopped by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+		RP_LOG(NOTICE, APP, "rdmapipe: stopped by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
 		return 128 + sig;
 	}
 	return rc;

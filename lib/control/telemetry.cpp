@@ -1,4 +1,5 @@
 #include "control/telemetry.h"
+#include "log/log.h"
 
 #include <rte_cycles.h>
 #include <rte_mempool.h>
@@ -217,6 +218,7 @@ int telemetry_register(std::string *err)
 			*err = std::string("telemetry: registering ") + e.cmd + ": " + strerror(-ret);
 			return -1;
 		}
+	RP_LOG(DEBUG, CONTROL, "rdmapipe: telemetry: /rdmapipe endpoints registered\n");
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "engine/ctrl_port.h"
 #include "engine/pattern.h"
 #include "verbs/ctrl_qp.h"
+#include "log/log.h"
 
 #include <rte_cycles.h>
 #include <rte_mempool.h>
@@ -681,6 +682,9 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 			r->qps[i].rto.initial = p.rto_initial_tsc;
 		}
 	}
+	RP_LOG(DEBUG, ENGINE, "rdmapipe: requester: %u QP%s, %s, %u B, batch %u, signal every %u, send queue %u, window %u%s\n", nqps,
+	       nqps == 1 ? "" : "s", verb_name(p.verb), p.msg_bytes, p.batch, p.signal_every, p.sq_depth, p.window,
+	       p.reliable ? ", reliable in software" : "");
 	return requester_set_flows(r, &nqps, 1, err);
 }
 

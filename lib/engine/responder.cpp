@@ -5,6 +5,7 @@
 #include "engine/cq_router.h"
 #include "engine/recv_check.h"
 #include "engine/wr_chain.h"
+#include "log/log.h"
 
 #include <rte_cycles.h>
 #include <rte_mempool.h>
@@ -234,6 +235,8 @@ int responder_init(Responder *r, uint32_t nqps, std::string *err)
 				r->qps[i].chunks_in = &r->chunks_in_mem[static_cast<size_t>(r->p.slots) * i];
 		}
 	}
+	RP_LOG(DEBUG, ENGINE, "rdmapipe: responder: %u QP%s, %s, %u B, %u slots per QP%s\n", nqps, nqps == 1 ? "" : "s",
+	       verb_name(r->p.verb), r->p.msg_bytes, r->p.slots, r->p.reliable ? ", reliable in software" : "");
 	return 0;
 }
 

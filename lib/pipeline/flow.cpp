@@ -1,5 +1,7 @@
 #include "pipeline/flow.h"
 
+#include "log/log.h"
+
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_mempool.h>
@@ -135,7 +137,7 @@ int responder_fill_srq(Responder *v, const RunOptions &o, const RoleShape &r, rt
 	ibv_srq_attr sa{};
 	sa.srq_limit = o.batch;
 	if ((ret = ibv_modify_srq(v->srq, &sa, IBV_SRQ_LIMIT)) != 0 && !o.quiet)
-		printf("rdmapipe: %s: no SRQ limit event (ibv_modify_srq: %s)\n", dev.name.c_str(), strerror(ret));
+		RP_LOG(NOTICE, VERBS, "rdmapipe: %s: no SRQ limit event (ibv_modify_srq: %s)\n", dev.name.c_str(), strerror(ret));
 	return 0;
 }
 

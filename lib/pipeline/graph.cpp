@@ -1,6 +1,7 @@
 #include "pipeline/graph.h"
 
 #include "engine/verbs_ops.h"
+#include "log/log.h"
 
 #include <rte_common.h>
 #include <rte_cycles.h>
@@ -433,7 +434,7 @@ int fit_chunks(Graph *g, std::string *err)
 			return -1;
 		}
 		if (!o.quiet)
-			printf("flow '%s': each %u B message goes as %u chunks of %u B (path MTU %u B), window %u messages per QP\n",
+			RP_LOG(INFO, PIPELINE, "flow '%s': each %u B message goes as %u chunks of %u B (path MTU %u B), window %u messages per QP\n",
 			       f.conf->name.c_str(), o.msg_bytes, ck.count, ck.bytes, mtu, o.slots);
 	}
 	if (resize)
@@ -1375,6 +1376,23 @@ int reliability_setup(Graph *g, std::string *err)
 
 } // namespace
 
+namespace {
+
+/* Each lcore's loop as built: its stages in the order it calls them. */
+void log_lcores(const Graph &g)
+{
+	for (const auto &l : g.lcores) {
+		std::string stages;
+		for (const auto &s : g.stages)
+			if (s->lcore == l.get())
+				stages += (stages.empty() ? "" : ", ") + s->conf->name + " (" + stage_kind_name(s->conf->kind) + ")";
+		RP_LOG(DEBUG, PIPELINE, "rdmapipe: lcore %u runs %s%s\n", l->lcore, stages.c_str(),
+		       l->has_io ? ", sharing one io context" : "");
+	}
+}
+
+} // namespace
+
 int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<GraphDevice> &devs, Graph *g,
 		std::string *err)
 {
@@ -1556,6 +1574,8 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 		LcoreLoop &loop = s->lcore->loop;
 		loop.stages[loop.nstages++] = &s->st;
 	}
+	if (log_enabled(RTE_LOG_DEBUG, rp_logtype_pipeline))
+		log_lcores(*g);
 	return cli.inject_pool_left ? squeeze_pool(g, cli.inject_pool_left, err) : 0;
 }
 

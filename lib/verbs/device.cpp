@@ -1,6 +1,7 @@
 #include "verbs/device.h"
 
 #include "verbs/gid.h"
+#include "log/log.h"
 
 #include <arpa/inet.h>
 
@@ -84,6 +85,10 @@ int device_pick_gid(Device *dev, int gid_index, std::string *err)
 		return -ret;
 	}
 	dev->gid_index = gid_index;
+	RP_LOG(DEBUG, VERBS, "rdmapipe: %s port %u: GID index %d, active MTU %d B, max_qp %d, max_qp_wr %d, max_cqe %d, "
+	       "max_srq_wr %d, max_sge %d\n", dev->name.c_str(), port, gid_index, 128 << dev->port_attr.active_mtu,
+	       dev->dev_attr.max_qp, dev->dev_attr.max_qp_wr, dev->dev_attr.max_cqe, dev->dev_attr.max_srq_wr,
+	       dev->dev_attr.max_sge);
 	return 0;
 }
 

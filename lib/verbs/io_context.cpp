@@ -1,6 +1,7 @@
 #include "verbs/io_context.h"
 
 #include "verbs/device.h"
+#include "log/log.h"
 
 #include <cerrno>
 #include <cstring>
@@ -84,6 +85,8 @@ int shared_io_context_create(Device &dev, uint32_t send_cq_depth, uint32_t recv_
 	io->send_cq_depth = send_cq_depth;
 	io->recv_cq_depth = recv_cq_depth;
 	io->srq_depth = srq_depth;
+	RP_LOG(DEBUG, VERBS, "rdmapipe: %s: io context: send CQ %u, receive CQ %u, SRQ %u entries%s%s\n", dev.name.c_str(),
+	       send_cq_depth, recv_cq_depth, srq_depth, cq_ex ? ", extended CQs" : "", with_channel ? ", completion channel" : "");
 	return 0;
 
 destroy_recv_cq:

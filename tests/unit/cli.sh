@@ -22,6 +22,9 @@ check() {   # name want_rc pattern cmd...
 check "--help" 0 "^Usage: rdmapipe \[EAL options\] -- \[options\]" "$B" --help
 check "-- --help" 0 "--signal-every N" "$B" -- --help
 check "--version" 0 "^rdmapipe [0-9]+\.[0-9]+" "$B" --version
+check "--version: DPDK" 0 "^DPDK $(pkg-config --modversion libdpdk | sed 's/\./\\./g') \(built against [0-9.]+\)$" "$B" --version
+check "--version: rdma-core" 0 "^rdma-core [0-9]+\.[0-9]+ \(libibverbs\.so\.1\.[0-9.]+; built against libibverbs [0-9.]+\)$" "$B" --version
+check "-- --version" 0 "^rdma-core [0-9]+" "$B" -- --version
 check "bad app option" 2 "^rdmapipe: unknown option '--bogus'" "$B" $EAL -- --bogus
 check "bad app option shows usage" 2 "^Usage: rdmapipe" "$B" $EAL -- --bogus
 check "bad app value" 2 "^rdmapipe: --batch: '0' is not an integer in 1..512" "$B" $EAL -- -b 0
@@ -81,7 +84,24 @@ if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 else
 	check "unknown device" 3 "^rdmapipe: device 'nosuchdev0' not found" "$B" $EAL -- -d nosuchdev0 -n 1
 fi
-rm -f "$t"
+# Logging through rte_log: a log type per layer, picked out by EAL's --log-level, to
+# stderr. Without a device the run ends at opening one (exit 3), after these lines.
+prefix=rplog$$
+LOGEAL="$EAL --file-prefix $prefix"
+check "log type rdmapipe.app at debug" 3 "^rdmapipe: EAL up: 2 lcores, main lcore 0, a pipeline from the command line$" \
+	"$B" $LOGEAL --log-level=rdmapipe.app:debug -- -d nosuchdev0 -n 1
+check "log types by pattern" 3 "^rdmapipe: \(command line\): flow 'flow0': write_imm, 64 B, 1 QP, RC, batch 32, peer loopback$" \
+	"$B" $LOGEAL '--log-level=rdmapipe.*:debug' -- -d nosuchdev0 -n 1
+"$B" $LOGEAL -- -d nosuchdev0 -n 1 >"$t.out" 2>"$t.err"
+if grep -q "EAL up" "$t.out" "$t.err"; then
+	echo "FAIL: debug lines by default:"; cat "$t.err"; fails=$((fails + 1))
+elif ! grep -qE "^rdmapipe: (no RDMA device|device 'nosuchdev0' not found)" "$t.err" || grep -q "^rdmapipe:" "$t.out"; then
+	echo "FAIL: the error is not on stderr alone: stdout:"; cat "$t.out"; echo "stderr:"; cat "$t.err"; fails=$((fails + 1))
+else
+	echo "ok: no debug lines by default, the error on stderr"
+fi
+rmdir /var/run/dpdk/$prefix 2>/dev/null
+rm -f "$t" "$t.out" "$t.err"
 [ "$fails" -eq 0 ] && echo "cli: all checks passed" && exit 0
 echo "cli: $fails check(s) failed"
 exit 1
