@@ -5,31 +5,19 @@
 #include <rte_lcore.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cerrno>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 
 namespace rp {
 
-namespace {
+using json = nlohmann::ordered_json;   // keys in the documented order
 
-std::string json_str(const std::string &s)
-{
-	std::string o = "\"";
-	for (char ch : s) {
-		if (ch == '"' || ch == '\\')
-			o += '\\';
-		if (static_cast<unsigned char>(ch) < 0x20) {
-			char b[8];
-			snprintf(b, sizeof(b), "\\u%04x", ch);
-			o += b;
-			continue;
-		}
-		o += ch;
-	}
-	return o + "\"";
-}
+namespace {
 
 double rate(uint64_t n, double s)
 {
@@ -143,87 +131,137 @@ const char *result_word(const Results &r)
 	return r.stop_signal ? "INTERRUPTED" : r.pass ? "PASS" : "FAIL";
 }
 
+namespace {
+
+/* Figures rounded as a reader wants them (nlohmann writes a double's shortest exact
+ * form, so 24484.1 stays 24484.1 and never becomes 24484.099999999999). */
+double rounded(double v, int decimals)
+{
+	const double k = std::pow(10.0, decimals);
+	return std::round(v * k) / k;
+}
+
+json errors_json(const FlowResult &x)
+{
+	json e = json::object();
+	for (unsigned s = 0; x.errors && s < kWcStatusCount; s++)
+		if (x.errors->by_status[s])
+			e[ibv_wc_status_str(static_cast<ibv_wc_status>(s))] = x.errors->by_status[s];
+	return e;
+}
+
+json reliability_json(const FlowResult::Reliability &r)
+{
+	return {{"kind", "software"},
+		{"retransmissions", r.retx_fast + r.retx_timeout},
+		{"retx_fast", r.retx_fast},
+		{"retx_timeout", r.retx_timeout},
+		{"acks_sent", r.acks_sent},
+		{"acks_received", r.acks_received},
+		{"duplicates", r.duplicates},
+		{"sack_holes", r.sack_holes},
+		{"retx_header_refused", r.retx_header_bad},
+		{"injected_losses", r.injected_losses},
+		{"messages_lost", r.lost},
+		{"qp_restarts", r.qp_restarts}};
+}
+
+void latency_json(const FlowResult &x, json *o)
+{
+	const Histogram &h = *x.latency;
+	(*o)["latency_us"] = {{"what", x.latency_what},
+			      {"samples", h.count()},
+			      {"min", rounded(us(h.min()), 3)},
+			      {"p50", rounded(us(h.percentile(0.5)), 3)},
+			      {"p90", rounded(us(h.percentile(0.9)), 3)},
+			      {"p99", rounded(us(h.percentile(0.99)), 3)},
+			      {"p99.9", rounded(us(h.percentile(0.999)), 3)},
+			      {"max", rounded(us(h.max()), 3)},
+			      {"mean", rounded(h.mean() / 1000.0, 3)}};
+	/* The distribution at fixed fractions, for a CDF plot (tools/plot-results). */
+	static const double kCdf[] = {0.001, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9,
+				      0.95, 0.98, 0.99, 0.995, 0.999, 0.9999};
+	json cdf = json::array({json::array({rounded(us(h.min()), 3), 0})});
+	for (double q : kCdf)
+		cdf.push_back(json::array({rounded(us(h.percentile(q)), 3), q}));
+	cdf.push_back(json::array({rounded(us(h.max()), 3), 1}));
+	(*o)["latency_cdf"] = std::move(cdf);
+}
+
+json flow_json(const Results &r, const FlowResult &x)
+{
+	json o = {{"name", x.name},
+		  {"qps", x.qps},
+		  {"messages_sent", x.sent},
+		  {"messages_completed", x.completed},
+		  {"messages_verified", x.verified},
+		  {"bytes", x.bytes},
+		  {"message_rate", rounded(rate(x.completed, r.elapsed_s), 1)},
+		  {"gbit_per_s", rounded(rate(x.bytes, r.elapsed_s) * 8 / 1e9, 6)},
+		  {"failed_qps", x.failed_qps},
+		  {"completion_errors", errors_json(x)}};
+	if (x.rel.on)
+		o["reliability"] = reliability_json(x.rel);
+	if (x.latency && x.latency->count())
+		latency_json(x, &o);
+	return o;
+}
+
+json stage_json(const Results &r, const StageResult &s)
+{
+	json o = {{"name", s.name}, {"kind", s.kind}, {"lcore", s.lcore}, {"calls", s.calls}, {"objects", s.objects}};
+	if (r.stage_cycles) {
+		o["busy_cycles"] = s.cycles;
+		o["cycles_per_object"] =
+			rounded(s.objects ? static_cast<double>(s.cycles) / static_cast<double>(s.objects) : 0.0, 1);
+	}
+	return o;
+}
+
+} // namespace
+
+std::string results_json_text(const Results &r)
+{
+	json doc;
+	doc["rdmapipe"] = {{"version", RDMAPIPE_VERSION}, {"results_schema", kResultsSchema}};
+	doc["run"] = {{"mode", r.mode},
+		      {"role", r.role},
+		      {"verb", r.verb},
+		      {"message_bytes", r.msg_bytes},
+		      {"device", r.device},
+		      {"elapsed_s", rounded(r.elapsed_s, 6)},
+		      {"result", result_word(r)}};
+	doc["flows"] = json::array();
+	for (const FlowResult &x : r.flows)
+		doc["flows"].push_back(flow_json(r, x));
+	doc["lcores"] = json::array();
+	for (const LcoreResult &l : r.lcores)
+		doc["lcores"].push_back({{"lcore", l.lcore},
+					 {"role", l.role},
+					 {"polls_busy", l.polls_busy},
+					 {"polls_idle", l.polls_idle},
+					 {"cpu_s", rounded(l.cpu_s, 3)}});
+	doc["stages"] = json::array();
+	for (const StageResult &s : r.stages)
+		doc["stages"].push_back(stage_json(r, s));
+	json names = json::array();
+	for (const FlowResult &x : r.flows)
+		names.push_back(x.name);
+	doc["series"] = {{"period_s", rounded(r.period_s, 3)}, {"flows", std::move(names)}, {"completed", r.series}};
+	/* Names come from files and the wire's peers: bytes that are not UTF-8 are
+	 * replaced (U+FFFD) rather than thrown about. */
+	return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
 int write_results_json(const std::string &path, const Results &r, std::string *err)
 {
+	const std::string text = results_json_text(r);
 	FILE *f = fopen(path.c_str(), "w");
 	if (f == nullptr) {
 		*err = path + ": cannot write the results: " + strerror(errno);
 		return -1;
 	}
-	fprintf(f, "{\n  \"rdmapipe\": {\"version\": %s, \"results_schema\": 1},\n", json_str(RDMAPIPE_VERSION).c_str());
-	fprintf(f, "  \"run\": {\"mode\": %s, \"role\": %s, \"verb\": %s, \"message_bytes\": %u, \"device\": %s, "
-		   "\"elapsed_s\": %.6f, \"result\": %s},\n",
-		json_str(r.mode).c_str(), json_str(r.role).c_str(), json_str(r.verb).c_str(), r.msg_bytes, json_str(r.device).c_str(), r.elapsed_s,
-		json_str(result_word(r)).c_str());
-	fprintf(f, "  \"flows\": [");
-	for (size_t i = 0; i < r.flows.size(); i++) {
-		const FlowResult &x = r.flows[i];
-		fprintf(f, "%s\n    {\"name\": %s, \"qps\": %u, \"messages_sent\": %" PRIu64 ", \"messages_completed\": %" PRIu64
-			   ", \"messages_verified\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"message_rate\": %.1f, "
-			   "\"gbit_per_s\": %.6f, \"failed_qps\": %" PRIu64 ",\n     \"completion_errors\": {",
-			i ? "," : "", json_str(x.name).c_str(), x.qps, x.sent, x.completed, x.verified, x.bytes,
-			rate(x.completed, r.elapsed_s), rate(x.bytes, r.elapsed_s) * 8 / 1e9, x.failed_qps);
-		bool first = true;
-		for (unsigned s = 0; x.errors && s < kWcStatusCount; s++)
-			if (x.errors->by_status[s]) {
-				fprintf(f, "%s%s: %" PRIu64, first ? "" : ", ",
-					json_str(ibv_wc_status_str(static_cast<ibv_wc_status>(s))).c_str(), x.errors->by_status[s]);
-				first = false;
-			}
-		fprintf(f, "}");
-		if (x.rel.on)
-			fprintf(f, ",\n     \"reliability\": {\"kind\": \"software\", \"retransmissions\": %" PRIu64 ", \"retx_fast\": %" PRIu64
-				   ", \"retx_timeout\": %" PRIu64 ", \"acks_sent\": %" PRIu64 ", \"acks_received\": %" PRIu64
-				   ", \"duplicates\": %" PRIu64 ", \"sack_holes\": %" PRIu64 ", \"retx_header_refused\": %" PRIu64
-				   ", \"injected_losses\": %" PRIu64 ", \"messages_lost\": %" PRIu64 ", \"qp_restarts\": %" PRIu64 "}",
-				x.rel.retx_fast + x.rel.retx_timeout, x.rel.retx_fast, x.rel.retx_timeout, x.rel.acks_sent,
-				x.rel.acks_received, x.rel.duplicates, x.rel.sack_holes, x.rel.retx_header_bad, x.rel.injected_losses,
-				x.rel.lost, x.rel.qp_restarts);
-		if (x.latency && x.latency->count()) {
-			const Histogram &h = *x.latency;
-			fprintf(f, ",\n     \"latency_us\": {\"what\": %s, \"samples\": %" PRIu64 ", \"min\": %.3f, \"p50\": %.3f, "
-				   "\"p90\": %.3f, \"p99\": %.3f, \"p99.9\": %.3f, \"max\": %.3f, \"mean\": %.3f}",
-				json_str(x.latency_what).c_str(), h.count(), us(h.min()), us(h.percentile(0.5)),
-				us(h.percentile(0.9)), us(h.percentile(0.99)), us(h.percentile(0.999)), us(h.max()),
-				h.mean() / 1000.0);
-			/* The distribution at fixed fractions, for a CDF plot (tools/plot-results). */
-			static const double kCdf[] = {0.001, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9,
-						      0.95, 0.98, 0.99, 0.995, 0.999, 0.9999};
-			fprintf(f, ",\n     \"latency_cdf\": [[%.3f, 0]", us(h.min()));
-			for (double q : kCdf)
-				fprintf(f, ", [%.3f, %g]", us(h.percentile(q)), q);
-			fprintf(f, ", [%.3f, 1]]", us(h.max()));
-		}
-		fprintf(f, "}");
-	}
-	fprintf(f, "\n  ],\n  \"lcores\": [");
-	for (size_t i = 0; i < r.lcores.size(); i++) {
-		const LcoreResult &l = r.lcores[i];
-		fprintf(f, "%s\n    {\"lcore\": %u, \"role\": %s, \"polls_busy\": %" PRIu64 ", \"polls_idle\": %" PRIu64
-			   ", \"cpu_s\": %.3f}",
-			i ? "," : "", l.lcore, json_str(l.role).c_str(), l.polls_busy, l.polls_idle, l.cpu_s);
-	}
-	fprintf(f, "\n  ],\n  \"stages\": [");
-	for (size_t i = 0; i < r.stages.size(); i++) {
-		const StageResult &s = r.stages[i];
-		fprintf(f, "%s\n    {\"name\": %s, \"kind\": %s, \"lcore\": %u, \"calls\": %" PRIu64 ", \"objects\": %" PRIu64,
-			i ? "," : "", json_str(s.name).c_str(), json_str(s.kind).c_str(), s.lcore, s.calls, s.objects);
-		if (r.stage_cycles)
-			fprintf(f, ", \"busy_cycles\": %" PRIu64 ", \"cycles_per_object\": %.1f", s.cycles,
-				s.objects ? static_cast<double>(s.cycles) / static_cast<double>(s.objects) : 0.0);
-		fprintf(f, "}");
-	}
-	fprintf(f, "\n  ],\n  \"series\": {\"period_s\": %.3f, \"flows\": [", r.period_s);
-	for (size_t i = 0; i < r.flows.size(); i++)
-		fprintf(f, "%s%s", i ? ", " : "", json_str(r.flows[i].name).c_str());
-	fprintf(f, "],\n    \"completed\": [");
-	for (size_t t = 0; t < r.series.size(); t++) {
-		fprintf(f, "%s[", t ? ", " : "");
-		for (size_t i = 0; i < r.series[t].size(); i++)
-			fprintf(f, "%s%" PRIu64, i ? ", " : "", r.series[t][i]);
-		fprintf(f, "]");
-	}
-	fprintf(f, "]}\n}\n");
+	fwrite(text.data(), 1, text.size(), f);
 	return finish(f, path, err);
 }
 

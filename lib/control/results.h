@@ -83,6 +83,13 @@ void sampler_stop(Sampler *s);   // joins; the series is then complete
 Results results_of(const char *mode, Verb verb, uint32_t msg_bytes, const std::string &device, double elapsed_s,
 		   bool pass);
 
+/* The results file's schema version (docs/results.md, docs/results.schema.json): raised
+ * when a field changes meaning or goes away, not when one is added. */
+constexpr int kResultsSchema = 1;
+
+/* The results as JSON text (nlohmann's writer): what write_results_json writes. */
+std::string results_json_text(const Results &r);
+
 /* Return 0, or -1 with *err naming the file and the cause. */
 int write_results_json(const std::string &path, const Results &r, std::string *err);
 int write_results_csv(const std::string &path, const Results &r, std::string *err);

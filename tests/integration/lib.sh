@@ -58,6 +58,23 @@ expect_eq() {   # what got want
 	fi
 }
 
+# json_check FILE PYTHON-ASSERTIONS WHAT: the results file is valid by its JSON Schema
+# (docs/results.schema.json, Debian's python3-jsonschema) and the assertions on it,
+# loaded as r, hold.
+json_check() {
+	if /usr/bin/python3 -c "
+import json, sys, jsonschema
+r = json.load(open(sys.argv[1]))
+jsonschema.validate(r, json.load(open(sys.argv[2])), cls=jsonschema.Draft202012Validator)
+$2
+" "$1" "$(dirname "${BASH_SOURCE[0]}")/../../docs/results.schema.json"; then
+		echo "ok: $1: $3"
+	else
+		echo "FAIL: $1: $3"
+		fails=$((fails + 1))
+	fi
+}
+
 expect_grep() {   # file pattern
 	if grep -qE "$2" "$1"; then
 		echo "ok: output has /$2/"

@@ -46,6 +46,8 @@ for f in s['flows']:
 assert len(c['series']['completed']) >= 1, c['series']
 assert c['lcores'][0]['role'] == 'requester' and s['lcores'][0]['role'] == 'responder'
 PY
+json_check "$rdir/client.json" "assert r['run']['role'] == 'client'" "valid by the schema"
+json_check "$rdir/server.json" "assert r['run']['role'] == 'server'" "valid by the schema"
 expect_grep "$rdir/server.csv" "^flow1,rate,SEND,64,2,40000,40000,40000,.*,PASS,server$"
 # Live stats lines on both sides: each flow as the client posts it and as the server
 # receives it (each flow its own port: PORT + its index).
@@ -94,7 +96,7 @@ server_wait
 both_pass "both ways (A: client, B: server)"
 expect_grep "$cout" "^  flow b2a: +RDMA_WRITE_WITH_IMM, 64 B, 2 QPs, 10.2.0.1:18795's client -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
 expect_grep "$sout" "^  flow a2b: +SEND, 128 B, 2 QPs, 10.2.0.2:18796's client -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
-expect_grep "$sout.json" '"role": "client\+server"'
+json_check "$sout.json" "assert r['run']['role'] == 'client+server', r['run']" "a file with flows of both kinds"
 rm -f "$sout.json"
 
 # The command line of either end is a pipeline: --dump-conf prints it (no -d: the
