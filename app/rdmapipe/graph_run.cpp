@@ -127,7 +127,8 @@ void log_flows(const PipelineConf &c)
 } // namespace
 
 /* One pipeline (one step of a size sweep): build, run, summarise. */
-int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row)
+int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, std::vector<std::string> *texts,
+		   const std::function<int(std::string *)> &listening)
 {
 	const unsigned main_lc = rte_get_main_lcore();
 	for (const StageConf &st : c.stages) {
@@ -150,6 +151,7 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row)
 	auto g = std::make_unique<Graph>();
 	if (graph_plan(c, cli, g.get(), &err) != 0)
 		return setup_error(err);
+	g->listening = listening;
 	g->note = [&cli](const std::string &line) {
 		if (!cli.quiet)
 			RP_LOG(INFO, PIPELINE, "rdmapipe: %s\n", line.c_str());
@@ -226,6 +228,8 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row)
 					Results res;
 					const bool pass = graph_summary(c, *g, async_ro, view, sampler, row, &res);
 					rc = write_results(g->flows[0]->o, res, pass);
+					if (texts)
+						texts->push_back(results_json_text(res));
 				}
 			}
 		}
@@ -248,7 +252,8 @@ std::string step_path(const std::string &path, const std::string &sizes)
 
 } // namespace
 
-int run_graph(const PipelineConf &c, const RunOptions &cli)
+int run_graph(const PipelineConf &c, const RunOptions &cli, std::vector<std::string> *texts,
+	      const std::function<int(std::string *)> &listening)
 {
 	std::vector<PipelineConf> steps;
 	std::string err;
@@ -257,14 +262,12 @@ int run_graph(const PipelineConf &c, const RunOptions &cli)
 		return kExitUsage;
 	}
 	if (steps.size() == 1)
-		return run_graph_step(c, cli, nullptr);
+		return run_graph_step(c, cli, nullptr, texts, listening);
 	/* A size sweep: the pipeline once per size, in turn; its results files per step. */
 	std::vector<SweepRow> rows(steps.size());
 	int worst = kExitOk;
 	for (size_t k = 0; k < steps.size(); k++) {
-		for (size_t i = 0; i < c.flows.size(); i++)
-			if (c.flows[i].sizes.size() > 1)
-				rows[k].sizes += (rows[k].sizes.empty() ? "" : "+") + std::to_string(steps[k].flows[i].sizes[0]) + "B";
+		rows[k].sizes = graph_step_name(c, steps[k]);
 		RunOptions o = cli;
 		o.output_json = step_path(cli.output_json, rows[k].sizes);
 		o.output_csv = step_path(cli.output_csv, rows[k].sizes);
@@ -272,7 +275,7 @@ int run_graph(const PipelineConf &c, const RunOptions &cli)
 		steps[k].run.csv = step_path(c.run.csv, rows[k].sizes);
 		printf("rdmapipe: size sweep, step %zu of %zu: %s\n", k + 1, steps.size(), rows[k].sizes.c_str());
 		fflush(stdout);
-		int rc = run_graph_step(steps[k], o, &rows[k]);
+		int rc = run_graph_step(steps[k], o, &rows[k], texts, listening);
 		if (rc == kExitSetup || rc == kExitUsage || request_stopped())
 			return rc == kExitOk ? kExitRunFailed : rc;   // nothing more can run, or a signal stopped it
 		worst = std::max(worst, rc);

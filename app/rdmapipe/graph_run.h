@@ -6,10 +6,17 @@
 #include "conf/config.h"
 #include "conf/options.h"
 
+#include <functional>
+#include <string>
+#include <vector>
+
 namespace rp {
 
 /* Called after rte_eal_init, for any validated pipeline. Returns an ExitCode; prints
- * its own errors. */
-int run_graph(const PipelineConf &c, const RunOptions &cli);
+ * its own errors. texts (if any) gets each step's results as JSON (a job's rank sends
+ * them to rank 0); listening (if any) runs in each step once its servers listen,
+ * before its clients connect (Graph::listening). */
+int run_graph(const PipelineConf &c, const RunOptions &cli, std::vector<std::string> *texts = nullptr,
+	      const std::function<int(std::string *)> &listening = {});
 
 } // namespace rp

@@ -638,6 +638,15 @@ void print_header(const PipelineConf &c, const Graph &g, const Totals &x)
 		printf("  rate limit:          %.0f msg/s per flow (paced by the requester)\n", o0.rate_pps);
 }
 
+/* Why a flow failed, as its roles (or its connections) said it first: "" if none did. */
+std::string flow_failure(const GraphFlow &f)
+{
+	for (const char *why : {f.q.c.fail_reason, f.v.c.fail_reason, f.ping.c.fail_reason, f.pong.c.fail_reason})
+		if (why)
+			return why;
+	return f.remote ? f.remote->why : std::string();
+}
+
 /* A flow's errors and failures, when the run has several (one flow's are the run's). */
 void print_flow_errors(const GraphFlow &f)
 {
@@ -941,6 +950,8 @@ void result_flows(const Graph &g, const Totals &x, Results *res)
 		r.verified = ft.verified;
 		r.bytes = ft.delivered * f.o.msg_bytes;
 		r.failed_qps = ft.failed_qps;
+		r.pass = ft.ok;
+		r.failure = flow_failure(f);
 		if (f.pingpong) {
 			r.errors = ft.errors ? (f.ping.c.wc_errors.total ? &f.ping.c.wc_errors : &f.pong.c.wc_errors) : nullptr;
 			r.latency = f.tx ? f.hist.get() : nullptr;

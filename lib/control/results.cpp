@@ -200,6 +200,10 @@ json flow_json(const Results &r, const FlowResult &x)
 		  {"gbit_per_s", rounded(rate(x.bytes, r.elapsed_s) * 8 / 1e9, 6)},
 		  {"failed_qps", x.failed_qps},
 		  {"completion_errors", errors_json(x)}};
+	if (x.pass >= 0)
+		o["result"] = x.pass ? "PASS" : "FAIL";
+	if (!x.failure.empty())
+		o["failure"] = x.failure;
 	if (x.rel.on)
 		o["reliability"] = reliability_json(x.rel);
 	if (x.latency && x.latency->count())

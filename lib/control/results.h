@@ -21,6 +21,8 @@ struct FlowResult {
 	uint32_t qps = 0;
 	uint64_t sent = 0, completed = 0, verified = 0, bytes = 0;
 	uint64_t failed_qps = 0;
+	int pass = -1;                           // 1: it saw its work through, checked; 0: it did not; -1: not judged alone
+	std::string failure;                     // why it failed, as its roles or connections said ("": not said)
 	const WcErrorCounts *errors = nullptr;   // by status (may be nullptr: none counted)
 	const Histogram *latency = nullptr;      // ns
 	const char *latency_what = "";

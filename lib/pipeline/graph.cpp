@@ -763,6 +763,15 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 	return r;
 }
 
+std::string graph_step_name(const PipelineConf &c, const PipelineConf &step)
+{
+	std::string n;
+	for (size_t i = 0; i < c.flows.size(); i++)
+		if (c.flows[i].sizes.size() > 1)
+			n += (n.empty() ? "" : "+") + std::to_string(step.flows[i].sizes[0]) + "B";
+	return n;
+}
+
 int graph_sweep(const PipelineConf &c, std::vector<PipelineConf> *steps, std::string *err)
 {
 	size_t n = 1;
@@ -1426,6 +1435,13 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 			*err = "flow '" + f->conf->name + "': " + *err;
 			return -1;
 		}
+	if (g->listening && g->listening(err) != 0)
+		return -1;
+	/* Each lcore's control QP before the threads: two ends of reliable flows on one lcore
+	 * (a server accepting beside a client connecting) would otherwise both make it. */
+	for (auto &f : g->flows)
+		if (f->reliable() && f->remote && !f->pingpong && ensure_ctrl(f->end_here(), err) != 0)
+			return -1;
 	const size_t nflows = g->flows.size();
 	std::vector<std::thread> accepting;
 	std::vector<int> accept_rc(nflows, 0);

@@ -176,6 +176,10 @@ struct Graph {
 	/* Progress worth a line while building (a server waiting for its clients); the
 	 * caller prints it, or not. */
 	std::function<void(const std::string &)> note;
+	/* Called once every server of the pipeline listens, before any client connects
+	 * (a job's ranks wait there for each other, so no client asks a server that is not
+	 * listening yet); non-zero fails the build with *err. */
+	std::function<int(std::string *)> listening;
 	~Graph();
 };
 
@@ -189,6 +193,9 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
  * one length). *steps gets the pipelines, one size per flow (one step: c as it is).
  * Returns 0, or -1 with *err when the lists differ in length. */
 int graph_sweep(const PipelineConf &c, std::vector<PipelineConf> *steps, std::string *err);
+
+/* A step's name, its sweeping flows' sizes in c's order: "64B", "4096B+64B". */
+std::string graph_step_name(const PipelineConf &c, const PipelineConf &step);
 
 /* The plan of c (one size per flow: a step of graph_sweep), before EAL or any device: flows, stages, rings and what flows through
  * them (counts, sizes, the pool each buffer returns to), checked. Creates nothing.

@@ -334,7 +334,6 @@ int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const Q
 	e->targets = qp_targets(o);
 	if (qo.uc && make_uc_qps(dev, io, qo, nqps, f, err) != 0)
 		return -1;
-	std::vector<bool> taken(nqps, false);
 	std::vector<int> access(nqps, 0);
 	auto choose = [&](const CmRequest &req, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
 		const CmPrivate &p = req.peer;
@@ -342,9 +341,9 @@ int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const Q
 			*why = "the request came in on another device than this server's " + dev.name;
 			return kCmReject;
 		}
-		if (p.qp_index >= nqps || taken[p.qp_index]) {
+		if (p.qp_index >= nqps) {   // (the server refuses one already connected)
 			*why = "QP index " + std::to_string(p.qp_index) + " is not one this server expects (" + std::to_string(nqps) +
-			       " QPs, each once)";
+			       " QPs)";
 			return kCmReject;
 		}
 		if (std::string m = mismatch(o, p, e->targets[p.qp_index]); !m.empty()) {
@@ -374,7 +373,6 @@ int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const Q
 			reply->ctrl_qpn = e->ctrl_qpn;   // reliable: where the client's restart requests go
 		}
 		access[p.qp_index] = spec->access;
-		taken[p.qp_index] = true;
 		return kCmAccept;
 	};
 	CmServer &srv = *f->pairs.cm_server;
@@ -474,8 +472,10 @@ uint64_t remote_sent(const RemoteEnd &e, uint32_t qps, unsigned *told)
 
 namespace {
 
-/* One signalled 8-byte RDMA READ or WRITE between a word of ours and one of the peer's. */
-int post_word(ibv_qp *qp, ibv_wr_opcode op, uint64_t wr_id, uint64_t *local, uint32_t lkey, const RemoteTarget &remote)
+/* One 8-byte RDMA READ or WRITE between a word of ours and one of the peer's (signalled
+ * unless told otherwise). */
+int post_word(ibv_qp *qp, ibv_wr_opcode op, uint64_t wr_id, uint64_t *local, uint32_t lkey, const RemoteTarget &remote,
+	      bool signalled = true)
 {
 	ibv_sge sge{reinterpret_cast<uintptr_t>(local), 8, lkey};
 	ibv_send_wr wr{};
@@ -483,11 +483,51 @@ int post_word(ibv_qp *qp, ibv_wr_opcode op, uint64_t wr_id, uint64_t *local, uin
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = op;
-	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.send_flags = signalled ? IBV_SEND_SIGNALED : 0;
 	wr.wr.rdma.remote_addr = remote.base;
 	wr.wr.rdma.rkey = remote.rkey;
 	ibv_send_wr *bad = nullptr;
 	return ibv_post_send(qp, &wr, &bad);
+}
+
+/* A client's final counts (each QP's messages sent) into the server's words, once its
+ * requester is done and did not fail. Signalled: after the lcores are done, polled on
+ * the lcore's send CQ. Unsignalled: while the lcore still runs other roles (the
+ * watch's early copy; the CQ is the lcore's then, and an unsignalled WR completes
+ * there only if it fails, which fails the flow as it should). Returns whether posted. */
+bool post_final_counts(RemoteWatchEnd &we, bool signalled)
+{
+	RemoteEnd &e = *we.end;
+	const Requester &q = *we.q;
+	if (!e.final_counts || we.ctl->aborted() || q.c.fail_reason)
+		return false;   // a failed run has no final count to give; the server fails too
+	auto *src = static_cast<uint64_t *>(e.counts.addr);
+	const RunControl &ctl = *we.ctl;   // the requester published its counts before requester_done
+	uint32_t posted = 0;
+	for (uint32_t i = 0; i < q.nqps; i++) {
+		if (ctl.qp_failed[i])
+			continue;
+		src[i] = ctl.qp_sent[i];
+		/* wr_id: none of the requester's */
+		if (post_word(q.qps[i].qp, IBV_WR_RDMA_WRITE, UINT64_MAX - i, &src[i], e.counts.mr->lkey, e.count_words[i],
+			      signalled) != 0)
+			return false;
+		posted++;
+	}
+	if (!signalled)
+		e.counts_early = posted;
+	return true;
+}
+
+/* Server: every QP's final count told (the client's last WRITE on each QP, so all it
+ * wrote before is in). */
+bool counts_all_told(const RemoteEnd &e, uint32_t qps)
+{
+	const auto *fin = static_cast<const uint64_t *>(e.counts.addr);
+	for (uint32_t i = 0; i < qps; i++)
+		if (__atomic_load_n(&fin[i], __ATOMIC_ACQUIRE) == UINT64_MAX)
+			return false;
+	return true;
 }
 
 /* One period of a server's keep-alive reads: answers in, late ones judged, new ones out. */
@@ -528,7 +568,11 @@ int note_disconnects(RemoteWatchEnd &we)
 	RemoteEnd &e = *we.end;
 	std::string why;
 	const int d = we.cm->poll_disconnects(&why);
-	if (d != 0 && (d < 0 || e.why.empty()))
+	/* A client whose role is over (its requester done, its final counts out) lets its
+	 * server go: that server ends on the counts, and may go before this host's lcore,
+	 * busy with other flows, is done. */
+	const bool over = !e.server && e.counts_posted;
+	if (d < 0 || (d > 0 && e.why.empty() && !over))
 		e.why = why;
 	e.down = we.cm->down();
 	return d;
@@ -547,7 +591,14 @@ bool watch_step(RemoteWatchEnd &we, unsigned it)
 	}
 	if (e.server && e.down == we.cm->size())
 		we.ctl->requester_done.store(true, std::memory_order_release);   // nothing more will come
-	if (!e.server && d > 0 && !e.role_done.load(std::memory_order_acquire))
+	/* Final counts as soon as the client's role is done, not when its whole lcore is:
+	 * the lcore may also serve a flow whose client waits for ours (two hosts serving
+	 * each other, a job's ranks), and the server ends on them. */
+	if (!e.server && we.q && !e.counts_posted && we.ctl->requester_done.load(std::memory_order_acquire))
+		e.counts_posted = post_final_counts(we, false) || true;
+	if (e.server && e.final_counts && e.counts.addr && counts_all_told(e, static_cast<uint32_t>(we.cm->size())))
+		we.ctl->requester_done.store(true, std::memory_order_release);
+	if (!e.server && d > 0 && !e.role_done.load(std::memory_order_acquire) && !e.counts_posted)
 		we.ctl->abort.store(true);   // the server went away mid-run
 	return true;
 }
@@ -582,24 +633,19 @@ int remote_watch_start(RemoteWatch *w, std::string *err)
 
 namespace {
 
-/* A client of a duration run, its lcore done: each QP's final count into the server's
- * word (an RDMA WRITE from e.counts), waited for, before the disconnect that ends the
- * server's run. */
+/* A client of a duration run (or of a one-sided verb), its lcore done: each QP's final
+ * count into the server's word again, signalled and waited for, before the disconnect
+ * that ends the server's run; the summary counts them. */
 void write_final_counts(RemoteWatchEnd &we)
 {
 	RemoteEnd &e = *we.end;
 	const Requester &q = *we.q;
-	if (!e.final_counts || we.ctl->aborted() || q.c.fail_reason)
-		return;   // a failed run has no final count to give; the server fails too
-	auto *src = static_cast<uint64_t *>(e.counts.addr);
-	for (uint32_t i = 0; i < q.nqps; i++) {
-		if (q.qps[i].failed)
-			continue;
-		src[i] = q.qps[i].sent;
-		/* wr_id: none of the requester's (its lcore is done) */
-		if (post_word(q.qps[i].qp, IBV_WR_RDMA_WRITE, UINT64_MAX - i, &src[i], e.counts.mr->lkey, e.count_words[i]) != 0)
-			return;
+	if (e.down == we.cm->size()) {   // the server ended on the early copy, then went
+		e.counts_written = e.counts_early;
+		return;
 	}
+	if (!post_final_counts(we, true))
+		return;
 	for (unsigned waited_us = 0; e.counts_written < q.nqps && waited_us < 1000000; waited_us += 1000) {
 		ibv_wc wc[16];
 		const int n = ibv_poll_cq(we.send_cq, 16, wc);

@@ -47,6 +47,8 @@ struct RemoteEnd {
 	RegisteredBuf counts;              // those words: the server's (UINT64_MAX: not told), the client's source
 	std::vector<RemoteTarget> count_words;   // client: where the server takes them
 	uint64_t counts_written = 0;       // client: final counts the server acknowledged
+	bool counts_posted = false;        // client: its requester is done, the watch's early copy of its counts out
+	uint32_t counts_early = 0;         // ... on that many QPs (a server that ended on them and went: written)
 	/* Server of a one-sided verb: the keep-alive reads, on a CQ of their own that only
 	 * the control plane polls (no lcore's completions are ever there). */
 	ibv_cq *probe_cq = nullptr;

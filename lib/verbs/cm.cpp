@@ -989,6 +989,19 @@ int CmServer::reject_request(rdma_cm_id *id, const std::string &who, const std::
 	return ret;
 }
 
+void CmServer::drop(size_t i, const std::string &why)
+{
+	CmConn &c = conns_[i];
+	if (c.id->qp)
+		rdma_destroy_qp(c.id);
+	rdma_destroy_id(c.id);
+	rejected_++;
+	last_reject_ = c.name + ": " + why;
+	conns_.erase(conns_.begin() + static_cast<std::ptrdiff_t>(i));
+	for (size_t k = i; k < conns_.size(); k++)   // conn_of finds a connection by its place
+		conns_[k].id->context = reinterpret_cast<void *>(static_cast<uintptr_t>(k + 1));
+}
+
 int CmServer::accept(unsigned n, int timeout_ms, const CmChooseFn &choose, std::string *err)
 {
 	int ret = 0;
@@ -1027,21 +1040,27 @@ int CmServer::accept(unsigned n, int timeout_ms, const CmChooseFn &choose, std::
 				std::string who = "connection from " + sockaddr_str(rdma_get_peer_addr(id));
 				CmPrivate peer;
 				std::string why;
-				if (conns_.size() >= n) {
-					reject_request(id, who, "server full (" + std::to_string(n) + " connections)");
-					continue;
-				}
 				if (cm_private_decode(ev.priv, ev.priv_len, &peer, &why) != 0) {
 					reject_request(id, who, "bad private data: " + why);
 					continue;
 				}
 				who += " (flow " + std::to_string(peer.flow) + " QP " + std::to_string(peer.qp_index) + ")";
-				bool dup = false;
-				for (const CmConn &c : conns_)
-					dup |= c.peer.flow == peer.flow && c.peer.qp_index == peer.qp_index;
-				if (dup) {
+				/* The same QP again: refused if connected; if still in its handshake,
+				 * the client gave up on it and asked again (it does while no server
+				 * listens): the new request replaces it. */
+				size_t same = conns_.size();
+				for (size_t k = 0; k < conns_.size(); k++)
+					if (conns_[k].peer.flow == peer.flow && conns_[k].peer.qp_index == peer.qp_index)
+						same = k;
+				if (same < conns_.size() && conns_[same].state == CmState::kEstablished) {
 					reject_request(id, who, "flow " + std::to_string(peer.flow) + " QP " +
 								  std::to_string(peer.qp_index) + " is already connected");
+					continue;
+				}
+				if (same < conns_.size())
+					drop(same, "replaced by the client's new request");
+				if (conns_.size() >= n) {
+					reject_request(id, who, "server full (" + std::to_string(n) + " connections)");
 					continue;
 				}
 				CmQpSpec spec;
@@ -1066,8 +1085,21 @@ int CmServer::accept(unsigned n, int timeout_ms, const CmChooseFn &choose, std::
 				c.peer = peer;
 				c.local = reply;
 				c.state = CmState::kConnecting;   // from here close() disconnects it
-				if ((ret = -create_qp(c, spec, err)) != 0)
+				/* A request whose QP rdma_cm refuses (EINVAL) is refused, not the
+				 * server: seen for a stale request of a client that had already given
+				 * up on it and asked again. Other failures are the server's. */
+				if ((ret = -create_qp(c, spec, &why)) == EINVAL) {
+					if (id->qp)
+						rdma_destroy_qp(id);
+					conns_.pop_back();
+					reject_request(id, who, why);
+					ret = 0;
+					continue;
+				}
+				if (ret != 0) {
+					*err = why;
 					goto fail;
+				}
 				uint8_t priv[kCmParamsBytes];
 				cm_private_encode(reply, priv);
 				rdma_conn_param p{};
@@ -1113,7 +1145,13 @@ int CmServer::accept(unsigned n, int timeout_ms, const CmChooseFn &choose, std::
 				ret = ECONNRESET;
 				goto fail;
 			default:
-				/* REJECTED / CONNECT_ERROR / UNREACHABLE: the client went away mid-handshake. */
+				/* REJECTED / CONNECT_ERROR / UNREACHABLE: the client went away mid-handshake.
+				 * Before it was established, that client may ask again (it had asked
+				 * before this server listened): wait on, until the deadline. */
+				if (c->state == CmState::kConnecting && ev.type != RDMA_CM_EVENT_DEVICE_REMOVAL) {
+					drop(static_cast<size_t>(c - conns_.data()), "the handshake failed (" + event_str(ev.type, ev.status) + ")");
+					break;
+				}
 				*err = conn_what(*c) + ": the handshake failed (" + event_str(ev.type, ev.status) + ")";
 				c->state = CmState::kDown;
 				ret = ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL ? ENODEV : ECONNABORTED;

@@ -283,6 +283,9 @@ public:
 
 private:
 	int reject_request(rdma_cm_id *id, const std::string &who, const std::string &reason);
+	/* Drops connection i, not established yet (its client asked again, or went away
+	 * mid-handshake): its QP and id destroyed, the later ones renumbered. */
+	void drop(size_t i, const std::string &why);
 
 	CmAddr addr_;
 	unsigned rejected_ = 0;

@@ -99,6 +99,48 @@ expect_grep "$sout" "^  flow a2b: +SEND, 128 B, 2 QPs, 10.2.0.2:18796's client -
 json_check "$sout.json" "assert r['run']['role'] == 'client+server', r['run']" "a file with flows of both kinds"
 rm -f "$sout.json"
 
+# Each host serves the other from its one lcore: a server of RDMA WRITE (it ends on its
+# client's final counts, which that client writes once its role is done, though its
+# lcore still serves) beside a client of reliable UC (the lcore's one control QP, made
+# before the server's accept thread and the client's connect could both make it).
+start_server 0 -f "$two_dir/one-lcore-b.conf" --stall-timeout 30   # host B, on CPU 0
+run_client 1 -f "$two_dir/one-lcore-a.conf" --stall-timeout 30     # host A, on CPU 1
+server_wait
+both_pass "both ways on one lcore"
+expect_grep "$cout" "^  final counts: +flow w: 1 of 1 told by the client$"
+expect_grep "$sout" "^  final counts: +flow w: 1 of 1 written to the server$"
+expect_eq "both ways on one lcore: UC messages verified" "$(grep -cE "^  flow u: .* verified 5000$" "$sout")" 1
+
+# A server that ends before its client's lcore: B serves A a short write (500 messages)
+# and nothing else; A's lcore 0 also posts a long loopback flow. B's server ends on A's
+# final counts (written once A's write was done), waits its stall timeout (2 s) for the
+# disconnect and goes, while A's lcore still posts: A's client of the write was done,
+# so its server going is no failure.
+cat >"$cout.b.conf" <<EOF
+version = 1;
+devices = ( { name = "$B"; } );
+io_contexts = ( { lcore = 0; device = "$B"; poll = "adaptive"; } );
+flows = ( { name = "w"; listen = "$B_ADDR:18797"; verb = "write"; size = 256; messages = 500; } );
+stages = ( { name = "rx"; kind = "rdma_rx"; lcore = 0; flow = "w"; } );
+EOF
+cat >"$cout.a.conf" <<EOF
+version = 1;
+devices = ( { name = "$A"; } );
+io_contexts = ( { lcore = 0; device = "$A"; poll = "adaptive"; }, { lcore = 1; device = "$A"; poll = "adaptive"; } );
+flows = ( { name = "w"; peer = "$B_ADDR:18797"; local = "$A_ADDR"; verb = "write"; size = 256; messages = 500; },
+          { name = "long"; verb = "send"; size = 64; messages = 400000; } );
+stages = ( { name = "tx"; kind = "rdma_tx"; lcore = 0; flow = "w"; },
+           { name = "ltx"; kind = "rdma_tx"; lcore = 0; flow = "long"; },
+           { name = "lrx"; kind = "rdma_rx"; lcore = 1; flow = "long"; } );
+EOF
+start_server 0 -f "$cout.b.conf" --stall-timeout 2
+run_client 0-1 -f "$cout.a.conf" --stall-timeout 2
+server_wait
+both_pass "a server that ends before its client's lcore"
+expect_grep "$cout" "^  final counts: +flow w: 1 of 1 written to the server$"
+expect_no_grep "$cout" "connection lost"
+rm -f "$cout.a.conf" "$cout.b.conf"
+
 # The command line of either end is a pipeline: --dump-conf prints it (no -d: the
 # device rdma_cm finds for the addresses), and the file runs the same way.
 dump=$(mktemp --suffix=.conf)
