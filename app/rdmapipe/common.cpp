@@ -6,6 +6,8 @@
 #include "log/log.h"
 
 #include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mempool.h>
@@ -17,7 +19,9 @@
 
 #include <atomic>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 namespace rp {
@@ -195,6 +199,62 @@ int setup_error(const std::string &err)
 {
 	RP_LOG(ERR, APP, "rdmapipe: %s\n", err.c_str());
 	return kExitSetup;
+}
+
+namespace {
+
+void app_usage(const char * /*prgname*/)
+{
+	fputs("\n", stderr);
+	fputs(options_usage(), stderr);
+}
+
+bool eal_wants_syslog(int eal_argc, char **argv)
+{
+	for (int i = 1; i < eal_argc; i++)
+		if (strncmp(argv[i], "--syslog", 8) == 0)
+			return true;
+	return false;
+}
+
+/* The first SIGINT or SIGTERM stops the run in order (summary and results written);
+ * a second one, should that stop hang, ends the process as the signal's default does. */
+void on_signal(int sig)
+{
+	request_stop(sig);
+	signal(sig, SIG_DFL);
+}
+
+FILE *g_log_stream = stderr;
+
+} // namespace
+
+void set_log_stream(FILE *f)
+{
+	g_log_stream = f;
+	rte_openlog_stream(f);
+}
+
+int eal_start(int eal_argc, char **argv, const char *what)
+{
+	rte_set_application_usage_hook(app_usage);
+	/* Log messages, EAL's and ours, go to stderr, the summary to stdout. EAL's default
+	 * (stdout and syslog) stays when asked for with --syslog. */
+	if (!eal_wants_syslog(eal_argc, argv))
+		rte_openlog_stream(g_log_stream);
+	if (rte_eal_init(eal_argc, argv) < 0) {
+		int e = rte_errno;
+		RP_LOG(ERR, APP, "rdmapipe: EAL initialisation failed: %s%s\n", rte_strerror(e),
+			e == EINVAL ? " (bad EAL arguments: see the usage above)" : "");
+		return e == EINVAL ? kExitUsage : kExitSetup;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	RP_LOG(DEBUG, APP, "rdmapipe: EAL up: %u lcores, main lcore %u, %s\n", rte_lcore_count(), rte_get_main_lcore(), what);
+	std::string err;
+	if (telemetry_register(&err) != 0)
+		RP_LOG(WARNING, CONTROL, "rdmapipe: %s (running without the /rdmapipe endpoints)\n", err.c_str());
+	return kExitOk;
 }
 
 } // namespace rp

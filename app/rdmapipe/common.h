@@ -13,6 +13,7 @@
 #include "verbs/device.h"
 
 #include <atomic>
+#include <cstdio>
 #include <functional>
 #include <cstdint>
 #include <string>
@@ -41,6 +42,14 @@ int open_device(const RunOptions &o, Device *dev, DeviceCaps *caps);
 int probe_and_report(const RunOptions &o, Device &dev, DeviceCaps *caps, std::string *err);
 
 int setup_error(const std::string &err);   // prints it, returns kExitSetup
+
+/* Starts EAL with its arguments (argv[0..eal_argc-1]): our usage hook, log messages to
+ * the log stream (stderr, or set_log_stream's) unless --syslog, SIGINT and SIGTERM
+ * handlers, the telemetry endpoints. `what` runs, for the debug line. Returns an
+ * ExitCode (errors printed). */
+int eal_start(int eal_argc, char **argv, const char *what);
+/* Where log messages go from now on (before EAL too): a job's ranks name themselves. */
+void set_log_stream(FILE *f);
 
 /* Where the two roles of a command-line run go (role A: requester or pinging side;
  * role B: responder or echoing side): B takes the first worker (or main, with one

@@ -4,6 +4,7 @@
 #include "conf/options.h"
 #include "common.h"
 #include "graph_run.h"
+#include "job_run.h"
 
 #include "control/telemetry.h"
 #include "verbs/device.h"
@@ -28,12 +29,6 @@
 
 namespace {
 
-void app_usage(const char * /*prgname*/)
-{
-	fputs("\n", stderr);
-	fputs(rp::options_usage(), stderr);
-}
-
 /* rdmapipe [EAL options] --check FILE: validate a pipeline, no device, no EAL. The
  * EAL options, when given, supply the lcore set the stages are checked against. */
 void print_plan(const rp::Graph &g);
@@ -57,6 +52,16 @@ int check_config(int eal_argc, char **argv, const char *file)
 	if (rp::graph_sweep(c, &steps, &err) != 0) {
 		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
 		return rp::kExitUsage;
+	}
+	if (c.pattern.on()) {   // each rank's pipeline, for the smallest job the pattern takes
+		uint32_t ranks = 0;
+		if (rp::check_job(c, rp::RunOptions{}, &ranks, &err) != 0) {
+			RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
+			return rp::kExitUsage;
+		}
+		printf("  pattern %s over the job's ranks: planned for every rank of a job of %u (the pairs are known at "
+		       "launch: mpirun -np N)\n", rp::pattern_kind_name(c.pattern.kind), ranks);
+		return rp::kExitOk;
 	}
 	for (size_t k = 0; k < steps.size(); k++) {
 		rp::Graph g;
@@ -128,26 +133,11 @@ void print_version()
 	printf("rdma-core %s (%s; built against libibverbs %s)\n", release.c_str(), lib.c_str(), RDMAPIPE_IBVERBS_BUILT);
 }
 
-bool eal_wants_syslog(int eal_argc, char **argv)
-{
-	for (int i = 1; i < eal_argc; i++)
-		if (strncmp(argv[i], "--syslog", 8) == 0)
-			return true;
-	return false;
-}
-
-/* The first SIGINT or SIGTERM stops the run in order (summary and results written);
- * a second one, should that stop hang, ends the process as the signal's default does. */
-void on_signal(int sig)
-{
-	rp::request_stop(sig);
-	signal(sig, SIG_DFL);
-}
-
 } // namespace
 
 int main(int argc, char **argv)
 {
+	rp::job_log_setup();   // under mpirun/srun every log line names its rank
 	/* Our arguments are parsed before EAL starts: a typo costs no hugepages. */
 	int eal_argc = argc;
 	for (int i = 1; i < argc; i++)
@@ -219,9 +209,14 @@ int main(int argc, char **argv)
 			RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
-		for (const rp::PipelineConf &step : steps) {
+		uint32_t ranks = 0;
+		if (conf.pattern.on() && rp::check_job(conf, opts, &ranks, &err) != 0) {
+			RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
+			return rp::kExitUsage;
+		}
+		for (size_t k = 0; k < steps.size() && !conf.pattern.on(); k++) {
 			rp::Graph plan;
-			if (rp::graph_plan(step, opts, &plan, &err) != 0) {
+			if (rp::graph_plan(steps[k], opts, &plan, &err) != 0) {
 				RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
 				return rp::kExitUsage;
 			}
@@ -256,23 +251,11 @@ int main(int argc, char **argv)
 		return rp::kExitOk;
 	}
 
-	rte_set_application_usage_hook(app_usage);
-	/* Log messages, EAL's and ours, go to stderr, the summary to stdout. EAL's default
-	 * (stdout and syslog) stays when asked for with --syslog. */
-	if (!eal_wants_syslog(eal_argc, argv))
-		rte_openlog_stream(stderr);
-	if (rte_eal_init(eal_argc, argv) < 0) {
-		int e = rte_errno;
-		RP_LOG(ERR, APP, "rdmapipe: EAL initialisation failed: %s%s\n", rte_strerror(e),
-			e == EINVAL ? " (bad EAL arguments: see the usage above)" : "");
-		return e == EINVAL ? rp::kExitUsage : rp::kExitSetup;
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	RP_LOG(DEBUG, APP, "rdmapipe: EAL up: %u lcores, main lcore %u, %s\n", rte_lcore_count(), rte_get_main_lcore(),
-	       cli_graph ? "a pipeline from the command line" : opts.config_file.c_str());
-	if (rp::telemetry_register(&err) != 0)
-		RP_LOG(WARNING, CONTROL, "rdmapipe: %s (running without the /rdmapipe endpoints)\n", err.c_str());
+	if (conf.pattern.on())   // N ranks under mpirun or srun: a job of its own
+		return rp::run_job(eal_argc, argv, opts, conf);
+	if (int rc = rp::eal_start(eal_argc, argv, cli_graph ? "a pipeline from the command line" : opts.config_file.c_str());
+	    rc != rp::kExitOk)
+		return rc;
 
 	int rc = rp::kExitOk;
 	if (cli_graph) {

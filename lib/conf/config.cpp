@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -174,7 +175,7 @@ public:
 	}
 
 	/* A string, or a list/array of strings. */
-	bool names(const Setting &group, const char *key, std::vector<std::string> *out)
+	bool names(const Setting &group, const char *key, std::vector<std::string> *out, const std::string &what = "ring name")
 	{
 		const Setting *s = find(group, key);
 		if (s == nullptr)
@@ -187,11 +188,11 @@ public:
 			return true;
 		}
 		if (!s->isArray() && !s->isList())
-			return fail(*s, "expected a ring name or a list of ring names");
+			return fail(*s, "expected a " + what + " or a list of " + what + "s");
 		for (int i = 0; i < s->getLength(); i++) {
 			const Setting &e = (*s)[i];
-			if (e.getType() != Setting::TypeString)
-				return fail(e, "expected a ring name (a string)");
+			if (e.getType() != Setting::TypeString || static_cast<const char *>(e)[0] == '\0')
+				return fail(e, "expected a " + what + " (a string)");
 			out->push_back(static_cast<const char *>(e));
 		}
 		return true;
@@ -224,7 +225,11 @@ private:
 	bool failed_ = false;
 };
 
-const std::vector<std::string> kRootKeys = {"version", "devices", "pools", "io_contexts", "flows", "rings", "stages", "run"};
+const std::vector<std::string> kRootKeys = {"version", "devices", "pools", "io_contexts", "flows", "rings", "stages", "run",
+					    "pattern"};
+const std::vector<std::string> kPatternKeys = {"kind", "flows", "root", "pairs", "devices", "port", "bw_flag", "lat_flag",
+					       "timeout"};
+const std::vector<std::string> kPatternKinds = {"pairs", "ring", "all_to_all", "incast", "list"};
 const std::vector<std::string> kDeviceKeys = {"name", "port", "gid_index"};
 const std::vector<std::string> kPoolKeys = {"name", "elt_size", "count", "cache"};
 const std::vector<std::string> kIoKeys = {"lcore", "device", "send_cq", "recv_cq", "srq", "srq_refill", "poll", "cq_api"};
@@ -674,6 +679,119 @@ bool read_run(Reader &r, const Setting &root, PipelineConf *c)
 	return true;
 }
 
+/* A number in [lo, hi] (integers welcome). */
+bool real(Reader &r, const Setting &g, const char *key, double lo, double hi, double *out)
+{
+	const Setting *s = r.find(g, key);
+	if (s == nullptr)
+		return true;
+	if (!s->isNumber())
+		return r.fail(*s, "expected a number");
+	const double v = as_double(*s);
+	if (!std::isfinite(v) || v < lo || v > hi) {
+		char m[96];
+		snprintf(m, sizeof m, "%g is outside %g..%g", v, lo, hi);
+		return r.fail(*s, m);
+	}
+	*out = v;
+	return true;
+}
+
+/* The traffic pattern over an MPI job's ranks (docs/cluster.md). Rank counts are
+ * known only when the job runs: what depends on them (incast's root, a listed pair's
+ * ranks) is checked then (pattern_pairs). */
+bool read_pattern(Reader &r, const Setting &root, PipelineConf *c)
+{
+	const Setting *g = r.find(root, "pattern");
+	if (g == nullptr)
+		return true;
+	PatternConf &p = c->pattern;
+	p.line = static_cast<int>(g->getSourceLine());
+	if (!g->isGroup())
+		return r.fail(*g, "expected a group { kind = \"ring\"; ... }");
+	int kind = 0;
+	if (!r.keys(*g, kPatternKeys) || !r.choice(*g, "kind", kPatternKinds, &kind, true) ||
+	    !r.names(*g, "flows", &p.flows, "flow name") || !r.uint_as(*g, "root", 0, 1u << 24, &p.root) ||
+	    !r.names(*g, "devices", &p.devices, "device name") || !r.uint_as(*g, "port", 1, 65535, &p.port) ||
+	    !real(r, *g, "bw_flag", 0, 1, &p.bw_flag) || !real(r, *g, "lat_flag", 1, 1e6, &p.lat_flag) ||
+	    !r.seconds(*g, "timeout", &p.timeout_s, false))
+		return false;
+	p.kind = static_cast<PatternKind>(kind + 1);
+	if (r.find(*g, "root") && p.kind != PatternKind::incast)
+		return r.fail((*g)["root"], "root is incast's receiver; this pattern is " + kPatternKinds[static_cast<size_t>(kind)]);
+	const Setting *pl = r.find(*g, "pairs");
+	if ((pl != nullptr) != (p.kind == PatternKind::list))
+		return pl ? r.fail(*pl, "pairs go with kind = \"list\"") : r.missing(*g, "pairs");
+	if (pl) {
+		if (!pl->isList() && !pl->isArray())
+			return r.fail(*pl, "expected a list of [sender, receiver] rank pairs: ( [0, 1], [1, 0] )");
+		if (pl->getLength() == 0)
+			return r.fail(*pl, "at least one pair is needed");
+		for (int i = 0; i < pl->getLength(); i++) {
+			const Setting &e = (*pl)[i];
+			if (!(e.isArray() || e.isList()) || e.getLength() != 2 || !e[0].isNumber() || !e[1].isNumber() ||
+			    e[0].getType() == Setting::TypeFloat || e[1].getType() == Setting::TypeFloat)
+				return r.fail(e, "expected [sender, receiver]: two rank numbers");
+			const long long a = as_ll(e[0]), b = as_ll(e[1]);
+			if (a < 0 || b < 0 || a >= (1 << 24) || b >= (1 << 24))
+				return r.fail(e, "a rank is a number in 0..16777215");
+			if (a == b)
+				return r.fail(e, "rank " + std::to_string(a) + " to itself: a loopback flow does that");
+			const RankPair rp{static_cast<uint32_t>(a), static_cast<uint32_t>(b)};
+			if (std::find(p.pairs.begin(), p.pairs.end(), rp) != p.pairs.end())
+				return r.fail(e, "pair [" + std::to_string(a) + ", " + std::to_string(b) + "] is listed twice");
+			p.pairs.push_back(rp);
+		}
+	}
+	const std::vector<std::string> flows = names_of(c->flows);
+	for (const std::string &f : p.flows)
+		if (std::find(flows.begin(), flows.end(), f) == flows.end())
+			return unknown_ref(r, (*g)["flows"], "flow", f, flows);
+	if (p.flows.empty())
+		p.flows = flows;
+	if (r.find(*g, "devices") && p.devices.empty())
+		return r.fail((*g)["devices"], "at least one device name is needed");
+	return true;
+}
+
+/* A pattern's flows, once the sections agree: each is a template the ranks run once
+ * per pair, its rdma_tx stage on the sender's lcore and its rdma_rx (or echo) on the
+ * receiver's; so no rings (a rank has as many of each stage as it has peers) and no
+ * two-host ends of their own. */
+bool check_pattern(Reader &r, const Setting &root, PipelineConf *c)
+{
+	const PatternConf &p = c->pattern;
+	if (!p.on())
+		return true;
+	const Setting &g = root["pattern"];
+	for (size_t i = 0; i < c->flows.size(); i++) {
+		const FlowConf &f = c->flows[i];
+		const Setting &fs = root["flows"][static_cast<int>(i)];
+		if (!p.has(f.name)) {   // it runs as it is on every rank: several would take one port or peer
+			if (f.peer != "loopback")
+				return r.fail(fs[fs.exists("listen") ? "listen" : "peer"], "flow '" + f.name +
+					      "' goes between two hosts, and every rank of a job would run it: put it in the pattern");
+			continue;
+		}
+		if (f.peer != "loopback")
+			return r.fail(fs[fs.exists("listen") ? "listen" : "peer"], "flow '" + f.name +
+				      "' is in the pattern: its peers are the job's ranks, leave out peer and listen");
+		for (const StageConf &st : c->stages)
+			if (st.flow == f.name && !(st.inputs.empty() && st.outputs.empty()))
+				return r.fail(fs, "flow '" + f.name + "' is in the pattern: its stage '" + st.name +
+					      "' runs once per peer on each rank, so it takes no rings");
+	}
+	if (!p.devices.empty()) {
+		std::set<std::string> used;
+		for (const IoContextConf &io : c->io_contexts)
+			used.insert(io.device);
+		if (used.size() > 1)
+			return r.fail(g["devices"], "devices picks each rank's one device, but the io contexts use " +
+				      std::to_string(used.size()) + "; give them one device");
+	}
+	return true;
+}
+
 /* Checks across sections, once every section read cleanly. */
 bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 {
@@ -778,7 +896,7 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 		if (!server && !loopback && rx + echo != 0)
 			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' goes to " + f.peer +
 							 ": it is received there, not by an rdma_rx or echo stage here");
-		if (loopback)
+		if (loopback && !c->pattern.has(f.name))   // a pattern's two ends are two ranks
 			for (const StageConf &a : c->stages)
 				for (const StageConf &b : c->stages)
 					if (a.flow == f.name && b.flow == f.name && a.kind == StageKind::rdma_tx &&
@@ -854,6 +972,16 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 }
 
 } // namespace
+
+const char *pattern_kind_name(PatternKind k)
+{
+	return k == PatternKind::none ? "none" : kPatternKinds[static_cast<size_t>(k) - 1].c_str();
+}
+
+bool PatternConf::has(const std::string &flow) const
+{
+	return on() && std::find(flows.begin(), flows.end(), flow) != flows.end();
+}
 
 const char *stage_kind_name(StageKind k)
 {
@@ -993,7 +1121,8 @@ int config_load(const std::string &path, const LcoreSet &lcores, PipelineConf *o
 			c.version = kConfigVersion;
 			ok = r.keys(root, kRootKeys) && read_devices(r, root, &c) && read_pools(r, root, &c) &&
 			     read_io_contexts(r, root, lcores, &c) && read_flows(r, root, &c) && read_rings(r, root, &c) &&
-			     read_stages(r, root, lcores, &c) && read_run(r, root, &c) && cross_check(r, root, &c);
+			     read_stages(r, root, lcores, &c) && read_run(r, root, &c) && read_pattern(r, root, &c) &&
+			     cross_check(r, root, &c) && check_pattern(r, root, &c);
 		}
 	} catch (const libconfig::ConfigException &e) {
 		/* Every access above is checked first; this is a bug, but still not a crash. */

@@ -128,6 +128,32 @@ struct RunConf {
 	bool stage_cycles = false;  // the lcore loops count TSC cycles per stage call
 };
 
+/* Traffic patterns over the ranks of an MPI job (docs/cluster.md): each flow of the
+ * pattern runs once per pair of ranks the pattern names, from the pair's sender (its
+ * rdma_tx stage) to its receiver (its rdma_rx or echo stage). */
+enum class PatternKind : uint8_t { none, pairs, ring, all_to_all, incast, list };
+const char *pattern_kind_name(PatternKind k);
+
+struct RankPair {
+	uint32_t from = 0, to = 0;   // sender, receiver
+	bool operator==(const RankPair &o) const { return from == o.from && to == o.to; }
+};
+
+struct PatternConf {
+	PatternKind kind = PatternKind::none;
+	std::vector<std::string> flows;    // the flows it runs per pair (the file's: all of them)
+	uint32_t root = 0;                 // incast: the receiver
+	std::vector<RankPair> pairs;       // list: sender, receiver
+	std::vector<std::string> devices;  // each rank's device, by its rank on its host (none: the io contexts')
+	uint32_t port = 18515;             // first listen port
+	double bw_flag = 0.8;              // flag a pair whose rate is under this fraction of the best pair's
+	double lat_flag = 2.0;             // ... or whose median latency is over this factor of the best
+	double timeout_s = 60;             // bounds each wait of one rank for the others
+	int line = 0;
+	bool on() const { return kind != PatternKind::none; }
+	bool has(const std::string &flow) const;
+};
+
 struct PipelineConf {
 	std::string file;
 	int version = 0;
@@ -138,6 +164,7 @@ struct PipelineConf {
 	std::vector<RingConf> rings;
 	std::vector<StageConf> stages;
 	RunConf run;
+	PatternConf pattern;
 };
 
 /* The lcores EAL will have, when known before EAL starts (from -l / -c / --lcores):

@@ -35,7 +35,7 @@ cases = {
  'send-cq-overflow': ('send_cq = 4096; recv_cq = 64;', 'send_cq = 100; recv_cq = 64;'),
  'recv-cq-overflow': ('send_cq = 64; recv_cq = 2048;', 'send_cq = 64; recv_cq = 1000;'),
  'srq-too-small': ('srq = 1152; srq_refill = 128;', 'srq = 512; srq_refill = 128;'),
- 'no-srq-for-receives': ('recv_cq = 2048; srq = 1152; srq_refill = 128;', 'recv_cq = 2048;'),
+ 'no-srq-for-receives': ('recv_cq = 2048; srq = 1152; srq_refill = 128;', 'recv_cq = 2048; srq = 0;'),
  'stage-kind-typo': ('kind = "rdma_rx";', 'kind = "rdma_recv";'),
  'stage-without-flow': ('{ name = "tx"; kind = "rdma_tx"; lcore = 1; flow = "bw"; }', '{ name = "tx"; kind = "rdma_tx"; lcore = 1; }'),
  'sink-with-flow': ('{ name = "vf"; kind = "verify"; lcore = 2; input = "r0"; }', '{ name = "vf"; kind = "verify"; lcore = 2; input = "r0"; flow = "bw"; }'),
@@ -52,7 +52,8 @@ cases = {
  'uc-read': ('verb = "write_imm";', 'verb = "read"; transport = "uc";'),
  'inline-read': ('verb = "write_imm";', 'verb = "read"; inline = true;'),
  'verify-not-bool': ('messages = 100000;', 'messages = 100000; verify = "yes";'),
- 'rdma-stage-without-context': ('{ name = "vf"; kind = "verify"; lcore = 2; input = "r0"; }', '{ name = "vf"; kind = "verify"; lcore = 2; input = "r0"; },\n  { name = "e"; kind = "echo"; lcore = 0; flow = "bw"; }'),
+ 'rdma-stage-without-context': [('{ name = "vf"; kind = "verify"; lcore = 2; input = "r0"; }', '{ name = "vf"; kind = "verify"; lcore = 2; input = "r0"; },\n  { name = "e"; kind = "echo"; lcore = 0; flow = "bw"; }'),
+                                ('devices = ( { name = "rxe0"; port = 1; } );', 'devices = ( { name = "rxe0"; port = 1; }, { name = "rxe1"; } );')],
  'warmup-too-long': ('run = { duration = 0;', 'run = { duration = 2; warmup = 3;'),
  'run-key-typo': ('stats_period = 1;', 'stats_periods = 1;'),
  'gen-two-outputs': ('{ name = "vf"; kind = "verify"; lcore = 2; input = "r0"; }', '{ name = "vf"; kind = "verify"; lcore = 2; input = "r0"; },\n  { name = "g"; kind = "gen"; lcore = 1; flow = "bw"; output = ["r0", "r0"]; }'),
@@ -67,10 +68,22 @@ cases = {
  'both-ends-one-lcore': ('{ name = "rx"; kind = "rdma_rx"; lcore = 2;', '{ name = "rx"; kind = "rdma_rx"; lcore = 1;'),
  'too-many-qps': ('qps = 1;', 'qps = 1000; pool = "tx"; },\n  { name = "bw2"; verb = "write_imm"; qps = 100;'),
  'devices-empty': ('devices = ( { name = "rxe0"; port = 1; } );', 'devices = ( );'),
+ 'pattern-kind-typo': ('run = {', 'pattern = { kind = "rings"; };\nrun = {'),
+ 'pattern-pairs-not-list': ('run = {', 'pattern = { kind = "ring"; pairs = ( [0, 1] ); };\nrun = {'),
+ 'pattern-list-no-pairs': ('run = {', 'pattern = { kind = "list"; };\nrun = {'),
+ 'pattern-list-self': ('run = {', 'pattern = { kind = "list"; pairs = ( [0, 1], [2, 2] ); };\nrun = {'),
+ 'pattern-list-twice': ('run = {', 'pattern = { kind = "list"; pairs = ( [0, 1], [1, 0], [0, 1] ); };\nrun = {'),
+ 'pattern-root-not-incast': ('run = {', 'pattern = { kind = "all_to_all"; root = 1; };\nrun = {'),
+ 'pattern-unknown-flow': ('run = {', 'pattern = { kind = "ring"; flows = ["bx"]; };\nrun = {'),
+ 'pattern-bw-flag': ('run = {', 'pattern = { kind = "ring"; bw_flag = 1.5; };\nrun = {'),
+ 'pattern-flow-with-rings': ('run = {', 'pattern = { kind = "pairs"; };\nrun = {'),
+ 'pattern-flow-with-peer': ('name = "bw";', 'name = "bw"; peer = "10.2.0.2:18515";').__class__ and ('{ name = "bw"; verb = "write_imm"; size = 64; batch = 32; qps = 1; messages = 100000; pool = "tx"; }\n);\nrings = ( { name = "r0"; size = 1024; } );\nstages = (\n  { name = "tx"; kind = "rdma_tx"; lcore = 1; flow = "bw"; },\n  { name = "rx"; kind = "rdma_rx"; lcore = 2; flow = "bw"; output = "r0"; },\n  { name = "vf"; kind = "verify"; lcore = 2; input = "r0"; }\n);', '{ name = "bw"; verb = "write_imm"; size = 64; batch = 32; qps = 1; messages = 100000; pool = "tx"; peer = "10.2.0.2:18515"; }\n);\nstages = (\n  { name = "tx"; kind = "rdma_tx"; lcore = 1; flow = "bw"; }\n);\npattern = { kind = "ring"; };'),
 }
-for name, (old, new) in cases.items():
-    assert old in base, name
-    body = base.replace(old, new, 1)
+for name, edits in cases.items():
+    body = base
+    for old, new in edits if isinstance(edits, list) else [edits]:   # one edit, or several
+        assert old in body, name
+        body = body.replace(old, new, 1)
     # Line 1 holds the expected error; keep what is there (written after review).
     try:
         first = open(f'bad/{name}.conf').readline()

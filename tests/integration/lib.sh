@@ -58,16 +58,21 @@ expect_eq() {   # what got want
 	fi
 }
 
-# json_check FILE PYTHON-ASSERTIONS WHAT: the results file is valid by its JSON Schema
-# (docs/results.schema.json, Debian's python3-jsonschema) and the assertions on it,
-# loaded as r, hold.
+# json_check FILE PYTHON-ASSERTIONS WHAT [SCHEMA]: the results file is valid by its JSON
+# Schema (docs/results.schema.json, or docs/SCHEMA; Debian's python3-jsonschema) and the
+# assertions on it, loaded as r, hold.
 json_check() {
-	if /usr/bin/python3 -c "
+	local docs
+	docs="$(dirname "${BASH_SOURCE[0]}")/../../docs"
+	if /usr/bin/python3 -W ignore::DeprecationWarning -c "
 import json, sys, jsonschema
 r = json.load(open(sys.argv[1]))
-jsonschema.validate(r, json.load(open(sys.argv[2])), cls=jsonschema.Draft202012Validator)
+schema = json.load(open(sys.argv[2]))
+results = json.load(open(sys.argv[3]))
+resolver = jsonschema.RefResolver.from_schema(schema, store={results['\$id']: results})
+jsonschema.Draft202012Validator(schema, resolver=resolver).validate(r)
 $2
-" "$1" "$(dirname "${BASH_SOURCE[0]}")/../../docs/results.schema.json"; then
+" "$1" "$docs/${4:-results.schema.json}" "$docs/results.schema.json"; then
 		echo "ok: $1: $3"
 	else
 		echo "FAIL: $1: $3"

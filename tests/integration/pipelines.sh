@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every pipeline in conf/ runs as it is on rxe, with its data verified (the two-host
-# ones run in remote.sh); the verify stage after rdma_rx catches a corrupted payload,
+# ones run in remote.sh, the jobs of N ranks in mpi.sh); the verify stage after rdma_rx catches a corrupted payload,
 # in the relay too; QP sharing's corners; UC from a file; a gen stage into a sink.
 . "$(dirname "$0")/lib.sh"
 need_device
@@ -11,6 +11,8 @@ for f in "$conf_dir"/*.conf; do
 	name=$(basename "$f")
 	# Two-host pipelines need both halves: remote.sh runs them.
 	grep -qE '^[^#]*(listen = |peer = "[^l])' "$f" && continue
+	# Jobs of N ranks need mpirun: mpi.sh runs them.
+	grep -qE '^pattern = ' "$f" && continue
 	# The examples name rxe0: point them at this machine's device.
 	conf=$f
 	if [ "$DEV" != rxe0 ]; then

@@ -27,13 +27,13 @@ echo "package: $(basename "$deb")"
 # Depends: the shared libraries dh_shlibdeps found, not a hand-written list.
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for lib in libibverbs1 librdmacm1 'libconfig\+\+9v5' librte-eal23 librte-mempool23 librte-ring23 librte-telemetry23 libc6; do
+for lib in libibverbs1 librdmacm1 'libconfig\+\+9v5' libopenmpi3 librte-eal23 librte-mempool23 librte-ring23 librte-telemetry23 libc6; do
 	grep -qE "(^|, )$lib( |,|$)" <<<"$depends" || fail "Depends lacks $lib"
 done
 
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|')
 for f in /usr/bin/rdmapipe /usr/share/man/man1/rdmapipe.1.gz /usr/share/bash-completion/completions/rdmapipe \
-	/usr/share/rdmapipe/results.schema.json /usr/share/doc/rdmapipe/README.md /usr/share/doc/rdmapipe/configuration.md \
+	/usr/share/rdmapipe/results.schema.json /usr/share/rdmapipe/job-results.schema.json /usr/share/doc/rdmapipe/README.md /usr/share/doc/rdmapipe/configuration.md \
 	/usr/share/doc/rdmapipe/copyright; do
 	grep -qxE -- "$f(\.gz)?" <<<"$contents" || fail "the package lacks $f"   # dh_compress gzips large docs
 done

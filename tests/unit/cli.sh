@@ -41,6 +41,11 @@ check "--check a bad file" 2 "^rdmapipe: $bad/batch-zero.conf:10: flows.\[0\].ba
 check "--check an lcore outside -l" 2 "default.conf:40: io_contexts.\[0\].lcore: lcore 1 is not in the EAL lcore set \(-l\)$" "$B" -l 0 --check "$conf/default.conf"
 check "--check without a file" 2 "^rdmapipe: --check needs a configuration file$" "$B" --check
 check "-f with a bad file" 2 "^rdmapipe: $bad/verb-typo.conf:10: flows.\[0\].verb: 'write_imn' is not one of" "$B" -l 0-2 --no-huge -m 128 -- -f "$bad/verb-typo.conf"
+# A job of N ranks: checked for the smallest job it takes; run only under a launcher.
+check "--check a pattern" 0 "^  pattern all_to_all over the job's ranks: planned for every rank of a job of 2" "$B" -l 0 --check "$conf/job-all-to-all.conf"
+check "a pattern without mpirun" 2 "^rdmapipe: .*job-all-to-all.conf:[0-9]+: pattern: a pattern runs on the ranks of a job: launch it with mpirun -np N \(or srun\)$" \
+	env -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u PMI_RANK "$B" $EAL -- -f "$conf/job-all-to-all.conf"
+check "a pattern with -i" 2 "pattern runs refuse -i: the ranks of a job have no console each$" "$B" -l 0-1 --no-huge -- -f "$conf/job-all-to-all.conf" -i
 check "-f and -v" 2 "^rdmapipe: --config .*: the pipeline file describes the run; '-v' cannot be combined with it$" "$B" $EAL -- -f "$conf/default.conf" -v send
 check "-f and --connect (the file's run.connect says it)" 2 "^rdmapipe: --config .*: the pipeline file describes the run; '--connect' cannot be combined with it$" "$B" $EAL -- -f "$conf/default.conf" --connect direct
 check "-f missing file" 2 "^rdmapipe: /nonexistent.conf: cannot read the file: No such file or directory$" "$B" $EAL -- -f /nonexistent.conf

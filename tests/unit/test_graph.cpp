@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cmocka_cpp.h"
+#include "load_conf.h"
 
 namespace {
 
@@ -22,21 +23,6 @@ const char *kHead = "version = 1;\n"
 		    "pools = ( { name = \"p\"; elt_size = 256; count = 8192; } );\n"
 		    "io_contexts = ( { lcore = 1; device = \"rxe0\"; }, { lcore = 0; device = \"rxe0\"; srq = 2048; } );\n";
 
-/* Loads a whole file's text into *c (the test fails if it does not load). */
-void load(const std::string &text, rp::PipelineConf *c)
-{
-	char path[] = "/tmp/rp_graph_XXXXXX.conf";
-	int fd = mkstemps(path, 5);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-	close(fd);
-	std::string err;
-	int loaded = rp::config_load(path, rp::LcoreSet{}, c, &err);
-	unlink(path);
-	if (loaded != 0)
-		fprintf(stderr, "config: %s\n", err.c_str());
-	assert_int_equal(loaded, 0);
-}
 
 /* Loads kHead + body; the plan's result and message in *err. */
 struct Plan {

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# N ranks under mpirun (Open MPI) on one host, each on rxeA or rxeB by its rank on the
+# host: every pattern with its data verified and one merged result from rank 0 (the
+# job's results file checked against docs/job-results.schema.json), then what goes
+# wrong: a rank whose device does not exist, a rank killed mid-run. Each a clear error
+# naming the rank, within a bound.
+. "$(dirname "$0")/lib.sh"
+need_device
+wire_ready
+if ! command -v mpirun >/dev/null; then
+	echo "FAIL: no mpirun (tools/install-deps installs openmpi-bin)"
+	exit 1
+fi
+if ! "$RDMAPIPE" --version >/dev/null || ! ldd "$RDMAPIPE" | grep -q libmpi; then
+	echo "FAIL: $RDMAPIPE was built without MPI (meson setup -Dmpi=enabled)"
+	exit 1
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+A=${RXE_A_DEV:-rxeA}
+B=${RXE_B_DEV:-rxeB}
+
+# conf NAME: tests/integration/mpi/NAME.conf with this host's device names.
+conf() { sed -e "s/rxeA/$A/g" -e "s/rxeB/$B/g" "$here/mpi/$1.conf" >"$work/$1.conf"; echo "$work/$1.conf"; }
+
+# job NP CONF [ARGS...]: mpirun -np NP, each rank on the VM's two CPUs (their lcores
+# float over both: four busy pollers pinned to one CPU would crawl), bounded; sets
+# $rc, $secs, and $out (rank 0's table, every rank's log lines).
+job() {
+	local np=$1 file=$2 start
+	shift 2
+	out=$work/out.$((++runs))
+	start=$(date +%s)
+	timeout -k 5 300 mpirun --oversubscribe -np "$np" "$RDMAPIPE" --lcores '0@(0,1),1@(0,1)' --no-huge -m 192 \
+		--no-pci --log-level=lib.eal:error -- -f "$file" --stall-timeout 20 "$@" >"$out" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - start))
+	echo "--- mpirun -np $np $file $* (exit $rc, $secs s)"
+	cat "$out"
+}
+runs=0
+
+# pattern NAME NP PAIRS ASSERTIONS: the pattern's job passes, its table has PAIRS pairs
+# that passed, and the job's results file is valid and holds the assertions (r).
+pattern() {
+	local name=$1 np=$2 npairs=$3 assertions=$4
+	job "$np" "$(conf "$name")" --output "$work/$name.json" --csv "$work/$name.csv"
+	expect_eq "$name: mpirun exit" "$rc" 0
+	expect_grep "$out" "^job: $np ranks, pattern $name, $npairs pairs"
+	expect_grep "$out" "^job result: PASS$"
+	expect_eq "$name: pairs that passed" "$(grep -cE '^  [a-z_]+ [0-9]+->[0-9]+ .* PASS' "$out")" "$((npairs * ${steps:-1}))"
+	json_check "$work/$name.json" "
+assert r['job']['ranks'] == $np and r['job']['pattern'] == '$name' and r['job']['result'] == 'PASS', r['job']
+assert len(r['pairs']) == $npairs * ${steps:-1}, len(r['pairs'])
+for p in r['pairs']:
+    assert p['result'] == 'PASS' and p['errors'] == 0 and p['failed_qps'] == 0, p
+for k in r['ranks']:
+    assert k['reported'] and k['exit_status'] == 0, k
+    assert k['device'] in ('$A', '$B') and k['address'] in ('${RXE_A_ADDR:-10.2.0.1}', '${RXE_B_ADDR:-10.2.0.2}'), k
+    assert k['gid'] == '::ffff:' + k['address'] and k['gid_index'] >= 0, k
+    for s in k['results']:
+        assert s['run']['result'] == 'PASS', s['run']
+$assertions" "the job's results, valid and as expected" job-results.schema.json
+	expect_eq "$name: CSV rows" "$(($(wc -l <"$work/$name.csv") - 1))" "$((npairs * ${steps:-1}))"
+}
+
+# Ring: 4 ranks, each writes to the next; the receiver verifies every message.
+pattern ring 4 4 "
+assert sorted((p['from'], p['to']) for p in r['pairs']) == [(0, 1), (1, 2), (2, 3), (3, 0)]
+for p in r['pairs']:
+    assert p['messages_sent'] == 4000 and p['messages_completed'] == 4000 and p['messages_verified'] == 4000, p
+    assert p['message_rate'] > 0 and p['message_bytes'] == 4096, p
+# ranks alternate devices by their rank on the host
+assert [k['device'] for k in r['ranks']] == ['$A', '$B', '$A', '$B'], r['ranks']"
+expect_grep "$out" "rank 1: rdmapipe: flow 'bw_1to2': client of ${RXE_A_ADDR:-10.2.0.1}:[0-9]+ on $B, 2 QPs"
+
+# Pairs: i <-> i + N/2 both ways, UC made reliable in software, at a rate.
+pattern pairs 4 4 "
+assert sorted((p['from'], p['to']) for p in r['pairs']) == [(0, 2), (1, 3), (2, 0), (3, 1)]
+for p in r['pairs']:
+    assert p['messages_verified'] == 3000, p
+for k in r['ranks']:
+    for f in k['results'][0]['flows']:
+        assert f['reliability']['kind'] == 'software', f"
+
+# All to all: 12 pairs of RDMA WRITEs, and a loopback flow of each rank's own beside them.
+pattern all_to_all 4 12 "
+assert len({(p['from'], p['to']) for p in r['pairs']}) == 12
+for k in r['ranks']:
+    names = [f['name'] for f in k['results'][0]['flows']]
+    assert 'local' in names and len(names) == 7, names
+    assert all(f['result'] == 'PASS' for f in k['results'][0]['flows'])"
+
+# Incast into rank 1, a size sweep of two steps: a pair row per step.
+steps=2 pattern incast 4 3 "
+assert sorted({p['step'] for p in r['pairs']}) == ['64B', '8192B'], r['pairs']
+assert all(p['to'] == 1 and p['messages_verified'] == 2000 for p in r['pairs']), r['pairs']
+assert all(len(k['results']) == 2 for k in r['ranks'])"
+
+# A list of pairs, each a ping-pong: latency percentiles per pair.
+pattern list 4 2 "
+assert sorted((p['from'], p['to']) for p in r['pairs']) == [(0, 3), (2, 1)]
+for p in r['pairs']:
+    assert p['latency_us']['p50'] > 0 and p['latency_us']['p99'] >= p['latency_us']['p50'], p"
+
+# A rank no pair names (the list's pairs among ranks 0..3, a job of 5) is idle, and the
+# job still passes.
+job 5 "$(conf list)" --output "$work/idle.json"
+expect_eq "idle rank: mpirun exit" "$rc" 0
+expect_grep "$out" "rank 4: rdmapipe: no pair of the pattern names this rank, and it has no flow of its own: idle$"
+json_check "$work/idle.json" "
+assert r['job']['result'] == 'PASS' and len(r['pairs']) == 2
+assert r['ranks'][4]['reported'] and r['ranks'][4]['results'] == [], r['ranks'][4]" "an idle rank" job-results.schema.json
+
+# The examples in conf/, as they are (they name rxeA and rxeB).
+for f in "$here"/../../conf/job-*.conf; do
+	job 4 "$f"
+	expect_eq "$(basename "$f"): mpirun exit" "$rc" 0
+	expect_grep "$out" "^job result: PASS$"
+done
+
+# A rank whose device does not exist: every rank ends, rank 0 names the ones that
+# cannot take part, and nothing ran.
+sed -e "s/devices = \[\"$A\", \"$B\"\]/devices = [\"$A\", \"nosuch9\"]/" "$(conf ring)" >"$work/bad.conf"
+job 4 "$work/bad.conf"
+expect_eq "missing device: mpirun exit" "$rc" 3
+expect_grep "$out" "rank 0: rdmapipe: rank 1 \(host [^)]+\), 3 \(host [^)]+\) cannot take part: .*nosuch9"
+expect_no_grep "$out" "^job result"
+within "missing device" "$secs" 30
+
+# Ranks that cannot reach each other (the wire between rxeA and rxeB cut before the
+# start): every pair of the ring crosses it, each fails to connect (rdma_cm waits the
+# stall timeout, at least 10 s), named with its rank; the job ends with status 3 (its
+# flows could not be set up), and no rank waits on.
+netem_loss 100%
+job 4 "$(conf ring)" --stall-timeout 5 --output "$work/cut.json"
+netem_off
+expect_eq "cut wire: mpirun exit" "$rc" 3
+expect_grep "$out" "^job result: FAIL$"
+expect_grep "$out" "^  bw 0->1 .* FAIL \(rank [01] \((sender|receiver)\) (failed it|did not run it): .*(connect|listen|stall)"
+json_check "$work/cut.json" "
+assert r['job']['result'] == 'FAIL' and all(p['result'] == 'FAIL' and 'rank ' in p['reason'] for p in r['pairs']), r['pairs']
+assert all(k['reported'] for k in r['ranks'])" "every pair failed, named" job-results.schema.json
+within "cut wire" "$secs" 45
+
+# hit SIGNAL CONF: a ring from CONF in the background, and rank 2 given SIGNAL once its
+# flows run; sets $rc, $out, $victim, $killed (when) and $end (when mpirun ended).
+hit() {
+	local sig=$1 file=$2 mpid start
+	out=$work/hit.$sig
+	start=$(date +%s)
+	timeout -k 5 300 mpirun --oversubscribe -np 4 "$RDMAPIPE" --lcores '0@(0,1),1@(0,1)' --no-huge -m 192 --no-pci \
+		--log-level=lib.eal:error -- -f "$file" --stall-timeout 5 >"$out" 2>&1 &
+	mpid=$!
+	victim=
+	for _ in $(seq 1 100); do   # rank 2, once its flows run
+		if grep -q "^rank 2: .*flow 'bw_2to3': client" "$out" 2>/dev/null; then
+			for p in $(pgrep -f "rdmapipe.*$(basename "$file")"); do
+				tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=2 && victim=$p
+			done
+			[ -n "$victim" ] && break
+		fi
+		sleep 0.2
+	done
+	sleep 2
+	killed=$(date +%s)
+	[ -n "$victim" ] && kill "-$sig" "$victim"
+	wait "$mpid"
+	rc=$?
+	end=$(date +%s)
+	[ -n "$victim" ] && kill -CONT "$victim" 2>/dev/null
+	echo "--- ring, rank 2 (pid ${victim:-none}) given SIG$sig after $((killed - start)) s (mpirun exit $rc)"
+	cat "$out"
+	expect_eq "SIG$sig: found rank 2's process" "$([ -n "$victim" ] && echo yes)" yes
+	expect_eq "SIG$sig: mpirun failed" "$([ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && echo yes)" yes
+}
+
+# A rank killed mid-run: mpirun ends every rank and names it; the others do not hang.
+sed -e 's/messages = 4000;/duration = 60;/' "$(conf ring)" >"$work/long.conf"
+hit KILL "$work/long.conf"
+expect_grep "$out" "rank 2 .*exited on signal 9"
+within "killed rank: the job ended" "$((end - killed))" 15
+
+# A rank that hangs (stopped, not dead): its peers' flows stall and fail (5 s), the
+# others end, and rank 0, having waited pattern.timeout (25 s: more than the others can
+# lag behind it, about two stall timeouts) for its results, names it and ends the job.
+sed -e 's/messages = 4000;/duration = 8;/' -e 's/pattern = { kind = "ring";/pattern = { kind = "ring"; timeout = 25;/' \
+	"$(conf ring)" >"$work/stopped.conf"
+hit STOP "$work/stopped.conf"
+expect_grep "$out" "rank 0: rdmapipe: rank\\(s\\) 2 sent no results within 25 s of the others' ends: ending the job$"
+expect_grep "$out" "^  2 .* NO RESULTS"
+expect_grep "$out" "^job result: FAIL$"
+within "stopped rank: the job ended" "$((end - killed))" 60
+
+finish
