@@ -51,6 +51,16 @@ uint64_t error_count(const json &f)
 	return n;
 }
 
+/* A flow's completion errors by status, "" if none: "transport retry counter exceeded 4, ...". */
+std::string error_list(const json &f)
+{
+	std::string s;
+	if (f.contains("completion_errors"))
+		for (const auto &e : f["completion_errors"].items())
+			s += (s.empty() ? "" : ", ") + e.key() + " " + std::to_string(e.value().get<uint64_t>());
+	return s;
+}
+
 /* The steps' JSON per rank, parsed once (an empty document where a rank has none). */
 std::vector<std::vector<json>> parse_steps(const std::vector<JobRank> &ranks, size_t nsteps)
 {
@@ -97,7 +107,10 @@ PairRow pair_row(const std::vector<JobRank> &ranks, const std::vector<std::vecto
 			return "rank " + std::to_string(r) + " (" + end + ") did not run it" +
 			       (ranks[r].error.empty() ? "" : ": " + ranks[r].error);
 		if (f->value("result", "FAIL") != "PASS") {
-			const std::string why = f->value("failure", ranks[r].error);
+			std::string why = f->value("failure", ranks[r].error);
+			const std::string errs = error_list(*f);
+			if (!errs.empty())
+				why += (why.empty() ? "" : " ") + ("(" + errs + ")");
 			return "rank " + std::to_string(r) + " (" + end + ") failed it" + (why.empty() ? "" : ": " + why);
 		}
 		return "";
