@@ -52,7 +52,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		IoContextConf io;
 		io.lcore = lc;
 		io.device = d.name;
-		io.srq_refill = lc == rx_lcore || server ? o.srq_refill : 0;   // the rest is sized by the builder
+		io.srq_refill = (lc == rx_lcore || server) && o.srq_refill_given ? o.srq_refill : 0;   // else the builder's
 		io.adaptive_poll = o.adaptive_poll;
 		io.cq_api = o.cq_api;
 		c.io_contexts.push_back(io);
@@ -84,6 +84,8 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		f.sq_depth = o.sq_depth;
 		f.window = o.slots;
 		f.window_given = o.slots_given;
+		f.batch_given = o.batch_given;
+		f.signal_given = o.signal_given;
 		f.chunk = o.chunk;
 		f.inline_send = o.inline_send;
 		f.rate_pps = o.rate_pps;
@@ -204,50 +206,29 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		     std::to_string(count) + "; cache = " + std::to_string(cache) + "; }" + (i + 1 < c.pools.size() ? "," : "") + "\n";
 	}
 	t += ");\nio_contexts = (\n";
+	/* Queue sizes are the builder's, from the flows and fitted to the device: written,
+	 * they would pin what the device may not hold. */
 	for (size_t i = 0; i < c.io_contexts.size(); i++) {
 		const IoContextConf &io = c.io_contexts[i];
-		uint64_t send = 0, window = 0;
-		uint32_t batch = 1;
-		for (const StageConf &st : c.stages)
-			for (const FlowConf &f : c.flows)
-				if (st.flow == f.name && st.lcore == io.lcore) {
-					bool pp = f.echoed;   // ping-pong: both sides send and receive, one in flight per QP
-					for (const StageConf &e : c.stages)
-						pp |= e.flow == f.name && e.kind == StageKind::echo;
-					if (pp && (st.kind == StageKind::rdma_tx || st.kind == StageKind::echo)) {
-						send += static_cast<uint64_t>(f.qps) * f.sq_depth;
-						window += st.kind == StageKind::echo ? static_cast<uint64_t>(f.qps) * f.window : f.qps;
-						batch = std::max(batch, 16u);
-						continue;
-					}
-					if (st.kind == StageKind::rdma_tx)
-						send += static_cast<uint64_t>(f.qps) * f.sq_depth;
-					if (st.kind == StageKind::rdma_rx && verb_consumes_receive(f.verb)) {
-						send += static_cast<uint64_t>(f.qps) * 4;   // credit writes in flight
-						window += static_cast<uint64_t>(f.qps) * f.window;
-						batch = std::max(batch, f.batch);
-					}
-				}
-		const uint64_t refill = io.srq_refill ? io.srq_refill : std::max<uint64_t>(batch, window / 8);
-		const uint64_t srq = window ? window + refill : 0;
-		t += "  { lcore = " + std::to_string(io.lcore) + "; device = \"" + io.device + "\"; send_cq = " +
-		     std::to_string(std::max<uint64_t>(send, 1)) + "; recv_cq = " + std::to_string(std::max<uint64_t>(srq, 1)) +
-		     "; srq = " + std::to_string(srq) + (srq ? "; srq_refill = " + std::to_string(refill) : std::string()) +
-		     "; poll = \"" + (io.adaptive_poll ? "adaptive" : "busy") + "\"; cq_api = \"" +
-		     (io.cq_api == CqApi::ex ? "ex" : "classic") + "\"; }" + (i + 1 < c.io_contexts.size() ? "," : "") + "\n";
+		t += "  { lcore = " + std::to_string(io.lcore) + "; device = \"" + io.device + "\";" +
+		     (io.srq_refill ? " srq_refill = " + std::to_string(io.srq_refill) + ";" : std::string()) + " poll = \"" +
+		     (io.adaptive_poll ? "adaptive" : "busy") + "\"; cq_api = \"" + (io.cq_api == CqApi::ex ? "ex" : "classic") + "\"; }" +
+		     (i + 1 < c.io_contexts.size() ? "," : "") + "\n";
 	}
 	t += ");\nflows = (\n";
 	for (size_t i = 0; i < c.flows.size(); i++) {
 		const FlowConf &f = c.flows[i];
-		/* A window left to its default stays so where chunks may set it (fit_chunks). */
-		const bool may_cut = f.transport == Transport::uc && f.reliability == Reliability::software && f.verb == Verb::write_imm;
+		/* Settings left to their defaults stay so: the builder fits them to the device
+		 * (and a window to the chunks), which the file would otherwise pin. */
 		const std::string ends = !f.listen.empty() ? "listen = \"" + f.listen + "\""
 					 : "peer = \"" + f.peer + "\"" + (f.local.empty() ? "" : "; local = \"" + f.local + "\"");
 		t += "  { name = \"" + f.name + "\"; " + ends + "; transport = \"" +
 		     (f.transport == Transport::uc ? "uc" : "rc") + "\"; qps = " + std::to_string(f.qps) + "; verb = \"" +
-		     verb_name(f.verb) + "\"; " + sizes_text(f.sizes) + "; batch = " + std::to_string(f.batch) +
-		     "; signal_every = " + std::to_string(f.signal_every) + "; sq_depth = " + std::to_string(f.sq_depth) +
-		     (f.window_given || !may_cut ? "; window = " + std::to_string(f.window) : std::string()) + "; inline = " + (f.inline_send ? "true" : "false") +
+		     verb_name(f.verb) + "\"; " + sizes_text(f.sizes) +
+		     (f.batch_given ? "; batch = " + std::to_string(f.batch) : std::string()) +
+		     (f.signal_given ? "; signal_every = " + std::to_string(f.signal_every) : std::string()) +
+		     "; sq_depth = " + std::to_string(f.sq_depth) +
+		     (f.window_given ? "; window = " + std::to_string(f.window) : std::string()) + "; inline = " + (f.inline_send ? "true" : "false") +
 		     "; rate = " + num(f.rate_pps) + "; " +
 		     (f.duration_s > 0 ? "duration = " + num(f.duration_s) : "messages = " + std::to_string(f.messages) + "L") +
 		     "; verify = " + (f.verify ? "true" : "false") + "; pool = \"" + f.pool + "\";\n    post_api = \"" +

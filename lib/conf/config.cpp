@@ -522,6 +522,8 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 			return r.fail(g["inline"], std::string(verb_name(f.verb)) + " carries no payload to inline");
 		if (!read_reliability(r, g, &f))
 			return false;
+		f.batch_given = r.find(g, "batch") != nullptr;
+		f.signal_given = f.signal_every != 0;
 		if (f.signal_every == 0)
 			f.signal_every = f.batch;
 		if (f.sq_depth == 0)

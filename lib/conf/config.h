@@ -70,6 +70,7 @@ struct FlowConf {
 	uint32_t ack_us = kDefaultAckUs;               // ... or this long after the first unacknowledged
 	uint32_t chunk = kChunkAuto;                   // software write_imm: chunk bytes (0: whole messages)
 	bool window_given = false;                     // window set by the file (else derived, in chunks if cut)
+	bool batch_given = false, signal_given = false;   // set by the file (else the builder may fit them to the device)
 	double inject_loss = 0;                        // test hook: this fraction of data WRs is never posted
 	uint32_t qps = 1;
 	Verb verb = Verb::write_imm;

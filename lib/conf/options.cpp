@@ -614,6 +614,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				return ParseResult::error;
 			}
 			o->batch = static_cast<uint32_t>(v);
+			o->batch_given = true;
 			break;
 		case 'S':
 			if (!parse_u64(a, 1, kMaxSqDepth / 2, &v)) {
@@ -621,6 +622,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				return ParseResult::error;
 			}
 			o->signal_every = static_cast<uint32_t>(v);
+			o->signal_given = true;
 			break;
 		case OPT_SQ_DEPTH:
 			if (!parse_u64(a, 2, kMaxSqDepth, &v)) {
@@ -643,6 +645,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				return ParseResult::error;
 			}
 			o->srq_refill = static_cast<uint32_t>(v);
+			o->srq_refill_given = true;
 			break;
 		case OPT_NO_VERIFY:
 			o->verify = false;

@@ -58,6 +58,12 @@ struct RunOptions {
 	uint32_t ack_us = kDefaultAckUs;         // --ack-us N
 	uint32_t chunk = kChunkAuto;             // --chunk N: software write_imm's chunk bytes (0: whole)
 	bool slots_given = false;                // the window was set (--slots, a conf's window)
+	bool batch_given = false, signal_given = false;   // -b, -S (a conf's batch, signal_every)
+	bool srq_refill_given = false;                    // --srq-refill
+	/* Set by the pipeline builder where qps x sq_depth would overflow the device's
+	 * largest CQ: WRs outstanding over the flow's QPs at most (0: no bound but each
+	 * send queue's). */
+	uint32_t wr_budget = 0;
 	/* Set by the pipeline builder once the path MTU is known: the chunk bytes in force
 	 * (0: whole messages) for this flow's requester, responder and handshake. */
 	uint32_t chunk_bytes = 0;

@@ -82,6 +82,8 @@ void retire(Requester *r, uint32_t qi, uint64_t upto)
 		rte_mempool_put_bulk(r->pool, &q.inflight[0], static_cast<unsigned>(n - first));
 	q.completed = upto + 1;
 	r->c.completed += n;
+	if (!r->p.reliable)
+		r->wr_out -= n;
 	std::atomic<uint64_t> &live = r->flow_live[q.flow].completed;
 	live.store(live.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
@@ -118,6 +120,8 @@ inline void count_sent(Requester *r, RequesterQp &q, uint32_t n)
 {
 	q.sent += n;
 	r->c.sent += n;
+	if (!r->p.reliable)
+		r->wr_out += n;   // a WR per message (one left out by inject_loss counts too)
 	std::atomic<uint64_t> &live = r->flow_live[q.flow].sent;
 	live.store(live.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
@@ -300,6 +304,7 @@ int post_chain_rel(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 		return -ret;
 	}
 	q.wr_posted += kept;
+	r->wr_out += kept;
 	return 0;
 }
 
@@ -310,7 +315,9 @@ int retransmit(Requester *r, uint32_t qi, const uint64_t *seqs, uint32_t k, uint
 {
 	RequesterQp &q = r->qps[qi];
 	const RequesterParams &p = r->p;
-	const uint64_t room = p.sq_depth - (q.wr_posted - q.wr_done);
+	uint64_t room = p.sq_depth - (q.wr_posted - q.wr_done);
+	if (p.wr_budget && p.wr_budget - std::min<uint64_t>(p.wr_budget, r->wr_out) < room)
+		room = p.wr_budget - std::min<uint64_t>(p.wr_budget, r->wr_out);
 	if (room < k) {
 		r->c.retx_deferred += k - room;
 		k = static_cast<uint32_t>(room);
@@ -370,6 +377,7 @@ int retransmit(Requester *r, uint32_t qi, const uint64_t *seqs, uint32_t k, uint
 		return -1;
 	}
 	q.wr_posted += k;
+	r->wr_out += k;
 	return static_cast<int>(k);
 }
 
@@ -538,8 +546,10 @@ inline void on_send_wc(Requester *r, uint32_t qi, const ibv_wc &wc, uint64_t now
 	}
 	if (r->p.reliable) {
 		/* A WR left the send queue; its message is done when acknowledged. */
-		if (wc.wr_id + 1 > q.wr_done && wc.wr_id < q.wr_posted)
+		if (wc.wr_id + 1 > q.wr_done && wc.wr_id < q.wr_posted) {
+			r->wr_out -= wc.wr_id + 1 - q.wr_done;
 			q.wr_done = wc.wr_id + 1;
+		}
 		return;
 	}
 	if (wc.wr_id >= q.completed && wc.wr_id < q.sent)
@@ -860,6 +870,11 @@ uint32_t requester_burst(Requester *r)
 		if (q.sent >= q.target || q.paused)
 			continue;   // draining, or waiting for the receiver to restart the QP
 		uint64_t room = p.reliable ? (p.sq_depth - (q.wr_posted - q.wr_done)) / r->ck.count : p.sq_depth - (q.sent - q.completed);
+		if (p.wr_budget) {
+			const uint64_t left = (p.wr_budget > r->wr_out ? p.wr_budget - r->wr_out : 0) / r->ck.count;
+			if (left < room)
+				room = left;
+		}
 		if (q.credit_word) {
 			uint64_t credit = *q.credit_word;
 			if (credit > q.sent)
@@ -898,7 +913,11 @@ uint32_t requester_burst(Requester *r)
 		}
 		/* Fed until its input ends, any chain may be a QP's last: each ends signalled,
 		 * so that none leaves unsignalled sends behind. */
-		const ChainEnd end = q.sent + n == q.target ? kChainLast : p.count_from_input ? kChainSignalled : kChainMore;
+		/* Under a WR budget too: a QP's unsignalled WRs must not wait on a signalled
+		 * one that the budget, spent on other QPs, keeps it from posting. */
+		const ChainEnd end = q.sent + n == q.target	       ? kChainLast
+				     : p.count_from_input || p.wr_budget ? kChainSignalled
+									 : kChainMore;
 		if (r->post_chain(r, qi, static_cast<uint32_t>(n), end) != 0) {
 			c.fail_reason = "ibv_post_send failed";
 			q.failed = true;

@@ -71,6 +71,10 @@ struct RequesterParams {
 	/* Reliable write_imm: messages go as chunks of this many bytes, each tracked on its
 	 * own (Chunking in wr_chain.h; 0: whole messages). */
 	uint32_t chunk_bytes = 0;
+	/* WRs outstanding over all of its QPs at most (0: each QP's send queue is the only
+	 * bound): a failed QP flushes every WR it holds into the shared send CQ, so the
+	 * builder sizes that CQ by this when qps x sq_depth would not fit the device. */
+	uint32_t wr_budget = 0;
 };
 
 struct CtrlDest;
@@ -133,6 +137,7 @@ struct Requester {
 	RequesterParams p{};
 	uint32_t nqps = 0;
 	std::unique_ptr<RequesterQp[]> qps;
+	uint64_t wr_out = 0;   // WRs posted and not yet known done, over all QPs (a failed QP's stay)
 	std::unique_ptr<uint64_t[]> qp_sent;    // published to the responder at the end
 	std::unique_ptr<bool[]> qp_failed;
 	uint32_t nflows = 1;

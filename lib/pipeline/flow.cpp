@@ -85,6 +85,7 @@ RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t hz)
 			  use_wr ? PostApi::wr : PostApi::classic, o.inline_send, o.fence, 1e9 / dhz};
 	p.warmup_tsc = static_cast<uint64_t>(o.warmup_s * dhz);
 	p.count_from_input = o.tx_count_from_input;
+	p.wr_budget = o.wr_budget;
 	if (o.uc && o.reliability == Reliability::software) {
 		/* Timeouts: at least 2 ms (above the receiver's ACK delay and a slow host's
 		 * hiccups), at most 200 ms after backing off, 10 ms before the first RTT. */

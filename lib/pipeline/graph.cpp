@@ -1,4 +1,5 @@
 #include "pipeline/graph.h"
+#include "conf/cli_pipeline.h"
 
 #include "engine/verbs_ops.h"
 #include "log/log.h"
@@ -24,6 +25,8 @@ namespace {
 
 std::string at(const PipelineConf &c, int line, const std::string &path)
 {
+	if (c.file == kCliPipeline)
+		return "";   // the command line's pipeline: the message names the flow and its option
 	return c.file + ":" + std::to_string(line) + ": " + path + ": ";
 }
 
@@ -352,7 +355,7 @@ void size_lcore(Graph *g, GraphLcore *l)
 	l->send_cq = l->srq = l->srq_threshold = l->recv_cq = 0;   // sized afresh (size_graph runs again once chunks are known)
 	l->rx_bytes = l->rx_pool_n = 0;
 	for (GraphFlow *f : l->requesters)
-		l->send_cq += static_cast<uint64_t>(f->o.qps) * f->o.sq_depth;
+		l->send_cq += f->o.wr_budget ? f->o.wr_budget : static_cast<uint64_t>(f->o.qps) * f->o.sq_depth;
 	/* Ping-pong: both sides send and receive, one message in flight per QP; receives
 	 * are reposted in batches of kPingPongRefill. */
 	uint64_t echo_held = 0;   // echoes wait in their send queues in receive buffers
@@ -457,6 +460,156 @@ void size_graph(Graph *g)
 				f->shape.tx_pool_n += static_cast<unsigned>(kStageBurst + downstream_hold(g, s.get(), &seen));
 			}
 	}
+}
+
+/* Receives an lcore's SRQ holds for windows the file set (fixed) and for those left to
+ * their defaults (adjustable), counted in receives (a chunk each). */
+void window_receives(const GraphLcore *l, uint64_t *fixed, uint64_t *adjustable)
+{
+	*fixed = *adjustable = 0;
+	for (auto *side : {&l->pingers, &l->echoers})
+		for (const GraphFlow *f : *side)
+			*fixed += f->o.qps;
+	for (const GraphFlow *f : l->responders)
+		if (verb_consumes_receive(f->o.verb)) {
+			const uint64_t n = static_cast<uint64_t>(f->o.qps) * f->o.slots * Chunking::of(f->o.msg_bytes, f->o.chunk_bytes).count;
+			*(f->o.slots_given ? fixed : adjustable) += n;
+		}
+}
+
+/* The windows of lcore l's receiving flows, fitted so that its SRQ (every window and a
+ * refill) and the receive CQ that holds it fit the device: the defaults shrink in
+ * proportion, and a batch left to its default with them (a chain fits its window).
+ * Windows the file set stay: if they alone cannot fit, that is the error. */
+int fit_windows(Graph *g, GraphLcore *l, std::string *said, std::string *err)
+{
+	const Device &dev = *l->dev;
+	const IoContextConf &ic = *l->conf;
+	const uint64_t limit = std::min<uint64_t>(dev.dev_attr.max_srq_wr, dev.dev_attr.max_cqe);
+	const std::string who = "lcore " + std::to_string(l->lcore) + "'s io context";
+	if (ic.srq > limit || ic.recv_cq > static_cast<uint64_t>(dev.dev_attr.max_cqe) || ic.srq_refill >= limit) {
+		const char *what = ic.srq > limit ? "srq" : ic.recv_cq > static_cast<uint64_t>(dev.dev_attr.max_cqe) ? "recv_cq" : "srq_refill";
+		const uint64_t v = ic.srq > limit ? ic.srq : ic.recv_cq > static_cast<uint64_t>(dev.dev_attr.max_cqe) ? ic.recv_cq : ic.srq_refill;
+		*err = at(*g->conf, ic.line, "io_contexts") + who + ": " + what + " " + std::to_string(v) + " does not fit " + dev.name +
+		       " (max_srq_wr " + std::to_string(dev.dev_attr.max_srq_wr) + ", max_cqe " + std::to_string(dev.dev_attr.max_cqe) +
+		       "; the receive CQ holds the SRQ)";
+		return -1;
+	}
+	if (std::max(l->srq, l->recv_cq) <= limit)
+		return 0;
+	uint64_t fixed, adjustable;
+	window_receives(l, &fixed, &adjustable);
+	/* The SRQ holds the windows and a refill threshold of an eighth of them, at least
+	 * the largest batch (kMaxBatch at most). */
+	const uint64_t room = ic.srq_refill ? limit - ic.srq_refill : std::min<uint64_t>(limit * 8 / 9, limit - std::min<uint64_t>(limit, kMaxBatch));
+	if (adjustable == 0 || fixed >= room) {
+		*err = who + ": its flows' receive windows need an SRQ of " + std::to_string(l->srq) + " receives and a receive CQ as large; " +
+		       dev.name + " allows " + std::to_string(limit) + " (max_srq_wr " + std::to_string(dev.dev_attr.max_srq_wr) +
+		       ", max_cqe " + std::to_string(dev.dev_attr.max_cqe) + "): smaller windows or fewer QPs on this lcore";
+		return -1;
+	}
+	const double scale = static_cast<double>(room - fixed) / static_cast<double>(adjustable);
+	for (GraphFlow *f : l->responders) {
+		RunOptions &o = f->o;
+		if (!verb_consumes_receive(o.verb) || o.slots_given)
+			continue;
+		const uint32_t slots = std::max<uint32_t>(1, static_cast<uint32_t>(o.slots * scale));
+		if (slots < o.batch && o.batch_given) {
+			*err = at(*g->conf, f->conf->line, "batch") + "flow '" + f->conf->name + "': its window, fitted to " + dev.name +
+			       "'s SRQ and CQ limit of " + std::to_string(limit) + " receives, is " + std::to_string(slots) +
+			       " messages per QP, below its batch of " + std::to_string(o.batch) + " (a smaller batch, or fewer QPs)";
+			return -1;
+		}
+		*said += std::string(said->empty() ? "" : "; ") + "flow '" + f->conf->name + "': window " + std::to_string(slots) +
+			 " messages per QP (default " + std::to_string(o.slots) + ")";
+		o.slots = slots;
+		if (o.batch > slots) {
+			o.batch = slots;
+			*said += ", batch " + std::to_string(slots);
+			if (!o.signal_given)
+				o.signal_every = slots;
+		}
+		o.srq_refill = std::max(o.batch, o.slots * o.qps / 8);
+	}
+	size_lcore(g, l);
+	*said += " (SRQ " + std::to_string(l->srq) + " receives, " + dev.name + " allows " + std::to_string(limit) + ")";
+	return 0;
+}
+
+/* Lcore l's send CQ: every WR its requesters' QPs may hold (a failed QP flushes them
+ * all into it), unless that overflows the device's largest CQ: then each requester of
+ * a flow gets a budget of outstanding WRs over all its QPs, its share of what the CQ
+ * holds beside the fixed parts (ping-pongs, the responders' credit writes). */
+int fit_send_cq(Graph *g, GraphLcore *l, std::string *said, std::string *err)
+{
+	const Device &dev = *l->dev;
+	const IoContextConf &ic = *l->conf;
+	const uint64_t max_cqe = static_cast<uint64_t>(dev.dev_attr.max_cqe);
+	const std::string who = "lcore " + std::to_string(l->lcore) + "'s io context";
+	if (ic.send_cq > max_cqe) {
+		*err = at(*g->conf, ic.line, "io_contexts") + who + ": send_cq " + std::to_string(ic.send_cq) + " is above " + dev.name +
+		       "'s max_cqe " + std::to_string(max_cqe);
+		return -1;
+	}
+	for (auto *side : {&l->requesters, &l->pingers})
+		for (GraphFlow *f : *side)
+			if (f->o.sq_depth > static_cast<uint32_t>(dev.dev_attr.max_qp_wr)) {
+				*err = at(*g->conf, f->conf->line, "sq_depth") + "flow '" + f->conf->name + "': a send queue of " +
+				       std::to_string(f->o.sq_depth) + " WRs is above " + dev.name + "'s max_qp_wr " +
+				       std::to_string(dev.dev_attr.max_qp_wr);
+				return -1;
+			}
+	if (l->send_cq <= max_cqe)
+		return 0;
+	uint64_t want = 0;
+	for (const GraphFlow *f : l->requesters)
+		want += static_cast<uint64_t>(f->o.qps) * f->o.sq_depth;
+	const uint64_t fixed = l->send_cq - want;
+	const uint64_t room = max_cqe > fixed ? max_cqe - fixed : 0;
+	for (GraphFlow *f : l->requesters) {
+		RunOptions &o = f->o;
+		const uint64_t mine = static_cast<uint64_t>(o.qps) * o.sq_depth;
+		const uint32_t budget = static_cast<uint32_t>(room * mine / want);
+		const uint32_t least = o.batch * Chunking::of(o.msg_bytes, o.chunk_bytes).count;
+		if (budget < least) {
+			*err = who + ": its flows' send queues need a send CQ of " + std::to_string(l->send_cq) + " entries, " + dev.name +
+			       " allows " + std::to_string(max_cqe) + ", and flow '" + f->conf->name + "''s share (" +
+			       std::to_string(budget) + " WRs) would not hold one chain of " + std::to_string(least) + " (fewer QPs or flows on this lcore)";
+			return -1;
+		}
+		o.wr_budget = budget;
+		*said += std::string(said->empty() ? "" : "; ") + "flow '" + f->conf->name + "': at most " + std::to_string(budget) +
+			 " WRs outstanding over its " + std::to_string(o.qps) + " QPs (their send queues of " + std::to_string(o.sq_depth) +
+			 " would need " + std::to_string(mine) + " CQ entries)";
+	}
+	size_lcore(g, l);
+	*said += " (send CQ " + std::to_string(l->send_cq) + " entries, " + dev.name + " allows " + std::to_string(max_cqe) + ")";
+	return 0;
+}
+
+/* Sizes that fit each lcore's device (max_cqe, max_srq_wr, max_qp_wr) instead of a
+ * refusal, said in one line per lcore; what the file set explicitly and cannot fit is
+ * the error. Windows first: they size the flows' senders too. */
+int fit_device(Graph *g, std::string *err)
+{
+	std::vector<std::string> said(g->lcores.size());
+	for (size_t i = 0; i < g->lcores.size(); i++) {
+		GraphLcore *l = g->lcores[i].get();
+		if (l->conf && l->has_roles() && fit_windows(g, l, &said[i], err) != 0)
+			return -1;
+	}
+	size_graph(g);
+	for (size_t i = 0; i < g->lcores.size(); i++) {
+		GraphLcore *l = g->lcores[i].get();
+		if (l->conf && l->has_roles() && fit_send_cq(g, l, &said[i], err) != 0)
+			return -1;
+	}
+	size_graph(g);
+	for (size_t i = 0; i < g->lcores.size(); i++)
+		if (!said[i].empty() && !(g->flows.size() && g->flows[0]->o.quiet))
+			RP_LOG(INFO, PIPELINE, "rdmapipe: lcore %u fitted to %s: %s\n", g->lcores[i]->lcore, g->lcores[i]->dev->name.c_str(),
+			       said[i].c_str());
+	return 0;
 }
 
 int make_lcore_io(GraphLcore *l, std::string *err)
@@ -734,6 +887,8 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 	r.ack_us = f.ack_us;
 	r.chunk = f.chunk;
 	r.slots_given = f.window_given;
+	r.batch_given = f.batch_given;
+	r.signal_given = f.signal_given;
 	r.inject_loss = cli.inject_loss > 0 ? cli.inject_loss : f.inject_loss;
 	r.post_api = f.post_api;
 	r.fence = f.fence;
@@ -1407,7 +1562,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 {
 	if (!g->planned && graph_plan(c, cli, g, err) != 0)
 		return -1;
-	if (assign_devices(c, devs, g, err) != 0 || fit_chunks(g, err) != 0)
+	if (assign_devices(c, devs, g, err) != 0 || fit_chunks(g, err) != 0 || fit_device(g, err) != 0)
 		return -1;
 	for (auto &s : g->stages)
 		if (s->conf->kind == StageKind::gen && s->flow->o.rate_pps > 0) {

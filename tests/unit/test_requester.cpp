@@ -274,6 +274,36 @@ void send_queue_limits_what_is_in_flight(void **)
 	assert_int_equal(g.r.c.completed, 0);
 }
 
+/* A WR budget bounds what every QP together holds (the shared send CQ it sizes must
+ * take every WR flushed back), below what their send queues would. */
+void wr_budget_limits_all_qps_together(void **)
+{
+	rp::RequesterParams p = params(rp::Verb::write_imm, 10000);
+	p.wr_budget = 100;
+	Rig g(p, 8);
+	fake::nic().complete_signalled = false;   // the NIC never completes anything
+	g.r.p.stall_tsc = 100000;
+	assert_int_equal(rp::requester_run(&g.r), -1);
+	assert_int_equal(g.r.c.sent, 100);   // 8 send queues of 128 would hold 1024
+	assert_int_equal(g.r.wr_out, 100);
+}
+
+/* Under a budget each chain ends signalled: a QP's unsignalled WRs never wait on a
+ * signalled one that the budget, spent on the other QPs, keeps it from posting. */
+void wr_budget_chains_end_signalled(void **)
+{
+	rp::RequesterParams p = params(rp::Verb::write, 5000);
+	p.wr_budget = 40;   // less than one signal interval (32) for each of the 16 QPs
+	Rig g(p, 16);
+	assert_int_equal(rp::requester_run(&g.r), 0);
+	assert_int_equal(g.r.c.completed, 5000);
+	assert_int_equal(g.r.wr_out, 0);
+	for (auto &chain : fake::nic().chains) {
+		assert_true(chain.back().send_flags & IBV_SEND_SIGNALED);
+		assert_true(chain.size() <= 40);
+	}
+}
+
 std::vector<ibv_wc> g_peer_got;
 void peer_on_wc(void *, const ibv_wc &wc, uint64_t) { g_peer_got.push_back(wc); }
 
@@ -670,6 +700,8 @@ int main()
 		cmocka_unit_test(flows_split_messages_and_errors),
 		cmocka_unit_test(window_limits_what_is_in_flight),
 		cmocka_unit_test(send_queue_limits_what_is_in_flight),
+		cmocka_unit_test(wr_budget_limits_all_qps_together),
+		cmocka_unit_test(wr_budget_chains_end_signalled),
 		cmocka_unit_test(shared_send_cq_dispatches_both_ways),
 		cmocka_unit_test(lanes_share_qps_and_hand_completions_over),
 		cmocka_unit_test(rate_limit_paces_each_flow),

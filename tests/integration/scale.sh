@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# 1024 QPs on one lcore with the defaults: the builder fits the send CQ (a budget of
+# outstanding WRs over the flow's QPs), the receive windows and the SRQ to the device's
+# limits, says so in a line per lcore, and every message is verified. What the user set
+# and cannot fit is an error naming the limit; a QP failing under the budget flushes
+# into the shared CQ without overflowing it.
+. "$(dirname "$0")/lib.sh"
+need_device
+out=$(mktemp)
+conf=$(mktemp --suffix=.conf)
+trap 'rm -f "$out" "$conf"' EXIT
+max_cqe=$(ibv_devinfo -v -d "$DEV" | awk '/max_cqe:/ {print $2}')
+echo "$DEV: max_cqe $max_cqe"
+
+for verb in write_imm send write; do
+	run_rdmapipe "$out" -d "$DEV" -v $verb -Q 1024 -n 102400
+	expect_eq "$verb -Q 1024: exit status" "$rc" 0
+	expect_grep "$out" "^rdmapipe: lcore [01] fitted to $DEV: flow 'flow0': at most [0-9]+ WRs outstanding over its 1024 QPs \(their send queues of 128 would need 131072 CQ entries\) \(send CQ [0-9]+ entries, $DEV allows $max_cqe\)$"
+	expect_eq "$verb -Q 1024: verified" "$(field "$out" 'messages verified' | cut -d' ' -f1)" 102400
+	expect_grep "$out" "^result: PASS$"
+done
+# Consuming verbs: the windows shrink so that the SRQ and its CQ fit.
+run_rdmapipe "$out" -d "$DEV" -v send -Q 1024 -n 20000
+expect_grep "$out" "^rdmapipe: lcore [01] fitted to $DEV: flow 'flow0': window [0-9]+ messages per QP \(default 32\), batch [0-9]+ \(SRQ [0-9]+ receives, $DEV allows $max_cqe\)$"
+srq=$(sed -nE "s/.*\(SRQ ([0-9]+) receives.*/\1/p" "$out")
+if [ -n "$srq" ] && [ "$srq" -le "$max_cqe" ]; then echo "ok: SRQ $srq fits"; else echo "FAIL: SRQ '$srq'"; fails=$((fails + 1)); fi
+
+# A file with 1024 QPs in two flows on the same two lcores, as written: defaults.
+cat >"$conf" <<EOC
+version = 1;
+devices = ( { name = "$DEV"; } );
+io_contexts = ( { lcore = 0; device = "$DEV"; }, { lcore = 1; device = "$DEV"; } );
+flows = ( { name = "a"; verb = "write_imm"; qps = 512; messages = 51200; },
+          { name = "b"; verb = "send"; size = 256; qps = 512; messages = 51200; } );
+stages = ( { name = "atx"; kind = "rdma_tx"; flow = "a"; lcore = 1; }, { name = "arx"; kind = "rdma_rx"; flow = "a"; lcore = 0; },
+           { name = "btx"; kind = "rdma_tx"; flow = "b"; lcore = 1; }, { name = "brx"; kind = "rdma_rx"; flow = "b"; lcore = 0; } );
+EOC
+run_rdmapipe "$out" -f "$conf"
+expect_eq "a file of 1024 QPs: exit status" "$rc" 0
+expect_grep "$out" "^rdmapipe: lcore 1 fitted to $DEV: flow 'a': at most [0-9]+ WRs outstanding over its 512 QPs .*; flow 'b': at most [0-9]+ WRs outstanding over its 512 QPs"
+expect_grep "$out" "^rdmapipe: lcore 0 fitted to $DEV: flow 'a': window [0-9]+ messages per QP .*; flow 'b': window [0-9]+ messages per QP"
+expect_eq "a file of 1024 QPs: flows verified" "$(grep -cE "^  flow [ab]: .* verified 51200$" "$out")" 2
+
+# The command line's pipeline, written out, runs the same way (sizes left to the builder).
+# shellcheck disable=SC2046
+"$RDMAPIPE" $(eal_args) -- -d "$DEV" -v write_imm -Q 1024 -n 20480 --dump-conf >"$conf"
+run_rdmapipe "$out" -f "$conf"
+expect_eq "-Q 1024 --dump-conf, run: exit status" "$rc" 0
+expect_eq "-Q 1024 --dump-conf, run: verified" "$(field "$out" 'messages verified' | cut -d' ' -f1)" 20480
+
+# What the user set and the device cannot hold: refused before anything runs.
+run_rdmapipe "$out" -d "$DEV" -v send -Q 1024 --slots 64 -n 1000
+expect_eq "--slots 64 x 1024 QPs: exit status" "$rc" 3
+expect_grep "$out" "^rdmapipe: lcore 0's io context: its flows' receive windows need an SRQ of [0-9]+ receives and a receive CQ as large; $DEV allows $max_cqe \(max_srq_wr [0-9]+, max_cqe $max_cqe\): smaller windows or fewer QPs on this lcore$"
+run_rdmapipe "$out" -d "$DEV" -v send -Q 1024 -b 32 -n 1000
+expect_eq "-b 32 x 1024 QPs: exit status" "$rc" 3
+expect_grep "$out" "^rdmapipe: flow 'flow0': its window, fitted to $DEV's SRQ and CQ limit of $max_cqe receives, is [0-9]+ messages per QP, below its batch of 32 \(a smaller batch, or fewer QPs\)$"
+cat >"$conf" <<EOC
+version = 1;
+devices = ( { name = "$DEV"; } );
+io_contexts = ( { lcore = 0; device = "$DEV"; }, { lcore = 1; device = "$DEV"; send_cq = 1000000; } );
+flows = ( { name = "a"; verb = "write"; qps = 4; messages = 1000; } );
+stages = ( { name = "atx"; kind = "rdma_tx"; flow = "a"; lcore = 1; }, { name = "arx"; kind = "rdma_rx"; flow = "a"; lcore = 0; } );
+EOC
+run_rdmapipe "$out" -f "$conf"
+expect_eq "send_cq 1000000: exit status" "$rc" 3
+expect_grep "$out" "^rdmapipe: $conf:3: io_contexts: lcore 1's io context: send_cq 1000000 is above $DEV's max_cqe $max_cqe$"
+
+# A QP that fails under the budget: every WR it held comes back flushed into the
+# shared send CQ, which the budget keeps from overflowing; the other 1023 deliver.
+run_rdmapipe "$out" -d "$DEV" -v write_imm -Q 1024 -n 102400 --inject-bad-rkey 2
+expect_eq "a bad rkey on QP 2 of 1024: exit status" "$rc" 1
+expect_eq "a bad rkey on QP 2 of 1024: failed QPs" "$(field "$out" 'failed QPs')" 1
+expect_eq "a bad rkey on QP 2 of 1024: verified" "$(field "$out" 'messages verified' | cut -d' ' -f1)" 102300
+expect_no_grep "$out" "async event: .*CQ error"
+finish
