@@ -88,6 +88,14 @@ void retire(Requester *r, uint32_t qi, uint64_t upto)
 	live.store(live.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
+/* A plain write's payload is seen by no one but the final check of the window, which
+ * reads what the last message into each slot left there: one that a later message of a
+ * run of known length will overwrite needs no pattern. */
+inline bool overwritten(const Requester *r, const RequesterQp &q, uint64_t seq)
+{
+	return r->p.messages && !r->p.count_from_input && seq + q.remote.slots < q.target;
+}
+
 /* Readies buffer b for message seq of QP qi and tracks it until its completion:
  * the payload pattern for sends and writes, a poison value for what reads and atomics
  * bring back. Fed: the buffer came from the input ring, filled by the stage before
@@ -103,7 +111,7 @@ inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 	else if constexpr (Fed) {
 	} else if (r->p.self_describing) {
 		self_describing_fill(b, len, msg_key(qi, seq));
-	} else
+	} else if (V != Verb::write || !overwritten(r, r->qps[qi], seq))
 		pattern_fill(b, len, msg_key(qi, seq));
 	if (qi == 0 && seq == r->p.corrupt_msg)
 		static_cast<unsigned char *>(b)[len / 2] ^= 0x5a;

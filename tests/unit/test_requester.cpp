@@ -146,8 +146,32 @@ void spreads_over_qps(void **)
 	assert_int_equal(g.r.qps[1].sent, 333);
 	assert_int_equal(g.r.qps[2].sent, 333);
 	assert_int_equal(g.r.c.completed, 1000);
-	assert_int_equal(fake::nic().pattern_mismatches, 0);   // each payload keyed by its own QP
+	/* Each QP's window holds its own last messages, keyed by that QP (the responder's
+	 * final check: slot k holds the last s < sent with s % slots == k). */
+	for (uint32_t qi = 0; qi < 3; qi++) {
+		const uint64_t sent = g.r.qps[qi].sent;
+		for (uint64_t k = 0; k < kSlots; k++) {
+			const uint64_t s = k + (sent - 1 - k) / kSlots * kSlots;
+			assert_int_equal(rp::pattern_check(g.remote.data() + (qi * kSlots + k) * 40, 40, rp::msg_key(qi, s)), -1);
+		}
+	}
 	assert_int_equal(rte_mempool_avail_count(g.pool), kPoolSize);
+}
+
+/* A plain write of a run of known length: only the messages no later one overwrites
+ * (the last window of each QP, which the responder checks) get a pattern; the others
+ * are seen by no one. */
+void plain_write_stamps_only_the_last_window(void **)
+{
+	Rig g(params(rp::Verb::write, 1000));
+	assert_int_equal(rp::requester_run(&g.r), 0);
+	const fake::Nic &n = fake::nic();
+	assert_int_equal(n.pattern_mismatches, 1000 - kSlots);
+	assert_int_equal(n.first_mismatch, 0);
+	for (uint64_t k = 0; k < kSlots; k++) {
+		const uint64_t s = k + (999 - k) / kSlots * kSlots;
+		assert_int_equal(rp::pattern_check(g.remote.data() + k * 40, 40, rp::msg_key(0, s)), -1);
+	}
 }
 
 void injected_corruption_reaches_the_wire(void **)
@@ -700,6 +724,7 @@ int main()
 		cmocka_unit_test(flows_split_messages_and_errors),
 		cmocka_unit_test(window_limits_what_is_in_flight),
 		cmocka_unit_test(send_queue_limits_what_is_in_flight),
+		cmocka_unit_test(plain_write_stamps_only_the_last_window),
 		cmocka_unit_test(wr_budget_limits_all_qps_together),
 		cmocka_unit_test(wr_budget_chains_end_signalled),
 		cmocka_unit_test(shared_send_cq_dispatches_both_ways),
