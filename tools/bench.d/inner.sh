@@ -25,11 +25,13 @@ budget=${BENCH_BUDGET:-1000}
 dev=${RXE_LOOP_DEV:?RXE_LOOP_DEV unset: run me through tools/softroce}
 gid=${RXE_LOOP_GID:?RXE_LOOP_GID unset: run me through tools/softroce}
 rdmapipe=build/app/rdmapipe/rdmapipe
+bare=build/tools/bare-verbs/bare-verbs
 plan=tools/bench.d/plan
 manifest=$dir/manifest.tsv
 logs=$dir/logs
 
 [[ -x $rdmapipe ]] || { echo "bench: $rdmapipe is missing" >&2; exit 3; }
+[[ -x $bare ]] || { echo "bench: $bare is missing" >&2; exit 3; }
 [[ -r $plan ]] || { echo "bench: $plan is missing" >&2; exit 3; }
 mkdir -p "$logs" || exit 3
 : >"$manifest" || exit 3
@@ -224,6 +226,27 @@ rdmapipe() {
 	progress "$log" "r$r $id rc=$rc:"
 }
 
+# bare ROUND CASE ID COUNT ARGS...: the bare verbs loop (tools/bare-verbs), the limit.
+bare() {
+	local r=$1 c=$2 id=$3 n=$4
+	shift 4
+	local cmd=("$bare" "$@" -d "$dev" -x "$gid" -n "$n")
+	local log=$logs/r$r-$id.out t t0 rc
+	cpu_now
+	cpu0=("${cpu[@]}")
+	now
+	t0=$t
+	tmo=$(bound "$run_tmo")
+	timeout -k 5 "$tmo" stdbuf -oL "${cmd[@]}" >"$log" 2>&1
+	rc=$?
+	now
+	cpu_now
+	record "$r" "$c" "$id" bare "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
+		"$log" "${cmd[*]}"
+	((rc == 0)) || failed=$((failed + 1))
+	progress "$log" "r$r $id rc=$rc:"
+}
+
 skip() { # ROUND CASE ID TOOL COUNT
 	cpu_now
 	cpu0=("${cpu[@]}")
@@ -263,6 +286,7 @@ for ((r = 1; r <= rounds; r++)); do
 		case $tool in
 		perftest) perftest "$r" "$c" "$id" "$n" "${f[@]:4}" ;;
 		rdmapipe) rdmapipe "$r" "$c" "$id" "$n" "${f[@]:4}" ;;
+		bare) bare "$r" "$c" "$id" "$n" "${f[@]:4}" ;;
 		*) echo "bench: $plan: unknown tool $tool" >&2; exit 3 ;;
 		esac
 	done
@@ -326,11 +350,32 @@ cg_perftest() { # N
 	echo "callgrind ib_write_bw -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir, $(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.0f", b-a}') s"
 }
 
+# The bare loop at the same counts: the per-message floor, start-up aside.
+cg_bare() { # N
+	local n=$1 log=$logs/cg-bare-write-$1 t t0 rc
+	local cmd=(valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="$log.callgrind"
+		"$bare" -s 64 -d "$dev" -x "$gid" -n "$n")
+	cpu_now
+	cpu0=("${cpu[@]}")
+	now
+	t0=$t
+	tmo=$(bound 300)
+	timeout -k 10 "$tmo" "${cmd[@]}" >"$log.out" 2>&1
+	rc=$?
+	now
+	cpu_now
+	record cg callgrind cg-bare-write bare "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
+		"$log.out" "${cmd[*]}"
+	((rc == 0)) || failed=$((failed + 1))
+	echo "callgrind bare-verbs -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir, $(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.0f", b-a}') s"
+}
+
 if ((callgrind)); then
 	if ! command -v valgrind >/dev/null; then
 		echo "bench: valgrind is not installed: no callgrind figures" >&2
 		for n in "${cg_counts[@]}"; do
 			record cg callgrind cg-ib_write_bw perftest "$n" novalgrind 0 - "(valgrind not installed)"
+			record cg callgrind cg-bare-write bare "$n" novalgrind 0 - "(valgrind not installed)"
 			for poll in "${cg_polls[@]}"; do
 				record cg callgrind "cg-rp-write-$poll" rdmapipe "$n" novalgrind 0 - "(valgrind not installed)"
 			done
@@ -342,6 +387,7 @@ if ((callgrind)); then
 		# and those at the higher count.
 		cg_t0=$SECONDS
 		for n in "${cg_counts[@]}"; do
+			if fits "${cg_need[bare-$n]}"; then cg_bare "$n"; else skip cg callgrind cg-bare-write bare "$n"; fi
 			if fits "${cg_need[pt-$n]}"; then cg_perftest "$n"; else skip cg callgrind cg-ib_write_bw perftest "$n"; fi
 			for poll in "${cg_polls[@]}"; do
 				if fits "${cg_need[$poll-$n]}"; then

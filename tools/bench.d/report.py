@@ -35,6 +35,10 @@ CASES = [
                                  ("pt-cmp_swap", "rp-cmp_swap", None)]},
 ]
 UNITS = {"rate": "Mmsg/s", "mbs": "MB/s"}
+# The limit (tools/bare-verbs): each case's runs as a ratio to its bare loop, and the
+# one target judged there: rdmapipe's 64 B write at >= 0.98x the bare loop.
+BARE_REF = {"write64": "bare-write", "send64": "bare-write", "atomic": "bare-write", "bw64k": "bare-write-64k"}
+BARE_TARGETS = {"rp-write": 0.98}
 # Latency: (perftest ID, rdmapipe ID, target ratio rdmapipe / perftest, lower is better).
 LAT_PAIRS = [("pt-send_lat", "rp-send_lat", 1.0)]
 LAT_PERFTEST_ONLY = {"pt-write_lat": "not compared: rdmapipe's ping-pong mode has send and send_imm only"}
@@ -42,11 +46,16 @@ LAT_PERFTEST_ONLY = {"pt-write_lat": "not compared: rdmapipe's ping-pong mode ha
 CG_TARGET = 0.5
 CG_TARGET_ID = "cg-rp-write-adaptive"
 CG_PERFTEST_ID = "cg-ib_write_bw"
+CG_BARE_ID = "cg-bare-write"
+# Steady state (the difference of two counts per message): the requester thread
+# against the bare loop and against ib_write_bw's client.
+CG_BARE_TARGET = 1.3
 CG_NAMES = {
     "cg-rp-write-adaptive": "`rdmapipe -v write -s 64 --poll adaptive`",
     "cg-rp-write-busy": "`rdmapipe -v write -s 64` (busy polling)",
     "cg-rdmapipe": "`rdmapipe -v write_imm -s 64` (busy polling; earlier bench version)",
     "cg-ib_write_bw": "`ib_write_bw -s 64` client",
+    "cg-bare-write": "`bare-verbs -s 64` (tools/bare-verbs: the limit)",
 }
 CG_ORDER = ["cg-rp-write-adaptive", "cg-rp-write-busy", "cg-rdmapipe"]
 # Program-entry and thread-start wrappers, left out of the inclusive tables (as is
@@ -216,6 +225,12 @@ def load_runs(d):
             elif r["tool"] == "perftest":
                 r["fig"] = parse_perftest(text)
                 r["ok"] = r["rc"] == "0" and bool(r["fig"])
+            elif r["tool"] == "bare":
+                r["fig"] = parse_rdmapipe(text)
+                m = re.search(r"^\s*cpu per message:\s*([\d.]+)\s*us", text, re.M)
+                if m:
+                    r["fig"]["cpu_us"] = float(m.group(1))
+                r["ok"] = r["rc"] == "0" and "rate" in r["fig"]
             else:
                 r["fig"] = parse_rdmapipe(text)
                 r["ok"] = (r["rc"] == "0" and r["fig"].get("result") == "PASS"
@@ -245,7 +260,7 @@ def plan_labels():
             for line in f:
                 p = line.split()
                 if len(p) >= 5 and not p[0].startswith("#"):
-                    out[p[1]] = ("rdmapipe " if p[2] == "rdmapipe" else "") + " ".join(p[4:])
+                    out[p[1]] = {"rdmapipe": "rdmapipe ", "bare": "bare-verbs "}.get(p[2], "") + " ".join(p[4:])
     except OSError:
         pass
     return out
@@ -267,6 +282,16 @@ def label(r):
                 continue
             keep.append(a)
         return " ".join(keep)
+    if r["tool"] == "bare":
+        keep, skip_next = [], False
+        for a in cmd[1:]:
+            if skip_next:
+                skip_next = False
+            elif a in ("-d", "-x", "-n"):
+                skip_next = True
+            else:
+                keep.append(a)
+        return "bare-verbs " + " ".join(keep)
     if "--" in cmd:
         app = cmd[cmd.index("--") + 1:]
         keep, skip_next = [], False
@@ -491,6 +516,49 @@ def main():
               + " | ".join(cells) + " | |")
         w("")
 
+    # ---- against the limit: the bare verbs loop ------------------------------------
+    if any(i in by_id for i in set(BARE_REF.values())):
+        w("### Against the limit: the bare verbs loop")
+        w("")
+        w("`tools/bare-verbs` is the limit of this device: one RC QP pair in one process, RDMA WRITEs of one size "
+          "from a pre-built chain of 32 work requests per `ibv_post_send` (the last one signalled, at most 128 "
+          "outstanding), one thread that posts and polls, and nothing else (no pool, no checks, no counters). "
+          "Every rate of a case is given as a ratio to the bare loop's median in the same session: 64 B cases to "
+          "`bare-verbs -s 64`, 64 KiB ones to `bare-verbs -s 65536`. A send or an atomic is other work than a "
+          "write; its ratio says how far it sits under the device's write limit, not a target.")
+        w("")
+        w("| case | run | median | bare loop median | ratio | target | met? |")
+        w("|---|---|---|---|---|---|---|")
+        results["bare"] = {}
+        order = [ln.split()[1] for ln in open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "plan"))
+                 if ln.split() and not ln.startswith("#")]
+        for c in CASES:
+            ref = BARE_REF.get(c["case"])
+            metric = c["metric"]
+            bm = med(ref, metric) if ref else None
+            ids = [i for i in order if i in by_id and i != ref and by_id[i][0]["case"] == c["case"]]
+            for i in ids:
+                m = med(i, metric)
+                t = BARE_TARGETS.get(i)
+                ratio = m / bm if m is not None and bm else None
+                met = ("yes" if ratio >= t else "**no**") if t and ratio is not None else ("**no** (not measured)" if t else "")
+                w(f"| {c['title']} | `{labels.get(i, i)}`{note_n(i)} | {fmt(m, metric)} {UNITS[metric]} | "
+                  f"{fmt(bm, metric)} | {f'{ratio:.2f}x' if ratio is not None else '—'} | "
+                  f"{f'>= {t:.2f}x' if t else ''} | {met} |")
+                results["bare"][i] = dict(median=m, bare=ref, bare_median=bm, ratio=ratio, target=t)
+        w("")
+        w("The bare loop's own figures (every round):")
+        w("")
+        w("| run | " + " | ".join(f"round {x}" for x in rounds_seen) + " | CPU per message (median) |")
+        w("|---|" + "---|" * len(rounds_seen) + "---|")
+        for ref in sorted(set(BARE_REF.values())):
+            if ref in by_id:
+                metric = "mbs" if ref.endswith("64k") else "rate"
+                cpu = med(ref, "cpu_us")
+                w(f"| `{labels.get(ref, ref)}` ({UNITS[metric]}) | " + " | ".join(per_round(ref, metric)) +
+                  f" | {f'{cpu:.2f} us' if cpu is not None else '—'} |")
+        w("")
+
     # ---- latency -----------------------------------------------------------------
     w("### Latency, 2 B (µs; lower is better)")
     w("")
@@ -624,7 +692,8 @@ def main():
             cgi.setdefault(r["id"], []).append(x)
         for k in cgi:
             cgi[k].sort(key=lambda x: x["n"] or 0)
-        rp_ids = [i for i in CG_ORDER if i in cgi] + sorted(i for i in cgi if i not in CG_ORDER and i != CG_PERFTEST_ID)
+        rp_ids = [i for i in CG_ORDER if i in cgi] + sorted(i for i in cgi if i not in CG_ORDER and i not in (CG_PERFTEST_ID, CG_BARE_ID))
+        bxs = cgi.get(CG_BARE_ID, [])
         pxs = cgi.get(CG_PERFTEST_ID, [])
 
         def at(xs, n):
@@ -683,7 +752,7 @@ def main():
                          f"completion), responder {f.get('responder_sleeps', 0):,} ({f.get('responder_wakeups', 0):,})")
             return note
 
-        for i in rp_ids + ([CG_PERFTEST_ID] if pxs else []):
+        for i in rp_ids + ([CG_PERFTEST_ID] if pxs else []) + ([CG_BARE_ID] if bxs else []):
             for x in cgi[i]:
                 if not x["ir"]:
                     w(f"| {CG_NAMES.get(i, i)} | {x['n']} | failed: {(x['run'].get('why') or '?').replace('|', '/')} "
@@ -772,6 +841,43 @@ def main():
               f"{pxs[0]['n']}: its polling loop spun longer in the shorter run, so its cost without start-up is not "
               "measurable this time.")
             w("")
+        # Steady state: what one more message costs, start-up and connection set-up out.
+        bmarg = marginal(bxs)
+        bmarg = bmarg if bmarg and bmarg > 0 else None
+        if bxs:
+            dn = f"(-n {bxs[1]['n']}) − (-n {bxs[0]['n']})" if len(bxs) >= 2 else "two counts"
+            w(f"Steady state, against the limit: instructions per message as {dn}, divided by the extra messages, "
+              f"for the bare verbs loop ({CG_NAMES[CG_BARE_ID]}), ib_write_bw's client and each rdmapipe run's "
+              f"requester and responder threads. Targets: the requester at most {CG_BARE_TARGET}x the bare loop and "
+              f"at most {CG_TARGET}x ib_write_bw's client. A busy-polling thread's spins under valgrind are counted too, "
+              "so a busy run's difference is noisy; the adaptive run's is the one judged.")
+            w("")
+            w("| program / thread | Ir per extra message | / bare loop | / ib_write_bw client | targets | met? |")
+            w("|---|---|---|---|---|---|")
+
+            def srow(name, a, judged=False):
+                rb = a / bmarg if a and bmarg else None
+                rp = a / pmarg if a and pmarg else None
+                if judged:
+                    tg = f"<= {CG_BARE_TARGET}x bare, <= {CG_TARGET}x ib_write_bw"
+                    met = ("yes" if rb <= CG_BARE_TARGET and rp <= CG_TARGET else "**no**") if rb and rp else "**no** (not measured)"
+                else:
+                    tg, met = "(for information)", ""
+                w(f"| {name} | {irs(a) if a else 'not measurable'} | {f'{rb:.2f}x' if rb else '—'} | "
+                  f"{f'{rp:.2f}x' if rp else '—'} | {tg} | {met} |")
+                return dict(ir_per_msg=a, vs_bare=rb, vs_perftest=rp)
+
+            steady = {"bare": srow(CG_NAMES[CG_BARE_ID], bmarg), "perftest": srow(CG_NAMES[CG_PERFTEST_ID], pmarg)}
+            for i in rp_ids:
+                xs = cgi[i]
+                if len(xs) < 2 or not (xs[0]["threads"] and xs[1]["threads"]):
+                    continue
+                for key, what in (("req_ir", "requester thread"), ("rsp_ir", "responder thread")):
+                    a = marginal(xs, key)
+                    steady[f"{i}:{what}"] = srow(f"{CG_NAMES.get(i, i)}: {what}", a if a and a > 0 else None,
+                                                 judged=(i == CG_TARGET_ID and key == "req_ir"))
+            w("")
+            results.setdefault("callgrind_steady", steady)
         tper = per_msg(tx[0]) if tx else None
         pper = per_msg(at(pxs, tx[0]["n"])) if tx else None
         results["callgrind"] = dict(
@@ -1125,12 +1231,12 @@ def main():
               f"{(r.get('why') or '?').replace('|', '/')} |")
         w("")
 
-    # Sections other tools write into the same file (tools/qp-share's, tools/bench-loss's,
+    # Sections other tools write into the same file (tools/qp-share's, tools/bench-qps's, tools/bench-loss's,
     # tools/ab's) are kept.
     if os.path.exists(out):
         with open(out, errors="replace") as f:
             old = f.read()
-        for heading in ("## QP sharing", "## Goodput under loss", "## A/B of two builds"):
+        for heading in ("## QP sharing", "## QP scaling", "## Goodput under loss", "## A/B of two builds", "## Soak"):
             at = old.find("\n" + heading)
             if at >= 0:
                 nxt = old.find("\n## ", at + 1)
