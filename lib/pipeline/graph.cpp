@@ -665,6 +665,8 @@ int fill_lcore_srq(GraphLcore *l, bool starve, std::string *err)
 		       ", threshold " + std::to_string(l->srq_threshold) + ")";
 		return -1;
 	}
+	RP_LOG(DEBUG, PIPELINE, "rdmapipe: lcore %u: SRQ of %" PRIu64 " receives (refilled %" PRIu64 " at a time), receive pool %u buffers of %u B\n",
+	       l->lcore, l->srq, l->srq_threshold, l->rx_pool ? l->rx_pool_n : 0, l->rx_bytes);
 	if (starve) {
 		l->refill.starve();
 		return 0;

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""tools/bench-qps's report: the medians of RUN_DIR/runs.tsv per verb and QP count, a
+PNG (docs/img/qp-scaling.png) and the "## QP scaling" section of OUT.md (replaced in
+place, or appended; tools/bench keeps it when it rewrites the file).
+
+    qps_report.py RUN_DIR OUT.md COMMAND
+"""
+import csv
+import os
+import statistics
+import sys
+
+HEADING = "## QP scaling on one lcore pair (tools/bench-qps)"
+TARGET = 0.8   # 1024 QPs at >= 0.8x the rate of 1 QP
+
+
+def med(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def num(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def load(d):
+    rows = []
+    with open(os.path.join(d, "runs.tsv")) as f:
+        for r in csv.DictReader(f, delimiter="\t"):
+            r["qps"] = int(r["qps"])
+            r["ok"] = r["rc"] == "0" and num(r["rate_mmsg"]) is not None
+            for k in ("rate_mmsg", "cpu_ns", "rss_kib", "srq", "rx_buffers", "rx_buffer_bytes", "window"):
+                r[k] = num(r[k])
+            # Receive memory registered: the receive pool's buffers (send), or the
+            # windows the writes land in (write_imm: QPs x window x 64 B).
+            rx = (r["rx_buffers"] or 0) * (r["rx_buffer_bytes"] or 0)
+            if r["verb"] == "write_imm" and r["window"]:
+                rx += r["qps"] * r["window"] * 64
+            r["rx_bytes"] = rx
+            rows.append(r)
+    return rows
+
+
+def summarize(rows):
+    out = {}
+    for verb in sorted({r["verb"] for r in rows}, key=lambda v: v != "send"):
+        per = {}
+        for q in sorted({r["qps"] for r in rows if r["verb"] == verb}):
+            rs = [r for r in rows if r["verb"] == verb and r["qps"] == q]
+            ok = [r for r in rs if r["ok"]]
+            per[q] = dict(runs=len(rs), ok=len(ok), rate=med([r["rate_mmsg"] for r in ok]),
+                          cpu=med([r["cpu_ns"] for r in ok]), rss=med([r["rss_kib"] for r in ok]),
+                          srq=med([r["srq"] for r in ok]), rxn=med([r["rx_buffers"] for r in ok]),
+                          rx=med([r["rx_bytes"] for r in ok]), window=med([r["window"] for r in ok]),
+                          fitted=any(r["fitted"] not in ("", "0") for r in ok),
+                          rates=[r["rate_mmsg"] if r["ok"] else None for r in rs])
+        out[verb] = per
+    return out
+
+
+def plot(summary, png):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
+    for k, (verb, per) in enumerate(summary.items()):
+        col = f"C{k}"
+        qs = [q for q in per if per[q]["rate"] is not None]
+        base = per.get(min(per), {}).get("rate")
+        ax[0].plot(qs, [per[q]["rate"] / base if base else None for q in qs], "o-", color=col, label=verb)
+        ax[1].plot(qs, [per[q]["cpu"] for q in qs], "o-", color=col, label=verb)
+        ax[2].plot(qs, [per[q]["rx"] / 1024 for q in qs], "o-", color=col, label=f"{verb}: receive memory")
+        ax[2].plot(qs, [per[q]["rss"] / 1024 for q in qs], "s--", color=col, alpha=0.6, label=f"{verb}: peak RSS (MiB)")
+    ax[0].axhline(TARGET, color="grey", lw=0.8, ls=":")
+    ax[0].set_title("message rate / rate at 1 QP")
+    ax[1].set_title("CPU per message (ns, both lcores)")
+    ax[2].set_title("receive memory (KiB) and RSS (MiB)")
+    for a in ax:
+        a.set_xscale("log", base=2)
+        a.set_xlabel("QPs on one lcore pair")
+        a.grid(True, alpha=0.3)
+        a.legend(fontsize=7)
+    ax[2].set_yscale("log")
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(png), exist_ok=True)
+    fig.savefig(png, dpi=90)
+
+
+def section(summary, d, command):
+    commit = open(os.path.join(d, "commit")).read().strip() if os.path.exists(os.path.join(d, "commit")) else "?"
+    w = []
+    w.append(HEADING)
+    w.append("")
+    w.append(f"`{command}` on repository {commit} (it boots the VM itself). One process, rdma_tx on lcore 1 and "
+             "rdma_rx on lcore 0 of the 2-vCPU guest, one flow of 64 B messages over N QPs of rxe0, the builder's "
+             "defaults (where they would not fit the device, fitted: a budget of outstanding WRs for the send CQ, "
+             "smaller windows for the SRQ; docs/configuration.md), every message verified. `send` takes a receive "
+             "from the lcore's SRQ and a buffer from its receive pool per message; `write_imm` takes a receive "
+             "without a buffer, its payload landing in the receiver's window (QPs x window x 64 B). The QP counts "
+             "interleave within each round; figures are medians of the rounds. CPU per message is both lcores' CPU "
+             "time over the messages: both busy-poll, so it follows the wall clock rather than the work.")
+    w.append("")
+    w.append("![QP scaling](img/qp-scaling.png)")
+    w.append("")
+    w.append("| verb | QPs | Mmsg/s | / 1 QP | CPU ns/msg | peak RSS MiB | window per QP | SRQ receives | "
+             "receive buffers | receive memory KiB | runs passed |")
+    w.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    verdicts = []
+    for verb, per in summary.items():
+        base = per.get(min(per), {}).get("rate")
+        for q, x in per.items():
+            ratio = x["rate"] / base if x["rate"] is not None and base else None
+            f = lambda v, spec: (spec.format(v) if v is not None else "—")
+            w.append(f"| {verb} | {q} | {f(x['rate'], '{:.4f}')} | {f(ratio, '{:.2f}x')} | {f(x['cpu'], '{:,.0f}')} | "
+                     f"{f(x['rss'] / 1024 if x['rss'] else None, '{:.1f}')} | {f(x['window'], '{:.0f}')}"
+                     f"{' (fitted)' if x['fitted'] else ''} | {f(x['srq'], '{:,.0f}')} | {f(x['rxn'], '{:,.0f}')} | "
+                     f"{f(x['rx'] / 1024 if x['rx'] is not None else None, '{:,.0f}')} | {x['ok']} of {x['runs']} |")
+        top = max(per)
+        if top >= 1024 and base and per[top]["rate"]:
+            r = per[top]["rate"] / base
+            verdicts.append(f"{verb}: {top} QPs at {r:.2f}x the rate of 1 QP (target >= {TARGET}x: "
+                            f"{'met' if r >= TARGET else '**not met**'})")
+        if per[min(per)]["rx"] and per[top]["rx"]:
+            verdicts.append(f"{verb}: receive memory {per[min(per)]['rx'] / 1024:,.0f} KiB at {min(per)} QP, "
+                            f"{per[top]['rx'] / 1024:,.0f} KiB at {top} "
+                            f"({per[top]['rx'] / per[min(per)]['rx']:.1f}x)")
+    w.append("")
+    w.append("Each round's rate (Mmsg/s): " + "; ".join(
+        f"{verb} {q} QPs: " + " / ".join(f"{v:.4f}" if v is not None else "failed" for v in x["rates"])
+        for verb, per in summary.items() for q, x in per.items()) + ".")
+    w.append("")
+    for v in verdicts:
+        w.append(f"- {v}")
+    w.append("")
+    return "\n".join(w)
+
+
+def main():
+    d, out, command = sys.argv[1], sys.argv[2], sys.argv[3]
+    summary = summarize(load(d))
+    png = os.path.join(os.path.dirname(os.path.abspath(out)), "img", "qp-scaling.png")
+    plot(summary, png)
+    text = section(summary, d, command)
+    old = open(out).read() if os.path.exists(out) else ""
+    at = old.find("\n" + HEADING.split(" (")[0])
+    if at >= 0:
+        nxt = old.find("\n## ", at + 1)
+        new = old[:at + 1] + text + ("\n" + old[nxt + 1:] if nxt >= 0 else "")
+    else:
+        new = old.rstrip("\n") + "\n\n" + text
+    with open(out + ".tmp", "w") as f:
+        f.write(new)
+    os.replace(out + ".tmp", out)
+    print(text)
+    failed = sum(x["runs"] - x["ok"] for per in summary.values() for x in per.values())
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
