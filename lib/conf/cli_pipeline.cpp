@@ -219,7 +219,9 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 	for (size_t i = 0; i < c.flows.size(); i++) {
 		const FlowConf &f = c.flows[i];
 		/* Settings left to their defaults stay so: the builder fits them to the device
-		 * (and a window to the chunks), which the file would otherwise pin. */
+		 * (and a window to the chunks), which the file would otherwise pin. A window the
+		 * file would derive otherwise (-Q A,B: the command line's is over all flows'
+		 * QPs, a file's over each flow's) is written. */
 		const std::string ends = !f.listen.empty() ? "listen = \"" + f.listen + "\""
 					 : "peer = \"" + f.peer + "\"" + (f.local.empty() ? "" : "; local = \"" + f.local + "\"");
 		t += "  { name = \"" + f.name + "\"; " + ends + "; transport = \"" +
@@ -228,7 +230,9 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		     (f.batch_given ? "; batch = " + std::to_string(f.batch) : std::string()) +
 		     (f.signal_given ? "; signal_every = " + std::to_string(f.signal_every) : std::string()) +
 		     "; sq_depth = " + std::to_string(f.sq_depth) +
-		     (f.window_given ? "; window = " + std::to_string(f.window) : std::string()) + "; inline = " + (f.inline_send ? "true" : "false") +
+		     (f.window_given || f.window != std::max(f.batch, kDefaultWindow / f.qps) ? "; window = " + std::to_string(f.window)
+											   : std::string()) +
+		     "; inline = " + (f.inline_send ? "true" : "false") +
 		     "; rate = " + num(f.rate_pps) + "; " +
 		     (f.duration_s > 0 ? "duration = " + num(f.duration_s) : "messages = " + std::to_string(f.messages) + "L") +
 		     "; verify = " + (f.verify ? "true" : "false") + "; pool = \"" + f.pool + "\";\n    post_api = \"" +
