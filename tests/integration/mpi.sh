@@ -186,7 +186,9 @@ within "killed rank: the job ended" "$((end - killed))" 15
 # A rank that hangs (stopped, not dead): its peers' flows stall and fail (5 s), the
 # others end, and rank 0, having waited pattern.timeout (25 s: more than the others can
 # lag behind it, about two stall timeouts) for its results, names it and ends the job.
-sed -e 's/messages = 4000;/duration = 8;/' -e 's/pattern = { kind = "ring";/pattern = { kind = "ring"; timeout = 25;/' \
+# 20 s of data: the stop (2 s after rank 2's client starts, which took up to 16 s under
+# a loaded VM) lands while the flows run, not after rank 2 has sent its results.
+sed -e 's/messages = 4000;/duration = 20;/' -e 's/pattern = { kind = "ring";/pattern = { kind = "ring"; timeout = 25;/' \
 	"$(conf ring)" >"$work/stopped.conf"
 hit STOP "$work/stopped.conf"
 expect_grep "$out" "rank 0: rdmapipe: rank\\(s\\) 2 sent no results within 25 s of the others' ends: ending the job$"

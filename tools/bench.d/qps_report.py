@@ -105,9 +105,9 @@ def section(summary, d, command):
     w.append("")
     w.append("![QP scaling](img/qp-scaling.png)")
     w.append("")
-    w.append("| verb | QPs | Mmsg/s | / 1 QP | CPU ns/msg | peak RSS MiB | window per QP | SRQ receives | "
-             "receive buffers | receive memory KiB | runs passed |")
-    w.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    w.append("| verb | QPs | Mmsg/s | / 1 QP | CPU ns/msg | peak RSS MiB | sizes fitted to the device | window per QP | "
+             "SRQ receives | receive buffers | receive memory KiB | runs passed |")
+    w.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     verdicts = []
     for verb, per in summary.items():
         base = per.get(min(per), {}).get("rate")
@@ -115,8 +115,8 @@ def section(summary, d, command):
             ratio = x["rate"] / base if x["rate"] is not None and base else None
             f = lambda v, spec: (spec.format(v) if v is not None else "—")
             w.append(f"| {verb} | {q} | {f(x['rate'], '{:.4f}')} | {f(ratio, '{:.2f}x')} | {f(x['cpu'], '{:,.0f}')} | "
-                     f"{f(x['rss'] / 1024 if x['rss'] else None, '{:.1f}')} | {f(x['window'], '{:.0f}')}"
-                     f"{' (fitted)' if x['fitted'] else ''} | {f(x['srq'], '{:,.0f}')} | {f(x['rxn'], '{:,.0f}')} | "
+                     f"{f(x['rss'] / 1024 if x['rss'] else None, '{:.1f}')} | {'yes' if x['fitted'] else 'no'} | "
+                     f"{f(x['window'], '{:.0f}')} | {f(x['srq'], '{:,.0f}')} | {f(x['rxn'], '{:,.0f}')} | "
                      f"{f(x['rx'] / 1024 if x['rx'] is not None else None, '{:,.0f}')} | {x['ok']} of {x['runs']} |")
         top = max(per)
         if top >= 1024 and base and per[top]["rate"]:
