@@ -47,13 +47,13 @@ if ((quick)); then
 	declare -A count=([msg64]=12000 [big]=250 [atomic]=10000 [lat]=25000)
 	run_tmo=40 typical=4
 	cg_counts=(2000 4000)
-	declare -A cg_need=([pt-2000]=20 [pt-4000]=20 [adaptive-2000]=90 [busy-2000]=90
+	declare -A cg_need=([pt-2000]=20 [pt-4000]=20 [bare-2000]=15 [bare-4000]=15 [adaptive-2000]=90 [busy-2000]=90
 		[adaptive-4000]=100 [busy-4000]=100)
 else
 	declare -A count=([msg64]=100000 [big]=2000 [atomic]=100000 [lat]=200000)
 	run_tmo=90 typical=10
 	cg_counts=(20000 40000)
-	declare -A cg_need=([pt-20000]=30 [pt-40000]=30 [adaptive-20000]=100 [busy-20000]=160
+	declare -A cg_need=([pt-20000]=30 [pt-40000]=30 [bare-20000]=20 [bare-40000]=20 [adaptive-20000]=100 [busy-20000]=160
 		[adaptive-40000]=120 [busy-40000]=230)
 fi
 # The rounds leave this much of the budget to the callgrind runs, which come last.
