@@ -18,6 +18,10 @@ namespace rp {
 
 namespace {
 
+/* Where a requester's buffers come from (Requester::bound): its pool per chain, its
+ * input ring, or the QP's own, bound once. */
+enum class Src { pool, fed, bound };
+
 /* Reads and atomics land here: a value no correct result can have. */
 constexpr unsigned char kPoisonByte = 0xA5;
 constexpr uint64_t kPoisonWord = 0xA5A5A5A5A5A5A5A5ull;
@@ -41,8 +45,8 @@ void result_error(Requester *r, uint32_t qi, uint64_t seq, int64_t off)
 }
 
 /* Retires messages [q.completed, upto] of QP qi: checks what the verb brought back,
- * then returns the buffers to the pool in at most two bulks. */
-template <Verb V>
+ * then returns the buffers to the pool in at most two bulks (bound ones stay). */
+template <Verb V, bool Bound>
 void retire(Requester *r, uint32_t qi, uint64_t upto)
 {
 	RequesterQp &q = r->qps[qi];
@@ -74,12 +78,14 @@ void retire(Requester *r, uint32_t qi, uint64_t upto)
 			}
 		}
 	}
-	uint32_t start = static_cast<uint32_t>(from & r->inflight_mask);
-	uint64_t room = r->inflight_mask + 1 - start;
-	uint32_t first = static_cast<uint32_t>(n < room ? n : room);
-	rte_mempool_put_bulk(r->pool, &q.inflight[start], first);
-	if (n > first)
-		rte_mempool_put_bulk(r->pool, &q.inflight[0], static_cast<unsigned>(n - first));
+	if constexpr (!Bound) {
+		uint32_t start = static_cast<uint32_t>(from & r->inflight_mask);
+		uint64_t room = r->inflight_mask + 1 - start;
+		uint32_t first = static_cast<uint32_t>(n < room ? n : room);
+		rte_mempool_put_bulk(r->pool, &q.inflight[start], first);
+		if (n > first)
+			rte_mempool_put_bulk(r->pool, &q.inflight[0], static_cast<unsigned>(n - first));
+	}
 	q.completed = upto + 1;
 	r->c.completed += n;
 	if (!r->p.reliable)
@@ -99,8 +105,9 @@ inline bool overwritten(const Requester *r, const RequesterQp &q, uint64_t seq)
 /* Readies buffer b for message seq of QP qi and tracks it until its completion:
  * the payload pattern for sends and writes, a poison value for what reads and atomics
  * bring back. Fed: the buffer came from the input ring, filled by the stage before
- * (word 0 its sequence, the rest that one's pattern), so it is sent as it is. */
-template <Verb V, bool Fed>
+ * (word 0 its sequence, the rest that one's pattern), so it is sent as it is. Bound:
+ * the buffer is the QP's own for that sequence, tracked already. */
+template <Verb V, Src S>
 inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 {
 	const uint32_t len = r->p.msg_bytes;
@@ -108,14 +115,44 @@ inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 		memset(b, kPoisonByte, len);
 	else if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap)
 		memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
-	else if constexpr (Fed) {
+	else if constexpr (S == Src::fed) {
 	} else if (r->p.self_describing) {
 		self_describing_fill(b, len, msg_key(qi, seq));
 	} else if (V != Verb::write || !overwritten(r, r->qps[qi], seq))
 		pattern_fill(b, len, msg_key(qi, seq));
 	if (qi == 0 && seq == r->p.corrupt_msg)
 		static_cast<unsigned char *>(b)[len / 2] ^= 0x5a;
-	r->qps[qi].inflight[seq & r->inflight_mask] = b;
+	if constexpr (S != Src::bound)
+		r->qps[qi].inflight[seq & r->inflight_mask] = b;
+}
+
+/* Readies messages q.sent.. (n) of QP qi. A plain write's chain that later messages
+ * will all overwrite needs nothing (overwritten() holds for its last message, so for
+ * all of them), unless the corruption hook falls in it. */
+template <Verb V, Src S>
+inline void prepare_chain(Requester *r, uint32_t qi, uint32_t n)
+{
+	RequesterQp &q = r->qps[qi];
+	const uint64_t s0 = q.sent;
+	if (V == Verb::write && S != Src::fed && !r->p.self_describing && overwritten(r, q, s0 + n - 1) &&
+	    (qi != 0 || r->p.corrupt_msg - s0 >= n)) {
+		if constexpr (S == Src::pool)
+			for (uint32_t i = 0; i < n; i++)
+				q.inflight[(s0 + i) & r->inflight_mask] = r->bufs[i];
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		prepare<V, S>(r, qi, s0 + i, S == Src::bound ? q.inflight[(s0 + i) & r->inflight_mask] : r->bufs[i]);
+}
+
+/* Latency is measured at signalled completions: only their WRs' post times are kept
+ * (every signal_every-th sequence, and the chain's last). */
+inline void stamp_posts(Requester *r, RequesterQp &q, uint32_t n, uint64_t t)
+{
+	const uint32_t every = r->p.signal_every;
+	for (uint64_t i = every - 1 - q.sent % every; i < n; i += every)
+		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;
+	q.post_tsc[(q.sent + n - 1) & r->inflight_mask] = t;
 }
 
 /* Reliable: sequences sent on q (messages, or their chunks: a message's go together). */
@@ -153,20 +190,20 @@ ibv_send_wr *drop_injected(Requester *r, ibv_send_wr *head)
 }
 
 /* Prepares n buffers of QP qi for messages q.sent.. and posts them as one chain. */
-template <Verb V, bool Fed>
+template <Verb V, Src S>
 int post_chain(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 {
 	RequesterQp &q = r->qps[qi];
-	for (uint32_t i = 0; i < n; i++)
-		prepare<V, Fed>(r, qi, q.sent + i, r->bufs[i]);
+	prepare_chain<V, S>(r, qi, n);
 	ibv_send_wr *bad = nullptr;
-	ibv_send_wr *head = r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, end == kChainLast, q.remote, end == kChainSignalled);
+	ibv_send_wr *head = S == Src::bound ? r->chain.build_bound<V>(q.sent, n, q.inflight, q.lkeys, r->inflight_mask,
+								       end == kChainLast, q.remote, end == kChainSignalled)
+					    : r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, end == kChainLast, q.remote,
+								end == kChainSignalled);
 	if (r->p.inject_loss)
 		head = drop_injected(r, head);
 	/* Latency from the post, not from filling the payloads. */
-	const uint64_t t = rte_rdtsc();
-	for (uint32_t i = 0; i < n; i++)
-		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;
+	stamp_posts(r, q, n, rte_rdtsc());
 	int ret = head ? r->ops->post_send(q.qp, head, &bad) : 0;
 	if (r->p.inject_loss) {
 		r->chain.relink_all(n);
@@ -183,7 +220,8 @@ int post_chain(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 		uint32_t ok = 0;
 		for (ibv_send_wr *x = head; x != bad && ok < n; x = x->next)
 			ok++;
-		rte_mempool_put_bulk(r->pool, r->bufs + ok, n - ok);
+		if constexpr (S != Src::bound)
+			rte_mempool_put_bulk(r->pool, r->bufs + ok, n - ok);
 		count_sent(r, q, ok);
 		r->c.post_errors++;
 		return -ret;
@@ -194,7 +232,7 @@ int post_chain(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 
 /* The same chain through ibv_qp_ex: WRs are built in the provider's send queue
  * directly, and ibv_wr_complete rings one doorbell for the whole chain. */
-template <Verb V, bool Fed>
+template <Verb V, Src S>
 int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 {
 	RequesterQp &q = r->qps[qi];
@@ -206,9 +244,9 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 	ibv_wr_start(x);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t seq = q.sent + i;
-		void *b = r->bufs[i];
+		void *b = S == Src::bound ? q.inflight[seq & r->inflight_mask] : r->bufs[i];
 		bool last = end == kChainLast && i == n - 1;
-		prepare<V, Fed>(r, qi, seq, b);
+		prepare<V, S>(r, qi, seq, b);
 		q.post_tsc[seq & r->inflight_mask] = t;
 
 		x->wr_id = seq | r->wr_tag;
@@ -233,7 +271,8 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 		if (p.inline_send)
 			ibv_wr_set_inline_data(x, b, len);
 		else
-			ibv_wr_set_sge(x, r->mrs->lkey_of(b), reinterpret_cast<uintptr_t>(b), len);
+			ibv_wr_set_sge(x, S == Src::bound ? q.lkeys[seq & r->inflight_mask] : r->mrs->lkey_of(b),
+				       reinterpret_cast<uintptr_t>(b), len);
 		if (q.remote.slots && ++slot == q.remote.slots)
 			slot = 0;
 	}
@@ -241,7 +280,8 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 	r->c.post_calls++;
 	if (ret != 0) {
 		/* Nothing of the chain was posted. */
-		rte_mempool_put_bulk(r->pool, r->bufs, n);
+		if constexpr (S != Src::bound)
+			rte_mempool_put_bulk(r->pool, r->bufs, n);
 		r->c.post_errors++;
 		return -ret;
 	}
@@ -262,7 +302,7 @@ int post_tracked(Requester *r, RequesterQp &q, ibv_send_wr *head)
  * inject_loss drops some WRs while their sequences stay tracked as sent. A write_imm
  * cut into chunks goes as ck.count WRs per message, each its own sequence. Buffers go
  * back on acknowledgement, not on completion. */
-template <Verb V, bool Fed>
+template <Verb V, Src S>
 int post_chain_rel(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 {
 	RequesterQp &q = r->qps[qi];
@@ -270,7 +310,7 @@ int post_chain_rel(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 	const uint32_t per = r->ck.count;
 	const uint64_t first = q.sent * per;
 	for (uint32_t i = 0; i < n; i++)
-		prepare<V, Fed>(r, qi, q.sent + i, r->bufs[i]);
+		prepare<V, S>(r, qi, q.sent + i, r->bufs[i]);
 	const uint32_t wrs = n * per;
 	for (uint32_t i = 0; i < wrs; i++)
 		q.marks[(first + i) & r->seq_mask] = end == kChainLast && i == wrs - 1 ? kMarkLast : 0;
@@ -500,22 +540,27 @@ int check_timeouts(Requester *r, uint64_t now)
 	return 0;
 }
 
-/* The verb's functions, and whether a ring feeds the buffers: chosen here, not per message. */
+/* The verb's functions, and where the buffers come from: chosen here, not per message. */
 template <Verb V>
 void pick(Requester *r)
 {
 	const bool wr = r->p.post_api == PostApi::wr;
+	r->bound = false;
 	if constexpr (V == Verb::write_imm || V == Verb::send_imm)
 		if (r->p.reliable) {
-			r->post_chain = r->in ? post_chain_rel<V, true> : post_chain_rel<V, false>;
-			r->retire = retire<V>;
+			r->post_chain = r->in ? post_chain_rel<V, Src::fed> : post_chain_rel<V, Src::pool>;
+			r->retire = retire<V, false>;
 			return;
 		}
-	if (r->in)
-		r->post_chain = wr ? post_chain_wr<V, true> : post_chain<V, true>;
-	else
-		r->post_chain = wr ? post_chain_wr<V, false> : post_chain<V, false>;
-	r->retire = retire<V>;
+	if (r->in) {
+		r->post_chain = wr ? post_chain_wr<V, Src::fed> : post_chain<V, Src::fed>;
+	} else if (r->p.bind_buffers && r->nlanes == 0) {
+		r->bound = true;
+		r->post_chain = wr ? post_chain_wr<V, Src::bound> : post_chain<V, Src::bound>;
+	} else {
+		r->post_chain = wr ? post_chain_wr<V, Src::pool> : post_chain<V, Src::pool>;
+	}
+	r->retire = r->bound ? retire<V, true> : retire<V, false>;
 }
 
 void pick_for_verb(Requester *r)
@@ -630,6 +675,33 @@ int poll_send(Requester *r)
 	return n;
 }
 
+/* Bound buffers: the QP takes those of its first round of messages from the pool, as
+ * they are first needed, and keeps them. False when the pool is short. */
+bool bind(Requester *r, RequesterQp &q, uint32_t n)
+{
+	const uint64_t size = r->inflight_mask + 1;
+	if (q.bound == size || q.sent + n <= q.bound)
+		return true;
+	const uint32_t k = static_cast<uint32_t>(std::min<uint64_t>(q.sent + n, size) - q.bound);
+	if (rte_mempool_get_bulk(r->pool, &q.inflight[q.bound], k) != 0)
+		return false;
+	for (uint32_t i = q.bound; i < q.bound + k; i++)
+		q.lkeys[i] = r->mrs->lkey_of(q.inflight[i]);
+	q.bound += k;
+	return true;
+}
+
+/* At the end: bound buffers go back to the pool (nothing posts from them any more). */
+void unbind(Requester *r)
+{
+	for (uint32_t i = 0; i < r->nqps; i++) {
+		RequesterQp &q = r->qps[i];
+		if (q.bound)
+			rte_mempool_put_bulk(r->pool, q.inflight, q.bound);
+		q.bound = 0;
+	}
+}
+
 bool qp_done(const RequesterQp &q)
 {
 	return q.failed || (q.sent >= q.target && q.completed == q.sent);
@@ -680,11 +752,13 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 	r->qp_sent.reset(new uint64_t[nqps]());
 	r->qp_failed.reset(new bool[nqps]());
 	r->inflight_mem.reset(new void *[static_cast<size_t>(size) * nqps]());
+	r->lkey_mem.reset(new uint32_t[static_cast<size_t>(size) * nqps]());
 	r->post_tsc_mem.reset(new uint64_t[static_cast<size_t>(seqs) * nqps]());
 	r->inflight_mask = size - 1;
 	r->seq_mask = seqs - 1;
 	for (uint32_t i = 0; i < nqps; i++) {
 		r->qps[i].inflight = &r->inflight_mem[static_cast<size_t>(i) * size];
+		r->qps[i].lkeys = &r->lkey_mem[static_cast<size_t>(i) * size];
 		r->qps[i].post_tsc = &r->post_tsc_mem[static_cast<size_t>(i) * seqs];
 	}
 	if (p.reliable) {
@@ -769,6 +843,7 @@ int requester_set_lane(Requester *r, uint32_t lane, rte_ring *const *rings, uint
 	r->nlanes = nlanes;
 	r->wr_tag = static_cast<uint64_t>(lane) << kLaneShift;
 	r->chain.set_wr_tag(r->wr_tag);
+	pick_for_verb(r);   // lanes share the flow's pool: no bound buffers
 	return 0;
 }
 
@@ -792,6 +867,14 @@ int requester_add_qps(Requester *r, std::string *err)
 
 void requester_start(Requester *r)
 {
+	/* Binding buffers the pool cannot all give would leave QPs without any: per chain then. */
+	const uint64_t want = static_cast<uint64_t>(r->nqps) * (r->inflight_mask + 1);
+	if (r->bound && rte_mempool_avail_count(r->pool) < want) {
+		RP_LOG(DEBUG, ENGINE, "rdmapipe: requester: its pool has %u buffers, not the %" PRIu64 " its QPs would keep: buffers per chain\n",
+		       rte_mempool_avail_count(r->pool), want);
+		r->p.bind_buffers = false;
+		pick_for_verb(r);
+	}
 	uint64_t now = rte_rdtsc();
 	r->deadline = r->p.messages || r->p.count_from_input ? UINT64_MAX : now + r->p.duration_tsc;
 	r->last_progress = now;
@@ -916,7 +999,8 @@ uint32_t requester_burst(Requester *r)
 			n = rte_ring_sc_dequeue_burst(r->in, r->bufs, static_cast<unsigned>(n), nullptr);
 			if (n == 0)
 				continue;
-		} else if (rte_mempool_get_bulk(r->pool, r->bufs, static_cast<unsigned>(n)) != 0) {
+		} else if (r->bound ? !bind(r, q, static_cast<uint32_t>(n))
+				    : rte_mempool_get_bulk(r->pool, r->bufs, static_cast<unsigned>(n)) != 0) {
 			continue;
 		}
 		/* Fed until its input ends, any chain may be a QP's last: each ends signalled,
@@ -1035,6 +1119,7 @@ int requester_finish(Requester *r)
 {
 	RequesterCounters &c = r->c;
 	c.end_tsc = rte_rdtsc();
+	unbind(r);
 	for (uint32_t i = 0; i < r->nqps; i++) {
 		r->qp_sent[i] = r->qps[i].sent;
 		r->qp_failed[i] = r->qps[i].failed;

@@ -75,6 +75,10 @@ struct RequesterParams {
 	 * bound): a failed QP flushes every WR it holds into the shared send CQ, so the
 	 * builder sizes that CQ by this when qps x sq_depth would not fit the device. */
 	uint32_t wr_budget = 0;
+	/* Buffers bound to the QPs (Requester::bound) where nothing feeds them and nothing
+	 * is retransmitted, the QPs are not shared by lanes (whose pool is shared too) and
+	 * the pool holds them all when the run starts (a test may have squeezed it). */
+	bool bind_buffers = true;
 };
 
 struct CtrlDest;
@@ -90,6 +94,8 @@ struct RequesterQp {
 	const volatile uint64_t *credit_word = nullptr;   // nullptr: the verb needs no credit
 	RemoteTarget remote{};
 	void **inflight = nullptr;  // buffer of message seq at [seq & inflight_mask]
+	uint32_t *lkeys = nullptr;  // bound buffers: their lkeys, same index
+	uint32_t bound = 0;         // bound buffers: inflight[0..bound) are this QP's
 	uint64_t *post_tsc = nullptr;  // when message seq's chain was posted, same index
 	uint32_t flow = 0;          // the flow it belongs to (index into flow_errors)
 	bool failed = false;        // a completion error moved it to the error state
@@ -158,6 +164,13 @@ struct Requester {
 	PostChainFn post_chain = nullptr;       // chosen at setup for p.verb
 	RetireFn retire = nullptr;
 	std::unique_ptr<void *[]> inflight_mem;
+	std::unique_ptr<uint32_t[]> lkey_mem;
+	/* Each QP keeps the buffers of its first inflight_mask + 1 messages and reuses them
+	 * (message seq in inflight[seq & inflight_mask]): no pool traffic per message. Only
+	 * where the pool is this requester's own and nothing feeds or retransmits, and
+	 * the pool holds inflight_mask + 1 buffers per QP when the run starts (role_shape
+	 * sizes it so): else buffers come from the pool per chain. */
+	bool bound = false;
 	uint32_t inflight_mask = 0;
 	void *bufs[kMaxBatch];
 	Idler idler;                            // adaptive polling; inert when busy polling

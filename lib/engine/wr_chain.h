@@ -135,34 +135,23 @@ public:
 	ibv_send_wr *build(uint64_t first_seq, uint32_t n, void *const *bufs, const MrTable &mrs,
 			   bool ends_run, const RemoteTarget &t, bool signal_end = false)
 	{
-		uint64_t slot = t.slots ? first_seq % t.slots : 0;
-		for (uint32_t i = 0; i < n; i++) {
-			Entry &e = entries_[i];
-			uint64_t seq = first_seq + i;
-			bool last = ends_run && i == n - 1;
-			e.sge.addr = reinterpret_cast<uintptr_t>(bufs[i]);
-			e.sge.lkey = mrs.lkey_of(bufs[i]);
-			e.wr.wr_id = seq | wr_tag_;
-			e.wr.send_flags = flags_ | (wr_signalled(seq, signal_every_) || last || (signal_end && i == n - 1) ? IBV_SEND_SIGNALED : 0) |
-					  (i == 0 ? fence_ : 0);
-			if constexpr (V == Verb::send_imm || V == Verb::write_imm)
-				e.wr.imm_data = htonl(static_cast<uint32_t>(seq & kImmSeqMask) | (last ? kImmLast : 0));
-			if constexpr (V == Verb::write || V == Verb::write_imm || V == Verb::read) {
-				e.wr.wr.rdma.remote_addr = t.base + slot * msg_bytes_;
-				e.wr.wr.rdma.rkey = t.rkey;
-				if (++slot == t.slots)
-					slot = 0;
-			}
-			if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap) {
-				/* Both leave the word at seq + 1 and return seq: the check is the same. */
-				e.wr.wr.atomic.remote_addr = t.base;
-				e.wr.wr.atomic.rkey = t.rkey;
-				e.wr.wr.atomic.compare_add = V == Verb::fetch_add ? 1 : seq;
-				e.wr.wr.atomic.swap = seq + 1;
-			}
-		}
-		entries_[n - 1].wr.next = nullptr;
-		return &entries_[0].wr;
+		return fill<V>(first_seq, n, ends_run, t, signal_end, [&](uint32_t i, uint64_t, ibv_sge &sge) {
+			sge.addr = reinterpret_cast<uintptr_t>(bufs[i]);
+			sge.lkey = mrs.lkey_of(bufs[i]);
+		});
+	}
+
+	/* The same with buffers bound to the QP: message seq's is ring[seq & mask], its
+	 * lkey lkeys[seq & mask] (looked up once, when the buffer was bound). */
+	template <Verb V>
+	ibv_send_wr *build_bound(uint64_t first_seq, uint32_t n, void *const *ring, const uint32_t *lkeys, uint32_t mask,
+				 bool ends_run, const RemoteTarget &t, bool signal_end = false)
+	{
+		return fill<V>(first_seq, n, ends_run, t, signal_end, [ring, lkeys, mask](uint32_t, uint64_t seq, ibv_sge &sge) {
+			const uint32_t k = static_cast<uint32_t>(seq) & mask;
+			sge.addr = reinterpret_cast<uintptr_t>(ring[k]);
+			sge.lkey = lkeys[k];
+		});
 	}
 
 	/* Fast path, reliable write_imm cut into chunks (Chunking above): n
@@ -215,6 +204,70 @@ public:
 	}
 
 private:
+	/* Per WR only what changes with the message; the signalled WRs (every
+	 * signal_every-th sequence, and the chain's last when it ends the run or is asked
+	 * to) are found once per chain rather than tested per WR. */
+	template <Verb V, typename SetSge>
+	ibv_send_wr *fill(uint64_t first_seq, uint32_t n, bool ends_run, const RemoteTarget &t, bool signal_end,
+			  SetSge set_sge)
+	{
+		/* Locals, not members: the stores into the entries could alias them, and the
+		 * compiler would load them again for every WR. */
+		const uint64_t tag = wr_tag_, base = t.base, bytes = msg_bytes_;
+		const uint32_t rkey = t.rkey, slots = t.slots;
+		const unsigned flags = flags_;
+		uint64_t slot = slots ? first_seq % slots : 0;
+		uint64_t raddr = base + slot * bytes;
+		Entry *const ents = entries_.get();
+		constexpr bool rdma = V == Verb::write || V == Verb::write_imm || V == Verb::read;
+		/* In runs that do not wrap around the window, so that the loop tests nothing. */
+		for (uint32_t i = 0; i < n;) {
+			uint32_t end = n;
+			if (rdma && slots - slot < n - i)
+				end = i + static_cast<uint32_t>(slots - slot);
+			const uint32_t start = i;
+			for (; i < end; i++) {
+				Entry &e = ents[i];
+				const uint64_t seq = first_seq + i;
+				set_sge(i, seq, e.sge);
+				e.wr.wr_id = seq | tag;
+				e.wr.send_flags = flags;
+				if constexpr (V == Verb::send_imm || V == Verb::write_imm)
+					e.wr.imm_data = htonl(static_cast<uint32_t>(seq & kImmSeqMask));
+				if constexpr (rdma) {
+					e.wr.wr.rdma.remote_addr = raddr;
+					e.wr.wr.rdma.rkey = rkey;
+					raddr += bytes;
+				}
+				if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap) {
+					/* Both leave the word at seq + 1 and return seq: the check is the same. */
+					e.wr.wr.atomic.remote_addr = base;
+					e.wr.wr.atomic.rkey = rkey;
+					e.wr.wr.atomic.compare_add = V == Verb::fetch_add ? 1 : seq;
+					e.wr.wr.atomic.swap = seq + 1;
+				}
+			}
+			if constexpr (rdma) {
+				slot += end - start;
+				if (slot == slots) {
+					slot = 0;
+					raddr = base;
+				}
+			}
+		}
+		entries_[0].wr.send_flags |= fence_;
+		for (uint64_t i = signal_every_ - 1 - first_seq % signal_every_; i < n; i += signal_every_)
+			entries_[i].wr.send_flags |= IBV_SEND_SIGNALED;
+		Entry &end = entries_[n - 1];
+		if (ends_run || signal_end)
+			end.wr.send_flags |= IBV_SEND_SIGNALED;
+		if constexpr (V == Verb::send_imm || V == Verb::write_imm)
+			if (ends_run)
+				end.wr.imm_data |= htonl(kImmLast);
+		end.wr.next = nullptr;
+		return &entries_[0].wr;
+	}
+
 	std::unique_ptr<Entry[]> entries_;
 	uint32_t batch_ = 0;
 	uint32_t signal_every_ = 1;

@@ -4,6 +4,7 @@
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
+#include <rte_common.h>
 #include <rte_mempool.h>
 
 #include <arpa/inet.h>
@@ -47,7 +48,9 @@ RoleShape role_shape(const RunOptions &o)
 	const uint64_t window_total = static_cast<uint64_t>(o.slots) * o.qps;
 	r.srq_depth = r.two_sided ? static_cast<uint32_t>(window_total + o.srq_refill) : 0;
 	r.req_send_cq = static_cast<uint64_t>(o.qps) * o.sq_depth;
-	r.tx_pool_n = std::max(o.qps * (o.sq_depth + o.batch) + o.batch * 2 + 1, o.pool_count);
+	/* A requester binds one buffer per place of its QPs' in-flight rings (a power of
+	 * two at least the send queue: Requester::bound). */
+	r.tx_pool_n = std::max(o.qps * (rte_align32pow2(o.sq_depth) + o.batch) + o.batch * 2 + 1, o.pool_count);
 	r.rx_pool_n = r.two_sided && verb != Verb::write_imm ? r.srq_depth + kRxPollBurst + o.batch * 2 + 1 : 0;
 	return r;
 }

@@ -15,6 +15,7 @@
 #include "cmocka_cpp.h"
 
 #include <arpa/inet.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -172,6 +173,47 @@ void plain_write_stamps_only_the_last_window(void **)
 		const uint64_t s = k + (999 - k) / kSlots * kSlots;
 		assert_int_equal(rp::pattern_check(g.remote.data() + k * 40, 40, rp::msg_key(0, s)), -1);
 	}
+}
+
+/* Bound buffers: a QP keeps the buffers of its first round of messages (its in-flight
+ * ring, 128 here) and posts message s from the s % 128-th of them, each with its lkey;
+ * they go back to the pool when the run ends. */
+void bound_buffers_are_kept_and_reused(void **)
+{
+	Rig g(params(rp::Verb::write_imm, 1000));
+	rp::requester_start(&g.r);
+	assert_true(g.r.bound);
+	while (!g.r.finished) {
+		rp::requester_burst(&g.r);
+		assert_true(rte_mempool_avail_count(g.pool) + g.r.qps[0].bound == kPoolSize);
+	}
+	assert_int_equal(g.r.qps[0].bound, 128);
+	assert_int_equal(rp::requester_finish(&g.r), 0);
+	assert_int_equal(rte_mempool_avail_count(g.pool), kPoolSize);
+	std::vector<uint64_t> addr(128, 0);
+	for (auto &chain : fake::nic().chains)
+		for (auto &wr : chain) {
+			uint64_t &a = addr[wr.wr_id % 128];
+			if (a == 0)
+				a = wr.sge_addr;
+			assert_int_equal(wr.sge_addr, a);   // message s always from the s % 128-th buffer
+			assert_int_equal(wr.lkey, 0x40);
+		}
+	std::sort(addr.begin(), addr.end());
+	assert_true(std::adjacent_find(addr.begin(), addr.end()) == addr.end());   // 128 different buffers
+	assert_int_equal(fake::nic().pattern_mismatches, 0);
+}
+
+/* A pool that cannot give every QP its ring when the run starts (squeezed by a test, or
+ * shared) is used per chain instead: the QPs never wait for buffers others keep. */
+void short_pool_is_used_per_chain(void **)
+{
+	Rig g(params(rp::Verb::write, 4000), 10);   // 10 x 128 > 1200
+	assert_true(g.r.bound);
+	assert_int_equal(rp::requester_run(&g.r), 0);
+	assert_false(g.r.bound);
+	assert_int_equal(g.r.c.completed, 4000);
+	assert_int_equal(rte_mempool_avail_count(g.pool), kPoolSize);
 }
 
 void injected_corruption_reaches_the_wire(void **)
@@ -716,6 +758,8 @@ int main()
 		cmocka_unit_test(sends_all_in_chains),
 		cmocka_unit_test(abort_names_its_reason),
 		cmocka_unit_test(spreads_over_qps),
+		cmocka_unit_test(bound_buffers_are_kept_and_reused),
+		cmocka_unit_test(short_pool_is_used_per_chain),
 		cmocka_unit_test(injected_corruption_reaches_the_wire),
 		cmocka_unit_test(read_results_are_checked),
 		cmocka_unit_test(read_that_brings_nothing_is_caught),
