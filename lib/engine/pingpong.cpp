@@ -340,7 +340,10 @@ uint32_t pingpong_burst(PingPong *s)
 	int m = s->ops->poll_cq(s->send_cq, kPollBurst, wc);
 	if (m < 0)
 		fail(s, "ibv_poll_cq on the send CQ failed");
-	route_burst(wc, m, s->table, s->send_peer, now, &s->c.unknown_qps, [&](uint32_t, const ibv_wc &w) { on_send(s, w); });
+	/* A time for the completions handed on (a requester sharing the CQ takes it as its
+	 * progress): `now` is 0 when no receive came. */
+	route_burst(wc, m, s->table, s->send_peer, m > 0 && now == 0 ? rte_rdtsc() : now, &s->c.unknown_qps,
+		    [&](uint32_t, const ibv_wc &w) { on_send(s, w); });
 	uint32_t posted = s->finished || s->echo ? 0 : ping_ready(s);
 	if (s->p.reliable && !s->finished && !s->echo)
 		posted += ping_again(s, rte_rdtsc());   // not `now`: it may precede the pings just posted

@@ -12,6 +12,8 @@
 #include <arpa/inet.h>
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 
 namespace rp {
@@ -702,6 +704,30 @@ void unbind(Requester *r)
 	}
 }
 
+/* A stall, with the first QP still owed messages and what holds it back: its send
+ * queue (WRs posted and not completed: a signalled completion is due), its window
+ * (sent and not yet credited by the receiver), the WR budget or the buffers. */
+const char *describe_stall(Requester *r, const char *why)
+{
+	const RequesterParams &p = r->p;
+	for (uint32_t qi = 0; qi < r->nqps; qi++) {
+		const RequesterQp &q = r->qps[qi];
+		if (q.failed || q.sent >= q.target)
+			continue;
+		const uint64_t out = p.reliable ? q.wr_posted - q.wr_done : q.sent - q.completed;
+		const char *held = out >= p.sq_depth ? "its send queue is full"
+				   : q.credit_word && q.sent - q.credit >= p.window ? "its window is full"
+				   : p.wr_budget && r->wr_out >= p.wr_budget    ? "the WR budget is spent"
+										: "no buffer came";
+		snprintf(r->stall_why, sizeof(r->stall_why),
+			 "%s (QP %u: sent %" PRIu64 " of %" PRIu64 ", completed %" PRIu64 ", credited %" PRIu64
+			 "; %s: send queue %u, window %u)",
+			 why, qi, q.sent, q.target, q.completed, q.credit_word ? q.credit : q.sent, held, p.sq_depth, p.window);
+		return r->stall_why;
+	}
+	return why;
+}
+
 bool qp_done(const RequesterQp &q)
 {
 	return q.failed || (q.sent >= q.target && q.completed == q.sent);
@@ -1033,6 +1059,7 @@ uint32_t requester_burst(Requester *r)
 		c.fail_reason = p.reliable ? "gave up: nothing acknowledged within the stall timeout while retransmitting (the peer or the path is gone)"
 				: r->in	    ? "stalled: no credit or completion for the send queues, or nothing from the ring"
 					    : "stalled: no credit or completion for the send queues";
+		c.fail_reason = describe_stall(r, c.fail_reason);
 		r->finished = true;
 	}
 	return posted + static_cast<uint32_t>(polled);
@@ -1091,7 +1118,7 @@ void requester_on_send_wc(void *requester, const ibv_wc &wc, uint64_t now)
 	ibv_wc own = wc;
 	own.wr_id &= kSeqMask;
 	on_send_wc(r, qi, own, now);
-	if (!r->p.reliable)
+	if (!r->p.reliable && now > r->last_progress)
 		r->last_progress = now;   // the other role polled it: still progress of ours
 }
 

@@ -212,6 +212,7 @@ struct Requester {
 	Chunking ck;
 	uint32_t seq_mask = 0;
 	uint64_t rng = 0x9e3779b97f4a7c15ull;   // inject_loss's draws
+	char stall_why[320] = {};               // a stall's fail_reason, naming what held which QP back
 };
 
 /* Setup: checks the sizing invariants, preallocates nqps QP states and picks the

@@ -342,6 +342,13 @@ int plan_lanes(const PipelineConf &c, GraphFlow *f, std::string *err)
 	return 0;
 }
 
+/* The receives a flow's windows take in its receiving lcore's SRQ: one per message,
+ * or per chunk of a message cut into chunks. */
+uint64_t flow_receives(const GraphFlow *f)
+{
+	return static_cast<uint64_t>(f->o.qps) * f->o.slots * Chunking::of(f->o.msg_bytes, f->o.chunk_bytes).count;
+}
+
 /* An lcore's io context sizes, from its roles: the send CQ holds every WR of its
  * requesters' QPs (a failed QP flushes them all) and every credit write of its
  * responders'; the SRQ every window received here and a refill batch; the receive CQ
@@ -373,12 +380,11 @@ void size_lcore(Graph *g, GraphLcore *l)
 		if (!verb_consumes_receive(f->o.verb))
 			continue;
 		l->send_cq += static_cast<uint64_t>(f->o.qps) * kCreditRing;
-		const Chunking ck = Chunking::of(f->o.msg_bytes, f->o.chunk_bytes);
-		window += static_cast<uint64_t>(f->o.qps) * f->o.slots * ck.count;   // a receive per message, or per chunk
+		window += flow_receives(f);
 		if (f->o.verb != Verb::write_imm)
 			l->rx_bytes = std::max(l->rx_bytes, f->o.msg_bytes);
 		else if (f->reliable())   // a retransmitted write arrives as a SEND: header and chunk
-			l->rx_bytes = std::max<uint32_t>(l->rx_bytes, ck.bytes + sizeof(RetxHeader));
+			l->rx_bytes = std::max<uint32_t>(l->rx_bytes, Chunking::of(f->o.msg_bytes, f->o.chunk_bytes).bytes + sizeof(RetxHeader));
 	}
 	l->send_cq = std::max<uint64_t>({l->send_cq, ic.send_cq, 1});
 	if (window) {
@@ -471,10 +477,8 @@ void window_receives(const GraphLcore *l, uint64_t *fixed, uint64_t *adjustable)
 		for (const GraphFlow *f : *side)
 			*fixed += f->o.qps;
 	for (const GraphFlow *f : l->responders)
-		if (verb_consumes_receive(f->o.verb)) {
-			const uint64_t n = static_cast<uint64_t>(f->o.qps) * f->o.slots * Chunking::of(f->o.msg_bytes, f->o.chunk_bytes).count;
-			*(f->o.slots_given ? fixed : adjustable) += n;
-		}
+		if (verb_consumes_receive(f->o.verb))
+			*(f->o.slots_given ? fixed : adjustable) += flow_receives(f);
 }
 
 /* The windows of lcore l's receiving flows, fitted so that its SRQ (every window and a

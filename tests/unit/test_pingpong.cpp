@@ -14,6 +14,7 @@
 #include "cmocka_cpp.h"
 
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -188,12 +189,35 @@ void the_echoing_side_stays_for_a_lost_last_echo(void **)
 
 } // namespace
 
+std::vector<uint64_t> g_handed_at;
+void note_handed(void *, const ibv_wc &, uint64_t now) { g_handed_at.push_back(now); }
+
+/* A completion of another role's QP (a requester sharing the send CQ) polled in a burst
+ * that brought no receive is handed on with the time it was polled, not 0: a requester
+ * takes that time as its progress, and 0 made it declare a stall at once. */
+void a_foreign_send_completion_is_handed_on_with_the_time(void **)
+{
+	Rig g(false);
+	g_handed_at.clear();
+	g.s.send_peer = rp::CqPeer{note_handed, nullptr};
+	ibv_wc wc{};
+	wc.status = IBV_WC_SUCCESS;
+	wc.qp_num = fake::kQpNumBase + 7;   // not the ping-pong's QP
+	wc.opcode = IBV_WC_SEND;
+	fake::nic().send_cq.push_back(wc);
+	const uint64_t before = rte_rdtsc();
+	rp::pingpong_burst(&g.s);   // nothing on the receive CQ
+	assert_int_equal(g_handed_at.size(), 1);
+	assert_true(g_handed_at[0] >= before);
+}
+
 int main()
 {
 	if (!eal_for_tests("test_pingpong"))
 		return 1;
 	const CMUnitTest tests[] = {
 		cmocka_unit_test(a_late_echo_sends_the_ping_again),
+		cmocka_unit_test(a_foreign_send_completion_is_handed_on_with_the_time),
 		cmocka_unit_test(the_timeout_backs_off),
 		cmocka_unit_test(a_repeated_ping_is_echoed_again),
 		cmocka_unit_test(the_echoing_side_stays_for_a_lost_last_echo),
