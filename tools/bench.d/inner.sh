@@ -205,46 +205,39 @@ perftest() {
 	progress "$log.cli" "r$r $id rc=$rc:"
 }
 
-# rdmapipe ROUND CASE ID COUNT ARGS...
-rdmapipe() {
-	local r=$1 c=$2 id=$3 n=$4
-	shift 4
-	local cmd=("$rdmapipe" "${eal_run[@]}" -- "$@" -d "$dev" -n "$n" -q)
+# timed ROUND CASE ID TOOL COUNT CMD...: runs one client-side command alone, timed, its
+# CPU counted, recorded in the manifest (its log: logs/rROUND-ID.out).
+timed() {
+	local r=$1 c=$2 id=$3 tool=$4 n=$5
+	shift 5
 	local log=$logs/r$r-$id.out t t0 rc
 	cpu_now
 	cpu0=("${cpu[@]}")
 	now
 	t0=$t
 	tmo=$(bound "$run_tmo")
-	timeout -k 5 "$tmo" stdbuf -oL "${cmd[@]}" >"$log" 2>&1
+	timeout -k 5 "$tmo" stdbuf -oL "$@" >"$log" 2>&1
 	rc=$?
 	now
 	cpu_now
-	record "$r" "$c" "$id" rdmapipe "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
-		"$log" "${cmd[*]}"
+	record "$r" "$c" "$id" "$tool" "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
+		"$log" "$*"
 	((rc == 0)) || failed=$((failed + 1))
 	progress "$log" "r$r $id rc=$rc:"
+}
+
+# rdmapipe ROUND CASE ID COUNT ARGS...
+rdmapipe() {
+	local r=$1 c=$2 id=$3 n=$4
+	shift 4
+	timed "$r" "$c" "$id" rdmapipe "$n" "$rdmapipe" "${eal_run[@]}" -- "$@" -d "$dev" -n "$n" -q
 }
 
 # bare ROUND CASE ID COUNT ARGS...: the bare verbs loop (tools/bare-verbs), the limit.
 bare() {
 	local r=$1 c=$2 id=$3 n=$4
 	shift 4
-	local cmd=("$bare" "$@" -d "$dev" -x "$gid" -n "$n")
-	local log=$logs/r$r-$id.out t t0 rc
-	cpu_now
-	cpu0=("${cpu[@]}")
-	now
-	t0=$t
-	tmo=$(bound "$run_tmo")
-	timeout -k 5 "$tmo" stdbuf -oL "${cmd[@]}" >"$log" 2>&1
-	rc=$?
-	now
-	cpu_now
-	record "$r" "$c" "$id" bare "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
-		"$log" "${cmd[*]}"
-	((rc == 0)) || failed=$((failed + 1))
-	progress "$log" "r$r $id rc=$rc:"
+	timed "$r" "$c" "$id" bare "$n" "$bare" "$@" -d "$dev" -x "$gid" -n "$n"
 }
 
 skip() { # ROUND CASE ID TOOL COUNT
