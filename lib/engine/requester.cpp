@@ -706,7 +706,8 @@ void unbind(Requester *r)
 
 /* A stall, with the first QP still owed messages and what holds it back: its send
  * queue (WRs posted and not completed: a signalled completion is due), its window
- * (sent and not yet credited by the receiver), the WR budget or the buffers. */
+ * (sent and not yet credited by the receiver: for a reliable flow, acknowledged), the
+ * WR budget, a restart it waits for, or its input. */
 const char *describe_stall(Requester *r, const char *why)
 {
 	const RequesterParams &p = r->p;
@@ -718,7 +719,10 @@ const char *describe_stall(Requester *r, const char *why)
 		const char *held = out >= p.sq_depth ? "its send queue is full"
 				   : q.credit_word && q.sent - q.credit >= p.window ? "its window is full"
 				   : p.wr_budget && r->wr_out >= p.wr_budget    ? "the WR budget is spent"
-										: "no buffer came";
+				   : q.paused					? "it waits for the receiver to restart it"
+				   : r->in					? "nothing came from its ring"
+				   : p.reliable					? "it still sends, unacknowledged"
+										: "no buffer came from the pool";
 		snprintf(r->stall_why, sizeof(r->stall_why),
 			 "%s (QP %u: sent %" PRIu64 " of %" PRIu64 ", completed %" PRIu64 ", credited %" PRIu64
 			 "; %s: send queue %u, window %u)",

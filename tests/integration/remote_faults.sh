@@ -27,11 +27,23 @@ cut_wire() {
 	echo "--- $what, wire cut: client (exit $rc)"; cat "$cout"; echo "--- server (exit $src)"; cat "$sout"
 }
 
-# The peer process dies (SIGKILL, as a crash would) 4 s into a long run.
+# running FILE: waits (bounded) until that end has its connections and runs, then 2 s
+# more of data. A fixed 4 s from the client's start was not enough under the sanitizers
+# in a loaded guest: the client, killed before it had connected, left the server
+# waiting out its connect timeout, which is another test.
+running() {
+	for _ in $(seq 1 600); do
+		grep -q "^rdmapipe: running" "$1" && break
+		sleep 0.1
+	done
+	sleep 2
+}
+
+# The peer process dies (SIGKILL, as a crash would) 2 s into a long run.
 for v in write write_imm read send send_imm fetch_add cmp_swap; do
 	# The server dies: the client hears the disconnect (or its QPs fail) and ends.
 	server -v "$v" -n 100000000 --stall-timeout 5
-	( sleep 4; pkill -9 -P "$spid" ) &
+	( running "$sout"; pkill -9 -P "$spid" ) &
 	t0=$SECONDS
 	client -v "$v" -n 100000000 --stall-timeout 5
 	wait "$spid" 2>/dev/null
@@ -44,7 +56,7 @@ for v in write write_imm read send send_imm fetch_add cmp_swap; do
 	# The client dies: the server sees it go and ends, counting what came.
 	server -v "$v" -n 100000000 --stall-timeout 5
 	client_bg -v "$v" -n 100000000
-	sleep 4
+	running "$sout"
 	pkill -9 -P "$cpid"
 	t0=$SECONDS
 	wait "$spid"
