@@ -242,13 +242,13 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 	const uint32_t len = p.msg_bytes;
 	ibv_qp_ex *x = q.qpx;
 	uint64_t slot = q.remote.slots ? q.sent % q.remote.slots : 0;
-	const uint64_t t = rte_rdtsc();
+	prepare_chain<V, S>(r, qi, n);
+	const uint64_t t = rte_rdtsc();   // latency from the post, not from filling the payloads
 	ibv_wr_start(x);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t seq = q.sent + i;
 		void *b = S == Src::bound ? q.inflight[seq & r->inflight_mask] : r->bufs[i];
 		bool last = end == kChainLast && i == n - 1;
-		prepare<V, S>(r, qi, seq, b);
 		q.post_tsc[seq & r->inflight_mask] = t;
 
 		x->wr_id = seq | r->wr_tag;

@@ -187,8 +187,6 @@ void the_echoing_side_stays_for_a_lost_last_echo(void **)
 	assert_int_equal(rp::pingpong_finish(&g.s), 0);
 }
 
-} // namespace
-
 std::vector<uint64_t> g_handed_at;
 void note_handed(void *, const ibv_wc &, uint64_t now) { g_handed_at.push_back(now); }
 
@@ -210,6 +208,8 @@ void a_foreign_send_completion_is_handed_on_with_the_time(void **)
 	assert_int_equal(g_handed_at.size(), 1);
 	assert_true(g_handed_at[0] >= before);
 }
+
+} // namespace
 
 int main()
 {
