@@ -1,7 +1,7 @@
 # bash completion for rdmapipe(1): EAL options before "--", rdmapipe's after it (read
 # from 'rdmapipe --help', so the list follows the binary), verbs after -v, pipeline
 # files after -f and --check, RDMA devices after -d, the fixed choices of --post-api,
-# --cq-api, --poll, --transport, --reliability and --connect, and rdmapipe's log types
+# --cq-api, --recv-queue, --poll, --transport, --reliability and --connect, and rdmapipe's log types
 # after --log-level=. Works with bash-completion's helpers or without them.
 
 _rdmapipe_opts()
@@ -50,6 +50,7 @@ _rdmapipe()
 		return ;;
 	--post-api) COMPREPLY=($(compgen -W 'classic wr' -- "$cur")); return ;;
 	--cq-api) COMPREPLY=($(compgen -W 'classic ex' -- "$cur")); return ;;
+	--recv-queue) COMPREPLY=($(compgen -W 'srq qp' -- "$cur")); return ;;
 	--poll) COMPREPLY=($(compgen -W 'busy adaptive' -- "$cur")); return ;;
 	--transport) COMPREPLY=($(compgen -W 'rc uc' -- "$cur")); return ;;
 	--reliability) COMPREPLY=($(compgen -W 'software none' -- "$cur")); return ;;

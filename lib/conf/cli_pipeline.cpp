@@ -55,6 +55,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		io.srq_refill = (lc == rx_lcore || server) && o.srq_refill_given ? o.srq_refill : 0;   // else the builder's
 		io.adaptive_poll = o.adaptive_poll;
 		io.cq_api = o.cq_api;
+		io.rq_per_qp = o.rq_per_qp;
 		c.io_contexts.push_back(io);
 	}
 	for (size_t i = 0; i < o.flows.size(); i++) {
@@ -211,7 +212,7 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 	for (size_t i = 0; i < c.io_contexts.size(); i++) {
 		const IoContextConf &io = c.io_contexts[i];
 		t += "  { lcore = " + std::to_string(io.lcore) + "; device = \"" + io.device + "\";" +
-		     (io.srq_refill ? " srq_refill = " + std::to_string(io.srq_refill) + ";" : std::string()) + " poll = \"" +
+		     (io.srq_refill ? " srq_refill = " + std::to_string(io.srq_refill) + ";" : std::string()) + (io.rq_per_qp ? " recv_queue = \"qp\";" : "") + " poll = \"" +
 		     (io.adaptive_poll ? "adaptive" : "busy") + "\"; cq_api = \"" + (io.cq_api == CqApi::ex ? "ex" : "classic") + "\"; }" +
 		     (i + 1 < c.io_contexts.size() ? "," : "") + "\n";
 	}

@@ -232,7 +232,7 @@ const std::vector<std::string> kPatternKeys = {"kind", "flows", "root", "pairs",
 const std::vector<std::string> kPatternKinds = {"pairs", "ring", "all_to_all", "incast", "list"};
 const std::vector<std::string> kDeviceKeys = {"name", "port", "gid_index"};
 const std::vector<std::string> kPoolKeys = {"name", "elt_size", "count", "cache"};
-const std::vector<std::string> kIoKeys = {"lcore", "device", "send_cq", "recv_cq", "srq", "srq_refill", "poll", "cq_api"};
+const std::vector<std::string> kIoKeys = {"lcore", "device", "send_cq", "recv_cq", "srq", "srq_refill", "recv_queue", "poll", "cq_api"};
 const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "transport", "qps", "verb", "size", "sizes", "batch",
 					    "signal_every", "sq_depth", "window", "inline", "rate", "messages",
 					    "duration", "verify", "pool", "share_qps", "echoed", "post_api", "fence",
@@ -348,11 +348,11 @@ bool read_io_contexts(Reader &r, const Setting &root, const LcoreSet &lcores, Pi
 		IoContextConf io;
 		io.line = static_cast<int>(g.getSourceLine());
 		io.srq_given = r.find(g, "srq") != nullptr;   // sizes not given: derived by the builder
-		int poll = 0, api = 0;
+		int poll = 0, api = 0, rq = 0;
 		if (!r.keys(g, kIoKeys) || !r.uint_as(g, "lcore", 0, kMaxLcore, &io.lcore, true) ||
 		    !r.string(g, "device", &io.device, true) || !r.uint_as(g, "send_cq", 1, kMaxCqe, &io.send_cq) ||
 		    !r.uint_as(g, "recv_cq", 1, kMaxCqe, &io.recv_cq) || !r.uint_as(g, "srq", 0, kMaxCqe, &io.srq) ||
-		    !r.uint_as(g, "srq_refill", 1, kMaxCqe, &io.srq_refill) ||
+		    !r.uint_as(g, "srq_refill", 1, kMaxCqe, &io.srq_refill) || !r.choice(g, "recv_queue", {"srq", "qp"}, &rq) ||
 		    !r.choice(g, "poll", {"busy", "adaptive"}, &poll) || !r.choice(g, "cq_api", {"classic", "ex"}, &api))
 			return false;
 		io.adaptive_poll = poll == 1;
@@ -372,6 +372,10 @@ bool read_io_contexts(Reader &r, const Setting &root, const LcoreSet &lcores, Pi
 			return r.fail(g["device"], "no device named '" + io.device + "' in devices" +
 					  (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
 		}
+		io.rq_per_qp = rq == 1;
+		for (const char *k : {"srq", "srq_refill"})
+			if (io.rq_per_qp && r.find(g, k))
+				return r.fail(g[k], std::string("set, but recv_queue = \"qp\" gives each QP its own receive queue and the lcore no SRQ"));
 		if (io.srq == 0 && r.find(g, "srq_refill"))
 			return r.fail(g["srq_refill"], "set without an SRQ (srq = 0)");
 		if (io.srq && io.srq_refill == 0)
@@ -961,10 +965,14 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 								  std::to_string(send) + " work requests outstanding (qps x sq_depth)");
 		if (receives && io.srq == 0 && io.srq_given)
 			return r.fail(at("io_contexts", i, nullptr), "lcore " + std::to_string(io.lcore) +
-								     " receives messages that consume receives, but its io context has no SRQ (srq = 0)");
+								     " receives messages that consume receives, but its io context has no SRQ (srq = 0; recv_queue = \"qp\" gives each QP its own receive queue instead)");
 		if (receives && io.srq && io.srq < window)
 			return r.fail(at("io_contexts", i, "srq"), "an SRQ of " + std::to_string(io.srq) + " cannot hold the receive windows of its flows (" +
 							      std::to_string(window) + " = qps x window)");
+		if (receives && io.rq_per_qp && io.recv_cq && io.recv_cq < window)
+			return r.fail(at("io_contexts", i, "recv_cq"), "a receive CQ of " + std::to_string(io.recv_cq) +
+									 " could overflow: its QPs' receive queues hold at least " + std::to_string(window) +
+									 " receives (qps x window), all of which can complete before a poll");
 		if (receives && io.recv_cq && io.recv_cq < io.srq)
 			return r.fail(at("io_contexts", i, "recv_cq"), "a receive CQ of " + std::to_string(io.recv_cq) +
 									 " could overflow: every one of the SRQ's " + std::to_string(io.srq) +

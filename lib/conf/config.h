@@ -55,6 +55,7 @@ struct IoContextConf {
 	bool adaptive_poll = false;
 	CqApi cq_api = CqApi::classic;
 	bool srq_given = false;     // srq set in the file (0 then means: no SRQ)
+	bool rq_per_qp = false;     // recv_queue = "qp": each QP its own receive queue, no SRQ
 	bool derived = false;       // not in the file: made for an lcore with RDMA stages
 	int line = 0;
 };

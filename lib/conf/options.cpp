@@ -30,6 +30,7 @@ enum LongOnly {
 	OPT_MIN_RNR_TIMER,
 	OPT_POLL,
 	OPT_CQ_API,
+	OPT_RECV_QUEUE,
 	OPT_CONNECT,
 	OPT_RATE,
 	OPT_TRANSPORT,
@@ -59,6 +60,7 @@ const struct option kLongOpts[] = {
 	{"inject-pool-squeeze", required_argument, nullptr, OPT_POOL_SQUEEZE},
 	{"post-api", required_argument, nullptr, OPT_POST_API},
 	{"cq-api", required_argument, nullptr, OPT_CQ_API},
+	{"recv-queue", required_argument, nullptr, OPT_RECV_QUEUE},
 	{"connect", required_argument, nullptr, OPT_CONNECT},
 	{"rate", required_argument, nullptr, OPT_RATE},
 	{"transport", required_argument, nullptr, OPT_TRANSPORT},
@@ -190,6 +192,8 @@ const char *options_usage()
 "      --sq-depth N         send queue depth (default 4 x max(batch, signal-every))\n"
 "      --slots N            responder window slots per QP (default 1024 / qps, at least batch)\n"
 "      --srq-refill N       repost SRQ receives once N are consumed (default slots x qps / 8)\n"
+"      --recv-queue Q       srq: the receiving lcore's QPs share one SRQ (default); qp: each\n"
+"                           QP its own receive queue, refilled once 1/8 of it is consumed\n"
 "      --post-api API       classic: chained ibv_post_send (default); wr: ibv_qp_ex\n"
 "                           ibv_wr_start ... ibv_wr_complete, where the device has it\n"
 "      --inline             send payloads inline (send and write verbs, up to the device's max)\n"
@@ -385,6 +389,14 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 				o->cq_api = CqApi::ex;
 			else {
 				*err = std::string("--cq-api: '") + a + "' is not classic or ex";
+				return ParseResult::error;
+			}
+			break;
+		case OPT_RECV_QUEUE:
+			if (strcmp(a, "srq") == 0 || strcmp(a, "qp") == 0)
+				o->rq_per_qp = a[0] == 'q';
+			else {
+				*err = std::string("--recv-queue: '") + a + "' is not srq or qp";
 				return ParseResult::error;
 			}
 			break;
@@ -804,6 +816,10 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		*err = "--slots x --size x --qps is " +
 		       std::to_string(static_cast<uint64_t>(o->slots) * o->msg_bytes * o->qps) +
 		       " bytes; the responder's memory is limited to 2 GiB";
+		return ParseResult::error;
+	}
+	if (o->rq_per_qp && o->srq_refill_given) {
+		*err = "--srq-refill: there is no SRQ with --recv-queue qp (each QP's receive queue is refilled once 1/8 of it is consumed)";
 		return ParseResult::error;
 	}
 	/* The SRQ is shared by the flow's QPs: it holds every QP's window. */

@@ -50,6 +50,7 @@ struct RunOptions {
 	uint32_t inject_pool_left = 0;  // test hook: the first flow's send pool keeps only this many
 	PostApi post_api = PostApi::classic;
 	CqApi cq_api = CqApi::classic;
+	bool rq_per_qp = false;         // --recv-queue qp: per-QP receive queues instead of the SRQ
 	ConnectPath connect = ConnectPath::cm;
 	bool uc = false;                // --transport uc: unreliable connected QPs
 	Reliability reliability = Reliability::software;   // --reliability (uc only; rc: none, the NIC's)
@@ -64,6 +65,10 @@ struct RunOptions {
 	 * largest CQ: WRs outstanding over the flow's QPs at most (0: no bound but each
 	 * send queue's). */
 	uint32_t wr_budget = 0;
+	/* Set by the pipeline builder where the receiving lcore gives each QP its own receive
+	 * queue (recv_queue = "qp"): the receives each keeps, reposted once rq_refill are
+	 * consumed (0: the lcore's SRQ). */
+	uint32_t rq_depth = 0, rq_refill = 0;
 	/* Set by the pipeline builder once the path MTU is known: the chunk bytes in force
 	 * (0: whole messages) for this flow's requester, responder and handshake. */
 	uint32_t chunk_bytes = 0;

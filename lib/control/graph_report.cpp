@@ -472,7 +472,7 @@ struct Totals {
 	FlowTally all;
 	RequesterCounters q;        // merged over the flows
 	ResponderCounters v;
-	uint64_t start = UINT64_MAX, end = 0, bytes = 0, wrs = 0, held = 0, srq_posts = 0, shortfalls = 0, lost = 0;
+	uint64_t start = UINT64_MAX, end = 0, bytes = 0, wrs = 0, held = 0, srq_posts = 0, rq_posts = 0, shortfalls = 0, lost = 0;
 	bool pass = true, two_sided = false, writes = false, atomics = false, same = false;
 	size_t npingpong = 0;
 	uint32_t qps = 0;
@@ -576,7 +576,7 @@ Totals totals_of(const Graph &g)
 	x.all.verified -= std::min(x.all.verified, unattributed);
 	x.all.data_errors += unattributed;
 	for (const auto &l : g.lcores) {
-		x.srq_posts += l->refill.post_calls();
+		(l->refill.per_qp() ? x.rq_posts : x.srq_posts) += l->refill.post_calls();
 		x.shortfalls += l->refill.buffer_shortfalls();
 	}
 	x.held = graph_buffers_out(g);
@@ -842,7 +842,11 @@ void print_counts(const Graph &g, const Totals &x, const std::vector<const Async
 	printf("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", x.q.post_calls,
 	       x.q.post_calls ? static_cast<double>(x.wrs) / static_cast<double>(x.q.post_calls) : 0.0);
 	if (x.two_sided) {
-		printf("  srq posts:           %" PRIu64 " (%" PRIu64 " cut short by an empty receive pool)\n", x.srq_posts, x.shortfalls);
+		if (x.srq_posts || !x.rq_posts)
+			printf("  srq posts:           %" PRIu64 " (%" PRIu64 " cut short by an empty receive pool)\n", x.srq_posts, x.shortfalls);
+		if (x.rq_posts)   // recv_queue = "qp"
+			printf("  receive posts:       %" PRIu64 " to QPs' own receive queues (%" PRIu64 " cut short by an empty receive pool)\n",
+			       x.rq_posts, x.shortfalls);
 		printf("  credit writes:       %" PRIu64 "\n", x.v.credit_writes);
 		printf("  sequence errors:     %" PRIu64 "\n", x.v.sequence_errors);
 		printf("  length errors:       %" PRIu64 "\n", x.v.length_errors);

@@ -333,9 +333,9 @@ uint32_t pingpong_burst(PingPong *s)
 	route_burst(wc, n, s->table, s->recv_peer, now, &s->c.unknown_qps,
 		    [&](uint32_t qi, const ibv_wc &w) { on_recv(s, qi, w, now); });
 	if (n > 0) {
-		s->refill->consumed(static_cast<uint32_t>(n));
-		if (s->refill->refill(*s->ops, s->srq) < 0)
-			fail(s, "ibv_post_srq_recv failed");
+		s->refill->consumed(wc, n);
+		if (s->refill->refill(*s->ops) < 0)
+			fail(s, s->refill->per_qp() ? "ibv_post_recv failed" : "ibv_post_srq_recv failed");
 	}
 	int m = s->ops->poll_cq(s->send_cq, kPollBurst, wc);
 	if (m < 0)

@@ -28,7 +28,7 @@
 #include "engine/qp_table.h"
 #include "engine/reliability.h"
 #include "engine/run_control.h"
-#include "engine/srq_refill.h"
+#include "engine/recv_refill.h"
 #include "engine/verbs_ops.h"
 #include "engine/wr_chain.h"
 #include "verbs/memory.h"
@@ -75,7 +75,7 @@ struct PingPong {
 	ibv_cq *send_cq = nullptr;
 	ibv_cq *recv_cq = nullptr;
 	ibv_srq *srq = nullptr;
-	SrqRefill *refill = nullptr;        // the lcore's
+	RecvRefill *refill = nullptr;       // the lcore's
 	rte_mempool *rx_pool = nullptr;     // the SRQ's buffers (the echoing side sends from them)
 	rte_mempool *tx_pool = nullptr;     // pinging side: its send buffers
 	const MrTable *tx_mrs = nullptr;    // the send buffers' registrations

@@ -413,6 +413,7 @@ bool stop_for_restart(Responder *r, ResponderQp &q, uint64_t now)
 		return false;
 	q.restart_at = now + r->p.restart_settle_tsc + 1;
 	r->restarting++;
+	r->recv_refill().hold(q.qp->qp_num, true);   // its own receive queue: left alone until the reset
 	r->c.qp_restarts++;   // what was broken or in flight is lost: its sender resends it
 	return true;
 }
@@ -483,6 +484,8 @@ void responder_finish_restarts(Responder *r, uint64_t now)
 		r->acks_waiting++;
 		if (r->ops->restart_qp(q.qp) != 0)
 			restart_failed(r, q, "restarting a UC QP after a broken message failed (ibv_modify_qp)");
+		else
+			r->recv_refill().hold(q.qp->qp_num, false);
 	}
 }
 
@@ -582,7 +585,7 @@ uint32_t responder_burst(Responder *r)
 		return 0;
 	}
 	uint64_t now = rte_rdtsc();
-	SrqRefill &rf = r->srq_refill();
+	RecvRefill &rf = r->recv_refill();
 	route_burst(wc, n, r->table, r->recv_peer, now, &c.unknown_qps,
 		    [&](uint32_t qi, const ibv_wc &w) { on_recv(r, qi, w, now); });
 	if (r->out)
@@ -597,11 +600,11 @@ uint32_t responder_burst(Responder *r)
 	if (n > 0) {
 		r->last_progress = now;
 		c.end_tsc = now;
-		rf.consumed(static_cast<uint32_t>(n));
+		rf.consumed(wc, n);
 	}
 	if (two_sided) {
-		if (rf.refill(*r->ops, r->srq) < 0) {
-			c.fail_reason = "ibv_post_srq_recv failed";
+		if (rf.refill(*r->ops) < 0) {
+			c.fail_reason = rf.per_qp() ? "ibv_post_recv failed" : "ibv_post_srq_recv failed";
 			r->finished = true;
 			return static_cast<uint32_t>(n);
 		}
@@ -732,7 +735,7 @@ int responder_finish(Responder *r)
 		rte_mempool_put_bulk(r->rx_pool, r->held.get(), r->nheld);
 		r->nheld = 0;
 	}
-	c.srq_post_calls = r->srq_refill().post_calls();
+	c.srq_post_calls = r->recv_refill().post_calls();
 	/* Let outstanding credit writes finish before the QPs are torn down. */
 	uint64_t until = rte_rdtsc() + p.drain_tsc;
 	for (;;) {

@@ -14,7 +14,7 @@
 #include "engine/qp_table.h"
 #include "engine/reliability.h"
 #include "engine/run_control.h"
-#include "engine/srq_refill.h"
+#include "engine/recv_refill.h"
 #include "engine/verbs_ops.h"
 #include "verbs/ctrl_qp.h"
 
@@ -106,7 +106,7 @@ struct Responder {
 	uint32_t nqps = 0;
 	std::unique_ptr<ResponderQp[]> qps;
 	QpTable table;
-	SrqRefill refill;
+	RecvRefill refill;
 	Idler idler;                             // adaptive polling; inert when busy polling
 	ResponderCounters c;
 	RoleLive live;                           // polls and receives, for the control plane
@@ -134,8 +134,8 @@ struct Responder {
 	CqPeer recv_peer;
 	/* Responders of several flows on one lcore share its SRQ: one refill for all of them
 	 * (nullptr: this responder's own). */
-	SrqRefill *shared_refill = nullptr;
-	SrqRefill &srq_refill() { return shared_refill ? *shared_refill : refill; }
+	RecvRefill *shared_refill = nullptr;
+	RecvRefill &recv_refill() { return shared_refill ? *shared_refill : refill; }
 	uint32_t credit_freed = 0;               // credit writes completed since the last scan
 	bool credit_due = false;                 // messages arrived since the last scan
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */

@@ -9,6 +9,7 @@ namespace rp {
 namespace {
 int real_post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad) { return ibv_post_send(qp, wr, bad); }
 int real_post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad) { return ibv_post_srq_recv(srq, wr, bad); }
+int real_post_recv(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **bad) { return ibv_post_recv(qp, wr, bad); }
 int real_poll_cq(ibv_cq *cq, int n, ibv_wc *wc) { return ibv_poll_cq(cq, n, wc); }
 
 int real_stop_qp(ibv_qp *qp)
@@ -120,8 +121,8 @@ int post_send_ex(ibv_qp_ex *x, const ibv_send_wr *head)
 	return ibv_wr_complete(x);
 }
 
-const VerbsOps kIbvOps = {real_post_send, real_post_srq_recv, real_poll_cq, real_stop_qp, real_restart_qp};
-const VerbsOps kIbvCqExOps = {real_post_send, real_post_srq_recv, ex_poll_cq<false>, real_stop_qp, real_restart_qp};
-const VerbsOps kIbvCqExRxeOps = {real_post_send, real_post_srq_recv, ex_poll_cq<true>, real_stop_qp, real_restart_qp};
+const VerbsOps kIbvOps = {real_post_send, real_post_srq_recv, real_post_recv, real_poll_cq, real_stop_qp, real_restart_qp};
+const VerbsOps kIbvCqExOps = {real_post_send, real_post_srq_recv, real_post_recv, ex_poll_cq<false>, real_stop_qp, real_restart_qp};
+const VerbsOps kIbvCqExRxeOps = {real_post_send, real_post_srq_recv, real_post_recv, ex_poll_cq<true>, real_stop_qp, real_restart_qp};
 
 } // namespace rp

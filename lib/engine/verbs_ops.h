@@ -10,6 +10,7 @@ namespace rp {
 struct VerbsOps {
 	int (*post_send)(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad);
 	int (*post_srq_recv)(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad);
+	int (*post_recv)(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **bad);   // a QP's own receive queue
 	int (*poll_cq)(ibv_cq *cq, int n, ibv_wc *wc);
 	/* Error recovery of a UC QP, in two steps some time apart: stop_qp moves it to ERR,
 	 * restart_qp back through RESET to RTS with the attributes it had (each 0, or

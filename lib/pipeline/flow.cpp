@@ -127,12 +127,12 @@ ResponderParams responder_params(const RunOptions &o, uint64_t hz)
 int responder_fill_srq(Responder *v, const RunOptions &o, const RoleShape &r, rte_mempool *rx_pool,
 		       const MrTable *rx_mrs, const Device &dev, std::string *err)
 {
-	if (v->refill.init(r.srq_depth, o.srq_refill, kRxPollBurst, rx_pool, o.msg_bytes, rx_mrs) != 0) {
+	if (v->refill.init(v->srq, r.srq_depth, o.srq_refill, kRxPollBurst, rx_pool, o.msg_bytes, rx_mrs) != 0) {
 		*err = "SRQ refill: bad sizes (depth " + std::to_string(r.srq_depth) + ", threshold " +
 		       std::to_string(o.srq_refill) + ")";
 		return -1;
 	}
-	int ret = v->refill.fill(*v->ops, v->srq);
+	int ret = v->refill.fill(*v->ops);
 	if (ret < 0 || static_cast<uint32_t>(ret) != r.srq_depth) {
 		*err = dev.name + ": filling the SRQ with " + std::to_string(r.srq_depth) + " receives: " +
 		       (ret < 0 ? strerror(-ret) : "too few buffers");
@@ -419,7 +419,7 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, D
 		return -1;
 
 	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt};
-	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt};
+	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt, std::max<uint32_t>(1, o.rq_depth)};
 	int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
 	int rsp_access = shape.mem_access & ~IBV_ACCESS_LOCAL_WRITE;
 	if (qp_pairs_connect(o, nqps, req_dev, rsp_dev, req_io, rsp_io, req_qo, rsp_qo, req_access, rsp_access, &f->pairs, err) != 0)

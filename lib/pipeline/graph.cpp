@@ -349,6 +349,18 @@ uint64_t flow_receives(const GraphFlow *f)
 	return static_cast<uint64_t>(f->o.qps) * f->o.slots * Chunking::of(f->o.msg_bytes, f->o.chunk_bytes).count;
 }
 
+/* Per-QP receive queues (recv_queue = "qp"): each QP keeps its window of receives (a
+ * ping-pong's one message) and a refill of an eighth of it, at least one, as the SRQ
+ * keeps its flows' windows and an eighth. Returns the receives over the flow's QPs. */
+uint64_t size_rq(GraphFlow *f, bool pingpong)
+{
+	RunOptions &o = f->o;
+	const uint64_t w = pingpong ? 1 : flow_receives(f) / o.qps;
+	o.rq_refill = static_cast<uint32_t>(std::max<uint64_t>(1, w / 8));
+	o.rq_depth = static_cast<uint32_t>(w + o.rq_refill);
+	return static_cast<uint64_t>(o.qps) * o.rq_depth;
+}
+
 /* An lcore's io context sizes, from its roles: the send CQ holds every WR of its
  * requesters' QPs (a failed QP flushes them all) and every credit write of its
  * responders'; the SRQ every window received here and a refill batch; the receive CQ
@@ -366,10 +378,12 @@ void size_lcore(Graph *g, GraphLcore *l)
 	/* Ping-pong: both sides send and receive, one message in flight per QP; receives
 	 * are reposted in batches of kPingPongRefill. */
 	uint64_t echo_held = 0;   // echoes wait in their send queues in receive buffers
+	uint64_t per_qp = 0;      // receives in the QPs' own queues (recv_queue = "qp")
 	for (auto *side : {&l->pingers, &l->echoers})
 		for (GraphFlow *f : *side) {
 			l->send_cq += static_cast<uint64_t>(f->o.qps) * f->o.sq_depth;
 			window += f->o.qps;
+			per_qp += ic.rq_per_qp ? size_rq(f, true) : 0;
 			batch = std::max(batch, kPingPongRefill);
 			l->rx_bytes = std::max(l->rx_bytes, f->o.msg_bytes);
 			if (side == &l->echoers)
@@ -381,13 +395,16 @@ void size_lcore(Graph *g, GraphLcore *l)
 			continue;
 		l->send_cq += static_cast<uint64_t>(f->o.qps) * kCreditRing;
 		window += flow_receives(f);
+		per_qp += ic.rq_per_qp ? size_rq(f, false) : 0;
 		if (f->o.verb != Verb::write_imm)
 			l->rx_bytes = std::max(l->rx_bytes, f->o.msg_bytes);
 		else if (f->reliable())   // a retransmitted write arrives as a SEND: header and chunk
 			l->rx_bytes = std::max<uint32_t>(l->rx_bytes, Chunking::of(f->o.msg_bytes, f->o.chunk_bytes).bytes + sizeof(RetxHeader));
 	}
 	l->send_cq = std::max<uint64_t>({l->send_cq, ic.send_cq, 1});
-	if (window) {
+	if (window && ic.rq_per_qp) {
+		l->srq = per_qp;
+	} else if (window) {
 		l->srq_threshold = ic.srq_refill ? ic.srq_refill : std::max<uint64_t>(batch, window / 8);
 		l->srq = std::max<uint64_t>(window + l->srq_threshold, ic.srq);
 	}
@@ -481,6 +498,23 @@ void window_receives(const GraphLcore *l, uint64_t *fixed, uint64_t *adjustable)
 			*(f->o.slots_given ? fixed : adjustable) += flow_receives(f);
 }
 
+/* Per-QP receive queues: each within the device's max_qp_wr (a window the file set
+ * may ask for more). */
+int fit_rq_depths(const GraphLcore *l, std::string *err)
+{
+	if (!l->conf->rq_per_qp)
+		return 0;
+	const uint64_t max_wr = static_cast<uint64_t>(l->dev->dev_attr.max_qp_wr);
+	for (auto *side : {&l->responders, &l->pingers, &l->echoers})
+		for (const GraphFlow *f : *side)
+			if (f->o.rq_depth > max_wr) {
+				*err = "flow '" + f->conf->name + "': a receive queue of " + std::to_string(f->o.rq_depth) + " per QP (its window and a refill) is above " +
+				       l->dev->name + "'s max_qp_wr " + std::to_string(max_wr) + " (a smaller window, or recv_queue = \"srq\")";
+				return -1;
+			}
+	return 0;
+}
+
 /* The windows of lcore l's receiving flows, fitted so that its SRQ (every window and a
  * refill) and the receive CQ that holds it fit the device: the defaults shrink in
  * proportion, and a batch left to its default with them (a chain fits its window).
@@ -489,7 +523,10 @@ int fit_windows(Graph *g, GraphLcore *l, std::string *said, std::string *err)
 {
 	const Device &dev = *l->dev;
 	const IoContextConf &ic = *l->conf;
-	const uint64_t limit = std::min<uint64_t>(dev.dev_attr.max_srq_wr, dev.dev_attr.max_cqe);
+	/* Per-QP receive queues have no SRQ to fit: only the receive CQ that holds them. */
+	const uint64_t limit = ic.rq_per_qp ? static_cast<uint64_t>(dev.dev_attr.max_cqe)
+					    : std::min<uint64_t>(dev.dev_attr.max_srq_wr, dev.dev_attr.max_cqe);
+	const char *queue = ic.rq_per_qp ? "its QPs' receive queues" : "an SRQ";
 	const std::string who = "lcore " + std::to_string(l->lcore) + "'s io context";
 	if (ic.srq > limit || ic.recv_cq > static_cast<uint64_t>(dev.dev_attr.max_cqe) || ic.srq_refill >= limit) {
 		const char *what = ic.srq > limit ? "srq" : ic.recv_cq > static_cast<uint64_t>(dev.dev_attr.max_cqe) ? "recv_cq" : "srq_refill";
@@ -500,14 +537,14 @@ int fit_windows(Graph *g, GraphLcore *l, std::string *said, std::string *err)
 		return -1;
 	}
 	if (std::max(l->srq, l->recv_cq) <= limit)
-		return 0;
+		return fit_rq_depths(l, err);
 	uint64_t fixed, adjustable;
 	window_receives(l, &fixed, &adjustable);
 	/* The SRQ holds the windows and a refill threshold of an eighth of them, at least
 	 * the largest batch (kMaxBatch at most). */
 	const uint64_t room = ic.srq_refill ? limit - ic.srq_refill : std::min<uint64_t>(limit * 8 / 9, limit - std::min<uint64_t>(limit, kMaxBatch));
 	if (adjustable == 0 || fixed >= room) {
-		*err = who + ": its flows' receive windows need an SRQ of " + std::to_string(l->srq) + " receives and a receive CQ as large; " +
+		*err = who + ": its flows' receive windows need " + queue + " of " + std::to_string(l->srq) + " receives and a receive CQ as large; " +
 		       dev.name + " allows " + std::to_string(limit) + " (max_srq_wr " + std::to_string(dev.dev_attr.max_srq_wr) +
 		       ", max_cqe " + std::to_string(dev.dev_attr.max_cqe) + "): smaller windows or fewer QPs on this lcore";
 		return -1;
@@ -520,7 +557,7 @@ int fit_windows(Graph *g, GraphLcore *l, std::string *said, std::string *err)
 		const uint32_t slots = std::max<uint32_t>(1, static_cast<uint32_t>(o.slots * scale));
 		if (slots < o.batch && o.batch_given) {
 			*err = at(*g->conf, f->conf->line, "batch") + "flow '" + f->conf->name + "': its window, fitted to " + dev.name +
-			       "'s SRQ and CQ limit of " + std::to_string(limit) + " receives, is " + std::to_string(slots) +
+			       "'s " + (ic.rq_per_qp ? "CQ" : "SRQ and CQ") + " limit of " + std::to_string(limit) + " receives, is " + std::to_string(slots) +
 			       " messages per QP, below its batch of " + std::to_string(o.batch) + " (a smaller batch, or fewer QPs)";
 			return -1;
 		}
@@ -536,8 +573,14 @@ int fit_windows(Graph *g, GraphLcore *l, std::string *said, std::string *err)
 		o.srq_refill = std::max(o.batch, o.slots * o.qps / 8);
 	}
 	size_lcore(g, l);
-	*said += " (SRQ " + std::to_string(l->srq) + " receives, " + dev.name + " allows " + std::to_string(limit) + ")";
-	return 0;
+	*said += std::string(" (") + (ic.rq_per_qp ? "receive queues " : "SRQ ") + std::to_string(l->srq) + " receives, " + dev.name +
+		 " allows " + std::to_string(limit) + ")";
+	if (l->srq > limit) {   // per-QP refills rounded up
+		*err = who + ": its flows' receive windows, fitted, still need " + std::string(queue) + " of " + std::to_string(l->srq) +
+		       " receives; " + dev.name + " allows " + std::to_string(limit) + ": smaller windows or fewer QPs on this lcore";
+		return -1;
+	}
+	return fit_rq_depths(l, err);
 }
 
 /* Lcore l's send CQ: every WR its requesters' QPs may hold (a failed QP flushes them
@@ -628,14 +671,14 @@ int make_lcore_io(GraphLcore *l, std::string *err)
 		       " allows " + std::to_string(max_cqe) + " (fewer QPs, smaller send queues or windows on this lcore)";
 		return -1;
 	}
-	if (l->srq > static_cast<uint64_t>(dev.dev_attr.max_srq_wr)) {
+	if (!ic.rq_per_qp && l->srq > static_cast<uint64_t>(dev.dev_attr.max_srq_wr)) {
 		*err = who + ": an SRQ of " + std::to_string(l->srq) + " receives would be needed, " + dev.name + " allows " +
 		       std::to_string(dev.dev_attr.max_srq_wr);
 		return -1;
 	}
 	l->ops = cq_ops_for(ic.cq_api, *l->caps);
 	if (shared_io_context_create(dev, static_cast<uint32_t>(l->send_cq), static_cast<uint32_t>(l->recv_cq),
-				     static_cast<uint32_t>(l->srq), ic.adaptive_poll, l->ops != &kIbvOps, &l->io, err) != 0) {
+				     ic.rq_per_qp ? 0 : static_cast<uint32_t>(l->srq), ic.adaptive_poll, l->ops != &kIbvOps, &l->io, err) != 0) {
 		*err = who + ": " + *err;
 		return -1;
 	}
@@ -663,7 +706,20 @@ int fill_lcore_srq(GraphLcore *l, bool starve, std::string *err)
 	if (l->rx_bytes && (l->rx_pool = make_registered_pool(name.c_str(), who.c_str(), l->rx_pool_n, l->rx_bytes, kRxPollBurst,
 							      UINT32_MAX, *l->dev, IBV_ACCESS_LOCAL_WRITE, &l->rx_mrs, err)) == nullptr)
 		return -1;
-	if (l->refill.init(static_cast<uint32_t>(l->srq), static_cast<uint32_t>(l->srq_threshold), kRxPollBurst, l->rx_pool,
+	if (l->conf->rq_per_qp) {
+		uint32_t nqps = 0;
+		for (auto *side : {&l->responders, &l->pingers, &l->echoers})
+			for (const GraphFlow *f : *side)
+				nqps += f->o.rq_depth ? f->o.qps : 0;
+		RP_LOG(DEBUG, PIPELINE, "rdmapipe: lcore %u: %u QPs with receive queues of their own (%" PRIu64 " receives), receive pool %u buffers of %u B\n",
+		       l->lcore, nqps, l->srq, l->rx_pool ? l->rx_pool_n : 0, l->rx_bytes);
+		if (l->refill.init_qps(nqps, kRxPollBurst, l->rx_pool, l->rx_bytes, l->rx_pool ? &l->rx_mrs : nullptr) != 0) {
+			*err = "lcore " + std::to_string(l->lcore) + "'s receive refill: bad sizes (" + std::to_string(nqps) + " QPs)";
+			return -1;
+		}
+		return 0;   // filled once the QPs exist (fill_lcore_rqs)
+	}
+	if (l->refill.init(l->io.srq, static_cast<uint32_t>(l->srq), static_cast<uint32_t>(l->srq_threshold), kRxPollBurst, l->rx_pool,
 			   l->rx_bytes, l->rx_pool ? &l->rx_mrs : nullptr) != 0) {
 		*err = "lcore " + std::to_string(l->lcore) + "'s SRQ refill: bad sizes (depth " + std::to_string(l->srq) +
 		       ", threshold " + std::to_string(l->srq_threshold) + ")";
@@ -675,10 +731,46 @@ int fill_lcore_srq(GraphLcore *l, bool starve, std::string *err)
 		l->refill.starve();
 		return 0;
 	}
-	int ret = l->refill.fill(*l->ops, l->io.srq);
+	int ret = l->refill.fill(*l->ops);
 	if (ret < 0 || static_cast<uint64_t>(ret) != l->srq) {
 		*err = "lcore " + std::to_string(l->lcore) + ": filling the SRQ with " + std::to_string(l->srq) + " receives: " +
 		       (ret < 0 ? strerror(-ret) : "too few buffers");
+		return -1;
+	}
+	return 0;
+}
+
+/* recv_queue = "qp": each receiving QP of the lcore (its responders' and ping-pongs')
+ * gets its receives once it exists; a peer that sends before waits on RNR. */
+int fill_lcore_rqs(GraphLcore *l, bool starve, std::string *err)
+{
+	if (!l->conf->rq_per_qp || l->srq == 0)
+		return 0;
+	auto add = [&](const GraphFlow *f, auto &qps, uint32_t n) {
+		for (uint32_t i = 0; i < n; i++)
+			if (int ret = l->refill.add_qp(qps[i].qp, f->o.rq_depth, f->o.rq_refill); ret != 0) {
+				*err = "flow '" + f->conf->name + "': QP " + std::to_string(qps[i].qp->qp_num) + "'s receive queue: " + strerror(-ret);
+				return false;
+			}
+		return true;
+	};
+	for (GraphFlow *f : l->responders)
+		if (verb_consumes_receive(f->o.verb) && !add(f, f->v.qps, f->v.nqps))
+			return -1;
+	for (GraphFlow *f : l->pingers)
+		if (!add(f, f->ping.qps, f->ping.nqps))
+			return -1;
+	for (GraphFlow *f : l->echoers)
+		if (!add(f, f->pong.qps, f->pong.nqps))
+			return -1;
+	if (starve) {
+		l->refill.starve();
+		return 0;
+	}
+	const int ret = l->refill.fill(*l->ops);
+	if (ret < 0 || static_cast<uint64_t>(ret) != l->srq) {
+		*err = "lcore " + std::to_string(l->lcore) + ": filling its QPs' receive queues with " + std::to_string(l->srq) +
+		       " receives: " + (ret < 0 ? strerror(-ret) : "too few buffers");
 		return -1;
 	}
 	return 0;
@@ -751,7 +843,7 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 	 * a two-host flow inlines as its own device allows). */
 	const bool inl = o.inline_send || ((!f.tx || o.msg_bytes <= f.tx->caps->max_inline) &&
 					   (!f.rx || o.msg_bytes <= f.rx->caps->max_inline));
-	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt};
+	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt, std::max<uint32_t>(1, o.rq_depth)};
 	int rc = f.serves() ? remote_accept(o, *f.rx->dev, f.rx->io, qo, f.remote.get(), &obj, {}, err)
 		 : f.remote ? remote_connect(o, *f.tx->dev, f.tx->io, qo, 0, 0, f.remote.get(), &obj, err)
 		 : qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, 0, 0, &obj.pairs, err);
@@ -1623,6 +1715,9 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 		}
 	if (rc != 0 || reliability_setup(g, err) != 0)
 		return -1;
+	for (auto &l : g->lcores)
+		if (l->has_io && fill_lcore_rqs(l.get(), static_cast<int>(l->lcore) == cli.inject_rnr_lcore, err) != 0)
+			return -1;
 	for (auto &f : g->flows)
 		if (f->serves())
 			g->watch.ends.push_back({f->remote.get(), f->objs->pairs.cm_server.get(), &f->ctl});

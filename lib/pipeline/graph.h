@@ -132,11 +132,13 @@ struct GraphLcore {
 	bool has_io = false;
 	const VerbsOps *ops = nullptr;         // its CQ polling variant (cq_api)
 	CqRouter send_router, recv_router;
-	SrqRefill refill;
+	RecvRefill refill;
 	rte_mempool *rx_pool = nullptr;        // SEND receives (nullptr: zero-SGE receives only)
 	MrTable rx_mrs;
 	uint32_t rx_pool_n = 0, rx_bytes = 0;
-	uint64_t send_cq = 0, recv_cq = 0, srq = 0, srq_threshold = 0;   // derived sizes (graph_plan)
+	/* Derived sizes (graph_plan). srq: the receives the lcore keeps posted, in its SRQ or,
+	 * with recv_queue = "qp", over its QPs' own receive queues (then it has no SRQ). */
+	uint64_t send_cq = 0, recv_cq = 0, srq = 0, srq_threshold = 0;
 	LcoreLoop loop;
 	CtrlQp ctrl;                           // reliable UC flows' ACKs, both ways (has_ctrl)
 	bool has_ctrl = false;

@@ -441,7 +441,7 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 			e->words[p.qp_index] = RemoteTarget{p.credit_addr, p.credit_rkey, 0};
 		return 0;
 	};
-	QpOptions qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt};
+	QpOptions qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt, std::max<uint32_t>(1, o.rq_depth)};
 	if (remote_accept(o, dev, io, qo, e, f, fill, err) != 0 || responder_bind(o, ops, io, ctl, f, credits, v, err) != 0)
 		return -1;
 	v->self_describing |= self_describing || hand_on;

@@ -142,6 +142,7 @@ inline CmQpSpec cm_qp_spec(ibv_pd *pd, const SharedIOContext &io, const QpOption
 	s.send_cq = io.send_cq;
 	s.recv_cq = io.recv_cq;
 	s.srq = io.srq;
+	s.rq_depth = o.rq_depth;
 	s.qp = o;
 	return s;
 }

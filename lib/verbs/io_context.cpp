@@ -3,6 +3,7 @@
 #include "verbs/device.h"
 #include "log/log.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -117,9 +118,11 @@ void shared_io_context_destroy(SharedIOContext *io)
 
 ibv_qp *rc_qp_create(Device &dev, SharedIOContext &io, const QpOptions &o, std::string *err)
 {
-	if (o.sq_depth > static_cast<uint32_t>(dev.dev_attr.max_qp_wr)) {
-		*err = dev.name + ": send queue depth " + std::to_string(o.sq_depth) +
-		       " exceeds the device's max_qp_wr " + std::to_string(dev.dev_attr.max_qp_wr);
+	const uint32_t rq_depth = io.srq ? 0 : o.rq_depth;
+	if (std::max(o.sq_depth, rq_depth) > static_cast<uint32_t>(dev.dev_attr.max_qp_wr)) {
+		*err = dev.name + ": " + (o.sq_depth >= rq_depth ? "send" : "receive") + " queue depth " +
+		       std::to_string(std::max(o.sq_depth, rq_depth)) + " exceeds the device's max_qp_wr " +
+		       std::to_string(dev.dev_attr.max_qp_wr);
 		errno = EINVAL;
 		return nullptr;
 	}
@@ -131,7 +134,7 @@ ibv_qp *rc_qp_create(Device &dev, SharedIOContext &io, const QpOptions &o, std::
 	qa.sq_sig_all = 0;   // selective signalling: each WR says whether it wants a completion
 	qa.cap.max_send_wr = o.sq_depth;
 	qa.cap.max_send_sge = o.uc ? 2 : 1;   // UC: a retransmitted write is a SEND of header and chunk
-	qa.cap.max_recv_wr = io.srq ? 0 : 1;
+	qa.cap.max_recv_wr = rq_depth;
 	qa.cap.max_recv_sge = io.srq ? 0 : 1;
 	qa.cap.max_inline_data = o.max_inline;
 	qa.pd = dev.pd;
@@ -146,7 +149,8 @@ ibv_qp *rc_qp_create(Device &dev, SharedIOContext &io, const QpOptions &o, std::
 	}
 	ibv_qp *qp = ibv_create_qp_ex(dev.ctx, &qa);
 	if (qp == nullptr)
-		*err = errstr(dev, (std::string(o.uc ? "UC" : "RC") + " QP (send queue " + std::to_string(o.sq_depth) + ", inline " +
+		*err = errstr(dev, (std::string(o.uc ? "UC" : "RC") + " QP (send queue " + std::to_string(o.sq_depth) +
+				    (io.srq ? "" : ", receive queue " + std::to_string(rq_depth)) + ", inline " +
 				    std::to_string(o.max_inline) + (o.qp_ex ? ", qp_ex" : "") + ")").c_str(), errno);
 	return qp;
 }

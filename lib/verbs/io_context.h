@@ -47,9 +47,11 @@ struct QpOptions {
 	uint8_t min_rnr_timer = 12;  // 12: 0.64 ms (the IB encoding)
 	bool uc = false;             // unreliable connected: no acks, no RNR, no reads or atomics
 	uint8_t retry_cnt = 7;       // RC transport retries (rxe: 7 retries forever, as RNR's 7 does)
+	uint32_t rq_depth = 1;       // its own receive queue, where io has no SRQ
 };
 
-/* An RC (or, with o.uc, UC) QP on io's CQs (and SRQ, if any), left in RESET. */
+/* An RC (or, with o.uc, UC) QP on io's CQs and SRQ, or without one a receive queue of
+ * o.rq_depth; left in RESET. */
 ibv_qp *rc_qp_create(Device &dev, SharedIOContext &io, const QpOptions &o, std::string *err);
 
 struct RcPeer {

@@ -105,6 +105,23 @@ int post_srq_recv(ibv_srq *, ibv_recv_wr *wr, ibv_recv_wr **bad)
 	return 0;
 }
 
+int post_recv(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **bad)
+{
+	std::deque<uint64_t> &rq = g_nic.rq_wr_ids[qp->qp_num];
+	uint32_t n = 0;
+	for (; wr; wr = wr->next) {
+		if (rq.size() == g_nic.rq_cap) {
+			*bad = wr;
+			g_nic.rq_chains.emplace_back(qp->qp_num, n);
+			return ENOMEM;
+		}
+		n++;
+		rq.push_back(wr->wr_id);
+	}
+	g_nic.rq_chains.emplace_back(qp->qp_num, n);
+	return 0;
+}
+
 int poll_cq(ibv_cq *cq, int n, ibv_wc *wc)
 {
 	bool recv = cq == g_nic.recv_cq_handle;
@@ -123,6 +140,14 @@ int poll_cq(ibv_cq *cq, int n, ibv_wc *wc)
 			}
 			wc[got].wr_id = g_nic.srq_wr_ids.front();
 			g_nic.srq_wr_ids.pop_front();
+		} else if (recv && wc[got].wr_id == kFromRq) {
+			std::deque<uint64_t> &rq = g_nic.rq_wr_ids[wc[got].qp_num];
+			if (rq.empty()) {
+				fprintf(stderr, "fake: receive completion on QP %u with an empty receive queue\n", wc[got].qp_num);
+				abort();
+			}
+			wc[got].wr_id = rq.front();
+			rq.pop_front();
 		}
 		if (recv && g_nic.deliver)
 			g_nic.deliver(wc[got]);
@@ -162,6 +187,6 @@ void map_pool(rte_mempool *pool, rp::MrTable *mrs)
 Nic &nic() { return g_nic; }
 void reset() { g_nic = Nic{}; }
 
-const rp::VerbsOps kOps = {post_send, post_srq_recv, poll_cq, stop_qp, restart_qp};
+const rp::VerbsOps kOps = {post_send, post_srq_recv, post_recv, poll_cq, stop_qp, restart_qp};
 
 } // namespace fake

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <vector>
 
 struct rte_mempool;
@@ -34,6 +35,8 @@ struct PostedWr {
 /* A receive completion queued with this wr_id takes the oldest posted SRQ receive's
  * wr_id when it is polled, as a real SRQ would hand it out. */
 inline constexpr uint64_t kFromSrq = UINT64_MAX;
+/* The same from the completion's QP's own receive queue (post_recv). */
+inline constexpr uint64_t kFromRq = UINT64_MAX - 1;
 
 struct Nic {
 	std::vector<std::vector<PostedWr>> chains;   // one entry per post_send call
@@ -41,6 +44,11 @@ struct Nic {
 	std::deque<uint64_t> srq_wr_ids;             // posted receives not yet consumed, in order
 	uint64_t srq_posted = 0;
 	int srq_fail_after = -1;                     // fail the post after this many WRs (-1: never)
+	/* Per-QP receive queues: receives per post_recv call (qp_num, count), and what each
+	 * QP has posted and not consumed, in order. */
+	std::vector<std::pair<uint32_t, uint32_t>> rq_chains;
+	std::map<uint32_t, std::deque<uint64_t>> rq_wr_ids;
+	uint32_t rq_cap = UINT32_MAX;                // a QP's receive queue depth (full: ENOMEM)
 	int send_fail_after = -1;
 
 	/* Auto-completion of signalled WRs into the send CQ. */

@@ -1,6 +1,6 @@
 /* Chain building and SRQ replenishment against the faked verbs seam. */
 #include "engine/qp_table.h"
-#include "engine/srq_refill.h"
+#include "engine/recv_refill.h"
 #include "engine/wr_chain.h"
 #include "fake_verbs.h"
 
@@ -222,12 +222,12 @@ void mr_lookup(void **)
 void srq_fill_and_batched_refill(void **)
 {
 	fake::reset();
-	rp::SrqRefill r;
-	assert_int_equal(r.init(0, 1, 32), -EINVAL);
-	assert_int_equal(r.init(100, 101, 32), -EINVAL);
-	assert_int_equal(r.init(1000, 100, 32), 0);
+	rp::RecvRefill r;
+	assert_int_equal(r.init(nullptr, 0, 1, 32), -EINVAL);
+	assert_int_equal(r.init(nullptr, 100, 101, 32), -EINVAL);
+	assert_int_equal(r.init(nullptr, 1000, 100, 32), 0);
 	/* Setup fills every receive, in chains of threshold + burst = 132. */
-	assert_int_equal(r.fill(fake::kOps, nullptr), 1000);
+	assert_int_equal(r.fill(fake::kOps), 1000);
 	assert_int_equal(fake::nic().srq_posted, 1000);
 	assert_int_equal(fake::nic().srq_chains.size(), 8);   // 7 x 132 + 76
 	assert_int_equal(fake::nic().srq_chains[0], 132);
@@ -235,12 +235,12 @@ void srq_fill_and_batched_refill(void **)
 	assert_int_equal(r.missing(), 0);
 
 	/* Below the threshold nothing is posted. */
-	r.consumed(99);
-	assert_int_equal(r.refill(fake::kOps, nullptr), 0);
+	r.consumed(nullptr, 99);
+	assert_int_equal(r.refill(fake::kOps), 0);
 	assert_int_equal(fake::nic().srq_chains.size(), 8);
 	/* At it, everything missing goes in one call. */
-	r.consumed(32);
-	assert_int_equal(r.refill(fake::kOps, nullptr), 131);
+	r.consumed(nullptr, 32);
+	assert_int_equal(r.refill(fake::kOps), 131);
 	assert_int_equal(fake::nic().srq_chains.size(), 9);
 	assert_int_equal(fake::nic().srq_chains[8], 131);
 	assert_int_equal(r.missing(), 0);
@@ -252,19 +252,100 @@ void srq_fill_and_batched_refill(void **)
 void srq_post_error_keeps_count(void **)
 {
 	fake::reset();
-	rp::SrqRefill r;
-	assert_int_equal(r.init(64, 16, 8), 0);
-	assert_int_equal(r.fill(fake::kOps, nullptr), 64);
-	r.consumed(20);
+	rp::RecvRefill r;
+	assert_int_equal(r.init(nullptr, 64, 16, 8), 0);
+	assert_int_equal(r.fill(fake::kOps), 64);
+	r.consumed(nullptr, 20);
 	fake::nic().srq_fail_after = 64 + 5;   // the 6th receive of the refill fails
-	assert_int_equal(r.refill(fake::kOps, nullptr), -ENOMEM);
+	assert_int_equal(r.refill(fake::kOps), -ENOMEM);
 	/* The 5 that made it are counted as posted; 15 remain missing for the next try. */
 	assert_int_equal(r.missing(), 15);
 	fake::nic().srq_fail_after = -1;
 	/* 15 is below the threshold: nothing until one more is consumed, then all 16. */
-	assert_int_equal(r.refill(fake::kOps, nullptr), 0);
-	r.consumed(1);
-	assert_int_equal(r.refill(fake::kOps, nullptr), 16);
+	assert_int_equal(r.refill(fake::kOps), 0);
+	r.consumed(nullptr, 1);
+	assert_int_equal(r.refill(fake::kOps), 16);
+	assert_int_equal(r.missing(), 0);
+}
+
+/* A receive completion of QP qp_num, as the receive CQ would give it. */
+ibv_wc recv_wc(uint32_t qp_num)
+{
+	ibv_wc w{};
+	w.qp_num = qp_num;
+	w.status = IBV_WC_SUCCESS;
+	w.opcode = IBV_WC_RECV;
+	return w;
+}
+
+void per_qp_queues_refill_only_what_is_due(void **)
+{
+	fake::reset();
+	ibv_qp qps[3]{};
+	for (uint32_t i = 0; i < 3; i++)
+		qps[i].qp_num = fake::kQpNumBase + i;
+	rp::RecvRefill r;
+	assert_int_equal(r.init_qps(2, 8), 0);
+	assert_int_equal(r.add_qp(&qps[0], 20, 4), 0);
+	assert_int_equal(r.add_qp(&qps[0], 20, 4), -EEXIST);
+	assert_int_equal(r.add_qp(&qps[1], 4, 5), -EINVAL);   // threshold above depth
+	assert_int_equal(r.add_qp(&qps[1], 10, 2), 0);
+	assert_int_equal(r.add_qp(&qps[2], 10, 2), -EINVAL);  // no room left
+	assert_true(r.per_qp());
+	/* Setup posts each QP's queue full, in chains of at most threshold + burst. */
+	assert_int_equal(r.fill(fake::kOps), 30);
+	assert_int_equal(fake::nic().rq_wr_ids[qps[0].qp_num].size(), 20);
+	assert_int_equal(fake::nic().rq_wr_ids[qps[1].qp_num].size(), 10);
+	assert_int_equal(fake::nic().srq_posted, 0);   // nothing went to an SRQ
+	assert_int_equal(fake::nic().rq_chains.size(), 3);   // 12 + 8 for QP 0, 10 for QP 1
+	assert_int_equal(fake::nic().rq_chains[0].second, 12);
+	assert_int_equal(r.posted(), 30);
+
+	/* Completions count against their own QP; one of no known QP is skipped. */
+	ibv_wc wc[6] = {recv_wc(qps[0].qp_num), recv_wc(qps[1].qp_num), recv_wc(qps[0].qp_num),
+			recv_wc(qps[0].qp_num), recv_wc(0x999), recv_wc(qps[1].qp_num)};
+	r.consumed(wc, 6);
+	assert_int_equal(r.missing(), 5);
+	/* QP 1 reached its threshold of 2, QP 0 (3 of 4) did not: only QP 1 is posted to. */
+	const size_t calls = fake::nic().rq_chains.size();
+	assert_int_equal(r.refill(fake::kOps), 2);
+	assert_int_equal(fake::nic().rq_chains.size(), calls + 1);
+	assert_int_equal(fake::nic().rq_chains.back().first, qps[1].qp_num);
+	assert_int_equal(fake::nic().rq_chains.back().second, 2);
+	assert_int_equal(r.missing(), 3);
+	assert_int_equal(r.refill(fake::kOps), 0);   // nothing due
+
+	/* A held QP (stopped for a restart) is not posted to until it is released. */
+	r.hold(qps[0].qp_num, true);
+	r.consumed(wc, 1);   // QP 0 at its threshold
+	assert_int_equal(r.refill(fake::kOps), 0);
+	r.hold(qps[0].qp_num, false);
+	assert_int_equal(r.refill(fake::kOps), 4);
+	assert_int_equal(fake::nic().rq_chains.back().first, qps[0].qp_num);
+	assert_int_equal(r.missing(), 0);
+	assert_int_equal(r.posted(), 30);
+}
+
+void per_qp_post_error_keeps_count(void **)
+{
+	fake::reset();
+	ibv_qp qp{};
+	qp.qp_num = fake::kQpNumBase;
+	rp::RecvRefill r;
+	assert_int_equal(r.init_qps(1, 8), 0);
+	assert_int_equal(r.add_qp(&qp, 16, 4), 0);
+	assert_int_equal(r.fill(fake::kOps), 16);
+	ibv_wc wc[6];
+	for (ibv_wc &w : wc)
+		w = recv_wc(qp.qp_num);
+	r.consumed(wc, 6);
+	fake::nic().rq_wr_ids[qp.qp_num].clear();
+	fake::nic().rq_cap = 2;   // the queue takes 2 of the 6
+	assert_int_equal(r.refill(fake::kOps), -ENOMEM);
+	assert_int_equal(r.missing(), 4);
+	fake::nic().rq_cap = UINT32_MAX;
+	/* Still due: the next refill posts the rest. */
+	assert_int_equal(r.refill(fake::kOps), 4);
 	assert_int_equal(r.missing(), 0);
 }
 
@@ -284,6 +365,8 @@ int main()
 		cmocka_unit_test(mr_lookup),
 		cmocka_unit_test(srq_fill_and_batched_refill),
 		cmocka_unit_test(srq_post_error_keeps_count),
+		cmocka_unit_test(per_qp_queues_refill_only_what_is_due),
+		cmocka_unit_test(per_qp_post_error_keeps_count),
 	};
 	return cmocka_run_group_tests_name("chain", tests, nullptr, nullptr);
 }

@@ -31,9 +31,9 @@ struct Plan {
 	std::string err;
 	int rc = -1;
 
-	explicit Plan(const std::string &body)
+	explicit Plan(const std::string &body, const char *head = kHead)
 	{
-		load(std::string(kHead) + body, &c);
+		load(std::string(head) + body, &c);
 		rc = rp::graph_plan(c, rp::RunOptions{}, &g, &err);
 	}
 	rp::GraphStage *stage(const char *name)
@@ -276,6 +276,38 @@ void pingpong_sides_sized(void **)
 	assert_non_null(strstr(few.err.c_str(), "flows.[0].messages: 5 round trips cannot keep 8 QPs busy"));
 }
 
+/* recv_queue = "qp": no SRQ; each receiving QP keeps its window and an eighth, and the
+ * receive CQ holds them all. */
+void per_qp_receive_queues_sized(void **)
+{
+	const char *head = "version = 1;\n"
+			   "devices = ( { name = \"rxe0\"; } );\n"
+			   "pools = ( { name = \"p\"; elt_size = 256; count = 8192; } );\n"
+			   "io_contexts = ( { lcore = 1; device = \"rxe0\"; recv_queue = \"qp\"; },"
+			   " { lcore = 0; device = \"rxe0\"; recv_queue = \"qp\"; } );\n";
+	Plan p("flows = ( { name = \"f\"; verb = \"send\"; size = 64; qps = 4; window = 64; pool = \"p\"; } );\n"
+	       "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+	       "  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"f\"; } );\n", head);
+	assert_int_equal(p.rc, 0);
+	rp::GraphFlow &f = *p.g.flows[0];
+	assert_int_equal(f.o.rq_refill, 8);
+	assert_int_equal(f.o.rq_depth, 64 + 8);
+	rp::GraphLcore &rx = *p.stage("rx")->lcore, &tx = *p.stage("tx")->lcore;
+	assert_int_equal(rx.srq, 4 * 72);   // over the QPs' own queues
+	assert_int_equal(rx.srq_threshold, 0);
+	assert_true(rx.recv_cq >= rx.srq);
+	assert_true(rx.rx_pool_n >= rx.srq);
+	assert_int_equal(tx.srq, 0);        // the sender receives nothing
+
+	Plan pp("flows = ( { name = \"f\"; verb = \"send\"; size = 64; qps = 4; pool = \"p\"; } );\n"
+		"stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+		"  { name = \"e\"; kind = \"echo\"; lcore = 0; flow = \"f\"; } );\n", head);
+	assert_int_equal(pp.rc, 0);
+	assert_int_equal(pp.g.flows[0]->o.rq_depth, 2);   // one message in flight per QP, reposted one at a time
+	assert_int_equal(pp.stage("tx")->lcore->srq, 4 * 2);
+	assert_int_equal(pp.stage("e")->lcore->srq, 4 * 2);
+}
+
 /* A size sweep: a pipeline per size, flows with a list take their k-th size in step k,
  * the others keep theirs; lists of two lengths are refused. */
 void size_lists_sweep_in_step(void **)
@@ -421,6 +453,7 @@ int main(int, char **argv)
 		cmocka_unit_test(rings_without_cycles),
 		cmocka_unit_test(two_host_flows_have_one_end_here),
 		cmocka_unit_test(pingpong_sides_sized),
+		cmocka_unit_test(per_qp_receive_queues_sized),
 		cmocka_unit_test(size_lists_sweep_in_step),
 		cmocka_unit_test(lanes_share_a_flow),
 		cmocka_unit_test(devices_the_plan_uses),

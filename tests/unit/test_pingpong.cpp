@@ -24,7 +24,7 @@ struct Rig {
 	ibv_qp qp{};
 	rte_mempool *rx_pool = nullptr, *tx_pool = nullptr;
 	rp::MrTable mrs;
-	rp::SrqRefill refill;
+	rp::RecvRefill refill;
 	rp::RunControl ctl;
 	rp::Histogram hist;
 	rp::PingPong s;
@@ -39,8 +39,8 @@ struct Rig {
 		assert_true(rx_pool && tx_pool);
 		mrs.n = 1;
 		mrs.chunks[0] = {0, UINTPTR_MAX, 0x33};
-		assert_int_equal(refill.init(16, 4, 16, rx_pool, kMsg, &mrs), 0);
-		assert_int_equal(refill.fill(fake::kOps, nullptr), 16);
+		assert_int_equal(refill.init(nullptr, 16, 4, 16, rx_pool, kMsg, &mrs), 0);
+		assert_int_equal(refill.fill(fake::kOps), 16);
 		const uint64_t hz = rte_get_tsc_hz();
 		s.echo = echo;
 		s.ops = &fake::kOps;

@@ -71,8 +71,8 @@ struct Rig {
 			r.rx_pool = pool;
 		}
 		if (rp::verb_consumes_receive(v)) {
-			assert_int_equal(r.refill.init(kSlots * n + 4, 4, rp::kRxPollBurst, pool, kMsg, &mrs), 0);
-			assert_int_equal(r.refill.fill(fake::kOps, nullptr), static_cast<int>(kSlots * n + 4));
+			assert_int_equal(r.refill.init(nullptr, kSlots * n + 4, 4, rp::kRxPollBurst, pool, kMsg, &mrs), 0);
+			assert_int_equal(r.refill.fill(fake::kOps), static_cast<int>(kSlots * n + 4));
 		}
 		/* One message per poll, its payload put in place as it is delivered. */
 		fake::nic().recv_burst = 1;
@@ -256,12 +256,12 @@ void refill_cut_short_by_empty_pool(void **)
 	Rig g(rp::Verb::send);
 	std::vector<void *> held(64 - g.r.refill.posted());
 	assert_int_equal(rte_mempool_get_bulk(g.pool, held.data(), static_cast<unsigned>(held.size())), 0);
-	g.r.refill.consumed(5);
-	assert_int_equal(g.r.refill.refill(fake::kOps, nullptr), 0);
+	g.r.refill.consumed(nullptr, 5);
+	assert_int_equal(g.r.refill.refill(fake::kOps), 0);
 	assert_int_equal(g.r.refill.buffer_shortfalls(), 1);
 	assert_int_equal(g.r.refill.missing(), 5);
 	rte_mempool_put_bulk(g.pool, held.data(), static_cast<unsigned>(held.size()));
-	assert_int_equal(g.r.refill.refill(fake::kOps, nullptr), 5);
+	assert_int_equal(g.r.refill.refill(fake::kOps), 5);
 	assert_int_equal(g.r.refill.missing(), 0);
 }
 

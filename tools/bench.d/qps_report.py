@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""tools/bench-qps's report: the medians of RUN_DIR/runs.tsv per verb and QP count, a
+"""tools/bench-qps's report: the medians of RUN_DIR/runs.tsv per verb, receive queue kind
+(the SRQ, or per-QP queues) and QP count, a
 PNG (docs/img/qp-scaling.png) and the "## QP scaling" section of OUT.md (replaced in
 place, or appended; tools/bench keeps it when it rewrites the file).
 
@@ -31,6 +32,8 @@ def load(d):
     with open(os.path.join(d, "runs.tsv")) as f:
         for r in csv.DictReader(f, delimiter="\t"):
             r["qps"] = int(r["qps"])
+            r["rq"] = r.get("rq") or "srq"   # runs before --recv-queue: the SRQ
+            r["srq"] = r.get("receives", r.get("srq"))
             r["ok"] = r["rc"] == "0" and num(r["rate_mmsg"]) is not None
             for k in ("rate_mmsg", "cpu_ns", "rss_kib", "srq", "rx_buffers", "rx_buffer_bytes", "window"):
                 r[k] = num(r[k])
@@ -44,12 +47,17 @@ def load(d):
     return rows
 
 
+RQ_NAME = {"srq": "SRQ", "qp": "per-QP RQs"}
+
+
 def summarize(rows):
+    """{"send, SRQ": {qps: figures}, "send, per-QP RQs": ..., ...}"""
     out = {}
-    for verb in sorted({r["verb"] for r in rows}, key=lambda v: v != "send"):
+    series = sorted({(r["verb"], r["rq"]) for r in rows}, key=lambda s: (s[0] != "send", s[0], s[1] != "srq"))
+    for verb, rq in series:
         per = {}
-        for q in sorted({r["qps"] for r in rows if r["verb"] == verb}):
-            rs = [r for r in rows if r["verb"] == verb and r["qps"] == q]
+        for q in sorted({r["qps"] for r in rows if r["verb"] == verb and r["rq"] == rq}):
+            rs = [r for r in rows if r["verb"] == verb and r["rq"] == rq and r["qps"] == q]
             ok = [r for r in rs if r["ok"]]
             per[q] = dict(runs=len(rs), ok=len(ok), rate=med([r["rate_mmsg"] for r in ok]),
                           cpu=med([r["cpu_ns"] for r in ok]), rss=med([r["rss_kib"] for r in ok]),
@@ -57,7 +65,7 @@ def summarize(rows):
                           rx=med([r["rx_bytes"] for r in ok]), window=med([r["window"] for r in ok]),
                           fitted=any(r["fitted"] not in ("", "0") for r in ok),
                           rates=[r["rate_mmsg"] if r["ok"] else None for r in rs])
-        out[verb] = per
+        out[f"{verb}, {RQ_NAME.get(rq, rq)}"] = per
     return out
 
 
@@ -66,14 +74,19 @@ def plot(summary, png):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
-    for k, (verb, per) in enumerate(summary.items()):
-        col = f"C{k}"
+    verbs = []
+    for verb, per in summary.items():
+        v = verb.split(",")[0]
+        verbs += [v] if v not in verbs else []
+        col = f"C{verbs.index(v)}"
+        per_qp = "per-QP" in verb
         qs = [q for q in per if per[q]["rate"] is not None]
         base = per.get(min(per), {}).get("rate")
-        ax[0].plot(qs, [per[q]["rate"] / base if base else None for q in qs], "o-", color=col, label=verb)
-        ax[1].plot(qs, [per[q]["cpu"] for q in qs], "o-", color=col, label=verb)
-        ax[2].plot(qs, [per[q]["rx"] / 1024 for q in qs], "o-", color=col, label=f"{verb}: receive memory")
-        ax[2].plot(qs, [per[q]["rss"] / 1024 for q in qs], "s--", color=col, alpha=0.6, label=f"{verb}: peak RSS (MiB)")
+        ls = "--" if per_qp else "-"
+        ax[0].plot(qs, [per[q]["rate"] / base if base else None for q in qs], "o" + ls, color=col, label=verb)
+        ax[1].plot(qs, [per[q]["cpu"] for q in qs], "o" + ls, color=col, label=verb)
+        ax[2].plot(qs, [per[q]["rx"] / 1024 for q in qs], "o" + ls, color=col, label=f"{verb}: receive memory")
+        ax[2].plot(qs, [per[q]["rss"] / 1024 for q in qs], "s" + ls, color=col, alpha=0.4, label=f"{verb}: peak RSS (MiB)")
     ax[0].axhline(TARGET, color="grey", lw=0.8, ls=":")
     ax[0].set_title("message rate / rate at 1 QP")
     ax[1].set_title("CPU per message (ns, both lcores)")
@@ -97,16 +110,18 @@ def section(summary, d, command):
     w.append(f"`{command}` on repository {commit} (it boots the VM itself). One process, rdma_tx on lcore 1 and "
              "rdma_rx on lcore 0 of the 2-vCPU guest, one flow of 64 B messages over N QPs of rxe0, the builder's "
              "defaults (where they would not fit the device, fitted: a budget of outstanding WRs for the send CQ, "
-             "smaller windows for the SRQ; docs/configuration.md), every message verified. `send` takes a receive "
-             "from the lcore's SRQ and a buffer from its receive pool per message; `write_imm` takes a receive "
+             "smaller windows for the receive queues; docs/configuration.md), every message verified, once with the "
+             "lcore's SRQ (`--recv-queue srq`, the default) and once with a receive queue per QP (`--recv-queue qp`: "
+             "each QP keeps its window and an eighth, refilled per QP). `send` takes a receive "
+             "and a buffer from the receive pool per message; `write_imm` takes a receive "
              "without a buffer, its payload landing in the receiver's window (QPs x window x 64 B). The QP counts "
-             "interleave within each round; figures are medians of the rounds. CPU per message is both lcores' CPU "
+             "and the receive queue kinds interleave within each round; figures are medians of the rounds. CPU per message is both lcores' CPU "
              "time over the messages: both busy-poll, so it follows the wall clock rather than the work.")
     w.append("")
     w.append("![QP scaling](img/qp-scaling.png)")
     w.append("")
-    w.append("| verb | QPs | Mmsg/s | / 1 QP | CPU ns/msg | peak RSS MiB | sizes fitted to the device | window per QP | "
-             "SRQ receives | receive buffers | receive memory KiB | runs passed |")
+    w.append("| verb, receive queues | QPs | Mmsg/s | / 1 QP | CPU ns/msg | peak RSS MiB | sizes fitted to the device | window per QP | "
+             "receives posted | receive buffers | receive memory KiB | runs passed |")
     w.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     verdicts = []
     for verb, per in summary.items():
@@ -127,6 +142,17 @@ def section(summary, d, command):
             verdicts.append(f"{verb}: receive memory {per[min(per)]['rx'] / 1024:,.0f} KiB at {min(per)} QP, "
                             f"{per[top]['rx'] / 1024:,.0f} KiB at {top} "
                             f"({per[top]['rx'] / per[min(per)]['rx']:.1f}x)")
+    for verb, per in summary.items():   # per-QP queues against the SRQ, at each QP count
+        if "per-QP" not in verb:
+            continue
+        srq = summary.get(verb.replace("per-QP RQs", "SRQ"))
+        if not srq:
+            continue
+        pairs = [(q, per[q]["rate"] / srq[q]["rate"]) for q in per
+                 if q in srq and per[q]["rate"] and srq[q]["rate"]]
+        if pairs:
+            verdicts.append(f"{verb.split(',')[0]}: per-QP receive queues at " +
+                            ", ".join(f"{r:.2f}x ({q} QPs)" for q, r in pairs) + " the SRQ's rate")
     w.append("")
     w.append("Each round's rate (Mmsg/s): " + "; ".join(
         f"{verb} {q} QPs: " + " / ".join(f"{v:.4f}" if v is not None else "failed" for v in x["rates"])
