@@ -81,9 +81,10 @@ void print_plan(const rp::Graph &g)
 {
 	for (const auto &l : g.lcores)
 		if (l->conf && l->has_roles())
-			printf("  lcore %u (%s%s): send CQ %" PRIu64 ", receive CQ %" PRIu64 ", SRQ %" PRIu64 " (refill %" PRIu64 ")%s\n",
+			printf("  lcore %u (%s%s): send CQ %" PRIu64 ", receive CQ %" PRIu64 ", %s %" PRIu64 " (refill %s)%s\n",
 			       l->lcore, l->conf->device.c_str(), l->conf->derived ? ", io context derived" : "", l->send_cq, l->recv_cq,
-			       l->srq, l->srq_threshold,
+			       l->conf->rq_per_qp ? "receives in the QPs' own queues" : "SRQ", l->srq,
+			       l->conf->rq_per_qp ? "an eighth of each" : std::to_string(l->srq_threshold).c_str(),
 			       l->rx_pool_n ? (", receive pool " + std::to_string(l->rx_pool_n) + " x " + std::to_string(l->rx_bytes) + " B").c_str() : "");
 	for (const auto &f : g.flows)
 		if (!f->lanes.empty()) {

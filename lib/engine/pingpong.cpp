@@ -332,11 +332,12 @@ uint32_t pingpong_burst(PingPong *s)
 	const uint64_t now = n ? rte_rdtsc() : 0;
 	route_burst(wc, n, s->table, s->recv_peer, now, &s->c.unknown_qps,
 		    [&](uint32_t qi, const ibv_wc &w) { on_recv(s, qi, w, now); });
-	if (n > 0) {
+	if (n > 0)
 		s->refill->consumed(wc, n);
-		if (s->refill->refill(*s->ops) < 0)
-			fail(s, s->refill->per_qp() ? "ibv_post_recv failed" : "ibv_post_srq_recv failed");
-	}
+	/* Every burst, not only after a receive of its own: another role of the lcore may
+	 * have polled ours. */
+	if (s->refill->refill(*s->ops) < 0)
+		fail(s, s->refill->per_qp() ? "ibv_post_recv failed" : "ibv_post_srq_recv failed");
 	int m = s->ops->poll_cq(s->send_cq, kPollBurst, wc);
 	if (m < 0)
 		fail(s, "ibv_poll_cq on the send CQ failed");

@@ -62,11 +62,12 @@ int RecvRefill::add_qp(ibv_qp *qp, uint32_t depth, uint32_t threshold)
 {
 	if (lanes_ == nullptr || nlanes_ == max_lanes_ || depth == 0 || threshold == 0 || threshold > depth)
 		return -EINVAL;
-	if (!table_.insert(qp->qp_num, nlanes_))
+	if (table_.find(qp->qp_num) != QpTable::kNone)
 		return -EEXIST;
 	const uint64_t len = static_cast<uint64_t>(threshold) + max_burst_;
 	if (alloc_chain(static_cast<uint32_t>(len < depth ? len : depth), pool_, buf_bytes_, mrs_) != 0)
 		return -EINVAL;
+	table_.insert(qp->qp_num, nlanes_);
 	lanes_[nlanes_++] = Lane{qp, depth, threshold, depth, false, false};
 	depth_ += depth;
 	missing_ += depth;

@@ -61,8 +61,8 @@ public:
 	int refill(const VerbsOps &ops)
 	{
 		if (lanes_)
-			return refill_lanes(ops);
-		if (missing_ < threshold_)
+			return ndue_ ? refill_lanes(ops) : 0;
+		if (missing_ == 0 || missing_ < threshold_)
 			return 0;
 		return post(ops, nullptr, missing_);
 	}

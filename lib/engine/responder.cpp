@@ -435,10 +435,14 @@ void on_recv_rel(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 			q.broken = q.ack_now = true;
 			r->acks_waiting++;
 			r->c.broken++;
+			/* Its own receive queue (if it has one) gets nothing more until the restart:
+			 * what rxe does not flush from a QP in ERR, the reset would drop. */
+			r->recv_refill().hold(wc.qp_num, true);
 		}
 	} else if (wc.status != IBV_WC_SUCCESS) {
 		r->c.wc_errors.count(wc);
 		q.failed = true;
+		r->recv_refill().hold(wc.qp_num, true);
 	} else {
 		if (r->c.received == 0)
 			r->c.start_tsc = now;
@@ -539,6 +543,7 @@ void on_recv(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 	if (wc.status != IBV_WC_SUCCESS) {
 		c.wc_errors.count(wc);
 		r->qps[qi].failed = true;
+		r->recv_refill().hold(wc.qp_num, true);   // a failed QP's own queue would only flush what it gets
 	} else {
 		if (c.received == 0)
 			c.start_tsc = now;
@@ -602,12 +607,14 @@ uint32_t responder_burst(Responder *r)
 		c.end_tsc = now;
 		rf.consumed(wc, n);
 	}
+	/* Refilled by whichever role polled: a one-sided flow's responder may have polled the
+	 * receives of a ping-pong sharing the lcore. */
+	if (rf.refill(*r->ops) < 0) {
+		c.fail_reason = rf.per_qp() ? "ibv_post_recv failed" : "ibv_post_srq_recv failed";
+		r->finished = true;
+		return static_cast<uint32_t>(n);
+	}
 	if (two_sided) {
-		if (rf.refill(*r->ops) < 0) {
-			c.fail_reason = rf.per_qp() ? "ibv_post_recv failed" : "ibv_post_srq_recv failed";
-			r->finished = true;
-			return static_cast<uint32_t>(n);
-		}
 		/* Credit writes completed: reaped here, or by a role sharing the send CQ. */
 		int polled = poll_credit_completions(r);
 		/* Credit can fall due only when messages arrived (polled here or by another role

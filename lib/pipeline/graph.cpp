@@ -717,7 +717,7 @@ int fill_lcore_srq(GraphLcore *l, bool starve, std::string *err)
 			*err = "lcore " + std::to_string(l->lcore) + "'s receive refill: bad sizes (" + std::to_string(nqps) + " QPs)";
 			return -1;
 		}
-		return 0;   // filled once the QPs exist (fill_lcore_rqs)
+		return 0;   // filled once the QPs exist (fill_flow_rqs)
 	}
 	if (l->refill.init(l->io.srq, static_cast<uint32_t>(l->srq), static_cast<uint32_t>(l->srq_threshold), kRxPollBurst, l->rx_pool,
 			   l->rx_bytes, l->rx_pool ? &l->rx_mrs : nullptr) != 0) {
@@ -740,37 +740,54 @@ int fill_lcore_srq(GraphLcore *l, bool starve, std::string *err)
 	return 0;
 }
 
-/* recv_queue = "qp": each receiving QP of the lcore (its responders' and ping-pongs')
- * gets its receives once it exists; a peer that sends before waits on RNR. */
-int fill_lcore_rqs(GraphLcore *l, bool starve, std::string *err)
+/* recv_queue = "qp": flow f's receiving QPs on lcore l (a responder's, either side of a
+ * ping-pong) get their receives as soon as the flow is set up, not after every flow: a
+ * server's client may send while this host still accepts the clients of its other
+ * flows. Accept threads of flows on one lcore share its refill: hence the lock (setup
+ * only). A starved lcore (--inject-rnr) posts nothing. */
+int fill_flow_rqs(GraphLcore *l, GraphFlow &f, std::string *err)
 {
-	if (!l->conf->rq_per_qp || l->srq == 0)
+	if (l == nullptr || !l->refill.per_qp() || !f.lanes.empty())
 		return 0;
-	auto add = [&](const GraphFlow *f, auto &qps, uint32_t n) {
+	std::lock_guard<std::mutex> lock(l->rq_mu);
+	auto add = [&](auto &qps, uint32_t n) {
 		for (uint32_t i = 0; i < n; i++)
-			if (int ret = l->refill.add_qp(qps[i].qp, f->o.rq_depth, f->o.rq_refill); ret != 0) {
-				*err = "flow '" + f->conf->name + "': QP " + std::to_string(qps[i].qp->qp_num) + "'s receive queue: " + strerror(-ret);
+			if (int ret = l->refill.add_qp(qps[i].qp, f.o.rq_depth, f.o.rq_refill); ret != 0) {
+				*err = "flow '" + f.conf->name + "': QP " + std::to_string(qps[i].qp->qp_num) + "'s receive queue: " + strerror(-ret);
 				return false;
 			}
 		return true;
 	};
-	for (GraphFlow *f : l->responders)
-		if (verb_consumes_receive(f->o.verb) && !add(f, f->v.qps, f->v.nqps))
-			return -1;
-	for (GraphFlow *f : l->pingers)
-		if (!add(f, f->ping.qps, f->ping.nqps))
-			return -1;
-	for (GraphFlow *f : l->echoers)
-		if (!add(f, f->pong.qps, f->pong.nqps))
-			return -1;
-	if (starve) {
+	if (l == f.tx && f.pingpong && !add(f.ping.qps, f.ping.nqps))
+		return -1;
+	if (l == f.rx && f.pingpong && !add(f.pong.qps, f.pong.nqps))
+		return -1;
+	if (l == f.rx && !f.pingpong && verb_consumes_receive(f.o.verb) && !add(f.v.qps, f.v.nqps))
+		return -1;
+	if (l->starved)
+		return 0;
+	const int ret = l->refill.fill(*l->ops);
+	if (ret < 0 || l->refill.missing() != 0) {
+		*err = "flow '" + f.conf->name + "': filling its QPs' receive queues on lcore " + std::to_string(l->lcore) + ": " +
+		       (ret < 0 ? strerror(-ret) : "too few buffers");
+		return -1;
+	}
+	return 0;
+}
+
+/* Once every flow is set up: each QP of the lcore has its receive queue filled (or, for
+ * --inject-rnr, none ever will be). */
+int check_lcore_rqs(GraphLcore *l, std::string *err)
+{
+	if (!l->refill.per_qp())
+		return 0;
+	if (l->starved) {
 		l->refill.starve();
 		return 0;
 	}
-	const int ret = l->refill.fill(*l->ops);
-	if (ret < 0 || static_cast<uint64_t>(ret) != l->srq) {
-		*err = "lcore " + std::to_string(l->lcore) + ": filling its QPs' receive queues with " + std::to_string(l->srq) +
-		       " receives: " + (ret < 0 ? strerror(-ret) : "too few buffers");
+	if (l->refill.posted() != l->srq) {
+		*err = "lcore " + std::to_string(l->lcore) + ": " + std::to_string(l->refill.posted()) + " receives posted to its QPs' queues, " +
+		       std::to_string(l->srq) + " planned (a receiving QP left out)";
 		return -1;
 	}
 	return 0;
@@ -1511,6 +1528,8 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 		*err = "flow '" + f.conf->name + "': " + *err;
 		return -1;
 	}
+	if (fill_flow_rqs(f.tx, f, err) != 0 || (f.rx != f.tx && fill_flow_rqs(f.rx, f, err) != 0))
+		return -1;
 	if (!f.lanes.empty() || f.pingpong)
 		return 0;
 	/* The lcore idles, not a role; the lcore's SRQ is refilled once for all its flows. */
@@ -1675,9 +1694,11 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 	for (auto &l : g->lcores)
 		if (l->conf && l->has_roles() && make_lcore_io(l.get(), err) != 0)
 			return -1;
-	for (auto &l : g->lcores)
-		if (l->has_io && fill_lcore_srq(l.get(), static_cast<int>(l->lcore) == cli.inject_rnr_lcore, err) != 0)
+	for (auto &l : g->lcores) {
+		l->starved = static_cast<int>(l->lcore) == cli.inject_rnr_lcore;
+		if (l->has_io && fill_lcore_srq(l.get(), l->starved, err) != 0)
 			return -1;
+	}
 
 	/* Each flow's objects and roles on its lcores' io contexts. Servers of two-host
 	 * flows listen first (that never blocks), then accept on threads of their own while
@@ -1716,7 +1737,7 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 	if (rc != 0 || reliability_setup(g, err) != 0)
 		return -1;
 	for (auto &l : g->lcores)
-		if (l->has_io && fill_lcore_rqs(l.get(), static_cast<int>(l->lcore) == cli.inject_rnr_lcore, err) != 0)
+		if (l->has_io && check_lcore_rqs(l.get(), err) != 0)
 			return -1;
 	for (auto &f : g->flows)
 		if (f->serves())

@@ -36,6 +36,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,8 @@ struct GraphLcore {
 	const VerbsOps *ops = nullptr;         // its CQ polling variant (cq_api)
 	CqRouter send_router, recv_router;
 	RecvRefill refill;
+	std::mutex rq_mu;                      // setup: flows' accept threads filling per-QP queues
+	bool starved = false;                  // --inject-rnr: nothing is ever posted to receive
 	rte_mempool *rx_pool = nullptr;        // SEND receives (nullptr: zero-SGE receives only)
 	MrTable rx_mrs;
 	uint32_t rx_pool_n = 0, rx_bytes = 0;

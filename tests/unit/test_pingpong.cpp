@@ -209,6 +209,24 @@ void a_foreign_send_completion_is_handed_on_with_the_time(void **)
 	assert_true(g_handed_at[0] >= before);
 }
 
+/* Receives of the ping-pong's QP that another role of the lcore polled (and counted)
+ * are reposted by the ping-pong's next burst even when it polls nothing itself. */
+void receives_another_role_polled_are_refilled(void **)
+{
+	Rig g(true);
+	const size_t posts = fake::nic().srq_chains.size();
+	ibv_wc wc[4]{};
+	for (ibv_wc &w : wc)
+		w.qp_num = fake::kQpNumBase;
+	g.refill.consumed(wc, 4);   // another role's burst: 4 gone, the threshold
+	fake::nic().srq_wr_ids.erase(fake::nic().srq_wr_ids.begin(), fake::nic().srq_wr_ids.begin() + 4);
+	assert_int_equal(g.refill.missing(), 4);
+	rp::pingpong_burst(&g.s);   // an empty receive CQ
+	assert_int_equal(fake::nic().srq_chains.size(), posts + 1);
+	assert_int_equal(g.refill.missing(), 0);
+	assert_int_equal(fake::nic().srq_wr_ids.size(), 16);
+}
+
 } // namespace
 
 int main()
@@ -216,6 +234,7 @@ int main()
 	if (!eal_for_tests("test_pingpong"))
 		return 1;
 	const CMUnitTest tests[] = {
+		cmocka_unit_test(receives_another_role_polled_are_refilled),
 		cmocka_unit_test(a_late_echo_sends_the_ping_again),
 		cmocka_unit_test(a_foreign_send_completion_is_handed_on_with_the_time),
 		cmocka_unit_test(the_timeout_backs_off),

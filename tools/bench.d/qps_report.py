@@ -139,9 +139,16 @@ def section(summary, d, command):
             verdicts.append(f"{verb}: {top} QPs at {r:.2f}x the rate of 1 QP (target >= {TARGET}x: "
                             f"{'met' if r >= TARGET else '**not met**'})")
         if per[min(per)]["rx"] and per[top]["rx"]:
+            grows = per[top]["rx"] / per[min(per)]["rx"]
+            why = ""
+            if grows > 1.5 and per[top]["window"] and per[top]["srq"]:
+                # What keeps it from being flat: each QP's window has a floor.
+                why = (f": every QP keeps a window of {per[top]['window']:.0f} messages (the default is 1024 / QPs "
+                       f"but at least a batch, so a chain fits it) and its receives ({per[top]['srq']:,.0f} posted at "
+                       f"{top} QPs) are posted for all of them; flat receive memory needs a window shared by the flow's "
+                       f"QPs, with credit coalesced across them (not built)")
             verdicts.append(f"{verb}: receive memory {per[min(per)]['rx'] / 1024:,.0f} KiB at {min(per)} QP, "
-                            f"{per[top]['rx'] / 1024:,.0f} KiB at {top} "
-                            f"({per[top]['rx'] / per[min(per)]['rx']:.1f}x)")
+                            f"{per[top]['rx'] / 1024:,.0f} KiB at {top} ({grows:.1f}x){why}")
     for verb, per in summary.items():   # per-QP queues against the SRQ, at each QP count
         if "per-QP" not in verb:
             continue
