@@ -22,6 +22,9 @@ need_device() {
 	fi
 }
 
+# dev_attr NAME: the device's attribute NAME (max_cqe, max_qp_wr, ...) from ibv_devinfo -v.
+dev_attr() { ibv_devinfo -v -d "$DEV" | awk -v k="$1:" '$1 == k {print $2; exit}'; }
+
 # Hugepages when the machine has them (the VM does), else plain memory. Lcores 0-1,
 # or $EAL_LCORES (a run on more lcores than the VM's 2 CPUs maps them onto both).
 eal_args() {

@@ -9,7 +9,7 @@ need_device
 out=$(mktemp)
 conf=$(mktemp --suffix=.conf)
 trap 'rm -f "$out" "$conf"' EXIT
-max_cqe=$(ibv_devinfo -v -d "$DEV" | awk '/max_cqe:/ {print $2}')
+max_cqe=$(dev_attr max_cqe)
 
 # per_qp_posts WHAT: the run posted its receives to the QPs' own queues, none to an SRQ.
 per_qp_posts() {

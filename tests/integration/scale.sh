@@ -9,7 +9,7 @@ need_device
 out=$(mktemp)
 conf=$(mktemp --suffix=.conf)
 trap 'rm -f "$out" "$conf"' EXIT
-max_cqe=$(ibv_devinfo -v -d "$DEV" | awk '/max_cqe:/ {print $2}')
+max_cqe=$(dev_attr max_cqe)
 echo "$DEV: max_cqe $max_cqe"
 
 for verb in write_imm send write; do

@@ -8,6 +8,7 @@ place, or appended; tools/bench keeps it when it rewrites the file).
 """
 import csv
 import os
+import re
 import statistics
 import sys
 
@@ -27,6 +28,17 @@ def num(s):
         return None
 
 
+def recv_posts(d, r):
+    """Receive post calls of one run (its summary's srq posts or receive posts line)."""
+    names = [f"r{r['round']}-{r['verb']}-{r['rq']}-{r['qps']}.out", f"r{r['round']}-{r['verb']}-{r['qps']}.out"]
+    for n in names:
+        p = os.path.join(d, n)
+        if os.path.exists(p):
+            m = re.search(r"^  (?:srq|receive) posts: +([0-9]+)", open(p, errors="replace").read(), re.M)
+            return float(m.group(1)) if m else None
+    return None
+
+
 def load(d):
     rows = []
     with open(os.path.join(d, "runs.tsv")) as f:
@@ -34,6 +46,7 @@ def load(d):
             r["qps"] = int(r["qps"])
             r["rq"] = r.get("rq") or "srq"   # runs before --recv-queue: the SRQ
             r["srq"] = r.get("receives", r.get("srq"))
+            r["posts"] = recv_posts(d, r)
             r["ok"] = r["rc"] == "0" and num(r["rate_mmsg"]) is not None
             for k in ("rate_mmsg", "cpu_ns", "rss_kib", "srq", "rx_buffers", "rx_buffer_bytes", "window"):
                 r[k] = num(r[k])
@@ -63,6 +76,7 @@ def summarize(rows):
                           cpu=med([r["cpu_ns"] for r in ok]), rss=med([r["rss_kib"] for r in ok]),
                           srq=med([r["srq"] for r in ok]), rxn=med([r["rx_buffers"] for r in ok]),
                           rx=med([r["rx_bytes"] for r in ok]), window=med([r["window"] for r in ok]),
+                          posts=med([r["posts"] for r in ok]),
                           fitted=any(r["fitted"] not in ("", "0") for r in ok),
                           rates=[r["rate_mmsg"] if r["ok"] else None for r in rs])
         out[f"{verb}, {RQ_NAME.get(rq, rq)}"] = per
@@ -121,8 +135,8 @@ def section(summary, d, command):
     w.append("![QP scaling](img/qp-scaling.png)")
     w.append("")
     w.append("| verb, receive queues | QPs | Mmsg/s | / 1 QP | CPU ns/msg | peak RSS MiB | sizes fitted to the device | window per QP | "
-             "receives posted | receive buffers | receive memory KiB | runs passed |")
-    w.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+             "receives posted | receive post calls | receive buffers | receive memory KiB | runs passed |")
+    w.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     verdicts = []
     for verb, per in summary.items():
         base = per.get(min(per), {}).get("rate")
@@ -131,7 +145,7 @@ def section(summary, d, command):
             f = lambda v, spec: (spec.format(v) if v is not None else "—")
             w.append(f"| {verb} | {q} | {f(x['rate'], '{:.4f}')} | {f(ratio, '{:.2f}x')} | {f(x['cpu'], '{:,.0f}')} | "
                      f"{f(x['rss'] / 1024 if x['rss'] else None, '{:.1f}')} | {'yes' if x['fitted'] else 'no'} | "
-                     f"{f(x['window'], '{:.0f}')} | {f(x['srq'], '{:,.0f}')} | {f(x['rxn'], '{:,.0f}')} | "
+                     f"{f(x['window'], '{:.0f}')} | {f(x['srq'], '{:,.0f}')} | {f(x['posts'], '{:,.0f}')} | {f(x['rxn'], '{:,.0f}')} | "
                      f"{f(x['rx'] / 1024 if x['rx'] is not None else None, '{:,.0f}')} | {x['ok']} of {x['runs']} |")
         top = max(per)
         if top >= 1024 and base and per[top]["rate"]:
@@ -158,8 +172,15 @@ def section(summary, d, command):
         pairs = [(q, per[q]["rate"] / srq[q]["rate"]) for q in per
                  if q in srq and per[q]["rate"] and srq[q]["rate"]]
         if pairs:
+            top = max(q for q, _ in pairs)
+            calls = ""
+            if per[top]["posts"] and srq[top]["posts"]:
+                # What the per-QP queues cost: a repost per QP per eighth of its window.
+                calls = (f"; at {top} QPs they took {per[top]['posts']:,.0f} receive post calls against the SRQ's "
+                         f"{srq[top]['posts']:,.0f} (each QP reposts an eighth of its window of {per[top]['window']:.0f}, "
+                         f"the SRQ an eighth of all windows at once)")
             verdicts.append(f"{verb.split(',')[0]}: per-QP receive queues at " +
-                            ", ".join(f"{r:.2f}x ({q} QPs)" for q, r in pairs) + " the SRQ's rate")
+                            ", ".join(f"{r:.2f}x ({q} QPs)" for q, r in pairs) + " the SRQ's rate" + calls)
     w.append("")
     w.append("Each round's rate (Mmsg/s): " + "; ".join(
         f"{verb} {q} QPs: " + " / ".join(f"{v:.4f}" if v is not None else "failed" for v in x["rates"])
