@@ -22,6 +22,13 @@ need_device() {
 	fi
 }
 
+# scratch_files: $out (a run's output) and $conf (a pipeline file), removed on exit.
+scratch_files() {
+	out=$(mktemp)
+	conf=$(mktemp --suffix=.conf)
+	trap 'rm -f "$out" "$conf"' EXIT
+}
+
 # dev_attr NAME: the device's attribute NAME (max_cqe, max_qp_wr, ...) from ibv_devinfo -v.
 dev_attr() { ibv_devinfo -v -d "$DEV" | awk -v k="$1:" '$1 == k {print $2; exit}'; }
 

@@ -6,9 +6,7 @@
 # message verified, the receives posted to the QPs (not to an SRQ), no SRQ made.
 . "$(dirname "$0")/lib.sh"
 need_device
-out=$(mktemp)
-conf=$(mktemp --suffix=.conf)
-trap 'rm -f "$out" "$conf"' EXIT
+scratch_files
 max_cqe=$(dev_attr max_cqe)
 
 # per_qp_posts WHAT: the run posted its receives to the QPs' own queues, none to an SRQ.

@@ -6,9 +6,7 @@
 # into the shared CQ without overflowing it.
 . "$(dirname "$0")/lib.sh"
 need_device
-out=$(mktemp)
-conf=$(mktemp --suffix=.conf)
-trap 'rm -f "$out" "$conf"' EXIT
+scratch_files
 max_cqe=$(dev_attr max_cqe)
 echo "$DEV: max_cqe $max_cqe"
 
