@@ -6,6 +6,18 @@
 
 namespace rp {
 
+namespace {
+
+/* A chain long enough that one post covers what can be missing from a queue of depth at
+ * a refill: its threshold and a burst consumed since. */
+uint32_t chain_for(uint32_t depth, uint32_t threshold, uint32_t max_burst)
+{
+	const uint64_t len = static_cast<uint64_t>(threshold) + max_burst;
+	return static_cast<uint32_t>(len < depth ? len : depth);
+}
+
+} // namespace
+
 /* The one pre-linked chain every post is made from; len grows it (setup only). */
 int RecvRefill::alloc_chain(uint32_t len, rte_mempool *pool, uint32_t buf_bytes, const MrTable *mrs)
 {
@@ -36,9 +48,7 @@ int RecvRefill::init(ibv_srq *srq, uint32_t depth, uint32_t threshold, uint32_t 
 {
 	if (depth == 0 || threshold == 0 || threshold > depth)
 		return -EINVAL;
-	/* Long enough that one post covers what can be missing at a refill. */
-	const uint64_t len = static_cast<uint64_t>(threshold) + max_burst;
-	if (alloc_chain(static_cast<uint32_t>(len < depth ? len : depth), pool, buf_bytes, mrs) != 0)
+	if (alloc_chain(chain_for(depth, threshold, max_burst), pool, buf_bytes, mrs) != 0)
 		return -EINVAL;
 	srq_ = srq;
 	depth_ = missing_ = depth;
@@ -64,8 +74,7 @@ int RecvRefill::add_qp(ibv_qp *qp, uint32_t depth, uint32_t threshold)
 		return -EINVAL;
 	if (table_.find(qp->qp_num) != QpTable::kNone)
 		return -EEXIST;
-	const uint64_t len = static_cast<uint64_t>(threshold) + max_burst_;
-	if (alloc_chain(static_cast<uint32_t>(len < depth ? len : depth), pool_, buf_bytes_, mrs_) != 0)
+	if (alloc_chain(chain_for(depth, threshold, max_burst_), pool_, buf_bytes_, mrs_) != 0)
 		return -EINVAL;
 	table_.insert(qp->qp_num, nlanes_);
 	lanes_[nlanes_++] = Lane{qp, depth, threshold, depth, false, false};
