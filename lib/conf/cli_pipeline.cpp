@@ -85,6 +85,8 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		f.sq_depth = o.sq_depth;
 		f.window = o.slots;
 		f.window_given = o.slots_given;
+		f.flow_window = o.flow_window;
+		f.flow_window_given = o.flow_window_given;
 		f.batch_given = o.batch_given;
 		f.signal_given = o.signal_given;
 		f.chunk = o.chunk;
@@ -233,6 +235,7 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		     "; sq_depth = " + std::to_string(f.sq_depth) +
 		     (f.window_given || f.window != std::max(f.batch, kDefaultWindow / f.qps) ? "; window = " + std::to_string(f.window)
 											   : std::string()) +
+		     (f.flow_window_given ? "; flow_window = " + std::to_string(f.flow_window) : std::string()) +
 		     "; inline = " + (f.inline_send ? "true" : "false") +
 		     "; rate = " + num(f.rate_pps) + "; " +
 		     (f.duration_s > 0 ? "duration = " + num(f.duration_s) : "messages = " + std::to_string(f.messages) + "L") +

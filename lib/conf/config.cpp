@@ -236,7 +236,8 @@ const std::vector<std::string> kIoKeys = {"lcore", "device", "send_cq", "recv_cq
 const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "transport", "qps", "verb", "size", "sizes", "batch",
 					    "signal_every", "sq_depth", "window", "inline", "rate", "messages",
 					    "duration", "verify", "pool", "share_qps", "echoed", "post_api", "fence",
-					    "rnr_retry", "retry_cnt", "min_rnr_timer", "reliability", "ack_every", "ack_us", "inject_loss", "chunk"};
+					    "rnr_retry", "retry_cnt", "min_rnr_timer", "reliability", "ack_every", "ack_us", "inject_loss", "chunk",
+					    "flow_window"};
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output"};
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles"};
@@ -446,6 +447,7 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 		    !r.choice(g, "verb", kVerbNames, &verb, true) || !r.uint_as(g, "batch", 1, kMaxBatch, &f.batch) ||
 		    !r.uint_as(g, "signal_every", 1, kMaxSqDepth / 2, &f.signal_every) ||
 		    !r.uint_as(g, "sq_depth", 2, kMaxSqDepth, &f.sq_depth) || !r.uint_as(g, "window", 1, kMaxSlots, &f.window) ||
+		    !r.uint_as(g, "flow_window", 0, kMaxSlots, &f.flow_window) ||
 		    !r.boolean(g, "inline", &f.inline_send) || !r.uint(g, "messages", 1, UINT64_MAX >> 1, &f.messages) ||
 		    !r.seconds(g, "duration", &f.duration_s) || !r.boolean(g, "verify", &f.verify) ||
 		    !r.string(g, "pool", &f.pool) || !r.boolean(g, "share_qps", &f.share_qps) ||
@@ -541,6 +543,10 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 			return r.fail(r.find(g, "sq_depth") ? g["sq_depth"] : g, "send queue depth " + std::to_string(f.sq_depth) +
 				       " cannot hold one chain of batch " + std::to_string(f.batch));
 		f.window_given = f.window != 0;
+		f.flow_window_given = r.find(g, "flow_window") != nullptr;
+		if (f.flow_window && f.flow_window < f.batch)
+			return r.fail(g["flow_window"], std::to_string(f.flow_window) + " is below batch " + std::to_string(f.batch) +
+				       ": a chain would not fit the flow's window");
 		if (f.window == 0)
 			f.window = std::max(f.batch, kDefaultWindow / f.qps);
 		if (f.window < f.batch)

@@ -80,6 +80,11 @@ struct FlowConf {
 	uint32_t signal_every = 0;  // 0: batch
 	uint32_t sq_depth = 0;      // 0: 4 x max(batch, signal_every)
 	uint32_t window = 0;        // per QP; 0: 1024 / qps, at least batch
+	/* Messages in flight over all of the flow's QPs, their credit returned once for the
+	 * flow: its receiver's SRQ holds this many, whatever the QP count. Set by the file
+	 * (0: none, per-QP windows alone), else derived by the builder (graph_plan). */
+	uint32_t flow_window = 0;
+	bool flow_window_given = false;
 	bool inline_send = false;
 	double rate_pps = 0;        // 0: as fast as it goes
 	uint64_t messages = 0;      // 0 with duration 0: the run's duration

@@ -18,6 +18,7 @@ enum LongOnly {
 	OPT_SRQ_REFILL,
 	OPT_STALL,
 	OPT_SLOTS,
+	OPT_FLOW_WINDOW,
 	OPT_SQ_DEPTH,
 	OPT_BAD_RKEY,
 	OPT_INJECT_RNR,
@@ -94,6 +95,7 @@ const struct option kLongOpts[] = {
 	{"signal-every", required_argument, nullptr, 'S'},
 	{"sq-depth", required_argument, nullptr, OPT_SQ_DEPTH},
 	{"slots", required_argument, nullptr, OPT_SLOTS},
+	{"flow-window", required_argument, nullptr, OPT_FLOW_WINDOW},
 	{"srq-refill", required_argument, nullptr, OPT_SRQ_REFILL},
 	{"no-verify", no_argument, nullptr, OPT_NO_VERIFY},
 	{"inject-corruption", required_argument, nullptr, OPT_CORRUPT},
@@ -191,6 +193,10 @@ const char *options_usage()
 "  -S, --signal-every N     one signalled work request per N (default: batch)\n"
 "      --sq-depth N         send queue depth (default 4 x max(batch, signal-every))\n"
 "      --slots N            responder window slots per QP (default 1024 / qps, at least batch)\n"
+"      --flow-window N      messages in flight over all of a flow's QPs, credited once for\n"
+"                           the flow, so the SRQ holds N whatever the QP count (0: none;\n"
+"                           default 1024 where the QPs' windows add up to more: send,\n"
+"                           send_imm, write_imm over RC or plain UC, --slots not given)\n"
 "      --srq-refill N       repost SRQ receives once N are consumed (default slots x qps / 8)\n"
 "      --recv-queue Q       srq: the receiving lcore's QPs share one SRQ (default); qp: each\n"
 "                           QP its own receive queue, refilled once 1/8 of it is consumed\n"
@@ -651,6 +657,14 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			o->slots = static_cast<uint32_t>(v);
 			have_slots = true;
 			break;
+		case OPT_FLOW_WINDOW:
+			if (!parse_u64(a, 0, kMaxSlots, &v)) {
+				*err = range_error("flow-window", a, 0, kMaxSlots);
+				return ParseResult::error;
+			}
+			o->flow_window = static_cast<uint32_t>(v);
+			o->flow_window_given = true;
+			break;
 		case OPT_SRQ_REFILL:
 			if (!parse_u64(a, 1, kMaxSlots, &v)) {
 				*err = range_error("srq-refill", a, 1, kMaxSlots);
@@ -810,6 +824,11 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	if (o->slots < o->batch) {
 		*err = "--slots " + std::to_string(o->slots) + " is below --batch " +
 		       std::to_string(o->batch) + ": a chain would not fit the receive window";
+		return ParseResult::error;
+	}
+	if (o->flow_window && o->flow_window < o->batch) {
+		*err = "--flow-window " + std::to_string(o->flow_window) + " is below --batch " + std::to_string(o->batch) +
+		       ": a chain would not fit the flow's window";
 		return ParseResult::error;
 	}
 	if (static_cast<uint64_t>(o->slots) * o->msg_bytes * o->qps > (1ull << 31)) {

@@ -43,6 +43,10 @@ struct RunOptions {
 	uint32_t sq_depth = 0;          // 0: 4 * max(batch, signal_every)
 	uint32_t slots = 0;             // per QP: messages the responder holds before giving credit back
 	uint32_t srq_refill = 0;        // 0: slots / 8, at least batch
+	/* Messages in flight over the flow's QPs, credited once for the flow (0: none, each
+	 * QP's window alone); derived by the pipeline builder unless given (--flow-window). */
+	uint32_t flow_window = 0;
+	bool flow_window_given = false;
 	bool verify = true;
 	uint64_t corrupt_msg = UINT64_MAX; // test hook: flip one byte of this message (0-based)
 	int bad_rkey_qp = -1;           // test hook: this QP posts with a wrong rkey

@@ -716,8 +716,10 @@ const char *describe_stall(Requester *r, const char *why)
 		if (q.failed || q.sent >= q.target)
 			continue;
 		const uint64_t out = p.reliable ? q.wr_posted - q.wr_done : q.sent - q.completed;
+		const bool flow_full = p.flow_window && r->flow_sent[q.flow] - r->flow_credit[q.flow].credit >= p.flow_window;
 		const char *held = out >= p.sq_depth ? "its send queue is full"
 				   : q.credit_word && q.sent - q.credit >= p.window ? "its window is full"
+				   : flow_full ? "its flow's window (over all its QPs) is full"
 				   : p.wr_budget && r->wr_out >= p.wr_budget    ? "the WR budget is spent"
 				   : q.paused					? "it waits for the receiver to restart it"
 				   : r->in					? "nothing came from its ring"
@@ -748,8 +750,12 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 		       " must be >= 2 x signal-every and >= batch";
 		return -EINVAL;
 	}
-	if (p.window < p.batch) {
-		*err = "requester: receive window " + std::to_string(p.window) + " is below batch";
+	if (p.window < p.batch || (p.flow_window && p.flow_window < p.batch)) {
+		*err = "requester: receive window " + std::to_string(p.window < p.batch ? p.window : p.flow_window) + " is below batch";
+		return -EINVAL;
+	}
+	if (p.flow_window && p.reliable) {
+		*err = "requester: software reliability returns credit per QP (no flow window)";
 		return -EINVAL;
 	}
 	if (nqps == 0 || nqps > kMaxQps || p.batch > kMaxBatch) {
@@ -826,6 +832,7 @@ int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, st
 	r->flow_latency.reset(new Histogram[nflows]);
 	r->flow_live.reset(new FlowLive[nflows]);
 	r->flow_sent.reset(new uint64_t[nflows]());
+	r->flow_credit.reset(new Requester::FlowCredit[nflows]);
 	r->flow_ctl.reset(new FlowControl[nflows]);
 	r->pace.reset(new Requester::Pace[nflows]);
 	for (uint32_t f = 0; f < nflows; f++) {
@@ -887,6 +894,10 @@ int requester_add_qps(Requester *r, std::string *err)
 		}
 		if (r->p.reliable)
 			r->qps[i].credit_word = &r->qps[i].ack_credit;   // ACKs return the credit
+		if (r->p.flow_window && r->flow_credit[r->qps[i].flow].word == nullptr) {
+			*err = "requester: flow " + std::to_string(r->qps[i].flow) + " has a flow window but no credit word";
+			return -EINVAL;
+		}
 		if (r->p.post_api == PostApi::wr && r->qps[i].qpx == nullptr) {
 			*err = "requester: QP " + std::to_string(i) + " has no ibv_qp_ex for --post-api wr";
 			return -EINVAL;
@@ -1007,6 +1018,20 @@ uint32_t requester_burst(Requester *r)
 			uint64_t window_room = p.window - (q.sent - q.credit);
 			if (window_room < room)
 				room = window_room;
+		}
+		if (p.flow_window) {
+			Requester::FlowCredit &fc = r->flow_credit[q.flow];
+			const uint64_t sent = r->flow_sent[q.flow];
+			const uint64_t credit = *fc.word;
+			if (credit > sent) {
+				c.credit_anomalies++;
+			} else if (credit > fc.credit) {   // only forward: the word is written through one QP at a time
+				fc.credit = credit;
+				r->last_progress = now;
+			}
+			const uint64_t flow_room = p.flow_window - (sent - fc.credit);
+			if (flow_room < room)
+				room = flow_room;
 		}
 		uint64_t n = q.target - q.sent;
 		if (n > p.batch)

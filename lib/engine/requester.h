@@ -75,6 +75,11 @@ struct RequesterParams {
 	 * bound): a failed QP flushes every WR it holds into the shared send CQ, so the
 	 * builder sizes that CQ by this when qps x sq_depth would not fit the device. */
 	uint32_t wr_budget = 0;
+	/* Messages in flight over each flow's QPs at most, credited once for the flow: its
+	 * responder writes the flow's consumed count into the flow's credit word
+	 * (Requester::flow_credit), so that its SRQ holds this many whatever the QP count.
+	 * 0: none (each QP's window, with its own credit word, is the only bound). */
+	uint32_t flow_window = 0;
 	/* Buffers bound to the QPs (Requester::bound) where nothing feeds them and nothing
 	 * is retransmitted, the QPs are not shared by lanes (whose pool is shared too) and
 	 * the pool holds them all when the run starts (a test may have squeezed it). */
@@ -151,7 +156,12 @@ struct Requester {
 	std::unique_ptr<Histogram[]> flow_latency;      // post to signalled completion, ns, per flow
 							// (reliable: post to acknowledgement of messages sent once: the RTT)
 	std::unique_ptr<FlowLive[]> flow_live;          // per flow, readable while running
-	std::unique_ptr<uint64_t[]> flow_sent;          // per flow, for the rate limit
+	std::unique_ptr<uint64_t[]> flow_sent;          // per flow, for the rate limit and the flow window
+	struct FlowCredit {
+		const volatile uint64_t *word = nullptr;   // the flow's consumed count, written by its responder
+		uint64_t credit = 0;                       // the largest count read from it
+	};
+	std::unique_ptr<FlowCredit[]> flow_credit;      // per flow, with p.flow_window
 	std::unique_ptr<FlowControl[]> flow_ctl;        // per flow: rate and batch, set while running
 	struct Pace {
 		uint64_t tsc_per_msg = 0, t0 = 0, sent0 = 0;   // the rate in force since t0, when sent0 were sent
@@ -216,8 +226,9 @@ struct Requester {
 };
 
 /* Setup: checks the sizing invariants, preallocates nqps QP states and picks the
- * verb's functions. Then fill in qps[i].qp/.remote/.credit_word and call
- * requester_add_qps(). Returns 0 or -errno with *err. */
+ * verb's functions. Then fill in qps[i].qp/.remote/.credit_word (and, with a flow
+ * window, each flow's flow_credit[f].word) and call requester_add_qps(). Returns 0 or
+ * -errno with *err. */
 int requester_init(Requester *r, uint32_t nqps, std::string *err);
 int requester_add_qps(Requester *r, std::string *err);
 

@@ -28,15 +28,16 @@ inline uint64_t consumed_of(const Responder *r, const ResponderQp &q)
 	return r->out ? q.handed : q.received;
 }
 
-/* Posts one signalled 8-byte RDMA_WRITE of QP qi's consumed count into its credit word. */
-int send_credit(Responder *r, uint32_t qi)
+/* Posts one signalled 8-byte RDMA_WRITE of `count` through QP qi to addr/rkey, from
+ * the QP's ring of source words. Returns 1, 0 when every source word is still in
+ * flight (a later loop tries again) or -errno. */
+int post_credit(Responder *r, uint32_t qi, uint64_t count, uint64_t addr, uint32_t rkey)
 {
 	ResponderQp &q = r->qps[qi];
 	if (q.credit_posted - q.credit_completed == kCreditRing)
-		return 0;   // all source words busy: a later loop tries again
+		return 0;
 	uint64_t *src = &r->credit_src[static_cast<size_t>(qi) * kCreditRing + q.credit_posted % kCreditRing];
-	const uint64_t consumed = consumed_of(r, q);
-	*src = consumed;
+	*src = count;
 	ibv_sge sge{reinterpret_cast<uintptr_t>(src), sizeof(*src), r->credit_lkey};
 	ibv_send_wr wr{};
 	wr.wr_id = q.credit_posted;
@@ -44,16 +45,46 @@ int send_credit(Responder *r, uint32_t qi)
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_RDMA_WRITE;
 	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = q.credit_remote_addr;
-	wr.wr.rdma.rkey = q.credit_rkey;
+	wr.wr.rdma.remote_addr = addr;
+	wr.wr.rdma.rkey = rkey;
 	ibv_send_wr *bad = nullptr;
 	int ret = r->ops->post_send(q.qp, &wr, &bad);
 	if (ret)
 		return -ret;
 	q.credit_posted++;
-	q.credit_last = consumed;
 	r->c.credit_writes++;
 	return 1;
+}
+
+/* QP qi's consumed count into its credit word. */
+int send_credit(Responder *r, uint32_t qi)
+{
+	ResponderQp &q = r->qps[qi];
+	const uint64_t consumed = consumed_of(r, q);
+	int ret = post_credit(r, qi, consumed, q.credit_remote_addr, q.credit_rkey);
+	if (ret > 0)
+		q.credit_last = consumed;
+	return ret;
+}
+
+/* The flow's consumed count into its flow credit word, once it moved a step (or must
+ * be written again: the QP that carried it failed). Returns -errno when a post failed. */
+int send_flow_credit(Responder *r)
+{
+	while (r->credit_qp < r->nqps && r->qps[r->credit_qp].failed) {
+		r->credit_qp++;   // what it carried may not have landed
+		r->flow_credit_again = true;
+	}
+	const uint64_t consumed = r->out ? r->handed_total : r->c.received;
+	if (r->credit_qp == r->nqps || consumed == r->flow_credit_last ||
+	    (consumed - r->flow_credit_last < r->p.flow_step && !r->flow_credit_again))
+		return 0;
+	int ret = post_credit(r, r->credit_qp, consumed, r->flow_credit_addr, r->flow_credit_rkey);
+	if (ret > 0) {
+		r->flow_credit_last = consumed;
+		r->flow_credit_again = false;
+	}
+	return ret < 0 ? ret : 0;
 }
 
 /* One send completion of QP qi (ours): a credit write. */
@@ -213,7 +244,10 @@ int responder_init(Responder *r, uint32_t nqps, std::string *err)
 	}
 	r->nqps = nqps;
 	r->qps.reset(new ResponderQp[nqps]);
-	r->held_cap = static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(nqps) * r->p.slots + kRxPollBurst, UINT32_MAX));
+	uint64_t window = static_cast<uint64_t>(nqps) * r->p.slots;   // what the sender may have unconsumed here
+	if (r->p.flow_window && r->p.flow_window < window)
+		window = r->p.flow_window;
+	r->held_cap = static_cast<uint32_t>(std::min<uint64_t>(window + kRxPollBurst, UINT32_MAX));
 	r->held.reset(new void *[r->held_cap]);
 	r->held_qp.reset(new uint32_t[r->held_cap]);
 	if (r->p.reliable) {
@@ -235,13 +269,21 @@ int responder_init(Responder *r, uint32_t nqps, std::string *err)
 				r->qps[i].chunks_in = &r->chunks_in_mem[static_cast<size_t>(r->p.slots) * i];
 		}
 	}
-	RP_LOG(DEBUG, ENGINE, "rdmapipe: responder: %u QP%s, %s, %u B, %u slots per QP%s\n", nqps, nqps == 1 ? "" : "s",
-	       verb_name(r->p.verb), r->p.msg_bytes, r->p.slots, r->p.reliable ? ", reliable in software" : "");
+	if (r->p.flow_window && (r->p.reliable || r->p.flow_step == 0 || r->p.flow_step > r->p.flow_window)) {
+		*err = "responder: a flow window needs a credit step in 1..window and no software reliability";
+		return -EINVAL;
+	}
+	RP_LOG(DEBUG, ENGINE, "rdmapipe: responder: %u QP%s, %s, %u B, %u slots per QP%s, flow window %u\n", nqps, nqps == 1 ? "" : "s",
+	       verb_name(r->p.verb), r->p.msg_bytes, r->p.slots, r->p.reliable ? ", reliable in software" : "", r->p.flow_window);
 	return 0;
 }
 
 int responder_add_qps(Responder *r, std::string *err)
 {
+	if (r->p.flow_window && r->flow_credit_addr == 0) {
+		*err = "responder: a flow window but no flow credit word to write";
+		return -EINVAL;
+	}
 	r->table.init(r->nqps);
 	for (uint32_t i = 0; i < r->nqps; i++) {
 		if (r->qps[i].qp == nullptr || !r->table.insert(r->qps[i].qp->qp_num, i)) {
@@ -275,6 +317,7 @@ bool flush_out(Responder *r)
 	unsigned sent = rte_ring_enqueue_burst(r->out, r->held.get(), r->nheld, nullptr);
 	for (unsigned i = 0; i < sent; i++)
 		r->qps[r->held_qp[i]].handed++;
+	r->handed_total += sent;
 	r->credit_due |= sent != 0;   // what the ring took is credit the sender can have
 	if (sent < r->nheld) {
 		r->out_full++;
@@ -633,13 +676,18 @@ uint32_t responder_burst(Responder *r)
 			r->finished = true;
 			return static_cast<uint32_t>(n);
 		}
-		for (uint32_t qi = 0; scan && !p.reliable && qi < r->nqps; qi++) {
+		for (uint32_t qi = 0; scan && !p.reliable && p.qp_credit && qi < r->nqps; qi++) {
 			ResponderQp &q = r->qps[qi];
 			if (!q.failed && consumed_of(r, q) - q.credit_last >= p.credit_step && send_credit(r, qi) < 0) {
 				c.fail_reason = "ibv_post_send (credit write) failed";
 				r->finished = true;
 				return static_cast<uint32_t>(n);
 			}
+		}
+		if (scan && p.flow_window && send_flow_credit(r) < 0) {
+			c.fail_reason = "ibv_post_send (the flow's credit write) failed";
+			r->finished = true;
+			return static_cast<uint32_t>(n);
 		}
 		if (verb_has_imm(p.verb) && r->lasts == r->nqps) {
 			/* Every QP's last message is in (and handed on); reliable, its sender also

@@ -57,6 +57,13 @@ struct ResponderParams {
 	/* Reliable write_imm: the sender cuts messages into chunks of this many bytes
 	 * (Chunking in wr_chain.h; 0: whole). */
 	uint32_t chunk_bytes = 0;
+	/* The QPs share the flow's window (RequesterParams::flow_window): the flow's consumed
+	 * count goes into the sender's flow credit word every flow_step messages, through
+	 * one QP (the first that has not failed), so the word never goes backwards. 0: none. */
+	uint32_t flow_window = 0;
+	uint32_t flow_step = 0;
+	/* Credit per QP too (each QP's window smaller than the flow's: write_imm's slots). */
+	bool qp_credit = true;
 };
 
 struct CtrlQp;
@@ -132,6 +139,15 @@ struct Responder {
 	 * lcore's router) sharing them. */
 	CqPeer send_peer;
 	CqPeer recv_peer;
+	/* With p.flow_window: the sender's flow credit word, the QP its writes go through
+	 * (the next once that one fails: the count is then written again), the count last
+	 * written and what the output ring took over all QPs. */
+	uint64_t flow_credit_addr = 0;
+	uint32_t flow_credit_rkey = 0;
+	uint32_t credit_qp = 0;
+	uint64_t flow_credit_last = 0;
+	bool flow_credit_again = false;
+	uint64_t handed_total = 0;
 	/* Responders of several flows on one lcore share its SRQ: one refill for all of them
 	 * (nullptr: this responder's own). */
 	RecvRefill *shared_refill = nullptr;

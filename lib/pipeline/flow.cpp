@@ -45,7 +45,7 @@ RoleShape role_shape(const RunOptions &o)
 	case Verb::send_imm: break;
 	}
 	r.mem_per_qp = responder_memory_per_qp(verb, o.msg_bytes, o.slots);
-	const uint64_t window_total = static_cast<uint64_t>(o.slots) * o.qps;
+	const uint64_t window_total = flow_inflight(o);
 	r.srq_depth = r.two_sided ? static_cast<uint32_t>(window_total + o.srq_refill) : 0;
 	r.req_send_cq = static_cast<uint64_t>(o.qps) * o.sq_depth;
 	/* A requester binds one buffer per place of its QPs' in-flight rings (a power of
@@ -89,6 +89,7 @@ RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t hz)
 	p.warmup_tsc = static_cast<uint64_t>(o.warmup_s * dhz);
 	p.count_from_input = o.tx_count_from_input;
 	p.wr_budget = o.wr_budget;
+	p.flow_window = o.flow_window;
 	if (o.uc && o.reliability == Reliability::software) {
 		/* Timeouts: at least 2 ms (above the receiver's ACK delay and a slow host's
 		 * hiccups), at most 200 ms after backing off, 10 ms before the first RTT. */
@@ -113,6 +114,9 @@ ResponderParams responder_params(const RunOptions &o, uint64_t hz)
 	uint32_t credit_step = o.slots / 4 ? o.slots / 4 : 1;
 	ResponderParams p{o.verb, o.msg_bytes, o.slots, credit_step, o.verify,
 			  static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz)), hz};
+	p.flow_window = o.flow_window;
+	p.flow_step = std::max<uint32_t>(1, o.flow_window / 4);
+	p.qp_credit = qp_credit(o);
 	if (o.uc && o.reliability == Reliability::software) {
 		p.reliable = true;
 		p.verb = reliable_wire_verb(o.verb);
@@ -319,7 +323,8 @@ int requester_buffers(const RunOptions &o, const std::string &tag, Device &dev, 
 	 * the server reads as a keep-alive (one-sided verbs). */
 	if (!shape.two_sided && !remote)
 		return 0;
-	return registered_buf_alloc(dev, obj_name(tag, "credit_words").c_str(), static_cast<size_t>(o.qps) * sizeof(uint64_t),
+	/* With a flow window, the flow's word follows its QPs' (cm.h: kCmFlowWindow). */
+	return registered_buf_alloc(dev, obj_name(tag, "credit_words").c_str(), (o.qps + (o.flow_window ? 1 : 0)) * sizeof(uint64_t),
 				    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | (remote ? IBV_ACCESS_REMOTE_READ : 0),
 				    &f->credit_words, err);
 }
@@ -367,9 +372,11 @@ int requester_bind(const RunOptions &o, const char *tag, const VerbsOps *ops, bo
 			rq.remote = targets[i];
 		if (static_cast<int>(i) == o.bad_rkey_qp)
 			rq.remote.rkey ^= 0x5a5a00;   // test hook: a key the responder never issued
-		if (f->shape.two_sided)
+		if (f->shape.two_sided && qp_credit(o))
 			rq.credit_word = static_cast<volatile uint64_t *>(f->credit_words.addr) + i;
 	}
+	if (o.flow_window)
+		q->flow_credit[0].word = static_cast<volatile uint64_t *>(f->credit_words.addr) + nqps;
 	if (requester_add_qps(q, err) != 0)
 		return -1;
 	q->idler.channel = io.channel;
@@ -399,6 +406,10 @@ int responder_bind(const RunOptions &o, const VerbsOps *ops, SharedIOContext &io
 			v->qps[i].credit_remote_addr = credits[i].addr;
 			v->qps[i].credit_rkey = credits[i].rkey;
 		}
+	}
+	if (o.flow_window && credits.size() > nqps) {   // the flow's word, after its QPs'
+		v->flow_credit_addr = credits[nqps].addr;
+		v->flow_credit_rkey = credits[nqps].rkey;
 	}
 	if (responder_add_qps(v, err) != 0)
 		return -1;
@@ -435,6 +446,9 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, D
 			credits.push_back({reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + i),
 					   f->credit_words.mr->rkey});
 	}
+	if (two_sided && o.flow_window)
+		credits.push_back({reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + nqps),
+				   f->credit_words.mr->rkey});
 	if (requester_bind(o, tag, ops, use_wr, req_io, ctl, f, targets, q, err) != 0 ||
 	    responder_bind(o, ops, rsp_io, ctl, f, credits, v, err) != 0)
 		return -1;

@@ -35,6 +35,22 @@ struct RoleShape {
 };
 RoleShape role_shape(const RunOptions &o);
 
+/* Messages a flow may have in flight unconsumed at its receiver: every QP's window, or
+ * the flow's window where its QPs share one (RunOptions::flow_window). */
+inline uint64_t flow_inflight(const RunOptions &o)
+{
+	const uint64_t per_qp = static_cast<uint64_t>(o.slots) * o.qps;
+	return o.flow_window && o.flow_window < per_qp ? o.flow_window : per_qp;
+}
+
+/* Under a flow window, whether each QP still needs credit of its own: only where its
+ * window is smaller than the flow's (write_imm's slots, which the sender must not
+ * overwrite before the receiver checked them). */
+inline bool qp_credit(const RunOptions &o)
+{
+	return o.flow_window == 0 || o.slots < o.flow_window;
+}
+
 /* A registered pool of n buffers; *err names it and what to do when memory runs out.
  * The first takes the buffer size, burst and cache from a flow's options. */
 rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, const RunOptions &o,

@@ -342,11 +342,47 @@ int plan_lanes(const PipelineConf &c, GraphFlow *f, std::string *err)
 	return 0;
 }
 
+/* A flow's window shared by its QPs (RunOptions::flow_window): given, it must be one
+ * the flow can keep; left out, it is kDefaultWindow where the flow's default per-QP
+ * windows would add up to more (at 33 QPs and up), so that its receiver's SRQ holds
+ * the same whatever the QP count. Sends then have no per-QP window but the flow's. */
+int plan_flow_window(const PipelineConf &c, GraphFlow *f, std::string *err)
+{
+	RunOptions &o = f->o;
+	const FlowConf &fc = *f->conf;
+	const char *why = !verb_consumes_receive(o.verb) ? "its verb consumes no receive at the far end: there is no window to share"
+			  : f->pingpong	       ? "a ping-pong keeps one message in flight per QP"
+			  : f->reliable()      ? "UC made reliable in software returns credit per QP, in its ACKs"
+			  : f->rx && f->rx->conf && f->rx->conf->rq_per_qp
+				? "its receiving lcore gives each QP a receive queue of its own (recv_queue = \"qp\"), which must hold that QP's window"
+				: nullptr;
+	const std::string path = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "].flow_window") + "flow '" + fc.name + "': ";
+	if (o.flow_window_given && o.flow_window) {
+		if (why) {
+			*err = path + why + " (leave flow_window out, or 0)";
+			return -1;
+		}
+		if (o.slots_given && o.verb != Verb::write_imm) {
+			*err = path + "a " + verb_name(o.verb) + " flow with a flow window has no window per QP (its receives are all in the "
+				"SRQ, shared): give window or flow_window, not both";
+			return -1;
+		}
+	}
+	if (!o.flow_window_given)
+		o.flow_window = why == nullptr && !o.slots_given && static_cast<uint64_t>(o.qps) * o.slots > kDefaultWindow ? kDefaultWindow : 0;
+	if (o.flow_window == 0)
+		return 0;
+	if (o.verb != Verb::write_imm)
+		o.slots = o.flow_window;   // a QP may take all of the flow's window: its SRQ receives are the flow's
+	o.srq_refill = static_cast<uint32_t>(std::max<uint64_t>(o.batch, flow_inflight(o) / 8));
+	return 0;
+}
+
 /* The receives a flow's windows take in its receiving lcore's SRQ: one per message,
  * or per chunk of a message cut into chunks. */
 uint64_t flow_receives(const GraphFlow *f)
 {
-	return static_cast<uint64_t>(f->o.qps) * f->o.slots * Chunking::of(f->o.msg_bytes, f->o.chunk_bytes).count;
+	return flow_inflight(f->o) * Chunking::of(f->o.msg_bytes, f->o.chunk_bytes).count;
 }
 
 /* Per-QP receive queues (recv_queue = "qp"): each QP keeps its window of receives (a
@@ -415,7 +451,7 @@ void size_lcore(Graph *g, GraphLcore *l)
 	for (auto &s : g->stages)
 		if (s->lcore == l && s->conf->kind == StageKind::rdma_rx && s->flow->handed_on) {
 			std::set<const GraphStage *> seen;
-			n += static_cast<uint64_t>(s->flow->o.qps) * s->flow->o.slots + kRxPollBurst + downstream_hold(g, s.get(), &seen);
+			n += flow_inflight(s->flow->o) + kRxPollBurst + downstream_hold(g, s.get(), &seen);
 		}
 	l->rx_pool_n = static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX));
 }
@@ -485,6 +521,13 @@ void size_graph(Graph *g)
 	}
 }
 
+/* Whether the window that bounds a flow's receives was set by the file: the flow's
+ * where its QPs share one, else each QP's. */
+bool window_given(const RunOptions &o)
+{
+	return o.flow_window ? o.flow_window_given : o.slots_given;
+}
+
 /* Receives an lcore's SRQ holds for windows the file set (fixed) and for those left to
  * their defaults (adjustable), counted in receives (a chunk each). */
 void window_receives(const GraphLcore *l, uint64_t *fixed, uint64_t *adjustable)
@@ -495,7 +538,7 @@ void window_receives(const GraphLcore *l, uint64_t *fixed, uint64_t *adjustable)
 			*fixed += f->o.qps;
 	for (const GraphFlow *f : l->responders)
 		if (verb_consumes_receive(f->o.verb))
-			*(f->o.slots_given ? fixed : adjustable) += flow_receives(f);
+			*(window_given(f->o) ? fixed : adjustable) += flow_receives(f);
 }
 
 /* Per-QP receive queues: each within the device's max_qp_wr (a window the file set
@@ -512,6 +555,32 @@ int fit_rq_depths(const GraphLcore *l, std::string *err)
 				       l->dev->name + "'s max_qp_wr " + std::to_string(max_wr) + " (a smaller window, or recv_queue = \"srq\")";
 				return -1;
 			}
+	return 0;
+}
+
+/* A flow window left to its default, scaled down to fit the receiving lcore's device
+ * (its QPs' own windows with it where they were as large: sends), and a default batch
+ * with it, so that a chain still fits. */
+int fit_flow_window(const Graph *g, GraphFlow *f, double scale, const std::string &limit, std::string *said, std::string *err)
+{
+	RunOptions &o = f->o;
+	const uint32_t fw = std::max<uint32_t>(1, static_cast<uint32_t>(o.flow_window * scale));
+	if (fw < o.batch && o.batch_given) {
+		*err = at(*g->conf, f->conf->line, "batch") + "flow '" + f->conf->name + "': its flow window, fitted to " + limit + ", is " +
+		       std::to_string(fw) + " messages, below its batch of " + std::to_string(o.batch) + " (a smaller batch)";
+		return -1;
+	}
+	*said += std::string(said->empty() ? "" : "; ") + "flow '" + f->conf->name + "': window " + std::to_string(fw) +
+		 " messages over its " + std::to_string(o.qps) + " QPs (default " + std::to_string(o.flow_window) + ")";
+	if (o.slots >= o.flow_window)
+		o.slots = fw;
+	o.flow_window = fw;
+	if (o.batch > fw) {
+		o.batch = fw;
+		*said += ", batch " + std::to_string(fw);
+		if (!o.signal_given)
+			o.signal_every = fw;
+	}
 	return 0;
 }
 
@@ -552,8 +621,13 @@ int fit_windows(Graph *g, GraphLcore *l, std::string *said, std::string *err)
 	const double scale = static_cast<double>(room - fixed) / static_cast<double>(adjustable);
 	for (GraphFlow *f : l->responders) {
 		RunOptions &o = f->o;
-		if (!verb_consumes_receive(o.verb) || o.slots_given)
+		if (!verb_consumes_receive(o.verb) || window_given(o))
 			continue;
+		if (o.flow_window) {
+			if (fit_flow_window(g, f, scale, dev.name + "'s SRQ and CQ limit of " + std::to_string(limit) + " receives", said, err) != 0)
+				return -1;
+			continue;
+		}
 		const uint32_t slots = std::max<uint32_t>(1, static_cast<uint32_t>(o.slots * scale));
 		if (slots < o.batch && o.batch_given) {
 			*err = at(*g->conf, f->conf->line, "batch") + "flow '" + f->conf->name + "': its window, fitted to " + dev.name +
@@ -1002,6 +1076,8 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 	r.ack_us = f.ack_us;
 	r.chunk = f.chunk;
 	r.slots_given = f.window_given;
+	r.flow_window = f.flow_window;
+	r.flow_window_given = f.flow_window_given;
 	r.batch_given = f.batch_given;
 	r.signal_given = f.signal_given;
 	r.inject_loss = cli.inject_loss > 0 ? cli.inject_loss : f.inject_loss;
@@ -1350,6 +1426,10 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 			return -1;
 		}
 	}
+
+	for (auto &f : g->flows)
+		if (plan_flow_window(c, f.get(), err) != 0)
+			return -1;
 
 	/* Test hooks from the command line with a file: they need a flow to act on. */
 	bool any_uc = false, any_rel_write = false;

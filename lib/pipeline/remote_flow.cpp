@@ -68,8 +68,14 @@ std::string mismatch(const RunOptions &o, const CmPrivate &peer, uint64_t qp_mes
 {
 	Verb v = static_cast<Verb>(peer.verb ? peer.verb - 1 : 0);
 	if (peer.verb != 0 && v == o.verb && peer.slot_bytes == o.msg_bytes && peer.slots == o.slots &&
-	    peer.messages == qp_messages && peer.chunk == o.chunk_bytes)
+	    peer.messages == qp_messages && peer.chunk == o.chunk_bytes && peer.flow_window == o.flow_window)
 		return "";
+	if (peer.flow_window != o.flow_window)
+		return "the client's QPs share a flow window of " + std::to_string(peer.flow_window) + " messages, this server's " +
+		       std::to_string(o.flow_window) + " (0: none; " +
+		       (o.rq_depth ? "this server gives each QP its own receive queue (recv_queue = \"qp\"), which takes none: give "
+				     "the client flow_window = 0)"
+				   : "give both the same flow_window, or the same window and QP count)");
 	if (peer.chunk != o.chunk_bytes)
 		return "the client cuts messages into chunks of " + std::to_string(peer.chunk) + " B, this server expects " +
 		       std::to_string(o.chunk_bytes) + " B (0: whole; give both the same chunk, or the same path MTU)";
@@ -235,6 +241,11 @@ int remote_connect(const RunOptions &o, Device &dev, SharedIOContext &io, const 
 			locals[i].credit_rkey = f->credit_words.mr->rkey;
 		}
 		locals[i].flags = flags | (qo.uc && o.reliability == Reliability::software ? kCmReliable : 0);
+		if (o.flow_window) {   // the flow's word follows its QPs'
+			locals[i].flags |= kCmFlowWindow;
+			locals[i].flow_window = o.flow_window;
+			locals[i].flow_credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + nqps);
+		}
 		if (qo.uc) {
 			locals[i].uc_qpn = f->pairs.uc[i]->qp_num;
 			locals[i].ctrl_qpn = e->ctrl_qpn;
@@ -414,7 +425,7 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 			static_cast<uint64_t *>(e->counts.addr)[i] = UINT64_MAX;
 	}
 	bool self_describing = false;
-	std::vector<CreditTarget> credits(o.qps);
+	std::vector<CreditTarget> credits(o.qps + (o.flow_window ? 1 : 0));
 	auto fill = [&](const CmPrivate &p, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
 		if (p.credit_addr == 0) {
 			*why = "the client gave no credit word (credit, and keep-alive for one-sided verbs)";
@@ -437,6 +448,8 @@ int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const
 			spec->access |= IBV_ACCESS_REMOTE_WRITE;
 		}
 		credits[p.qp_index] = {p.credit_addr, p.credit_rkey};
+		if (p.flow_window)   // every QP names the flow's word: any will do
+			credits[o.qps] = {p.flow_credit_addr, p.credit_rkey};
 		if (e->probe_cq)
 			e->words[p.qp_index] = RemoteTarget{p.credit_addr, p.credit_rkey, 0};
 		return 0;

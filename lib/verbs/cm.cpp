@@ -144,8 +144,9 @@ void cm_private_encode(const CmPrivate &p, uint8_t out[kCmParamsBytes])
 	put16(out + 10, p.qp_index);
 	put32(out + 12, (p.chunk & 0xfff) << 20 | (p.slots & kCmMaxSlots));
 	put32(out + 16, p.slot_bytes);
-	put32(out + 20, p.rkey);
-	put64(out + 24, p.addr);
+	const bool fw = (p.flags & kCmFlowWindow) != 0;   // a request: no window of its own to describe
+	put32(out + 20, fw ? p.flow_window : p.rkey);
+	put64(out + 24, fw ? p.flow_credit_addr : p.addr);
 	put64(out + 32, p.credit_addr);
 	put32(out + 40, p.credit_rkey);
 	put32(out + 44, static_cast<uint32_t>(p.flags) << 24 | (p.uc_qpn & kCmQpnMask));
@@ -206,9 +207,20 @@ int cm_private_decode(const void *data, size_t len, CmPrivate *p, std::string *w
 	q.credit_rkey = get32(b + 40);
 	const uint32_t shape = get32(b + 44);
 	q.flags = static_cast<uint8_t>(shape >> 24);
-	if (q.flags & ~(kCmSelfDescribing | kCmReliable)) {
+	if (q.flags & ~(kCmSelfDescribing | kCmReliable | kCmFlowWindow)) {
 		*why = "unknown flags " + hex(q.flags);
 		return -EPROTO;
+	}
+	if (q.flags & kCmFlowWindow) {
+		q.flow_window = q.rkey;
+		q.flow_credit_addr = q.addr;
+		q.rkey = 0;
+		q.addr = 0;
+		if (q.flow_window == 0 || q.flow_window > kCmMaxSlots || q.flow_credit_addr == 0 || q.flow_credit_addr % 8 != 0) {
+			*why = "flow window of " + std::to_string(q.flow_window) + " messages with its credit word at " + hex(q.flow_credit_addr) +
+			       " (want 1.." + std::to_string(kCmMaxSlots) + ", an 8-byte aligned word)";
+			return -EPROTO;
+		}
 	}
 	q.uc_qpn = shape & kCmQpnMask;
 	const uint64_t tail = get64(b + 48);

@@ -44,8 +44,8 @@ struct Device;
  * private-data area of the CM message (zero-padded to 56 or 196 bytes on IB/RoCE),
  * so only the length field says how much the sender wrote. */
 inline constexpr uint32_t kCmMagic = 0x5250434d;   // "RPCM"
-inline constexpr uint8_t kCmVersion = 5;   // 2: UC and control QP numbers; 3: chunk bytes; 4: kCmReliable;
-                                           // 5: one-sided verbs' final counts
+inline constexpr uint8_t kCmVersion = 6;   // 2: UC and control QP numbers; 3: chunk bytes; 4: kCmReliable;
+                                           // 5: one-sided verbs' final counts; 6: kCmFlowWindow
 inline constexpr size_t kCmParamsBytes = 56;       // CmPrivate on the wire
 inline constexpr size_t kCmRejectBytes = 148;      // header + a reason for the peer: all of an IB REJ
 inline constexpr size_t kCmRejectTextBytes = kCmRejectBytes - 8;
@@ -74,6 +74,12 @@ struct CmPrivate {
 	 * connection's own QP), and the control QP its ACKs go to (0: none). */
 	uint32_t uc_qpn = 0;         // 24 bits
 	uint32_t ctrl_qpn = 0;       // 24 bits
+	/* A client's request with kCmFlowWindow: its QPs share a window of this many
+	 * messages, whose credit the server writes into the flow's word (same rkey as the
+	 * credit word). On the wire they take the window's rkey and address fields, which a
+	 * request does not use. */
+	uint32_t flow_window = 0;
+	uint64_t flow_credit_addr = 0;
 };
 inline constexpr uint64_t kCmMaxMessages = (1ull << 40) - 1;
 inline constexpr uint32_t kCmMaxSlots = (1u << 20) - 1;   // the slots word's low 20 bits; chunk the high 12
@@ -84,6 +90,8 @@ inline constexpr uint8_t kCmSelfDescribing = 1;
 /* The end runs UC with software reliability (a ping-pong one names no control QP: its
  * echoes are its acknowledgements). */
 inline constexpr uint8_t kCmReliable = 2;
+/* A request's QPs share a flow window (CmPrivate::flow_window, flow_credit_addr). */
+inline constexpr uint8_t kCmFlowWindow = 4;
 
 /* Writes exactly kCmParamsBytes. */
 void cm_private_encode(const CmPrivate &p, uint8_t out[kCmParamsBytes]);
