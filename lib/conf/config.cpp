@@ -805,6 +805,17 @@ bool check_pattern(Reader &r, const Setting &root, PipelineConf *c)
 }
 
 /* Checks across sections, once every section read cleanly. */
+/* The receives a flow received through an SRQ (`srq`) takes there: its QPs' windows, or
+ * the flow window they share (given, or the default; graph_plan refuses what cannot
+ * share one). */
+uint64_t flow_receives(const FlowConf &f, bool srq)
+{
+	const uint64_t per_qp = static_cast<uint64_t>(f.qps) * f.window;
+	const bool shareable = srq && !(f.transport == Transport::uc && f.reliability == Reliability::software);
+	const uint32_t fw = !shareable ? 0 : f.flow_window_given ? f.flow_window : default_flow_window(true, f.window_given, f.qps, f.window);
+	return fw && fw < per_qp ? fw : per_qp;
+}
+
 bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 {
 	auto at = [&](const char *list, size_t i, const char *key) -> const Setting & {
@@ -962,7 +973,7 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 					send += static_cast<uint64_t>(f.qps) * f.sq_depth;
 				if ((st.kind == StageKind::rdma_rx || st.kind == StageKind::echo) && verb_consumes_receive(f.verb)) {
 					receives = true;
-					window += static_cast<uint64_t>(f.qps) * f.window;
+					window += flow_receives(f, st.kind == StageKind::rdma_rx && !io.rq_per_qp);
 				}
 			}
 		}

@@ -112,6 +112,14 @@ inline constexpr uint64_t kDefaultPingPongIterations = 100000;
 inline constexpr uint32_t kDefaultPingPongBytes = 2;   // ib_send_lat's default
 inline constexpr uint32_t kDefaultWindow = 1024;   // messages in flight over a flow
 
+/* The flow window of a flow that leaves it out: kDefaultWindow where it can share one
+ * (`shareable`: its verb consumes receives, through an SRQ, and nothing else returns
+ * its credit) and its QPs' default windows would add up to more; else 0, none. */
+inline uint32_t default_flow_window(bool shareable, bool window_given, uint32_t qps, uint32_t window)
+{
+	return shareable && !window_given && static_cast<uint64_t>(qps) * window > kDefaultWindow ? kDefaultWindow : 0;
+}
+
 enum class ParseResult {
 	ok,
 	help,     // --help: usage printed, exit 0

@@ -9,6 +9,7 @@
 #include <cinttypes>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 
 namespace rp {
 
@@ -338,7 +339,7 @@ bool uniform(const Graph &g)
 	for (const auto &f : g.flows) {
 		const RunOptions &b = f->o;
 		if (b.verb != a.verb || b.msg_bytes != a.msg_bytes || b.batch != a.batch || b.signal_every != a.signal_every ||
-		    b.sq_depth != a.sq_depth || b.slots != a.slots || b.verify != a.verify)
+		    b.sq_depth != a.sq_depth || b.verify != a.verify)
 			return false;
 	}
 	return true;
@@ -597,6 +598,29 @@ bool rel_writes_here(const Graph &g)
 
 /* Devices, the pipeline, the shape the flows share, how QPs were connected, posted
  * and polled. */
+/* Each QP's window, the flow's shared one, or both (write_imm's slots under a flow window). */
+std::string window_str(const RunOptions &o)
+{
+	if (o.flow_window == 0)
+		return "window " + std::to_string(o.slots);
+	const std::string flow = "window " + std::to_string(o.flow_window) + " over the flow's QPs";
+	return qp_credit(o) ? flow + ", " + std::to_string(o.slots) + " per QP" : flow;
+}
+
+/* The flows' windows: one phrase when they agree, else each flow's. */
+std::string windows_str(const Graph &g)
+{
+	const std::string first = window_str(g.flows[0]->o);
+	std::string each = "windows";
+	bool same = true;
+	for (const auto &f : g.flows) {
+		const std::string w = window_str(f->o);
+		same &= w == first;
+		each += (&f == &g.flows[0] ? " " : ", ") + f->conf->name + w.substr(strlen("window"));
+	}
+	return same ? first : each;
+}
+
 void print_header(const PipelineConf &c, const Graph &g, const Totals &x)
 {
 	const GraphFlow &f0 = *g.flows[0];
@@ -612,9 +636,9 @@ void print_header(const PipelineConf &c, const Graph &g, const Totals &x)
 		       "send queue %u\n", verb_opcode_name(o0.verb), o0.msg_bytes, x.qps, x.qps > 1 ? "s" : "", in_flows.c_str(),
 		       o0.signal_every, o0.sq_depth);
 	else if (x.same)
-		printf("  verb:                %s, %u B, %u QP%s%s, batch %u, signal every %u, send queue %u, window %u\n",
+		printf("  verb:                %s, %u B, %u QP%s%s, batch %u, signal every %u, send queue %u, %s\n",
 		       verb_opcode_name(o0.verb), o0.msg_bytes, x.qps, x.qps > 1 ? "s" : "", in_flows.c_str(), o0.batch,
-		       o0.signal_every, o0.sq_depth, o0.slots);
+		       o0.signal_every, o0.sq_depth, windows_str(g).c_str());
 	for (const auto &f : g.flows) {   // two hosts: which end this is
 		if (!f->remote)
 			continue;

@@ -596,6 +596,12 @@ inline void on_send_wc(Requester *r, uint32_t qi, const ibv_wc &wc, uint64_t now
 		if (!q.failed) {
 			q.failed = true;
 			r->c.failed_qps++;
+			/* RC completes in order: what came before the failed WR arrived and is
+			 * credited; it and what follows never will be, so they leave the flow's
+			 * window instead of holding it from the flow's other QPs. */
+			const uint64_t seq = wc.wr_id & kSeqMask;
+			if (r->p.flow_window && seq < q.sent)
+				r->flow_credit[q.flow].lost += q.sent - seq;
 		}
 		return;
 	}
@@ -704,6 +710,15 @@ void unbind(Requester *r)
 	}
 }
 
+/* Messages of flow f in flight and not yet credited, less those its failed QPs will
+ * never see credited. */
+inline uint64_t flow_outstanding(const Requester *r, uint32_t f)
+{
+	const Requester::FlowCredit &fc = r->flow_credit[f];
+	const uint64_t live = r->flow_sent[f] - fc.lost;
+	return live > fc.credit ? live - fc.credit : 0;
+}
+
 /* A stall, with the first QP still owed messages and what holds it back: its send
  * queue (WRs posted and not completed: a signalled completion is due), its window
  * (sent and not yet credited by the receiver: for a reliable flow, acknowledged), the
@@ -716,7 +731,7 @@ const char *describe_stall(Requester *r, const char *why)
 		if (q.failed || q.sent >= q.target)
 			continue;
 		const uint64_t out = p.reliable ? q.wr_posted - q.wr_done : q.sent - q.completed;
-		const bool flow_full = p.flow_window && r->flow_sent[q.flow] - r->flow_credit[q.flow].credit >= p.flow_window;
+		const bool flow_full = p.flow_window && flow_outstanding(r, q.flow) >= p.flow_window;
 		const char *held = out >= p.sq_depth ? "its send queue is full"
 				   : q.credit_word && q.sent - q.credit >= p.window ? "its window is full"
 				   : flow_full ? "its flow's window (over all its QPs) is full"
@@ -1029,7 +1044,8 @@ uint32_t requester_burst(Requester *r)
 				fc.credit = credit;
 				r->last_progress = now;
 			}
-			const uint64_t flow_room = p.flow_window - (sent - fc.credit);
+			const uint64_t out = flow_outstanding(r, q.flow);
+			const uint64_t flow_room = out < p.flow_window ? p.flow_window - out : 0;
 			if (flow_room < room)
 				room = flow_room;
 		}

@@ -160,6 +160,7 @@ struct Requester {
 	struct FlowCredit {
 		const volatile uint64_t *word = nullptr;   // the flow's consumed count, written by its responder
 		uint64_t credit = 0;                       // the largest count read from it
+		uint64_t lost = 0;                         // sent on QPs that failed, never to be consumed
 	};
 	std::unique_ptr<FlowCredit[]> flow_credit;      // per flow, with p.flow_window
 	std::unique_ptr<FlowControl[]> flow_ctl;        // per flow: rate and batch, set while running

@@ -76,8 +76,7 @@ int send_flow_credit(Responder *r)
 		r->flow_credit_again = true;
 	}
 	const uint64_t consumed = r->out ? r->handed_total : r->c.received;
-	if (r->credit_qp == r->nqps || consumed == r->flow_credit_last ||
-	    (consumed - r->flow_credit_last < r->p.flow_step && !r->flow_credit_again))
+	if (r->credit_qp == r->nqps || (!r->flow_credit_again && consumed - r->flow_credit_last < r->p.flow_step))
 		return 0;
 	int ret = post_credit(r, r->credit_qp, consumed, r->flow_credit_addr, r->flow_credit_rkey);
 	if (ret > 0) {
@@ -102,6 +101,7 @@ inline void on_credit_wc(Responder *r, uint32_t qi, const ibv_wc &wc)
 	if (wc.status != IBV_WC_SUCCESS) {
 		r->c.wc_errors.count(wc);
 		q.failed = true;
+		r->credit_due = true;   // the flow's credit may have to move to another QP
 		return;
 	}
 	q.credit_completed++;
@@ -586,6 +586,7 @@ void on_recv(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 	if (wc.status != IBV_WC_SUCCESS) {
 		c.wc_errors.count(wc);
 		r->qps[qi].failed = true;
+		r->credit_due = true;   // the flow's credit may have to move to another QP
 		r->recv_refill().hold(wc.qp_num, true);   // a failed QP's own queue would only flush what it gets
 	} else {
 		if (c.received == 0)

@@ -369,7 +369,7 @@ int plan_flow_window(const PipelineConf &c, GraphFlow *f, std::string *err)
 		}
 	}
 	if (!o.flow_window_given)
-		o.flow_window = why == nullptr && !o.slots_given && static_cast<uint64_t>(o.qps) * o.slots > kDefaultWindow ? kDefaultWindow : 0;
+		o.flow_window = default_flow_window(why == nullptr, o.slots_given, o.qps, o.slots);
 	if (o.flow_window == 0)
 		return 0;
 	if (o.verb != Verb::write_imm)

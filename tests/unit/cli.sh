@@ -38,7 +38,7 @@ check "--check derives io contexts" 0 "^  lcore 0 \(rxe0, io context derived\): 
 check "--check derives pools" 0 "^  flow b: send pool 385 x 4096 B$" "$B" -l 0-1 --check "$good/derived.conf"
 check "--check without -l" 0 "lcores not checked \(no -l/-c given\)" "$B" --check "$conf/default.conf"
 check "--check a bad file" 2 "^rdmapipe: $bad/batch-zero.conf:10: flows.\[0\].batch: 0 is outside 1..512$" "$B" --check "$bad/batch-zero.conf"
-check "--check an lcore outside -l" 2 "default.conf:40: io_contexts.\[0\].lcore: lcore 1 is not in the EAL lcore set \(-l\)$" "$B" -l 0 --check "$conf/default.conf"
+check "--check an lcore outside -l" 2 "default.conf:41: io_contexts.\[0\].lcore: lcore 1 is not in the EAL lcore set \(-l\)$" "$B" -l 0 --check "$conf/default.conf"
 check "--check without a file" 2 "^rdmapipe: --check needs a configuration file$" "$B" --check
 check "-f with a bad file" 2 "^rdmapipe: $bad/verb-typo.conf:10: flows.\[0\].verb: 'write_imn' is not one of" "$B" -l 0-2 --no-huge -m 128 -- -f "$bad/verb-typo.conf"
 # A job of N ranks: checked for the smallest job it takes; run only under a launcher.

@@ -59,7 +59,7 @@ int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad)
 		PostedWr p{wr->wr_id, wr->opcode, wr->send_flags, ntohl(wr->imm_data), wr->wr.rdma.remote_addr,
 			   wr->wr.rdma.rkey, wr->num_sge ? wr->sg_list[0].addr : 0,
 			   wr->num_sge ? wr->sg_list[0].length : 0, wr->num_sge ? wr->sg_list[0].lkey : 0,
-			   wr->num_sge, 0};
+			   wr->num_sge, 0, qp ? qp->qp_num : 0};
 		if (wr->num_sge && wr->sg_list[0].length >= 8)
 			memcpy(&p.first_word, reinterpret_cast<void *>(wr->sg_list[0].addr), 8);
 		chain.push_back(p);

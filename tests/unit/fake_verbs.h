@@ -30,6 +30,7 @@ struct PostedWr {
 	uint32_t lkey;
 	int num_sge;
 	uint64_t first_word;   // the first 8 payload bytes at post time (0 if fewer)
+	uint32_t qp_num;       // the QP it was posted on (0: none given)
 };
 
 /* A receive completion queued with this wr_id takes the oldest posted SRQ receive's

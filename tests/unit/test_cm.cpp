@@ -102,6 +102,81 @@ void damage_is_refused(void **)
 	assert_int_equal(rp::cm_private_decode(b, sizeof(b), &q, &why), 0);
 }
 
+/* A request whose QPs share a flow window: its window and the flow's credit word take
+ * the window's rkey and address fields (a request has no window of its own). */
+rp::CmPrivate flow_request()
+{
+	rp::CmPrivate p = sample();
+	p.addr = 0;
+	p.rkey = 0;
+	p.flags = rp::kCmFlowWindow | rp::kCmSelfDescribing;
+	p.flow_window = 1024;
+	p.flow_credit_addr = 0x7f0000001208ull;
+	return p;
+}
+
+void flow_window_round_trip(void **)
+{
+	uint8_t b[rp::kCmParamsBytes];
+	const rp::CmPrivate p = flow_request();
+	rp::cm_private_encode(p, b);
+	rp::CmPrivate q;
+	std::string why;
+	assert_int_equal(rp::cm_private_decode(b, sizeof(b), &q, &why), 0);
+	assert_int_equal(q.flags, rp::kCmFlowWindow | rp::kCmSelfDescribing);
+	assert_int_equal(q.flow_window, 1024);
+	assert_int_equal(q.flow_credit_addr, 0x7f0000001208ull);
+	assert_int_equal(q.addr, 0);
+	assert_int_equal(q.rkey, 0);
+	/* The other fields keep their places. */
+	assert_true(q.slots == p.slots && q.slot_bytes == p.slot_bytes && q.qp_index == p.qp_index && q.flow == p.flow);
+	assert_true(q.credit_addr == p.credit_addr && q.credit_rkey == p.credit_rkey);
+	assert_true(q.messages == p.messages && q.uc_qpn == p.uc_qpn && q.ctrl_qpn == p.ctrl_qpn && q.verb == p.verb);
+	/* The largest window the slots field allows. */
+	rp::CmPrivate m = p;
+	m.flow_window = rp::kCmMaxSlots;
+	rp::cm_private_encode(m, b);
+	assert_int_equal(rp::cm_private_decode(b, sizeof(b), &q, &why), 0);
+	assert_int_equal(q.flow_window, rp::kCmMaxSlots);
+	/* Without the flag the fields are the window's again, and no flow window is read. */
+	rp::CmPrivate w = sample();
+	w.flow_window = 1024;
+	w.flow_credit_addr = 0x7f0000001208ull;
+	rp::cm_private_encode(w, b);
+	assert_int_equal(rp::cm_private_decode(b, sizeof(b), &q, &why), 0);
+	assert_int_equal(q.flow_window, 0);
+	assert_int_equal(q.flow_credit_addr, 0);
+	assert_true(q.addr == w.addr && q.rkey == w.rkey);
+}
+
+void flow_window_damage_is_refused(void **)
+{
+	uint8_t b[rp::kCmParamsBytes];
+	rp::CmPrivate q;
+	std::string why;
+	rp::CmPrivate p = flow_request();
+	p.flow_window = 0;
+	rp::cm_private_encode(p, b);
+	assert_int_equal(rp::cm_private_decode(b, sizeof(b), &q, &why), -EPROTO);
+	assert_string_equal(why.c_str(), "flow window of 0 messages with its credit word at 0x7f0000001208 (want 1..1048575, an "
+					  "8-byte aligned word)");
+	p = flow_request();
+	p.flow_window = rp::kCmMaxSlots + 1;
+	rp::cm_private_encode(p, b);
+	assert_int_equal(rp::cm_private_decode(b, sizeof(b), &q, &why), -EPROTO);
+	assert_non_null(strstr(why.c_str(), "flow window of 1048576 messages"));
+	p = flow_request();
+	p.flow_credit_addr = 0x7f0000001204ull;   // not 8-byte aligned
+	rp::cm_private_encode(p, b);
+	assert_int_equal(rp::cm_private_decode(b, sizeof(b), &q, &why), -EPROTO);
+	assert_non_null(strstr(why.c_str(), "credit word at 0x7f0000001204"));
+	p = flow_request();
+	p.flow_credit_addr = 0;   // no word to write
+	rp::cm_private_encode(p, b);
+	assert_int_equal(rp::cm_private_decode(b, sizeof(b), &q, &why), -EPROTO);
+	assert_non_null(strstr(why.c_str(), "flow window of 1024 messages"));
+}
+
 void reject_reasons(void **)
 {
 	uint8_t b[rp::kCmRejectBytes];
@@ -121,6 +196,8 @@ int main()
 	const CMUnitTest tests[] = {
 		cmocka_unit_test(round_trip),
 		cmocka_unit_test(damage_is_refused),
+		cmocka_unit_test(flow_window_round_trip),
+		cmocka_unit_test(flow_window_damage_is_refused),
 		cmocka_unit_test(reject_reasons),
 	};
 	return cmocka_run_group_tests_name("cm", tests, nullptr, nullptr);

@@ -308,6 +308,119 @@ void per_qp_receive_queues_sized(void **)
 	assert_int_equal(pp.stage("e")->lcore->srq, 4 * 2);
 }
 
+/* A flow_window the flow cannot keep is refused at plan time, naming the file's key and
+ * why; each refusal beside a flow that differs only there and is accepted. */
+void flow_window_refusals(void **)
+{
+	const std::string two_ends = "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+				     "  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"f\"; } );\n";
+	const std::string pingpong = "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+				     "  { name = \"e\"; kind = \"echo\"; lcore = 0; flow = \"f\"; } );\n";
+	auto flow = [](const std::string &keys) {
+		return "flows = ( { name = \"f\"; size = 64; qps = 4; messages = 1000; pool = \"p\"; " + keys + " } );\n";
+	};
+	const std::string at = "flows.[0].flow_window: flow 'f': ";
+
+	Plan send(flow("verb = \"send\"; flow_window = 64;") + two_ends);
+	assert_int_equal(send.rc, 0);
+	assert_int_equal(send.g.flows[0]->o.flow_window, 64);
+	Plan write(flow("verb = \"write\"; flow_window = 64;") + two_ends);
+	assert_int_equal(write.rc, -1);
+	assert_non_null(strstr(write.err.c_str(), (at + "its verb consumes no receive at the far end: there is no window to "
+						   "share (leave flow_window out, or 0)").c_str()));
+	Plan write0(flow("verb = \"write\"; flow_window = 0;") + two_ends);
+	assert_int_equal(write0.rc, 0);   // 0: none, allowed anywhere
+
+	Plan pp(flow("verb = \"send\"; flow_window = 64;") + pingpong);
+	assert_int_equal(pp.rc, -1);
+	assert_non_null(strstr(pp.err.c_str(), (at + "a ping-pong keeps one message in flight per QP").c_str()));
+
+	Plan uc(flow("verb = \"send_imm\"; transport = \"uc\"; flow_window = 64;") + two_ends);
+	assert_int_equal(uc.rc, -1);   // software reliability, UC's default
+	assert_non_null(strstr(uc.err.c_str(), (at + "UC made reliable in software returns credit per QP, in its ACKs").c_str()));
+	Plan plain_uc(flow("verb = \"send_imm\"; transport = \"uc\"; reliability = \"none\"; flow_window = 64;") + two_ends);
+	assert_int_equal(plain_uc.rc, 0);
+	assert_int_equal(plain_uc.g.flows[0]->o.flow_window, 64);
+
+	/* recv_queue = "qp" where the flow is received; on its sending lcore it is no matter. */
+	auto head = [](int rq_lcore) {
+		return "version = 1;\n"
+		       "devices = ( { name = \"rxe0\"; } );\n"
+		       "pools = ( { name = \"p\"; elt_size = 256; count = 8192; } );\n"
+		       "io_contexts = ( { lcore = 1; device = \"rxe0\"; " + std::string(rq_lcore == 1 ? "recv_queue = \"qp\"; " : "") + "},"
+		       " { lcore = 0; device = \"rxe0\"; " + (rq_lcore == 0 ? "recv_queue = \"qp\"; " : "") + "} );\n";
+	};
+	Plan rq(flow("verb = \"send\"; flow_window = 64;") + two_ends, head(0).c_str());
+	assert_int_equal(rq.rc, -1);
+	assert_non_null(strstr(rq.err.c_str(), (at + "its receiving lcore gives each QP a receive queue of its own "
+						"(recv_queue = \"qp\"), which must hold that QP's window").c_str()));
+	Plan rq_tx(flow("verb = \"send\"; flow_window = 64;") + two_ends, head(1).c_str());
+	assert_int_equal(rq_tx.rc, 0);
+	assert_int_equal(rq_tx.g.flows[0]->o.flow_window, 64);
+
+	/* A send flow's receives are all the SRQ's: one window or the other. write_imm keeps
+	 * its slots as each QP's window beside the flow's. */
+	Plan both(flow("verb = \"send\"; window = 128; flow_window = 64;") + two_ends);
+	assert_int_equal(both.rc, -1);
+	assert_non_null(strstr(both.err.c_str(), (at + "a send flow with a flow window has no window per QP (its receives are "
+						  "all in the SRQ, shared): give window or flow_window, not both").c_str()));
+	Plan both_imm(flow("verb = \"send_imm\"; window = 128; flow_window = 64;") + two_ends);
+	assert_int_equal(both_imm.rc, -1);
+	Plan write_imm(flow("verb = \"write_imm\"; window = 32; flow_window = 64;") + two_ends);
+	assert_int_equal(write_imm.rc, 0);
+	assert_int_equal(write_imm.g.flows[0]->o.flow_window, 64);
+	assert_int_equal(write_imm.g.flows[0]->o.slots, 32);
+}
+
+/* flow_window left out: 1024 (kDefaultWindow) where the flow's default per-QP windows
+ * would add up to more (64 QPs x a window of at least batch 32), and a send flow's QPs
+ * each may take all of it; none at 4 QPs (4 x 256), nor where the file gave a window. The
+ * receiving lcore's SRQ then holds the flow's window and a refill of an eighth of it. */
+void flow_window_default(void **)
+{
+	const char *head = "version = 1;\n"
+			   "devices = ( { name = \"rxe0\"; } );\n"
+			   "pools = ( { name = \"p\"; elt_size = 256; count = 16384; } );\n"
+			   "io_contexts = ( { lcore = 1; device = \"rxe0\"; }, { lcore = 0; device = \"rxe0\"; } );\n";
+	const std::string two_ends = "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+				     "  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"f\"; } );\n";
+	auto flow = [](const std::string &keys) {
+		return "flows = ( { name = \"f\"; size = 64; messages = 100000; pool = \"p\"; " + keys + " } );\n";
+	};
+	Plan wide(flow("verb = \"send\"; qps = 64;") + two_ends, head);
+	assert_int_equal(wide.rc, 0);
+	const rp::RunOptions &o = wide.g.flows[0]->o;
+	assert_int_equal(o.flow_window, rp::kDefaultWindow);
+	assert_false(o.flow_window_given);
+	assert_int_equal(o.slots, rp::kDefaultWindow);   // no per-QP window but the flow's
+	assert_int_equal(o.srq_refill, rp::kDefaultWindow / 8);
+	assert_int_equal(wide.stage("rx")->lcore->srq, rp::kDefaultWindow + rp::kDefaultWindow / 8);   // not 64 x 32
+
+	Plan narrow(flow("verb = \"send\"; qps = 4;") + two_ends, head);
+	assert_int_equal(narrow.rc, 0);
+	assert_int_equal(narrow.g.flows[0]->o.flow_window, 0);
+	assert_int_equal(narrow.g.flows[0]->o.slots, 256);
+	Plan given(flow("verb = \"send\"; qps = 64; window = 32;") + two_ends, head);
+	assert_int_equal(given.rc, 0);
+	assert_int_equal(given.g.flows[0]->o.flow_window, 0);
+	assert_int_equal(given.g.flows[0]->o.slots, 32);
+	/* write_imm: the flow's window, and each QP keeps its slots. */
+	Plan imm(flow("verb = \"write_imm\"; qps = 64;") + two_ends, head);
+	assert_int_equal(imm.rc, 0);
+	assert_int_equal(imm.g.flows[0]->o.flow_window, rp::kDefaultWindow);
+	assert_int_equal(imm.g.flows[0]->o.slots, 32);
+	/* None where one could not be kept: a verb that consumes no receive. */
+	Plan write(flow("verb = \"write\"; qps = 64;") + two_ends, head);
+	assert_int_equal(write.rc, 0);
+	assert_int_equal(write.g.flows[0]->o.flow_window, 0);
+	/* Given, a send flow's QPs each take the flow's window as theirs. */
+	Plan set(flow("verb = \"send\"; qps = 64; flow_window = 512;") + two_ends, head);
+	assert_int_equal(set.rc, 0);
+	assert_int_equal(set.g.flows[0]->o.flow_window, 512);
+	assert_true(set.g.flows[0]->o.flow_window_given);
+	assert_int_equal(set.g.flows[0]->o.slots, 512);
+}
+
 /* A size sweep: a pipeline per size, flows with a list take their k-th size in step k,
  * the others keep theirs; lists of two lengths are refused. */
 void size_lists_sweep_in_step(void **)
@@ -454,6 +567,8 @@ int main(int, char **argv)
 		cmocka_unit_test(two_host_flows_have_one_end_here),
 		cmocka_unit_test(pingpong_sides_sized),
 		cmocka_unit_test(per_qp_receive_queues_sized),
+		cmocka_unit_test(flow_window_refusals),
+		cmocka_unit_test(flow_window_default),
 		cmocka_unit_test(size_lists_sweep_in_step),
 		cmocka_unit_test(lanes_share_a_flow),
 		cmocka_unit_test(devices_the_plan_uses),

@@ -29,6 +29,7 @@ struct Rig {
 	rte_mempool *pool;
 	rp::MrTable mrs;
 	std::vector<uint64_t> credits;
+	uint64_t flow_word = 0;              // flow 0's credit word, with p.flow_window
 	std::vector<ibv_qp> qps;
 	std::vector<unsigned char> remote;   // the responder's memory the fake NIC writes/reads
 	rp::RunControl ctl;
@@ -61,13 +62,17 @@ struct Rig {
 			r.qps[i].qp = &qps[i];
 			r.qps[i].remote = {reinterpret_cast<uintptr_t>(remote.data()) + i * per_qp, 77,
 					   rp::verb_is_atomic(p.verb) ? 0 : kSlots};
-			if (rp::verb_consumes_receive(p.verb))
+			/* Under a flow window, a QP keeps a credit word only where its own window is
+			 * smaller (write_imm's slots), as requester_bind gives it. */
+			if (rp::verb_consumes_receive(p.verb) && (p.flow_window == 0 || p.window < p.flow_window))
 				r.qps[i].credit_word = &credits[i];
 			/* A read finds slot k of QP i holding message key (i, k), as the responder fills it. */
 			if (p.verb == rp::Verb::read)
 				for (uint32_t k = 0; k < kSlots; k++)
 					rp::pattern_fill(remote.data() + i * per_qp + k * p.msg_bytes, p.msg_bytes, rp::msg_key(i, k));
 		}
+		if (p.flow_window)
+			r.flow_credit[0].word = &flow_word;
 		assert_int_equal(rp::requester_add_qps(&r, &err), 0);
 		/* A responder that consumes at once: one shared credit counter is enough for one QP. */
 		if (nqps == 1 && rp::verb_consumes_receive(p.verb))
@@ -329,6 +334,167 @@ void window_limits_what_is_in_flight(void **)
 	assert_int_equal(g.r.c.sent, kSlots);   // exactly the window
 	assert_string_equal(g.r.c.fail_reason, "stalled: no credit or completion for the send queues (QP 0: sent 256 of 1000, "
 					       "completed 256, credited 0; its window is full: send queue 128, window 256)");
+}
+
+/* A send flow under a flow window of 16 over 4 QPs, batch 8: its QPs have no window
+ * or credit word of their own, only the flow's (what the builder gives a send flow). */
+rp::RequesterParams flow_window_params(uint64_t messages)
+{
+	rp::RequesterParams p = params(rp::Verb::send, messages);
+	p.batch = 8;
+	p.signal_every = 8;
+	p.sq_depth = 32;
+	p.window = 16;
+	p.flow_window = 16;
+	return p;
+}
+
+/* Bursts enough for everything the windows allow to be posted and completed. */
+void settle(rp::Requester &r)
+{
+	for (int i = 0; i < 20; i++)
+		rp::requester_burst(&r);
+}
+
+/* The flow's QPs together post no more than the flow window beyond the flow's credit
+ * word, whatever their send queues would take, and as much again as the word moves. */
+void flow_window_bounds_all_qps_together(void **)
+{
+	Rig g(flow_window_params(400), 4);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_null(g.r.qps[i].credit_word);
+	rp::requester_start(&g.r);
+	settle(g.r);
+	assert_int_equal(g.r.c.sent, 16);   // 4 send queues of 32 would take 128
+	assert_int_equal(g.r.flow_sent[0], 16);
+	assert_int_equal(g.r.c.completed, 16);   // held back by the window, not the send queues
+	g.flow_word = 8;
+	settle(g.r);
+	assert_int_equal(g.r.c.sent, 24);
+	assert_int_equal(g.r.flow_credit[0].credit, 8);
+	g.flow_word = 12;   // half a batch of room: a short chain
+	settle(g.r);
+	assert_int_equal(g.r.c.sent, 28);
+	assert_int_equal(g.r.c.credit_anomalies, 0);
+	/* A perfect receiver (the fake credits each message as it is posted): the rest goes. */
+	fake::nic().credit_word = &g.flow_word;
+	g.flow_word = 28;
+	while (!g.r.finished)
+		rp::requester_burst(&g.r);
+	assert_int_equal(rp::requester_finish(&g.r), 0);
+	assert_int_equal(g.r.c.sent, 400);
+	assert_int_equal(g.r.c.completed, 400);
+	assert_int_equal(rte_mempool_avail_count(g.pool), kPoolSize);
+}
+
+/* The flow's word is taken only forward (written through one QP at a time, an older
+ * write may land late); a count above what the flow sent is an anomaly, not credit. */
+void flow_credit_only_goes_forward(void **)
+{
+	Rig g(flow_window_params(400), 4);
+	rp::requester_start(&g.r);
+	settle(g.r);
+	g.flow_word = 12;
+	settle(g.r);
+	assert_int_equal(g.r.c.sent, 28);
+	g.flow_word = 4;   // backwards: no less credit, so no room is lost or gained
+	settle(g.r);
+	assert_int_equal(g.r.flow_credit[0].credit, 12);
+	assert_int_equal(g.r.c.sent, 28);
+	assert_int_equal(g.r.c.credit_anomalies, 0);
+	g.flow_word = 1000;   // beyond the 28 sent
+	settle(g.r);
+	assert_true(g.r.c.credit_anomalies > 0);
+	assert_int_equal(g.r.flow_credit[0].credit, 12);
+	assert_int_equal(g.r.c.sent, 28);
+	g.flow_word = 28;   // a sane count again: taken
+	settle(g.r);
+	assert_int_equal(g.r.flow_credit[0].credit, 28);
+	assert_int_equal(g.r.c.sent, 44);
+}
+
+/* A flow that never gets its credit stalls at exactly its window, and the stall names
+ * the flow's window. */
+void flow_window_stall_names_it(void **)
+{
+	Rig g(flow_window_params(400), 4);
+	g.r.p.stall_tsc = 100000;
+	assert_int_equal(rp::requester_run(&g.r), -1);
+	assert_int_equal(g.r.c.sent, 16);
+	assert_string_equal(g.r.c.fail_reason, "stalled: no credit or completion for the send queues (QP 0: sent 8 of 100, "
+					       "completed 8, credited 8; its flow's window (over all its QPs) is full: "
+					       "send queue 32, window 16)");
+}
+
+/* A QP of the flow fails while the flow's window is full: the messages it had sent from
+ * the failed one on will never be credited, so they leave the flow's window, and its
+ * other QP goes on without any credit moving; the run ends on the completion error, not
+ * on a stall of the flow's window. */
+void failed_qp_leaves_the_flow_window(void **)
+{
+	rp::RequesterParams p = flow_window_params(32);   // 16 per QP
+	Rig g(p, 2);
+	g.r.p.stall_tsc = 100000;
+	for (uint32_t i = 0; i < 2; i++)
+		assert_null(g.r.qps[i].credit_word);
+	/* QP 0's first message completes with an error (the fake queues it as it is posted). */
+	fake::nic().error_at_wr_id = 0;
+	fake::nic().error_qp_num = fake::kQpNumBase;
+	fake::nic().error_status = IBV_WC_RETRY_EXC_ERR;
+	rp::requester_start(&g.r);
+	rp::requester_burst(&g.r);
+	assert_int_equal(g.r.qps[0].sent, 8);
+	assert_int_equal(g.r.qps[1].sent, 8);
+	assert_int_equal(g.r.flow_sent[0], 16);   // the flow's window is full
+	assert_false(g.r.qps[0].failed);
+	/* The next burst polls the error: QP 0's 8 (seq 0 on) leave the window, and QP 1
+	 * posts its other 8 with the flow's word still at 0. */
+	rp::requester_burst(&g.r);
+	assert_true(g.r.qps[0].failed);
+	assert_int_equal(g.r.qps[1].sent, 16);
+	assert_int_equal(g.r.flow_sent[0], 24);
+	assert_int_equal(g.flow_word, 0);
+	assert_int_equal(g.r.flow_credit[0].credit, 0);
+	assert_int_equal(g.r.flow_credit[0].lost, 8);
+	while (!g.r.finished)
+		rp::requester_burst(&g.r);
+	assert_int_equal(rp::requester_finish(&g.r), -1);
+	assert_string_equal(g.r.c.fail_reason, "completion errors");   // no stall described
+	assert_int_equal(g.r.c.wc_errors.by_status[IBV_WC_RETRY_EXC_ERR], 1);
+	assert_int_equal(g.r.qps[1].completed, 16);
+	assert_int_equal(g.r.c.credit_anomalies, 0);
+}
+
+/* write_imm under a flow window keeps its QPs' windows (its slots): both bound it. QP 0
+ * fills its window of 8, QP 1 gets the 4 left of the flow's 12; then each QP's own
+ * credit holds it where the flow has room, and the flow's where the QP has. */
+void flow_window_and_qp_windows_both_bound(void **)
+{
+	rp::RequesterParams p = params(rp::Verb::write_imm, 400);
+	p.batch = 4;
+	p.signal_every = 4;
+	p.sq_depth = 16;
+	p.window = 8;
+	p.flow_window = 12;
+	Rig g(p, 2);
+	assert_non_null(g.r.qps[0].credit_word);
+	rp::requester_start(&g.r);
+	settle(g.r);
+	assert_int_equal(g.r.qps[0].sent, 8);
+	assert_int_equal(g.r.qps[1].sent, 4);
+	g.flow_word = 12;
+	settle(g.r);
+	assert_int_equal(g.r.qps[0].sent, 8);
+	assert_int_equal(g.r.qps[1].sent, 8);
+	g.credits[0] = 8;
+	g.flow_word = 14;
+	settle(g.r);
+	assert_int_equal(g.r.qps[0].sent, 16);   // its own window again
+	assert_int_equal(g.r.qps[1].sent, 8);    // its window is full, the flow's is not
+	g.credits[1] = 8;
+	settle(g.r);
+	assert_int_equal(g.r.qps[1].sent, 10);   // the flow's 2 left
+	assert_int_equal(g.r.qps[0].sent, 16);
 }
 
 void send_queue_limits_what_is_in_flight(void **)
@@ -768,6 +934,11 @@ int main()
 		cmocka_unit_test(completion_error_stops_only_its_qp),
 		cmocka_unit_test(flows_split_messages_and_errors),
 		cmocka_unit_test(window_limits_what_is_in_flight),
+		cmocka_unit_test(flow_window_bounds_all_qps_together),
+		cmocka_unit_test(flow_credit_only_goes_forward),
+		cmocka_unit_test(flow_window_stall_names_it),
+		cmocka_unit_test(failed_qp_leaves_the_flow_window),
+		cmocka_unit_test(flow_window_and_qp_windows_both_bound),
 		cmocka_unit_test(send_queue_limits_what_is_in_flight),
 		cmocka_unit_test(plain_write_stamps_only_the_last_window),
 		cmocka_unit_test(wr_budget_limits_all_qps_together),

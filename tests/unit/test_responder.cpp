@@ -21,12 +21,20 @@ namespace {
 constexpr uint32_t kMsg = 24;      // not a multiple of 8: exercises the tail compare
 constexpr uint32_t kSlots = 8;
 
+/* A window shared by the rig's QPs (ResponderParams::flow_window); 0: none. */
+struct FlowWindow {
+	uint32_t window = 0;
+	uint32_t step = 0;
+	bool qp_credit = true;
+};
+
 struct Rig {
 	rp::Verb verb;
 	uint32_t nqps;
 	std::vector<unsigned char> memory;
 	std::vector<uint64_t> credit_src;
 	std::vector<uint64_t> credit_dst;   // the requester's credit words (the fake NIC writes them)
+	uint64_t flow_dst = 0;              // the requester's flow credit word, with a flow window
 	std::vector<ibv_qp> qps;
 	std::vector<uint64_t> sent;
 	rte_mempool *pool = nullptr;
@@ -36,7 +44,7 @@ struct Rig {
 	uint64_t corrupt = UINT64_MAX;   // message of QP 0 whose payload arrives damaged
 	std::vector<uint64_t> next;      // per QP: next sequence to arrive
 
-	Rig(rp::Verb v, uint32_t n = 1) : verb(v), nqps(n), next(n, 0)
+	Rig(rp::Verb v, uint32_t n = 1, FlowWindow fw = {}) : verb(v), nqps(n), next(n, 0)
 	{
 		fake::reset();
 		memory.assign(rp::responder_memory_per_qp(v, kMsg, kSlots) * n + 8, 0);
@@ -51,8 +59,15 @@ struct Rig {
 		r.credit_src = credit_src.data();
 		r.ctl = &ctl;
 		r.p = rp::ResponderParams{v, kMsg, kSlots, 2, true, 2000000000ull, 1000};
+		r.p.flow_window = fw.window;
+		r.p.flow_step = fw.step;
+		r.p.qp_credit = fw.qp_credit;
 		std::string err;
 		assert_int_equal(rp::responder_init(&r, n, &err), 0);
+		if (fw.window) {
+			r.flow_credit_addr = reinterpret_cast<uintptr_t>(&flow_dst);
+			r.flow_credit_rkey = 11;
+		}
 		for (uint32_t i = 0; i < n; i++) {
 			qps[i].qp_num = fake::kQpNumBase + i;
 			r.qps[i].qp = &qps[i];
@@ -354,6 +369,158 @@ void credit_completions_reaped_by_the_peer_free_credit(void **)
 	stray.qp_num = 0xdead;
 	rp::responder_on_send_wc(&g.r, stray, 0);
 	assert_int_equal(g.r.c.wc_errors.total, 2);
+}
+
+/* The credit writes of a run into the flow's word, in order: their values, and each
+ * must be one 8-byte RDMA_WRITE to that word (rkey 11) through QP qp_index. */
+std::vector<uint64_t> flow_writes(const Rig &g, uint32_t qp_index)
+{
+	std::vector<uint64_t> v;
+	for (auto &chain : fake::nic().chains)
+		for (const fake::PostedWr &w : chain) {
+			if (w.remote_addr != reinterpret_cast<uintptr_t>(&g.flow_dst))
+				continue;
+			assert_int_equal(w.opcode, IBV_WR_RDMA_WRITE);
+			assert_int_equal(w.sge_len, 8);
+			assert_int_equal(w.rkey, 11);
+			assert_true(w.send_flags & IBV_SEND_SIGNALED);
+			assert_int_equal(w.qp_num, fake::kQpNumBase + qp_index);
+			v.push_back(w.first_word);
+		}
+	return v;
+}
+
+/* A flow window without credit per QP (sends): the flow's consumed count goes into its
+ * word every flow_step messages, over all QPs, through QP 0; nothing per QP. */
+void flow_credit_every_step_through_qp0(void **)
+{
+	Rig g(rp::Verb::send_imm, 2, FlowWindow{16, 4, false});
+	g.run_messages(20);
+	assert_int_equal(rp::responder_run(&g.r), 0);
+	assert_int_equal(g.r.c.received, 40);
+	const std::vector<uint64_t> v = flow_writes(g, 0);
+	assert_int_equal(v.size(), 10);
+	for (size_t k = 0; k < v.size(); k++)
+		assert_int_equal(v[k], 4 * (k + 1));
+	assert_int_equal(g.r.c.credit_writes, 10);   // all of them the flow's
+	assert_int_equal(fake::nic().total_wrs(), 10);
+	assert_int_equal(g.flow_dst, 40);   // what the requester would read
+	assert_int_equal(g.credit_dst[0], 0);
+	assert_int_equal(g.credit_dst[1], 0);
+}
+
+/* write_imm keeps credit per QP under a flow window (its slots): each QP's count goes
+ * to its own word through itself, and the flow's to the flow's word through QP 0. */
+void flow_credit_beside_qp_credit(void **)
+{
+	Rig g(rp::Verb::write_imm, 2, FlowWindow{16, 4, true});
+	g.run_messages(10);
+	assert_int_equal(rp::responder_run(&g.r), 0);
+	const std::vector<uint64_t> v = flow_writes(g, 0);
+	const std::vector<uint64_t> want = {4, 8, 12, 16, 20};
+	assert_true(v == want);
+	uint64_t per_qp[2] = {0, 0};
+	for (auto &chain : fake::nic().chains)
+		for (const fake::PostedWr &w : chain)
+			for (uint32_t qi = 0; qi < 2; qi++)
+				if (w.remote_addr == reinterpret_cast<uintptr_t>(&g.credit_dst[qi])) {
+					assert_int_equal(w.qp_num, fake::kQpNumBase + qi);
+					per_qp[qi]++;
+				}
+	assert_int_equal(per_qp[0], 5);   // every credit_step (2) of each QP's 10
+	assert_int_equal(per_qp[1], 5);
+	assert_int_equal(g.r.c.credit_writes, 15);
+	assert_int_equal(g.flow_dst, 20);
+	assert_int_equal(g.credit_dst[0], 10);
+	assert_int_equal(g.credit_dst[1], 10);
+}
+
+/* The QP that carries the flow's credit fails: the next write goes through the next QP
+ * and carries the count at once, below a step (what went through the failed one may not
+ * have landed); then every step again from there. */
+void flow_credit_moves_off_a_failed_qp(void **)
+{
+	Rig g(rp::Verb::send_imm, 2, FlowWindow{16, 4, false});
+	rp::responder_start(&g.r);
+	auto drain = [&] {
+		while (!fake::nic().recv_cq.empty())
+			rp::responder_burst(&g.r);
+		rp::responder_burst(&g.r);
+	};
+	for (int i = 0; i < 3; i++) {
+		g.arrive(0, false);
+		g.arrive(1, false);
+	}
+	drain();
+	assert_int_equal(g.r.c.received, 6);
+	assert_true(flow_writes(g, 0) == std::vector<uint64_t>{4});
+	g.arrive(0, false, IBV_WC_REM_ACCESS_ERR);
+	drain();
+	/* The failure alone moves the flow's credit: the count (6, below a step since 4)
+	 * goes again through QP 1, since what QP 0 carried may not have landed. */
+	assert_true(g.r.qps[0].failed);
+	assert_int_equal(g.r.credit_qp, 1);
+	const size_t before = fake::nic().chains.size();
+	const fake::PostedWr &w = fake::nic().chains.back()[0];
+	assert_int_equal(w.qp_num, fake::kQpNumBase + 1);
+	assert_int_equal(w.remote_addr, reinterpret_cast<uintptr_t>(&g.flow_dst));
+	assert_int_equal(w.first_word, 6);
+	assert_int_equal(g.flow_dst, 6);
+	assert_int_equal(g.r.c.credit_writes, 2);
+	g.arrive(1, false);   // 7: less than a step since 6
+	drain();
+	assert_int_equal(fake::nic().chains.size(), before);
+	for (int i = 0; i < 3; i++)
+		g.arrive(1, false);   // 10
+	drain();
+	assert_int_equal(fake::nic().chains.size(), before + 1);
+	assert_int_equal(fake::nic().chains.back()[0].qp_num, fake::kQpNumBase + 1);
+	assert_int_equal(g.flow_dst, 10);
+	assert_int_equal(g.r.c.credit_writes, 3);
+}
+
+/* The flow's credit write itself completes with an error on QP 0 (it never landed): the
+ * next burst writes the same count again through QP 1, though no message arrived since
+ * and the count did not move from the one last written. */
+void flow_credit_write_error_rewrites_through_next_qp(void **)
+{
+	Rig g(rp::Verb::send_imm, 2, FlowWindow{16, 4, false});
+	/* QP 0's first credit write (wr_id 0) is the flow's: it fails, and writes nothing. */
+	fake::nic().error_at_wr_id = 0;
+	fake::nic().error_qp_num = fake::kQpNumBase;
+	fake::nic().error_status = IBV_WC_REM_ACCESS_ERR;
+	rp::responder_start(&g.r);
+	for (int i = 0; i < 2; i++) {
+		g.arrive(0, false);
+		g.arrive(1, false);
+	}
+	while (!fake::nic().recv_cq.empty())
+		rp::responder_burst(&g.r);
+	assert_int_equal(g.r.c.received, 4);
+	assert_int_equal(fake::nic().chains.size(), 1);   // the write of 4, through QP 0
+	assert_int_equal(fake::nic().chains[0][0].qp_num, fake::kQpNumBase);
+	assert_int_equal(fake::nic().chains[0][0].first_word, 4);
+	assert_int_equal(g.flow_dst, 0);   // it failed: nothing landed
+	assert_int_equal(fake::nic().send_cq.size(), 1);   // its error, not yet polled
+	assert_false(g.r.qps[0].failed);
+	/* One burst, nothing arriving: it polls the error and writes 4 again through QP 1. */
+	rp::responder_burst(&g.r);
+	assert_true(g.r.qps[0].failed);
+	assert_int_equal(g.r.c.wc_errors.by_status[IBV_WC_REM_ACCESS_ERR], 1);
+	assert_int_equal(g.r.credit_qp, 1);
+	assert_int_equal(g.r.c.received, 4);
+	assert_int_equal(fake::nic().chains.size(), 2);
+	const fake::PostedWr &w = fake::nic().chains[1][0];
+	assert_int_equal(w.qp_num, fake::kQpNumBase + 1);
+	assert_int_equal(w.remote_addr, reinterpret_cast<uintptr_t>(&g.flow_dst));
+	assert_int_equal(w.rkey, 11);
+	assert_int_equal(w.first_word, 4);
+	assert_int_equal(g.flow_dst, 4);   // the requester sees its credit after all
+	assert_int_equal(g.r.c.credit_writes, 2);
+	/* Once: later bursts with nothing new write nothing more. */
+	for (int i = 0; i < 3; i++)
+		rp::responder_burst(&g.r);
+	assert_int_equal(fake::nic().chains.size(), 2);
 }
 
 void write_final_window_is_checked(void **)
@@ -703,6 +870,10 @@ int main()
 		cmocka_unit_test(requester_gave_up_early),
 		cmocka_unit_test(shared_send_cq_hands_other_qps_to_the_peer),
 		cmocka_unit_test(credit_completions_reaped_by_the_peer_free_credit),
+		cmocka_unit_test(flow_credit_every_step_through_qp0),
+		cmocka_unit_test(flow_credit_beside_qp_credit),
+		cmocka_unit_test(flow_credit_moves_off_a_failed_qp),
+		cmocka_unit_test(flow_credit_write_error_rewrites_through_next_qp),
 		cmocka_unit_test(write_final_window_is_checked),
 		cmocka_unit_test(atomic_final_words_are_checked),
 		cmocka_unit_test(read_window_is_prefilled),
