@@ -70,12 +70,10 @@ std::string mismatch(const RunOptions &o, const CmPrivate &peer, uint64_t qp_mes
 	if (peer.verb != 0 && v == o.verb && peer.slot_bytes == o.msg_bytes && peer.slots == o.slots &&
 	    peer.messages == qp_messages && peer.chunk == o.chunk_bytes && peer.flow_window == o.flow_window)
 		return "";
-	if (peer.flow_window != o.flow_window)
-		return "the client's QPs share a flow window of " + std::to_string(peer.flow_window) + " messages, this server's " +
-		       std::to_string(o.flow_window) + " (0: none; " +
-		       (o.rq_depth ? "this server gives each QP its own receive queue (recv_queue = \"qp\"), which takes none: give "
-				     "the client flow_window = 0)"
-				   : "give both the same flow_window, or the same window and QP count)");
+	if (peer.flow_window != o.flow_window)   // a reject carries 139 characters
+		return "client flow window " + std::to_string(peer.flow_window) + ", server's " + std::to_string(o.flow_window) +
+		       (o.rq_depth ? ": this server's QPs have receive queues of their own; give the client flow_window = 0"
+				   : " (give both the same flow_window)");
 	if (peer.chunk != o.chunk_bytes)
 		return "the client cuts messages into chunks of " + std::to_string(peer.chunk) + " B, this server expects " +
 		       std::to_string(o.chunk_bytes) + " B (0: whole; give both the same chunk, or the same path MTU)";

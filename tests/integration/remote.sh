@@ -22,6 +22,27 @@ for v in write_imm send read fetch_add write; do
 	expect_grep "$sout" "^  disconnected: +4 of 4 connections"
 done
 
+# 64 QPs share the flow's window of 1024 (the default there) across hosts: the client
+# names its flow's credit word in the handshake, the server writes the flow's count
+# into it every 256 messages, one word for all 64 QPs.
+pair "flow window" -v send -Q 64 -n 20000
+expect_grep "$cout" "^  verb: .*, window 1024 over the flow's QPs$"
+expect_eq "flow window: server verified" "$(field "$sout" 'messages verified')" 20000
+fw_writes=$(field "$sout" 'credit writes')
+[ -n "$fw_writes" ] && [ "$fw_writes" -ge 70 ] && [ "$fw_writes" -le 120 ] && echo "ok: flow window: $fw_writes credit writes for 20000 messages" ||
+	{ echo "FAIL: flow window: '$fw_writes' credit writes (want about 20000 / 256)"; fails=$((fails + 1)); }
+# A server whose QPs each have their own receive queue takes no flow window: it
+# refuses the client's, saying what to give it.
+server -v send -Q 64 -n 1000 --recv-queue qp --stall-timeout 3
+client -v send -Q 64 -n 1000
+server_wait
+expect_eq "flow window against per-QP receive queues: client exit" "$rc" 3
+expect_grep "$cout" "rejected by the peer: client flow window 1024, server's 0: this server's QPs have receive queues of their own; give the client flow_window = 0"
+server -v send -Q 64 -n 1000 --recv-queue qp
+client -v send -Q 64 -n 1000 --flow-window 0
+server_wait
+both_pass "--flow-window 0 against per-QP receive queues"
+
 # Results files on both sides: each process writes its own view of the run.
 rdir=$(mktemp -d)
 server -v send -Q 1,2 -n 40000 --output "$rdir/server.json" --csv "$rdir/server.csv" --stats-period 0.5

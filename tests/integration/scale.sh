@@ -17,13 +17,34 @@ for verb in write_imm send write; do
 	expect_eq "$verb -Q 1024: verified" "$(field "$out" 'messages verified' | cut -d' ' -f1)" 102400
 	expect_grep "$out" "^result: PASS$"
 done
-# Consuming verbs: the windows shrink so that the SRQ and its CQ fit.
-run_rdmapipe "$out" -d "$DEV" -v send -Q 1024 -n 20000
+# Consuming verbs: the flow's 1024 QPs share its window of 1024 messages, so the SRQ
+# and the receive pool are the same as for one QP, and credit comes back for the flow
+# (one write per 256 messages), not per QP. Nothing on the receive side needs fitting.
+for q in 1 1024; do
+	EAL_LCORES="-l 0-1 --log-level=rdmapipe.pipeline:debug" run_rdmapipe "$out" -d "$DEV" -v send -Q $q -n 20480
+	expect_eq "send -Q $q: exit status" "$rc" 0
+	expect_eq "send -Q $q: verified" "$(field "$out" 'messages verified' | cut -d' ' -f1)" 20480
+	expect_grep "$out" "^rdmapipe: lcore 0: SRQ of 1152 receives \(refilled 128 at a time\), receive pool 1217 buffers of 64 B$"
+	expect_no_grep "$out" "fitted to $DEV: flow 'flow0': window"
+done
+expect_grep "$out" "^  verb: .*, window 1024 over the flow's QPs$"
+writes=$(field "$out" 'credit writes')
+[ -n "$writes" ] && [ "$writes" -le $((20480 / 200)) ] && echo "ok: $writes credit writes for 1024 QPs" ||
+	{ echo "FAIL: '$writes' credit writes for 1024 QPs (want about 20480 / 256)"; fails=$((fails + 1)); }
+# write_imm keeps its slots per QP (the writes land there) and their credit, under the flow's window.
+EAL_LCORES="-l 0-1 --log-level=rdmapipe.pipeline:debug" run_rdmapipe "$out" -d "$DEV" -v write_imm -Q 1024 -n 20480
+expect_eq "write_imm -Q 1024: verified" "$(field "$out" 'messages verified' | cut -d' ' -f1)" 20480
+expect_grep "$out" "^rdmapipe: lcore 0: SRQ of 1152 receives"
+expect_grep "$out" "^  verb: .*, window 1024 over the flow's QPs, 32 per QP$"
+# Without the flow window (--flow-window 0) each QP keeps its own window: they shrink
+# so that the SRQ and its CQ fit.
+run_rdmapipe "$out" -d "$DEV" -v send -Q 1024 -n 20000 --flow-window 0
 expect_grep "$out" "^rdmapipe: lcore [01] fitted to $DEV: flow 'flow0': window [0-9]+ messages per QP \(default 32\), batch [0-9]+ \(SRQ [0-9]+ receives, $DEV allows $max_cqe\)$"
 srq=$(sed -nE "s/.*\(SRQ ([0-9]+) receives.*/\1/p" "$out")
 if [ -n "$srq" ] && [ "$srq" -le "$max_cqe" ]; then echo "ok: SRQ $srq fits"; else echo "FAIL: SRQ '$srq'"; fails=$((fails + 1)); fi
 
-# A file with 1024 QPs in two flows on the same two lcores, as written: defaults.
+# A file with 1024 QPs in two flows on the same two lcores, as written: defaults. The
+# send CQ is fitted; the SRQ holds the two flows' windows (2 x 1024 and a refill).
 cat >"$conf" <<EOC
 version = 1;
 devices = ( { name = "$DEV"; } );
@@ -33,10 +54,10 @@ flows = ( { name = "a"; verb = "write_imm"; qps = 512; messages = 51200; },
 stages = ( { name = "atx"; kind = "rdma_tx"; flow = "a"; lcore = 1; }, { name = "arx"; kind = "rdma_rx"; flow = "a"; lcore = 0; },
            { name = "btx"; kind = "rdma_tx"; flow = "b"; lcore = 1; }, { name = "brx"; kind = "rdma_rx"; flow = "b"; lcore = 0; } );
 EOC
-run_rdmapipe "$out" -f "$conf"
+EAL_LCORES="-l 0-1 --log-level=rdmapipe.pipeline:debug" run_rdmapipe "$out" -f "$conf"
 expect_eq "a file of 1024 QPs: exit status" "$rc" 0
 expect_grep "$out" "^rdmapipe: lcore 1 fitted to $DEV: flow 'a': at most [0-9]+ WRs outstanding over its 512 QPs .*; flow 'b': at most [0-9]+ WRs outstanding over its 512 QPs"
-expect_grep "$out" "^rdmapipe: lcore 0 fitted to $DEV: flow 'a': window [0-9]+ messages per QP .*; flow 'b': window [0-9]+ messages per QP"
+expect_grep "$out" "^rdmapipe: lcore 0: SRQ of 2304 receives"
 expect_eq "a file of 1024 QPs: flows verified" "$(grep -cE "^  flow [ab]: .* verified 51200$" "$out")" 2
 
 # The command line's pipeline, written out, runs the same way (sizes left to the builder).
@@ -50,7 +71,7 @@ expect_eq "-Q 1024 --dump-conf, run: verified" "$(field "$out" 'messages verifie
 run_rdmapipe "$out" -d "$DEV" -v send -Q 1024 --slots 64 -n 1000
 expect_eq "--slots 64 x 1024 QPs: exit status" "$rc" 3
 expect_grep "$out" "^rdmapipe: lcore 0's io context: its flows' receive windows need an SRQ of [0-9]+ receives and a receive CQ as large; $DEV allows $max_cqe \(max_srq_wr [0-9]+, max_cqe $max_cqe\): smaller windows or fewer QPs on this lcore$"
-run_rdmapipe "$out" -d "$DEV" -v send -Q 1024 -b 32 -n 1000
+run_rdmapipe "$out" -d "$DEV" -v send -Q 1024 -b 32 --flow-window 0 -n 1000
 expect_eq "-b 32 x 1024 QPs: exit status" "$rc" 3
 expect_grep "$out" "^rdmapipe: flow 'flow0': its window, fitted to $DEV's SRQ and CQ limit of $max_cqe receives, is [0-9]+ messages per QP, below its batch of 32 \(a smaller batch, or fewer QPs\)$"
 cat >"$conf" <<EOC

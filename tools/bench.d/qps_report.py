@@ -48,14 +48,13 @@ def load(d):
             r["srq"] = r.get("receives", r.get("srq"))
             r["posts"] = recv_posts(d, r)
             r["ok"] = r["rc"] == "0" and num(r["rate_mmsg"]) is not None
-            for k in ("rate_mmsg", "cpu_ns", "rss_kib", "srq", "rx_buffers", "rx_buffer_bytes", "window"):
-                r[k] = num(r[k])
-            # Receive memory registered: the receive pool's buffers (send), or the
+            for k in ("rate_mmsg", "cpu_ns", "rss_kib", "srq", "rx_buffers", "rx_buffer_bytes", "window", "flow_window"):
+                r[k] = num(r.get(k))
+            # Receive memory registered: the receive pool's buffers (send), and the
             # windows the writes land in (write_imm: QPs x window x 64 B).
-            rx = (r["rx_buffers"] or 0) * (r["rx_buffer_bytes"] or 0)
-            if r["verb"] == "write_imm" and r["window"]:
-                rx += r["qps"] * r["window"] * 64
-            r["rx_bytes"] = rx
+            r["rx_buf"] = (r["rx_buffers"] or 0) * (r["rx_buffer_bytes"] or 0)
+            r["rx_win"] = r["qps"] * r["window"] * 64 if r["verb"] == "write_imm" and r["window"] else 0
+            r["rx_bytes"] = r["rx_buf"] + r["rx_win"]
             rows.append(r)
     return rows
 
@@ -76,6 +75,8 @@ def summarize(rows):
                           cpu=med([r["cpu_ns"] for r in ok]), rss=med([r["rss_kib"] for r in ok]),
                           srq=med([r["srq"] for r in ok]), rxn=med([r["rx_buffers"] for r in ok]),
                           rx=med([r["rx_bytes"] for r in ok]), window=med([r["window"] for r in ok]),
+                          rx_buf=med([r["rx_buf"] for r in ok]), rx_win=med([r["rx_win"] for r in ok]),
+                          flow_window=med([r["flow_window"] for r in ok]),
                           posts=med([r["posts"] for r in ok]),
                           fitted=any(r["fitted"] not in ("", "0") for r in ok),
                           rates=[r["rate_mmsg"] if r["ok"] else None for r in rs])
@@ -116,6 +117,26 @@ def plot(summary, png):
     fig.savefig(png, dpi=90)
 
 
+def receive_verdict(verb, q0, lo, q1, hi):
+    """Whether the receive side stays flat from q0 to q1 QPs, and what keeps it from it."""
+    grows = hi["srq"] / lo["srq"]
+    text = (f"{verb}: receives posted {lo['srq']:,.0f} at {q0} QP, {hi['srq']:,.0f} at {q1} ({grows:.1f}x); "
+            f"receive buffers {lo['rx_buf'] / 1024:,.0f} KiB, {hi['rx_buf'] / 1024:,.0f} KiB")
+    if hi["rx_win"]:
+        text += f"; write windows {lo['rx_win'] / 1024:,.0f} KiB, {hi['rx_win'] / 1024:,.0f} KiB"
+    if hi["flow_window"]:
+        text += (f": the {q1} QPs share a flow window of {hi['flow_window']:.0f} messages, credited once for the flow, "
+                 "which is what the SRQ holds at every QP count")
+        if hi["rx_win"] > 1.5 * lo["rx_win"]:
+            text += (f"; the write windows still grow, each QP keeping {hi['window']:.0f} slots of its own (a sender "
+                     "must not rewrite a slot before the receiver checked it: one-sided writes need per-QP targets)")
+    elif grows > 1.5 and hi["window"]:
+        text += (f": every QP keeps a window of {hi['window']:.0f} messages (the default is 1024 / QPs but at least "
+                 "a batch, so a chain fits it) and its receives are posted for all of them"
+                 + (" (per-QP receive queues take no flow window)" if "per-QP" in verb else ""))
+    return text
+
+
 def section(summary, d, command):
     commit = open(os.path.join(d, "commit")).read().strip() if os.path.exists(os.path.join(d, "commit")) else "?"
     w = []
@@ -125,18 +146,20 @@ def section(summary, d, command):
              "rdma_rx on lcore 0 of the 2-vCPU guest, one flow of 64 B messages over N QPs of rxe0, the builder's "
              "defaults (where they would not fit the device, fitted: a budget of outstanding WRs for the send CQ, "
              "smaller windows for the receive queues; docs/configuration.md), every message verified, once with the "
-             "lcore's SRQ (`--recv-queue srq`, the default) and once with a receive queue per QP (`--recv-queue qp`: "
-             "each QP keeps its window and an eighth, refilled per QP). `send` takes a receive "
+             "lcore's SRQ (`--recv-queue srq`, the default: from 33 QPs up the flow's QPs share a flow window of 1024 "
+             "messages, credited once for the flow, which the SRQ holds) and once with a receive queue per QP "
+             "(`--recv-queue qp`: each QP keeps its window and an eighth, refilled per QP). `send` takes a receive "
              "and a buffer from the receive pool per message; `write_imm` takes a receive "
-             "without a buffer, its payload landing in the receiver's window (QPs x window x 64 B). The QP counts "
+             "without a buffer, its payload landing in the receiver's window (QPs x window x 64 B, per QP under a flow "
+             "window too: a slot is not rewritten before the receiver checked it). The QP counts "
              "and the receive queue kinds interleave within each round; figures are medians of the rounds. CPU per message is both lcores' CPU "
              "time over the messages: both busy-poll, so it follows the wall clock rather than the work.")
     w.append("")
     w.append("![QP scaling](img/qp-scaling.png)")
     w.append("")
     w.append("| verb, receive queues | QPs | Mmsg/s | / 1 QP | CPU ns/msg | peak RSS MiB | sizes fitted to the device | window per QP | "
-             "receives posted | receive post calls | receive buffers | receive memory KiB | runs passed |")
-    w.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+             "flow window | receives posted | receive post calls | receive buffers | receive buffer KiB | write windows KiB | runs passed |")
+    w.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     verdicts = []
     for verb, per in summary.items():
         base = per.get(min(per), {}).get("rate")
@@ -145,24 +168,18 @@ def section(summary, d, command):
             f = lambda v, spec: (spec.format(v) if v is not None else "—")
             w.append(f"| {verb} | {q} | {f(x['rate'], '{:.4f}')} | {f(ratio, '{:.2f}x')} | {f(x['cpu'], '{:,.0f}')} | "
                      f"{f(x['rss'] / 1024 if x['rss'] else None, '{:.1f}')} | {'yes' if x['fitted'] else 'no'} | "
-                     f"{f(x['window'], '{:.0f}')} | {f(x['srq'], '{:,.0f}')} | {f(x['posts'], '{:,.0f}')} | {f(x['rxn'], '{:,.0f}')} | "
-                     f"{f(x['rx'] / 1024 if x['rx'] is not None else None, '{:,.0f}')} | {x['ok']} of {x['runs']} |")
+                     f"{f(x['window'], '{:.0f}')} | {f(x['flow_window'], '{:.0f}')} | {f(x['srq'], '{:,.0f}')} | "
+                     f"{f(x['posts'], '{:,.0f}')} | {f(x['rxn'], '{:,.0f}')} | "
+                     f"{f(x['rx_buf'] / 1024 if x['rx_buf'] is not None else None, '{:,.0f}')} | "
+                     f"{f(x['rx_win'] / 1024 if x['rx_win'] is not None else None, '{:,.0f}')} | {x['ok']} of {x['runs']} |")
         top = max(per)
         if top >= 1024 and base and per[top]["rate"]:
             r = per[top]["rate"] / base
             verdicts.append(f"{verb}: {top} QPs at {r:.2f}x the rate of 1 QP (target >= {TARGET}x: "
                             f"{'met' if r >= TARGET else '**not met**'})")
-        if per[min(per)]["rx"] and per[top]["rx"]:
-            grows = per[top]["rx"] / per[min(per)]["rx"]
-            why = ""
-            if grows > 1.5 and per[top]["window"] and per[top]["srq"]:
-                # What keeps it from being flat: each QP's window has a floor.
-                why = (f": every QP keeps a window of {per[top]['window']:.0f} messages (the default is 1024 / QPs "
-                       f"but at least a batch, so a chain fits it) and its receives ({per[top]['srq']:,.0f} posted at "
-                       f"{top} QPs) are posted for all of them; flat receive memory needs a window shared by the flow's "
-                       f"QPs, with credit coalesced across them (not built)")
-            verdicts.append(f"{verb}: receive memory {per[min(per)]['rx'] / 1024:,.0f} KiB at {min(per)} QP, "
-                            f"{per[top]['rx'] / 1024:,.0f} KiB at {top} ({grows:.1f}x){why}")
+        lo = per[min(per)]
+        if lo["srq"] and per[top]["srq"]:
+            verdicts.append(receive_verdict(verb, min(per), lo, top, per[top]))
     for verb, per in summary.items():   # per-QP queues against the SRQ, at each QP count
         if "per-QP" not in verb:
             continue
