@@ -813,7 +813,9 @@ uint64_t flow_receives(const FlowConf &f, bool srq)
 	const uint64_t per_qp = static_cast<uint64_t>(f.qps) * f.window;
 	const bool shareable = srq && !(f.transport == Transport::uc && f.reliability == Reliability::software);
 	const uint32_t fw = !shareable ? 0 : f.flow_window_given ? f.flow_window : default_flow_window(true, f.window_given, f.qps, f.window);
-	return fw && fw < per_qp ? fw : per_qp;
+	if (fw == 0)
+		return per_qp;
+	return f.verb == Verb::write_imm ? std::min<uint64_t>(fw, per_qp) : fw;   // a send's QPs each take up to fw
 }
 
 bool cross_check(Reader &r, const Setting &root, PipelineConf *c)

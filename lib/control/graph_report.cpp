@@ -531,6 +531,7 @@ void merge_roles(Totals *x, const GraphFlow &f)
 	v.window_slots_checked += r.window_slots_checked;
 	v.counters_checked += r.counters_checked;
 	v.credit_writes += r.credit_writes;
+	v.flow_credit_moves += r.flow_credit_moves;
 	merge(&v.wc_errors, r.wc_errors);
 }
 
@@ -871,7 +872,9 @@ void print_counts(const Graph &g, const Totals &x, const std::vector<const Async
 		if (x.rq_posts)   // recv_queue = "qp"
 			printf("  receive posts:       %" PRIu64 " to QPs' own receive queues (%" PRIu64 " cut short by an empty receive pool)\n",
 			       x.rq_posts, x.shortfalls);
-		printf("  credit writes:       %" PRIu64 "\n", x.v.credit_writes);
+		printf("  credit writes:       %" PRIu64 "%s\n", x.v.credit_writes,
+		       x.v.flow_credit_moves ? (" (" + std::to_string(x.v.flow_credit_moves) + " flow credit moved to another QP, not landed in " +
+						std::to_string(static_cast<int>(kCreditRetryS * 1000)) + " ms)").c_str() : "");
 		printf("  sequence errors:     %" PRIu64 "\n", x.v.sequence_errors);
 		printf("  length errors:       %" PRIu64 "\n", x.v.length_errors);
 		printf("  unexpected opcodes:  %" PRIu64 "\n", x.v.unexpected_opcodes);

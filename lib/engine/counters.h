@@ -76,6 +76,7 @@ struct alignas(64) ResponderCounters {
 	uint64_t credit_writes = 0;
 	uint64_t held_overflow = 0;  // received beyond the window while the next stage was full: freed
 	uint64_t credit_flushed_late = 0;  // credit writes flushed by a peer that left after all arrived
+	uint64_t flow_credit_moves = 0;    // flow credit written again through another QP (the last had not landed)
 	/* Software reliability (UC): */
 	uint64_t acks_sent = 0;
 	uint64_t ack_no_room = 0;    // ACKs put off: every control send slot busy

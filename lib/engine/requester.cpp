@@ -167,6 +167,7 @@ inline void count_sent(Requester *r, RequesterQp &q, uint32_t n)
 {
 	q.sent += n;
 	r->c.sent += n;
+	r->flow_sent[q.flow] += n;   // partial chains too: the flow window counts what went out
 	if (!r->p.reliable)
 		r->wr_out += n;   // a WR per message (one left out by inject_loss counts too)
 	std::atomic<uint64_t> &live = r->flow_live[q.flow].sent;
@@ -578,6 +579,23 @@ void pick_for_verb(Requester *r)
 	}
 }
 
+/* A failed WR whose status says the receiver never took it (nor what followed it). */
+inline bool never_arrived(ibv_wc_status st)
+{
+	switch (st) {
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_REM_OP_ERR:
+	case IBV_WC_LOC_LEN_ERR:
+	case IBV_WC_LOC_QP_OP_ERR:
+	case IBV_WC_LOC_PROT_ERR:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* One send completion of QP qi (ours). */
 inline void on_send_wc(Requester *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 {
@@ -596,11 +614,16 @@ inline void on_send_wc(Requester *r, uint32_t qi, const ibv_wc &wc, uint64_t now
 		if (!q.failed) {
 			q.failed = true;
 			r->c.failed_qps++;
+		}
+		if (!q.settled) {
 			/* RC completes in order: what came before the failed WR arrived and is
-			 * credited; it and what follows never will be, so they leave the flow's
-			 * window instead of holding it from the flow's other QPs. */
+			 * credited; where its status proves that it and what follows never
+			 * arrived, they leave the flow's window instead of holding it from the
+			 * flow's other QPs. A flush or a retry exceeded proves nothing (an ACK
+			 * may have been lost): those stay counted. */
+			q.settled = true;
 			const uint64_t seq = wc.wr_id & kSeqMask;
-			if (r->p.flow_window && seq < q.sent)
+			if (r->p.flow_window && never_arrived(wc.status) && seq < q.sent)
 				r->flow_credit[q.flow].lost += q.sent - seq;
 		}
 		return;
@@ -1007,7 +1030,10 @@ uint32_t requester_burst(Requester *r)
 	}
 	bool all_done = true;
 	uint32_t posted = 0;
-	for (uint32_t qi = 0; qi < r->nqps; qi++) {
+	/* From where the last burst's posts ended: a window or a rate shared by the QPs
+	 * goes round them all, not to the lowest-numbered ones first. */
+	const uint32_t first = r->cursor;
+	for (uint32_t k = 0, qi = first; k < r->nqps; k++, qi = qi + 1 == r->nqps ? 0 : qi + 1) {
 		RequesterQp &q = r->qps[qi];
 		if (qp_done(q))
 			continue;
@@ -1088,7 +1114,7 @@ uint32_t requester_burst(Requester *r)
 			continue;
 		}
 		posted += static_cast<uint32_t>(n);
-		r->flow_sent[q.flow] += n;
+		r->cursor = qi + 1 == r->nqps ? 0 : qi + 1;
 		r->last_progress = now;
 	}
 	if (all_done) {

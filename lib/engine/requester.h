@@ -104,6 +104,7 @@ struct RequesterQp {
 	uint64_t *post_tsc = nullptr;  // when message seq's chain was posted, same index
 	uint32_t flow = 0;          // the flow it belongs to (index into flow_errors)
 	bool failed = false;        // a completion error moved it to the error state
+	bool settled = false;       // its first error completion was weighed (flow window: Requester::FlowCredit::lost)
 	/* Reliable: the send queue counts WRs (data and retransmissions, wr_id their index),
 	 * completed counts what the receiver acknowledged, and credit_word points at
 	 * ack_credit, which ACKs move. */
@@ -163,6 +164,7 @@ struct Requester {
 		uint64_t lost = 0;                         // sent on QPs that failed, never to be consumed
 	};
 	std::unique_ptr<FlowCredit[]> flow_credit;      // per flow, with p.flow_window
+	uint32_t cursor = 0;                            // the QP a burst's posting starts at
 	std::unique_ptr<FlowControl[]> flow_ctl;        // per flow: rate and batch, set while running
 	struct Pace {
 		uint64_t tsc_per_msg = 0, t0 = 0, sent0 = 0;   // the rate in force since t0, when sent0 were sent

@@ -31,7 +31,7 @@ inline uint64_t consumed_of(const Responder *r, const ResponderQp &q)
 /* Posts one signalled 8-byte RDMA_WRITE of `count` through QP qi to addr/rkey, from
  * the QP's ring of source words. Returns 1, 0 when every source word is still in
  * flight (a later loop tries again) or -errno. */
-int post_credit(Responder *r, uint32_t qi, uint64_t count, uint64_t addr, uint32_t rkey)
+int post_credit(Responder *r, uint32_t qi, uint64_t count, uint64_t addr, uint32_t rkey, uint64_t tag = 0)
 {
 	ResponderQp &q = r->qps[qi];
 	if (q.credit_posted - q.credit_completed == kCreditRing)
@@ -40,7 +40,7 @@ int post_credit(Responder *r, uint32_t qi, uint64_t count, uint64_t addr, uint32
 	*src = count;
 	ibv_sge sge{reinterpret_cast<uintptr_t>(src), sizeof(*src), r->credit_lkey};
 	ibv_send_wr wr{};
-	wr.wr_id = q.credit_posted;
+	wr.wr_id = q.credit_posted | tag;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_RDMA_WRITE;
@@ -67,21 +67,41 @@ int send_credit(Responder *r, uint32_t qi)
 	return ret;
 }
 
-/* The flow's consumed count into its flow credit word, once it moved a step (or must
- * be written again: the QP that carried it failed). Returns -errno when a post failed. */
-int send_flow_credit(Responder *r)
+/* The QP after qi that has not failed and has a free credit source word (nqps: none). */
+uint32_t next_credit_qp(const Responder *r, uint32_t qi)
 {
-	while (r->credit_qp < r->nqps && r->qps[r->credit_qp].failed) {
-		r->credit_qp++;   // what it carried may not have landed
+	for (uint32_t k = 1; k <= r->nqps; k++) {
+		const uint32_t j = (qi + k) % r->nqps;
+		const ResponderQp &q = r->qps[j];
+		if (!q.failed && q.credit_posted - q.credit_completed < kCreditRing)
+			return j;
+	}
+	return r->nqps;
+}
+
+/* The flow's consumed count into its flow credit word, once it moved a step, or again
+ * through the next QP: when the QP that carried it failed, or when it has not landed
+ * for credit_retry_tsc (the sender's end of that QP may have failed unseen from here;
+ * rxe retries such a write for ever). Returns -errno when a post failed. */
+int send_flow_credit(Responder *r, uint64_t now)
+{
+	const uint32_t cur = r->credit_qp;
+	const bool stuck = r->p.credit_retry_tsc && r->flow_credit_landed < r->flow_credit_last &&
+			   now - r->flow_write_tsc > r->p.credit_retry_tsc;
+	if (cur == r->nqps || r->qps[cur].failed || stuck) {   // nqps: none was free last time
+		r->credit_qp = next_credit_qp(r, cur);
 		r->flow_credit_again = true;
+		r->flow_write_tsc = now;   // one move per retry time
+		r->c.flow_credit_moves += stuck;
 	}
 	const uint64_t consumed = r->out ? r->handed_total : r->c.received;
 	if (r->credit_qp == r->nqps || (!r->flow_credit_again && consumed - r->flow_credit_last < r->p.flow_step))
 		return 0;
-	int ret = post_credit(r, r->credit_qp, consumed, r->flow_credit_addr, r->flow_credit_rkey);
+	int ret = post_credit(r, r->credit_qp, consumed, r->flow_credit_addr, r->flow_credit_rkey, kFlowCreditTag);
 	if (ret > 0) {
 		r->flow_credit_last = consumed;
 		r->flow_credit_again = false;
+		r->flow_write_tsc = now;
 	}
 	return ret < 0 ? ret : 0;
 }
@@ -106,6 +126,10 @@ inline void on_credit_wc(Responder *r, uint32_t qi, const ibv_wc &wc)
 	}
 	q.credit_completed++;
 	r->credit_freed++;
+	if (wc.wr_id & kFlowCreditTag) {   // its source word is not reused before this completion
+		const uint64_t count = r->credit_src[static_cast<size_t>(qi) * kCreditRing + (wc.wr_id & ~kFlowCreditTag) % kCreditRing];
+		r->flow_credit_landed = std::max(r->flow_credit_landed, count);
+	}
 }
 
 /* Polls the send CQ once; completions of a sharing role's QPs go to it. */
@@ -685,7 +709,7 @@ uint32_t responder_burst(Responder *r)
 				return static_cast<uint32_t>(n);
 			}
 		}
-		if (scan && p.flow_window && send_flow_credit(r) < 0) {
+		if (p.flow_window && (scan || r->flow_credit_landed < r->flow_credit_last) && send_flow_credit(r, now) < 0) {
 			c.fail_reason = "ibv_post_send (the flow's credit write) failed";
 			r->finished = true;
 			return static_cast<uint32_t>(n);

@@ -30,6 +30,8 @@ namespace rp {
 inline constexpr uint32_t kRxPollBurst = 32;
 /* Credit writes in flight per QP; each is signalled so its source word is not reused early. */
 inline constexpr uint32_t kCreditRing = 4;
+/* In a flow credit write's wr_id: its count is then known when it completes (landed). */
+inline constexpr uint64_t kFlowCreditTag = 1ull << 63;
 static_assert(kRxPollBurst <= kMaxBatch, "SRQ refill chains are sized threshold + one poll burst");
 
 struct ResponderParams {
@@ -64,6 +66,9 @@ struct ResponderParams {
 	uint32_t flow_step = 0;
 	/* Credit per QP too (each QP's window smaller than the flow's: write_imm's slots). */
 	bool qp_credit = true;
+	/* A flow credit write not landed after this long goes again through the next QP:
+	 * the sender's end of its QP may have failed, which this end cannot see (0: never). */
+	uint64_t credit_retry_tsc = 0;
 };
 
 struct CtrlQp;
@@ -146,6 +151,8 @@ struct Responder {
 	uint32_t flow_credit_rkey = 0;
 	uint32_t credit_qp = 0;
 	uint64_t flow_credit_last = 0;
+	uint64_t flow_credit_landed = 0;         // the count of the last flow credit write that completed
+	uint64_t flow_write_tsc = 0;             // when the last one was posted
 	bool flow_credit_again = false;
 	uint64_t handed_total = 0;
 	/* Responders of several flows on one lcore share its SRQ: one refill for all of them

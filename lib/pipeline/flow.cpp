@@ -117,6 +117,7 @@ ResponderParams responder_params(const RunOptions &o, uint64_t hz)
 	p.flow_window = o.flow_window;
 	p.flow_step = std::max<uint32_t>(1, o.flow_window / 4);
 	p.qp_credit = qp_credit(o);
+	p.credit_retry_tsc = static_cast<uint64_t>(kCreditRetryS * static_cast<double>(hz));
 	if (o.uc && o.reliability == Reliability::software) {
 		p.reliable = true;
 		p.verb = reliable_wire_verb(o.verb);

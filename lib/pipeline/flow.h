@@ -65,6 +65,10 @@ inline constexpr double kRtoMaxS = 200e-3;
  * rxe (8 KiB send_imm, 1% loss): 2 ms cost 1.7x the run time of 200 us, which costs
  * little more than none. */
 inline constexpr double kRestartSettleS = 200e-6;
+/* A flow credit write not landed after this long goes again through the next QP
+ * (ResponderParams::credit_retry_tsc): far above a live path's, rxe's retransmissions
+ * included, so that a late write seldom lands after the one that replaced it. */
+inline constexpr double kCreditRetryS = 0.2;
 
 RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t tsc_hz);
 ResponderParams responder_params(const RunOptions &o, uint64_t tsc_hz);

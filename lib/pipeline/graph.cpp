@@ -368,8 +368,11 @@ int plan_flow_window(const PipelineConf &c, GraphFlow *f, std::string *err)
 			return -1;
 		}
 	}
+	/* A client cannot see its server's receive queues: per-QP ones on its own lcore
+	 * (as the command line sets both ends) say the server has them too. */
+	const bool client_rq = f->remote && !f->rx && f->tx && f->tx->conf && f->tx->conf->rq_per_qp;
 	if (!o.flow_window_given)
-		o.flow_window = default_flow_window(why == nullptr, o.slots_given, o.qps, o.slots);
+		o.flow_window = default_flow_window(why == nullptr && !client_rq, o.slots_given, o.qps, o.slots);
 	if (o.flow_window == 0)
 		return 0;
 	if (o.verb != Verb::write_imm)

@@ -69,6 +69,8 @@ int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad)
 			if (g_nic.pattern_mismatches++ == 0)
 				g_nic.first_mismatch = wr->wr_id;
 		}
+		if (g_nic.hold_qp_num && qp && qp->qp_num == g_nic.hold_qp_num)
+			continue;
 		if (g_nic.credit_word)
 			*g_nic.credit_word = *g_nic.credit_word + 1;
 		bool err = wr->wr_id == g_nic.error_at_wr_id &&

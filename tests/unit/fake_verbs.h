@@ -57,6 +57,9 @@ struct Nic {
 	uint64_t error_at_wr_id = UINT64_MAX;        // that WR completes with error_status...
 	uint32_t error_qp_num = 0;                   // ...on this QP only (0: on any QP)
 	ibv_wc_status error_status = IBV_WC_REM_ACCESS_ERR;
+	/* WRs posted on this QP are held on the wire for ever, as a path that retries
+	 * without end: carried out never, completed never (0: none held). */
+	uint32_t hold_qp_num = 0;
 
 	/* One-sided verbs are carried out at post time on the memory remote_addr points to
 	 * (tests pass real pointers): writes copy, reads fetch, atomics add or swap. */

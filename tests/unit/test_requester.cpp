@@ -413,6 +413,33 @@ void flow_credit_only_goes_forward(void **)
 	assert_int_equal(g.r.c.sent, 44);
 }
 
+/* A flow window shared by 8 QPs, batch 8: each credit step of 16 lets two QPs post.
+ * Each burst starts at the QP after the last one that posted in the one before, so the
+ * steps go round all 8 (QPs 0-1, 2-3, 4-5, 6-7); from QP 0 every time, QPs 0 and 1
+ * would take every step and the other 6 would never post. */
+void flow_window_goes_round_all_qps(void **)
+{
+	Rig g(flow_window_params(8 * 64), 8);   // 64 per QP
+	for (uint32_t i = 0; i < 8; i++)
+		assert_null(g.r.qps[i].credit_word);
+	rp::requester_start(&g.r);
+	for (uint32_t step = 0; step < 4; step++) {
+		g.flow_word = 16 * step;   // everything sent so far credited
+		uint64_t before[8];
+		for (uint32_t i = 0; i < 8; i++)
+			before[i] = g.r.qps[i].sent;
+		rp::requester_burst(&g.r);
+		assert_int_equal(g.r.flow_sent[0], 16 * (step + 1));
+		for (uint32_t i = 0; i < 8; i++) {
+			const bool posts = i / 2 == step;   // this step's pair
+			assert_int_equal(g.r.qps[i].sent - before[i], posts ? 8 : 0);
+		}
+	}
+	for (uint32_t i = 0; i < 8; i++)
+		assert_int_equal(g.r.qps[i].sent, 8);   // every QP had its turn
+	assert_int_equal(g.r.c.credit_anomalies, 0);
+}
+
 /* A flow that never gets its credit stalls at exactly its window, and the stall names
  * the flow's window. */
 void flow_window_stall_names_it(void **)
@@ -430,7 +457,11 @@ void flow_window_stall_names_it(void **)
  * the failed one on will never be credited, so they leave the flow's window, and its
  * other QP goes on without any credit moving; the run ends on the completion error, not
  * on a stall of the flow's window. */
-void failed_qp_leaves_the_flow_window(void **)
+/* QP 0's first message fails with `status` while the flow's window is full. Where the
+ * status proves it never arrived (RNR retries exceeded), its 8 leave the window and
+ * QP 1 goes on; a retry exceeded proves nothing (an ACK may have been lost): they stay
+ * counted and the flow stalls on its window. */
+void failed_qp_case(ibv_wc_status status, bool released)
 {
 	rp::RequesterParams p = flow_window_params(32);   // 16 per QP
 	Rig g(p, 2);
@@ -440,29 +471,40 @@ void failed_qp_leaves_the_flow_window(void **)
 	/* QP 0's first message completes with an error (the fake queues it as it is posted). */
 	fake::nic().error_at_wr_id = 0;
 	fake::nic().error_qp_num = fake::kQpNumBase;
-	fake::nic().error_status = IBV_WC_RETRY_EXC_ERR;
+	fake::nic().error_status = status;
 	rp::requester_start(&g.r);
 	rp::requester_burst(&g.r);
 	assert_int_equal(g.r.qps[0].sent, 8);
 	assert_int_equal(g.r.qps[1].sent, 8);
 	assert_int_equal(g.r.flow_sent[0], 16);   // the flow's window is full
 	assert_false(g.r.qps[0].failed);
-	/* The next burst polls the error: QP 0's 8 (seq 0 on) leave the window, and QP 1
-	 * posts its other 8 with the flow's word still at 0. */
-	rp::requester_burst(&g.r);
+	rp::requester_burst(&g.r);   // polls the error
 	assert_true(g.r.qps[0].failed);
-	assert_int_equal(g.r.qps[1].sent, 16);
-	assert_int_equal(g.r.flow_sent[0], 24);
 	assert_int_equal(g.flow_word, 0);
 	assert_int_equal(g.r.flow_credit[0].credit, 0);
-	assert_int_equal(g.r.flow_credit[0].lost, 8);
+	assert_int_equal(g.r.flow_credit[0].lost, released ? 8 : 0);
+	assert_int_equal(g.r.qps[1].sent, released ? 16 : 8);
 	while (!g.r.finished)
 		rp::requester_burst(&g.r);
 	assert_int_equal(rp::requester_finish(&g.r), -1);
-	assert_string_equal(g.r.c.fail_reason, "completion errors");   // no stall described
-	assert_int_equal(g.r.c.wc_errors.by_status[IBV_WC_RETRY_EXC_ERR], 1);
-	assert_int_equal(g.r.qps[1].completed, 16);
+	assert_int_equal(g.r.c.wc_errors.by_status[status], 1);
 	assert_int_equal(g.r.c.credit_anomalies, 0);
+	if (released) {
+		assert_string_equal(g.r.c.fail_reason, "completion errors");   // no stall
+		assert_int_equal(g.r.qps[1].completed, 16);
+	} else {
+		assert_non_null(strstr(g.r.c.fail_reason, "its flow's window (over all its QPs) is full"));
+	}
+}
+
+void failed_qp_leaves_the_flow_window(void **)
+{
+	failed_qp_case(IBV_WC_RNR_RETRY_EXC_ERR, true);
+}
+
+void failed_qp_that_proves_nothing_stays_in_the_window(void **)
+{
+	failed_qp_case(IBV_WC_RETRY_EXC_ERR, false);
 }
 
 /* write_imm under a flow window keeps its QPs' windows (its slots): both bound it. QP 0
@@ -936,8 +978,10 @@ int main()
 		cmocka_unit_test(window_limits_what_is_in_flight),
 		cmocka_unit_test(flow_window_bounds_all_qps_together),
 		cmocka_unit_test(flow_credit_only_goes_forward),
+		cmocka_unit_test(flow_window_goes_round_all_qps),
 		cmocka_unit_test(flow_window_stall_names_it),
 		cmocka_unit_test(failed_qp_leaves_the_flow_window),
+		cmocka_unit_test(failed_qp_that_proves_nothing_stays_in_the_window),
 		cmocka_unit_test(flow_window_and_qp_windows_both_bound),
 		cmocka_unit_test(send_queue_limits_what_is_in_flight),
 		cmocka_unit_test(plain_write_stamps_only_the_last_window),

@@ -7,6 +7,7 @@
 #include "eal_for_tests.h"
 #include "fake_verbs.h"
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_mempool.h>
 
@@ -485,8 +486,8 @@ void flow_credit_moves_off_a_failed_qp(void **)
 void flow_credit_write_error_rewrites_through_next_qp(void **)
 {
 	Rig g(rp::Verb::send_imm, 2, FlowWindow{16, 4, false});
-	/* QP 0's first credit write (wr_id 0) is the flow's: it fails, and writes nothing. */
-	fake::nic().error_at_wr_id = 0;
+	/* QP 0's first credit write (wr_id 0, tagged as the flow's) fails, and writes nothing. */
+	fake::nic().error_at_wr_id = rp::kFlowCreditTag | 0;
 	fake::nic().error_qp_num = fake::kQpNumBase;
 	fake::nic().error_status = IBV_WC_REM_ACCESS_ERR;
 	rp::responder_start(&g.r);
@@ -521,6 +522,78 @@ void flow_credit_write_error_rewrites_through_next_qp(void **)
 	for (int i = 0; i < 3; i++)
 		rp::responder_burst(&g.r);
 	assert_int_equal(fake::nic().chains.size(), 2);
+}
+
+/* Busy-waits until `tsc` cycles have passed since t0. */
+void wait_past(uint64_t t0, uint64_t tsc)
+{
+	while (rte_rdtsc() - t0 <= tsc)
+		;
+}
+
+/* The flow's credit write through QP 0 neither lands nor fails (the sender's end of QP 0
+ * failed unseen from here; the NIC retries it for ever). Once credit_retry_tsc has passed
+ * with it not landed, a burst writes the same count again through QP 1, with nothing new
+ * arriving; before that, nothing is written again, and once that one lands, no more. */
+void flow_credit_not_landed_moves_to_next_qp(void **)
+{
+	Rig g(rp::Verb::send_imm, 2, FlowWindow{16, 4, false});
+	/* 50 ms: far longer than the bursts below take, however this lcore is scheduled. */
+	const uint64_t retry = rte_get_tsc_hz() / 20;
+	g.r.p.credit_retry_tsc = retry;
+	g.r.p.stall_tsc = 100 * rte_get_tsc_hz();   // the waits below are no stall
+	fake::nic().hold_qp_num = fake::kQpNumBase;   // what is posted on QP 0 stays on the wire
+	rp::responder_start(&g.r);
+	for (int i = 0; i < 2; i++) {
+		g.arrive(0, false);
+		g.arrive(1, false);
+	}
+	while (!fake::nic().recv_cq.empty())
+		rp::responder_burst(&g.r);
+	rp::responder_burst(&g.r);
+	assert_int_equal(g.r.c.received, 4);
+	assert_true(flow_writes(g, 0) == std::vector<uint64_t>{4});   // a step's worth, through QP 0
+	assert_int_equal(g.r.flow_credit_last, 4);
+	assert_int_equal(g.r.flow_credit_landed, 0);   // not completed
+	assert_int_equal(g.flow_dst, 0);
+	assert_true(fake::nic().send_cq.empty());
+	assert_false(g.r.qps[0].failed);
+	/* Within the retry time: not written again. */
+	const uint64_t t0 = g.r.flow_write_tsc;
+	for (int i = 0; i < 3; i++)
+		rp::responder_burst(&g.r);
+	assert_true(rte_rdtsc() - t0 < retry);   // else this machine is far too slow for the test
+	assert_int_equal(fake::nic().chains.size(), 1);
+	assert_int_equal(g.r.c.flow_credit_moves, 0);
+	assert_int_equal(g.r.credit_qp, 0);
+	/* Past it: the same count, through QP 1, nothing new having arrived. */
+	wait_past(t0, retry);
+	rp::responder_burst(&g.r);
+	assert_int_equal(g.r.c.received, 4);
+	assert_int_equal(g.r.credit_qp, 1);
+	assert_int_equal(g.r.c.flow_credit_moves, 1);
+	assert_int_equal(g.r.c.credit_writes, 2);
+	assert_int_equal(fake::nic().chains.size(), 2);
+	const fake::PostedWr &w = fake::nic().chains[1][0];
+	assert_int_equal(w.qp_num, fake::kQpNumBase + 1);
+	assert_int_equal(w.remote_addr, reinterpret_cast<uintptr_t>(&g.flow_dst));
+	assert_int_equal(w.rkey, 11);
+	assert_true(w.wr_id & rp::kFlowCreditTag);
+	assert_int_equal(w.first_word, 4);
+	assert_int_equal(g.flow_dst, 4);   // the requester sees its credit after all
+	/* Its completion is polled: landed. */
+	rp::responder_burst(&g.r);
+	assert_int_equal(g.r.flow_credit_landed, 4);
+	assert_int_equal(g.r.qps[1].credit_completed, 1);
+	/* Landed: however long nothing arrives, no more writes and no more moves. */
+	wait_past(g.r.flow_write_tsc, retry);
+	for (int i = 0; i < 3; i++)
+		rp::responder_burst(&g.r);
+	assert_int_equal(fake::nic().chains.size(), 2);
+	assert_int_equal(g.r.c.flow_credit_moves, 1);
+	assert_int_equal(g.r.credit_qp, 1);
+	assert_int_equal(g.r.c.credit_writes, 2);
+	assert_false(g.r.finished);
 }
 
 void write_final_window_is_checked(void **)
@@ -874,6 +947,7 @@ int main()
 		cmocka_unit_test(flow_credit_beside_qp_credit),
 		cmocka_unit_test(flow_credit_moves_off_a_failed_qp),
 		cmocka_unit_test(flow_credit_write_error_rewrites_through_next_qp),
+		cmocka_unit_test(flow_credit_not_landed_moves_to_next_qp),
 		cmocka_unit_test(write_final_window_is_checked),
 		cmocka_unit_test(atomic_final_words_are_checked),
 		cmocka_unit_test(read_window_is_prefilled),
