@@ -483,6 +483,17 @@ void flow_credit_moves_off_a_failed_qp(void **)
 /* The flow's credit write itself completes with an error on QP 0 (it never landed): the
  * next burst writes the same count again through QP 1, though no message arrived since
  * and the count did not move from the one last written. */
+/* n messages on each of QPs 0 and 1, then bursts until the receive CQ is polled empty. */
+void arrive_on_both(Rig &g, int n)
+{
+	for (int i = 0; i < n; i++) {
+		g.arrive(0, false);
+		g.arrive(1, false);
+	}
+	while (!fake::nic().recv_cq.empty())
+		rp::responder_burst(&g.r);
+}
+
 void flow_credit_write_error_rewrites_through_next_qp(void **)
 {
 	Rig g(rp::Verb::send_imm, 2, FlowWindow{16, 4, false});
@@ -491,12 +502,7 @@ void flow_credit_write_error_rewrites_through_next_qp(void **)
 	fake::nic().error_qp_num = fake::kQpNumBase;
 	fake::nic().error_status = IBV_WC_REM_ACCESS_ERR;
 	rp::responder_start(&g.r);
-	for (int i = 0; i < 2; i++) {
-		g.arrive(0, false);
-		g.arrive(1, false);
-	}
-	while (!fake::nic().recv_cq.empty())
-		rp::responder_burst(&g.r);
+	arrive_on_both(g, 2);
 	assert_int_equal(g.r.c.received, 4);
 	assert_int_equal(fake::nic().chains.size(), 1);   // the write of 4, through QP 0
 	assert_int_equal(fake::nic().chains[0][0].qp_num, fake::kQpNumBase);
@@ -544,12 +550,7 @@ void flow_credit_not_landed_moves_to_next_qp(void **)
 	g.r.p.stall_tsc = 100 * rte_get_tsc_hz();   // the waits below are no stall
 	fake::nic().hold_qp_num = fake::kQpNumBase;   // what is posted on QP 0 stays on the wire
 	rp::responder_start(&g.r);
-	for (int i = 0; i < 2; i++) {
-		g.arrive(0, false);
-		g.arrive(1, false);
-	}
-	while (!fake::nic().recv_cq.empty())
-		rp::responder_burst(&g.r);
+	arrive_on_both(g, 2);
 	rp::responder_burst(&g.r);
 	assert_int_equal(g.r.c.received, 4);
 	assert_true(flow_writes(g, 0) == std::vector<uint64_t>{4});   // a step's worth, through QP 0
