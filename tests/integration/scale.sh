@@ -87,9 +87,10 @@ expect_grep "$out" "^rdmapipe: $conf:3: io_contexts: lcore 1's io context: send_
 
 # A QP that fails under the budget: every WR it held comes back flushed into the
 # shared send CQ, which the budget keeps from overflowing; the other 1023 deliver.
-run_rdmapipe "$out" -d "$DEV" -v write_imm -Q 1024 -n 102400 --inject-bad-rkey 2
-expect_eq "a bad rkey on QP 2 of 1024: exit status" "$rc" 1
-expect_eq "a bad rkey on QP 2 of 1024: failed QPs" "$(field "$out" 'failed QPs')" 1
-expect_eq "a bad rkey on QP 2 of 1024: verified" "$(field "$out" 'messages verified' | cut -d' ' -f1)" 102300
+# It is QP 0, which carries the flow window's credit: that moves to QP 1.
+run_rdmapipe "$out" -d "$DEV" -v write_imm -Q 1024 -n 102400 --inject-bad-rkey 0
+expect_eq "a bad rkey on QP 0 of 1024: exit status" "$rc" 1
+expect_eq "a bad rkey on QP 0 of 1024: failed QPs" "$(field "$out" 'failed QPs')" 1
+expect_eq "a bad rkey on QP 0 of 1024: verified" "$(field "$out" 'messages verified' | cut -d' ' -f1)" 102300
 expect_no_grep "$out" "async event: .*CQ error"
 finish
