@@ -804,7 +804,6 @@ bool check_pattern(Reader &r, const Setting &root, PipelineConf *c)
 	return true;
 }
 
-/* Checks across sections, once every section read cleanly. */
 /* The receives a flow received through an SRQ (`srq`) takes there: its QPs' windows, or
  * the flow window they share (given, or the default; graph_plan refuses what cannot
  * share one). */
@@ -818,6 +817,7 @@ uint64_t flow_receives(const FlowConf &f, bool srq)
 	return f.verb == Verb::write_imm ? std::min<uint64_t>(fw, per_qp) : fw;   // a send's QPs each take up to fw
 }
 
+/* Checks across sections, once every section read cleanly. */
 bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 {
 	auto at = [&](const char *list, size_t i, const char *key) -> const Setting & {

@@ -597,8 +597,6 @@ bool rel_writes_here(const Graph &g)
 	return false;
 }
 
-/* Devices, the pipeline, the shape the flows share, how QPs were connected, posted
- * and polled. */
 /* Each QP's window, the flow's shared one, or both (write_imm's slots under a flow window). */
 std::string window_str(const RunOptions &o)
 {
@@ -622,6 +620,8 @@ std::string windows_str(const Graph &g)
 	return same ? first : each;
 }
 
+/* Devices, the pipeline, the shape the flows share, how QPs were connected, posted
+ * and polled. */
 void print_header(const PipelineConf &c, const Graph &g, const Totals &x)
 {
 	const GraphFlow &f0 = *g.flows[0];

@@ -61,7 +61,7 @@ struct ResponderParams {
 	uint32_t chunk_bytes = 0;
 	/* The QPs share the flow's window (RequesterParams::flow_window): the flow's consumed
 	 * count goes into the sender's flow credit word every flow_step messages, through
-	 * one QP (the first that has not failed), so the word never goes backwards. 0: none. */
+	 * one QP at a time (Responder::credit_qp), so the writes land in order. 0: none. */
 	uint32_t flow_window = 0;
 	uint32_t flow_step = 0;
 	/* Credit per QP too (each QP's window smaller than the flow's: write_imm's slots). */
@@ -145,8 +145,9 @@ struct Responder {
 	CqPeer send_peer;
 	CqPeer recv_peer;
 	/* With p.flow_window: the sender's flow credit word, the QP its writes go through
-	 * (the next once that one fails: the count is then written again), the count last
-	 * written and what the output ring took over all QPs. */
+	 * (the next once that one fails, or its write has not landed in credit_retry_tsc:
+	 * the count is then written again), the count last written and what the output
+	 * ring took over all QPs. */
 	uint64_t flow_credit_addr = 0;
 	uint32_t flow_credit_rkey = 0;
 	uint32_t credit_qp = 0;

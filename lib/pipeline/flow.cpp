@@ -374,10 +374,10 @@ int requester_bind(const RunOptions &o, const char *tag, const VerbsOps *ops, bo
 		if (static_cast<int>(i) == o.bad_rkey_qp)
 			rq.remote.rkey ^= 0x5a5a00;   // test hook: a key the responder never issued
 		if (f->shape.two_sided && qp_credit(o))
-			rq.credit_word = static_cast<volatile uint64_t *>(f->credit_words.addr) + i;
+			rq.credit_word = credit_word_at(*f, i);
 	}
 	if (o.flow_window)
-		q->flow_credit[0].word = static_cast<volatile uint64_t *>(f->credit_words.addr) + nqps;
+		q->flow_credit[0].word = credit_word_at(*f, nqps);
 	if (requester_add_qps(q, err) != 0)
 		return -1;
 	q->idler.channel = io.channel;
@@ -444,11 +444,11 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, D
 			targets.push_back(RemoteTarget{reinterpret_cast<uintptr_t>(f->memory.addr) + i * shape.mem_per_qp,
 						       f->memory.mr->rkey, verb_is_atomic(o.verb) ? 0 : o.slots});
 		if (two_sided)
-			credits.push_back({reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + i),
+			credits.push_back({reinterpret_cast<uintptr_t>(credit_word_at(*f, i)),
 					   f->credit_words.mr->rkey});
 	}
 	if (two_sided && o.flow_window)
-		credits.push_back({reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + nqps),
+		credits.push_back({reinterpret_cast<uintptr_t>(credit_word_at(*f, nqps)),
 				   f->credit_words.mr->rkey});
 	if (requester_bind(o, tag, ops, use_wr, req_io, ctl, f, targets, q, err) != 0 ||
 	    responder_bind(o, ops, rsp_io, ctl, f, credits, v, err) != 0)

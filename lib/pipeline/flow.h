@@ -120,6 +120,13 @@ struct LoopbackFlow {
 	~LoopbackFlow();
 };
 
+/* Credit word k of flow f's requester: QP k's, or with a flow window (k = qps) the
+ * flow's, which follows its QPs' (cm.h: kCmFlowWindow). */
+inline uint64_t *credit_word_at(const LoopbackFlow &f, uint32_t k)
+{
+	return static_cast<uint64_t *>(f.credit_words.addr) + k;
+}
+
 /* Creates flow f of options o (its shape already in f->shape) between req_io (on
  * req_dev) and rsp_io (on rsp_dev: the same device or another), each object on the
  * device of the end that uses it, its QP pairs connected as o.connect says, and sets

@@ -235,14 +235,14 @@ int remote_connect(const RunOptions &o, Device &dev, SharedIOContext &io, const 
 		specs[i].access = access;
 		locals[i] = request_of(o, i, e->targets[i]);
 		if (f->credit_words.mr) {   // credit (two-sided verbs), keep-alive (one-sided ones)
-			locals[i].credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + i);
+			locals[i].credit_addr = reinterpret_cast<uintptr_t>(credit_word_at(*f, i));
 			locals[i].credit_rkey = f->credit_words.mr->rkey;
 		}
 		locals[i].flags = flags | (qo.uc && o.reliability == Reliability::software ? kCmReliable : 0);
 		if (o.flow_window) {   // the flow's word follows its QPs'
 			locals[i].flags |= kCmFlowWindow;
 			locals[i].flow_window = o.flow_window;
-			locals[i].flow_credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(f->credit_words.addr) + nqps);
+			locals[i].flow_credit_addr = reinterpret_cast<uintptr_t>(credit_word_at(*f, nqps));
 		}
 		if (qo.uc) {
 			locals[i].uc_qpn = f->pairs.uc[i]->qp_num;
