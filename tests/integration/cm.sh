@@ -35,7 +35,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+on_exit cleanup
 
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 

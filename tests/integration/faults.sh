@@ -45,6 +45,7 @@ signal_and_wait() {
 # and the results say INTERRUPTED, and the exit status is the shell's for that signal.
 for sig in INT:130 TERM:143; do
 	name=${sig%%:*} want=${sig##*:}
+	rm -f "$json"   # this run's results, not the last one's
 	start_bg -d "$DEV" -v write_imm -n 100000000 --stats-period 1 --output "$json"
 	until_line "^  flow0 +[0-9.]+ Mmsg/s"
 	signal_and_wait "$name"

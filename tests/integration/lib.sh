@@ -5,6 +5,17 @@ set -u
 RDMAPIPE=${1:?usage: $0 PATH/TO/rdmapipe}
 fails=0
 
+# on_exit CMD: CMD runs when the test exits, however it exits (an abort too), after
+# those given before. Then any process the test left in the background is killed, so
+# that an aborted test leaves no rdmapipe, netem rule or file behind for the next one.
+exit_cmds=()
+run_exit_cmds() {
+	local c
+	for c in "${exit_cmds[@]}"; do eval "$c"; done
+	kill $(jobs -p) 2>/dev/null
+}
+on_exit() { exit_cmds+=("$1"); trap run_exit_cmds EXIT; }
+
 # No device: skip (exit 77) on a user's box, fail in CI, where a skip would hide
 # that nothing ran on rxe.
 need_device() {
@@ -26,7 +37,7 @@ need_device() {
 scratch_files() {
 	out=$(mktemp)
 	conf=$(mktemp --suffix=.conf)
-	trap 'rm -f "$out" "$conf"' EXIT
+	on_exit 'rm -f "$out" "$conf"'
 }
 
 # dev_attr NAME: the device's attribute NAME (max_cqe, max_qp_wr, ...) from ibv_devinfo -v.
@@ -124,22 +135,49 @@ pass_with_losses() {
 	[ "${retx:-0}" -gt 0 ] && echo "ok: $1: $retx retransmissions" || { echo "FAIL: $1: no retransmission"; fails=$((fails + 1)); }
 }
 
-# wire_ready: the rxeA/rxeB wire (veth vA, vB) and netem are there; if not, a failure.
+# wire_ready: the rxeA/rxeB wire (veth vA, vB) and netem are there, with no rule left
+# on it; if not, a failure.
 wire_ready() {
-	[ -n "${RXE_A_DEV:-}" ] && ip link show vA >/dev/null 2>&1 && modprobe sch_netem 2>/dev/null && return 0
+	if [ -n "${RXE_A_DEV:-}" ] && ip link show vA >/dev/null 2>&1 && modprobe sch_netem 2>/dev/null; then
+		netem_clear
+		return 0
+	fi
 	echo "FAIL: no rxeA/rxeB wire (vA) or no netem"; fails=$((fails + 1))
 	return 1
 }
 
-# wire_conf FILE: graphs/uc-reliable-wire.conf with this guest's device names, in FILE.
+# wire_conf FILE JSON: graphs/uc-reliable-wire.conf with this guest's device names and
+# its results file at JSON, in FILE.
 wire_conf() {
-	sed -e "s/\"rxeA\"/\"$RXE_A_DEV\"/g; s/\"rxeB\"/\"$RXE_B_DEV\"/g" "$(dirname "${BASH_SOURCE[0]}")/graphs/uc-reliable-wire.conf" >"$1"
+	sed -e "s/\"rxeA\"/\"$RXE_A_DEV\"/g; s/\"rxeB\"/\"$RXE_B_DEV\"/g" \
+		-e "s|\"/tmp/rdmapipe-uc-wire.json\"|\"$2\"|" "$(dirname "${BASH_SOURCE[0]}")/graphs/uc-reliable-wire.conf" >"$1"
+	grep -qF "\"$2\"" "$1" || { echo "FAIL: wire_conf: no results file to replace in uc-reliable-wire.conf"; fails=$((fails + 1)); }
 }
 
-# netem_loss LOSS: netem drops LOSS (e.g. 1%) of the packets at both ends of the wire,
-# data one way and ACKs the other; netem_off: no more.
-netem_loss() { tc qdisc add dev vA root netem loss "$1"; tc qdisc add dev vB root netem loss "$1"; }
-netem_off() { tc qdisc del dev vA root; tc qdisc del dev vB root; }
+# netem_loss LOSS [DEVS]: netem drops LOSS (e.g. 1%) of the packets at both ends of
+# the wire (or at DEVS, e.g. vA), data one way and ACKs the other; netem_off: no more.
+# The rules go when the test exits, however it exits.
+netem_devs= netem_cleared_on_exit=0
+netem_loss() {
+	netem_devs=${2:-vA vB}
+	[ $netem_cleared_on_exit -eq 1 ] || { on_exit netem_clear; netem_cleared_on_exit=1; }
+	local d
+	for d in $netem_devs; do tc qdisc add dev "$d" root netem loss "$1"; done
+}
+netem_off() {
+	local d
+	for d in $netem_devs; do tc qdisc del dev "$d" root; done
+	netem_devs=
+}
+# netem_clear: no netem rule on either end, whatever was there.
+netem_clear() { tc qdisc del dev vA root 2>/dev/null; tc qdisc del dev vB root 2>/dev/null; return 0; }
 
-# expect_no_grep FILE REGEX: no line of FILE matches.
-expect_no_grep() { if grep -Eq "$2" "$1"; then echo "FAIL: '$2' in $1"; fails=$((fails + 1)); else echo "ok: no '$2'"; fi; }
+# expect_no_grep FILE REGEX: FILE can be read and no line of it matches.
+expect_no_grep() {
+	grep -Eq "$2" "$1"
+	case $? in
+	1) echo "ok: no '$2'" ;;
+	0) echo "FAIL: '$2' in $1"; fails=$((fails + 1)) ;;
+	*) echo "FAIL: cannot read $1 to look for '$2'"; fails=$((fails + 1)) ;;
+	esac
+}

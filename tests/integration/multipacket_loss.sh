@@ -12,7 +12,8 @@
 out=$(mktemp)
 if wire_ready; then
 	conf=$(mktemp --suffix=.conf)
-	wire_conf "$conf"
+	json=$(mktemp --suffix=.json)
+	wire_conf "$conf" "$json"
 	for v in send_imm write_imm; do
 		# chunk = 0: writes go whole, 8 packets each (reliability.sh has them in chunks)
 		sed -i -e "s/verb = \"[a-z_]*\"; size = [0-9]*; qps = 4; messages = [0-9]*;/verb = \"$v\"; size = 8192; qps = 4; messages = 4000;$([ $v = write_imm ] && echo ' chunk = 0;')/" "$conf"
@@ -26,7 +27,7 @@ if wire_ready; then
 			{ echo "FAIL: $v: no restart asked (${asked:-none}) or done (${restarts:-none})"; fails=$((fails + 1)); }
 		expect_grep "$out" "^  completion errors: +0$"
 	done
-	rm -f "$conf" /tmp/rdmapipe-uc-wire.json
+	rm -f "$conf" "$json"
 fi
 rm -f "$out"
 finish

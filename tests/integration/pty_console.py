@@ -44,6 +44,18 @@ class Console:
         self.read_until(r'rdmapipe> ')
         return got
 
+    def poll(self, line, expect, check, timeout=30, every=0.2):
+        """Types line (waiting for expect) again and again until check(what matched)
+        holds; returns that. Exits the test if it does not within timeout."""
+        end = time.time() + timeout
+        while True:
+            got = self.cmd(line, expect)
+            if check(got):
+                return got
+            if time.time() >= end:
+                raise SystemExit(f'console: {line!r} did not show what was awaited within {timeout} s')
+            time.sleep(every)
+
     def exit_status(self):
         _, status = os.waitpid(self.pid, 0)
         return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1

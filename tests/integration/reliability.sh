@@ -52,16 +52,18 @@ expect_no_grep "$out" "^  retransmissions:"
 # Real loss on the wire, both ways, data and ACKs: rxeA -> rxeB in one process.
 if wire_ready; then
 	conf=$(mktemp --suffix=.conf)
-	wire_conf "$conf"
+	json=$(mktemp --suffix=.json)
+	wire_conf "$conf" "$json"
 	for loss in 1% 10%; do
+		rm -f "$json"   # this run's results, not the last one's
 		netem_loss $loss
 		t0=$SECONDS
 		run_rdmapipe "$out" -f "$conf" --stats-period 1
 		netem_off
 		pass_with_losses "wire at $loss each way" 100000
-		echo "ok: $loss each way took $((SECONDS - t0)) s"
+		echo "info: $loss each way took $((SECONDS - t0)) s"
 		expect_grep "$out" "^  w +[0-9.]+ Mmsg/s .* retx [0-9]+ \(fast [0-9]+, timeout [0-9]+\)"
-		json_check /tmp/rdmapipe-uc-wire.json "
+		json_check "$json" "
 rel = r['flows'][0]['reliability']
 assert rel['kind'] == 'software' and rel['retransmissions'] > 0 and rel['messages_lost'] == 0, rel" "retransmitted, none lost"
 	done
@@ -85,15 +87,16 @@ assert rel['kind'] == 'software' and rel['retransmissions'] > 0 and rel['message
 	# restarted (multi-packet messages sent whole, with restarts, are multipacket_loss.sh's,
 	# kept out of CI: restarting rxe 6.1 QPs crashed the guest kernel once, issue 11).
 	sed -i -e 's/size = 512; qps = 4; messages = 100000;/size = 65536; qps = 4; messages = 2000;/' "$conf"
+	rm -f "$json"
 	netem_loss 1%
 	run_rdmapipe "$out" -f "$conf"
 	netem_off
 	pass_with_losses "64 KiB write_imm in chunks at 1% each way" 2000
 	expect_grep "$out" "^flow 'w': each 65536 B message goes as 65 chunks of 1012 B \(path MTU 1024 B\), window 32 messages per QP$"
-	json_check /tmp/rdmapipe-uc-wire.json "
+	json_check "$json" "
 rel = r['flows'][0]['reliability']
 assert rel['messages_lost'] == 0 and rel['qp_restarts'] == 0, rel" "none lost, no QP restarted"
-	rm -f "$conf" /tmp/rdmapipe-uc-wire.json
+	rm -f "$conf" "$json"
 fi
 rm -f "$out"
 finish

@@ -8,6 +8,7 @@ if [ -z "$A" ] || [ -z "$B" ] || [ -z "$A_ADDR" ] || [ -z "$B_ADDR" ]; then
 	exit 77
 fi
 sout=$(mktemp) cout=$(mktemp)
+on_exit 'rm -f "$sout" "$cout"'
 base=$(eal_args | sed 's/-l 0-1 //')
 
 start_server() {   # LCORES ARGS...: the server's rdmapipe in the background ($spid)
@@ -22,6 +23,38 @@ listening() {   # waits (bounded) until the server says it waits for its clients
 		sleep 0.1
 	done
 	echo "FAIL: the server did not come up:"; cat "$sout"; fails=$((fails + 1))
+}
+# flowing FILE [FLOW]: waits (bounded) until FILE, the output of an end run with
+# --stats-period, has a stats line of FLOW (flow0) with messages completed: connected,
+# and the data moves. A failure if it never comes.
+flowing() {
+	local flow=${2:-flow0}
+	for _ in $(seq 1 600); do
+		grep -qE "^  $flow +[0-9.]+ Mmsg/s .*  [1-9][0-9]* (of|done)" "$1" && return 0
+		sleep 0.1
+	done
+	echo "FAIL: no stats line of $flow with messages completed in 60 s:"; cat "$1"; fails=$((fails + 1))
+	return 1
+}
+# until_running FILE: waits (bounded) until FILE, an end's output, says it runs (its
+# connections made). A failure if it never does.
+until_running() {
+	for _ in $(seq 1 600); do
+		grep -q "^rdmapipe: running" "$1" && return 0
+		sleep 0.1
+	done
+	echo "FAIL: no 'rdmapipe: running' line in 60 s:"; cat "$1"; fails=$((fails + 1))
+	return 1
+}
+# run_for FILE SECS: waits (bounded) until FILE, as for flowing, has a stats block at
+# SECS or more into the run (the run's own clock). A failure if it never comes.
+run_for() {
+	for _ in $(seq 1 600); do
+		awk -v s="$2" '/^stats at [0-9.]+ s:$/ && $3 + 0 >= s { found = 1 } END { exit !found }' "$1" && return 0
+		sleep 0.1
+	done
+	echo "FAIL: no stats block at $2 s or later in 60 s:"; cat "$1"; fails=$((fails + 1))
+	return 1
 }
 run_client() {   # LCORES ARGS...: the client's rdmapipe, to its end; sets $rc
 	# shellcheck disable=SC2086

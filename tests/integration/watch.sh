@@ -50,11 +50,25 @@ else
 		--rate 20000 >"$out" 2>&1 &
 	pid=$!
 	tel=$(mktemp)
-	for _ in $(seq 1 100); do
-		sleep 0.1
-		grep -q "^rdmapipe: running pipeline" "$out" && break
+	# Until both flows have completed messages and the run is half a second old (what
+	# the replies are checked for below), asked again every 0.2 s; bounded.
+	ready=0
+	for _ in $(seq 1 60); do
+		echo /rdmapipe/stats | timeout 20 "$TEL" -f $prefix >"$tel" 2>&1
+		python3 - "$tel" <<'PY' && { ready=1; break; }
+import json, sys
+for line in open(sys.argv[1]):
+    if line.strip().startswith('{'):
+        s = json.loads(line).get('/rdmapipe/stats') or {}
+        if float(s.get('elapsed_s', 0)) > 0.5 and all(s.get(f, {}).get('completed', 0) > 0 for f in ('flow0', 'flow1')):
+            sys.exit(0)
+sys.exit(1)
+PY
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.2
 	done
-	sleep 1.5
+	[ $ready -eq 1 ] && echo "ok: telemetry answers with both flows running" ||
+		{ echo "FAIL: telemetry never showed both flows running:"; cat "$tel" "$out"; fails=$((fails + 1)); }
 	# One connection, five queries (dpdk-telemetry.py reads commands from its input).
 	printf '%s\n' /rdmapipe/stats /rdmapipe/stats,flow0 /rdmapipe/flows /rdmapipe/lcores /rdmapipe/config /rdmapipe/stages |
 		timeout 20 "$TEL" -f $prefix >"$tel" 2>&1
@@ -105,7 +119,8 @@ c = Console([binary] + eal + ['--', '-i', '-d', dev, '-t', '60', '-Q', '1,1', '-
 read_until, cmd = c.read_until, c.cmd
 read_until(r'rdmapipe console: help lists the commands')
 read_until(r'rdmapipe> ')
-time.sleep(1)
+sent = lambda s: int(re.search(r'sent (\d+)', s).group(1))
+c.poll('show stats flow flow1', r'since start\)', lambda s: sent(s) > 0)
 cmd('show stats', r'flow1 +[0-9.]+ Mmsg/s')
 cmd('set rate flow0 2000', r'flow flow0: at most 2000 msg/s')
 cmd('show flows', r'flow0 +RDMA_WRITE_WITH_IMM, 64 B, 1 QP, batch 32, signal every 32, for the run.s duration, rate limit 2000 msg/s')
@@ -114,16 +129,17 @@ cmd('set rate flow0 fast', r"set rate: 'fast' is not a rate")
 cmd('set batch flow1 4096', r'set batch: 4096 is outside 1..32')
 cmd('launch the missiles', r"unknown command or arguments: 'launch the missiles' \(help lists")
 cmd('stop', r'stopped: the senders post nothing new')
-time.sleep(0.5)
-s1 = cmd('show stats flow flow1', r'since start\)')
+# Stopped: once a burst under way has gone, nothing new is posted for a whole second.
+last = [None]
+def same(s):
+    same, last[0] = sent(s) == last[0], sent(s)
+    return same
+s1 = c.poll('show stats flow flow1', r'since start\)', same)
 time.sleep(1)
 s2 = cmd('show stats flow flow1', r'since start\)')
-sent = lambda s: int(re.search(r'sent (\d+)', s).group(1))
 assert sent(s1) == sent(s2), (s1, s2)          # stopped: nothing new was posted
 cmd('start', r'started: the senders post again')
-time.sleep(1)
-s3 = cmd('show stats flow flow1', r'since start\)')
-assert sent(s3) > sent(s2), (s2, s3)
+c.poll('show stats flow flow1', r'since start\)', lambda s: sent(s) > sent(s2), timeout=10)
 cmd('show stats all', r'counters since the start: .*sent_pkts \d+')
 cmd('show qps', r'qp_num')
 cmd('show pools', r'buffers of 64 B')
@@ -149,10 +165,8 @@ binary, conf, eal = sys.argv[1], sys.argv[2], sys.argv[3].split()
 c = Console([binary] + eal + ['--', '-i', '-f', conf])
 read_until = c.read_until
 read_until(r'rdmapipe> ')
-time.sleep(2)
-c.type('show stages')
-print(read_until(r'verify +verify +lcore 0 +calls [1-9][0-9]* +objects [1-9][0-9]*'))
-read_until(r'rdmapipe> ')
+c.poll('show stages', r'verify +verify +lcore 0 +calls [0-9]+ +objects [0-9]+',
+       lambda s: re.search(r'verify +verify +lcore 0 +calls [1-9][0-9]* +objects [1-9][0-9]*', s))
 c.type('quit')
 tail = read_until(r'result: (PASS|FAIL)', timeout=60)
 print(tail)

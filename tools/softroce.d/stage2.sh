@@ -47,7 +47,7 @@ finish() {
 }
 
 # shellcheck source=/dev/null
-. $run/config || finish "cannot read $run/config" # SR_CWD SR_SHELL SR_HUGEPAGES SR_ROWS SR_COLS SR_ENV SR_CMD
+. $run/config || finish "cannot read $run/config" # SR_CWD SR_SHELL SR_HUGEPAGES SR_ROWS SR_COLS SR_PLUGINS SR_ENV SR_CMD
 echo softroce >/proc/sys/kernel/hostname
 ip link set lo up
 
@@ -63,15 +63,18 @@ cd "$SR_CWD" || finish "cannot cd to $SR_CWD in the guest"
 # Held open to the end: a serial tty forgets its window size at its last
 # close, and that last close is also what waits for the output to drain.
 exec 3<>/dev/ttyS1
+# --dpdk-plugins: the guest is a mount namespace of its own.
+hide=()
+[[ -n $SR_PLUGINS ]] && hide=(bash "$run/dpdk-plugins.sh" "$SR_PLUGINS")
 if ((SR_SHELL)); then
 	# A login-like session on ttyS1: job control needs it as controlling tty.
 	stty sane rows "$SR_ROWS" cols "$SR_COLS" <&3
-	setsid -w -c env -i "${env[@]}" bash -i <&3 >&3 2>&3 3>&-
+	setsid -w -c "${hide[@]}" env -i "${env[@]}" bash -i <&3 >&3 2>&3 3>&-
 	status=$?
 else
 	# raw: bytes reach the caller exactly as written (no \n -> \r\n).
 	stty raw -echo <&3
-	env -i "${env[@]}" "${SR_CMD[@]}" </dev/null >&3 2>&3 3>&-
+	"${hide[@]}" env -i "${env[@]}" "${SR_CMD[@]}" </dev/null >&3 2>&3 3>&-
 	status=$?
 fi
 echo "stage2: command exited with status $status"
