@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Faults between two rdmapipe processes (rxeA and rxeB over the veth wire; the list is
 # docs/reliability.md's): the peer process killed mid-run, in each role, for every
-# verb (write, write_imm, read, send, send_imm, fetch_add, cmp_swap); the wire cut (netem
+# verb (write, write_imm, read, send, send_imm, fetch_add, cmp_swap: a flow of each in
+# one pair of processes); the wire cut (netem
 # drops every packet) under RC, where the transport's retries run out and are named,
 # and under UC made reliable in software, where the flow gives up at its stall timeout
 # and says so. Every case: the exit status, the reason, and a bounded time.
@@ -29,44 +30,77 @@ cut_wire() {
 	echo "--- $what, wire cut: client (exit $rc)"; cat "$cout"; echo "--- server (exit $src)"; cat "$sout"
 }
 
-# The peer process dies (SIGKILL, as a crash would) once the client's data moves.
-for v in write write_imm read send send_imm fetch_add cmp_swap; do
-	# The server dies: the client hears the disconnect (or its QPs fail) and ends.
-	server -v "$v" -n 100000000 --stall-timeout 5
-	client_bg -v "$v" -n 100000000 --stall-timeout 5 --stats-period 0.2
-	flowing "$cout"
-	pkill -9 -P "$spid"
-	t0=$SECONDS
-	wait "$cpid"
-	rc=$?
-	wait "$spid" 2>/dev/null
-	echo "--- $v, server killed: client (exit $rc)"; cat "$cout"
-	expect_eq "$v, server killed: client exit" "$rc" 1
-	expect_grep "$cout" "^  (connection lost|requester failed): "
-	expect_grep "$cout" "^result: FAIL$"
-	within "$v, server killed" $((SECONDS - t0)) 40
+# The peer process dies (SIGKILL, as a crash would) once the client's data moves: a
+# flow of every verb in one pair of processes, each flow its own connection and port,
+# so that one kill tests every verb (and a verb that does not notice stands out by name).
+verbs=(write write_imm read send send_imm fetch_add cmp_swap)
+sconf=$(mktemp --suffix=.conf) cconf=$(mktemp --suffix=.conf)
+on_exit 'rm -f "$sconf" "$cconf"'
+# every_verb PORT: $sconf (the server: each verb's flow listening on PORT + its index,
+# received on lcore 1) and $cconf (the client of each, posted from lcore 0).
+every_verb() {
+	local i v s_flows=() c_flows=() s_stages=() c_stages=()
+	for i in "${!verbs[@]}"; do
+		v=${verbs[$i]}
+		s_flows+=("{ name = \"$v\"; listen = \"$B_ADDR:$(($1 + i))\"; verb = \"$v\"; messages = 100000000; }")
+		c_flows+=("{ name = \"$v\"; peer = \"$B_ADDR:$(($1 + i))\"; local = \"$A_ADDR\"; verb = \"$v\"; messages = 100000000; }")
+		s_stages+=("{ name = \"rx_$v\"; kind = \"rdma_rx\"; lcore = 1; flow = \"$v\"; }")
+		c_stages+=("{ name = \"tx_$v\"; kind = \"rdma_tx\"; lcore = 0; flow = \"$v\"; }")
+	done
+	local IFS=,
+	printf 'version = 1;\ndevices = ( { name = "%s"; } );\nflows = ( %s );\nstages = ( %s );\n' \
+		"$B" "${s_flows[*]}" "${s_stages[*]}" >"$sconf"
+	printf 'version = 1;\ndevices = ( { name = "%s"; } );\nflows = ( %s );\nstages = ( %s );\n' \
+		"$A" "${c_flows[*]}" "${c_stages[*]}" >"$cconf"
+}
+# killed_pair PORT CLIENT_ARGS...: the server of every verb (stall timeout 5 s), its
+# client in the background, until every flow's data moves.
+killed_pair() {
+	every_verb "$1"
+	shift
+	start_server 1 -f "$sconf" --stall-timeout 5
+	listening
+	# shellcheck disable=SC2086
+	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- -f "$cconf" --stats-period 0.2 "$@" >"$cout" 2>&1 &
+	cpid=$!
+	for v in "${verbs[@]}"; do flowing "$cout" "$v" || break; done
+}
 
-	# The client dies: the server sees it go and ends, counting what came.
-	server -v "$v" -n 100000000 --stall-timeout 5
-	client_bg -v "$v" -n 100000000 --stats-period 0.2
-	flowing "$cout"
-	pkill -9 -P "$cpid"
-	t0=$SECONDS
-	wait "$spid"
-	src=$?
-	wait "$cpid" 2>/dev/null
-	echo "--- $v, client killed: server (exit $src)"; cat "$sout"
-	expect_eq "$v, client killed: server exit" "$src" 1
-	expect_grep "$sout" "^  disconnected: +1 of 1 connection|the client stopped answering"
-	expect_grep "$sout" "^result: FAIL$"
-	within "$v, client killed" $((SECONDS - t0)) 30
+# The server dies: the client hears the disconnect (or its QPs fail) on every flow, and ends.
+killed_pair 18720 --stall-timeout 5
+pkill -9 -P "$spid"
+t0=$SECONDS
+wait "$cpid"
+rc=$?
+wait "$spid" 2>/dev/null
+echo "--- server killed: client (exit $rc)"; cat "$cout"
+expect_eq "server killed: client exit" "$rc" 1
+for v in "${verbs[@]}"; do
+	expect_grep "$cout" "^  (connection lost: +flow $v: |flow $v requester failed: )"
 done
+expect_grep "$cout" "^result: FAIL$"
+within "server killed" $((SECONDS - t0)) 40
+
+# The client dies: the server sees it go on every flow and ends, counting what came.
+killed_pair 18730
+pkill -9 -P "$cpid"
+t0=$SECONDS
+wait "$spid"
+src=$?
+wait "$cpid" 2>/dev/null
+echo "--- client killed: server (exit $src)"; cat "$sout"
+expect_eq "client killed: server exit" "$src" 1
+for v in "${verbs[@]}"; do
+	expect_grep "$sout" "^  disconnected: +flow $v: (1 of 1 connection|.*the client stopped answering)"
+done
+expect_grep "$sout" "^result: FAIL$"
+within "client killed" $((SECONDS - t0)) 30
 
 if wire_ready; then
 	# RC, the wire cut: the transport retries (every 67 ms; 6 of them: rxe retries
 	# forever at 7) run out on whatever each end has outstanding, and the completion
 	# error is named, well inside the stall timeouts. Neither hangs.
-	cut_wire "RC" -v write_imm -n 100000000 --stall-timeout 30 --retry-cnt 6
+	cut_wire "RC" -v write_imm -n 100000000 --stall-timeout 10 --retry-cnt 6
 	expect_eq "RC, wire cut: client exit" "$rc" 1
 	# The client has sends outstanding, or is waiting for credit while the server's
 	# credit writes are: at least one end names the retries running out.
