@@ -10,25 +10,11 @@
 port=18700
 . "$(dirname "$0")/remote_lib.sh"
 
-# cut_wire WHAT ARGS...: a server and a client with ARGS; once the client's data moves,
-# netem drops every packet both ways until both have ended. Sets $rc, $src and $t0 (the
-# cut). (A fixed 4 s from the client's start cut the wire before a loaded guest under
-# the sanitizers had connected: both ends then timed out in rdma_cm instead.)
-cut_wire() {
-	local what=$1
-	shift
-	server "$@"
-	client_bg "$@" --stats-period 0.2
-	flowing "$cout"
-	netem_loss 100%
-	t0=$SECONDS
-	wait "$cpid"
-	rc=$?
-	wait "$spid"
-	src=$?
-	netem_off
-	echo "--- $what, wire cut: client (exit $rc)"; cat "$cout"; echo "--- server (exit $src)"; cat "$sout"
-}
+# cut_wire ARGS...: a server and a client with ARGS; once the client's data moves, netem
+# drops every packet both ways until both have ended. Sets $rc, $src and $t0 (the cut).
+# (A fixed 4 s from the client's start cut the wire before a loaded guest under the
+# sanitizers had connected: both ends then timed out in rdma_cm instead.)
+cut_wire() { pair_bg flowing 100% "$@" --stats-period 0.2; }
 
 # The peer process dies (SIGKILL, as a crash would) once the client's data moves: a
 # flow of every verb in one pair of processes, each flow its own connection and port,
@@ -100,7 +86,7 @@ if wire_ready; then
 	# RC, the wire cut: the transport retries (every 67 ms; 6 of them: rxe retries
 	# forever at 7) run out on whatever each end has outstanding, and the completion
 	# error is named, well inside the stall timeouts. Neither hangs.
-	cut_wire "RC" -v write_imm -n 100000000 --stall-timeout 10 --retry-cnt 6
+	cut_wire -v write_imm -n 100000000 --stall-timeout 10 --retry-cnt 6
 	expect_eq "RC, wire cut: client exit" "$rc" 1
 	# The client has sends outstanding, or is waiting for credit while the server's
 	# credit writes are: at least one end names the retries running out.
@@ -120,7 +106,7 @@ if wire_ready; then
 
 	# UC made reliable, the wire cut: retransmissions go unanswered; the client's flow
 	# gives up once nothing is acknowledged for its stall timeout, and says so.
-	cut_wire "reliable UC" --transport uc -v write_imm -n 100000000 --stall-timeout 6
+	cut_wire --transport uc -v write_imm -n 100000000 --stall-timeout 6
 	expect_eq "reliable UC, wire cut: client exit" "$rc" 1
 	expect_grep "$cout" "gave up: nothing acknowledged within the stall timeout while retransmitting"
 	expect_grep "$cout" "^  retransmissions: +[1-9]"

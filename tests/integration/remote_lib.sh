@@ -24,37 +24,50 @@ listening() {   # waits (bounded) until the server says it waits for its clients
 	done
 	echo "FAIL: the server did not come up:"; cat "$sout"; fails=$((fails + 1))
 }
-# flowing FILE [FLOW]: waits (bounded) until FILE, the output of an end run with
-# --stats-period, has a stats line of FLOW (flow0) with messages completed: connected,
-# and the data moves. A failure if it never comes.
+# await WHAT FILE CMD...: CMD again every 0.1 s until it succeeds, for 60 s at most;
+# then a failure that names WHAT and shows FILE, the output waited on.
+await() {
+	local what=$1 file=$2
+	shift 2
+	for _ in $(seq 1 600); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	echo "FAIL: $what within 60 s:"; cat "$file"; fails=$((fails + 1))
+	return 1
+}
+# flowing FILE [FLOW]: until FILE, the output of an end run with --stats-period, has a
+# stats line of FLOW (flow0) with messages completed: connected, and the data moves.
 flowing() {
-	local flow=${2:-flow0}
-	for _ in $(seq 1 600); do
-		grep -qE "^  $flow +[0-9.]+ Mmsg/s .*  [1-9][0-9]* (of|done)" "$1" && return 0
-		sleep 0.1
-	done
-	echo "FAIL: no stats line of $flow with messages completed in 60 s:"; cat "$1"; fails=$((fails + 1))
-	return 1
+	await "no stats line of ${2:-flow0} with messages completed" "$1" \
+		grep -qE "^  ${2:-flow0} +[0-9.]+ Mmsg/s .*  [1-9][0-9]* (of|done)" "$1"
 }
-# until_running FILE: waits (bounded) until FILE, an end's output, says it runs (its
-# connections made). A failure if it never does.
-until_running() {
-	for _ in $(seq 1 600); do
-		grep -q "^rdmapipe: running" "$1" && return 0
-		sleep 0.1
-	done
-	echo "FAIL: no 'rdmapipe: running' line in 60 s:"; cat "$1"; fails=$((fails + 1))
-	return 1
-}
-# run_for FILE SECS: waits (bounded) until FILE, as for flowing, has a stats block at
-# SECS or more into the run (the run's own clock). A failure if it never comes.
+# until_running FILE: until FILE, an end's output, says it runs (its connections made).
+until_running() { await "no 'rdmapipe: running' line" "$1" grep -q "^rdmapipe: running" "$1"; }
+# run_for FILE SECS: until FILE, as for flowing, has a stats block at SECS or more into
+# the run (the run's own clock).
 run_for() {
-	for _ in $(seq 1 600); do
-		awk -v s="$2" '/^stats at [0-9.]+ s:$/ && $3 + 0 >= s { found = 1 } END { exit !found }' "$1" && return 0
-		sleep 0.1
-	done
-	echo "FAIL: no stats block at $2 s or later in 60 s:"; cat "$1"; fails=$((fails + 1))
-	return 1
+	await "no stats block at $2 s or later" "$1" \
+		awk -v s="$2" '/^stats at [0-9.]+ s:$/ && $3 + 0 >= s { found = 1 } END { exit !found }' "$1"
+}
+# pair_bg WAIT LOSS ARGS...: a server and a client (in the background) with ARGS; once
+# WAIT (a function of the client's output: until_running, flowing) holds, netem drops
+# LOSS of the packets both ways until both have ended. Sets $rc, $src and $t0 (when the
+# loss began); prints both outputs.
+pair_bg() {
+	local wait=$1 loss=$2
+	shift 2
+	server "$@"
+	client_bg "$@"
+	"$wait" "$cout"
+	netem_loss "$loss"
+	t0=$SECONDS
+	wait "$cpid"
+	rc=$?
+	wait "$spid"
+	src=$?
+	netem_off
+	echo "--- client (exit $rc), $loss lost from the start of its run"; cat "$cout"; echo "--- server (exit $src)"; cat "$sout"
 }
 run_client() {   # LCORES ARGS...: the client's rdmapipe, to its end; sets $rc
 	# shellcheck disable=SC2086

@@ -18,16 +18,7 @@ port=18900
 lossy_pair() {
 	local loss=$1 what=$2
 	shift 2
-	server "$@"
-	client_bg "$@"
-	until_running "$cout"
-	netem_loss "$loss"
-	wait "$cpid"
-	rc=$?
-	wait "$spid"
-	src=$?
-	netem_off
-	echo "--- server (exit $src)"; cat "$sout"; echo "--- client (exit $rc)"; cat "$cout"
+	pair_bg until_running "$loss" "$@"
 	both_pass "$what"
 }
 
