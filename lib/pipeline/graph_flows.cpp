@@ -1,0 +1,361 @@
+/* Each flow's objects and roles: a loopback flow's two ends, a two-host flow's end here, a
+ * ping-pong, lanes; and software reliability's control QPs. */
+#include "pipeline/graph_internal.h"
+
+namespace rp {
+
+namespace {
+
+/* A reliable ping-pong times out as a reliable rate flow does, over the same wire verb. */
+void pingpong_reliable(PingPongParams *p, const RequesterParams &r)
+{
+	p->reliable = true;
+	p->verb = r.verb;
+	p->rto_min_tsc = r.rto_min_tsc;
+	p->rto_max_tsc = r.rto_max_tsc;
+	p->rto_initial_tsc = r.rto_initial_tsc;
+}
+
+/* A ping-pong flow's objects (its ping buffers, its QP pairs) and its two roles on
+ * its lcores' io contexts; their receive pools are set once the SRQs are filled. */
+int pingpong_setup(GraphFlow &f, std::string *err)
+{
+	const RunOptions &o = f.o;
+	LoopbackFlow &obj = *f.objs;
+	const std::string name = "rp_" + f.conf->name + "_ping_pool", what = "flow '" + f.conf->name + "': ping buffer pool";
+	if (f.tx && (obj.tx_pool = make_registered_pool(name.c_str(), what.c_str(), f.shape.tx_pool_n, o, *f.tx->dev, 0,
+							&obj.tx_mrs, err)) == nullptr)
+		return -1;
+	/* Latency wants inline sends wherever they fit, as ib_send_lat does (the far end of
+	 * a two-host flow inlines as its own device allows). */
+	const bool inl = o.inline_send || ((!f.tx || o.msg_bytes <= f.tx->caps->max_inline) &&
+					   (!f.rx || o.msg_bytes <= f.rx->caps->max_inline));
+	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt, std::max<uint32_t>(1, o.rq_depth)};
+	int rc = f.serves() ? remote_accept(o, *f.rx->dev, f.rx->io, qo, f.remote.get(), &obj, {}, err)
+		 : f.remote ? remote_connect(o, *f.tx->dev, f.tx->io, qo, 0, 0, f.remote.get(), &obj, err)
+		 : qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, 0, 0, &obj.pairs, err);
+	if (rc != 0)
+		return -1;
+	const uint64_t hz = rte_get_tsc_hz();
+	for (PingPong *pp : {&f.ping, &f.pong}) {
+		const bool echo = pp == &f.pong;
+		if (!(echo ? f.rx : f.tx))
+			continue;   // on the other host
+		GraphLcore &l = echo ? *f.rx : *f.tx;
+		pp->echo = echo;
+		pp->ops = l.ops;
+		pp->send_cq = l.io.send_cq;
+		pp->recv_cq = l.io.recv_cq;
+		pp->srq = l.io.srq;
+		pp->refill = &l.refill;
+		pp->tx_pool = echo ? nullptr : obj.tx_pool;
+		pp->tx_mrs = echo ? &l.rx_mrs : &obj.tx_mrs;   // the echo goes back from its receive buffer
+		pp->ctl = &f.ctl;
+		pp->p = PingPongParams{o.verb, o.msg_bytes, o.messages, o.sq_depth, o.signal_every, inl, o.verify,
+				       static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz)), hz,
+				       echo ? UINT64_MAX : o.corrupt_msg};
+		if (f.reliable())
+			pingpong_reliable(&pp->p, requester_params(o, false, hz));
+		pp->qps = std::make_unique<PingPongQp[]>(o.qps);
+		pp->nqps = o.qps;
+		for (uint32_t i = 0; i < o.qps; i++)
+			pp->qps[i].qp = echo ? obj.pairs.b[i] : obj.pairs.a[i];
+		pp->hist = f.hist.get();
+		if (pingpong_init(pp, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A flow's lanes (seed 002): their QPs to a passive far end (READs need no CPU there),
+ * on send CQs of their own: one polled by all lanes when they share the QPs (each
+ * hands the others' completions over through their rings), else one per lane. */
+int lanes_setup(GraphFlow &f, std::string *err)
+{
+	const uint64_t hz = rte_get_tsc_hz();
+	const bool use_wr = f.o.post_api == PostApi::wr;
+	const uint32_t nl = static_cast<uint32_t>(f.lanes.size());
+	if (!f.share_qps) {
+		for (uint32_t t = 0; t < nl; t++) {
+			GraphLane &ln = *f.lanes[t];
+			Device &dev = *ln.lcore->dev;
+			ln.objs = std::make_unique<LoopbackFlow>();
+			ln.objs->shape = role_shape(ln.o);
+			const std::string tag = f.conf->name + "_lane" + std::to_string(t);
+			if (shared_io_context_create(dev, static_cast<uint32_t>(ln.objs->shape.req_send_cq), 1, 0, false,
+						     ln.lcore->ops != &kIbvOps, &ln.io, err) != 0)
+				return -1;
+			ln.has_io = true;
+			if (shared_io_context_create(dev, 1, 1, 0, false, false, &ln.passive_io, err) != 0)
+				return -1;
+			ln.has_passive_io = true;
+			if (loopback_flow_setup(ln.o, tag.c_str(), dev, dev, ln.lcore->ops, use_wr, ln.io, ln.passive_io, &f.ctl,
+						ln.objs.get(), &ln.q, &ln.passive, err) != 0)
+				return -1;
+			ln.q.idler.channel = nullptr;   // the lcore idles
+		}
+		return 0;
+	}
+	/* Shared: the flow's QPs once (a template requester on them), then a requester per
+	 * lane on all of them, with its share of every send queue. */
+	Device &dev = *f.tx->dev;
+	for (auto &ln : f.lanes)
+		if (ln->lcore->dev != &dev) {
+			*err = "lanes sharing QPs post to one device's QPs: lcore " + std::to_string(ln->lcore->lcore) + " is on " +
+			       ln->lcore->dev->name + ", lcore " + std::to_string(f.tx->lcore) + " on " + dev.name;
+			return -1;
+		}
+	if (shared_io_context_create(dev, static_cast<uint32_t>(f.shape.req_send_cq), 1, 0, false, f.tx->ops != &kIbvOps,
+				     &f.lane_io, err) != 0)
+		return -1;
+	f.has_lane_io = true;
+	if (shared_io_context_create(dev, 1, 1, 0, false, false, &f.passive_io, err) != 0)
+		return -1;
+	f.has_passive_io = true;
+	f.objs->shape = f.shape;
+	if (loopback_flow_setup(f.o, f.conf->name.c_str(), dev, dev, f.tx->ops, use_wr, f.lane_io, f.passive_io, &f.ctl,
+				f.objs.get(), &f.q, &f.v, err) != 0)
+		return -1;
+	const unsigned ring_size = rte_align32pow2(f.o.qps * f.o.sq_depth + 1);
+	for (uint32_t t = 0; t < nl; t++) {
+		std::string name = ("rp_" + f.conf->name + "_lane" + std::to_string(t)).substr(0, RTE_RING_NAMESIZE - 1);
+		rte_ring *ring = rte_ring_create(name.c_str(), ring_size, static_cast<int>(rte_socket_id()), RING_F_SC_DEQ);
+		if (ring == nullptr) {
+			*err = "ring " + name + " (" + std::to_string(ring_size) + "): rte_ring_create: " + rte_strerror(rte_errno);
+			return -1;
+		}
+		f.lane_rings.push_back(ring);
+	}
+	for (uint32_t t = 0; t < nl; t++) {
+		Requester &q = f.lanes[t]->q;
+		q.ops = f.tx->ops;
+		q.send_cq = f.lane_io.send_cq;
+		q.pool = f.q.pool;
+		q.mrs = f.q.mrs;
+		q.ctl = &f.ctl;
+		q.p = requester_params(f.lanes[t]->o, use_wr, hz);
+		if (requester_init(&q, f.o.qps, err) != 0)
+			return -1;
+		for (uint32_t i = 0; i < f.o.qps; i++) {
+			q.qps[i].qp = f.q.qps[i].qp;
+			q.qps[i].qpx = f.q.qps[i].qpx;
+			q.qps[i].remote = f.q.qps[i].remote;
+		}
+		if (requester_add_qps(&q, err) != 0 || requester_set_lane(&q, t, f.lane_rings.data(), nl, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The sending end: its retransmission headers registered, its ACKs routed to it, its
+ * restart requests addressed to the receiver's control QP (ctrl_qpn at gid; 0: the
+ * receiver named none) for the receiver's QPs (peer_qpns, in QP order). */
+int reliability_tx(GraphFlow &f, const ibv_gid &gid, uint32_t ctrl_qpn, const uint32_t *peer_qpns, std::string *err)
+{
+	const std::string who = "flow '" + f.conf->name + "': ";
+	if (ensure_ctrl(f.tx, err) != 0)
+		return -1;
+	f.hdr_mr = ibv_reg_mr(f.tx->dev->pd, f.q.hdrs.get(), f.q.hdrs_bytes, IBV_ACCESS_LOCAL_WRITE);
+	if (f.hdr_mr == nullptr) {
+		*err = who + "registering its retransmission headers on " + f.tx->dev->name + ": " + strerror(errno);
+		return -1;
+	}
+	f.q.hdr_lkey = f.hdr_mr->lkey;
+	CtrlPort &port = f.tx->port;
+	if (port.nsenders == kMaxFlows) {
+		*err = who + "more than " + std::to_string(kMaxFlows) + " reliable flows send from lcore " + std::to_string(f.tx->lcore);
+		return -1;
+	}
+	port.senders[port.nsenders++] = &f.q;
+	f.q.port = &port;
+	if (ctrl_qpn == 0)
+		return 0;
+	/* What goes on the wire in more than one packet (a retransmitted write carries its
+	 * header too) can break so that nothing tells the receiver. */
+	const uint32_t mtu = 128u << f.tx->dev->port_attr.active_mtu;
+	f.q.p.restart_on_timeouts = f.q.ck.bytes + (f.o.verb == Verb::write_imm ? sizeof(RetxHeader) : 0) > mtu;
+	if (ctrl_dest_create(*f.tx->dev, gid, ctrl_qpn, &f.request_dest, err) != 0) {
+		*err = who + *err;
+		return -1;
+	}
+	for (uint32_t i = 0; i < f.q.nqps; i++) {
+		f.q.qps[i].peer_ctrl = &f.request_dest;
+		f.q.qps[i].peer_qpn = peer_qpns[i];
+	}
+	return 0;
+}
+
+/* The receiving end: its ACKs addressed to the sender's control QP (ctrl_qpn, at gid),
+ * each naming the sender's data QP (peer_qpns, in QP order). */
+int reliability_rx(GraphFlow &f, const ibv_gid &gid, uint32_t ctrl_qpn, const uint32_t *peer_qpns, std::string *err)
+{
+	if (ensure_ctrl(f.rx, err) != 0)
+		return -1;
+	if (ctrl_dest_create(*f.rx->dev, gid, ctrl_qpn, &f.ack_dest, err) != 0) {
+		*err = "flow '" + f.conf->name + "': " + *err;
+		return -1;
+	}
+	f.v.ctrl = &f.rx->ctrl;
+	CtrlPort &port = f.rx->port;
+	if (port.nreceivers == kMaxFlows) {
+		*err = "flow '" + f.conf->name + "': more than " + std::to_string(kMaxFlows) + " reliable flows receive on lcore " +
+		       std::to_string(f.rx->lcore);
+		return -1;
+	}
+	port.receivers[port.nreceivers++] = &f.v;
+	f.v.port = &port;
+	for (uint32_t i = 0; i < f.v.nqps; i++) {
+		f.v.qps[i].ack_to = f.ack_dest;
+		f.v.qps[i].peer_qpn = peer_qpns[i];
+	}
+	return 0;
+}
+
+/* The qp_num of each QP of a requester or responder, in QP order. */
+template <typename Role>
+std::vector<uint32_t> qp_nums(const Role &r)
+{
+	std::vector<uint32_t> n;
+	for (uint32_t i = 0; i < r.nqps; i++)
+		n.push_back(r.qps[i].qp->qp_num);
+	return n;
+}
+
+} // namespace
+
+GraphLane::~GraphLane()
+{
+	objs.reset();   // its QPs before their CQs
+	if (has_io)
+		shared_io_context_destroy(&io);
+	if (has_passive_io)
+		shared_io_context_destroy(&passive_io);
+}
+
+GraphFlow::~GraphFlow()
+{
+	objs.reset();   // its QPs before the MRs they may use and the CQs they post to
+	ctrl_dest_destroy(&ack_dest);
+	ctrl_dest_destroy(&request_dest);
+	if (hdr_mr)
+		ibv_dereg_mr(hdr_mr);
+	lanes.clear();
+	if (has_lane_io)
+		shared_io_context_destroy(&lane_io);
+	if (has_passive_io)
+		shared_io_context_destroy(&passive_io);
+	for (rte_ring *r : lane_rings)
+		rte_ring_free(r);
+	mr_table_release(&fed_mrs);
+}
+
+/* The lcore's control QP, made by the first reliable flow with an end there. */
+int ensure_ctrl(GraphLcore *l, std::string *err)
+{
+	constexpr uint32_t kCtrlRecvSlots = 1024, kCtrlSendSlots = 256;
+	if (l->has_ctrl)
+		return 0;
+	if (ctrl_qp_create(*l->dev, kCtrlRecvSlots, kCtrlSendSlots, &l->ctrl, err) != 0)
+		return -1;
+	l->has_ctrl = true;
+	l->port.ctrl = &l->ctrl;
+	return 0;
+}
+
+/* One flow's objects and roles: lanes, a ping-pong, a two-host flow's end here, or a
+ * loopback flow's two ends. */
+int flow_setup(Graph *g, GraphFlow &f, std::string *err)
+{
+	LoopbackFlow &o = *f.objs;
+	o.shape = f.shape;
+	o.srq_by_lcore = true;
+	o.fed = f.fed && !f.has_gen;   // gen stages make the flow's messages in its send pool
+	const char *name = f.conf->name.c_str();
+	int rc;
+	if (f.serves() && g->note)
+		g->note("flow '" + f.conf->name + "': server on " + f.remote->addr.str + " (" + f.rx->dev->name + "), waiting for " +
+			std::to_string(f.o.qps) + " connection" + (f.o.qps > 1 ? "s" : "") + " (" + verb_opcode_name(f.o.verb) +
+			", " + std::to_string(f.o.msg_bytes) + " B" + (f.pingpong ? ", echoed" : "") + ")");
+	if (!f.lanes.empty()) {
+		rc = lanes_setup(f, err);
+	} else if (f.pingpong) {
+		rc = pingpong_setup(f, err);
+	} else if (f.serves()) {
+		/* The handshake names the control QP the client's restart requests come to. */
+		if (f.reliable() && ensure_ctrl(f.rx, err) != 0)
+			return -1;
+		f.remote->ctrl_qpn = f.reliable() ? f.rx->ctrl.qpn() : 0;
+		rc = remote_server_setup(f.o, name, *f.rx->dev, f.rx->ops, f.rx->io, f.handed_on, &f.ctl, f.remote.get(), &o, &f.v, err);
+	} else if (f.remote) {
+		if (g->note)
+			g->note("flow '" + f.conf->name + "': client of " + f.remote->addr.str + " on " + f.tx->dev->name + ", " +
+				std::to_string(f.o.qps) + " QP" + (f.o.qps > 1 ? "s" : "") + ", " + verb_opcode_name(f.o.verb) + ", " +
+				std::to_string(f.o.msg_bytes) + " B, " + std::to_string(f.o.messages) + " messages");
+		/* The handshake names the control QP the client's ACKs come to. */
+		if (f.reliable() && ensure_ctrl(f.tx, err) != 0)
+			return -1;
+		f.remote->ctrl_qpn = f.reliable() ? f.tx->ctrl.qpn() : 0;
+		rc = remote_client_setup(f.o, name, *f.tx->dev, f.tx->ops, f.o.post_api == PostApi::wr, f.tx->io, f.fed, &f.ctl,
+					 f.remote.get(), &o, &f.q, err);
+	} else {
+		rc = loopback_flow_setup(f.o, name, *f.tx->dev, *f.rx->dev, f.tx->ops, f.o.post_api == PostApi::wr, f.tx->io,
+					 f.rx->io, &f.ctl, &o, &f.q, &f.v, err);
+	}
+	if (rc != 0) {
+		*err = "flow '" + f.conf->name + "': " + *err;
+		return -1;
+	}
+	if (fill_flow_rqs(f.tx, f, err) != 0 || (f.rx != f.tx && fill_flow_rqs(f.rx, f, err) != 0))
+		return -1;
+	if (!f.lanes.empty() || f.pingpong)
+		return 0;
+	/* The lcore idles, not a role; the lcore's SRQ is refilled once for all its flows. */
+	if (f.tx) {
+		f.q.ops = f.tx->ops;
+		f.q.idler.channel = nullptr;
+	}
+	if (f.rx) {
+		f.v.ops = f.rx->ops;
+		f.v.idler.channel = nullptr;
+		f.v.shared_refill = &f.rx->refill;
+	}
+	return 0;
+}
+
+/* Reliable UC flows: a control QP on each lcore with an end of one; the ends here set
+ * up (a two-host flow's server addresses its ACKs as the client's handshake said). */
+int reliability_setup(Graph *g, std::string *err)
+{
+	for (auto &fp : g->flows) {
+		GraphFlow &f = *fp;
+		if (!f.reliable() || f.pingpong || !f.lanes.empty())
+			continue;
+		if (f.rx && ensure_ctrl(f.rx, err) != 0)
+			return -1;
+		if (f.tx && f.remote) {   // a two-host client: the server's reply named its QPs
+			const RemoteEnd &e = *f.remote;
+			if (reliability_tx(f, e.peer_gid, e.peer_ctrl_qpn.empty() ? 0 : e.peer_ctrl_qpn[0], e.peer_uc_qpn.data(), err) != 0)
+				return -1;
+		} else if (f.tx && reliability_tx(f, f.rx->dev->gid, f.rx->ctrl.qpn(), qp_nums(f.v).data(), err) != 0) {
+			return -1;
+		}
+		if (!f.rx)
+			continue;
+		if (f.serves()) {
+			const RemoteEnd &e = *f.remote;
+			for (uint32_t q : e.peer_ctrl_qpn)
+				if (q == 0 || q != e.peer_ctrl_qpn[0]) {
+					*err = "flow '" + f.conf->name + "': the client named no control QP, or not one for all QPs";
+					return -1;
+				}
+			if (reliability_rx(f, e.peer_gid, e.peer_ctrl_qpn[0], e.peer_uc_qpn.data(), err) != 0)
+				return -1;
+			continue;
+		}
+		if (reliability_rx(f, f.tx->dev->gid, f.tx->ctrl.qpn(), qp_nums(f.q).data(), err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+} // namespace rp

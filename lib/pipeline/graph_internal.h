@@ -1,0 +1,74 @@
+/* The pipeline builder's phases (graph.h's graph_plan, graph_build, graph_lcore_run),
+ * one file each, and what they share. Private to lib/pipeline:
+ *   graph_topology  where stages, rings and lcores are; what reaches each input
+ *   graph_plan      flows and stages placed, ping-pongs, lanes, flow windows, checks
+ *   graph_sweep     one pipeline per step of a size sweep
+ *   graph_size      io contexts, SRQs and pools sized, then fitted to the devices
+ *   graph_io        io contexts made and filled, completion routers
+ *   graph_flows     each flow's objects and roles, software reliability's control QPs
+ *   graph_build     the phases above in order, rings, stages wired, lcore loops
+ *   graph_launch    an lcore's job; what main reads and stops while they run */
+#pragma once
+
+#include "pipeline/graph.h"
+#include "conf/cli_pipeline.h"
+#include "engine/verbs_ops.h"
+#include "log/log.h"
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rp {
+
+/* A ping-pong's receives are reposted in batches of this many. */
+inline constexpr uint32_t kPingPongRefill = 16;
+
+/* graph_topology.cpp */
+/* "FILE:LINE: PATH: " for an error about a setting of c ("" for the command line's
+ * pipeline: its message names the flow and the option). */
+std::string at(const PipelineConf &c, int line, const std::string &path);
+std::string stage_path(const Graph &g, const GraphStage &s);
+GraphLcore *lcore_of(Graph *g, unsigned lc);   // made on first use
+GraphRing *ring_named(Graph *g, const std::string &name);
+const GraphStage *tx_of(const Graph *g, const GraphFlow *f);
+void derive_origins(Graph *g, std::vector<uint64_t> *out_count);
+const GraphStage *find_cycle(Graph *g);
+uint64_t downstream_hold(Graph *g, const GraphStage *s, std::set<const GraphStage *> *seen);
+bool has_verify_downstream(Graph *g, const GraphStage *s, std::set<const GraphStage *> *seen);
+int input_source(Graph *g, const GraphStage &s, const GraphStage **source, uint32_t *bytes, std::string *err);
+rte_mempool *source_pool(const GraphStage *src, const MrTable **mrs, Device **dev);
+
+/* graph_size.cpp */
+uint64_t flow_receives(const GraphFlow *f);
+void size_graph(Graph *g);
+int fit_chunks(Graph *g, std::string *err);
+int fit_device(Graph *g, std::string *err);
+
+/* graph_io.cpp */
+int make_lcore_io(GraphLcore *l, std::string *err);
+bool lcore_has_srq(const Graph &g, unsigned lcore);
+int fill_lcore_srq(GraphLcore *l, bool starve, std::string *err);
+int fill_flow_rqs(GraphLcore *l, GraphFlow &f, std::string *err);
+int check_lcore_rqs(GraphLcore *l, std::string *err);
+int route_lcore(GraphLcore *l, std::string *err);
+
+/* graph_flows.cpp */
+int ensure_ctrl(GraphLcore *l, std::string *err);
+int flow_setup(Graph *g, GraphFlow &f, std::string *err);
+int reliability_setup(Graph *g, std::string *err);
+
+} // namespace rp

@@ -1,0 +1,520 @@
+/* Planning (graph_plan): the file's flows and stages placed on lcores, ping-pongs, lanes and
+ * flow windows decided, and everything that flows through rings checked, before EAL or any
+ * device. */
+#include "pipeline/graph_internal.h"
+
+namespace rp {
+
+RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunOptions &cli)
+{
+	RunOptions r = cli;   // hooks, post API, fence, RNR, connect path, quiet, results files
+	r.output_json = !cli.output_json.empty() ? cli.output_json : c.run.json;
+	r.output_csv = !cli.output_csv.empty() ? cli.output_csv : c.run.csv;
+	r.flow_names = {f.name};
+	r.verb = f.verb;
+	r.qps = f.qps;
+	r.flows = {f.qps};
+	r.msg_bytes = f.sizes[0];
+	r.batch = f.batch;
+	r.signal_every = f.signal_every;
+	r.sq_depth = f.sq_depth;
+	r.slots = f.window;
+	r.srq_refill = std::max(f.batch, f.window * f.qps / 8);
+	r.inline_send = f.inline_send;
+	r.verify = f.verify;
+	r.uc = f.transport == Transport::uc;
+	r.reliability = r.uc ? f.reliability : Reliability::none;
+	r.ack_every = f.ack_every;
+	r.ack_us = f.ack_us;
+	r.chunk = f.chunk;
+	r.slots_given = f.window_given;
+	r.flow_window = f.flow_window;
+	r.flow_window_given = f.flow_window_given;
+	r.batch_given = f.batch_given;
+	r.signal_given = f.signal_given;
+	r.inject_loss = cli.inject_loss > 0 ? cli.inject_loss : f.inject_loss;
+	r.post_api = f.post_api;
+	r.fence = f.fence;
+	r.rnr_retry = f.rnr_retry;
+	r.retry_cnt = f.retry_cnt;
+	r.min_rnr_timer = f.min_rnr_timer;
+	r.connect = c.run.connect;
+	r.rate_pps = f.rate_pps;
+	r.messages = 0;
+	r.duration_s = 0;
+	if (f.messages)
+		r.messages = f.messages;
+	else if (f.duration_s > 0)
+		r.duration_s = f.duration_s;
+	else if (c.run.duration_s > 0)
+		r.duration_s = c.run.duration_s;
+	else
+		r.messages = kDefaultMessages;
+	for (const PoolConf &pool : c.pools)
+		if (pool.name == f.pool) {
+			r.pool_count = pool.count;
+			r.pool_cache = pool.cache;
+		}
+	r.warmup_s = c.run.warmup_s;
+	r.stats_period_s = cli.stats_period_s > 0 ? cli.stats_period_s : c.run.stats_period_s;
+	r.tx_gen_stage = false;
+	return r;
+}
+
+namespace {
+
+/* What each kind is made of: its ops and how it is wired from the file. */
+struct KindSpec {
+	StageKind kind;
+	const StageOps *ops;
+};
+const KindSpec kKinds[] = {
+	{StageKind::gen, &kSourceStage},     {StageKind::rdma_tx, &kRdmaTxStage}, {StageKind::rdma_rx, &kRdmaRxStage},
+	{StageKind::verify, &kVerifyStage},  {StageKind::sink, &kSinkStage},      {StageKind::forward, &kForwardStage},
+	{StageKind::echo, &kEchoStage},
+};
+
+const StageOps *ops_of(StageKind k)
+{
+	for (const KindSpec &s : kKinds)
+		if (s.kind == k)
+			return s.ops;
+	return nullptr;
+}
+
+/* A flow with an echo stage is a ping-pong: one message in flight per QP, timed, for a
+ * number of round trips (the flow's messages, else ib_send_lat's default). */
+int plan_pingpong(const PipelineConf &c, GraphFlow *f, std::string *err)
+{
+	const FlowConf &fc = *f->conf;
+	const std::string flow = "flows.[" + std::to_string(&fc - c.flows.data()) + "]";
+	auto key = [&](const char *k) { return at(c, fc.line, flow + "." + k); };
+	f->pingpong = true;
+	if (fc.rate_pps > 0) {
+		*err = key("rate") + "a ping-pong sends the next message when the echo of the last one is back: no rate applies";
+		return -1;
+	}
+	if (f->o.duration_s > 0) {
+		*err = (fc.duration_s > 0 ? key("duration") : at(c, fc.line, "run.duration")) +
+		       "a ping-pong runs a number of round trips (messages), not a duration";
+		return -1;
+	}
+	if (fc.messages == 0)
+		f->o.messages = kDefaultPingPongIterations;
+	if (f->o.messages < fc.qps) {
+		*err = key("messages") + std::to_string(f->o.messages) + " round trips cannot keep " + std::to_string(fc.qps) +
+		       " QPs busy (one at least on each)";
+		return -1;
+	}
+	if (fc.sq_depth < 2 * fc.signal_every) {
+		*err = key("sq_depth") + std::to_string(fc.sq_depth) + " must be at least 2 x signal_every (" +
+		       std::to_string(fc.signal_every) + ")";
+		return -1;
+	}
+	f->hist = std::make_unique<Histogram>();
+	return 0;
+}
+
+/* A flow's lanes: one lcore each; their share of the messages (and of the rate); shared
+ * QPs give each lane its share of every send queue, else each lane owns every T-th QP. */
+int plan_lanes(const PipelineConf &c, GraphFlow *f, std::string *err)
+{
+	const FlowConf &fc = *f->conf;
+	const std::string flow = "flows.[" + std::to_string(&fc - c.flows.data()) + "]";
+	const uint32_t nl = static_cast<uint32_t>(f->lanes.size());
+	for (uint32_t t = 0; t < nl; t++)
+		for (uint32_t u = 0; u < t; u++)
+			if (f->lanes[t]->lcore == f->lanes[u]->lcore) {
+				*err = at(c, f->lanes[t]->stage->conf->line, "stages") + "two rdma_tx stages of flow '" + fc.name +
+				       "' on lcore " + std::to_string(f->lanes[t]->lcore->lcore) + ": its lanes need an lcore each";
+				return -1;
+			}
+	f->share_qps = fc.share_qps;
+	if (!f->share_qps && fc.qps % nl != 0) {
+		*err = at(c, fc.line, flow + ".qps") + std::to_string(fc.qps) + " QPs do not split evenly over " + std::to_string(nl) +
+		       " lanes (or set share_qps = true)";
+		return -1;
+	}
+	const uint32_t need = std::max(2 * fc.signal_every, fc.batch);
+	if (f->share_qps && fc.sq_depth / nl < need) {
+		*err = at(c, fc.line, flow + ".sq_depth") + "each of the " + std::to_string(nl) + " lanes gets sq_depth / " +
+		       std::to_string(nl) + " = " + std::to_string(fc.sq_depth / nl) +
+		       " of every shared send queue, below max(batch, 2 x signal_every) = " + std::to_string(need);
+		return -1;
+	}
+	for (uint32_t t = 0; t < nl; t++) {
+		RunOptions &o = f->lanes[t]->o;
+		o = f->o;
+		if (f->o.messages)
+			o.messages = f->o.messages / nl + (t < f->o.messages % nl);
+		o.rate_pps = f->o.rate_pps / nl;
+		if (f->share_qps) {
+			o.sq_depth = fc.sq_depth / nl;   // its share of every QP's send queue
+		} else {
+			o.qps = fc.qps / nl;
+			o.flows = {o.qps};
+		}
+		if (t > 0) {   // the test hooks act on lane 0's QP 0
+			o.corrupt_msg = UINT64_MAX;
+			o.bad_rkey_qp = -1;
+		}
+	}
+	return 0;
+}
+
+/* A flow's window shared by its QPs (RunOptions::flow_window): given, it must be one
+ * the flow can keep; left out, it is kDefaultWindow where the flow's default per-QP
+ * windows would add up to more (at 33 QPs and up), so that its receiver's SRQ holds
+ * the same whatever the QP count. Sends then have no per-QP window but the flow's. */
+int plan_flow_window(const PipelineConf &c, GraphFlow *f, std::string *err)
+{
+	RunOptions &o = f->o;
+	const FlowConf &fc = *f->conf;
+	const char *why = !verb_consumes_receive(o.verb) ? "its verb consumes no receive at the far end: there is no window to share"
+			  : f->pingpong	       ? "a ping-pong keeps one message in flight per QP"
+			  : f->reliable()      ? "UC made reliable in software returns credit per QP, in its ACKs"
+			  : f->rx && f->rx->conf && f->rx->conf->rq_per_qp
+				? "its receiving lcore gives each QP a receive queue of its own (recv_queue = \"qp\"), which must hold that QP's window"
+				: nullptr;
+	const std::string path = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "].flow_window") + "flow '" + fc.name + "': ";
+	if (o.flow_window_given && o.flow_window) {
+		if (why) {
+			*err = path + why + " (leave flow_window out, or 0)";
+			return -1;
+		}
+		if (o.slots_given && o.verb != Verb::write_imm) {
+			*err = path + "a " + verb_name(o.verb) + " flow with a flow window has no window per QP (its receives are all in the "
+				"SRQ, shared): give window or flow_window, not both";
+			return -1;
+		}
+	}
+	/* A client cannot see its server's receive queues: per-QP ones on its own lcore
+	 * (as the command line sets both ends) say the server has them too. */
+	const bool client_rq = f->remote && !f->rx && f->tx && f->tx->conf && f->tx->conf->rq_per_qp;
+	if (!o.flow_window_given)
+		o.flow_window = default_flow_window(why == nullptr && !client_rq, o.slots_given, o.qps, o.slots);
+	if (o.flow_window == 0)
+		return 0;
+	if (o.verb != Verb::write_imm)
+		o.slots = o.flow_window;   // a QP may take all of the flow's window: its SRQ receives are the flow's
+	o.srq_refill = static_cast<uint32_t>(std::max<uint64_t>(o.batch, flow_inflight(o) / 8));
+	return 0;
+}
+
+/* This host's part of each flow: its run options, a two-host flow's end here; the
+ * command line's test hooks act on the first flow only. */
+int plan_flows(const PipelineConf &c, const RunOptions &cli, Graph *g, std::string *err)
+{
+	for (size_t i = 0; i < c.flows.size(); i++) {
+		const FlowConf &fc = c.flows[i];
+		const std::string path = at(c, fc.line, "flows.[" + std::to_string(i) + "]");
+		if (fc.sizes.size() != 1) {   // graph_sweep makes one pipeline per size
+			*err = path + "sizes: one step of a size sweep is planned at a time (graph_sweep)";
+			return -1;
+		}
+		g->flows.push_back(std::make_unique<GraphFlow>());
+		GraphFlow &f = *g->flows.back();
+		f.conf = &fc;
+		f.o = flow_run_options(c, fc, cli);
+		f.ctl.run = &g->run;
+		if (cli.bad_rkey_qp >= static_cast<int>(fc.qps) && i == 0) {
+			*err = "--inject-bad-rkey " + std::to_string(cli.bad_rkey_qp) + ": flow '" + fc.name + "' has only " +
+			       std::to_string(fc.qps) + " QP(s)";
+			return -1;
+		}
+		if (fc.peer != "loopback") {   // two hosts: this host's end
+			f.remote = std::make_unique<RemoteEnd>();
+			if (remote_end_init(c, fc, f.remote.get(), err) != 0)
+				return -1;
+		}
+		/* Test hooks act on the first flow only. */
+		if (i > 0) {
+			f.o.corrupt_msg = UINT64_MAX;
+			f.o.bad_rkey_qp = -1;
+		}
+	}
+	return 0;
+}
+
+GraphFlow *flow_named(Graph *g, const std::string &n)
+{
+	for (auto &f : g->flows)
+		if (f->conf->name == n)
+			return f.get();
+	return nullptr;
+}
+
+/* Flows with an echo stage are ping-pongs; a flow with several rdma_tx stages has lanes
+ * (*ntx: its rdma_tx stages). */
+int plan_roles(const PipelineConf &c, Graph *g, std::map<GraphFlow *, unsigned> *ntx, std::string *err)
+{
+	for (const StageConf &sc : c.stages)
+		if (sc.kind == StageKind::echo)
+			if (GraphFlow *f = flow_named(g, sc.flow); f && plan_pingpong(c, f, err) != 0)
+				return -1;
+	for (auto &f : g->flows)   // the client of a ping-pong whose echo is on another host
+		if (f->conf->echoed && plan_pingpong(c, f.get(), err) != 0)
+			return -1;
+	for (const StageConf &sc : c.stages)
+		if (sc.kind == StageKind::rdma_tx)
+			(*ntx)[flow_named(g, sc.flow)]++;
+	return 0;
+}
+
+/* Stages onto lcores, rings between them, each flow's ends and lanes. */
+int place_stages(const PipelineConf &c, Graph *g, std::map<GraphFlow *, unsigned> &ntx, std::string *err)
+{
+	for (const RingConf &rc : c.rings) {
+		g->rings.push_back(std::make_unique<GraphRing>());
+		g->rings.back()->conf = &rc;
+	}
+	for (const StageConf &sc : c.stages) {
+		g->stages.push_back(std::make_unique<GraphStage>());
+		GraphStage &s = *g->stages.back();
+		s.conf = &sc;
+		s.lcore = lcore_of(g, sc.lcore);
+		s.flow = sc.flow.empty() ? nullptr : flow_named(g, sc.flow);
+		const StageOps *ops = sc.kind == StageKind::rdma_tx && s.flow->pingpong ? &kPingStage : ops_of(sc.kind);
+		if (ops == nullptr) {
+			*err = stage_path(*g, s) + "no stage kind " + stage_kind_name(sc.kind);
+			return -1;
+		}
+		stage_init(&s.st, ops, sc.name.c_str());
+		for (const std::string &o : sc.outputs)
+			ring_named(g, o)->producers.push_back(&s);
+		for (const std::string &in : sc.inputs)
+			ring_named(g, in)->consumers.push_back(&s);
+		if (sc.kind == StageKind::rdma_tx && ntx[s.flow] > 1) {
+			s.flow->lanes.push_back(std::make_unique<GraphLane>());
+			GraphLane &lane = *s.flow->lanes.back();
+			lane.stage = &s;
+			lane.lcore = s.lcore;
+			s.lcore->lanes.push_back(&lane);
+			if (s.flow->lanes.size() == 1) {   // lane 0's lcore stands for the flow
+				s.flow->tx_stage = &s.st;
+				s.flow->tx = s.flow->rx = s.lcore;
+			}
+		} else if (sc.kind == StageKind::rdma_tx) {
+			s.flow->tx_stage = &s.st;
+			s.flow->tx = s.lcore;
+			s.flow->fed = !sc.inputs.empty();
+			(s.flow->pingpong ? s.lcore->pingers : s.lcore->requesters).push_back(s.flow);
+			if (s.flow->pingpong && s.flow->fed) {
+				*err = stage_path(*g, s) + "flow '" + s.flow->conf->name + "' is a ping-pong (it has an echo stage): its "
+							   "rdma_tx makes its own pings, it takes no input ring";
+				return -1;
+			}
+		} else if (sc.kind == StageKind::echo) {
+			s.flow->rx_stage = &s.st;
+			s.flow->rx = s.lcore;
+			s.lcore->echoers.push_back(s.flow);
+		} else if (sc.kind == StageKind::rdma_rx) {
+			s.flow->rx_stage = &s.st;
+			s.flow->rx = s.lcore;
+			s.flow->handed_on = !sc.outputs.empty();
+			s.lcore->responders.push_back(s.flow);
+		}
+	}
+	return 0;
+}
+
+/* gen stages: a flow's messages split between its gens, and its rate; a flow with
+ * one keeps no rate of its own. */
+int plan_gens(Graph *g, std::string *err)
+{
+	for (auto &f : g->flows) {
+		std::vector<GraphStage *> gens;
+		for (auto &s : g->stages)
+			if (s->flow == f.get() && s->conf->kind == StageKind::gen)
+				gens.push_back(s.get());
+		for (size_t k = 0; k < gens.size(); k++) {
+			if (f->o.duration_s > 0 || f->o.msg_bytes < 8) {
+				*err = stage_path(*g, *gens[k]) + (f->o.msg_bytes < 8 ? "a gen stage writes each message's key into its first 8 bytes: flow '" +
+					f->conf->name + "' sends " + std::to_string(f->o.msg_bytes) + " B"
+					: "a gen stage makes a count of messages: give flow '" + f->conf->name + "' messages, not a duration");
+				return -1;
+			}
+			if (f->o.verb == Verb::read || verb_is_atomic(f->o.verb)) {
+				*err = stage_path(*g, *gens[k]) + "a gen stage makes payloads to send: flow '" + f->conf->name +
+				       "' uses " + verb_name(f->o.verb) + ", which carries none";
+				return -1;
+			}
+			Stage &st = gens[k]->st;
+			st.limit = f->o.messages / gens.size() + (k < f->o.messages % gens.size());
+			st.msg_bytes = f->o.msg_bytes;
+		}
+		f->has_gen = !gens.empty();
+		/* The gens keep the flow's rate when they feed its rdma_tx; else the requester does. */
+		if (!gens.empty() && f->fed)
+			f->o.tx_gen_stage = true;
+	}
+	return 0;
+}
+
+/* What flows through rings must fit the roles at either end. */
+int check_ring_flows(const PipelineConf &c, Graph *g, const std::vector<uint64_t> &out_count, std::string *err)
+{
+	for (size_t i = 0; i < g->stages.size(); i++) {
+		GraphStage &s = *g->stages[i];
+		const StageKind k = s.conf->kind;
+		if (k == StageKind::rdma_rx && s.flow->handed_on &&
+		    !(s.flow->o.verb == Verb::send || s.flow->o.verb == Verb::send_imm)) {
+			*err = stage_path(*g, s) + "an rdma_rx stage hands received buffers on: flow '" + s.flow->conf->name +
+			       "' uses " + verb_name(s.flow->o.verb) + ", which fills no receive buffer (use send or send_imm)";
+			return -1;
+		}
+		if (k == StageKind::rdma_rx && s.flow->handed_on && s.flow->o.msg_bytes < 8) {
+			*err = stage_path(*g, s) + "received messages handed on carry their key in their first 8 bytes: flow '" +
+			       s.flow->conf->name + "' sends " + std::to_string(s.flow->o.msg_bytes) + " B";
+			return -1;
+		}
+		if (k == StageKind::rdma_tx && s.flow->fed) {
+			GraphFlow &f = *s.flow;
+			if (f.o.verb == Verb::read || verb_is_atomic(f.o.verb)) {
+				*err = stage_path(*g, s) + "an rdma_tx stage fed by a ring sends the messages it gets: flow '" +
+				       f.conf->name + "' uses " + verb_name(f.o.verb) + ", which sends none";
+				return -1;
+			}
+			const uint64_t in = out_count[i];
+			if (in == UINT64_MAX && f.conf->messages) {
+				*err = at(c, f.conf->line, "flows.[" + std::to_string(f.conf - c.flows.data()) + "].messages") +
+				       "flow '" + f.conf->name + "' sends what its ring brings, and what comes in runs for a "
+								 "duration: leave messages out (it sends until its input ends)";
+				return -1;
+			}
+			if (in != UINT64_MAX && f.conf->messages && f.conf->messages != in) {
+				*err = at(c, f.conf->line, "flows.[" + std::to_string(f.conf - c.flows.data()) + "].messages") +
+				       "flow '" + f.conf->name + "' sends what its ring brings: " + std::to_string(in) +
+				       " messages (leave messages out, or make it that)";
+				return -1;
+			}
+			if (f.conf->duration_s > 0) {
+				*err = at(c, f.conf->line, "flows.[" + std::to_string(f.conf - c.flows.data()) + "].duration") +
+				       "flow '" + f.conf->name + "' sends what its ring brings (" +
+				       (in == UINT64_MAX ? std::string("until its input ends") : std::to_string(in) + " messages") +
+				       "): it runs no duration of its own";
+				return -1;
+			}
+			f.o.messages = in == UINT64_MAX ? 0 : in;
+			f.o.tx_count_from_input = in == UINT64_MAX;
+			f.o.duration_s = 0;
+		}
+	}
+	return 0;
+}
+
+/* A reliable ping-pong is stop-and-wait: each echo is the ACK of its ping. */
+int check_pingpongs(const PipelineConf &c, Graph *g, std::string *err)
+{
+	for (auto &f : g->flows) {
+		if (!f->pingpong)
+			continue;
+		const FlowConf &fc = *f->conf;
+		const std::string path = "flows.[" + std::to_string(&fc - c.flows.data()) + "].";
+		const bool acks = f->reliable() && (fc.ack_every != kDefaultAckEvery || fc.ack_us != kDefaultAckUs);
+		if (acks) {
+			*err = at(c, fc.line, path + (fc.ack_every != kDefaultAckEvery ? "ack_every" : "ack_us")) + "flow '" +
+			       fc.name + "' is a ping-pong: each echo acknowledges its ping, no ACKs are sent";
+			return -1;
+		}
+		if (f->o.inject_loss > 0) {
+			*err = (fc.inject_loss > 0 ? at(c, fc.line, path + "inject_loss") : std::string("--inject-loss: ")) + "flow '" +
+			       fc.name + "' is a ping-pong: no loss is injected into pings (netem loss on a wire is the way)";
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Test hooks from the command line with a file: they need a flow to act on. */
+int check_hooks(const PipelineConf &c, const RunOptions &cli, Graph *g, std::string *err)
+{
+	bool any_uc = false, any_rel_write = false;
+	for (auto &f : g->flows) {
+		any_uc |= f->o.uc;
+		any_rel_write |= f->reliable() && f->o.verb == Verb::write_imm;
+		if (cli.inject_loss > 0 && f->o.uc && !f->reliable() && f->o.post_api == PostApi::wr) {
+			*err = "--inject-loss: flow '" + f->conf->name + "' is plain UC posting through ibv_qp_ex; the hook leaves WRs out of ibv_post_send chains";
+			return -1;
+		}
+	}
+	if (cli.inject_loss > 0 && !any_uc) {
+		*err = "--inject-loss: no flow of " + c.file + " runs over UC (an RC QP cannot skip a message)";
+		return -1;
+	}
+	if (cli.inject_bad_retx_header && !any_rel_write) {
+		*err = "--inject-bad-retx-header: no flow of " + c.file + " is a write_imm over UC with software reliability";
+		return -1;
+	}
+	return 0;
+}
+
+/* Buffers go back where they came from; a stage takes one message size; an lcore and
+ * a ring hold so many stages. */
+int check_inputs(const PipelineConf &c, Graph *g, std::string *err)
+{
+	for (auto &s : g->stages) {
+		const GraphStage *src = nullptr;
+		uint32_t bytes = 0;
+		if (!s->conf->inputs.empty() && input_source(g, *s, &src, &bytes, err) != 0)
+			return -1;
+		if (s->conf->kind == StageKind::rdma_tx && s->flow->fed && bytes != s->flow->o.msg_bytes) {
+			const FlowConf &fc = *s->flow->conf;
+			*err = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "].size") + "flow '" + fc.name +
+			       "' sends what its ring brings: " + std::to_string(bytes) + " B messages (its size must be that, it is " +
+			       std::to_string(s->flow->o.msg_bytes) + ")";
+			return -1;
+		}
+	}
+	for (auto &s : g->stages)
+		if (++s->lcore->nplaced > kMaxStagesPerLcore) {
+			*err = stage_path(*g, *s) + "lcore " + std::to_string(s->lcore->lcore) + " has more than " +
+			       std::to_string(kMaxStagesPerLcore) + " stages";
+			return -1;
+		}
+	for (auto &r : g->rings)
+		if (r->producers.size() > kMaxUpstreams) {
+			*err = at(c, r->conf->line, "rings.[" + std::to_string(r->conf - c.rings.data()) + "]") + "ring '" +
+			       r->conf->name + "' has more than " + std::to_string(kMaxUpstreams) + " producer stages";
+			return -1;
+		}
+	return 0;
+}
+
+} // namespace
+
+int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::string *err)
+{
+	g->conf = &c;
+	std::map<GraphFlow *, unsigned> ntx;
+	if (plan_flows(c, cli, g, err) != 0 || plan_roles(c, g, &ntx, err) != 0 || place_stages(c, g, ntx, err) != 0 ||
+	    plan_gens(g, err) != 0)
+		return -1;
+	for (auto &f : g->flows)
+		if (!f->lanes.empty() && plan_lanes(c, f.get(), err) != 0)
+			return -1;
+	if (const GraphStage *x = find_cycle(g)) {
+		*err = stage_path(*g, *x) + "stage '" + x->conf->name + "' is reached again by its own output through rings: "
+					    "the stages of such a cycle would wait on each other for ever";
+		return -1;
+	}
+	std::vector<uint64_t> out_count;
+	derive_origins(g, &out_count);
+	if (check_ring_flows(c, g, out_count, err) != 0 || check_pingpongs(c, g, err) != 0)
+		return -1;
+	for (auto &f : g->flows)
+		if (plan_flow_window(c, f.get(), err) != 0)
+			return -1;
+	if (check_hooks(c, cli, g, err) != 0 || check_inputs(c, g, err) != 0)
+		return -1;
+	size_graph(g);
+	if (cli.inject_rnr_lcore >= 0 && !lcore_has_srq(*g, static_cast<unsigned>(cli.inject_rnr_lcore))) {
+		*err = "--inject-rnr " + std::to_string(cli.inject_rnr_lcore) +
+		       ": no flow receives SENDs on that lcore (no SRQ there to leave empty)";
+		return -1;
+	}
+	g->planned = true;
+	return 0;
+}
+
+} // namespace rp
