@@ -243,7 +243,6 @@ const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "i
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles"};
 const std::vector<std::string> kOutputKeys = {"json", "csv"};
 const std::vector<std::string> kVerbNames = {"send", "send_imm", "write", "write_imm", "read", "fetch_add", "cmp_swap"};
-const std::vector<std::string> kStageKinds = {"gen", "rdma_tx", "rdma_rx", "echo", "verify", "sink", "forward"};
 
 constexpr uint32_t kMaxLcore = 1023;
 constexpr uint32_t kMaxCqe = 1u << 22;
@@ -598,9 +597,18 @@ std::vector<std::string> names_of(const std::vector<T> &v)
 	return n;
 }
 
-const char *article(StageKind k)
+/* "a gen stage", "an echo stage". */
+std::string a_stage(StageKind k)
 {
-	return k == StageKind::echo ? "an" : "a";
+	return std::string(stage_kind(k).article) + " " + stage_kind_name(k) + " stage";
+}
+
+std::vector<std::string> stage_kind_names()
+{
+	std::vector<std::string> n;
+	for (const StageKindInfo &k : kStageKinds)
+		n.push_back(k.name);
+	return n;
 }
 
 bool unknown_ref(Reader &r, const Setting &s, const char *what, const std::string &name, const std::vector<std::string> &known)
@@ -623,7 +631,7 @@ bool read_stages(Reader &r, const Setting &root, const LcoreSet &lcores, Pipelin
 		StageConf st;
 		st.line = static_cast<int>(g.getSourceLine());
 		int kind = 0;
-		if (!r.keys(g, kStageKeys) || !read_name(r, g, &seen, &st.name) || !r.choice(g, "kind", kStageKinds, &kind, true) ||
+		if (!r.keys(g, kStageKeys) || !read_name(r, g, &seen, &st.name) || !r.choice(g, "kind", stage_kind_names(), &kind, true) ||
 		    !r.uint_as(g, "lcore", 0, kMaxLcore, &st.lcore, true) || !r.string(g, "flow", &st.flow) ||
 		    !r.names(g, "input", &st.inputs) || !r.names(g, "output", &st.outputs))
 			return false;
@@ -634,33 +642,18 @@ bool read_stages(Reader &r, const Setting &root, const LcoreSet &lcores, Pipelin
 			for (const std::string &n : *v)
 				if (std::find(rings.begin(), rings.end(), n) == rings.end())
 					return unknown_ref(r, g[v == &st.inputs ? "input" : "output"], "ring", n, rings);
-		bool needs_flow = st.kind == StageKind::gen || st.kind == StageKind::rdma_tx || st.kind == StageKind::rdma_rx ||
-				  st.kind == StageKind::echo;
-		if (needs_flow && st.flow.empty())
-			return r.fail(g, std::string(article(st.kind)) + " " + stage_kind_name(st.kind) + " stage needs a flow");
-		if (!needs_flow && !st.flow.empty())
-			return r.fail(g["flow"], std::string(article(st.kind)) + " " + stage_kind_name(st.kind) + " stage takes no flow");
+		const StageKindInfo &kind_info = stage_kind(st.kind);
+		if (kind_info.needs_flow && st.flow.empty())
+			return r.fail(g, a_stage(st.kind) + " needs a flow");
+		if (!kind_info.needs_flow && !st.flow.empty())
+			return r.fail(g["flow"], a_stage(st.kind) + " takes no flow");
 		if (!st.flow.empty() && std::find(flows.begin(), flows.end(), st.flow) == flows.end())
 			return unknown_ref(r, g["flow"], "flow", st.flow, flows);
 		/* What each kind reads and writes. */
-		bool in_ok = true, out_ok = true;
-		switch (st.kind) {
-		case StageKind::gen: in_ok = st.inputs.empty(); out_ok = st.outputs.size() == 1; break;
-		case StageKind::rdma_tx: in_ok = st.inputs.size() <= 1; out_ok = st.outputs.size() <= 1; break;
-		case StageKind::rdma_rx: in_ok = st.inputs.empty(); out_ok = st.outputs.size() <= 1; break;
-		case StageKind::echo: in_ok = st.inputs.empty(); out_ok = st.outputs.empty(); break;
-		case StageKind::verify: in_ok = st.inputs.size() == 1; out_ok = st.outputs.size() <= 1; break;
-		case StageKind::sink: in_ok = st.inputs.size() == 1; out_ok = st.outputs.empty(); break;
-		case StageKind::forward: in_ok = st.inputs.size() == 1; out_ok = st.outputs.size() == 1; break;
-		}
-		static const char *const kIn[] = {"no input", "at most one input ring", "no input", "no input",
-						  "exactly one input ring", "exactly one input ring", "exactly one input ring"};
-		static const char *const kOut[] = {"exactly one output ring", "at most one output ring", "at most one output ring",
-						   "no output", "at most one output ring", "no output", "exactly one output ring"};
-		if (!in_ok)
-			return r.fail(r.find(g, "input") ? g["input"] : g, std::string(article(st.kind)) + " " + stage_kind_name(st.kind) + " stage takes " + kIn[kind]);
-		if (!out_ok)
-			return r.fail(r.find(g, "output") ? g["output"] : g, std::string(article(st.kind)) + " " + stage_kind_name(st.kind) + " stage takes " + kOut[kind]);
+		if (!kind_info.in.fits(st.inputs.size()))
+			return r.fail(r.find(g, "input") ? g["input"] : g, a_stage(st.kind) + " takes " + ring_count_text(kind_info.in, true));
+		if (!kind_info.out.fits(st.outputs.size()))
+			return r.fail(r.find(g, "output") ? g["output"] : g, a_stage(st.kind) + " takes " + ring_count_text(kind_info.out, false));
 		c->stages.push_back(st);
 	}
 	return true;
@@ -856,7 +849,7 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 	 * sized by the builder. */
 	for (size_t i = 0; i < c->stages.size(); i++) {
 		const StageConf &st = c->stages[i];
-		if (st.kind != StageKind::rdma_tx && st.kind != StageKind::rdma_rx && st.kind != StageKind::echo)
+		if (!stage_kind(st.kind).needs_io)
 			continue;
 		bool has_io = false;
 		for (const IoContextConf &io : c->io_contexts)
@@ -873,12 +866,12 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 	/* Stages that touch the NIC run on lcores with an io context. */
 	for (size_t i = 0; i < c->stages.size(); i++) {
 		const StageConf &st = c->stages[i];
-		bool rdma = st.kind == StageKind::rdma_tx || st.kind == StageKind::rdma_rx || st.kind == StageKind::echo;
+		bool rdma = stage_kind(st.kind).needs_io;
 		bool has_io = false;
 		for (const IoContextConf &io : c->io_contexts)
 			has_io |= io.lcore == st.lcore;
 		if (rdma && !has_io)
-			return r.fail(at("stages", i, "lcore"), std::string(article(st.kind)) + " " + stage_kind_name(st.kind) + " stage needs an io context on lcore " +
+			return r.fail(at("stages", i, "lcore"), a_stage(st.kind) + " needs an io context on lcore " +
 							 std::to_string(st.lcore) + " (io_contexts): the file has " + std::to_string(c->devices.size()) +
 							 " devices, say which one this lcore uses");
 	}
@@ -889,9 +882,10 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 		for (const StageConf &st : c->stages) {
 			if (st.flow != f.name)
 				continue;
-			tx += st.kind == StageKind::rdma_tx;
-			rx += st.kind == StageKind::rdma_rx;
-			echo += st.kind == StageKind::echo;
+			const FlowEnd end = stage_kind(st.kind).end;
+			tx += end == FlowEnd::requester;
+			rx += end == FlowEnd::responder;
+			echo += end == FlowEnd::echo;
 		}
 		/* Who posts and who receives: a loopback flow both here, a client flow posts here
 		 * and is received by the server's host, a server flow the other way round. */
@@ -924,8 +918,8 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 		if (loopback && !c->pattern.has(f.name))   // a pattern's two ends are two ranks
 			for (const StageConf &a : c->stages)
 				for (const StageConf &b : c->stages)
-					if (a.flow == f.name && b.flow == f.name && a.kind == StageKind::rdma_tx &&
-					    (b.kind == StageKind::rdma_rx || b.kind == StageKind::echo) && a.lcore == b.lcore)
+					if (a.flow == f.name && b.flow == f.name && stage_kind(a.kind).end == FlowEnd::requester &&
+					    stage_kind(b.kind).end >= FlowEnd::responder && a.lcore == b.lcore)
 						return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' has both ends on lcore " +
 										 std::to_string(a.lcore) + ": its rdma_tx and " +
 										 stage_kind_name(b.kind) + " stages need lcores of their own");
@@ -971,11 +965,12 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 			for (const FlowConf &f : c->flows) {
 				if (f.name != st.flow)
 					continue;
-				if (st.kind == StageKind::rdma_tx || st.kind == StageKind::echo)
+				const FlowEnd end = stage_kind(st.kind).end;
+				if (end == FlowEnd::requester || end == FlowEnd::echo)
 					send += static_cast<uint64_t>(f.qps) * f.sq_depth;
-				if ((st.kind == StageKind::rdma_rx || st.kind == StageKind::echo) && verb_consumes_receive(f.verb)) {
+				if ((end == FlowEnd::responder || end == FlowEnd::echo) && verb_consumes_receive(f.verb)) {
 					receives = true;
-					window += flow_receives(f, st.kind == StageKind::rdma_rx && !io.rq_per_qp);
+					window += flow_receives(f, end == FlowEnd::responder && !io.rq_per_qp);
 				}
 			}
 		}
@@ -1012,10 +1007,6 @@ bool PatternConf::has(const std::string &flow) const
 	return on() && std::find(flows.begin(), flows.end(), flow) != flows.end();
 }
 
-const char *stage_kind_name(StageKind k)
-{
-	return kStageKinds[static_cast<size_t>(k)].c_str();
-}
 
 uint32_t FlowConf::max_size() const
 {

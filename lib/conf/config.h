@@ -8,6 +8,7 @@
 #pragma once
 
 #include "conf/options.h"
+#include "stages/kinds.h"
 
 #include <cstdint>
 #include <string>
@@ -18,17 +19,6 @@ namespace rp {
 inline constexpr int kConfigVersion = 1;
 
 enum class Transport : uint8_t { rc, uc };
-
-enum class StageKind : uint8_t {
-	gen,       // makes messages for a flow at a rate, onto its output ring
-	rdma_tx,   // posts a flow's messages as chained WRs and reaps send completions
-	rdma_rx,   // polls the receive side, replenishes the SRQ, emits received messages
-	echo,      // returns what arrives on a flow (ping-pong's far side)
-	verify,    // checks payload patterns and sequence
-	sink,      // counts and frees
-	forward,   // passes messages from its input ring to its output ring
-};
-const char *stage_kind_name(StageKind k);
 
 struct DeviceConf {
 	std::string name;
@@ -117,7 +107,7 @@ struct RingConf {
 
 struct StageConf {
 	std::string name;
-	StageKind kind = StageKind::sink;
+	StageKind kind{};
 	uint32_t lcore = 0;
 	std::string flow;                    // gen, rdma_tx, rdma_rx, echo
 	std::vector<std::string> inputs;     // ring names
