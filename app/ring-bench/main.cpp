@@ -10,6 +10,7 @@
 #include "engine/pattern.h"
 #include "pipeline/lcore_loop.h"
 #include "pipeline/stage.h"
+#include "stages/stage_kind.h"
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -101,7 +102,7 @@ double run_bare(rte_ring *ring, rte_mempool *pool, unsigned worker, uint64_t n, 
 double run_stages(rte_ring *ring, rte_mempool *pool, unsigned worker, uint64_t n, uint32_t bytes, bool *ok)
 {
 	rp::Stage src, snk;
-	rp::stage_init(&src, &rp::kSourceStage, "src");
+	rp::stage_init(&src, &rp::kGenStage, "src");
 	rp::stage_init(&snk, &rp::kSinkStage, "sink");
 	src.out = ring;
 	src.pool = pool;

@@ -106,12 +106,12 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		c.flows.push_back(f);
 		StageConf tx, rx;
 		tx.name = name + "_tx";
-		tx.kind = StageKind::rdma_tx;
+		tx.kind = stage_kind_of_end(FlowEnd::requester);
 		tx.lcore = tx_lcore;
 		tx.flow = name;
 		const bool pp = o.mode == Mode::pingpong;
 		rx.name = name + (pp ? "_echo" : "_rx");
-		rx.kind = pp ? StageKind::echo : StageKind::rdma_rx;
+		rx.kind = stage_kind_of_end(pp ? FlowEnd::echo : FlowEnd::responder);
 		rx.lcore = rx_lcore;
 		rx.flow = name;
 		if (server) {

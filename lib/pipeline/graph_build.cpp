@@ -1,6 +1,7 @@
 /* graph_build: from a plan to a built pipeline, in phases: devices, sizes fitted, io
  * contexts, flows connected, rings, stages wired, each lcore's loop. */
 #include "pipeline/graph_internal.h"
+#include "stages/stage_kind.h"
 
 namespace rp {
 
@@ -119,18 +120,6 @@ Graph::~Graph()
 
 namespace {
 
-/* The gens' pace: each its share of the flow's rate. */
-void pace_gens(Graph *g)
-{
-	for (auto &s : g->stages)
-		if (s->conf->kind == StageKind::gen && s->flow->o.rate_pps > 0) {
-			uint32_t gens = 0;
-			for (auto &t : g->stages)
-				gens += t->conf->kind == StageKind::gen && t->flow == s->flow;
-			s->st.tsc_per_msg = static_cast<uint64_t>(static_cast<double>(rte_get_tsc_hz()) * gens / s->flow->o.rate_pps);
-		}
-}
-
 /* Per lcore with RDMA stages: one io context sized by all of them, its SRQ filled
  * before any QP connects (a client on another host posts once its connections are up). */
 int build_io(Graph *g, const RunOptions &cli, std::string *err)
@@ -247,64 +236,9 @@ int wire_stages(Graph *g, std::string *err)
 				return -1;
 			pool = source_pool(src, &mrs, &pool_dev);
 		}
-		switch (sc.kind) {
-		case StageKind::gen:
-			st.pool = s.flow->objs->tx_pool;
-			st.ctl = &s.flow->ctl;
-			break;
-		case StageKind::echo:
-			st.ctx = &s.flow->pong;
-			break;
-		case StageKind::rdma_tx:
-			if (!s.flow->lanes.empty()) {
-				for (auto &lane : s.flow->lanes)
-					if (lane->stage == &s)
-						st.ctx = &lane->q;
-				st.joined = true;   // the other lanes would stall without it
-				break;
-			}
-			if (s.flow->pingpong) {
-				st.ctx = &s.flow->ping;
-				break;
-			}
-			st.ctx = &s.flow->q;
-			if (s.flow->fed) {
-				/* Buffers made or received on another device are sent from this one too. */
-				if (pool_dev != s.lcore->dev) {
-					if (mr_register_mempool(*s.lcore->dev, pool, 0, &s.flow->fed_mrs, err) != 0) {
-						*err = stage_path(*g, s) + "its input's pool on " + s.lcore->dev->name + ": " + *err;
-						return -1;
-					}
-					mrs = &s.flow->fed_mrs;
-				}
-				if (requester_set_input(&s.flow->q, st.in, pool, mrs, err) != 0)
-					return -1;
-				s.flow->v.self_describing = true;   // the payload was made upstream
-			}
-			break;
-		case StageKind::rdma_rx: {
-			GraphFlow &f = *s.flow;
-			st.ctx = &f.v;
-			if (f.handed_on) {
-				std::set<const GraphStage *> seen;
-				f.v.out = st.out;
-				f.v.payload_downstream = has_verify_downstream(g, &s, &seen);
-				f.q.p.self_describing = true;   // a stage downstream reads each message alone
-				f.v.self_describing = true;
-			}
-			break;
-		}
-		case StageKind::verify:
-		case StageKind::sink:
-		case StageKind::forward:
-			st.pool = pool;
-			st.msg_bytes = bytes;
-			/* In order only from one gen straight before it: QPs and producers interleave. */
-			st.ordered = st.nupstream == 1 && st.upstream[0]->ops == &kSourceStage;
-			break;
-		default:
-			break;
-		}
+		const StageKindOps &kind = stage_kind_ops(sc.kind);
+		if (kind.wire && kind.wire(g, &s, StageInput{pool, mrs, pool_dev, bytes}, err) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -339,7 +273,6 @@ int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<
 		return -1;
 	if (assign_devices(c, devs, g, err) != 0 || fit_chunks(g, err) != 0 || fit_device(g, err) != 0)
 		return -1;
-	pace_gens(g);
 	if (build_io(g, cli, err) != 0 || connect_flows(g, err) != 0 || make_rings(c, g, err) != 0 || wire_stages(g, err) != 0 ||
 	    make_loops(c, cli, g, err) != 0)
 		return -1;

@@ -2,6 +2,7 @@
  * flow windows decided, and everything that flows through rings checked, before EAL or any
  * device. */
 #include "pipeline/graph_internal.h"
+#include "stages/stage_kind.h"
 
 namespace rp {
 
@@ -62,25 +63,6 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 }
 
 namespace {
-
-/* What each kind is made of: its ops and how it is wired from the file. */
-struct KindSpec {
-	StageKind kind;
-	const StageOps *ops;
-};
-const KindSpec kKinds[] = {
-	{StageKind::gen, &kSourceStage},     {StageKind::rdma_tx, &kRdmaTxStage}, {StageKind::rdma_rx, &kRdmaRxStage},
-	{StageKind::verify, &kVerifyStage},  {StageKind::sink, &kSinkStage},      {StageKind::forward, &kForwardStage},
-	{StageKind::echo, &kEchoStage},
-};
-
-const StageOps *ops_of(StageKind k)
-{
-	for (const KindSpec &s : kKinds)
-		if (s.kind == k)
-			return s.ops;
-	return nullptr;
-}
 
 /* A flow with an echo stage is a ping-pong: one message in flight per QP, timed, for a
  * number of round trips (the flow's messages, else ib_send_lat's default). */
@@ -249,14 +231,14 @@ GraphFlow *flow_named(Graph *g, const std::string &n)
 int plan_roles(const PipelineConf &c, Graph *g, std::map<GraphFlow *, unsigned> *ntx, std::string *err)
 {
 	for (const StageConf &sc : c.stages)
-		if (sc.kind == StageKind::echo)
+		if (stage_kind(sc.kind).end == FlowEnd::echo)
 			if (GraphFlow *f = flow_named(g, sc.flow); f && plan_pingpong(c, f, err) != 0)
 				return -1;
 	for (auto &f : g->flows)   // the client of a ping-pong whose echo is on another host
 		if (f->conf->echoed && plan_pingpong(c, f.get(), err) != 0)
 			return -1;
 	for (const StageConf &sc : c.stages)
-		if (sc.kind == StageKind::rdma_tx)
+		if (stage_kind(sc.kind).end == FlowEnd::requester)
 			(*ntx)[flow_named(g, sc.flow)]++;
 	return 0;
 }
@@ -274,131 +256,38 @@ int place_stages(const PipelineConf &c, Graph *g, std::map<GraphFlow *, unsigned
 		s.conf = &sc;
 		s.lcore = lcore_of(g, sc.lcore);
 		s.flow = sc.flow.empty() ? nullptr : flow_named(g, sc.flow);
-		const StageOps *ops = sc.kind == StageKind::rdma_tx && s.flow->pingpong ? &kPingStage : ops_of(sc.kind);
-		if (ops == nullptr) {
-			*err = stage_path(*g, s) + "no stage kind " + stage_kind_name(sc.kind);
-			return -1;
-		}
-		stage_init(&s.st, ops, sc.name.c_str());
+		const StageKindOps &kind = stage_kind_ops(sc.kind);
+		stage_init(&s.st, kind.ops, sc.name.c_str());
 		for (const std::string &o : sc.outputs)
 			ring_named(g, o)->producers.push_back(&s);
 		for (const std::string &in : sc.inputs)
 			ring_named(g, in)->consumers.push_back(&s);
-		if (sc.kind == StageKind::rdma_tx && ntx[s.flow] > 1) {
-			s.flow->lanes.push_back(std::make_unique<GraphLane>());
-			GraphLane &lane = *s.flow->lanes.back();
-			lane.stage = &s;
-			lane.lcore = s.lcore;
-			s.lcore->lanes.push_back(&lane);
-			if (s.flow->lanes.size() == 1) {   // lane 0's lcore stands for the flow
-				s.flow->tx_stage = &s.st;
-				s.flow->tx = s.flow->rx = s.lcore;
-			}
-		} else if (sc.kind == StageKind::rdma_tx) {
-			s.flow->tx_stage = &s.st;
-			s.flow->tx = s.lcore;
-			s.flow->fed = !sc.inputs.empty();
-			(s.flow->pingpong ? s.lcore->pingers : s.lcore->requesters).push_back(s.flow);
-			if (s.flow->pingpong && s.flow->fed) {
-				*err = stage_path(*g, s) + "flow '" + s.flow->conf->name + "' is a ping-pong (it has an echo stage): its "
-							   "rdma_tx makes its own pings, it takes no input ring";
-				return -1;
-			}
-		} else if (sc.kind == StageKind::echo) {
-			s.flow->rx_stage = &s.st;
-			s.flow->rx = s.lcore;
-			s.lcore->echoers.push_back(s.flow);
-		} else if (sc.kind == StageKind::rdma_rx) {
-			s.flow->rx_stage = &s.st;
-			s.flow->rx = s.lcore;
-			s.flow->handed_on = !sc.outputs.empty();
-			s.lcore->responders.push_back(s.flow);
-		}
+		if (kind.place && kind.place(g, &s, s.flow ? ntx[s.flow] : 0, err) != 0)
+			return -1;
 	}
 	return 0;
 }
 
-/* gen stages: a flow's messages split between its gens, and its rate; a flow with
- * one keeps no rate of its own. */
-int plan_gens(Graph *g, std::string *err)
+/* What each stage needs of its flow, once every stage is placed (a gen: its share of
+ * the flow's messages). */
+int plan_stages(Graph *g, std::string *err)
 {
-	for (auto &f : g->flows) {
-		std::vector<GraphStage *> gens;
-		for (auto &s : g->stages)
-			if (s->flow == f.get() && s->conf->kind == StageKind::gen)
-				gens.push_back(s.get());
-		for (size_t k = 0; k < gens.size(); k++) {
-			if (f->o.duration_s > 0 || f->o.msg_bytes < 8) {
-				*err = stage_path(*g, *gens[k]) + (f->o.msg_bytes < 8 ? "a gen stage writes each message's key into its first 8 bytes: flow '" +
-					f->conf->name + "' sends " + std::to_string(f->o.msg_bytes) + " B"
-					: "a gen stage makes a count of messages: give flow '" + f->conf->name + "' messages, not a duration");
-				return -1;
-			}
-			if (f->o.verb == Verb::read || verb_is_atomic(f->o.verb)) {
-				*err = stage_path(*g, *gens[k]) + "a gen stage makes payloads to send: flow '" + f->conf->name +
-				       "' uses " + verb_name(f->o.verb) + ", which carries none";
-				return -1;
-			}
-			Stage &st = gens[k]->st;
-			st.limit = f->o.messages / gens.size() + (k < f->o.messages % gens.size());
-			st.msg_bytes = f->o.msg_bytes;
-		}
-		f->has_gen = !gens.empty();
-		/* The gens keep the flow's rate when they feed its rdma_tx; else the requester does. */
-		if (!gens.empty() && f->fed)
-			f->o.tx_gen_stage = true;
+	for (auto &s : g->stages) {
+		const StageKindOps &kind = stage_kind_ops(s->conf->kind);
+		if (kind.plan && kind.plan(g, s.get(), err) != 0)
+			return -1;
 	}
 	return 0;
 }
 
 /* What flows through rings must fit the roles at either end. */
-int check_ring_flows(const PipelineConf &c, Graph *g, const std::vector<uint64_t> &out_count, std::string *err)
+int check_ring_flows(Graph *g, const std::vector<uint64_t> &out_count, std::string *err)
 {
 	for (size_t i = 0; i < g->stages.size(); i++) {
 		GraphStage &s = *g->stages[i];
-		const StageKind k = s.conf->kind;
-		if (k == StageKind::rdma_rx && s.flow->handed_on &&
-		    !(s.flow->o.verb == Verb::send || s.flow->o.verb == Verb::send_imm)) {
-			*err = stage_path(*g, s) + "an rdma_rx stage hands received buffers on: flow '" + s.flow->conf->name +
-			       "' uses " + verb_name(s.flow->o.verb) + ", which fills no receive buffer (use send or send_imm)";
+		const StageKindOps &kind = stage_kind_ops(s.conf->kind);
+		if (kind.check && kind.check(g, &s, out_count[i], err) != 0)
 			return -1;
-		}
-		if (k == StageKind::rdma_rx && s.flow->handed_on && s.flow->o.msg_bytes < 8) {
-			*err = stage_path(*g, s) + "received messages handed on carry their key in their first 8 bytes: flow '" +
-			       s.flow->conf->name + "' sends " + std::to_string(s.flow->o.msg_bytes) + " B";
-			return -1;
-		}
-		if (k == StageKind::rdma_tx && s.flow->fed) {
-			GraphFlow &f = *s.flow;
-			if (f.o.verb == Verb::read || verb_is_atomic(f.o.verb)) {
-				*err = stage_path(*g, s) + "an rdma_tx stage fed by a ring sends the messages it gets: flow '" +
-				       f.conf->name + "' uses " + verb_name(f.o.verb) + ", which sends none";
-				return -1;
-			}
-			const uint64_t in = out_count[i];
-			if (in == UINT64_MAX && f.conf->messages) {
-				*err = at(c, f.conf->line, "flows.[" + std::to_string(f.conf - c.flows.data()) + "].messages") +
-				       "flow '" + f.conf->name + "' sends what its ring brings, and what comes in runs for a "
-								 "duration: leave messages out (it sends until its input ends)";
-				return -1;
-			}
-			if (in != UINT64_MAX && f.conf->messages && f.conf->messages != in) {
-				*err = at(c, f.conf->line, "flows.[" + std::to_string(f.conf - c.flows.data()) + "].messages") +
-				       "flow '" + f.conf->name + "' sends what its ring brings: " + std::to_string(in) +
-				       " messages (leave messages out, or make it that)";
-				return -1;
-			}
-			if (f.conf->duration_s > 0) {
-				*err = at(c, f.conf->line, "flows.[" + std::to_string(f.conf - c.flows.data()) + "].duration") +
-				       "flow '" + f.conf->name + "' sends what its ring brings (" +
-				       (in == UINT64_MAX ? std::string("until its input ends") : std::to_string(in) + " messages") +
-				       "): it runs no duration of its own";
-				return -1;
-			}
-			f.o.messages = in == UINT64_MAX ? 0 : in;
-			f.o.tx_count_from_input = in == UINT64_MAX;
-			f.o.duration_s = 0;
-		}
 	}
 	return 0;
 }
@@ -458,13 +347,9 @@ int check_inputs(const PipelineConf &c, Graph *g, std::string *err)
 		uint32_t bytes = 0;
 		if (!s->conf->inputs.empty() && input_source(g, *s, &src, &bytes, err) != 0)
 			return -1;
-		if (s->conf->kind == StageKind::rdma_tx && s->flow->fed && bytes != s->flow->o.msg_bytes) {
-			const FlowConf &fc = *s->flow->conf;
-			*err = at(c, fc.line, "flows.[" + std::to_string(&fc - c.flows.data()) + "].size") + "flow '" + fc.name +
-			       "' sends what its ring brings: " + std::to_string(bytes) + " B messages (its size must be that, it is " +
-			       std::to_string(s->flow->o.msg_bytes) + ")";
+		const StageKindOps &kind = stage_kind_ops(s->conf->kind);
+		if (!s->conf->inputs.empty() && kind.check_input && kind.check_input(g, s.get(), bytes, err) != 0)
 			return -1;
-		}
 	}
 	for (auto &s : g->stages)
 		if (++s->lcore->nplaced > kMaxStagesPerLcore) {
@@ -488,7 +373,7 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 	g->conf = &c;
 	std::map<GraphFlow *, unsigned> ntx;
 	if (plan_flows(c, cli, g, err) != 0 || plan_roles(c, g, &ntx, err) != 0 || place_stages(c, g, ntx, err) != 0 ||
-	    plan_gens(g, err) != 0)
+	    plan_stages(g, err) != 0)
 		return -1;
 	for (auto &f : g->flows)
 		if (!f->lanes.empty() && plan_lanes(c, f.get(), err) != 0)
@@ -500,7 +385,7 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 	}
 	std::vector<uint64_t> out_count;
 	derive_origins(g, &out_count);
-	if (check_ring_flows(c, g, out_count, err) != 0 || check_pingpongs(c, g, err) != 0)
+	if (check_ring_flows(g, out_count, err) != 0 || check_pingpongs(c, g, err) != 0)
 		return -1;
 	for (auto &f : g->flows)
 		if (plan_flow_window(c, f.get(), err) != 0)

@@ -1,6 +1,7 @@
 /* Sizing and fitting: each lcore's io context, SRQ and receive pool and each flow's pools
  * from its roles, then fitted to the devices' limits (max_cqe, max_srq_wr, max_qp_wr). */
 #include "pipeline/graph_internal.h"
+#include "stages/stage_kind.h"
 
 namespace rp {
 
@@ -69,11 +70,9 @@ void size_lcore(Graph *g, GraphLcore *l)
 	if (l->srq == 0 || l->rx_bytes == 0)
 		return;
 	uint64_t n = l->srq + 2 * kRxPollBurst + 1 + echo_held;
-	for (auto &s : g->stages)
-		if (s->lcore == l && s->conf->kind == StageKind::rdma_rx && s->flow->handed_on) {
-			std::set<const GraphStage *> seen;
-			n += flow_inflight(s->flow->o) + kRxPollBurst + downstream_hold(g, s.get(), &seen);
-		}
+	for (auto &s : g->stages)   // received buffers handed on
+		if (s->lcore == l && stage_kind(s->conf->kind).source == BufferSource::lcore_pool)
+			n += stage_kind_ops(s->conf->kind).pool_need(g, *s);
 	l->rx_pool_n = static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX));
 }
 
@@ -282,11 +281,9 @@ void size_graph(Graph *g)
 			size_lcore(g, l.get());
 	for (auto &f : g->flows) {
 		f->shape = role_shape(f->o);
-		for (auto &s : g->stages)
-			if (s->flow == f.get() && s->conf->kind == StageKind::gen) {
-				std::set<const GraphStage *> seen;
-				f->shape.tx_pool_n += static_cast<unsigned>(kStageBurst + downstream_hold(g, s.get(), &seen));
-			}
+		for (auto &s : g->stages)   // gens' buffers
+			if (s->flow == f.get() && stage_kind(s->conf->kind).source == BufferSource::flow_pool)
+				f->shape.tx_pool_n += static_cast<unsigned>(stage_kind_ops(s->conf->kind).pool_need(g, *s));
 	}
 }
 

@@ -1,6 +1,7 @@
 /* The pipeline's shape, before any object exists: where stages, rings and lcores are, what
  * reaches each stage's input, and the paths in the file that errors name. */
 #include "pipeline/graph_internal.h"
+#include "stages/stage_kind.h"
 
 namespace rp {
 
@@ -52,7 +53,7 @@ GraphRing *ring_named(Graph *g, const std::string &name)
 const GraphStage *tx_of(const Graph *g, const GraphFlow *f)
 {
 	for (const auto &s : g->stages)
-		if (s->flow == f && s->conf->kind == StageKind::rdma_tx)
+		if (s->flow == f && stage_kind(s->conf->kind).end == FlowEnd::requester)
 			return s.get();
 	return nullptr;
 }
@@ -69,15 +70,14 @@ void derive_origins(Graph *g, std::vector<uint64_t> *out_count)
 	std::map<const GraphStage *, size_t> index;
 	for (size_t i = 0; i < n; i++)
 		index[g->stages[i].get()] = i;
+	const CountOf count_of = [&](const GraphStage *p) { return (*out_count)[index[p]]; };
 	for (size_t pass = 0; pass <= n; pass++)
 		for (size_t i = 0; i < n; i++) {
 			GraphStage &s = *g->stages[i];
-			const StageKind k = s.conf->kind;
-			if (k == StageKind::gen || k == StageKind::rdma_rx) {
+			const StageKindOps &kind = stage_kind_ops(s.conf->kind);
+			if (stage_kind(s.conf->kind).source != BufferSource::upstream) {
 				s.origins = {s.flow};
-				(*out_count)[i] = k == StageKind::gen ? s.st.limit
-						  : s.flow->fed ? (*out_count)[index[tx_of(g, s.flow)]]   // what its ring brings
-						  : s.flow->o.duration_s > 0 ? UINT64_MAX : s.flow->o.messages;
+				(*out_count)[i] = kind.made(*g, s, count_of);
 				continue;
 			}
 			std::vector<GraphFlow *> o;
@@ -132,7 +132,7 @@ uint64_t downstream_hold(Graph *g, const GraphStage *s, std::set<const GraphStag
 		n += r->conf->size;
 		for (GraphStage *c : r->consumers) {
 			n += kStageBurst;
-			if (c->conf->kind == StageKind::rdma_tx)
+			if (stage_kind(c->conf->kind).end == FlowEnd::requester)   // its send queues
 				n += static_cast<uint64_t>(c->flow->o.qps) * (c->flow->o.sq_depth + c->flow->o.batch);
 			n += downstream_hold(g, c, seen);
 		}
@@ -146,7 +146,7 @@ bool has_verify_downstream(Graph *g, const GraphStage *s, std::set<const GraphSt
 		return false;
 	for (const std::string &out : s->conf->outputs)
 		for (GraphStage *c : ring_named(g, out)->consumers)
-			if (c->conf->kind == StageKind::verify || has_verify_downstream(g, c, seen))
+			if (stage_kind(c->conf->kind).checks_payload || has_verify_downstream(g, c, seen))
 				return true;
 	return false;
 }
@@ -166,7 +166,7 @@ int input_source(Graph *g, const GraphStage &s, const GraphStage **source, uint3
 			continue;
 		for (const std::string &in : x->conf->inputs)
 			for (GraphStage *p : ring_named(g, in)->producers) {
-				if (p->conf->kind != StageKind::gen && p->conf->kind != StageKind::rdma_rx) {
+				if (stage_kind(p->conf->kind).source == BufferSource::upstream) {
 					todo.push_back(p);
 					continue;
 				}
@@ -187,7 +187,7 @@ int input_source(Graph *g, const GraphStage &s, const GraphStage **source, uint3
 	/* Buffers go back to the pool they came from: one pool per input. */
 	auto same_pool = [](const GraphStage *a, const GraphStage *b) {
 		return a->conf->kind == b->conf->kind &&
-		       (a->conf->kind == StageKind::gen ? a->flow == b->flow : a->lcore == b->lcore);
+		       (stage_kind(a->conf->kind).source == BufferSource::flow_pool ? a->flow == b->flow : a->lcore == b->lcore);
 	};
 	for (const GraphStage *x : sources)
 		if (!same_pool(x, sources[0])) {
@@ -202,14 +202,7 @@ int input_source(Graph *g, const GraphStage &s, const GraphStage **source, uint3
 
 rte_mempool *source_pool(const GraphStage *src, const MrTable **mrs, Device **dev)
 {
-	if (src->conf->kind == StageKind::gen) {
-		*mrs = &src->flow->objs->tx_mrs;
-		*dev = src->flow->tx->dev;
-		return src->flow->objs->tx_pool;
-	}
-	*mrs = &src->lcore->rx_mrs;
-	*dev = src->lcore->dev;
-	return src->lcore->rx_pool;
+	return stage_kind_ops(src->conf->kind).pool(*src, mrs, dev);
 }
 
 std::vector<const DeviceConf *> graph_devices(const Graph &g)

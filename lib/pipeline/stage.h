@@ -1,9 +1,11 @@
 /* Stages: the units of work an lcore runs in turn, run to completion, joined across
  * lcores by rte_rings of message buffers (pointers to rte_mempool elements). Each
- * stage kind is a table of one burst function, chosen at setup; a burst moves at most
+ * stage has the burst function of its kind, chosen at setup; a burst moves at most
  * kStageBurst messages and returns how many it handled. A message buffer starts with
  * its 8-byte sequence number, the rest is the payload pattern of that sequence, so a
  * verify stage can check order and content without any other header.
+ *
+ * Stage kinds are tables too (lib/stages/): each kind's file has its burst.
  *
  * Ownership: a Stage belongs to the lcore that runs it; `done` is its only field
  * another lcore reads (the stage downstream, and main). */
@@ -31,21 +33,7 @@ struct StageOps {
 	bool role = false;             // an RDMA role: it ends by itself when the run is aborted
 };
 
-/* source: makes `limit` messages from `pool` onto `out` (at `rate` if set).
- * forward: `in` to `out` as they are. verify: checks order and payload, then to `out`
- * or back to the pool. sink: counts and frees. */
-extern const StageOps kSourceStage, kForwardStage, kVerifyStage, kSinkStage;
-/* rdma_rx: a Responder (ctx), one responder_burst() per burst; once it finished, the
- * stage calls responder_finish() (its result in rc) and is done. Call responder_start()
- * before the loop. */
-extern const StageOps kRdmaRxStage;
-/* rdma_tx: a Requester (ctx), fed by a ring or not, one requester_burst() per burst;
- * the same with requester_start() and requester_finish(). Fed: once every producer of
- * its ring is done and the ring is drained, the requester is told its input ended. */
-extern const StageOps kRdmaTxStage;
-/* rdma_tx of a flow with an echo stage, and the echo stage: a PingPong role (ctx), its
- * pinging and its echoing side; pingpong_start() before the loop. */
-extern const StageOps kPingStage, kEchoStage;
+/* The kinds' StageOps are in their files of lib/stages/ (stage_kind.h). */
 
 struct alignas(64) StageStats {
 	uint64_t calls = 0;          // bursts called (by the lcore loop)

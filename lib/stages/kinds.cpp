@@ -40,6 +40,14 @@ bool stage_kind_from_name(const std::string &name, StageKind *k)
 	return false;
 }
 
+StageKind stage_kind_of_end(FlowEnd end)
+{
+	for (const StageKindInfo &i : kStageKinds)
+		if (i.end == end)
+			return i.kind;
+	return StageKind::count_;
+}
+
 std::string ring_count_text(RingCount c, bool input)
 {
 	if (c.max == 0)

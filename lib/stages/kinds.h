@@ -71,6 +71,8 @@ inline const char *stage_kind_name(StageKind k)
 }
 /* The kind spelled `name`; false when there is none. */
 bool stage_kind_from_name(const std::string &name, StageKind *k);
+/* The kind that is this end of a flow (rdma_tx for its requester, ...). */
+StageKind stage_kind_of_end(FlowEnd end);
 /* "no input", "at most one input ring", ...: what a kind takes, for messages. */
 std::string ring_count_text(RingCount c, bool input);
 

@@ -5,6 +5,7 @@
 #include "conf/config.h"
 #include "engine/cq_router.h"
 #include "pipeline/graph.h"
+#include "stages/stage_kind.h"
 #include "eal_for_tests.h"
 
 #include <cstdio>

@@ -5,6 +5,7 @@
 #include "engine/pattern.h"
 #include "pipeline/lcore_loop.h"
 #include "pipeline/stage.h"
+#include "stages/stage_kind.h"
 #include "eal_for_tests.h"
 
 #include <rte_mempool.h>
@@ -33,7 +34,7 @@ struct Chain {
 		assert_non_null(pool);
 		assert_non_null(a);
 		assert_non_null(b);
-		rp::stage_init(&src, &rp::kSourceStage, "src");
+		rp::stage_init(&src, &rp::kGenStage, "src");
 		rp::stage_init(&ver, &rp::kVerifyStage, "verify");
 		rp::stage_init(&snk, &rp::kSinkStage, "sink");
 		src.pool = ver.pool = snk.pool = pool;
@@ -142,6 +143,30 @@ void stop_ends_the_loop(void **)
 
 } // namespace
 
+/* The kinds' two tables agree row for row: the declaration the .conf reader reads
+ * (kStageKinds) and the engine's hooks (stage_kind_ops), whose burst says its kind. */
+void kind_tables_agree(void **)
+{
+	for (size_t i = 0; i < rp::kNumStageKinds; i++) {
+		const auto k = static_cast<rp::StageKind>(i);
+		const rp::StageKindInfo &info = rp::stage_kind(k);
+		const rp::StageKindOps &ops = rp::stage_kind_ops(k);
+		assert_int_equal(static_cast<size_t>(info.kind), i);
+		assert_int_equal(static_cast<size_t>(ops.kind), i);
+		assert_non_null(ops.ops);
+		assert_string_equal(ops.ops->kind, info.name);
+		assert_int_equal(ops.ops->role, info.needs_io);   // RDMA roles end by themselves on abort
+		/* A kind that makes buffers says how many, from which pool, and what it needs of it. */
+		const bool source = info.source != rp::BufferSource::upstream;
+		assert_int_equal(ops.made != nullptr, source);
+		assert_int_equal(ops.pool != nullptr, source);
+		assert_int_equal(ops.pool_need != nullptr, source);
+		rp::StageKind back;
+		assert_true(rp::stage_kind_from_name(info.name, &back));
+		assert_int_equal(static_cast<size_t>(back), i);
+	}
+}
+
 int main()
 {
 	if (!eal_for_tests("test_stages"))
@@ -152,6 +177,7 @@ int main()
 		cmocka_unit_test(done_waits_for_the_ring_to_drain),
 		cmocka_unit_test(stage_stats_published),
 		cmocka_unit_test(stop_ends_the_loop),
+		cmocka_unit_test(kind_tables_agree),
 	};
 	int rc = cmocka_run_group_tests_name("stages", tests, nullptr, nullptr);
 	rte_eal_cleanup();

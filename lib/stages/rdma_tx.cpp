@@ -1,0 +1,145 @@
+/* rdma_tx: a flow's requester (its messages posted as chained WRs, their completions
+ * reaped), fed by a ring or making its own; a ping-pong's pinging side when the flow has
+ * an echo; one lane of several when the flow has several rdma_tx stages (seed 002). */
+#include "pipeline/graph_internal.h"
+#include "stages/role_stage.h"
+#include "stages/stage_kind.h"
+
+namespace rp {
+
+namespace {
+
+/* One lane of a flow with several rdma_tx stages; lane 0's lcore stands for the flow. */
+void place_lane(GraphStage *s)
+{
+	GraphFlow &f = *s->flow;
+	f.lanes.push_back(std::make_unique<GraphLane>());
+	GraphLane &lane = *f.lanes.back();
+	lane.stage = s;
+	lane.lcore = s->lcore;
+	s->lcore->lanes.push_back(&lane);
+	if (f.lanes.size() == 1) {
+		f.tx_stage = &s->st;
+		f.tx = f.rx = s->lcore;
+	}
+}
+
+int rdma_tx_place(Graph *g, GraphStage *s, unsigned senders, std::string *err)
+{
+	GraphFlow &f = *s->flow;
+	if (senders > 1) {
+		place_lane(s);
+		return 0;
+	}
+	f.tx_stage = &s->st;
+	f.tx = s->lcore;
+	f.fed = !s->conf->inputs.empty();
+	(f.pingpong ? s->lcore->pingers : s->lcore->requesters).push_back(&f);
+	if (f.pingpong) {
+		s->st.ops = &kPingStage;
+		if (f.fed) {
+			*err = stage_path(*g, *s) + "flow '" + f.conf->name + "' is a ping-pong (it has an echo stage): its "
+								 "rdma_tx makes its own pings, it takes no input ring";
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Fed by a ring: it sends what comes, so many messages (or until its input ends), of
+ * the size that comes. */
+int rdma_tx_check(Graph *g, GraphStage *s, uint64_t in, std::string *err)
+{
+	GraphFlow &f = *s->flow;
+	if (!f.fed)
+		return 0;
+	const PipelineConf &c = *g->conf;
+	const std::string flow = "flows.[" + std::to_string(f.conf - c.flows.data()) + "]";
+	if (f.o.verb == Verb::read || verb_is_atomic(f.o.verb)) {
+		*err = stage_path(*g, *s) + "an rdma_tx stage fed by a ring sends the messages it gets: flow '" + f.conf->name +
+		       "' uses " + verb_name(f.o.verb) + ", which sends none";
+		return -1;
+	}
+	if (in == UINT64_MAX && f.conf->messages) {
+		*err = at(c, f.conf->line, flow + ".messages") + "flow '" + f.conf->name +
+		       "' sends what its ring brings, and what comes in runs for a duration: leave messages out (it sends until its input ends)";
+		return -1;
+	}
+	if (in != UINT64_MAX && f.conf->messages && f.conf->messages != in) {
+		*err = at(c, f.conf->line, flow + ".messages") + "flow '" + f.conf->name + "' sends what its ring brings: " +
+		       std::to_string(in) + " messages (leave messages out, or make it that)";
+		return -1;
+	}
+	if (f.conf->duration_s > 0) {
+		*err = at(c, f.conf->line, flow + ".duration") + "flow '" + f.conf->name + "' sends what its ring brings (" +
+		       (in == UINT64_MAX ? std::string("until its input ends") : std::to_string(in) + " messages") +
+		       "): it runs no duration of its own";
+		return -1;
+	}
+	f.o.messages = in == UINT64_MAX ? 0 : in;
+	f.o.tx_count_from_input = in == UINT64_MAX;
+	f.o.duration_s = 0;
+	return 0;
+}
+
+/* Once sizes are known everywhere: a fed flow's size is its input's. */
+int rdma_tx_check_input(Graph *g, GraphStage *s, uint32_t bytes, std::string *err)
+{
+	GraphFlow &f = *s->flow;
+	if (!f.fed || bytes == f.o.msg_bytes)
+		return 0;
+	const FlowConf &fc = *f.conf;
+	*err = at(*g->conf, fc.line, "flows.[" + std::to_string(&fc - g->conf->flows.data()) + "].size") + "flow '" + fc.name +
+	       "' sends what its ring brings: " + std::to_string(bytes) + " B messages (its size must be that, it is " +
+	       std::to_string(f.o.msg_bytes) + ")";
+	return -1;
+}
+
+/* Fed: its input's buffers are sent as they are (made or received on another device,
+ * registered on this one too). */
+int wire_fed(Graph *g, GraphStage *s, const StageInput &in, std::string *err)
+{
+	GraphFlow &f = *s->flow;
+	const MrTable *mrs = in.mrs;
+	if (in.dev != s->lcore->dev) {
+		if (mr_register_mempool(*s->lcore->dev, in.pool, 0, &f.fed_mrs, err) != 0) {
+			*err = stage_path(*g, *s) + "its input's pool on " + s->lcore->dev->name + ": " + *err;
+			return -1;
+		}
+		mrs = &f.fed_mrs;
+	}
+	if (requester_set_input(&f.q, s->st.in, in.pool, mrs, err) != 0)
+		return -1;
+	f.v.self_describing = true;   // the payload was made upstream
+	return 0;
+}
+
+int rdma_tx_wire(Graph *g, GraphStage *s, const StageInput &in, std::string *err)
+{
+	GraphFlow &f = *s->flow;
+	if (!f.lanes.empty()) {
+		for (auto &lane : f.lanes)
+			if (lane->stage == s)
+				s->st.ctx = &lane->q;
+		s->st.joined = true;   // the other lanes would stall without it
+		return 0;
+	}
+	if (f.pingpong) {
+		s->st.ctx = &f.ping;
+		return 0;
+	}
+	s->st.ctx = &f.q;
+	return f.fed ? wire_fed(g, s, in, err) : 0;
+}
+
+} // namespace
+
+const StageOps kRdmaTxStage = {"rdma_tx", role_burst<Requester, requester_burst, requester_finish>, true};
+const StageOps kPingStage = {"rdma_tx", role_burst<PingPong, pingpong_burst, pingpong_finish>, true};
+
+extern const StageKindOps kRdmaTxKind = {
+	.kind = StageKind::rdma_tx, .ops = &kRdmaTxStage, .place = rdma_tx_place, .check = rdma_tx_check,
+	.check_input = rdma_tx_check_input, .wire = rdma_tx_wire,
+};
+
+} // namespace rp

@@ -1,0 +1,81 @@
+/* What each stage kind does in the engine: its burst (StageOps, the fast path) and its
+ * hooks into the builder's phases, one StageKindOps per kind in its own file of
+ * lib/stages/, listed by kind in stage_kind.cpp (row for row with kStageKinds, which
+ * declares the kind to the .conf reader). The builder's phases call the hooks in file
+ * order; a kind leaves out (nullptr) what it has nothing to do for. Like grout's node
+ * registrations and rdma-core's provider ops tables: the builder knows kinds only
+ * through these tables and their declared properties (kinds.h). */
+#pragma once
+
+#include "pipeline/stage.h"
+#include "stages/kinds.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+struct rte_mempool;
+
+namespace rp {
+
+struct Graph;
+struct GraphStage;
+struct MrTable;
+struct Device;
+
+/* What reaches a stage's input: the pool its buffers go back to (registered as mrs on
+ * dev), and their size. All nullptr/0 for a stage with no input. */
+struct StageInput {
+	rte_mempool *pool = nullptr;
+	const MrTable *mrs = nullptr;
+	Device *dev = nullptr;
+	uint32_t bytes = 0;
+};
+
+/* The messages each stage's output carries (UINT64_MAX: for a duration). */
+using CountOf = std::function<uint64_t(const GraphStage *)>;
+
+struct StageKindOps {
+	StageKind kind{};
+	const StageOps *ops = nullptr;   // its burst
+	/* graph_plan, as the file's stages are placed on their lcores in order: the flow's
+	 * end it is (s->flow and s->lcore are set; `senders`: the flow's rdma_tx stages). */
+	int (*place)(Graph *g, GraphStage *s, unsigned senders, std::string *err) = nullptr;
+	/* graph_plan, once every stage is placed: what it needs of its flow. */
+	int (*plan)(Graph *g, GraphStage *s, std::string *err) = nullptr;
+	/* A source (BufferSource other than upstream): the messages it emits. */
+	uint64_t (*made)(const Graph &g, const GraphStage &s, const CountOf &count_of) = nullptr;
+	/* graph_plan, once what reaches each input is known (`in`: its count). */
+	int (*check)(Graph *g, GraphStage *s, uint64_t in, std::string *err) = nullptr;
+	/* graph_plan, last: the size of the messages reaching its input (0: none). */
+	int (*check_input)(Graph *g, GraphStage *s, uint32_t bytes, std::string *err) = nullptr;
+	/* A source: buffers its pool needs for it beyond one burst (what downstream holds). */
+	uint64_t (*pool_need)(Graph *g, const GraphStage &s) = nullptr;
+	/* A source: the pool it takes its buffers from, registered as *mrs on *dev. */
+	rte_mempool *(*pool)(const GraphStage &s, const MrTable **mrs, Device **dev) = nullptr;
+	/* graph_build: wired to its rings' ends, its input's pool, its role. */
+	int (*wire)(Graph *g, GraphStage *s, const StageInput &in, std::string *err) = nullptr;
+};
+
+const StageKindOps &stage_kind_ops(StageKind k);
+
+/* Each kind's burst (its file): gen makes `limit` messages from `pool` onto `out` (at
+ * `rate` if set); forward passes `in` to `out`; verify checks order and payload, then to
+ * `out` or back to the pool; sink counts and frees; rdma_tx (kRdmaTxStage: a Requester
+ * in ctx; kPingStage: a ping-pong's PingPong), rdma_rx (a Responder) and echo (a
+ * PingPong) run their role one burst at a time and finish it once it is done. */
+extern const StageOps kGenStage, kForwardStage, kVerifyStage, kSinkStage;
+extern const StageOps kRdmaTxStage, kPingStage, kRdmaRxStage, kEchoStage;
+
+/* Burst helpers the kinds share (stage.cpp). Offers what is held, then nothing else
+ * until the ring took all of it: true when nothing is held. */
+bool stage_flush_held(Stage *s);
+/* Forwards n messages: what the ring does not take is held for the next burst. */
+void stage_pass_on(Stage *s, void **msgs, uint32_t n);
+/* Nothing came in: the stage is over once its producers are and its ring is drained. */
+uint32_t stage_idle(Stage *s);
+/* The wiring of a kind that takes its input's buffers (verify, sink, forward): they go
+ * back to the input's pool; in order only from one gen straight before it. */
+int stage_wire_input(Graph *g, GraphStage *s, const StageInput &in, std::string *err);
+
+} // namespace rp

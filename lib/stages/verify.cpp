@@ -1,0 +1,44 @@
+/* verify: checks each message's pattern against its sequence number and, where one gen
+ * feeds it straight, their order; then passes it on or frees it. */
+#include "pipeline/graph_internal.h"
+#include "stages/stage_kind.h"
+
+#include "engine/pattern.h"
+
+namespace rp {
+
+namespace {
+
+uint32_t verify_burst(Stage *s)
+{
+	if (s->out && !stage_flush_held(s))
+		return 0;
+	void *msgs[kStageBurst];
+	unsigned n = rte_ring_dequeue_burst(s->in, msgs, kStageBurst, nullptr);
+	if (n == 0)
+		return stage_idle(s);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t seq;
+		if (self_describing_check(msgs[i], s->msg_bytes, &seq) >= 0)
+			s->st.payload_errors++;
+		/* Messages of several QPs interleave: then only each one's own content counts. */
+		if (s->ordered && seq != s->seq)
+			s->st.seq_errors++;
+		s->seq = seq + 1;
+	}
+	s->st.msgs += n;
+	s->st.bursts++;
+	if (s->out)
+		stage_pass_on(s, msgs, n);
+	else
+		rte_mempool_put_bulk(s->pool, msgs, n);
+	return n;
+}
+
+} // namespace
+
+const StageOps kVerifyStage = {"verify", verify_burst};
+
+extern const StageKindOps kVerifyKind = {.kind = StageKind::verify, .ops = &kVerifyStage, .wire = stage_wire_input};
+
+} // namespace rp
