@@ -3,6 +3,8 @@
 # files after -f and --check, RDMA devices after -d, the fixed choices of --post-api,
 # --cq-api, --recv-queue, --poll, --transport, --reliability and --connect, and rdmapipe's log types
 # after --log-level=. Works with bash-completion's helpers or without them.
+# tests/docs/options_table.sh checks the choices and files offered here against the
+# options table (lib/conf/options_table.cpp).
 
 _rdmapipe_opts()
 {

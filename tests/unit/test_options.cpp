@@ -1,8 +1,11 @@
 /* Argument parsing: defaults, every bound, cross-checks, and the exact error text. */
 #include "conf/options.h"
+#include "conf/options_table.h"
 
 #include "cmocka_cpp.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -309,6 +312,63 @@ void bad_syntax(void **)
 	assert_int_equal(o.batch, 8);
 }
 
+/* Every row of the table is reached by its long name and its letter, and names itself
+ * in its errors: an empty argument is refused as "--NAME: ...". */
+void table_rows_name_themselves(void **)
+{
+	size_t rows = 0;
+	for (const rp::OptionSpec &spec : rp::option_table()) {
+		std::string name = std::string("--") + spec.name;
+		std::vector<std::vector<std::string>> forms{{name}};
+		if (spec.letter != 0)
+			forms.push_back({std::string("-") + spec.letter});
+		for (std::vector<std::string> args : forms) {
+			rp::RunOptions o;
+			std::string err;
+			if (spec.metavar != nullptr)
+				args.push_back("");
+			rp::ParseResult r = parse(args, &o, &err);
+			if (spec.metavar != nullptr) {
+				assert_int_equal(static_cast<int>(r), static_cast<int>(rp::ParseResult::error));
+				assert_true(err.rfind(name + ": ", 0) == 0 || err.rfind(name + " ", 0) == 0);
+			} else {
+				assert_true(r != rp::ParseResult::error || err.find("unknown option") == std::string::npos);
+			}
+		}
+		rows++;
+	}
+	assert_true(rows > 50);
+	/* --help's text shows every row that has one (--csv is told in --output's). */
+	for (const rp::OptionSpec &spec : rp::option_table())
+		assert_non_null(strstr(rp::options_usage(), (std::string("--") + spec.name + (spec.metavar ? " " : "")).c_str()));
+}
+
+/* A fixed choice: each word is taken, anything else is refused naming the words. */
+void table_choices(void **)
+{
+	expect_error({"--recv-queue", "rq"}, "--recv-queue: 'rq' is not srq or qp");
+	expect_error({"--poll", "spin"}, "--poll: 'spin' is not busy or adaptive");
+	expect_error({"--poll", ""}, "--poll: '' is not busy or adaptive");
+	for (const rp::OptionSpec &spec : rp::option_table()) {
+		if (spec.choices == nullptr)
+			continue;
+		std::string words = spec.choices;
+		int index = 0;
+		for (size_t at = 0; at <= words.size(); index++) {
+			size_t end = std::min(words.find(' ', at), words.size());
+			std::string word = words.substr(at, end - at);
+			assert_int_equal(rp::option_choice(spec, word.c_str()), index);
+			rp::RunOptions o;
+			std::string err;
+			/* UC, so that --reliability applies; a word may still meet a cross-check. */
+			parse({"--transport", "uc", std::string("--") + spec.name, word}, &o, &err);
+			assert_true(err.find("' is not") == std::string::npos);
+			at = end + 1;
+		}
+		assert_int_equal(rp::option_choice(spec, ""), -1);
+	}
+}
+
 } // namespace
 
 int main()
@@ -324,6 +384,8 @@ int main()
 		cmocka_unit_test(flows_list),
 		cmocka_unit_test(two_processes),
 		cmocka_unit_test(bad_syntax),
+		cmocka_unit_test(table_rows_name_themselves),
+		cmocka_unit_test(table_choices),
 	};
 	return cmocka_run_group_tests_name("options", tests, nullptr, nullptr);
 }
