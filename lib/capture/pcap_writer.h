@@ -32,7 +32,7 @@ inline constexpr uint8_t kCaptureData = 1u << 3;     // payload follows the head
 int capture_hdrs_of(uint8_t opcode);
 
 /* Payload bytes a record keeps by default: a message's first 128 bytes show its
- * pattern and sequence number, and a million records stay under 200 MB. */
+ * pattern and sequence number, and a record stays under 240 bytes (a million: 240 MB). */
 inline constexpr uint32_t kCaptureSnaplenDefault = 128;
 /* The most a record can keep: a whole message with the largest headers (AtomicETH's
  * 28 bytes, more than RETH and ImmDt's 20), pad and ICRC still fits IPv4's 65,535. */
@@ -93,7 +93,8 @@ int pcap_writer_record(PcapWriter *w, const CaptureMsg &m);
 int pcap_writer_flush(PcapWriter *w, std::string *err);
 
 /* Flushes and closes; a writer never opened, or already closed, closes as 0. Returns 0
- * or -errno with *err naming the file when any record or the close failed. */
+ * or -errno with *err naming the file when a record or the flush failed (libpcap's
+ * pcap_dump_close does not return fclose's result: the flush before it does). */
 int pcap_writer_close(PcapWriter *w, std::string *err);
 
 /* RoCE v2's ICRC of an IPv4 packet, `ip` to the end of its pad: CRC-32 over 8 bytes of
