@@ -1,4 +1,5 @@
 #include "conf/config.h"
+#include "capture/pcap_writer.h"
 
 #include <libconfig.h++>
 
@@ -239,7 +240,7 @@ const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "
 					    "rnr_retry", "retry_cnt", "min_rnr_timer", "reliability", "ack_every", "ack_us", "inject_loss", "chunk",
 					    "flow_window"};
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
-const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output"};
+const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output", "file", "snaplen"};
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles"};
 const std::vector<std::string> kOutputKeys = {"json", "csv"};
 const std::vector<std::string> kVerbNames = {"send", "send_imm", "write", "write_imm", "read", "fetch_add", "cmp_swap"};
@@ -531,6 +532,7 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 		f.signal_given = f.signal_every != 0;
 		if (f.signal_every == 0)
 			f.signal_every = f.batch;
+		f.sq_depth_given = f.sq_depth != 0;
 		if (f.sq_depth == 0)
 			f.sq_depth = std::min<uint32_t>(kMaxSqDepth, kSqDepthPerUnit * std::max(f.batch, f.signal_every));
 		/* A signalled WR every N frees the queue in steps of N: below 2N the sender waits on
@@ -633,7 +635,8 @@ bool read_stages(Reader &r, const Setting &root, const LcoreSet &lcores, Pipelin
 		int kind = 0;
 		if (!r.keys(g, kStageKeys) || !read_name(r, g, &seen, &st.name) || !r.choice(g, "kind", stage_kind_names(), &kind, true) ||
 		    !r.uint_as(g, "lcore", 0, kMaxLcore, &st.lcore, true) || !r.string(g, "flow", &st.flow) ||
-		    !r.names(g, "input", &st.inputs) || !r.names(g, "output", &st.outputs))
+		    !r.names(g, "input", &st.inputs) || !r.names(g, "output", &st.outputs) || !r.string(g, "file", &st.file) ||
+		    !r.uint_as(g, "snaplen", 1, kCaptureSnaplenMax, &st.snaplen))
 			return false;
 		st.kind = static_cast<StageKind>(kind);
 		if (!lcores.contains(st.lcore))
@@ -649,6 +652,11 @@ bool read_stages(Reader &r, const Setting &root, const LcoreSet &lcores, Pipelin
 			return r.fail(g["flow"], a_stage(st.kind) + " takes no flow");
 		if (!st.flow.empty() && std::find(flows.begin(), flows.end(), st.flow) == flows.end())
 			return unknown_ref(r, g["flow"], "flow", st.flow, flows);
+		if (kind_info.writes_file && st.file.empty())
+			return r.fail(g, a_stage(st.kind) + " needs a file (the capture file it writes)");
+		for (const char *key : {"file", "snaplen"})
+			if (!kind_info.writes_file && r.find(g, key))
+				return r.fail(g[key], a_stage(st.kind) + " takes no " + key + " (a capture stage writes a file)");
 		/* What each kind reads and writes. */
 		if (!kind_info.in.fits(st.inputs.size()))
 			return r.fail(r.find(g, "input") ? g["input"] : g, a_stage(st.kind) + " takes " + ring_count_text(kind_info.in, true));
@@ -912,6 +920,10 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' has " + std::to_string(tx) +
 							 " rdma_tx stages (lanes): that takes a loopback flow of RDMA READs (they "
 							 "check their own results) and no rdma_rx stage");
+		/* Lanes sharing QPs each post to every send queue: a depth left to its default is
+		 * each lane's default share. */
+		if (f.share_qps && tx > 1 && !f.sq_depth_given)
+			c->flows[i].sq_depth = std::min<uint32_t>(kMaxSqDepth, tx * f.sq_depth);
 		if (!server && !loopback && rx + echo != 0)
 			return r.fail(at("flows", i, nullptr), "flow '" + f.name + "' goes to " + f.peer +
 							 ": it is received there, not by an rdma_rx or echo stage here");

@@ -68,7 +68,8 @@ struct FlowConf {
 	std::vector<uint32_t> sizes{64};   // one size, or a list used in turn
 	uint32_t batch = 32;
 	uint32_t signal_every = 0;  // 0: batch
-	uint32_t sq_depth = 0;      // 0: 4 x max(batch, signal_every)
+	uint32_t sq_depth = 0;      // 0: 4 x max(batch, signal_every), per lane where lanes share the QPs
+	bool sq_depth_given = false;
 	uint32_t window = 0;        // per QP; 0: 1024 / qps, at least batch
 	/* Messages in flight over all of the flow's QPs, their credit returned once for the
 	 * flow: its receiver's SRQ holds this many, whatever the QP count. Set by the file
@@ -112,6 +113,8 @@ struct StageConf {
 	std::string flow;                    // gen, rdma_tx, rdma_rx, echo
 	std::vector<std::string> inputs;     // ring names
 	std::vector<std::string> outputs;
+	std::string file;                    // capture: the pcap file it writes
+	uint32_t snaplen = 0;                // capture: payload bytes kept per record (0: the default)
 	int line = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include "control/report.h"
 #include "engine/verbs_ops.h"
+#include "stages/stage_kind.h"
 
 #include <rte_cycles.h>
 
@@ -63,7 +64,7 @@ uint64_t ring_brought(const GraphFlow &f, const Graph &g)
 {
 	uint64_t n = 0;
 	for (const auto &s : g.stages)
-		if (s->flow == &f && s->conf->kind == StageKind::rdma_tx)
+		if (s->flow == &f && stage_kind(s->conf->kind).end == FlowEnd::requester)
 			for (const auto &r : g.rings)
 				if (r->conf->name == s->conf->inputs[0])
 					for (const GraphStage *p : r->producers)
@@ -158,7 +159,7 @@ FlowTally tally(const GraphFlow &f, const Graph &g)
 		t.verified = q.c.verified;
 	/* Payload errors a verify stage found in this flow's messages (when it sees only this flow's). */
 	for (const auto &s : g.stages)
-		if (s->conf->kind == StageKind::verify && s->origins.size() == 1 && s->origins[0] == &f) {
+		if (stage_kind(s->conf->kind).checks_payload && s->origins.size() == 1 && s->origins[0] == &f) {
 			t.data_errors += s->st.st.payload_errors;
 			t.verified -= std::min(t.verified, s->st.st.payload_errors);
 		}
@@ -301,18 +302,7 @@ void print_stage(const GraphStage &s)
 	const StageStats &st = s.st.st;
 	printf("  stage %-13s %s on lcore %u: %" PRIu64 " messages in %" PRIu64 " bursts", (s.conf->name + ":").c_str(),
 	       stage_kind_name(s.conf->kind), s.lcore->lcore, st.msgs, st.bursts);
-	if (s.conf->kind == StageKind::verify)
-		printf(", checked %" PRIu64 " (payload errors %" PRIu64 ", sequence errors %" PRIu64 ")", st.msgs, st.payload_errors,
-		       st.seq_errors);
-	if (s.conf->kind == StageKind::gen)
-		printf(", made %" PRIu64 " of %" PRIu64, st.msgs, s.st.limit);
-	if (s.conf->kind == StageKind::rdma_rx)
-		printf(", %" PRIu64 " bursts held back by a full ring", s.flow->v.out_full);
-	else if (!s.conf->outputs.empty())
-		printf(", %" PRIu64 " bursts held back by a full ring", st.out_full);
-	if (s.conf->kind == StageKind::gen && st.pool_empty)
-		printf(", %" PRIu64 " bursts short of buffers", st.pool_empty);
-	printf("; %" PRIu64 " calls", st.calls);
+	printf("%s; %" PRIu64 " calls", stage_describe(s).c_str(), st.calls);
 	if (s.lcore->loop.count_cycles)
 		printf(", %.1f cycles per message", st.msgs ? static_cast<double>(st.cycles) / static_cast<double>(st.msgs) : 0.0);
 	printf("\n");
@@ -569,7 +559,7 @@ Totals totals_of(const Graph &g)
 	 * no one flow's. */
 	uint64_t stage_errors = 0, unattributed = 0;
 	for (const auto &s : g.stages)
-		if (s->conf->kind == StageKind::verify) {
+		if (stage_kind(s->conf->kind).checks_payload) {
 			stage_errors += s->st.st.payload_errors + (s->st.ordered ? s->st.st.seq_errors : 0);
 			x.pass &= s->st.done.load();
 			if (s->origins.size() != 1)
@@ -722,7 +712,7 @@ void print_flows(const Graph &g, const Totals &x)
 	}
 	/* The RDMA stages' work is in the flow lines; their cost too when cycles are counted. */
 	for (const auto &s : g.stages)
-		if ((s->conf->kind != StageKind::rdma_tx && s->conf->kind != StageKind::rdma_rx && s->conf->kind != StageKind::echo) ||
+		if (!stage_kind(s->conf->kind).needs_io ||
 		    s->lcore->loop.count_cycles)
 			print_stage(*s);
 }

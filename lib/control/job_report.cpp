@@ -262,7 +262,7 @@ JobReport job_report(const PipelineConf &c, const std::vector<JobRank> &ranks, c
 					bytes = f.sizes[0];
 			rows.push_back(pair_row(ranks, docs, k, jf, bytes));
 			for (const StageConf &st : c.stages)
-				rows.back().pingpong |= st.flow == jf.tmpl && st.kind == StageKind::echo;
+				rows.back().pingpong |= st.flow == jf.tmpl && stage_kind(st.kind).end == FlowEnd::echo;
 		}
 	out.flagged = flag_rows(pat, &rows);
 	out.pass = true;

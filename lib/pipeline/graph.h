@@ -113,6 +113,7 @@ struct GraphStage {
 	GraphLcore *lcore = nullptr;
 	GraphFlow *flow = nullptr;         // gen, rdma_tx, rdma_rx
 	std::vector<GraphFlow *> origins;  // the flows whose messages reach its input
+	std::unique_ptr<StageState> state; // what its kind keeps beyond the Stage (st.ctx points in)
 };
 
 /* A device the pipeline uses, opened and probed by the caller. */

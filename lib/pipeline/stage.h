@@ -27,6 +27,12 @@ inline constexpr uint32_t kMaxUpstreams = 16;   // producers of a stage's input 
 
 struct Stage;
 
+/* What a kind keeps for a stage beyond the Stage itself (a capture's file), made at
+ * setup, owned by the builder's stage, reached through Stage::ctx. */
+struct StageState {
+	virtual ~StageState() = default;
+};
+
 struct StageOps {
 	const char *kind;
 	uint32_t (*burst)(Stage *s);   // messages handled (0: nothing to do now)

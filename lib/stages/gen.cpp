@@ -123,13 +123,22 @@ int gen_wire(Graph *g, GraphStage *s, const StageInput &, std::string *)
 	return 0;
 }
 
+std::string gen_describe(const GraphStage &s)
+{
+	const StageStats &st = s.st.st;
+	std::string d = ", made " + std::to_string(st.msgs) + " of " + std::to_string(s.st.limit) + stage_describe_output(s);
+	if (st.pool_empty)
+		d += ", " + std::to_string(st.pool_empty) + " bursts short of buffers";
+	return d;
+}
+
 } // namespace
 
 const StageOps kGenStage = {"gen", gen_burst};
 
 extern const StageKindOps kGenKind = {
 	.kind = StageKind::gen, .ops = &kGenStage, .plan = gen_plan, .made = gen_made,
-	.pool_need = gen_pool_need, .pool = gen_pool, .wire = gen_wire,
+	.pool_need = gen_pool_need, .pool = gen_pool, .wire = gen_wire, .describe = gen_describe,
 };
 
 } // namespace rp

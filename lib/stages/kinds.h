@@ -22,6 +22,7 @@ enum class StageKind : uint8_t {
 	verify,    // checks payload patterns and sequence
 	sink,      // counts and frees
 	forward,   // passes messages from its input ring to its output ring
+	capture,   // writes each message as a RoCE v2 packet of a pcap file, passes it on
 	count_
 };
 inline constexpr size_t kNumStageKinds = static_cast<size_t>(StageKind::count_);
@@ -56,6 +57,7 @@ struct StageKindInfo {
 	FlowEnd end;
 	BufferSource source;
 	bool checks_payload;        // reads every message's pattern (a verify)
+	bool writes_file;           // takes `file` (required) and `snaplen`
 	const char *what;           // one line for --help, --check and the docs
 };
 

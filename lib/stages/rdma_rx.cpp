@@ -76,6 +76,12 @@ int rdma_rx_wire(Graph *g, GraphStage *s, const StageInput &, std::string *)
 	return 0;
 }
 
+/* Its responder hands buffers on: the ring's back-pressure is its. */
+std::string rdma_rx_describe(const GraphStage &s)
+{
+	return ", " + std::to_string(s.flow->v.out_full) + " bursts held back by a full ring";
+}
+
 } // namespace
 
 const StageOps kRdmaRxStage = {"rdma_rx", role_burst<Responder, responder_burst, responder_finish>, true};
@@ -83,6 +89,7 @@ const StageOps kRdmaRxStage = {"rdma_rx", role_burst<Responder, responder_burst,
 extern const StageKindOps kRdmaRxKind = {
 	.kind = StageKind::rdma_rx, .ops = &kRdmaRxStage, .place = rdma_rx_place, .made = rdma_rx_made,
 	.check = rdma_rx_check, .pool_need = rdma_rx_pool_need, .pool = rdma_rx_pool, .wire = rdma_rx_wire,
+	.describe = rdma_rx_describe,
 };
 
 } // namespace rp

@@ -55,6 +55,9 @@ struct StageKindOps {
 	rte_mempool *(*pool)(const GraphStage &s, const MrTable **mrs, Device **dev) = nullptr;
 	/* graph_build: wired to its rings' ends, its input's pool, its role. */
 	int (*wire)(Graph *g, GraphStage *s, const StageInput &in, std::string *err) = nullptr;
+	/* The summary: what its line says after "N messages in B bursts" (nullptr: what
+	 * any stage says, stage_describe_output()). */
+	std::string (*describe)(const GraphStage &s) = nullptr;
 };
 
 const StageKindOps &stage_kind_ops(StageKind k);
@@ -64,7 +67,7 @@ const StageKindOps &stage_kind_ops(StageKind k);
  * `out` or back to the pool; sink counts and frees; rdma_tx (kRdmaTxStage: a Requester
  * in ctx; kPingStage: a ping-pong's PingPong), rdma_rx (a Responder) and echo (a
  * PingPong) run their role one burst at a time and finish it once it is done. */
-extern const StageOps kGenStage, kForwardStage, kVerifyStage, kSinkStage;
+extern const StageOps kGenStage, kForwardStage, kVerifyStage, kSinkStage, kCaptureStage;
 extern const StageOps kRdmaTxStage, kPingStage, kRdmaRxStage, kEchoStage;
 
 /* Burst helpers the kinds share (stage.cpp). Offers what is held, then nothing else
@@ -77,5 +80,9 @@ uint32_t stage_idle(Stage *s);
 /* The wiring of a kind that takes its input's buffers (verify, sink, forward): they go
  * back to the input's pool; in order only from one gen straight before it. */
 int stage_wire_input(Graph *g, GraphStage *s, const StageInput &in, std::string *err);
+/* ", N bursts held back by a full ring" for a stage with an output ring, else "". */
+std::string stage_describe_output(const GraphStage &s);
+/* A stage's summary after "N messages in B bursts": its kind's describe, or the above. */
+std::string stage_describe(const GraphStage &s);
 
 } // namespace rp

@@ -35,10 +35,18 @@ uint32_t verify_burst(Stage *s)
 	return n;
 }
 
+std::string verify_describe(const GraphStage &s)
+{
+	const StageStats &st = s.st.st;
+	return ", checked " + std::to_string(st.msgs) + " (payload errors " + std::to_string(st.payload_errors) +
+	       ", sequence errors " + std::to_string(st.seq_errors) + ")" + stage_describe_output(s);
+}
+
 } // namespace
 
 const StageOps kVerifyStage = {"verify", verify_burst};
 
-extern const StageKindOps kVerifyKind = {.kind = StageKind::verify, .ops = &kVerifyStage, .wire = stage_wire_input};
+extern const StageKindOps kVerifyKind = {.kind = StageKind::verify, .ops = &kVerifyStage, .wire = stage_wire_input,
+					 .describe = verify_describe};
 
 } // namespace rp

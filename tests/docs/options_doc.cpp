@@ -3,8 +3,10 @@
  * and the bash completion:
  *   options_doc man       each option's header line in the man page's OPTIONS
  *   options_doc complete  each option: its words, then what completes its argument
- *                         ("choices WORD...", "files", "value" or "none") */
+ *                         ("choices WORD...", "files", "value" or "none")
+ *   options_doc stage-kinds  docs/configuration.md's table of stage kinds (kinds.h) */
 #include "conf/options_table.h"
+#include "stages/kinds.h"
 
 #include <cctype>
 #include <cstdio>
@@ -75,11 +77,25 @@ void print_completion(const rp::OptionSpec &s)
 
 } // namespace
 
+/* The stage kinds as a markdown table, one row each. */
+void print_stage_kinds()
+{
+	printf("| kind | input | output | flow | io context | what it does |\n|---|---|---|---|---|---|\n");
+	for (const rp::StageKindInfo &k : rp::kStageKinds)
+		printf("| `%s` | %s | %s | %s | %s | %s%s |\n", k.name, rp::ring_count_text(k.in, true).c_str(),
+		       rp::ring_count_text(k.out, false).c_str(), k.needs_flow ? "yes" : "no", k.needs_io ? "yes" : "no", k.what,
+		       k.writes_file ? " (`file`, `snaplen`)" : "");
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc == 2 ? argv[1] : "";
+	if (strcmp(what, "stage-kinds") == 0) {
+		print_stage_kinds();
+		return 0;
+	}
 	if (strcmp(what, "man") != 0 && strcmp(what, "complete") != 0) {
-		fprintf(stderr, "usage: options_doc man|complete\n");
+		fprintf(stderr, "usage: options_doc man|complete|stage-kinds\n");
 		return 2;
 	}
 	for (const rp::OptionSpec &s : rp::option_table()) {

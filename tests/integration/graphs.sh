@@ -23,13 +23,17 @@ stage_msgs() {
 	sed -n "s/^  stage $1: .* on lcore [0-9]*: \([0-9]*\) messages.*/\1/p" "$out"
 }
 
-for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks mc-ring-adaptive duration pingpong-beside-flows duration-relay lanes-beside-flows; do
+for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks mc-ring-adaptive duration pingpong-beside-flows duration-relay lanes-beside-flows lanes-default-sizes; do
+	# Three lcores where the file has them, mapped onto the guest's two CPUs.
+	EAL_LCORES=
+	grep -q 'lcore = 2;' "$dir/$name.conf" && EAL_LCORES='--lcores (0-2)@(0-1)'
 	run "$name"
+	EAL_LCORES=
 	expect_eq "$name: exit status" "$rc" 0
 	expect_grep "$out" "^result: PASS$"
 	sent=$(field "$out" 'messages sent')
 	[ -n "$sent" ] && [ "$sent" -gt 0 ] || sent="(missing)"
-	expect_eq "$name: verified = sent" "$(field "$out" 'messages verified')" "$sent"
+	expect_eq "$name: verified = sent" "$(field "$out" 'messages verified' | cut -d' ' -f1)" "$sent"
 	expect_eq "$name: buffers not returned" "$(field "$out" 'buffers not returned')" 0
 	case $name in
 	gen-across-lcores)
@@ -81,6 +85,9 @@ for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks 
 		expect_grep "$out" "^  lane on lcore 1 +sent 10000, completed 10000, verified 10000, "
 		expect_grep "$out" "^  flow sends: +SEND, 256 B, 2 QPs, lcore 0 -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
 		expect_grep "$out" "^  flow writes: +RDMA_WRITE_WITH_IMM, 128 B, 2 QPs, lcore 1 -> lcore 0: sent 20000, completed 20000, received 20000, verified 20000$" ;;
+	lanes-default-sizes)
+		expect_grep "$out" "^  flow reads: +RDMA_READ, 1024 B, 6 QPs, lanes on lcores 0,1,2 -> a passive far end: sent 30000, completed 30000, received 30000, verified 30000$"
+		expect_grep "$out" "^  lane on lcore 2 +sent 10000, completed 10000, verified 10000, " ;;
 	pingpong-beside-flows)
 		expect_grep "$out" "^  flow lat: +SEND_WITH_IMM, 64 B, 2 QPs, lcore 0 -> lcore 1: sent 6000, completed 6000, received 6000, verified 6000$"
 		expect_grep "$out" "^  flow bw: +RDMA_WRITE_WITH_IMM, 256 B, 2 QPs, lcore 1 -> lcore 0: sent 30000, completed 30000, received 30000, verified 30000$"

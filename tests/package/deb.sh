@@ -27,7 +27,7 @@ echo "package: $(basename "$deb")"
 # Depends: the shared libraries dh_shlibdeps found, not a hand-written list.
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "Depends: $depends"
-for lib in libibverbs1 librdmacm1 'libconfig\+\+9v5' libopenmpi3 librte-eal23 librte-mempool23 librte-mempool-ring23 librte-ring23 librte-telemetry23 libc6; do
+for lib in libibverbs1 librdmacm1 'libconfig\+\+9v5' libopenmpi3 librte-eal23 librte-mempool23 librte-mempool-ring23 librte-ring23 librte-telemetry23 libpcap0.8 libc6; do
 	grep -qE "(^|, )$lib( |,|$)" <<<"$depends" || fail "Depends lacks $lib"
 done
 

@@ -233,6 +233,18 @@ void lanes_share_a_flow(void **)
 		     "  signal_every = 16; share_qps = true; pool = \"p\"; } );\n" + stages);
 	assert_int_equal(shallow.rc, -1);
 	assert_non_null(strstr(shallow.err.c_str(), "flows.[0].sq_depth: each of the 2 lanes gets sq_depth / 2 = 16 of every shared send queue"));
+
+	/* Three lanes sharing six QPs with every size left out: each lane gets a whole
+	 * default send queue's worth of every QP (4 x batch), not a third of one. */
+	Plan three("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 3000; qps = 6; share_qps = true; } );\n"
+		   "stages = ( { name = \"l0\"; kind = \"rdma_tx\"; lcore = 0; flow = \"f\"; },\n"
+		   "  { name = \"l1\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+		   "  { name = \"l2\"; kind = \"rdma_tx\"; lcore = 2; flow = \"f\"; } );\n");
+	assert_int_equal(three.rc, 0);
+	assert_int_equal(three.g.flows[0]->lanes.size(), 3);
+	assert_int_equal(three.g.flows[0]->o.sq_depth, 3 * 4 * 32);
+	for (const auto &lane : three.g.flows[0]->lanes)
+		assert_int_equal(lane->o.sq_depth, 4 * 32);
 }
 
 /* A ping-pong's two sides: both send and receive, one message in flight per QP, so
