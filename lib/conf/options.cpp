@@ -278,12 +278,12 @@ static int check_reliability(RunOptions *o, std::string *err)
 		*err = "--reliability: applies to --transport uc (RC is reliable in the NIC)";
 		return -1;
 	}
-	if (soft && o->verb == Verb::write) {
+	if (soft && !verb_consumes_receive(o->verb)) {
 		*err = "--transport uc -v write: software reliability needs a completion at the receiver: use write_imm, "
 		       "send or send_imm, or --reliability none for plain UC writes";
 		return -1;
 	}
-	if (o->chunk != kChunkAuto && (!soft || o->verb != Verb::write_imm)) {
+	if (o->chunk != kChunkAuto && (!soft || !verb_info(o->verb).chunkable)) {
 		*err = "--chunk: cuts write_imm messages of --transport uc with software reliability";
 		return -1;
 	}
@@ -300,7 +300,7 @@ static int check_reliability(RunOptions *o, std::string *err)
 		*err = "--inject-loss: on plain UC leaves WRs out of ibv_post_send chains (--post-api classic, or software reliability)";
 		return -1;
 	}
-	if (o->inject_bad_retx_header && (!soft || o->verb != Verb::write_imm)) {
+	if (o->inject_bad_retx_header && (!soft || !verb_info(o->verb).chunkable)) {
 		*err = "--inject-bad-retx-header: needs --transport uc -v write_imm with software reliability";
 		return -1;
 	}
@@ -342,8 +342,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			break;
 		case 'v':
 			if (!verb_from_name(a, &o->verb)) {
-				*err = std::string("--verb: '") + a +
-				       "' is not one of send, send_imm, write, write_imm, read, fetch_add, cmp_swap";
+				*err = std::string("--verb: '") + a + "' is not one of " + verb_names_list();
 				return ParseResult::error;
 			}
 			have_verb = true;
@@ -718,7 +717,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		return ParseResult::ok;   // the file's flows are checked when it is loaded
 	}
 	/* Cross-checks and derived defaults. */
-	if (o->uc && (o->verb == Verb::read || verb_is_atomic(o->verb))) {
+	if (o->uc && !verb_info(o->verb).uc) {
 		*err = std::string("--transport uc: ") + verb_name(o->verb) + " needs a reliable connection (rc)";
 		return ParseResult::error;
 	}
@@ -748,7 +747,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 		/* Latency of one message at a time, echoed back: ib_send_lat's measurement. */
 		if (!have_verb)
 			o->verb = Verb::send;
-		if (o->verb != Verb::send && o->verb != Verb::send_imm) {
+		if (!verb_info(o->verb).fills_receive) {
 			*err = std::string("--pingpong: ") + verb_name(o->verb) +
 			       " is not echoed; ping-pong uses send or send_imm";
 			return ParseResult::error;
@@ -767,19 +766,19 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 			o->messages = kDefaultPingPongIterations;
 		have_messages = true;
 	}
-	if (verb_is_atomic(o->verb)) {
-		if (have_size && (o->msg_bytes != 8 || !o->sizes.empty())) {
-			*err = std::string("--size ") + std::to_string(o->msg_bytes) + ": " + verb_name(o->verb) +
-			       " works on 8-byte words only";
+	if (const uint32_t fixed = verb_info(o->verb).fixed_bytes) {
+		if (have_size && (o->msg_bytes != fixed || !o->sizes.empty())) {
+			*err = std::string("--size ") + std::to_string(o->msg_bytes) + ": " + verb_name(o->verb) + " works on " +
+			       std::to_string(fixed) + "-byte words only";
 			return ParseResult::error;
 		}
-		o->msg_bytes = 8;
+		o->msg_bytes = fixed;
 	}
-	if (o->inline_send && (o->verb == Verb::read || verb_is_atomic(o->verb))) {
+	if (o->inline_send && !verb_info(o->verb).inlinable) {
 		*err = std::string("--inline: ") + verb_name(o->verb) + " carries no payload to inline";
 		return ParseResult::error;
 	}
-	if (o->bad_rkey_qp >= 0 && (o->verb == Verb::send || o->verb == Verb::send_imm)) {
+	if (o->bad_rkey_qp >= 0 && verb_info(o->verb).remote_access == 0) {
 		*err = std::string("--inject-bad-rkey: ") + verb_name(o->verb) + " uses no rkey";
 		return ParseResult::error;
 	}
