@@ -243,7 +243,13 @@ const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "m
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output", "file", "snaplen"};
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles"};
 const std::vector<std::string> kOutputKeys = {"json", "csv"};
-const std::vector<std::string> kVerbNames = {"send", "send_imm", "write", "write_imm", "read", "fetch_add", "cmp_swap"};
+/* The verb key's choices, kVerbs' names in its order (a choice's index is its row). */
+const std::vector<std::string> kVerbNames = [] {
+	std::vector<std::string> n;
+	for (const VerbInfo &v : kVerbs)
+		n.emplace_back(v.name);
+	return n;
+}();
 
 constexpr uint32_t kMaxLcore = 1023;
 constexpr uint32_t kMaxCqe = 1u << 22;
@@ -403,7 +409,7 @@ bool read_reliability(Reader &r, const Setting &g, FlowConf *f)
 	const bool soft = f->reliability == Reliability::software;
 	const Setting *rs = r.find(g, "reliability"), *ts = r.find(g, "transport");
 	const Setting &at = rs ? *rs : ts ? *ts : g;
-	if (soft && f->verb == Verb::write)
+	if (soft && !verb_consumes_receive(f->verb))
 		return r.fail(at, "software reliability needs a completion at the receiver: use write_imm, send or send_imm, or "
 				  "reliability = \"none\" for plain UC writes");
 	for (const char *k : {"ack_every", "ack_us"})
@@ -412,7 +418,7 @@ bool read_reliability(Reader &r, const Setting &g, FlowConf *f)
 	if (const Setting *s = r.find(g, "chunk")) {
 		if (!r.uint_as(g, "chunk", 0, kMaxChunk, &f->chunk))
 			return false;
-		if (!soft || f->verb != Verb::write_imm)
+		if (!soft || !verb_info(f->verb).chunkable)
 			return r.fail(*s, "chunk cuts write_imm messages of software reliability (transport = \"uc\"): this flow "
 					  "sends none");
 	}
@@ -459,7 +465,7 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 			return false;
 		f.post_api = post_api ? PostApi::wr : PostApi::classic;
 		f.transport = transport == 1 ? Transport::uc : Transport::rc;
-		verb_from_name(kVerbNames[static_cast<size_t>(verb)].c_str(), &f.verb);
+		f.verb = kVerbs[verb].verb;
 		if (!parse_peer(f.peer))
 			return r.fail(g["peer"], "'" + f.peer + "' is not \"loopback\" or IPV4:PORT");
 		/* The far end of a two-host flow: this host either names the server (peer) or is
@@ -480,7 +486,7 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 			return r.fail(g["local"], "'" + f.local + "' is not an IPv4 address");
 		if (!f.local.empty() && (f.peer.empty() || f.peer == "loopback"))
 			return r.fail(g["local"], "the client's own address goes with peer = \"HOST:PORT\"");
-		if (f.transport == Transport::uc && (f.verb == Verb::read || verb_is_atomic(f.verb)))
+		if (f.transport == Transport::uc && !verb_info(f.verb).uc)
 			return r.fail(g["transport"], std::string("UC has no ") + verb_name(f.verb) + " (RC only)");
 		/* Two hosts: each end's settings act where it runs. */
 		if (const Setting *s = r.find(g, "inject_loss"); s && !f.listen.empty())
@@ -510,10 +516,11 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 				f.sizes.push_back(static_cast<uint32_t>(v));
 			}
 		}
-		if (verb_is_atomic(f.verb) && (f.sizes.size() != 1 || f.sizes[0] != 8)) {
+		if (const uint32_t fixed = verb_info(f.verb).fixed_bytes; fixed && (f.sizes.size() != 1 || f.sizes[0] != fixed)) {
 			if (r.find(g, "size") || r.find(g, "sizes"))
-				return r.fail(g[r.find(g, "size") ? "size" : "sizes"], std::string(verb_name(f.verb)) + " works on 8-byte words only");
-			f.sizes = {8};
+				return r.fail(g[r.find(g, "size") ? "size" : "sizes"], std::string(verb_name(f.verb)) + " works on " +
+											   std::to_string(fixed) + "-byte words only");
+			f.sizes = {fixed};
 		}
 		if (const Setting *s = r.find(g, "rate")) {
 			if (!s->isNumber())
@@ -524,7 +531,7 @@ bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 		}
 		if (r.find(g, "messages") && r.find(g, "duration"))
 			return r.fail(g["duration"], "give messages or duration, not both");
-		if (f.inline_send && (f.verb == Verb::read || verb_is_atomic(f.verb)))
+		if (f.inline_send && !verb_info(f.verb).inlinable)
 			return r.fail(g["inline"], std::string(verb_name(f.verb)) + " carries no payload to inline");
 		if (!read_reliability(r, g, &f))
 			return false;
@@ -815,7 +822,7 @@ uint64_t flow_receives(const FlowConf &f, bool srq)
 	const uint32_t fw = !shareable ? 0 : f.flow_window_given ? f.flow_window : default_flow_window(true, f.window_given, f.qps, f.window);
 	if (fw == 0)
 		return per_qp;
-	return f.verb == Verb::write_imm ? std::min<uint64_t>(fw, per_qp) : fw;   // a send's QPs each take up to fw
+	return verb_info(f.verb).fills_receive ? fw : std::min<uint64_t>(fw, per_qp);   // a send's QPs each take up to fw
 }
 
 /* Checks across sections, once every section read cleanly. */
@@ -938,7 +945,7 @@ bool cross_check(Reader &r, const Setting &root, PipelineConf *c)
 		if (loopback && tx == 1 && rx + echo != 1)
 			return r.fail(at("flows", i, nullptr), "loopback flow '" + f.name + "' needs exactly one rdma_rx or echo stage, it has " +
 							 std::to_string(rx + echo));
-		if ((echo || f.echoed) && !(f.verb == Verb::send || f.verb == Verb::send_imm))
+		if ((echo || f.echoed) && !verb_info(f.verb).fills_receive)
 			return r.fail(at("flows", i, "verb"), std::string("an echo stage returns sends: flow '") + f.name + "' uses " + verb_name(f.verb));
 		bool pool_ok = f.pool.empty();   // none named: a pool of its own, sized by the builder
 		for (const PoolConf &p : c->pools)

@@ -113,12 +113,12 @@ int check_reliability(RunOptions *o, std::string *err)
 		*err = "--reliability: applies to --transport uc (RC is reliable in the NIC)";
 		return -1;
 	}
-	if (soft && o->verb == Verb::write) {
+	if (soft && !verb_consumes_receive(o->verb)) {
 		*err = "--transport uc -v write: software reliability needs a completion at the receiver: use write_imm, "
 		       "send or send_imm, or --reliability none for plain UC writes";
 		return -1;
 	}
-	if (o->chunk != kChunkAuto && (!soft || o->verb != Verb::write_imm)) {
+	if (o->chunk != kChunkAuto && (!soft || !verb_info(o->verb).chunkable)) {
 		*err = "--chunk: cuts write_imm messages of --transport uc with software reliability";
 		return -1;
 	}
@@ -135,7 +135,7 @@ int check_reliability(RunOptions *o, std::string *err)
 		*err = "--inject-loss: on plain UC leaves WRs out of ibv_post_send chains (--post-api classic, or software reliability)";
 		return -1;
 	}
-	if (o->inject_bad_retx_header && (!soft || o->verb != Verb::write_imm)) {
+	if (o->inject_bad_retx_header && (!soft || !verb_info(o->verb).chunkable)) {
 		*err = "--inject-bad-retx-header: needs --transport uc -v write_imm with software reliability";
 		return -1;
 	}
@@ -148,7 +148,7 @@ int check_reliability(RunOptions *o, std::string *err)
 /* What the transport allows, and who gives what in a two-process run. */
 int check_transport(RunOptions *o, std::string *err)
 {
-	if (o->uc && (o->verb == Verb::read || verb_is_atomic(o->verb))) {
+	if (o->uc && !verb_info(o->verb).uc) {
 		*err = std::string("--transport uc: ") + verb_name(o->verb) + " needs a reliable connection (rc)";
 		return -1;
 	}
@@ -183,7 +183,7 @@ int settle_pingpong(ParseState *st, std::string *err)
 	RunOptions *o = st->o;
 	if (!st->have_verb)
 		o->verb = Verb::send;
-	if (o->verb != Verb::send && o->verb != Verb::send_imm) {
+	if (!verb_info(o->verb).fills_receive) {
 		*err = std::string("--pingpong: ") + verb_name(o->verb) +
 		       " is not echoed; ping-pong uses send or send_imm";
 		return -1;
@@ -208,19 +208,19 @@ int settle_pingpong(ParseState *st, std::string *err)
 int check_verb(ParseState *st, std::string *err)
 {
 	RunOptions *o = st->o;
-	if (verb_is_atomic(o->verb)) {
-		if (st->have_size && (o->msg_bytes != 8 || !o->sizes.empty())) {
-			*err = std::string("--size ") + std::to_string(o->msg_bytes) + ": " + verb_name(o->verb) +
-			       " works on 8-byte words only";
+	if (const uint32_t fixed = verb_info(o->verb).fixed_bytes) {
+		if (st->have_size && (o->msg_bytes != fixed || !o->sizes.empty())) {
+			*err = std::string("--size ") + std::to_string(o->msg_bytes) + ": " + verb_name(o->verb) + " works on " +
+			       std::to_string(fixed) + "-byte words only";
 			return -1;
 		}
-		o->msg_bytes = 8;
+		o->msg_bytes = fixed;
 	}
-	if (o->inline_send && (o->verb == Verb::read || verb_is_atomic(o->verb))) {
+	if (o->inline_send && !verb_info(o->verb).inlinable) {
 		*err = std::string("--inline: ") + verb_name(o->verb) + " carries no payload to inline";
 		return -1;
 	}
-	if (o->bad_rkey_qp >= 0 && (o->verb == Verb::send || o->verb == Verb::send_imm)) {
+	if (o->bad_rkey_qp >= 0 && verb_info(o->verb).remote_access == 0) {
 		*err = std::string("--inject-bad-rkey: ") + verb_name(o->verb) + " uses no rkey";
 		return -1;
 	}

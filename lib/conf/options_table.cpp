@@ -169,7 +169,7 @@ const OptionSpec kOptions[] = {
 		"fetch_add, cmp_swap",
 		nullptr, kShapes, [](ParseState &st, const char *a) {
 			if (!verb_from_name(a, &st.o->verb))
-				return bad_value(st, a, "is not one of send, send_imm, write, write_imm, read, fetch_add, cmp_swap");
+				return bad_value(st, a, ("is not one of " + verb_names_list()).c_str());
 			st.have_verb = true;
 			return std::string();
 		}},

@@ -101,7 +101,7 @@ FlowTally tally_remote(const GraphFlow &f)
 {
 	const RemoteEnd &e = *f.remote;
 	const Verb verb = f.o.verb;
-	const bool self_checked = verb == Verb::read || verb_is_atomic(verb);
+	const bool self_checked = verb_info(verb).self_checked;
 	FlowTally t;
 	if (!e.server) {
 		const RequesterCounters &c = f.q.c;
@@ -131,7 +131,7 @@ FlowTally tally_remote(const GraphFlow &f)
 	t.data_errors = c.payload_errors;
 	t.unobserved = !two_sided;
 	t.ok = f.rx_stage->done.load() && f.rx_stage->rc == 0 && told == f.o.qps && t.errors == 0 && t.data_errors == 0 &&
-	       (two_sided ? t.delivered == t.sent && t.verified == t.sent : verb == Verb::read || memory_ok);
+	       (two_sided ? t.delivered == t.sent && t.verified == t.sent : !verb_info(verb).responder_checks || memory_ok);
 	return t;
 }
 
@@ -338,14 +338,11 @@ bool uniform(const Graph &g)
 const char *verified_how(const GraphFlow &f)
 {
 	const RunOptions &o = f.o;
-	if (f.remote && !f.remote->server && o.verb != Verb::read && !verb_is_atomic(o.verb))
+	if (f.remote && !f.remote->server && !verb_info(o.verb).self_checked)
 		return " here (the server checks what arrives)";
-	if (f.serves() && o.verb == Verb::read)
+	if (f.serves() && !verb_info(o.verb).responder_checks)
 		return " here (reads are checked by the client)";
-	return !o.verify ? " (sequence only: --no-verify)"
-	       : o.verb == Verb::write ? " (acknowledged, window's final state checked)"
-	       : verb_is_atomic(o.verb) ? " (return values, final words checked)"
-	       : o.verb == Verb::read ? " (read results)" : "";
+	return !o.verify ? " (sequence only: --no-verify)" : verb_info(o.verb).verified_how;
 }
 
 void print_first_bad(const Graph &g)

@@ -269,11 +269,11 @@ bool all_done(const PingPong *s, bool sends_too)
 int pingpong_init(PingPong *s, std::string *err)
 {
 	const PingPongParams &p = s->p;
-	if (p.verb != Verb::send && p.verb != Verb::send_imm) {
+	if (!verb_info(p.verb).fills_receive) {
 		*err = "ping-pong: the verb must be send or send_imm";
 		return -EINVAL;
 	}
-	if (p.reliable && (p.verb != Verb::send_imm || p.rto_min_tsc == 0 || p.rto_max_tsc < p.rto_min_tsc ||
+	if (p.reliable && (!verb_has_imm(p.verb) || p.rto_min_tsc == 0 || p.rto_max_tsc < p.rto_min_tsc ||
 			   p.rto_initial_tsc == 0)) {
 		*err = "ping-pong: software reliability carries the sequence in send_imm's immediate and needs timeout bounds";
 		return -EINVAL;

@@ -21,7 +21,7 @@ inline bool recv_header_ok(ResponderCounters &c, const ibv_wc &wc, Verb v, uint6
 {
 	bool ok = true;
 	const bool want_imm = verb_has_imm(v);
-	const ibv_wc_opcode want_op = v == Verb::write_imm ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+	const ibv_wc_opcode want_op = verb_recv_wc_opcode(v);
 	*last = false;
 	if (wc.opcode != want_op || !!(wc.wc_flags & IBV_WC_WITH_IMM) != want_imm) {
 		c.unexpected_opcodes++;

@@ -68,7 +68,7 @@ void retire(Requester *r, uint32_t qi, uint64_t upto)
 			}
 		}
 	}
-	if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap) {
+	if constexpr (verb_is_atomic(V)) {
 		for (uint64_t s = from; s <= upto; s++) {
 			uint64_t got;
 			memcpy(&got, q.inflight[s & r->inflight_mask], sizeof(got));
@@ -115,7 +115,7 @@ inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 	const uint32_t len = r->p.msg_bytes;
 	if constexpr (V == Verb::read)
 		memset(b, kPoisonByte, len);
-	else if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap)
+	else if constexpr (verb_is_atomic(V))
 		memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
 	else if constexpr (S == Src::fed) {
 	} else if (r->p.self_describing) {
@@ -549,7 +549,7 @@ void pick(Requester *r)
 {
 	const bool wr = r->p.post_api == PostApi::wr;
 	r->bound = false;
-	if constexpr (V == Verb::write_imm || V == Verb::send_imm)
+	if constexpr (verb_has_imm(V))
 		if (r->p.reliable) {
 			r->post_chain = r->in ? post_chain_rel<V, Src::fed> : post_chain_rel<V, Src::pool>;
 			r->retire = retire<V, false>;
@@ -800,12 +800,12 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 		*err = "requester: " + std::to_string(nqps) + " QPs is outside 1.." + std::to_string(kMaxQps);
 		return -EINVAL;
 	}
-	if (p.reliable && ((p.verb != Verb::write_imm && p.verb != Verb::send_imm) || p.rto_min_tsc == 0 ||
+	if (p.reliable && (!verb_has_imm(p.verb) || p.rto_min_tsc == 0 ||
 			   p.rto_max_tsc < p.rto_min_tsc)) {
 		*err = "requester: software reliability takes write_imm or send_imm and RTO bounds";
 		return -EINVAL;
 	}
-	r->ck = Chunking::of(p.msg_bytes, p.reliable && p.verb == Verb::write_imm ? p.chunk_bytes : 0);
+	r->ck = Chunking::of(p.msg_bytes, p.reliable && verb_info(p.verb).chunkable ? p.chunk_bytes : 0);
 	if (p.sq_depth < r->ck.count) {
 		*err = "requester: send queue depth " + std::to_string(p.sq_depth) + " holds fewer WRs than the " +
 		       std::to_string(r->ck.count) + " chunks of one message";

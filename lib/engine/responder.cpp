@@ -243,21 +243,13 @@ bool all_arrived(const Responder *r)
 
 } // namespace
 
+/* A window of slots, one word for a verb of fixed size, nothing when it takes no rkey. */
 uint64_t responder_memory_per_qp(Verb v, uint32_t msg_bytes, uint32_t slots)
 {
-	switch (v) {
-	case Verb::write:
-	case Verb::write_imm:
-	case Verb::read:
-		return static_cast<uint64_t>(slots) * msg_bytes;
-	case Verb::fetch_add:
-	case Verb::cmp_swap:
-		return 8;
-	case Verb::send:
-	case Verb::send_imm:
+	const VerbInfo &i = verb_info(v);
+	if (i.remote_access == 0)
 		return 0;
-	}
-	return 0;
+	return i.fixed_bytes ? i.fixed_bytes : static_cast<uint64_t>(slots) * msg_bytes;
 }
 
 int responder_init(Responder *r, uint32_t nqps, std::string *err)
@@ -275,12 +267,12 @@ int responder_init(Responder *r, uint32_t nqps, std::string *err)
 	r->held.reset(new void *[r->held_cap]);
 	r->held_qp.reset(new uint32_t[r->held_cap]);
 	if (r->p.reliable) {
-		if (r->p.verb != Verb::write_imm && r->p.verb != Verb::send_imm) {
+		if (!verb_has_imm(r->p.verb)) {
 			*err = "responder: software reliability takes write_imm or send_imm";
 			return -EINVAL;
 		}
 		/* The window counts sequences: slots messages, in chunks if cut. */
-		r->ck = Chunking::of(r->p.msg_bytes, r->p.verb == Verb::write_imm ? r->p.chunk_bytes : 0);
+		r->ck = Chunking::of(r->p.msg_bytes, verb_info(r->p.verb).chunkable ? r->p.chunk_bytes : 0);
 		const uint32_t window = r->p.slots * r->ck.count;
 		const uint32_t mask = rx_window_mask(window);
 		const size_t words = (static_cast<size_t>(mask) + 1) / 64;
@@ -391,7 +383,7 @@ bool take_original(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t *seq, b
 {
 	ResponderCounters &c = r->c;
 	ResponderQp &q = r->qps[qi];
-	const ibv_wc_opcode want = r->p.verb == Verb::write_imm ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+	const ibv_wc_opcode want = verb_recv_wc_opcode(r->p.verb);
 	if (wc.opcode != want || !(wc.wc_flags & IBV_WC_WITH_IMM)) {
 		c.unexpected_opcodes++;
 		c.bad(qi, q.win.cum, -1);

@@ -1,11 +1,13 @@
-/* The engine's own vocabulary: the verbs a flow exercises, how work requests are
- * posted and completions read, and the bounds the fast path is sized by. Header only,
- * no DPDK or verbs: the option and .conf parsers (lib/conf) use it too. */
+/* The engine's own vocabulary: the verbs a flow exercises (their table is
+ * verbs_table.h), how work requests are posted and completions read, and the bounds
+ * the fast path is sized by. Header only, no DPDK or verbs: the option and .conf
+ * parsers (lib/conf) use it too. */
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
+
+#include "engine/verbs_table.h"   // Verb and kVerbs
 
 namespace rp {
 
@@ -25,26 +27,6 @@ inline constexpr uint32_t kMaxFlows = 16;
 inline constexpr uint32_t kSqDepthPerUnit = 4;
 static_assert(kSqDepthPerUnit >= 2, "send queue depth must cover two signalling periods");
 static_assert(kMaxSqDepth >= kSqDepthPerUnit * kMaxBatch, "the deepest default queue must be allowed");
-
-/* The verb a flow exercises. Two-sided verbs consume receives from the SRQ; one-sided
- * ones touch the responder's memory only. */
-enum class Verb : uint8_t {
-	send,
-	send_imm,
-	write,
-	write_imm,
-	read,
-	fetch_add,
-	cmp_swap,
-};
-
-inline bool verb_is_atomic(Verb v) { return v == Verb::fetch_add || v == Verb::cmp_swap; }
-/* The responder sees a completion per message (and so returns credit). */
-inline bool verb_consumes_receive(Verb v) { return v == Verb::send || v == Verb::send_imm || v == Verb::write_imm; }
-inline bool verb_has_imm(Verb v) { return v == Verb::send_imm || v == Verb::write_imm; }
-/* Software reliability carries its sequence in the immediate (as UCCL does): a reliable
- * send goes on the wire as SEND_WITH_IMM, and the application's data is the same. */
-inline Verb reliable_wire_verb(Verb v) { return v == Verb::send ? Verb::send_imm : v; }
 
 /* How work requests reach the QP: chained ibv_post_send, or ibv_qp_ex's
  * ibv_wr_start ... ibv_wr_complete (one doorbell per chain either way). */
@@ -80,46 +62,5 @@ inline constexpr uint32_t kMaxAckUs = 1000000;
  * chunk is below 4096 B (RoCE's largest MTU), so that it and its header fit a packet. */
 inline constexpr uint32_t kChunkAuto = UINT32_MAX;
 inline constexpr uint32_t kMaxChunk = 4095;
-
-struct VerbName {
-	Verb v;
-	const char *name;     // as the options and .conf files spell it
-	const char *opcode;   // as the summary names it
-};
-inline constexpr VerbName kVerbNames[] = {
-	{Verb::send, "send", "SEND"},
-	{Verb::send_imm, "send_imm", "SEND_WITH_IMM"},
-	{Verb::write, "write", "RDMA_WRITE"},
-	{Verb::write_imm, "write_imm", "RDMA_WRITE_WITH_IMM"},
-	{Verb::read, "read", "RDMA_READ"},
-	{Verb::fetch_add, "fetch_add", "ATOMIC_FETCH_AND_ADD"},
-	{Verb::cmp_swap, "cmp_swap", "ATOMIC_CMP_AND_SWP"},
-};
-
-inline const char *verb_name(Verb v)   // "send", "write_imm", ...
-{
-	for (const VerbName &n : kVerbNames)
-		if (n.v == v)
-			return n.name;
-	return "?";
-}
-
-inline const char *verb_opcode_name(Verb v)   // "SEND", "RDMA_WRITE_WITH_IMM", ...
-{
-	for (const VerbName &n : kVerbNames)
-		if (n.v == v)
-			return n.opcode;
-	return "?";
-}
-
-inline bool verb_from_name(const char *s, Verb *v)
-{
-	for (const VerbName &n : kVerbNames)
-		if (strcmp(n.name, s) == 0) {
-			*v = n.v;
-			return true;
-		}
-	return false;
-}
 
 } // namespace rp

@@ -28,33 +28,36 @@ inline bool wr_signalled(uint64_t index, uint32_t every)
 	return (index + 1) % every == 0;
 }
 
+/* kVerbs keeps verbs.h's values without its header (lib/conf reads the table). */
+static_assert(ibv::kWrRdmaWrite == IBV_WR_RDMA_WRITE && ibv::kWrRdmaWriteImm == IBV_WR_RDMA_WRITE_WITH_IMM &&
+	      ibv::kWrSend == IBV_WR_SEND && ibv::kWrSendImm == IBV_WR_SEND_WITH_IMM &&
+	      ibv::kWrRdmaRead == IBV_WR_RDMA_READ && ibv::kWrCmpSwap == IBV_WR_ATOMIC_CMP_AND_SWP &&
+	      ibv::kWrFetchAdd == IBV_WR_ATOMIC_FETCH_AND_ADD, "kVerbs: ibv_wr_opcode values");
+static_assert(ibv::kWcSend == IBV_WC_SEND && ibv::kWcRdmaWrite == IBV_WC_RDMA_WRITE &&
+	      ibv::kWcRdmaRead == IBV_WC_RDMA_READ && ibv::kWcCmpSwap == IBV_WC_COMP_SWAP &&
+	      ibv::kWcFetchAdd == IBV_WC_FETCH_ADD && ibv::kWcRecv == IBV_WC_RECV &&
+	      ibv::kWcRecvRdmaImm == IBV_WC_RECV_RDMA_WITH_IMM, "kVerbs: ibv_wc_opcode values");
+static_assert(ibv::kWcNone != IBV_WC_RECV && ibv::kWcNone != IBV_WC_RECV_RDMA_WITH_IMM && ibv::kWcNone != IBV_WC_SEND,
+	      "kVerbs: 'no receive' is no completion opcode");
+static_assert(ibv::kLocalWrite == IBV_ACCESS_LOCAL_WRITE && ibv::kRemoteWrite == IBV_ACCESS_REMOTE_WRITE &&
+	      ibv::kRemoteRead == IBV_ACCESS_REMOTE_READ && ibv::kRemoteAtomic == IBV_ACCESS_REMOTE_ATOMIC,
+	      "kVerbs: IBV_ACCESS_* values");
+
 inline ibv_wr_opcode verb_wr_opcode(Verb v)
 {
-	switch (v) {
-	case Verb::send: return IBV_WR_SEND;
-	case Verb::send_imm: return IBV_WR_SEND_WITH_IMM;
-	case Verb::write: return IBV_WR_RDMA_WRITE;
-	case Verb::write_imm: return IBV_WR_RDMA_WRITE_WITH_IMM;
-	case Verb::read: return IBV_WR_RDMA_READ;
-	case Verb::fetch_add: return IBV_WR_ATOMIC_FETCH_AND_ADD;
-	case Verb::cmp_swap: return IBV_WR_ATOMIC_CMP_AND_SWP;
-	}
-	return IBV_WR_SEND;
+	return static_cast<ibv_wr_opcode>(verb_info(v).wr_opcode);
 }
 
 /* The opcode a successful send completion of the verb reports. */
 inline ibv_wc_opcode verb_wc_opcode(Verb v)
 {
-	switch (v) {
-	case Verb::send:
-	case Verb::send_imm: return IBV_WC_SEND;
-	case Verb::write:
-	case Verb::write_imm: return IBV_WC_RDMA_WRITE;
-	case Verb::read: return IBV_WC_RDMA_READ;
-	case Verb::fetch_add: return IBV_WC_FETCH_ADD;
-	case Verb::cmp_swap: return IBV_WC_COMP_SWAP;
-	}
-	return IBV_WC_SEND;
+	return static_cast<ibv_wc_opcode>(verb_info(v).wc_opcode);
+}
+
+/* The opcode of the receive completion the verb makes at the responder (two-sided). */
+inline ibv_wc_opcode verb_recv_wc_opcode(Verb v)
+{
+	return static_cast<ibv_wc_opcode>(verb_info(v).recv_wc_opcode);
 }
 
 /* Where a QP's messages go on the responder: a window of `slots` message slots for
@@ -232,14 +235,14 @@ private:
 				set_sge(i, seq, e.sge);
 				e.wr.wr_id = seq | tag;
 				e.wr.send_flags = flags;
-				if constexpr (V == Verb::send_imm || V == Verb::write_imm)
+				if constexpr (verb_has_imm(V))
 					e.wr.imm_data = htonl(static_cast<uint32_t>(seq & kImmSeqMask));
 				if constexpr (rdma) {
 					e.wr.wr.rdma.remote_addr = raddr;
 					e.wr.wr.rdma.rkey = rkey;
 					raddr += bytes;
 				}
-				if constexpr (V == Verb::fetch_add || V == Verb::cmp_swap) {
+				if constexpr (verb_is_atomic(V)) {
 					/* Both leave the word at seq + 1 and return seq: the check is the same. */
 					e.wr.wr.atomic.remote_addr = base;
 					e.wr.wr.atomic.rkey = rkey;
@@ -261,7 +264,7 @@ private:
 		Entry &end = entries_[n - 1];
 		if (ends_run || signal_end)
 			end.wr.send_flags |= IBV_SEND_SIGNALED;
-		if constexpr (V == Verb::send_imm || V == Verb::write_imm)
+		if constexpr (verb_has_imm(V))
 			if (ends_run)
 				end.wr.imm_data |= htonl(kImmLast);
 		end.wr.next = nullptr;

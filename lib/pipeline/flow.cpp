@@ -33,17 +33,10 @@ RoleShape role_shape(const RunOptions &o)
 {
 	RoleShape r;
 	const Verb verb = o.verb;
-	r.two_sided = verb_consumes_receive(verb);
-	r.local_write = verb == Verb::read || verb_is_atomic(verb);
-	switch (verb) {
-	case Verb::write:
-	case Verb::write_imm: r.mem_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE; break;
-	case Verb::read: r.mem_access = IBV_ACCESS_REMOTE_READ; break;
-	case Verb::fetch_add:
-	case Verb::cmp_swap: r.mem_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC; break;
-	case Verb::send:
-	case Verb::send_imm: break;
-	}
+	const VerbInfo &vi = verb_info(verb);
+	r.two_sided = vi.consumes_receive;
+	r.local_access = vi.local_access;
+	r.mem_access = vi.remote_access;
 	r.mem_per_qp = responder_memory_per_qp(verb, o.msg_bytes, o.slots);
 	const uint64_t window_total = flow_inflight(o);
 	r.srq_depth = r.two_sided ? static_cast<uint32_t>(window_total + o.srq_refill) : 0;
@@ -51,7 +44,7 @@ RoleShape role_shape(const RunOptions &o)
 	/* A requester binds one buffer per place of its QPs' in-flight rings (a power of
 	 * two at least the send queue: Requester::bound). */
 	r.tx_pool_n = std::max(o.qps * (rte_align32pow2(o.sq_depth) + o.batch) + o.batch * 2 + 1, o.pool_count);
-	r.rx_pool_n = r.two_sided && verb != Verb::write_imm ? r.srq_depth + kRxPollBurst + o.batch * 2 + 1 : 0;
+	r.rx_pool_n = vi.fills_receive ? r.srq_depth + kRxPollBurst + o.batch * 2 + 1 : 0;
 	return r;
 }
 
@@ -317,7 +310,7 @@ int requester_buffers(const RunOptions &o, const std::string &tag, Device &dev, 
 {
 	const RoleShape &shape = f->shape;
 	if (!f->fed && (f->tx_pool = make_registered_pool(obj_name(tag, "tx_pool").c_str(), obj_what(tag, "requester buffer pool").c_str(),
-							  shape.tx_pool_n, o, dev, shape.local_write ? IBV_ACCESS_LOCAL_WRITE : 0,
+							  shape.tx_pool_n, o, dev, shape.local_access,
 							  &f->tx_mrs, err)) == nullptr)
 		return -1;
 	/* Credit words the responder writes (two-sided verbs); across hosts also the word

@@ -25,7 +25,7 @@ namespace rp {
 /* The sizes and access rights a verb implies, computed once from the options. */
 struct RoleShape {
 	bool two_sided = false;      // the responder sees a completion per message
-	bool local_write = false;    // the requester's buffers are written by the NIC (reads, atomics)
+	int local_access = 0;        // the requester's buffers: written by the NIC for reads, atomics
 	int mem_access = 0;          // the responder's memory, least rights the verb needs
 	uint64_t mem_per_qp = 0;     // responder memory per QP (0: none)
 	uint32_t srq_depth = 0;

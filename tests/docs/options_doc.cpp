@@ -66,7 +66,7 @@ void print_completion(const rp::OptionSpec &s)
 		printf(" choices %s\n", s.choices);
 	else if (strcmp(s.name, "verb") == 0) {
 		printf(" choices");
-		for (const rp::VerbName &v : rp::kVerbNames)
+		for (const rp::VerbInfo &v : rp::kVerbs)
 			printf(" %s", v.name);
 		printf("\n");
 	} else if (s.metavar != nullptr && strncmp(s.metavar, "FILE", 4) == 0)
