@@ -40,6 +40,7 @@ struct VerbInfo {
 	const char *opcode_name;        // as the summary names it
 	uint8_t wr_opcode;              // ibv_wr_opcode
 	uint8_t wc_opcode;              // ibv_wc_opcode of its send completion
+	uint8_t bth_opcode;             // IBA's RC opcode of a one-packet message ("only"); UC's is 0x20 | it
 	uint8_t recv_wc_opcode = ibv::kWcNone;   // of the receive it consumes at the responder
 	uint8_t local_access = 0;       // IBV_ACCESS_* the requester's buffers need (what comes back)
 	uint8_t remote_access = 0;      // the responder's memory, least rights (0: it takes no rkey)
@@ -60,32 +61,32 @@ struct VerbInfo {
 
 inline constexpr VerbInfo kVerbs[] = {
 	{.verb = Verb::send, .name = "send", .opcode_name = "SEND", .wr_opcode = ibv::kWrSend,
-	 .wc_opcode = ibv::kWcSend, .recv_wc_opcode = ibv::kWcRecv,
+	 .wc_opcode = ibv::kWcSend, .bth_opcode = 0x04, .recv_wc_opcode = ibv::kWcRecv,
 	 .payload = true, .inlinable = true, .fills_receive = true, .consumes_receive = true,
 	 .responder_checks = true, .uc = true, .reliable_as = Verb::send_imm},
 	{.verb = Verb::send_imm, .name = "send_imm", .opcode_name = "SEND_WITH_IMM", .wr_opcode = ibv::kWrSendImm,
-	 .wc_opcode = ibv::kWcSend, .recv_wc_opcode = ibv::kWcRecv,
+	 .wc_opcode = ibv::kWcSend, .bth_opcode = 0x05, .recv_wc_opcode = ibv::kWcRecv,
 	 .payload = true, .inlinable = true, .fills_receive = true, .consumes_receive = true, .has_imm = true,
 	 .responder_checks = true, .uc = true, .reliable_as = Verb::send_imm},
 	{.verb = Verb::write, .name = "write", .opcode_name = "RDMA_WRITE", .wr_opcode = ibv::kWrRdmaWrite,
-	 .wc_opcode = ibv::kWcRdmaWrite, .remote_access = ibv::kLocalWrite | ibv::kRemoteWrite,
+	 .wc_opcode = ibv::kWcRdmaWrite, .bth_opcode = 0x0a, .remote_access = ibv::kLocalWrite | ibv::kRemoteWrite,
 	 .payload = true, .inlinable = true, .responder_checks = true, .uc = true, .reliable_as = Verb::write,
 	 .verified_how = " (acknowledged, window's final state checked)"},
 	{.verb = Verb::write_imm, .name = "write_imm", .opcode_name = "RDMA_WRITE_WITH_IMM",
-	 .wr_opcode = ibv::kWrRdmaWriteImm, .wc_opcode = ibv::kWcRdmaWrite, .recv_wc_opcode = ibv::kWcRecvRdmaImm,
+	 .wr_opcode = ibv::kWrRdmaWriteImm, .wc_opcode = ibv::kWcRdmaWrite, .bth_opcode = 0x0b, .recv_wc_opcode = ibv::kWcRecvRdmaImm,
 	 .remote_access = ibv::kLocalWrite | ibv::kRemoteWrite,
 	 .payload = true, .inlinable = true, .consumes_receive = true, .has_imm = true, .responder_checks = true,
 	 .uc = true, .chunkable = true, .reliable_as = Verb::write_imm},
 	{.verb = Verb::read, .name = "read", .opcode_name = "RDMA_READ", .wr_opcode = ibv::kWrRdmaRead,
-	 .wc_opcode = ibv::kWcRdmaRead, .local_access = ibv::kLocalWrite, .remote_access = ibv::kRemoteRead,
+	 .wc_opcode = ibv::kWcRdmaRead, .bth_opcode = 0x0c, .local_access = ibv::kLocalWrite, .remote_access = ibv::kRemoteRead,
 	 .self_checked = true, .reliable_as = Verb::read, .verified_how = " (read results)"},
 	{.verb = Verb::fetch_add, .name = "fetch_add", .opcode_name = "ATOMIC_FETCH_AND_ADD",
-	 .wr_opcode = ibv::kWrFetchAdd, .wc_opcode = ibv::kWcFetchAdd, .local_access = ibv::kLocalWrite,
+	 .wr_opcode = ibv::kWrFetchAdd, .wc_opcode = ibv::kWcFetchAdd, .bth_opcode = 0x14, .local_access = ibv::kLocalWrite,
 	 .remote_access = ibv::kLocalWrite | ibv::kRemoteAtomic,
 	 .atomic = true, .self_checked = true, .responder_checks = true, .reliable_as = Verb::fetch_add,
 	 .fixed_bytes = 8, .verified_how = " (return values, final words checked)"},
 	{.verb = Verb::cmp_swap, .name = "cmp_swap", .opcode_name = "ATOMIC_CMP_AND_SWP",
-	 .wr_opcode = ibv::kWrCmpSwap, .wc_opcode = ibv::kWcCmpSwap, .local_access = ibv::kLocalWrite,
+	 .wr_opcode = ibv::kWrCmpSwap, .wc_opcode = ibv::kWcCmpSwap, .bth_opcode = 0x13, .local_access = ibv::kLocalWrite,
 	 .remote_access = ibv::kLocalWrite | ibv::kRemoteAtomic,
 	 .atomic = true, .self_checked = true, .responder_checks = true, .reliable_as = Verb::cmp_swap,
 	 .fixed_bytes = 8, .verified_how = " (return values, final words checked)"},

@@ -173,7 +173,7 @@ int reliability_tx(GraphFlow &f, const ibv_gid &gid, uint32_t ctrl_qpn, const ui
 	/* What goes on the wire in more than one packet (a retransmitted write carries its
 	 * header too) can break so that nothing tells the receiver. */
 	const uint32_t mtu = 128u << f.tx->dev->port_attr.active_mtu;
-	f.q.p.restart_on_timeouts = f.q.ck.bytes + (f.o.verb == Verb::write_imm ? sizeof(RetxHeader) : 0) > mtu;
+	f.q.p.restart_on_timeouts = f.q.ck.bytes + (verb_info(f.o.verb).chunkable ? sizeof(RetxHeader) : 0) > mtu;
 	if (ctrl_dest_create(*f.tx->dev, gid, ctrl_qpn, &f.request_dest, err) != 0) {
 		*err = who + *err;
 		return -1;

@@ -164,7 +164,7 @@ int plan_flow_window(const PipelineConf &c, GraphFlow *f, std::string *err)
 			*err = path + why + " (leave flow_window out, or 0)";
 			return -1;
 		}
-		if (o.slots_given && o.verb != Verb::write_imm) {
+		if (o.slots_given && verb_info(o.verb).fills_receive) {
 			*err = path + "a " + verb_name(o.verb) + " flow with a flow window has no window per QP (its receives are all in the "
 				"SRQ, shared): give window or flow_window, not both";
 			return -1;
@@ -177,7 +177,7 @@ int plan_flow_window(const PipelineConf &c, GraphFlow *f, std::string *err)
 		o.flow_window = default_flow_window(why == nullptr && !client_rq, o.slots_given, o.qps, o.slots);
 	if (o.flow_window == 0)
 		return 0;
-	if (o.verb != Verb::write_imm)
+	if (verb_info(o.verb).fills_receive)
 		o.slots = o.flow_window;   // a QP may take all of the flow's window: its SRQ receives are the flow's
 	o.srq_refill = static_cast<uint32_t>(std::max<uint64_t>(o.batch, flow_inflight(o) / 8));
 	return 0;
@@ -321,7 +321,7 @@ int check_hooks(const PipelineConf &c, const RunOptions &cli, Graph *g, std::str
 	bool any_uc = false, any_rel_write = false;
 	for (auto &f : g->flows) {
 		any_uc |= f->o.uc;
-		any_rel_write |= f->reliable() && f->o.verb == Verb::write_imm;
+		any_rel_write |= f->reliable() && verb_info(f->o.verb).chunkable;
 		if (cli.inject_loss > 0 && f->o.uc && !f->reliable() && f->o.post_api == PostApi::wr) {
 			*err = "--inject-loss: flow '" + f->conf->name + "' is plain UC posting through ibv_qp_ex; the hook leaves WRs out of ibv_post_send chains";
 			return -1;

@@ -54,7 +54,7 @@ void size_lcore(Graph *g, GraphLcore *l)
 		l->send_cq += static_cast<uint64_t>(f->o.qps) * kCreditRing;
 		window += flow_receives(f);
 		per_qp += ic.rq_per_qp ? size_rq(f, false) : 0;
-		if (f->o.verb != Verb::write_imm)
+		if (verb_info(f->o.verb).fills_receive)
 			l->rx_bytes = std::max(l->rx_bytes, f->o.msg_bytes);
 		else if (f->reliable())   // a retransmitted write arrives as a SEND: header and chunk
 			l->rx_bytes = std::max<uint32_t>(l->rx_bytes, Chunking::of(f->o.msg_bytes, f->o.chunk_bytes).bytes + sizeof(RetxHeader));
@@ -298,7 +298,7 @@ int fit_chunks(Graph *g, std::string *err)
 	for (auto &fp : g->flows) {
 		GraphFlow &f = *fp;
 		RunOptions &o = f.o;
-		if (!f.reliable() || o.verb != Verb::write_imm)
+		if (!f.reliable() || !verb_info(o.verb).chunkable)
 			continue;
 		uint32_t mtu = UINT32_MAX;
 		for (const GraphLcore *l : {f.tx, f.rx})

@@ -24,8 +24,7 @@ struct CaptureState : StageState {
 /* The BTH opcode a flow's messages travel as (its verb's "only" opcode; UC's range). */
 int wire_opcode(const GraphFlow &f)
 {
-	static constexpr uint8_t kRcOnly[] = {0x04, 0x05, 0x0a, 0x0b, 0x0c, 0x14, 0x13};   // by Verb
-	const uint8_t rc = kRcOnly[static_cast<size_t>(f.o.verb)];
+	const uint8_t rc = verb_info(f.o.verb).bth_opcode;
 	return f.o.uc ? 0x20 | rc : rc;
 }
 

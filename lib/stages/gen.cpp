@@ -79,7 +79,7 @@ int gen_plan(Graph *g, GraphStage *s, std::string *err)
 			: "a gen stage makes a count of messages: give flow '" + f.conf->name + "' messages, not a duration");
 		return -1;
 	}
-	if (f.o.verb == Verb::read || verb_is_atomic(f.o.verb)) {
+	if (!verb_info(f.o.verb).payload) {
 		*err = stage_path(*g, *s) + "a gen stage makes payloads to send: flow '" + f.conf->name + "' uses " +
 		       verb_name(f.o.verb) + ", which carries none";
 		return -1;

@@ -33,7 +33,7 @@ int rdma_rx_check(Graph *g, GraphStage *s, uint64_t, std::string *err)
 	const GraphFlow &f = *s->flow;
 	if (!f.handed_on)
 		return 0;
-	if (!(f.o.verb == Verb::send || f.o.verb == Verb::send_imm)) {
+	if (!verb_info(f.o.verb).fills_receive) {
 		*err = stage_path(*g, *s) + "an rdma_rx stage hands received buffers on: flow '" + f.conf->name + "' uses " +
 		       verb_name(f.o.verb) + ", which fills no receive buffer (use send or send_imm)";
 		return -1;

@@ -55,7 +55,7 @@ int rdma_tx_check(Graph *g, GraphStage *s, uint64_t in, std::string *err)
 		return 0;
 	const PipelineConf &c = *g->conf;
 	const std::string flow = "flows.[" + std::to_string(f.conf - c.flows.data()) + "]";
-	if (f.o.verb == Verb::read || verb_is_atomic(f.o.verb)) {
+	if (!verb_info(f.o.verb).payload) {
 		*err = stage_path(*g, *s) + "an rdma_tx stage fed by a ring sends the messages it gets: flow '" + f.conf->name +
 		       "' uses " + verb_name(f.o.verb) + ", which sends none";
 		return -1;

@@ -25,18 +25,19 @@ struct Expect {
 	int recv_wc;   // -1: consumes no receive
 	int local_access;
 	int remote_access;
+	int bth;       // IBA 9.2's RC opcode of a one-packet message
 };
 const Expect kExpect[] = {
-	{Verb::send, "send", IBV_WR_SEND, IBV_WC_SEND, IBV_WC_RECV, 0, 0},
-	{Verb::send_imm, "send_imm", IBV_WR_SEND_WITH_IMM, IBV_WC_SEND, IBV_WC_RECV, 0, 0},
-	{Verb::write, "write", IBV_WR_RDMA_WRITE, IBV_WC_RDMA_WRITE, -1, 0, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE},
+	{Verb::send, "send", IBV_WR_SEND, IBV_WC_SEND, IBV_WC_RECV, 0, 0, 0x04},
+	{Verb::send_imm, "send_imm", IBV_WR_SEND_WITH_IMM, IBV_WC_SEND, IBV_WC_RECV, 0, 0, 0x05},
+	{Verb::write, "write", IBV_WR_RDMA_WRITE, IBV_WC_RDMA_WRITE, -1, 0, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 0x0a},
 	{Verb::write_imm, "write_imm", IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WC_RDMA_WRITE, IBV_WC_RECV_RDMA_WITH_IMM, 0,
-	 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE},
-	{Verb::read, "read", IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, -1, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ},
+	 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 0x0b},
+	{Verb::read, "read", IBV_WR_RDMA_READ, IBV_WC_RDMA_READ, -1, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ, 0x0c},
 	{Verb::fetch_add, "fetch_add", IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WC_FETCH_ADD, -1, IBV_ACCESS_LOCAL_WRITE,
-	 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC},
+	 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 0x14},
 	{Verb::cmp_swap, "cmp_swap", IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WC_COMP_SWAP, -1, IBV_ACCESS_LOCAL_WRITE,
-	 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC},
+	 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 0x13},
 };
 static_assert(sizeof(kExpect) / sizeof(kExpect[0]) == rp::kNumVerbs, "one expectation per verb");
 
@@ -48,6 +49,7 @@ void rows_match_verbs_h(void **)
 		assert_string_equal(v.name, e.name);
 		assert_int_equal(rp::verb_wr_opcode(e.verb), e.wr);
 		assert_int_equal(rp::verb_wc_opcode(e.verb), e.wc);
+		assert_int_equal(v.bth_opcode, e.bth);
 		if (e.recv_wc < 0) {
 			assert_int_equal(v.recv_wc_opcode, rp::ibv::kWcNone);
 			assert_false(v.consumes_receive);
