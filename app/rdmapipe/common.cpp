@@ -180,15 +180,15 @@ int run_watched(const std::vector<LcoreJob> &jobs, Sampler *sampler, bool sample
 	return kExitOk;
 }
 
-int write_results(const RunOptions &o, const Results &r, bool pass)
+int write_results(const std::string &json, const std::string &csv, const Results &r, bool pass)
 {
 	std::string err;
 	int rc = pass ? kExitOk : kExitRunFailed;
-	if (!o.output_json.empty() && write_results_json(o.output_json, r, &err) != 0) {
+	if (!json.empty() && write_results_json(json, r, &err) != 0) {
 		RP_LOG(ERR, CONTROL, "rdmapipe: %s\n", err.c_str());
 		rc = kExitRunFailed;
 	}
-	if (!o.output_csv.empty() && write_results_csv(o.output_csv, r, &err) != 0) {
+	if (!csv.empty() && write_results_csv(csv, r, &err) != 0) {
 		RP_LOG(ERR, CONTROL, "rdmapipe: %s\n", err.c_str());
 		rc = kExitRunFailed;
 	}

@@ -87,7 +87,7 @@ int run_watched(const std::vector<LcoreJob> &jobs, Sampler *sampler, bool sample
 struct Results;
 /* Writes the results files o asks for; returns the run's ExitCode (pass or not), or
  * kExitRunFailed when a file cannot be written (the error is printed). */
-int write_results(const RunOptions &o, const Results &r, bool pass);
+int write_results(const std::string &json, const std::string &csv, const Results &r, bool pass);
 
 /* The run a signal should stop (nullptr: none): request_stop() sets its abort flag and
  * says which signal; a run set running after the signal came stops at once. */

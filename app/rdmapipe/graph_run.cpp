@@ -149,7 +149,7 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 	std::vector<std::unique_ptr<RunDevice>> devs;   // outlive the graph
 	std::vector<GraphDevice> gdevs;
 	auto g = std::make_unique<Graph>();
-	if (graph_plan(c, cli, g.get(), &err) != 0)
+	if (graph_plan(c, g.get(), &err) != 0)
 		return setup_error(err);
 	g->listening = listening;
 	g->note = [&cli](const std::string &line) {
@@ -166,7 +166,7 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 			async.push_back(&d->async);
 			async_ro.push_back(&d->async);
 		}
-		if (graph_build(c, cli, gdevs, g.get(), &err) != 0 || remote_watch_start(&g->watch, &err) != 0) {
+		if (graph_build(c, gdevs, g.get(), &err) != 0 || remote_watch_start(&g->watch, &err) != 0) {
 			rc = setup_error(err);
 		} else {
 			std::string what = "pipeline " + c.file, on;
@@ -184,8 +184,8 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 			Sampler sampler;
 			graph_sampled_flows(*g, &sampler);
 			sampler.view = &view;
-			sampler.print_period_s = g->flows[0]->o.stats_period_s;
-			const bool results = !g->flows[0]->o.output_json.empty();
+			sampler.print_period_s = c.run.stats_period_s;
+			const bool results = !c.run.json.empty();
 			Console *con = nullptr;
 			if (cli.interactive && (con = console_new(&view, 0, 1, isatty(0), &err)) == nullptr) {
 				rc = setup_error(err);
@@ -227,7 +227,7 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 				if (rc == kExitOk) {
 					Results res;
 					const bool pass = graph_summary(c, *g, async_ro, view, sampler, row, &res);
-					rc = write_results(g->flows[0]->o, res, pass);
+					rc = write_results(c.run.json, c.run.csv, res, pass);
 					if (texts)
 						texts->push_back(results_json_text(res));
 				}

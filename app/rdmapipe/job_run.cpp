@@ -82,7 +82,7 @@ int device_addr(const PipelineConf &c, const std::string &name, RankInfo *r, std
 }
 
 /* Each rank's pipeline planned (as the builder will), with placeholder addresses. */
-int plan_ranks(const PipelineConf &c, const RunOptions &cli, const std::vector<RankInfo> &ranks, uint32_t only,
+int plan_ranks(const PipelineConf &c, const std::vector<RankInfo> &ranks, uint32_t only,
 	       std::string *err)
 {
 	for (uint32_t r = 0; r < ranks.size(); r++) {
@@ -98,7 +98,7 @@ int plan_ranks(const PipelineConf &c, const RunOptions &cli, const std::vector<R
 			return -1;
 		for (const PipelineConf &s : steps) {
 			Graph g;
-			if (graph_plan(s, cli, &g, err) != 0) {
+			if (graph_plan(s, &g, err) != 0) {
 				*err = "rank " + std::to_string(r) + ": " + *err;
 				return -1;
 			}
@@ -340,19 +340,19 @@ void job_log_setup()
 	}
 }
 
-int check_job(const PipelineConf &c, const RunOptions &cli, uint32_t *n, std::string *err)
+int check_job(const PipelineConf &c, uint32_t *n, std::string *err)
 {
 	*n = min_ranks(c.pattern);
 	bool ok = true;
 	const std::vector<RankInfo> ranks = placeholder_ranks(c, *n, err, &ok);
-	return ok ? plan_ranks(c, cli, ranks, UINT32_MAX, err) : -1;
+	return ok ? plan_ranks(c, ranks, UINT32_MAX, err) : -1;
 }
 
 namespace {
 
 /* What this rank brings: its host, device, address and ports, or why it cannot take
  * part (kept short: the words have a bound). */
-RankInfo prepare_rank(const Job &j, const RunOptions &cli, const PipelineConf &c)
+RankInfo prepare_rank(const Job &j, const PipelineConf &c)
 {
 	RankInfo mine;
 	mine.host = j.host;
@@ -364,7 +364,7 @@ RankInfo prepare_rank(const Job &j, const RunOptions &cli, const PipelineConf &c
 	if (pattern_pairs(c, j.size, &pairs, &err) != 0 || rank_port(c, j.size, j.local, &mine.port, &err) != 0 ||
 	    device_addr(c, mine.device, &mine, &err) != 0)
 		ok = false;
-	else if (std::vector<RankInfo> ph = placeholder_ranks(c, j.size, &err, &ok); !ok || plan_ranks(c, cli, ph, j.rank, &err) != 0)
+	else if (std::vector<RankInfo> ph = placeholder_ranks(c, j.size, &err, &ok); !ok || plan_ranks(c, ph, j.rank, &err) != 0)
 		ok = false;
 	if (!ok)
 		mine.failed = err.substr(0, 1500);
@@ -420,7 +420,7 @@ int run_job(int eal_argc, char **argv, const RunOptions &cli, const PipelineConf
 		return kExitSetup;
 	}
 	std::vector<RankInfo> ranks;
-	int rc = exchange(j, c, prepare_rank(j, cli, c), &ranks);
+	int rc = exchange(j, c, prepare_rank(j, c), &ranks);
 	if (rc == kExitOk) {
 		std::vector<RankPair> pairs;
 		pattern_pairs(c, j.size, &pairs, &err);   // it did on every rank

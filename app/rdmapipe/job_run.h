@@ -23,6 +23,6 @@ int run_job(int eal_argc, char **argv, const RunOptions &cli, const PipelineConf
 /* --check and the checks before a run: the pattern expanded for every rank of a job of
  * the smallest size it takes (its pairs known at launch), each rank's pipeline planned.
  * Returns 0, or -1 with *err; *ranks gets the size checked. */
-int check_job(const PipelineConf &c, const RunOptions &cli, uint32_t *ranks, std::string *err);
+int check_job(const PipelineConf &c, uint32_t *ranks, std::string *err);
 
 } // namespace rp

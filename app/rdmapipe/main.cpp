@@ -55,7 +55,7 @@ int check_config(int eal_argc, char **argv, const char *file)
 	}
 	if (c.pattern.on()) {   // each rank's pipeline, for the smallest job the pattern takes
 		uint32_t ranks = 0;
-		if (rp::check_job(c, rp::RunOptions{}, &ranks, &err) != 0) {
+		if (rp::check_job(c, &ranks, &err) != 0) {
 			RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
@@ -65,7 +65,7 @@ int check_config(int eal_argc, char **argv, const char *file)
 	}
 	for (size_t k = 0; k < steps.size(); k++) {
 		rp::Graph g;
-		if (rp::graph_plan(steps[k], rp::RunOptions{}, &g, &err) != 0) {
+		if (rp::graph_plan(steps[k], &g, &err) != 0) {
 			RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
@@ -204,6 +204,7 @@ int main(int argc, char **argv)
 			RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
+		rp::apply_cli(opts, &conf);
 		/* What flows through the pipeline (each step of a size sweep) is checked before EAL too. */
 		std::vector<rp::PipelineConf> steps;
 		if (rp::graph_sweep(conf, &steps, &err) != 0) {
@@ -211,13 +212,13 @@ int main(int argc, char **argv)
 			return rp::kExitUsage;
 		}
 		uint32_t ranks = 0;
-		if (conf.pattern.on() && rp::check_job(conf, opts, &ranks, &err) != 0) {
+		if (conf.pattern.on() && rp::check_job(conf, &ranks, &err) != 0) {
 			RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
 		for (size_t k = 0; k < steps.size() && !conf.pattern.on(); k++) {
 			rp::Graph plan;
-			if (rp::graph_plan(steps[k], opts, &plan, &err) != 0) {
+			if (rp::graph_plan(steps[k], &plan, &err) != 0) {
 				RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
 				return rp::kExitUsage;
 			}

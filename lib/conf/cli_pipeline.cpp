@@ -129,7 +129,28 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 	c.run.stats_period_s = o.stats_period_s;
 	c.run.json = o.output_json;
 	c.run.csv = o.output_csv;
+	apply_cli(o, &c);
 	return c;
+}
+
+void apply_cli(const RunOptions &o, PipelineConf *c)
+{
+	HooksConf &h = c->hooks;
+	h.corrupt_msg = o.corrupt_msg;
+	h.bad_rkey_qp = o.bad_rkey_qp;
+	h.inject_rnr_lcore = o.inject_rnr_lcore;
+	h.inject_pool_left = o.inject_pool_left;
+	h.inject_loss = o.inject_loss;
+	h.inject_bad_retx_header = o.inject_bad_retx_header;
+	c->run.stall_timeout_s = o.stall_timeout_s;
+	c->run.quiet = o.quiet;
+	c->run.stage_cycles |= o.stage_cycles;
+	if (o.stats_period_s > 0)
+		c->run.stats_period_s = o.stats_period_s;
+	if (!o.output_json.empty())
+		c->run.json = o.output_json;
+	if (!o.output_csv.empty())
+		c->run.csv = o.output_csv;
 }
 
 bool cli_lcores(const LcoreSet &lcores, bool interactive, bool one_end, unsigned *tx_lcore, unsigned *rx_lcore,

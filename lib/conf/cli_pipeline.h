@@ -28,6 +28,11 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 bool cli_lcores(const LcoreSet &lcores, bool interactive, bool one_end, unsigned *tx_lcore, unsigned *rx_lcore,
 		std::string *err);
 
+/* What the command line sets of a pipeline it runs (-f FILE, or its own): the test
+ * hooks, the stall timeout, quiet, and the results files, stats period and stage
+ * cycles where given (they win over the file's). */
+void apply_cli(const RunOptions &o, PipelineConf *c);
+
 /* c as a libconfig file that `rdmapipe -f` runs and `--check` validates; settings with
  * no key in the file (post API, fence, RNR, test hooks) are named in a comment. */
 std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o);

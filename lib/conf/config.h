@@ -126,6 +126,19 @@ struct RunConf {
 	std::string csv;
 	ConnectPath connect = ConnectPath::cm;   // loopback QP pairs: rdma_cm, or directly
 	bool stage_cycles = false;  // the lcore loops count TSC cycles per stage call
+	double stall_timeout_s = 10;   // no progress for this long: a flow gives up (--stall-timeout)
+	bool quiet = false;            // no progress lines (-q)
+};
+
+/* Test hooks (the command line's --inject-*), acting on the pipeline's first flow (or
+ * the lcore named): faults the tests cause on purpose. No key in a file. */
+struct HooksConf {
+	uint64_t corrupt_msg = UINT64_MAX;   // flip one byte of this message (0-based)
+	int bad_rkey_qp = -1;                // this QP posts with a wrong rkey
+	int inject_rnr_lcore = -1;           // this lcore's SRQ is left empty (RNR NAKs)
+	uint32_t inject_pool_left = 0;       // the first flow's send pool keeps only this many
+	double inject_loss = 0;              // this fraction of UC data WRs never posted
+	bool inject_bad_retx_header = false; // the first retransmission's header targets outside the window
 };
 
 /* Traffic patterns over the ranks of an MPI job (docs/cluster.md): each flow of the
@@ -165,6 +178,7 @@ struct PipelineConf {
 	std::vector<StageConf> stages;
 	RunConf run;
 	PatternConf pattern;
+	HooksConf hooks;
 };
 
 /* The lcores EAL will have, when known before EAL starts (from -l / -c / --lcores):

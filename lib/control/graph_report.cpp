@@ -325,9 +325,9 @@ void merge(WcErrorCounts *to, const WcErrorCounts &e)
  * then says it once, as a single flow's run did. */
 bool uniform(const Graph &g)
 {
-	const RunOptions &a = g.flows[0]->o;
+	const FlowParams &a = g.flows[0]->o;
 	for (const auto &f : g.flows) {
-		const RunOptions &b = f->o;
+		const FlowParams &b = f->o;
 		if (b.verb != a.verb || b.msg_bytes != a.msg_bytes || b.batch != a.batch || b.signal_every != a.signal_every ||
 		    b.sq_depth != a.sq_depth || b.verify != a.verify)
 			return false;
@@ -337,7 +337,7 @@ bool uniform(const Graph &g)
 
 const char *verified_how(const GraphFlow &f)
 {
-	const RunOptions &o = f.o;
+	const FlowParams &o = f.o;
 	if (f.remote && !f.remote->server && !verb_info(o.verb).self_checked)
 		return " here (the server checks what arrives)";
 	if (f.serves() && !verb_info(o.verb).responder_checks)
@@ -585,7 +585,7 @@ bool rel_writes_here(const Graph &g)
 }
 
 /* Each QP's window, the flow's shared one, or both (write_imm's slots under a flow window). */
-std::string window_str(const RunOptions &o)
+std::string window_str(const FlowParams &o)
 {
 	if (o.flow_window == 0)
 		return "window " + std::to_string(o.slots);
@@ -612,7 +612,7 @@ std::string windows_str(const Graph &g)
 void print_header(const PipelineConf &c, const Graph &g, const Totals &x)
 {
 	const GraphFlow &f0 = *g.flows[0];
-	const RunOptions &o0 = f0.o;
+	const FlowParams &o0 = f0.o;
 	const std::string in_flows = g.flows.size() > 1 ? " in " + std::to_string(g.flows.size()) + " flows" : "";
 	for (const GraphDevice &d : g.devs)
 		printf("  device:              %s port %u, GID index %d, MTU %s\n", d.dev->name.c_str(), d.dev->port,

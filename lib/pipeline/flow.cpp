@@ -29,7 +29,7 @@ rte_mempool *make_pool(const char *name, unsigned n, uint32_t elt_bytes, uint32_
 				  static_cast<int>(rte_socket_id()), RTE_MEMPOOL_F_NO_IOVA_CONTIG);
 }
 
-RoleShape role_shape(const RunOptions &o)
+RoleShape role_shape(const FlowParams &o)
 {
 	RoleShape r;
 	const Verb verb = o.verb;
@@ -48,7 +48,7 @@ RoleShape role_shape(const RunOptions &o)
 	return r;
 }
 
-rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, const RunOptions &o,
+rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, const FlowParams &o,
 				  const Device &dev, int access, MrTable *mrs, std::string *err)
 {
 	return make_registered_pool(name, what, n, o.msg_bytes, o.batch, o.pool_count ? o.pool_cache : UINT32_MAX, dev, access,
@@ -72,7 +72,7 @@ rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n
 	return p;
 }
 
-RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t hz)
+RequesterParams requester_params(const FlowParams &o, bool use_wr, uint64_t hz)
 {
 	const double dhz = static_cast<double>(hz);
 	RequesterParams p{o.verb, o.msg_bytes, o.batch, o.signal_every, o.sq_depth, o.slots,
@@ -102,7 +102,7 @@ RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t hz)
 	return p;
 }
 
-ResponderParams responder_params(const RunOptions &o, uint64_t hz)
+ResponderParams responder_params(const FlowParams &o, uint64_t hz)
 {
 	uint32_t credit_step = o.slots / 4 ? o.slots / 4 : 1;
 	ResponderParams p{o.verb, o.msg_bytes, o.slots, credit_step, o.verify,
@@ -122,7 +122,7 @@ ResponderParams responder_params(const RunOptions &o, uint64_t hz)
 	return p;
 }
 
-int responder_fill_srq(Responder *v, const RunOptions &o, const RoleShape &r, rte_mempool *rx_pool,
+int responder_fill_srq(Responder *v, const FlowParams &o, const RoleShape &r, rte_mempool *rx_pool,
 		       const MrTable *rx_mrs, const Device &dev, std::string *err)
 {
 	if (v->refill.init(v->srq, r.srq_depth, o.srq_refill, kRxPollBurst, rx_pool, o.msg_bytes, rx_mrs) != 0) {
@@ -162,7 +162,7 @@ bool gid_ipv4(const ibv_gid &g, std::string *ip)
 
 /* Both ends of every pair through rdma_cm, in this process: the server accepts on a
  * thread of its own (setup only) while this thread connects the client. */
-int connect_with_cm(const RunOptions &o, uint32_t nqps, Device &dev_a, Device &dev_b, SharedIOContext &req_io,
+int connect_with_cm(const FlowParams &o, uint32_t nqps, Device &dev_a, Device &dev_b, SharedIOContext &req_io,
 		    SharedIOContext &rsp_io, const QpOptions &req_qo, const QpOptions &rsp_qo, int req_access, int rsp_access,
 		    QpPairs *f, std::string *err)
 {
@@ -255,7 +255,7 @@ void QpPairs::destroy()
 	b.clear();
 }
 
-int qp_pairs_connect(const RunOptions &o, uint32_t n, Device &dev_a, Device &dev_b, SharedIOContext &io_a,
+int qp_pairs_connect(const FlowParams &o, uint32_t n, Device &dev_a, Device &dev_b, SharedIOContext &io_a,
 		     SharedIOContext &io_b, const QpOptions &qo_a, const QpOptions &qo_b, int access_a, int access_b,
 		     QpPairs *p, std::string *err)
 {
@@ -305,7 +305,7 @@ std::string obj_what(const std::string &tag, const char *what)
 
 } // namespace
 
-int requester_buffers(const RunOptions &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
+int requester_buffers(const FlowParams &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
 		      std::string *err)
 {
 	const RoleShape &shape = f->shape;
@@ -323,7 +323,7 @@ int requester_buffers(const RunOptions &o, const std::string &tag, Device &dev, 
 				    &f->credit_words, err);
 }
 
-int responder_buffers(const RunOptions &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
+int responder_buffers(const FlowParams &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
 		      std::string *err)
 {
 	const RoleShape &shape = f->shape;
@@ -342,7 +342,7 @@ int responder_buffers(const RunOptions &o, const std::string &tag, Device &dev, 
 				    shape.two_sided ? 0 : IBV_ACCESS_LOCAL_WRITE, &f->credit_src, err);
 }
 
-int requester_bind(const RunOptions &o, const char *tag, const VerbsOps *ops, bool use_wr, SharedIOContext &io,
+int requester_bind(const FlowParams &o, const char *tag, const VerbsOps *ops, bool use_wr, SharedIOContext &io,
 		   RunControl *ctl, LoopbackFlow *f, const std::vector<RemoteTarget> &targets, Requester *q, std::string *err)
 {
 	const uint32_t nqps = o.qps;
@@ -353,7 +353,7 @@ int requester_bind(const RunOptions &o, const char *tag, const VerbsOps *ops, bo
 	q->ctl = ctl;
 	q->p = requester_params(o, use_wr, rte_get_tsc_hz());
 	if (requester_init(q, nqps, err) != 0 ||
-	    requester_set_flows(q, o.flows.data(), static_cast<uint32_t>(o.flows.size()), err) != 0) {
+	    requester_set_flows(q, &o.qps, 1, err) != 0) {
 		*err = std::string(tag) + (*tag ? ": " : "") + *err;
 		return -1;
 	}
@@ -378,7 +378,7 @@ int requester_bind(const RunOptions &o, const char *tag, const VerbsOps *ops, bo
 	return 0;
 }
 
-int responder_bind(const RunOptions &o, const VerbsOps *ops, SharedIOContext &io, RunControl *ctl, LoopbackFlow *f,
+int responder_bind(const FlowParams &o, const VerbsOps *ops, SharedIOContext &io, RunControl *ctl, LoopbackFlow *f,
 		   const std::vector<CreditTarget> &credits, Responder *v, std::string *err)
 {
 	const uint32_t nqps = o.qps;
@@ -413,7 +413,7 @@ int responder_bind(const RunOptions &o, const VerbsOps *ops, SharedIOContext &io
 	return 0;
 }
 
-int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, Device &rsp_dev, const VerbsOps *ops,
+int loopback_flow_setup(const FlowParams &o, const char *tag, Device &req_dev, Device &rsp_dev, const VerbsOps *ops,
 			bool use_wr, SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
 			Requester *q, Responder *v, std::string *err)
 {

@@ -5,7 +5,7 @@
  * object and the cause; nothing here prints or exits. */
 #pragma once
 
-#include "conf/options.h"
+#include "pipeline/flow_params.h"
 #include "engine/requester.h"
 #include "engine/responder.h"
 #include "verbs/device.h"
@@ -33,11 +33,11 @@ struct RoleShape {
 	unsigned tx_pool_n = 0;
 	unsigned rx_pool_n = 0;      // 0: no receive buffers (write_imm has zero-SGE receives)
 };
-RoleShape role_shape(const RunOptions &o);
+RoleShape role_shape(const FlowParams &o);
 
 /* Messages a flow may have in flight unconsumed at its receiver: every QP's window, or
- * the flow's window where its QPs share one (RunOptions::flow_window). */
-inline uint64_t flow_inflight(const RunOptions &o)
+ * the flow's window where its QPs share one (FlowParams::flow_window). */
+inline uint64_t flow_inflight(const FlowParams &o)
 {
 	const uint64_t per_qp = static_cast<uint64_t>(o.slots) * o.qps;
 	return o.flow_window && o.flow_window < per_qp ? o.flow_window : per_qp;
@@ -46,14 +46,14 @@ inline uint64_t flow_inflight(const RunOptions &o)
 /* Under a flow window, whether each QP still needs credit of its own: only where its
  * window is smaller than the flow's (write_imm's slots, which the sender must not
  * overwrite before the receiver checked them). */
-inline bool qp_credit(const RunOptions &o)
+inline bool qp_credit(const FlowParams &o)
 {
 	return o.flow_window == 0 || o.slots < o.flow_window;
 }
 
 /* A registered pool of n buffers; *err names it and what to do when memory runs out.
  * The first takes the buffer size, burst and cache from a flow's options. */
-rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, const RunOptions &o,
+rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, const FlowParams &o,
 				  const Device &dev, int access, MrTable *mrs, std::string *err);
 rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n, uint32_t elt_bytes, uint32_t burst,
 				  uint32_t cache, const Device &dev, int access, MrTable *mrs, std::string *err);
@@ -70,12 +70,12 @@ inline constexpr double kRestartSettleS = 200e-6;
  * included, so that a late write seldom lands after the one that replaced it. */
 inline constexpr double kCreditRetryS = 0.2;
 
-RequesterParams requester_params(const RunOptions &o, bool use_wr, uint64_t tsc_hz);
-ResponderParams responder_params(const RunOptions &o, uint64_t tsc_hz);
+RequesterParams requester_params(const FlowParams &o, bool use_wr, uint64_t tsc_hz);
+ResponderParams responder_params(const FlowParams &o, uint64_t tsc_hz);
 
 /* The SRQ filled with every receive, and armed with a limit of one chain (an async event
  * says the responder is close to RNR). Returns 0 or -1 with *err. */
-int responder_fill_srq(Responder *v, const RunOptions &o, const RoleShape &r, rte_mempool *rx_pool,
+int responder_fill_srq(Responder *v, const FlowParams &o, const RoleShape &r, rte_mempool *rx_pool,
 		       const MrTable *rx_mrs, const Device &dev, std::string *err);
 
 /* n QP pairs, end a on device dev_a and io context io_a, end b on dev_b and io_b (one
@@ -97,7 +97,7 @@ struct QpPairs {
 };
 
 /* Returns 0, or -1 with *err naming what failed. */
-int qp_pairs_connect(const RunOptions &o, uint32_t n, Device &dev_a, Device &dev_b, SharedIOContext &io_a,
+int qp_pairs_connect(const FlowParams &o, uint32_t n, Device &dev_a, Device &dev_b, SharedIOContext &io_a,
 		     SharedIOContext &io_b, const QpOptions &qo_a, const QpOptions &qo_b, int access_a, int access_b,
 		     QpPairs *p, std::string *err);
 
@@ -133,7 +133,7 @@ inline uint64_t *credit_word_at(const LoopbackFlow &f, uint32_t k)
  * up both roles on it: q
  * posts o's messages, v receives and checks them; both report to ctl. `tag` keeps
  * object names unique ("" for a single flow). Returns 0, or -1 with *err. */
-int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, Device &rsp_dev, const VerbsOps *ops,
+int loopback_flow_setup(const FlowParams &o, const char *tag, Device &req_dev, Device &rsp_dev, const VerbsOps *ops,
 			bool use_wr, SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
 			Requester *q, Responder *v, std::string *err);
 
@@ -142,9 +142,9 @@ int loopback_flow_setup(const RunOptions &o, const char *tag, Device &req_dev, D
  * pool (unless fed) and credit words; the responder's receive pool (unless its lcore's
  * SRQ has one), memory and credit sources. `remote`: the far end is another host, and
  * the credit words double as keep-alive words it reads. Returns 0 or -1 with *err. */
-int requester_buffers(const RunOptions &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
+int requester_buffers(const FlowParams &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
 		      std::string *err);
-int responder_buffers(const RunOptions &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
+int responder_buffers(const FlowParams &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
 		      std::string *err);
 
 /* Where a responder writes one QP's credit. */
@@ -156,9 +156,9 @@ struct CreditTarget {
 /* q set up on QPs f->pairs.a (targets[i]: QP i's window or word at the far end, none
  * for two-sided verbs), v on QPs f->pairs.b (credits[i]: QP i's credit word there).
  * Returns 0 or -1 with *err. */
-int requester_bind(const RunOptions &o, const char *tag, const VerbsOps *ops, bool use_wr, SharedIOContext &io,
+int requester_bind(const FlowParams &o, const char *tag, const VerbsOps *ops, bool use_wr, SharedIOContext &io,
 		   RunControl *ctl, LoopbackFlow *f, const std::vector<RemoteTarget> &targets, Requester *q, std::string *err);
-int responder_bind(const RunOptions &o, const VerbsOps *ops, SharedIOContext &io, RunControl *ctl, LoopbackFlow *f,
+int responder_bind(const FlowParams &o, const VerbsOps *ops, SharedIOContext &io, RunControl *ctl, LoopbackFlow *f,
 		   const std::vector<CreditTarget> &credits, Responder *v, std::string *err);
 
 /* An rte_mempool of n buffers on this socket, with a per-lcore cache sized for bursts

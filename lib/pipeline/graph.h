@@ -16,7 +16,6 @@
 #pragma once
 
 #include "conf/config.h"
-#include "conf/options.h"
 #include "engine/cq_router.h"
 #include "engine/ctrl_port.h"
 #include "engine/histogram.h"
@@ -25,6 +24,7 @@
 #include "engine/responder.h"
 #include "engine/run_control.h"
 #include "pipeline/flow.h"
+#include "pipeline/flow_params.h"
 #include "pipeline/lcore_loop.h"
 #include "pipeline/remote_flow.h"
 #include "pipeline/stage.h"
@@ -57,7 +57,7 @@ struct GraphStage;
 struct GraphLane {
 	GraphStage *stage = nullptr;
 	GraphLcore *lcore = nullptr;
-	RunOptions o;                                // its share: QPs, messages, send queue
+	FlowParams o;                                // its share: QPs, messages, send queue
 	Requester q;
 	std::unique_ptr<LoopbackFlow> objs;          // its own QPs and pool (not shared)
 	Responder passive;                           // the far ends' role: set up, never run
@@ -69,7 +69,7 @@ struct GraphLane {
 /* One flow: its objects and its two roles (a two-host flow: the one whose end is here). */
 struct GraphFlow {
 	const FlowConf *conf = nullptr;
-	RunOptions o;                      // the flow as run options (sizes, counts, hooks)
+	FlowParams o;                      // the flow as its roles run it (sizes, counts, hooks)
 	RoleShape shape;                   // its sizes (graph_plan): pools, CQ entries, memory
 	std::unique_ptr<RemoteEnd> remote; // two hosts: this end (client: tx only; server: rx only)
 	std::unique_ptr<LoopbackFlow> objs = std::make_unique<LoopbackFlow>();
@@ -189,10 +189,9 @@ struct Graph {
 	~Graph();
 };
 
-/* The run options of flow f of pipeline c (sizes, counts, the file's pool and io
- * context sizes), keeping the command line's test hooks, results files and settings
- * the file has no key for. */
-RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunOptions &cli);
+/* Flow f of pipeline c as its roles run it: its settings, the run's count or duration,
+ * results and warm-up, the pipeline's test hooks where they act on it. */
+FlowParams flow_params(const PipelineConf &c, const FlowConf &f);
 
 /* A flow's `sizes` list is a size sweep, like perftest's -a: the pipeline runs once per
  * size, in turn, every flow with a list taking its k-th size in step k (the lists have
@@ -206,7 +205,7 @@ std::string graph_step_name(const PipelineConf &c, const PipelineConf &step);
 /* The plan of c (one size per flow: a step of graph_sweep), before EAL or any device: flows, stages, rings and what flows through
  * them (counts, sizes, the pool each buffer returns to), checked. Creates nothing.
  * Returns 0, or -1 with *err = "FILE:LINE: PATH: why". */
-int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::string *err);
+int graph_plan(const PipelineConf &c, Graph *g, std::string *err);
 
 /* The devices a planned graph's io contexts use, in the file's order (each once). */
 std::vector<const DeviceConf *> graph_devices(const Graph &g);
@@ -217,7 +216,7 @@ std::vector<const DeviceConf *> graph_devices(const Graph &g);
  * (rxeA -> rxeB over their wire); a two-host flow's end connects to (or waits for) the
  * other host's (g->watch then holds its connections, for the caller to watch while
  * the lcores run). Returns 0, or -1 with *err. */
-int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<GraphDevice> &devs, Graph *g,
+int graph_build(const PipelineConf &c, const std::vector<GraphDevice> &devs, Graph *g,
 		std::string *err);
 
 /* An lcore's job (rte_eal_remote_launch): starts its roles, runs its loop. */

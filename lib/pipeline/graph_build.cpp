@@ -122,13 +122,13 @@ namespace {
 
 /* Per lcore with RDMA stages: one io context sized by all of them, its SRQ filled
  * before any QP connects (a client on another host posts once its connections are up). */
-int build_io(Graph *g, const RunOptions &cli, std::string *err)
+int build_io(Graph *g, std::string *err)
 {
 	for (auto &l : g->lcores)
 		if (l->conf && l->has_roles() && make_lcore_io(l.get(), err) != 0)
 			return -1;
 	for (auto &l : g->lcores) {
-		l->starved = static_cast<int>(l->lcore) == cli.inject_rnr_lcore;
+		l->starved = static_cast<int>(l->lcore) == g->conf->hooks.inject_rnr_lcore;
 		if (l->has_io && fill_lcore_srq(l.get(), l->starved, err) != 0)
 			return -1;
 	}
@@ -244,13 +244,13 @@ int wire_stages(Graph *g, std::string *err)
 }
 
 /* Each lcore: its roles share its CQs; its stages in file order; it idles as one. */
-int make_loops(const PipelineConf &c, const RunOptions &cli, Graph *g, std::string *err)
+int make_loops(const PipelineConf &c, Graph *g, std::string *err)
 {
 	for (auto &l : g->lcores) {
 		if (l->has_io && route_lcore(l.get(), err) != 0)
 			return -1;
 		l->loop.abort = &g->run.abort;
-		l->loop.count_cycles = c.run.stage_cycles || cli.stage_cycles;
+		l->loop.count_cycles = c.run.stage_cycles;
 		if (l->has_io && l->io.channel) {
 			l->loop.idler.channel = l->io.channel;
 			l->loop.idler.cqs[0] = l->io.send_cq;
@@ -266,19 +266,19 @@ int make_loops(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 
 } // namespace
 
-int graph_build(const PipelineConf &c, const RunOptions &cli, const std::vector<GraphDevice> &devs, Graph *g,
+int graph_build(const PipelineConf &c, const std::vector<GraphDevice> &devs, Graph *g,
 		std::string *err)
 {
-	if (!g->planned && graph_plan(c, cli, g, err) != 0)
+	if (!g->planned && graph_plan(c, g, err) != 0)
 		return -1;
 	if (assign_devices(c, devs, g, err) != 0 || fit_chunks(g, err) != 0 || fit_device(g, err) != 0)
 		return -1;
-	if (build_io(g, cli, err) != 0 || connect_flows(g, err) != 0 || make_rings(c, g, err) != 0 || wire_stages(g, err) != 0 ||
-	    make_loops(c, cli, g, err) != 0)
+	if (build_io(g, err) != 0 || connect_flows(g, err) != 0 || make_rings(c, g, err) != 0 || wire_stages(g, err) != 0 ||
+	    make_loops(c, g, err) != 0)
 		return -1;
 	if (log_enabled(RTE_LOG_DEBUG, rp_logtype_pipeline))
 		log_lcores(*g);
-	return cli.inject_pool_left ? squeeze_pool(g, cli.inject_pool_left, err) : 0;
+	return c.hooks.inject_pool_left ? squeeze_pool(g, c.hooks.inject_pool_left, err) : 0;
 }
 
 } // namespace rp

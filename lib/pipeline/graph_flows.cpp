@@ -20,7 +20,7 @@ void pingpong_reliable(PingPongParams *p, const RequesterParams &r)
  * its lcores' io contexts; their receive pools are set once the SRQs are filled. */
 int pingpong_setup(GraphFlow &f, std::string *err)
 {
-	const RunOptions &o = f.o;
+	const FlowParams &o = f.o;
 	LoopbackFlow &obj = *f.objs;
 	const std::string name = "rp_" + f.conf->name + "_ping_pool", what = "flow '" + f.conf->name + "': ping buffer pool";
 	if (f.tx && (obj.tx_pool = make_registered_pool(name.c_str(), what.c_str(), f.shape.tx_pool_n, o, *f.tx->dev, 0,

@@ -6,15 +6,11 @@
 
 namespace rp {
 
-RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunOptions &cli)
+FlowParams flow_params(const PipelineConf &c, const FlowConf &f)
 {
-	RunOptions r = cli;   // hooks, post API, fence, RNR, connect path, quiet, results files
-	r.output_json = !cli.output_json.empty() ? cli.output_json : c.run.json;
-	r.output_csv = !cli.output_csv.empty() ? cli.output_csv : c.run.csv;
-	r.flow_names = {f.name};
+	FlowParams r;
 	r.verb = f.verb;
 	r.qps = f.qps;
-	r.flows = {f.qps};
 	r.msg_bytes = f.sizes[0];
 	r.batch = f.batch;
 	r.signal_every = f.signal_every;
@@ -33,7 +29,6 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 	r.flow_window_given = f.flow_window_given;
 	r.batch_given = f.batch_given;
 	r.signal_given = f.signal_given;
-	r.inject_loss = cli.inject_loss > 0 ? cli.inject_loss : f.inject_loss;
 	r.post_api = f.post_api;
 	r.fence = f.fence;
 	r.rnr_retry = f.rnr_retry;
@@ -41,8 +36,6 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 	r.min_rnr_timer = f.min_rnr_timer;
 	r.connect = c.run.connect;
 	r.rate_pps = f.rate_pps;
-	r.messages = 0;
-	r.duration_s = 0;
 	if (f.messages)
 		r.messages = f.messages;
 	else if (f.duration_s > 0)
@@ -57,8 +50,14 @@ RunOptions flow_run_options(const PipelineConf &c, const FlowConf &f, const RunO
 			r.pool_cache = pool.cache;
 		}
 	r.warmup_s = c.run.warmup_s;
-	r.stats_period_s = cli.stats_period_s > 0 ? cli.stats_period_s : c.run.stats_period_s;
-	r.tx_gen_stage = false;
+	r.stall_timeout_s = c.run.stall_timeout_s;
+	r.quiet = c.run.quiet;
+	r.inject_loss = c.hooks.inject_loss > 0 ? c.hooks.inject_loss : f.inject_loss;
+	r.inject_bad_retx_header = c.hooks.inject_bad_retx_header;
+	if (&f == &c.flows[0]) {   // these act on the first flow only
+		r.corrupt_msg = c.hooks.corrupt_msg;
+		r.bad_rkey_qp = c.hooks.bad_rkey_qp;
+	}
 	return r;
 }
 
@@ -125,7 +124,7 @@ int plan_lanes(const PipelineConf &c, GraphFlow *f, std::string *err)
 		return -1;
 	}
 	for (uint32_t t = 0; t < nl; t++) {
-		RunOptions &o = f->lanes[t]->o;
+		FlowParams &o = f->lanes[t]->o;
 		o = f->o;
 		if (f->o.messages)
 			o.messages = f->o.messages / nl + (t < f->o.messages % nl);
@@ -134,7 +133,6 @@ int plan_lanes(const PipelineConf &c, GraphFlow *f, std::string *err)
 			o.sq_depth = fc.sq_depth / nl;   // its share of every QP's send queue
 		} else {
 			o.qps = fc.qps / nl;
-			o.flows = {o.qps};
 		}
 		if (t > 0) {   // the test hooks act on lane 0's QP 0
 			o.corrupt_msg = UINT64_MAX;
@@ -144,13 +142,13 @@ int plan_lanes(const PipelineConf &c, GraphFlow *f, std::string *err)
 	return 0;
 }
 
-/* A flow's window shared by its QPs (RunOptions::flow_window): given, it must be one
+/* A flow's window shared by its QPs (FlowParams::flow_window): given, it must be one
  * the flow can keep; left out, it is kDefaultWindow where the flow's default per-QP
  * windows would add up to more (at 33 QPs and up), so that its receiver's SRQ holds
  * the same whatever the QP count. Sends then have no per-QP window but the flow's. */
 int plan_flow_window(const PipelineConf &c, GraphFlow *f, std::string *err)
 {
-	RunOptions &o = f->o;
+	FlowParams &o = f->o;
 	const FlowConf &fc = *f->conf;
 	const char *why = !verb_consumes_receive(o.verb) ? "its verb consumes no receive at the far end: there is no window to share"
 			  : f->pingpong	       ? "a ping-pong keeps one message in flight per QP"
@@ -185,7 +183,7 @@ int plan_flow_window(const PipelineConf &c, GraphFlow *f, std::string *err)
 
 /* This host's part of each flow: its run options, a two-host flow's end here; the
  * command line's test hooks act on the first flow only. */
-int plan_flows(const PipelineConf &c, const RunOptions &cli, Graph *g, std::string *err)
+int plan_flows(const PipelineConf &c, Graph *g, std::string *err)
 {
 	for (size_t i = 0; i < c.flows.size(); i++) {
 		const FlowConf &fc = c.flows[i];
@@ -197,10 +195,10 @@ int plan_flows(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 		g->flows.push_back(std::make_unique<GraphFlow>());
 		GraphFlow &f = *g->flows.back();
 		f.conf = &fc;
-		f.o = flow_run_options(c, fc, cli);
+		f.o = flow_params(c, fc);
 		f.ctl.run = &g->run;
-		if (cli.bad_rkey_qp >= static_cast<int>(fc.qps) && i == 0) {
-			*err = "--inject-bad-rkey " + std::to_string(cli.bad_rkey_qp) + ": flow '" + fc.name + "' has only " +
+		if (c.hooks.bad_rkey_qp >= static_cast<int>(fc.qps) && i == 0) {
+			*err = "--inject-bad-rkey " + std::to_string(c.hooks.bad_rkey_qp) + ": flow '" + fc.name + "' has only " +
 			       std::to_string(fc.qps) + " QP(s)";
 			return -1;
 		}
@@ -208,11 +206,6 @@ int plan_flows(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 			f.remote = std::make_unique<RemoteEnd>();
 			if (remote_end_init(c, fc, f.remote.get(), err) != 0)
 				return -1;
-		}
-		/* Test hooks act on the first flow only. */
-		if (i > 0) {
-			f.o.corrupt_msg = UINT64_MAX;
-			f.o.bad_rkey_qp = -1;
 		}
 	}
 	return 0;
@@ -316,22 +309,22 @@ int check_pingpongs(const PipelineConf &c, Graph *g, std::string *err)
 }
 
 /* Test hooks from the command line with a file: they need a flow to act on. */
-int check_hooks(const PipelineConf &c, const RunOptions &cli, Graph *g, std::string *err)
+int check_hooks(const PipelineConf &c, Graph *g, std::string *err)
 {
 	bool any_uc = false, any_rel_write = false;
 	for (auto &f : g->flows) {
 		any_uc |= f->o.uc;
 		any_rel_write |= f->reliable() && verb_info(f->o.verb).chunkable;
-		if (cli.inject_loss > 0 && f->o.uc && !f->reliable() && f->o.post_api == PostApi::wr) {
+		if (c.hooks.inject_loss > 0 && f->o.uc && !f->reliable() && f->o.post_api == PostApi::wr) {
 			*err = "--inject-loss: flow '" + f->conf->name + "' is plain UC posting through ibv_qp_ex; the hook leaves WRs out of ibv_post_send chains";
 			return -1;
 		}
 	}
-	if (cli.inject_loss > 0 && !any_uc) {
+	if (c.hooks.inject_loss > 0 && !any_uc) {
 		*err = "--inject-loss: no flow of " + c.file + " runs over UC (an RC QP cannot skip a message)";
 		return -1;
 	}
-	if (cli.inject_bad_retx_header && !any_rel_write) {
+	if (c.hooks.inject_bad_retx_header && !any_rel_write) {
 		*err = "--inject-bad-retx-header: no flow of " + c.file + " is a write_imm over UC with software reliability";
 		return -1;
 	}
@@ -368,11 +361,11 @@ int check_inputs(const PipelineConf &c, Graph *g, std::string *err)
 
 } // namespace
 
-int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::string *err)
+int graph_plan(const PipelineConf &c, Graph *g, std::string *err)
 {
 	g->conf = &c;
 	std::map<GraphFlow *, unsigned> ntx;
-	if (plan_flows(c, cli, g, err) != 0 || plan_roles(c, g, &ntx, err) != 0 || place_stages(c, g, ntx, err) != 0 ||
+	if (plan_flows(c, g, err) != 0 || plan_roles(c, g, &ntx, err) != 0 || place_stages(c, g, ntx, err) != 0 ||
 	    plan_stages(g, err) != 0)
 		return -1;
 	for (auto &f : g->flows)
@@ -390,11 +383,11 @@ int graph_plan(const PipelineConf &c, const RunOptions &cli, Graph *g, std::stri
 	for (auto &f : g->flows)
 		if (plan_flow_window(c, f.get(), err) != 0)
 			return -1;
-	if (check_hooks(c, cli, g, err) != 0 || check_inputs(c, g, err) != 0)
+	if (check_hooks(c, g, err) != 0 || check_inputs(c, g, err) != 0)
 		return -1;
 	size_graph(g);
-	if (cli.inject_rnr_lcore >= 0 && !lcore_has_srq(*g, static_cast<unsigned>(cli.inject_rnr_lcore))) {
-		*err = "--inject-rnr " + std::to_string(cli.inject_rnr_lcore) +
+	if (c.hooks.inject_rnr_lcore >= 0 && !lcore_has_srq(*g, static_cast<unsigned>(c.hooks.inject_rnr_lcore))) {
+		*err = "--inject-rnr " + std::to_string(c.hooks.inject_rnr_lcore) +
 		       ": no flow receives SENDs on that lcore (no SRQ there to leave empty)";
 		return -1;
 	}

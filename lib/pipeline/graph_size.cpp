@@ -12,7 +12,7 @@ namespace {
  * keeps its flows' windows and an eighth. Returns the receives over the flow's QPs. */
 uint64_t size_rq(GraphFlow *f, bool pingpong)
 {
-	RunOptions &o = f->o;
+	FlowParams &o = f->o;
 	const uint64_t w = pingpong ? 1 : flow_receives(f) / o.qps;
 	o.rq_refill = static_cast<uint32_t>(std::max<uint64_t>(1, w / 8));
 	o.rq_depth = static_cast<uint32_t>(w + o.rq_refill);
@@ -78,7 +78,7 @@ void size_lcore(Graph *g, GraphLcore *l)
 
 /* Whether the window that bounds a flow's receives was set by the file: the flow's
  * where its QPs share one, else each QP's. */
-bool window_given(const RunOptions &o)
+bool window_given(const FlowParams &o)
 {
 	return o.flow_window ? o.flow_window_given : o.slots_given;
 }
@@ -118,7 +118,7 @@ int fit_rq_depths(const GraphLcore *l, std::string *err)
  * with it, so that a chain still fits. */
 int fit_flow_window(const Graph *g, GraphFlow *f, double scale, const std::string &limit, std::string *said, std::string *err)
 {
-	RunOptions &o = f->o;
+	FlowParams &o = f->o;
 	const uint32_t fw = std::max<uint32_t>(1, static_cast<uint32_t>(o.flow_window * scale));
 	if (fw < o.batch && o.batch_given) {
 		*err = at(*g->conf, f->conf->line, "batch") + "flow '" + f->conf->name + "': its flow window, fitted to " + limit + ", is " +
@@ -175,7 +175,7 @@ int fit_windows(Graph *g, GraphLcore *l, std::string *said, std::string *err)
 	}
 	const double scale = static_cast<double>(room - fixed) / static_cast<double>(adjustable);
 	for (GraphFlow *f : l->responders) {
-		RunOptions &o = f->o;
+		FlowParams &o = f->o;
 		if (!verb_consumes_receive(o.verb) || window_given(o))
 			continue;
 		if (o.flow_window) {
@@ -243,7 +243,7 @@ int fit_send_cq(Graph *g, GraphLcore *l, std::string *said, std::string *err)
 	const uint64_t fixed = l->send_cq - want;
 	const uint64_t room = max_cqe > fixed ? max_cqe - fixed : 0;
 	for (GraphFlow *f : l->requesters) {
-		RunOptions &o = f->o;
+		FlowParams &o = f->o;
 		const uint64_t mine = static_cast<uint64_t>(o.qps) * o.sq_depth;
 		const uint32_t budget = static_cast<uint32_t>(room * mine / want);
 		const uint32_t least = o.batch * Chunking::of(o.msg_bytes, o.chunk_bytes).count;
@@ -297,7 +297,7 @@ int fit_chunks(Graph *g, std::string *err)
 	bool resize = false;
 	for (auto &fp : g->flows) {
 		GraphFlow &f = *fp;
-		RunOptions &o = f.o;
+		FlowParams &o = f.o;
 		if (!f.reliable() || !verb_info(o.verb).chunkable)
 			continue;
 		uint32_t mtu = UINT32_MAX;

@@ -22,7 +22,7 @@ constexpr unsigned kProbeDeadline = 300;       // unanswered for 3 s: the client
 
 /* How long either end waits for the other to connect: as long as the stall timeout
  * allows, at least 10 s (rdma_cm resends a lost REQ, REP or RTU only after ~4 s). */
-int connect_wait_ms(const RunOptions &o)
+int connect_wait_ms(const FlowParams &o)
 {
 	return static_cast<int>(std::max(o.stall_timeout_s * 1000, static_cast<double>(kConnectTimeoutMs)));
 }
@@ -41,7 +41,7 @@ const char *dev_name_of(ibv_context *verbs)
 }
 
 /* Per QP, the messages the requester sends: its share of the flow's count. */
-std::vector<uint64_t> qp_targets(const RunOptions &o)
+std::vector<uint64_t> qp_targets(const FlowParams &o)
 {
 	std::vector<uint64_t> t;
 	for (uint32_t k = 0; k < o.qps; k++)
@@ -51,7 +51,7 @@ std::vector<uint64_t> qp_targets(const RunOptions &o)
 
 /* What both ends must agree on: the client says it, the server checks it. `messages`
  * is this QP's own count, so both ends split a flow's count the same way. */
-CmPrivate request_of(const RunOptions &o, uint32_t qi, uint64_t qp_messages)
+CmPrivate request_of(const FlowParams &o, uint32_t qi, uint64_t qp_messages)
 {
 	CmPrivate p;
 	p.qp_index = static_cast<uint16_t>(qi);
@@ -64,7 +64,7 @@ CmPrivate request_of(const RunOptions &o, uint32_t qi, uint64_t qp_messages)
 	return p;
 }
 
-std::string mismatch(const RunOptions &o, const CmPrivate &peer, uint64_t qp_messages)
+std::string mismatch(const FlowParams &o, const CmPrivate &peer, uint64_t qp_messages)
 {
 	Verb v = static_cast<Verb>(peer.verb ? peer.verb - 1 : 0);
 	if (peer.verb != 0 && v == o.verb && peer.slot_bytes == o.msg_bytes && peer.slots == o.slots &&
@@ -154,7 +154,7 @@ namespace {
 /* Connects the client's QPs. A server that is not listening yet (it starts later, or
  * is between two steps of a size sweep) is asked again every 200 ms for up to 10 s;
  * any other refusal or failure is final. */
-int connect_retrying(const RunOptions &o, const Device &dev, RemoteEnd *e, const std::vector<CmQpSpec> &specs,
+int connect_retrying(const FlowParams &o, const Device &dev, RemoteEnd *e, const std::vector<CmQpSpec> &specs,
 		     const std::vector<CmPrivate> &locals, LoopbackFlow *f, std::string *err)
 {
 	constexpr useconds_t kRetryUs = 200000;
@@ -216,7 +216,7 @@ QpOptions service_qo(const QpOptions &qo)
 
 } // namespace
 
-int remote_connect(const RunOptions &o, Device &dev, SharedIOContext &io, const QpOptions &qo, int access, uint8_t flags,
+int remote_connect(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, int access, uint8_t flags,
 		   RemoteEnd *e, LoopbackFlow *f, std::string *err)
 {
 	const uint32_t nqps = o.qps;
@@ -270,7 +270,7 @@ int remote_connect(const RunOptions &o, Device &dev, SharedIOContext &io, const 
 	return 0;
 }
 
-int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
+int remote_client_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
 			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Requester *q,
 			std::string *err)
 {
@@ -321,7 +321,7 @@ namespace {
 
 /* The server's QPs of a one-sided verb post only keep-alive reads: their send CQ is
  * the probe's own. */
-int make_probe(const RunOptions &o, Device &dev, RemoteEnd *e, LoopbackFlow *f, std::string *err)
+int make_probe(const FlowParams &o, Device &dev, RemoteEnd *e, LoopbackFlow *f, std::string *err)
 {
 	if ((e->probe_cq = ibv_create_cq(dev.ctx, static_cast<int>(o.qps) + 1, nullptr, nullptr, 0)) == nullptr) {
 		*err = dev.name + ": the keep-alive CQ (" + std::to_string(o.qps + 1) + " entries): ibv_create_cq: " + strerror(errno);
@@ -336,7 +336,7 @@ int make_probe(const RunOptions &o, Device &dev, RemoteEnd *e, LoopbackFlow *f, 
 
 } // namespace
 
-int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e,
+int remote_accept(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e,
 		  LoopbackFlow *f, const RemoteAcceptFill &fill, std::string *err)
 {
 	const uint32_t nqps = o.qps;
@@ -405,7 +405,7 @@ int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const Q
 	return 0;
 }
 
-int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
+int remote_server_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
 			bool hand_on, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Responder *v, std::string *err)
 {
 	const RoleShape &shape = f->shape;

@@ -85,7 +85,7 @@ int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, LoopbackFlow *f
 /* Client: resolves, makes the requester's buffers, connects o.qps QPs on io (announcing
  * the counts, and whether its payloads are made upstream, each with its key) and sets
  * up q on them with the server's windows. */
-int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
+int remote_client_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
 			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Requester *q,
 			std::string *err);
 
@@ -94,7 +94,7 @@ int remote_client_setup(const RunOptions &o, const char *tag, Device &dev, const
  * the announced counts. hand_on: its rdma_rx stage hands messages to stages that check
  * each alone (the client is asked for payloads that carry their key). The receive pool
  * and SRQ are the lcore's (f->srq_by_lcore). */
-int remote_server_setup(const RunOptions &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
+int remote_server_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
 			bool hand_on, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Responder *v, std::string *err);
 
 /* Server: the messages its client sends over qps QPs: the counts it announced, or in a
@@ -107,10 +107,10 @@ uint64_t remote_sent(const RemoteEnd &e, uint32_t qps, unsigned *told);
  * replies in f->pairs.cm_client. Server: accepts o.qps connections, each checked against
  * o; fill (if any) completes each QP's spec and reply from the request, or refuses it
  * (-1 with *why); the QPs in f->pairs.b, in QP index order. */
-int remote_connect(const RunOptions &o, Device &dev, SharedIOContext &io, const QpOptions &qo, int access, uint8_t flags,
+int remote_connect(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, int access, uint8_t flags,
 		   RemoteEnd *e, LoopbackFlow *f, std::string *err);
 using RemoteAcceptFill = std::function<int(const CmPrivate &req, CmQpSpec *spec, CmPrivate *reply, std::string *why)>;
-int remote_accept(const RunOptions &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e,
+int remote_accept(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e,
 		  LoopbackFlow *f, const RemoteAcceptFill &fill, std::string *err);
 
 /* The control plane's watch over every remote end of a run, on a control thread. */

@@ -35,7 +35,7 @@ struct Plan {
 	explicit Plan(const std::string &body, const char *head = kHead)
 	{
 		load(std::string(head) + body, &c);
-		rc = rp::graph_plan(c, rp::RunOptions{}, &g, &err);
+		rc = rp::graph_plan(c, &g, &err);
 	}
 	rp::GraphStage *stage(const char *name)
 	{
@@ -402,7 +402,7 @@ void flow_window_default(void **)
 	};
 	Plan wide(flow("verb = \"send\"; qps = 64;") + two_ends, head);
 	assert_int_equal(wide.rc, 0);
-	const rp::RunOptions &o = wide.g.flows[0]->o;
+	const rp::FlowParams &o = wide.g.flows[0]->o;
 	assert_int_equal(o.flow_window, rp::kDefaultWindow);
 	assert_false(o.flow_window_given);
 	assert_int_equal(o.slots, rp::kDefaultWindow);   // no per-QP window but the flow's
@@ -455,7 +455,7 @@ void size_lists_sweep_in_step(void **)
 		assert_int_equal(steps[k].flows[0].sizes[0], want[k]);
 		assert_int_equal(steps[k].flows[1].sizes[0], 128);
 		rp::Graph g;
-		assert_int_equal(rp::graph_plan(steps[k], rp::RunOptions{}, &g, &err), 0);
+		assert_int_equal(rp::graph_plan(steps[k], &g, &err), 0);
 		assert_int_equal(g.flows[0]->o.msg_bytes, want[k]);
 	}
 	Plan two("flows = ( { name = \"a\"; verb = \"write\"; sizes = [64, 128]; messages = 10; pool = \"p\"; },\n"
@@ -483,7 +483,7 @@ void devices_the_plan_uses(void **)
 		"  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 1; flow = \"f\"; } );\n";
 	load(text, &c);
 	rp::Graph g;
-	assert_int_equal(rp::graph_plan(c, rp::RunOptions{}, &g, &err), 0);
+	assert_int_equal(rp::graph_plan(c, &g, &err), 0);
 	std::vector<const rp::DeviceConf *> d = rp::graph_devices(g);
 	assert_int_equal(d.size(), 2);
 	assert_string_equal(d[0]->name.c_str(), "rxeB");
@@ -511,7 +511,7 @@ void port_down_stops_the_flows_on_it(void **)
 		"  { name = \"brx\"; kind = \"rdma_rx\"; lcore = 3; flow = \"b\"; } );\n";
 	load(text, &c);
 	rp::Graph g;
-	assert_int_equal(rp::graph_plan(c, rp::RunOptions{}, &g, &err), 0);
+	assert_int_equal(rp::graph_plan(c, &g, &err), 0);
 	rp::Device a, b;   // as graph_build would set them (port 1 each)
 	for (auto &l : g.lcores)
 		l->dev = l->conf && l->conf->device == "rxeA" ? &a : &b;
