@@ -2,6 +2,7 @@
  * flow between its gen stages, what a fed flow sends, and the pipelines it refuses
  * because buffers would go back to the wrong pool or a ring carries what its consumer
  * cannot send. The completion router: each completion reaches the role owning its QP. */
+#include "conf/cli_pipeline.h"
 #include "conf/config.h"
 #include "engine/cq_router.h"
 #include "pipeline/graph.h"
@@ -470,6 +471,39 @@ void size_lists_sweep_in_step(void **)
 
 /* Io contexts on two devices: the plan lists the devices its lcores use, in the file's
  * order, each once, and only those (a device no RDMA stage uses is not opened). */
+/* What the command line sets of a file's pipeline (apply_cli) reaches the flows as the
+ * plan makes them: the hooks on the first flow only (the loss and the retransmission
+ * header on every flow), the stall timeout on all, and its results file over the file's. */
+void command_line_settings_reach_the_flows(void **)
+{
+	rp::PipelineConf c;
+	load(std::string(kHead) +
+		     "flows = ( { name = \"a\"; verb = \"send\"; size = 64; messages = 10; pool = \"p\"; },\n"
+		     "  { name = \"b\"; verb = \"send\"; size = 64; messages = 10; pool = \"p\"; } );\n"
+		     "stages = ( { name = \"ta\"; kind = \"rdma_tx\"; lcore = 1; flow = \"a\"; },\n"
+		     "  { name = \"ra\"; kind = \"rdma_rx\"; lcore = 0; flow = \"a\"; },\n"
+		     "  { name = \"tb\"; kind = \"rdma_tx\"; lcore = 1; flow = \"b\"; },\n"
+		     "  { name = \"rb\"; kind = \"rdma_rx\"; lcore = 0; flow = \"b\"; } );\n"
+		     "run = { output = { json = \"file.json\"; }; };\n",
+	     &c);
+	rp::RunOptions cli;
+	cli.corrupt_msg = 7;
+	cli.bad_rkey_qp = 0;
+	cli.stall_timeout_s = 3;
+	cli.output_json = "cli.json";
+	rp::apply_cli(cli, &c);
+	assert_string_equal(c.run.json.c_str(), "cli.json");
+	rp::Graph g;
+	std::string err;
+	assert_int_equal(rp::graph_plan(c, &g, &err), 0);
+	assert_int_equal(g.flows[0]->o.corrupt_msg, 7);
+	assert_int_equal(g.flows[0]->o.bad_rkey_qp, 0);
+	assert_true(g.flows[1]->o.corrupt_msg == UINT64_MAX);
+	assert_int_equal(g.flows[1]->o.bad_rkey_qp, -1);
+	for (const auto &f : g.flows)
+		assert_true(f->o.stall_timeout_s == 3);
+}
+
 void devices_the_plan_uses(void **)
 {
 	rp::PipelineConf c;
@@ -584,6 +618,7 @@ int main(int, char **argv)
 		cmocka_unit_test(flow_window_default),
 		cmocka_unit_test(size_lists_sweep_in_step),
 		cmocka_unit_test(lanes_share_a_flow),
+		cmocka_unit_test(command_line_settings_reach_the_flows),
 		cmocka_unit_test(devices_the_plan_uses),
 		cmocka_unit_test(port_down_stops_the_flows_on_it),
 		cmocka_unit_test(router_reaches_the_owner),
