@@ -1042,6 +1042,9 @@ uint32_t requester_burst(Requester *r)
 			ask_when_quiet(r, q);
 		if (q.sent >= q.target || q.paused)
 			continue;   // draining, or waiting for the receiver to restart the QP
+		/* What a whole chain would be here: a window that reopens by whole chains
+		 * holds a shorter one until it does. */
+		const uint64_t want = std::min<uint64_t>(std::min<uint64_t>(q.target - q.sent, p.batch), cap[q.flow]);
 		uint64_t room = p.reliable ? (p.sq_depth - (q.wr_posted - q.wr_done)) / r->ck.count : p.sq_depth - (q.sent - q.completed);
 		if (p.wr_budget) {
 			const uint64_t left = (p.wr_budget > r->wr_out ? p.wr_budget - r->wr_out : 0) / r->ck.count;
@@ -1057,6 +1060,8 @@ uint32_t requester_burst(Requester *r)
 				r->last_progress = now;
 			}
 			uint64_t window_room = p.window - (q.sent - q.credit);
+			if (window_room < want && p.whole_chains_window)
+				window_room = 0;
 			if (window_room < room)
 				room = window_room;
 		}
@@ -1071,7 +1076,9 @@ uint32_t requester_burst(Requester *r)
 				r->last_progress = now;
 			}
 			const uint64_t out = flow_outstanding(r, q.flow);
-			const uint64_t flow_room = out < p.flow_window ? p.flow_window - out : 0;
+			uint64_t flow_room = out < p.flow_window ? p.flow_window - out : 0;
+			if (flow_room < want && p.whole_chains_flow)
+				flow_room = 0;
 			if (flow_room < room)
 				room = flow_room;
 		}

@@ -84,6 +84,11 @@ struct RequesterParams {
 	 * is retransmitted, the QPs are not shared by lanes (whose pool is shared too) and
 	 * the pool holds them all when the run starts (a test may have squeezed it). */
 	bool bind_buffers = true;
+	/* A window (a QP's, the flow's) that credit reopens by whole chains: the responder
+	 * credits every step messages, so a window of at least batch + step - 1 always
+	 * reopens by a whole chain, and a chain it would cut short is held instead (one
+	 * ibv_post_send per batch, as perftest keeps its post lists whole). */
+	bool whole_chains_window = false, whole_chains_flow = false;
 };
 
 struct CtrlDest;

@@ -72,6 +72,16 @@ rte_mempool *make_registered_pool(const char *name, const char *what, unsigned n
 	return p;
 }
 
+namespace {
+
+/* The responder credits a QP every quarter of its window, a flow every quarter of the
+ * flow window (at least every message): the requester keeps its chains whole where
+ * those steps leave room for them. */
+uint32_t credit_step(uint32_t slots) { return slots / 4 ? slots / 4 : 1; }
+uint32_t flow_credit_step(uint32_t flow_window) { return std::max<uint32_t>(1, flow_window / 4); }
+
+} // namespace
+
 RequesterParams requester_params(const FlowParams &o, bool use_wr, uint64_t hz)
 {
 	const double dhz = static_cast<double>(hz);
@@ -83,6 +93,8 @@ RequesterParams requester_params(const FlowParams &o, bool use_wr, uint64_t hz)
 	p.count_from_input = o.tx_count_from_input;
 	p.wr_budget = o.wr_budget;
 	p.flow_window = o.flow_window;
+	p.whole_chains_window = o.slots >= o.batch + credit_step(o.slots) - 1;
+	p.whole_chains_flow = o.flow_window >= o.batch + flow_credit_step(o.flow_window) - 1;
 	if (o.uc && o.reliability == Reliability::software) {
 		/* Timeouts: at least 2 ms (above the receiver's ACK delay and a slow host's
 		 * hiccups), at most 200 ms after backing off, 10 ms before the first RTT. */
@@ -104,11 +116,10 @@ RequesterParams requester_params(const FlowParams &o, bool use_wr, uint64_t hz)
 
 ResponderParams responder_params(const FlowParams &o, uint64_t hz)
 {
-	uint32_t credit_step = o.slots / 4 ? o.slots / 4 : 1;
-	ResponderParams p{o.verb, o.msg_bytes, o.slots, credit_step, o.verify,
+	ResponderParams p{o.verb, o.msg_bytes, o.slots, credit_step(o.slots), o.verify,
 			  static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz)), hz};
 	p.flow_window = o.flow_window;
-	p.flow_step = std::max<uint32_t>(1, o.flow_window / 4);
+	p.flow_step = flow_credit_step(o.flow_window);
 	p.qp_credit = qp_credit(o);
 	p.credit_retry_tsc = static_cast<uint64_t>(kCreditRetryS * static_cast<double>(hz));
 	if (o.uc && o.reliability == Reliability::software) {
