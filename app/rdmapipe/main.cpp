@@ -134,19 +134,21 @@ void print_version()
 	printf("rdma-core %s (%s; built against libibverbs %s)\n", release.c_str(), lib.c_str(), RDMAPIPE_IBVERBS_BUILT);
 }
 
-} // namespace
+/* What main's steps return to go on (every other value is the exit status). */
+constexpr int kGoOn = -1;
 
-int main(int argc, char **argv)
+/* EAL's arguments come before "--", ours after. Ours are parsed before EAL starts: a
+ * typo costs no hugepages. The few options that end the run here (--help, --version,
+ * --check) are taken from anywhere before "--" too. */
+int scan_eal_args(int argc, char **argv, int *eal_argc)
 {
-	rp::job_log_setup();   // under mpirun/srun every log line names its rank
-	/* Our arguments are parsed before EAL starts: a typo costs no hugepages. */
-	int eal_argc = argc;
+	*eal_argc = argc;
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0) {
-			eal_argc = i;
+			*eal_argc = i;
 			break;
 		}
-	for (int i = 1; i < eal_argc; i++) {
+	for (int i = 1; i < *eal_argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			printf("%s", rp::options_usage());
 			printf("\nEAL options come before \"--\" (see 'rdmapipe --eal-help' or DPDK's EAL guide),\n"
@@ -158,17 +160,21 @@ int main(int argc, char **argv)
 			return rp::kExitOk;
 		}
 		if (strcmp(argv[i], "--check") == 0) {
-			if (i + 1 >= eal_argc) {
+			if (i + 1 >= *eal_argc) {
 				RP_LOG(ERR, APP, "rdmapipe: --check needs a configuration file\n");
 				return rp::kExitUsage;
 			}
-			return check_config(eal_argc, argv, argv[i + 1]);
+			return check_config(*eal_argc, argv, argv[i + 1]);
 		}
 		if (strcmp(argv[i], "--eal-help") == 0)
 			argv[i] = const_cast<char *>("--help");   // let EAL print its own usage
 	}
+	return kGoOn;
+}
 
-	rp::RunOptions opts;
+/* Our options, after "--". */
+int parse_app_args(int argc, char **argv, int eal_argc, rp::RunOptions *opts)
+{
 	std::string err;
 	int app_argc = argc - eal_argc;
 	char **app_argv = argv + eal_argc;
@@ -176,11 +182,11 @@ int main(int argc, char **argv)
 	if (app_argc > 0) {
 		char *saved = app_argv[0];
 		app_argv[0] = argv[0];   // getopt wants a program name first
-		pr = rp::parse_options(app_argc, app_argv, &opts, &err);
+		pr = rp::parse_options(app_argc, app_argv, opts, &err);
 		app_argv[0] = saved;
 	} else {
 		char *only[] = {argv[0], nullptr};
-		pr = rp::parse_options(1, only, &opts, &err);
+		pr = rp::parse_options(1, only, opts, &err);
 	}
 	switch (pr) {
 	case rp::ParseResult::help:
@@ -195,70 +201,74 @@ int main(int argc, char **argv)
 	case rp::ParseResult::ok:
 		break;
 	}
+	return kGoOn;
+}
 
-	/* A pipeline file is read and checked completely before EAL takes any resource. */
-	rp::PipelineConf conf;
-	if (!opts.config_file.empty()) {
-		rp::LcoreSet lcores = rp::lcore_set_from_eal_args(eal_argc, argv);
-		if (rp::config_load(opts.config_file, lcores, &conf, &err) != 0) {
-			RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
-			return rp::kExitUsage;
-		}
-		rp::apply_cli(opts, &conf);
-		/* What flows through the pipeline (each step of a size sweep) is checked before EAL too. */
-		std::vector<rp::PipelineConf> steps;
-		if (rp::graph_sweep(conf, &steps, &err) != 0) {
-			RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
-			return rp::kExitUsage;
-		}
-		uint32_t ranks = 0;
-		if (conf.pattern.on() && rp::check_job(conf, &ranks, &err) != 0) {
+/* A pipeline file is read and checked completely before EAL takes any resource: what
+ * flows through it (each step of a size sweep) and, for a job, every rank's plan. */
+int load_and_check(int eal_argc, char **argv, const rp::RunOptions &opts, rp::PipelineConf *conf)
+{
+	std::string err;
+	rp::LcoreSet lcores = rp::lcore_set_from_eal_args(eal_argc, argv);
+	if (rp::config_load(opts.config_file, lcores, conf, &err) != 0) {
+		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
+		return rp::kExitUsage;
+	}
+	rp::apply_cli(opts, conf);
+	std::vector<rp::PipelineConf> steps;
+	if (rp::graph_sweep(*conf, &steps, &err) != 0) {
+		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
+		return rp::kExitUsage;
+	}
+	uint32_t ranks = 0;
+	if (conf->pattern.on() && rp::check_job(*conf, &ranks, &err) != 0) {
+		RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
+		return rp::kExitUsage;
+	}
+	for (size_t k = 0; k < steps.size() && !conf->pattern.on(); k++) {
+		rp::Graph plan;
+		if (rp::graph_plan(steps[k], &plan, &err) != 0) {
 			RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
 			return rp::kExitUsage;
 		}
-		for (size_t k = 0; k < steps.size() && !conf.pattern.on(); k++) {
-			rp::Graph plan;
-			if (rp::graph_plan(steps[k], &plan, &err) != 0) {
-				RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
-				return rp::kExitUsage;
-			}
-		}
 	}
-	/* A command-line run is a pipeline too: --dump-conf prints it. */
+	return kGoOn;
+}
+
+/* A command-line run is a pipeline too: --dump-conf prints it. */
+int dump_conf(int eal_argc, char **argv, rp::RunOptions opts, bool two_process)
+{
+	unsigned tx, rx;
+	std::string err;
+	if (!rp::cli_lcores(rp::lcore_set_from_eal_args(eal_argc, argv), opts.interactive, two_process, &tx, &rx, &err)) {
+		RP_LOG(ERR, APP, "rdmapipe: --dump-conf: %s\n", err.c_str());
+		return rp::kExitUsage;
+	}
+	/* No -d: the device the run would take: the first one found, or (two processes)
+	 * the one rdma_cm finds for the address. */
+	std::string names, why;
+	if (opts.device.empty() && two_process) {
+		const rp::PipelineConf probe = rp::pipeline_from_options(opts, tx, rx);
+		if (rp::remote_device_name(probe, probe.flows[0], &opts.device, &why) != 0)
+			opts.device.clear();
+	} else if (opts.device.empty() && rp::count_devices(&names, &why) > 0) {
+		opts.device = names.substr(0, names.find(' '));
+	}
+	if (opts.device.empty())
+		printf("# No RDMA device here (%s): give -d NAME for the file to name one.\n", why.c_str());
+	printf("%s", rp::pipeline_to_text(rp::pipeline_from_options(opts, tx, rx), opts).c_str());
+	return rp::kExitOk;
+}
+
+/* EAL up, the pipeline (the command line's placed on the lcores EAL gave) run, EAL
+ * down; a run a signal stopped exits as a shell reports one. */
+int run(int eal_argc, char **argv, const rp::RunOptions &opts, rp::PipelineConf conf)
+{
 	const bool cli_graph = opts.config_file.empty();
 	const bool two_process = !opts.listen.empty() || !opts.peer.empty();
-	if (opts.dump_conf) {
-		unsigned tx, rx;
-		if (!cli_graph) {
-			RP_LOG(ERR, APP, "rdmapipe: --dump-conf: the file is the pipeline already (-f)\n");
-			return rp::kExitUsage;
-		}
-		if (!rp::cli_lcores(rp::lcore_set_from_eal_args(eal_argc, argv), opts.interactive, two_process, &tx, &rx, &err)) {
-			RP_LOG(ERR, APP, "rdmapipe: --dump-conf: %s\n", err.c_str());
-			return rp::kExitUsage;
-		}
-		/* No -d: the device the run would take: the first one found, or (two processes)
-		 * the one rdma_cm finds for the address. */
-		std::string names, why;
-		if (opts.device.empty() && two_process) {
-			const rp::PipelineConf probe = rp::pipeline_from_options(opts, tx, rx);
-			if (rp::remote_device_name(probe, probe.flows[0], &opts.device, &why) != 0)
-				opts.device.clear();
-		} else if (opts.device.empty() && rp::count_devices(&names, &why) > 0) {
-			opts.device = names.substr(0, names.find(' '));
-		}
-		if (opts.device.empty())
-			printf("# No RDMA device here (%s): give -d NAME for the file to name one.\n", why.c_str());
-		printf("%s", rp::pipeline_to_text(rp::pipeline_from_options(opts, tx, rx), opts).c_str());
-		return rp::kExitOk;
-	}
-
-	if (conf.pattern.on())   // N ranks under mpirun or srun: a job of its own
-		return rp::run_job(eal_argc, argv, opts, conf);
 	if (int rc = rp::eal_start(eal_argc, argv, cli_graph ? "a pipeline from the command line" : opts.config_file.c_str());
 	    rc != rp::kExitOk)
 		return rc;
-
 	int rc = rp::kExitOk;
 	if (cli_graph) {
 		unsigned tx, rx = 0;
@@ -272,9 +282,36 @@ int main(int argc, char **argv)
 		rc = rp::run_graph(conf, opts);
 	rte_eal_cleanup();
 	RP_LOG(DEBUG, APP, "rdmapipe: exit status %d\n", rc);
-	if (const int sig = rp::stop_signal()) {   // as a shell reports a process a signal ended
+	if (const int sig = rp::stop_signal()) {
 		RP_LOG(NOTICE, APP, "rdmapipe: stopped by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
 		return 128 + sig;
 	}
 	return rc;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	rp::job_log_setup();   // under mpirun/srun every log line names its rank
+	int eal_argc;
+	if (int rc = scan_eal_args(argc, argv, &eal_argc); rc != kGoOn)
+		return rc;
+	rp::RunOptions opts;
+	if (int rc = parse_app_args(argc, argv, eal_argc, &opts); rc != kGoOn)
+		return rc;
+	rp::PipelineConf conf;
+	if (!opts.config_file.empty())
+		if (int rc = load_and_check(eal_argc, argv, opts, &conf); rc != kGoOn)
+			return rc;
+	if (opts.dump_conf) {
+		if (!opts.config_file.empty()) {
+			RP_LOG(ERR, APP, "rdmapipe: --dump-conf: the file is the pipeline already (-f)\n");
+			return rp::kExitUsage;
+		}
+		return dump_conf(eal_argc, argv, opts, !opts.listen.empty() || !opts.peer.empty());
+	}
+	if (conf.pattern.on())   // N ranks under mpirun or srun: a job of its own
+		return rp::run_job(eal_argc, argv, opts, conf);
+	return run(eal_argc, argv, opts, std::move(conf));
 }
