@@ -223,7 +223,7 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 					async_watch_stop(&d->async);
 				console_free(con);
 				/* Two hosts: the clients let go, the servers see them go. */
-				remote_watch_finish(&g->watch, g->flows[0]->o.stall_timeout_s);
+				remote_watch_finish(&g->watch, g->flows[0]->params.stall_timeout_s);
 				if (rc == kExitOk) {
 					Results res;
 					const bool pass = graph_summary(c, *g, async_ro, view, sampler, row, &res);

@@ -93,16 +93,16 @@ void print_plan(const rp::Graph &g)
 				lcs += (lcs.empty() ? "" : ",") + std::to_string(ln->lcore->lcore);
 			printf("  flow %s: %zu lanes on lcores %s, %s, send pool %u x %u B%s\n", f->conf->name.c_str(), f->lanes.size(),
 			       lcs.c_str(), f->share_qps ? "every QP shared by all (one send CQ)" : "each its own QPs and send CQ",
-			       f->share_qps ? f->shape.tx_pool_n : role_shape(f->lanes[0]->o).tx_pool_n, f->o.msg_bytes,
+			       f->share_qps ? f->shape.tx_pool_n : role_shape(f->lanes[0]->params).tx_pool_n, f->params.msg_bytes,
 			       f->share_qps ? "" : " each");
 		} else if (!f->tx)
 			printf("  flow %s: received here from its client on another host (%u B messages)\n", f->conf->name.c_str(),
-			       f->o.msg_bytes);
+			       f->params.msg_bytes);
 		else if (f->fed && !f->has_gen)
 			printf("  flow %s: sends what its ring brings (%u B messages, no send pool of its own)\n",
-			       f->conf->name.c_str(), f->o.msg_bytes);
+			       f->conf->name.c_str(), f->params.msg_bytes);
 		else
-			printf("  flow %s: send pool %u x %u B\n", f->conf->name.c_str(), f->shape.tx_pool_n, f->o.msg_bytes);
+			printf("  flow %s: send pool %u x %u B\n", f->conf->name.c_str(), f->shape.tx_pool_n, f->params.msg_bytes);
 }
 
 /* The versions a bug report needs: ours, and DPDK's and rdma-core's both as loaded

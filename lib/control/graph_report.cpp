@@ -36,14 +36,14 @@ FlowTally tally_pingpong(const GraphFlow &f)
 		const bool echo = f.remote->server;
 		const PingPong &pp = echo ? f.pong : f.ping;
 		const Stage &st = echo ? *f.rx_stage : *f.tx_stage;
-		t.sent = echo ? f.o.messages : f.ping.sent;
+		t.sent = echo ? f.params.messages : f.ping.sent;
 		t.completed = t.delivered = pp.c.received;
 		t.verified = pp.c.verified;
 		t.errors = pp.c.wc_errors.total;
 		t.failed_qps = t.errors ? 1 : 0;
 		t.data_errors = pp.c.payload_errors;
-		t.ok = st.done.load() && st.rc == 0 && t.sent == f.o.messages && t.completed == t.sent && t.verified == t.sent &&
-		       t.errors == 0 && t.data_errors == 0 && (echo || (f.hist->count() == f.o.messages && f.remote->why.empty()));
+		t.ok = st.done.load() && st.rc == 0 && t.sent == f.params.messages && t.completed == t.sent && t.verified == t.sent &&
+		       t.errors == 0 && t.data_errors == 0 && (echo || (f.hist->count() == f.params.messages && f.remote->why.empty()));
 		return t;
 	}
 	t.sent = f.ping.sent;
@@ -54,8 +54,8 @@ FlowTally tally_pingpong(const GraphFlow &f)
 	t.failed_qps = t.errors ? 1 : 0;
 	t.data_errors = pc.payload_errors + ec.payload_errors;
 	const bool done = f.tx_stage->done.load() && f.tx_stage->rc == 0 && f.rx_stage->done.load() && f.rx_stage->rc == 0;
-	t.ok = done && t.sent == f.o.messages && t.completed == t.sent && t.delivered == t.sent && t.verified == t.sent &&
-	       t.errors == 0 && t.data_errors == 0 && f.hist->count() == f.o.messages;
+	t.ok = done && t.sent == f.params.messages && t.completed == t.sent && t.delivered == t.sent && t.verified == t.sent &&
+	       t.errors == 0 && t.data_errors == 0 && f.hist->count() == f.params.messages;
 	return t;
 }
 
@@ -78,7 +78,7 @@ FlowTally tally_lanes(const GraphFlow &f)
 	FlowTally t;
 	bool done = true;
 	for (const auto &ln : f.lanes) {
-		const RequesterCounters &c = ln->q.c;
+		const RequesterCounters &c = ln->requester.c;
 		t.sent += c.sent;
 		t.completed += c.completed;
 		t.verified += c.verified;
@@ -88,7 +88,7 @@ FlowTally tally_lanes(const GraphFlow &f)
 		done &= ln->stage->st.done.load() && ln->stage->st.rc == 0;
 	}
 	t.delivered = t.completed;
-	const bool count_ok = f.o.duration_s > 0 || t.sent == f.o.messages;
+	const bool count_ok = f.params.duration_s > 0 || t.sent == f.params.messages;
 	t.ok = done && count_ok && t.verified == t.sent && t.errors == 0 && t.data_errors == 0;
 	return t;
 }
@@ -100,37 +100,37 @@ FlowTally tally_lanes(const GraphFlow &f)
 FlowTally tally_remote(const GraphFlow &f)
 {
 	const RemoteEnd &e = *f.remote;
-	const Verb verb = f.o.verb;
+	const Verb verb = f.params.verb;
 	const bool self_checked = verb_info(verb).self_checked;
 	FlowTally t;
 	if (!e.server) {
-		const RequesterCounters &c = f.q.c;
+		const RequesterCounters &c = f.requester.c;
 		t.sent = c.sent;
 		t.completed = t.delivered = c.completed;
 		t.verified = self_checked ? c.verified : 0;
 		t.failed_qps = c.failed_qps;
 		t.errors = c.wc_errors.total;
 		t.data_errors = c.result_errors;
-		const bool count_ok = e.duration ? e.counts_written + t.failed_qps == f.o.qps : t.sent == f.o.messages;
+		const bool count_ok = e.duration ? e.counts_written + t.failed_qps == f.params.qps : t.sent == f.params.messages;
 		t.ok = f.tx_stage->done.load() && f.tx_stage->rc == 0 && count_ok && t.completed == t.sent && t.errors == 0 &&
 		       t.data_errors == 0 && (!self_checked || t.verified == t.sent) && e.why.empty();
 		return t;
 	}
-	const ResponderCounters &c = f.v.c;
+	const ResponderCounters &c = f.responder.c;
 	const bool two_sided = verb_consumes_receive(verb);
 	unsigned told = 0;   // a duration run: the QPs whose final count came from the client
-	t.sent = remote_sent(e, f.o.qps, &told);
+	t.sent = remote_sent(e, f.params.qps, &told);
 	const bool memory_ok = c.payload_errors == 0 && c.fail_reason == nullptr &&
-			       ((verb == Verb::write && (c.window_slots_checked > 0 || !f.o.verify)) ||
-				(verb_is_atomic(verb) && c.counters_checked == f.o.qps));
+			       ((verb == Verb::write && (c.window_slots_checked > 0 || !f.params.verify)) ||
+				(verb_is_atomic(verb) && c.counters_checked == f.params.qps));
 	t.completed = t.delivered = two_sided ? c.received : 0;
 	t.verified = two_sided ? c.verified : memory_ok ? t.sent : 0;
-	for (uint32_t i = 0; i < f.v.nqps; i++)
-		t.failed_qps += f.v.qps[i].failed;
+	for (uint32_t i = 0; i < f.responder.nqps; i++)
+		t.failed_qps += f.responder.qps[i].failed;
 	t.errors = c.wc_errors.total;
 	t.data_errors = c.payload_errors;
 	t.unobserved = !two_sided;
-	t.ok = f.rx_stage->done.load() && f.rx_stage->rc == 0 && told == f.o.qps && t.errors == 0 && t.data_errors == 0 &&
+	t.ok = f.rx_stage->done.load() && f.rx_stage->rc == 0 && told == f.params.qps && t.errors == 0 && t.data_errors == 0 &&
 	       (two_sided ? t.delivered == t.sent && t.verified == t.sent : !verb_info(verb).responder_checks || memory_ok);
 	return t;
 }
@@ -143,9 +143,9 @@ FlowTally tally(const GraphFlow &f, const Graph &g)
 		return tally_remote(f);
 	if (!f.lanes.empty())
 		return tally_lanes(f);
-	const Requester &q = f.q;
-	const Responder &v = f.v;
-	const Verb verb = f.o.verb;
+	const Requester &q = f.requester;
+	const Responder &v = f.responder;
+	const Verb verb = f.params.verb;
 	const bool two_sided = verb_consumes_receive(verb);
 	FlowTally t;
 	t.sent = q.c.sent;
@@ -154,7 +154,7 @@ FlowTally tally(const GraphFlow &f, const Graph &g)
 	if (two_sided)
 		t.verified = v.c.verified;
 	else if (verb == Verb::write)
-		t.verified = v.c.payload_errors == 0 && (v.c.window_slots_checked || !f.o.verify) ? q.c.completed : 0;
+		t.verified = v.c.payload_errors == 0 && (v.c.window_slots_checked || !f.params.verify) ? q.c.completed : 0;
 	else
 		t.verified = q.c.verified;
 	/* Payload errors a verify stage found in this flow's messages (when it sees only this flow's). */
@@ -167,7 +167,7 @@ FlowTally tally(const GraphFlow &f, const Graph &g)
 	t.errors = q.c.wc_errors.total + v.c.wc_errors.total;
 	t.data_errors += v.c.payload_errors + q.c.result_errors;
 	const bool done = f.tx_stage->done.load() && f.tx_stage->rc == 0 && f.rx_stage->done.load() && f.rx_stage->rc == 0;
-	const bool count_ok = f.o.duration_s > 0 || t.sent == (f.o.tx_count_from_input ? ring_brought(f, g) : f.o.messages);
+	const bool count_ok = f.params.duration_s > 0 || t.sent == (f.params.tx_count_from_input ? ring_brought(f, g) : f.params.messages);
 	t.ok = done && count_ok && t.delivered == t.sent && t.verified == t.sent && t.errors == 0 && t.data_errors == 0;
 	return t;
 }
@@ -234,17 +234,17 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 		if (!f.lanes.empty()) {   // a flow per lane: its messages over the QPs it posts to
 			for (const auto &ln : f.lanes) {
 				const std::string name = f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore);
-				v.flows.push_back({name, ln->q.nqps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
-						   ln->o.duration_s > 0 ? 0 : ln->o.messages, &ln->q.flow_live[0], &ln->q.flow_ctl[0]});
-				for (uint32_t k = 0; k < ln->q.nqps; k++)
-					v.qps.push_back({name, k, ln->q.qps[k].qp->qp_num, "requester"});
+				v.flows.push_back({name, ln->requester.nqps, f.params.verb, f.params.msg_bytes, f.params.batch, f.params.signal_every,
+						   ln->params.duration_s > 0 ? 0 : ln->params.messages, &ln->requester.flow_live[0], &ln->requester.flow_ctl[0]});
+				for (uint32_t k = 0; k < ln->requester.nqps; k++)
+					v.qps.push_back({name, k, ln->requester.qps[k].qp->qp_num, "requester"});
 			}
 			continue;
 		}
 		if (f.pingpong) {   // nothing to set: one message in flight per QP
-			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, 1, f.o.signal_every, f.o.messages,
+			v.flows.push_back({f.conf->name, f.params.qps, f.params.verb, f.params.msg_bytes, 1, f.params.signal_every, f.params.messages,
 					   f.tx ? &f.ping.live : &f.pong.live, nullptr});
-			for (uint32_t k = 0; k < f.o.qps; k++) {
+			for (uint32_t k = 0; k < f.params.qps; k++) {
 				if (f.tx)
 					v.qps.push_back({f.conf->name, k, f.ping.qps[k].qp->qp_num, "ping"});
 				if (f.rx)
@@ -253,23 +253,23 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 			continue;
 		}
 		if (f.rx && !f.tx) {   // a server: what arrives of a requester on another host
-			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every, f.o.messages,
-					   &f.v.arrived, nullptr});
+			v.flows.push_back({f.conf->name, f.params.qps, f.params.verb, f.params.msg_bytes, f.params.batch, f.params.signal_every, f.params.messages,
+					   &f.responder.arrived, nullptr});
 		} else {
-			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
-					   f.o.duration_s > 0 ? 0 : f.o.messages, &f.q.flow_live[0], &f.q.flow_ctl[0]});
+			v.flows.push_back({f.conf->name, f.params.qps, f.params.verb, f.params.msg_bytes, f.params.batch, f.params.signal_every,
+					   f.params.duration_s > 0 ? 0 : f.params.messages, &f.requester.flow_live[0], &f.requester.flow_ctl[0]});
 		}
-		for (uint32_t k = 0; k < f.o.qps; k++) {
+		for (uint32_t k = 0; k < f.params.qps; k++) {
 			if (f.tx)
-				v.qps.push_back({f.conf->name, k, f.q.qps[k].qp->qp_num, "requester"});
+				v.qps.push_back({f.conf->name, k, f.requester.qps[k].qp->qp_num, "requester"});
 			if (f.rx)
-				v.qps.push_back({f.conf->name, k, f.v.qps[k].qp->qp_num, "responder"});
+				v.qps.push_back({f.conf->name, k, f.responder.qps[k].qp->qp_num, "responder"});
 		}
 	}
 	for (const auto &l : g.lcores) {
-		const RoleLive *live = !l->requesters.empty() ? &l->requesters[0]->q.live
-				       : !l->responders.empty() ? &l->responders[0]->v.live
-				       : !l->lanes.empty() ? &l->lanes[0]->q.live : nullptr;
+		const RoleLive *live = !l->requesters.empty() ? &l->requesters[0]->requester.live
+				       : !l->responders.empty() ? &l->responders[0]->responder.live
+				       : !l->lanes.empty() ? &l->lanes[0]->requester.live : nullptr;
 		v.lcores.push_back({l->lcore, lcore_roles(*l), live});
 	}
 	for (const auto &f : g.flows)
@@ -290,8 +290,8 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 		v.config.push_back("connected: " + (g.flows.size() > 1 ? "flow " + f->conf->name + ": " : std::string()) +
 				   connected_of(*f));
 	for (const auto &f : g.flows)
-		v.config.push_back("flow " + f->conf->name + ": " + verb_name(f->o.verb) + ", " + std::to_string(f->o.msg_bytes) +
-				   " B, " + std::to_string(f->o.qps) + " QPs, " + ends_of(*f));
+		v.config.push_back("flow " + f->conf->name + ": " + verb_name(f->params.verb) + ", " + std::to_string(f->params.msg_bytes) +
+				   " B, " + std::to_string(f->params.qps) + " QPs, " + ends_of(*f));
 	return v;
 }
 
@@ -325,9 +325,9 @@ void merge(WcErrorCounts *to, const WcErrorCounts &e)
  * then says it once, as a single flow's run did. */
 bool uniform(const Graph &g)
 {
-	const FlowParams &a = g.flows[0]->o;
+	const FlowParams &a = g.flows[0]->params;
 	for (const auto &f : g.flows) {
-		const FlowParams &b = f->o;
+		const FlowParams &b = f->params;
 		if (b.verb != a.verb || b.msg_bytes != a.msg_bytes || b.batch != a.batch || b.signal_every != a.signal_every ||
 		    b.sq_depth != a.sq_depth || b.verify != a.verify)
 			return false;
@@ -337,7 +337,7 @@ bool uniform(const Graph &g)
 
 const char *verified_how(const GraphFlow &f)
 {
-	const FlowParams &o = f.o;
+	const FlowParams &o = f.params;
 	if (f.remote && !f.remote->server && !verb_info(o.verb).self_checked)
 		return " here (the server checks what arrives)";
 	if (f.serves() && !verb_info(o.verb).responder_checks)
@@ -364,13 +364,13 @@ void print_first_bad(const Graph &g)
 			continue;
 		}
 		for (const auto &ln : f->lanes)   // a lane's read result that did not check out
-			if (ln->q.c.first_bad_seq != UINT64_MAX) {
+			if (ln->requester.c.first_bad_seq != UINT64_MAX) {
 				printf("  first bad message:   %slane on lcore %u, QP %u seq %" PRIu64 "\n", who.c_str(), ln->lcore->lcore,
-				       ln->q.c.first_bad_qp, ln->q.c.first_bad_seq);
+				       ln->requester.c.first_bad_qp, ln->requester.c.first_bad_seq);
 				return;
 			}
-		const ResponderCounters &v = f->v.c;
-		const RequesterCounters &q = f->q.c;
+		const ResponderCounters &v = f->responder.c;
+		const RequesterCounters &q = f->requester.c;
 		if (v.first_bad_seq == UINT64_MAX && q.first_bad_seq == UINT64_MAX)
 			continue;
 		const bool rsp = v.first_bad_seq != UINT64_MAX;
@@ -380,7 +380,7 @@ void print_first_bad(const Graph &g)
 		if (off >= 0)
 			printf("  first bad message:   %sQP %u seq %" PRIu64 ", byte %" PRId64 " differs from the pattern\n",
 			       who.c_str(), qp, seq, off);
-		else if (verb_is_atomic(f->o.verb))
+		else if (verb_is_atomic(f->params.verb))
 			printf("  first bad message:   %sQP %u value %" PRIu64 "\n", who.c_str(), qp, seq);
 		else
 			printf("  first bad message:   %sQP %u seq %" PRIu64 "\n", who.c_str(), qp, seq);
@@ -405,14 +405,14 @@ void print_pingpong(const GraphFlow &f, bool named)
 		printf("  %-20s %" PRIu64 "%s\n", (what + n + ":").c_str(), v, tail.c_str());
 	};
 	const ResponderCounters &pc = f.ping.c, &ec = f.pong.c;
-	count("iterations", f.o.messages, " (round trips over " + std::to_string(f.o.qps) + " QP" + (f.o.qps > 1 ? "s)" : ")"));
+	count("iterations", f.params.messages, " (round trips over " + std::to_string(f.params.qps) + " QP" + (f.params.qps > 1 ? "s)" : ")"));
 	count("pings received", ec.received, " (verified " + std::to_string(ec.verified) + ")");
 	count("echoes received", pc.received);
 	count("echoes verified", pc.verified);
 	const double secs = pc.end_tsc > pc.start_tsc ? tsc_to_s(pc.end_tsc - pc.start_tsc) : 0;
 	printf("  %-20s %.0f /s\n", ("round trips" + n + ":").c_str(), secs > 0 ? static_cast<double>(pc.received) / secs : 0.0);
 	printf("  %-20s %" PRIu64 " (half round trips: one iteration per QP, post to post, / 2; %u QP%s, one message in flight on each)\n",
-	       ("latency samples" + n + ":").c_str(), h.count(), f.o.qps, f.o.qps > 1 ? "s" : "");
+	       ("latency samples" + n + ":").c_str(), h.count(), f.params.qps, f.params.qps > 1 ? "s" : "");
 	line("min", us(h.min()));
 	line("median", us(h.percentile(0.5)));
 	line("average", h.mean() / 1000.0);
@@ -429,14 +429,14 @@ void print_lanes(const GraphFlow &f)
 	const size_t nl = f.lanes.size();
 	if (f.share_qps)
 		printf("  QP sharing:          %u QPs shared by %zu lcores (each posts to every QP; one send CQ, polled by all, "
-		       "completions handed to their lane through rings)\n", f.o.qps, nl);
+		       "completions handed to their lane through rings)\n", f.params.qps, nl);
 	else
-		printf("  QP sharing:          none: %u QPs split over %zu lcores (%zu each, a send CQ each)\n", f.o.qps, nl,
-		       f.o.qps / nl);
+		printf("  QP sharing:          none: %u QPs split over %zu lcores (%zu each, a send CQ each)\n", f.params.qps, nl,
+		       f.params.qps / nl);
 	uint64_t completed = 0, handed = 0;
 	double cpu = 0;
 	for (const auto &ln : f.lanes) {
-		const RequesterCounters &c = ln->q.c;
+		const RequesterCounters &c = ln->requester.c;
 		const double lane_cpu = ln->lcore->cpu_s;
 		printf("  lane on lcore %-3u    sent %" PRIu64 ", completed %" PRIu64 ", verified %" PRIu64 ", handed over %" PRIu64
 		       ", handed in %" PRIu64 ", CPU %.3f s (%.0f ns/msg)\n", ln->lcore->lcore, c.sent, c.completed, c.verified,
@@ -475,11 +475,11 @@ void merge_roles(Totals *x, const GraphFlow &f)
 	ResponderCounters &v = x->v;
 	if (!f.lanes.empty()) {
 		for (const auto &ln : f.lanes) {
-			x->start = std::min(x->start, ln->q.c.start_tsc);
-			x->end = std::max(x->end, ln->q.c.end_tsc);
-			q.post_calls += ln->q.c.post_calls;
-			q.handed_over += ln->q.c.handed_over;
-			merge(&q.wc_errors, ln->q.c.wc_errors);
+			x->start = std::min(x->start, ln->requester.c.start_tsc);
+			x->end = std::max(x->end, ln->requester.c.end_tsc);
+			q.post_calls += ln->requester.c.post_calls;
+			q.handed_over += ln->requester.c.handed_over;
+			merge(&q.wc_errors, ln->requester.c.wc_errors);
 		}
 		return;
 	}
@@ -499,18 +499,18 @@ void merge_roles(Totals *x, const GraphFlow &f)
 		return;
 	}
 	if (f.tx) {
-		x->start = std::min(x->start, f.q.c.start_tsc);
-		x->end = std::max(x->end, f.q.c.end_tsc);
+		x->start = std::min(x->start, f.requester.c.start_tsc);
+		x->end = std::max(x->end, f.requester.c.end_tsc);
 	}
-	if (f.rx && verb_consumes_receive(f.o.verb)) {
+	if (f.rx && verb_consumes_receive(f.params.verb)) {
 		if (!f.tx)   // a server: from the first message in
-			x->start = std::min(x->start, f.v.c.start_tsc);
-		x->end = std::max(x->end, f.v.c.end_tsc);
+			x->start = std::min(x->start, f.responder.c.start_tsc);
+		x->end = std::max(x->end, f.responder.c.end_tsc);
 	}
-	q.post_calls += f.q.c.post_calls;
-	q.credit_anomalies += f.q.c.credit_anomalies;
-	merge(&q.wc_errors, f.q.c.wc_errors);
-	const ResponderCounters &r = f.v.c;
+	q.post_calls += f.requester.c.post_calls;
+	q.credit_anomalies += f.requester.c.credit_anomalies;
+	merge(&q.wc_errors, f.requester.c.wc_errors);
+	const ResponderCounters &r = f.responder.c;
 	v.sequence_errors += r.sequence_errors;
 	v.length_errors += r.length_errors;
 	v.unexpected_opcodes += r.unexpected_opcodes;
@@ -537,15 +537,15 @@ Totals totals_of(const Graph &g)
 		x.all.data_errors += ft.data_errors;
 		x.lost += ft.unobserved || ft.sent <= ft.delivered ? 0 : ft.sent - ft.delivered;
 		x.pass &= ft.ok;
-		x.two_sided |= verb_consumes_receive(f->o.verb);
-		x.writes |= f->o.verb == Verb::write;
-		x.atomics |= verb_is_atomic(f->o.verb);
+		x.two_sided |= verb_consumes_receive(f->params.verb);
+		x.writes |= f->params.verb == Verb::write;
+		x.atomics |= verb_is_atomic(f->params.verb);
 		x.npingpong += f->pingpong;
-		x.qps += f->o.qps;
-		x.bytes += ft.delivered * f->o.msg_bytes;
-		if (f->reliable() && f->tx && !f->pingpong && f->q.qps)   // chunks and retransmissions are WRs too
-			for (uint32_t i = 0; i < f->q.nqps; i++)
-				x.wrs += f->q.qps[i].wr_posted;
+		x.qps += f->params.qps;
+		x.bytes += ft.delivered * f->params.msg_bytes;
+		if (f->reliable() && f->tx && !f->pingpong && f->requester.qps)   // chunks and retransmissions are WRs too
+			for (uint32_t i = 0; i < f->requester.nqps; i++)
+				x.wrs += f->requester.qps[i].wr_posted;
 		else if (f->pingpong)   // one WR per post: pings, echoes, and the repeats of either
 			x.wrs += f->ping.post_calls + f->pong.post_calls;
 		else
@@ -579,7 +579,7 @@ Totals totals_of(const Graph &g)
 bool rel_writes_here(const Graph &g)
 {
 	for (const auto &f : g.flows)
-		if (f->reliable() && f->tx && f->o.verb == Verb::write_imm && f->o.post_api == PostApi::wr)
+		if (f->reliable() && f->tx && f->params.verb == Verb::write_imm && f->params.post_api == PostApi::wr)
 			return true;
 	return false;
 }
@@ -596,11 +596,11 @@ std::string window_str(const FlowParams &o)
 /* The flows' windows: one phrase when they agree, else each flow's. */
 std::string windows_str(const Graph &g)
 {
-	const std::string first = window_str(g.flows[0]->o);
+	const std::string first = window_str(g.flows[0]->params);
 	std::string each = "windows";
 	bool same = true;
 	for (const auto &f : g.flows) {
-		const std::string w = window_str(f->o);
+		const std::string w = window_str(f->params);
 		same &= w == first;
 		each += (&f == &g.flows[0] ? " " : ", ") + f->conf->name + w.substr(strlen("window"));
 	}
@@ -612,7 +612,7 @@ std::string windows_str(const Graph &g)
 void print_header(const PipelineConf &c, const Graph &g, const Totals &x)
 {
 	const GraphFlow &f0 = *g.flows[0];
-	const FlowParams &o0 = f0.o;
+	const FlowParams &o0 = f0.params;
 	const std::string in_flows = g.flows.size() > 1 ? " in " + std::to_string(g.flows.size()) + " flows" : "";
 	for (const GraphDevice &d : g.devs)
 		printf("  device:              %s port %u, GID index %d, MTU %s\n", d.dev->name.c_str(), d.dev->port,
@@ -646,14 +646,14 @@ void print_header(const PipelineConf &c, const Graph &g, const Totals &x)
 		printf("  posting:             %s%s%s%s\n", g.use_wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
 		       o0.inline_send ? ", inline" : "", o0.fence ? ", fenced chains" : "",
 		       rel_writes_here(g) ? "; retransmitted writes (two SGEs) through ibv_post_send" : "");
-	if (o0.rate_pps > 0 && !f0.o.tx_gen_stage)
+	if (o0.rate_pps > 0 && !f0.params.tx_gen_stage)
 		printf("  rate limit:          %.0f msg/s per flow (paced by the requester)\n", o0.rate_pps);
 }
 
 /* Why a flow failed, as its roles (or its connections) said it first: "" if none did. */
 std::string flow_failure(const GraphFlow &f)
 {
-	for (const char *why : {f.q.c.fail_reason, f.v.c.fail_reason, f.ping.c.fail_reason, f.pong.c.fail_reason})
+	for (const char *why : {f.requester.c.fail_reason, f.responder.c.fail_reason, f.ping.c.fail_reason, f.pong.c.fail_reason})
 		if (why)
 			return why;
 	return f.remote ? f.remote->why : std::string();
@@ -671,14 +671,14 @@ void print_flow_errors(const GraphFlow &f)
 				printf("  %s %s failed: %s\n", name.c_str(), pp->echo ? "echo" : "ping", pp->c.fail_reason);
 		return;
 	}
-	print_wc_errors((name + " requester").c_str(), f.q.c.wc_errors);
-	print_wc_errors((name + " responder").c_str(), f.v.c.wc_errors);
-	if (f.q.c.fail_reason)
-		printf("  %s requester failed: %s\n", name.c_str(), f.q.c.fail_reason);
-	if (f.v.c.fail_reason)
-		printf("  %s responder failed: %s\n", name.c_str(), f.v.c.fail_reason);
-	if (f.v.c.held_overflow)
-		printf("  %s receiver:    %" PRIu64 " beyond the window\n", name.c_str(), f.v.c.held_overflow);
+	print_wc_errors((name + " requester").c_str(), f.requester.c.wc_errors);
+	print_wc_errors((name + " responder").c_str(), f.responder.c.wc_errors);
+	if (f.requester.c.fail_reason)
+		printf("  %s requester failed: %s\n", name.c_str(), f.requester.c.fail_reason);
+	if (f.responder.c.fail_reason)
+		printf("  %s responder failed: %s\n", name.c_str(), f.responder.c.fail_reason);
+	if (f.responder.c.held_overflow)
+		printf("  %s receiver:    %" PRIu64 " beyond the window\n", name.c_str(), f.responder.c.held_overflow);
 }
 
 /* A line per flow (its lanes, its errors), then the stages that are not RDMA roles. */
@@ -688,7 +688,7 @@ void print_flows(const Graph &g, const Totals &x)
 		const GraphFlow &f = *g.flows[i];
 		const FlowTally &ft = x.t[i];
 		std::string tail = f.fed ? " (sends what its ring brings)"
-				   : f.o.rate_pps > 0 ? ", at " + std::to_string(static_cast<uint64_t>(f.o.rate_pps)) + " msg/s" : "";
+				   : f.params.rate_pps > 0 ? ", at " + std::to_string(static_cast<uint64_t>(f.params.rate_pps)) + " msg/s" : "";
 		if (ft.failed_qps)
 			tail += ", failed QPs " + std::to_string(ft.failed_qps);
 		std::string ends = ends_of(f);
@@ -700,7 +700,7 @@ void print_flows(const Graph &g, const Totals &x)
 		}
 		printf("  flow %-14s %s, %u B, %u QP%s, %s: sent %" PRIu64 ", completed %" PRIu64 ", received %" PRIu64
 		       ", verified %" PRIu64 "%s\n",
-		       (f.conf->name + ":").c_str(), verb_opcode_name(f.o.verb), f.o.msg_bytes, f.o.qps, f.o.qps > 1 ? "s" : "",
+		       (f.conf->name + ":").c_str(), verb_opcode_name(f.params.verb), f.params.msg_bytes, f.params.qps, f.params.qps > 1 ? "s" : "",
 		       ends.c_str(), ft.sent, ft.completed, ft.delivered, ft.verified, tail.c_str());
 		if (!f.lanes.empty())
 			print_lanes(f);
@@ -717,15 +717,15 @@ void print_flows(const Graph &g, const Totals &x)
 /* run.warmup: the rate of what completed after it, up to the last completion. */
 void print_warmup(const Graph &g)
 {
-	const double warmup_s = g.flows[0]->o.warmup_s;
+	const double warmup_s = g.flows[0]->params.warmup_s;
 	uint64_t warm = UINT64_MAX, after = 0, after_bytes = 0, left = 0, last = 0;
 	for (const auto &f : g.flows)
-		if (f->q.warm_tsc) {
-			warm = std::min(warm, f->q.warm_tsc);
-			last = std::max(last, f->q.c.end_tsc);
-			after += f->q.c.completed - f->q.warm_completed;
-			after_bytes += (f->q.c.completed - f->q.warm_completed) * f->o.msg_bytes;
-			left += f->q.warm_completed;
+		if (f->requester.warm_tsc) {
+			warm = std::min(warm, f->requester.warm_tsc);
+			last = std::max(last, f->requester.c.end_tsc);
+			after += f->requester.c.completed - f->requester.warm_completed;
+			after_bytes += (f->requester.c.completed - f->requester.warm_completed) * f->params.msg_bytes;
+			left += f->requester.warm_completed;
 		}
 	if (warm != UINT64_MAX && last > warm) {
 		double ws = tsc_to_s(last - warm);
@@ -744,7 +744,7 @@ void print_remote(const Graph &g)
 			continue;
 		const RemoteEnd &e = *f->remote;
 		const std::string who = g.flows.size() > 1 ? "flow " + f->conf->name + ": " : "";
-		const unsigned n = f->o.qps;
+		const unsigned n = f->params.qps;
 		if (e.server)
 			printf("  disconnected:        %s%u of %u connection%s%s%s\n", who.c_str(), e.down, n, n > 1 ? "s" : "",
 			       e.why.empty() ? "" : ", first: ", e.why.c_str());
@@ -791,10 +791,10 @@ void print_reliability(const Graph &g)
 			print_pingpong_reliability(f, n);
 			continue;
 		}
-		const RequesterCounters &q = f.q.c;
-		const ResponderCounters &v = f.v.c;
-		printf("  reliability:         %ssoftware over UC, an ACK every %u messages or %u us\n", n.c_str(), f.o.ack_every,
-		       f.o.ack_us);
+		const RequesterCounters &q = f.requester.c;
+		const ResponderCounters &v = f.responder.c;
+		printf("  reliability:         %ssoftware over UC, an ACK every %u messages or %u us\n", n.c_str(), f.params.ack_every,
+		       f.params.ack_us);
 		if (f.tx)
 			printf("  retransmissions:     %s%" PRIu64 " (fast %" PRIu64 ", timeout %" PRIu64 ")%s\n", n.c_str(),
 			       q.retx_fast + q.retx_timeout, q.retx_fast, q.retx_timeout,
@@ -812,7 +812,7 @@ void print_reliability(const Graph &g)
 			printf("  duplicates dropped:  %s%" PRIu64 "\n", n.c_str(), v.duplicates);
 			printf("  out of order:        %s%" PRIu64 "\n", n.c_str(), v.out_of_order);
 		}
-		if (f.rx && f.o.verb == Verb::write_imm)
+		if (f.rx && f.params.verb == Verb::write_imm)
 			printf("  retransmitted writes: %s%" PRIu64 " taken, %" PRIu64 " refused (header outside the window or slot)\n",
 			       n.c_str(), v.retx_received, v.retx_header_bad);
 		if (v.outside_window)
@@ -821,8 +821,8 @@ void print_reliability(const Graph &g)
 			printf("  qp restarts:         %s%" PRIu64 " (a loss broke a multi-packet message: %" PRIu64
 			       " reported broken, %" PRIu64 " asked for by the sender)\n",
 			       n.c_str(), v.qp_restarts, v.broken, v.restart_requests);
-		if (f.tx && f.q.flow_latency[0].count()) {
-			const Histogram &h = f.q.flow_latency[0];
+		if (f.tx && f.requester.flow_latency[0].count()) {
+			const Histogram &h = f.requester.flow_latency[0];
 			printf("  rtt:                 %sp50 %.1f us, p99 %.1f us (%" PRIu64 " samples, messages sent once)\n", n.c_str(),
 			       static_cast<double>(h.percentile(0.5)) / 1000.0, static_cast<double>(h.percentile(0.99)) / 1000.0,
 			       h.count());
@@ -849,7 +849,7 @@ void print_counts(const Graph &g, const Totals &x, const std::vector<const Async
 	printf("  elapsed:             %.3f s\n", x.secs);
 	printf("  message rate:        %.4f Mmsg/s\n", static_cast<double>(all.delivered) / x.secs / 1e6);
 	printf("  throughput:          %.4f Gbit/s\n", static_cast<double>(x.bytes) * 8 / x.secs / 1e9);
-	if (f0.o.warmup_s > 0)
+	if (f0.params.warmup_s > 0)
 		print_warmup(g);
 	printf("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", x.q.post_calls,
 	       x.q.post_calls ? static_cast<double>(x.wrs) / static_cast<double>(x.q.post_calls) : 0.0);
@@ -888,10 +888,10 @@ void print_counts(const Graph &g, const Totals &x, const std::vector<const Async
 			if (p->c.fail_reason)
 				printf("  %s failed:         %s\n", p->echo ? "echo" : "ping", p->c.fail_reason);
 	} else if (g.flows.size() == 1) {
-		if (f0.q.c.fail_reason)
-			printf("  requester failed:    %s\n", f0.q.c.fail_reason);
-		if (f0.v.c.fail_reason)
-			printf("  responder failed:    %s\n", f0.v.c.fail_reason);
+		if (f0.requester.c.fail_reason)
+			printf("  requester failed:    %s\n", f0.requester.c.fail_reason);
+		if (f0.responder.c.fail_reason)
+			printf("  responder failed:    %s\n", f0.responder.c.fail_reason);
 	}
 	if (x.q.credit_anomalies)
 		printf("  credit anomalies:    %" PRIu64 "\n", x.q.credit_anomalies);
@@ -956,17 +956,17 @@ void result_flows(const Graph &g, const Totals &x, Results *res)
 		const GraphFlow &f = *g.flows[i];
 		if (!f.lanes.empty()) {   // as the stats lines have them
 			for (const auto &ln : f.lanes)
-				res->flows.push_back(lane_result(f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore), ln->q, f.o.msg_bytes));
+				res->flows.push_back(lane_result(f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore), ln->requester, f.params.msg_bytes));
 			continue;
 		}
 		const FlowTally &ft = x.t[i];
 		FlowResult r;
 		r.name = f.conf->name;
-		r.qps = f.o.qps;
+		r.qps = f.params.qps;
 		r.sent = ft.sent;
 		r.completed = ft.completed;
 		r.verified = ft.verified;
-		r.bytes = ft.delivered * f.o.msg_bytes;
+		r.bytes = ft.delivered * f.params.msg_bytes;
 		r.failed_qps = ft.failed_qps;
 		r.pass = ft.ok;
 		r.failure = flow_failure(f);
@@ -975,18 +975,18 @@ void result_flows(const Graph &g, const Totals &x, Results *res)
 			r.latency = f.tx ? f.hist.get() : nullptr;
 			r.latency_what = "half round trip: one iteration per QP, post to post, / 2 (as ib_send_lat)";
 		} else if (!f.tx) {   // a server: its errors; latency is the client's to measure
-			r.errors = &f.v.c.wc_errors;
+			r.errors = &f.responder.c.wc_errors;
 		} else {
-			r.errors = &f.q.flow_errors[0];
-			r.latency = &f.q.flow_latency[0];
+			r.errors = &f.requester.flow_errors[0];
+			r.latency = &f.requester.flow_latency[0];
 			r.latency_what = "chain posted to its signalled completion";
 		}
 		if (f.reliable() && f.pingpong) {
 			r.rel = {true, 0, f.ping.retx_timeout, 0, 0, f.ping.duplicates + f.pong.duplicates, 0, 0, 0,
 				 ft.sent > ft.completed ? ft.sent - ft.completed : 0, 0};
 		} else if (f.reliable()) {   // a two-host end counts its own half (the other's are 0)
-			const RequesterCounters &q = f.q.c;
-			const ResponderCounters &v = f.v.c;
+			const RequesterCounters &q = f.requester.c;
+			const ResponderCounters &v = f.responder.c;
 			r.rel = {true, q.retx_fast, q.retx_timeout, v.acks_sent, q.acks_received, v.duplicates, q.sack_holes,
 				 v.retx_header_bad, q.injected_losses, ft.sent > ft.delivered ? ft.sent - ft.delivered : 0,
 				 v.qp_restarts};
@@ -1012,7 +1012,7 @@ bool graph_summary(const PipelineConf &c, const Graph &g, const std::vector<cons
 	for (const auto &f : g.flows)
 		if (f->pingpong && f->tx)   // timed where the pings are
 			print_pingpong(*f, x.npingpong > 1);
-	const Histogram *lat = g.flows.size() == 1 && !f0.pingpong && f0.lanes.empty() && f0.tx ? &f0.q.flow_latency[0] : nullptr;
+	const Histogram *lat = g.flows.size() == 1 && !f0.pingpong && f0.lanes.empty() && f0.tx ? &f0.requester.flow_latency[0] : nullptr;
 	if (lat && lat->count() && !f0.reliable())
 		printf("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
 		       static_cast<double>(lat->percentile(0.5)) / 1e3, static_cast<double>(lat->percentile(0.99)) / 1e3,
@@ -1034,7 +1034,7 @@ bool graph_summary(const PipelineConf &c, const Graph &g, const std::vector<cons
 	}
 
 	Results &res = *out;
-	res = results_of(x.npingpong == g.flows.size() ? "pingpong" : "rate", f0.o.verb, f0.o.msg_bytes, view.device, x.secs,
+	res = results_of(x.npingpong == g.flows.size() ? "pingpong" : "rate", f0.params.verb, f0.params.msg_bytes, view.device, x.secs,
 			 x.pass);
 	result_flows(g, x, &res);
 	res.stop_signal = sig;
@@ -1061,10 +1061,10 @@ void graph_sampled_flows(const Graph &g, Sampler *s)
 	for (const auto &f : g.flows)
 		if (!f->lanes.empty())
 			for (const auto &ln : f->lanes)
-				s->live.push_back(&ln->q.flow_live[0]);
+				s->live.push_back(&ln->requester.flow_live[0]);
 		else
 			s->live.push_back(f->pingpong ? (f->tx ? &f->ping.live : &f->pong.live)
-						      : f->tx ? &f->q.flow_live[0] : &f->v.arrived);
+						      : f->tx ? &f->requester.flow_live[0] : &f->responder.arrived);
 }
 
 } // namespace rp

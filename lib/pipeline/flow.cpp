@@ -290,7 +290,7 @@ int qp_pairs_connect(const FlowParams &o, uint32_t n, Device &dev_a, Device &dev
 	return 0;
 }
 
-LoopbackFlow::~LoopbackFlow()
+FlowObjects::~FlowObjects()
 {
 	pairs.destroy();   // QPs first: no WR of theirs may outlive the MRs
 	mr_table_release(&tx_mrs);
@@ -316,7 +316,7 @@ std::string obj_what(const std::string &tag, const char *what)
 
 } // namespace
 
-int requester_buffers(const FlowParams &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
+int requester_buffers(const FlowParams &o, const std::string &tag, Device &dev, bool remote, FlowObjects *f,
 		      std::string *err)
 {
 	const RoleShape &shape = f->shape;
@@ -334,7 +334,7 @@ int requester_buffers(const FlowParams &o, const std::string &tag, Device &dev, 
 				    &f->credit_words, err);
 }
 
-int responder_buffers(const FlowParams &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
+int responder_buffers(const FlowParams &o, const std::string &tag, Device &dev, bool remote, FlowObjects *f,
 		      std::string *err)
 {
 	const RoleShape &shape = f->shape;
@@ -354,7 +354,7 @@ int responder_buffers(const FlowParams &o, const std::string &tag, Device &dev, 
 }
 
 int requester_bind(const FlowParams &o, const char *tag, const VerbsOps *ops, bool use_wr, SharedIOContext &io,
-		   RunControl *ctl, LoopbackFlow *f, const std::vector<RemoteTarget> &targets, Requester *q, std::string *err)
+		   RunControl *ctl, FlowObjects *f, const std::vector<RemoteTarget> &targets, Requester *q, std::string *err)
 {
 	const uint32_t nqps = o.qps;
 	q->ops = ops;
@@ -389,7 +389,7 @@ int requester_bind(const FlowParams &o, const char *tag, const VerbsOps *ops, bo
 	return 0;
 }
 
-int responder_bind(const FlowParams &o, const VerbsOps *ops, SharedIOContext &io, RunControl *ctl, LoopbackFlow *f,
+int responder_bind(const FlowParams &o, const VerbsOps *ops, SharedIOContext &io, RunControl *ctl, FlowObjects *f,
 		   const std::vector<CreditTarget> &credits, Responder *v, std::string *err)
 {
 	const uint32_t nqps = o.qps;
@@ -425,7 +425,7 @@ int responder_bind(const FlowParams &o, const VerbsOps *ops, SharedIOContext &io
 }
 
 int loopback_flow_setup(const FlowParams &o, const char *tag, Device &req_dev, Device &rsp_dev, const VerbsOps *ops,
-			bool use_wr, SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
+			bool use_wr, SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, FlowObjects *f,
 			Requester *q, Responder *v, std::string *err)
 {
 	const RoleShape &shape = f->shape;

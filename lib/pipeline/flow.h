@@ -101,11 +101,12 @@ int qp_pairs_connect(const FlowParams &o, uint32_t n, Device &dev_a, Device &dev
 		     SharedIOContext &io_b, const QpOptions &qo_a, const QpOptions &qo_b, int access_a, int access_b,
 		     QpPairs *p, std::string *err);
 
-/* One loopback flow's objects: its QP pairs (a: the requester's, b: the responder's),
- * the buffer pools, the responder's memory and the credit words. The destructor tears
+/* One flow's objects: its QP pairs (a: the requester's, b: the responder's; a
+ * two-host flow's end holds only its own side), the buffer pools, the responder's
+ * memory and the credit words. The destructor tears
  * them down (QPs first); the io contexts and the device are the caller's and outlive
  * it. */
-struct LoopbackFlow {
+struct FlowObjects {
 	RoleShape shape;
 	QpPairs pairs;
 	rte_mempool *tx_pool = nullptr, *rx_pool = nullptr;
@@ -117,12 +118,12 @@ struct LoopbackFlow {
 	/* A ring feeds the requester buffers of another pool (requester_set_input): no
 	 * send pool of its own. */
 	bool fed = false;
-	~LoopbackFlow();
+	~FlowObjects();
 };
 
 /* Credit word k of flow f's requester: QP k's, or with a flow window (k = qps) the
  * flow's, which follows its QPs' (cm.h: kCmFlowWindow). */
-inline uint64_t *credit_word_at(const LoopbackFlow &f, uint32_t k)
+inline uint64_t *credit_word_at(const FlowObjects &f, uint32_t k)
 {
 	return static_cast<uint64_t *>(f.credit_words.addr) + k;
 }
@@ -134,7 +135,7 @@ inline uint64_t *credit_word_at(const LoopbackFlow &f, uint32_t k)
  * posts o's messages, v receives and checks them; both report to ctl. `tag` keeps
  * object names unique ("" for a single flow). Returns 0, or -1 with *err. */
 int loopback_flow_setup(const FlowParams &o, const char *tag, Device &req_dev, Device &rsp_dev, const VerbsOps *ops,
-			bool use_wr, SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, LoopbackFlow *f,
+			bool use_wr, SharedIOContext &req_io, SharedIOContext &rsp_io, RunControl *ctl, FlowObjects *f,
 			Requester *q, Responder *v, std::string *err);
 
 /* The halves of a flow, for a flow with one end here and the other on another host
@@ -142,9 +143,9 @@ int loopback_flow_setup(const FlowParams &o, const char *tag, Device &req_dev, D
  * pool (unless fed) and credit words; the responder's receive pool (unless its lcore's
  * SRQ has one), memory and credit sources. `remote`: the far end is another host, and
  * the credit words double as keep-alive words it reads. Returns 0 or -1 with *err. */
-int requester_buffers(const FlowParams &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
+int requester_buffers(const FlowParams &o, const std::string &tag, Device &dev, bool remote, FlowObjects *f,
 		      std::string *err);
-int responder_buffers(const FlowParams &o, const std::string &tag, Device &dev, bool remote, LoopbackFlow *f,
+int responder_buffers(const FlowParams &o, const std::string &tag, Device &dev, bool remote, FlowObjects *f,
 		      std::string *err);
 
 /* Where a responder writes one QP's credit. */
@@ -157,8 +158,8 @@ struct CreditTarget {
  * for two-sided verbs), v on QPs f->pairs.b (credits[i]: QP i's credit word there).
  * Returns 0 or -1 with *err. */
 int requester_bind(const FlowParams &o, const char *tag, const VerbsOps *ops, bool use_wr, SharedIOContext &io,
-		   RunControl *ctl, LoopbackFlow *f, const std::vector<RemoteTarget> &targets, Requester *q, std::string *err);
-int responder_bind(const FlowParams &o, const VerbsOps *ops, SharedIOContext &io, RunControl *ctl, LoopbackFlow *f,
+		   RunControl *ctl, FlowObjects *f, const std::vector<RemoteTarget> &targets, Requester *q, std::string *err);
+int responder_bind(const FlowParams &o, const VerbsOps *ops, SharedIOContext &io, RunControl *ctl, FlowObjects *f,
 		   const std::vector<CreditTarget> &credits, Responder *v, std::string *err);
 
 /* An rte_mempool of n buffers on this socket, with a per-lcore cache sized for bursts

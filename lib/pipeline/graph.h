@@ -57,9 +57,9 @@ struct GraphStage;
 struct GraphLane {
 	GraphStage *stage = nullptr;
 	GraphLcore *lcore = nullptr;
-	FlowParams o;                                // its share: QPs, messages, send queue
-	Requester q;
-	std::unique_ptr<LoopbackFlow> objs;          // its own QPs and pool (not shared)
+	FlowParams params;                           // its share: QPs, messages, send queue
+	Requester requester;
+	std::unique_ptr<FlowObjects> objs;           // its own QPs and pool (not shared)
 	Responder passive;                           // the far ends' role: set up, never run
 	SharedIOContext io, passive_io;              // its send CQ and its far ends' context (not shared)
 	bool has_io = false, has_passive_io = false;
@@ -69,12 +69,12 @@ struct GraphLane {
 /* One flow: its objects and its two roles (a two-host flow: the one whose end is here). */
 struct GraphFlow {
 	const FlowConf *conf = nullptr;
-	FlowParams o;                      // the flow as its roles run it (sizes, counts, hooks)
+	FlowParams params;                 // the flow as its roles run it (sizes, counts, hooks)
 	RoleShape shape;                   // its sizes (graph_plan): pools, CQ entries, memory
 	std::unique_ptr<RemoteEnd> remote; // two hosts: this end (client: tx only; server: rx only)
-	std::unique_ptr<LoopbackFlow> objs = std::make_unique<LoopbackFlow>();
-	Requester q;
-	Responder v;
+	std::unique_ptr<FlowObjects> objs = std::make_unique<FlowObjects>();
+	Requester requester;
+	Responder responder;
 	RunControl ctl;                    // requester and responder of this flow; ctl.run: the run's
 	GraphLcore *tx = nullptr, *rx = nullptr;
 	Stage *tx_stage = nullptr, *rx_stage = nullptr;
@@ -83,7 +83,7 @@ struct GraphFlow {
 	bool has_gen = false;              // gen stages make its messages (in its send pool)
 	rte_mempool *fed_pool = nullptr;   // fed: where its buffers come from (and go back to)
 	MrTable fed_mrs;                   // fed from a pool of another device: registered on this one too
-	/* Lanes (several rdma_tx stages): the requesters are theirs; shared, q is the
+	/* Lanes (several rdma_tx stages): the requesters are theirs; shared, requester is the
 	 * template their QPs come from and lane_io the send CQ all of them poll. */
 	std::vector<std::unique_ptr<GraphLane>> lanes;
 	bool share_qps = false;
@@ -91,7 +91,7 @@ struct GraphFlow {
 	bool has_lane_io = false, has_passive_io = false;
 	std::vector<rte_ring *> lane_rings;    // shared: each lane's completions handed over
 	/* Ping-pong: an echo stage answers its rdma_tx; ping and pong are its roles then
-	 * (q and v stay unused). */
+	 * (requester and responder stay unused). */
 	bool pingpong = false;
 	PingPong ping, pong;
 	std::unique_ptr<Histogram> hist;   // ping-pong: half round trips, ns
@@ -100,7 +100,7 @@ struct GraphFlow {
 	 * requester's retransmission headers registered. */
 	CtrlDest ack_dest, request_dest;
 	ibv_mr *hdr_mr = nullptr;
-	bool reliable() const { return o.reliability == Reliability::software && o.uc; }
+	bool reliable() const { return params.reliability == Reliability::software && params.uc; }
 	bool serves() const { return remote && remote->server; }   // the server's end of a two-host flow
 	GraphLcore *end_here() const { return tx ? tx : rx; }      // an end's lcore (two hosts: the one here)
 	~GraphFlow();

@@ -52,16 +52,16 @@ int assign_devices(const PipelineConf &c, const std::vector<GraphDevice> &devs, 
 				l->dev = devs[i].dev;
 				l->caps = devs[i].caps;
 				for (GraphFlow *f : l->requesters)
-					qps[i] += f->o.qps;
+					qps[i] += f->params.qps;
 				for (GraphFlow *f : l->responders)
-					qps[i] += f->o.qps;
+					qps[i] += f->params.qps;
 				for (GraphFlow *f : l->pingers)
-					qps[i] += f->o.qps;
+					qps[i] += f->params.qps;
 				for (GraphFlow *f : l->echoers)
-					qps[i] += f->o.qps;
+					qps[i] += f->params.qps;
 				for (GraphLane *ln : l->lanes)   // both ends; shared QPs once
 					if (!ln->stage->flow->share_qps || ln == ln->stage->flow->lanes[0].get())
-						qps[i] += 2ull * ln->o.qps;
+						qps[i] += 2ull * ln->params.qps;
 			}
 	}
 	for (size_t i = 0; i < devs.size(); i++)
@@ -71,9 +71,9 @@ int assign_devices(const PipelineConf &c, const std::vector<GraphDevice> &devs, 
 			return -1;
 		}
 	for (auto &f : g->flows) {
-		if (f->o.post_api == PostApi::wr && f->tx && !f->tx->caps->qp_ex)
-			f->o.post_api = PostApi::classic;   // said once by the caller
-		g->use_wr |= f->o.post_api == PostApi::wr;
+		if (f->params.post_api == PostApi::wr && f->tx && !f->tx->caps->qp_ex)
+			f->params.post_api = PostApi::classic;   // said once by the caller
+		g->use_wr |= f->params.post_api == PostApi::wr;
 		const FlowConf &fc = *f->conf;
 		for (GraphLcore *end : {f->tx, f->rx})
 			if (end && verb_is_atomic(fc.verb) && end->caps->atomics == IBV_ATOMIC_NONE) {
@@ -142,7 +142,7 @@ int build_io(Graph *g, std::string *err)
 int connect_flows(Graph *g, std::string *err)
 {
 	for (auto &f : g->flows)
-		if (f->serves() && remote_listen(f->remote.get(), f->o.qps, *f->rx->dev, f->objs.get(), err) != 0) {
+		if (f->serves() && remote_listen(f->remote.get(), f->params.qps, *f->rx->dev, f->objs.get(), err) != 0) {
 			*err = "flow '" + f->conf->name + "': " + *err;
 			return -1;
 		}
@@ -181,12 +181,12 @@ int connect_flows(Graph *g, std::string *err)
 			g->watch.ends.push_back({f->remote.get(), f->objs->pairs.cm_server.get(), &f->ctl});
 		else if (f->remote)   // a client: its requester's final counts go to the server (duration runs)
 			g->watch.ends.push_back({f->remote.get(), f->objs->pairs.cm_client.get(), &f->ctl,
-						 f->pingpong ? nullptr : &f->q, f->tx->io.send_cq});
+						 f->pingpong ? nullptr : &f->requester, f->tx->io.send_cq});
 	for (auto &f : g->flows) {
 		if (!f->lanes.empty())
 			continue;   // passive far ends
 		if (f->rx)
-			f->v.rx_pool = f->rx->rx_pool;
+			f->responder.rx_pool = f->rx->rx_pool;
 		if (f->pingpong && f->tx)
 			f->ping.rx_pool = f->tx->rx_pool;
 		if (f->pingpong && f->rx)

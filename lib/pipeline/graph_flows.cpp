@@ -20,8 +20,8 @@ void pingpong_reliable(PingPongParams *p, const RequesterParams &r)
  * its lcores' io contexts; their receive pools are set once the SRQs are filled. */
 int pingpong_setup(GraphFlow &f, std::string *err)
 {
-	const FlowParams &o = f.o;
-	LoopbackFlow &obj = *f.objs;
+	const FlowParams &o = f.params;
+	FlowObjects &obj = *f.objs;
 	const std::string name = "rp_" + f.conf->name + "_ping_pool", what = "flow '" + f.conf->name + "': ping buffer pool";
 	if (f.tx && (obj.tx_pool = make_registered_pool(name.c_str(), what.c_str(), f.shape.tx_pool_n, o, *f.tx->dev, 0,
 							&obj.tx_mrs, err)) == nullptr)
@@ -73,14 +73,14 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 int lanes_setup(GraphFlow &f, std::string *err)
 {
 	const uint64_t hz = rte_get_tsc_hz();
-	const bool use_wr = f.o.post_api == PostApi::wr;
+	const bool use_wr = f.params.post_api == PostApi::wr;
 	const uint32_t nl = static_cast<uint32_t>(f.lanes.size());
 	if (!f.share_qps) {
 		for (uint32_t t = 0; t < nl; t++) {
 			GraphLane &ln = *f.lanes[t];
 			Device &dev = *ln.lcore->dev;
-			ln.objs = std::make_unique<LoopbackFlow>();
-			ln.objs->shape = role_shape(ln.o);
+			ln.objs = std::make_unique<FlowObjects>();
+			ln.objs->shape = role_shape(ln.params);
 			const std::string tag = f.conf->name + "_lane" + std::to_string(t);
 			if (shared_io_context_create(dev, static_cast<uint32_t>(ln.objs->shape.req_send_cq), 1, 0, false,
 						     ln.lcore->ops != &kIbvOps, &ln.io, err) != 0)
@@ -89,10 +89,10 @@ int lanes_setup(GraphFlow &f, std::string *err)
 			if (shared_io_context_create(dev, 1, 1, 0, false, false, &ln.passive_io, err) != 0)
 				return -1;
 			ln.has_passive_io = true;
-			if (loopback_flow_setup(ln.o, tag.c_str(), dev, dev, ln.lcore->ops, use_wr, ln.io, ln.passive_io, &f.ctl,
-						ln.objs.get(), &ln.q, &ln.passive, err) != 0)
+			if (loopback_flow_setup(ln.params, tag.c_str(), dev, dev, ln.lcore->ops, use_wr, ln.io, ln.passive_io, &f.ctl,
+						ln.objs.get(), &ln.requester, &ln.passive, err) != 0)
 				return -1;
-			ln.q.idler.channel = nullptr;   // the lcore idles
+			ln.requester.idler.channel = nullptr;   // the lcore idles
 		}
 		return 0;
 	}
@@ -113,10 +113,10 @@ int lanes_setup(GraphFlow &f, std::string *err)
 		return -1;
 	f.has_passive_io = true;
 	f.objs->shape = f.shape;
-	if (loopback_flow_setup(f.o, f.conf->name.c_str(), dev, dev, f.tx->ops, use_wr, f.lane_io, f.passive_io, &f.ctl,
-				f.objs.get(), &f.q, &f.v, err) != 0)
+	if (loopback_flow_setup(f.params, f.conf->name.c_str(), dev, dev, f.tx->ops, use_wr, f.lane_io, f.passive_io, &f.ctl,
+				f.objs.get(), &f.requester, &f.responder, err) != 0)
 		return -1;
-	const unsigned ring_size = rte_align32pow2(f.o.qps * f.o.sq_depth + 1);
+	const unsigned ring_size = rte_align32pow2(f.params.qps * f.params.sq_depth + 1);
 	for (uint32_t t = 0; t < nl; t++) {
 		std::string name = ("rp_" + f.conf->name + "_lane" + std::to_string(t)).substr(0, RTE_RING_NAMESIZE - 1);
 		rte_ring *ring = rte_ring_create(name.c_str(), ring_size, static_cast<int>(rte_socket_id()), RING_F_SC_DEQ);
@@ -127,19 +127,19 @@ int lanes_setup(GraphFlow &f, std::string *err)
 		f.lane_rings.push_back(ring);
 	}
 	for (uint32_t t = 0; t < nl; t++) {
-		Requester &q = f.lanes[t]->q;
+		Requester &q = f.lanes[t]->requester;
 		q.ops = f.tx->ops;
 		q.send_cq = f.lane_io.send_cq;
-		q.pool = f.q.pool;
-		q.mrs = f.q.mrs;
+		q.pool = f.requester.pool;
+		q.mrs = f.requester.mrs;
 		q.ctl = &f.ctl;
-		q.p = requester_params(f.lanes[t]->o, use_wr, hz);
-		if (requester_init(&q, f.o.qps, err) != 0)
+		q.p = requester_params(f.lanes[t]->params, use_wr, hz);
+		if (requester_init(&q, f.params.qps, err) != 0)
 			return -1;
-		for (uint32_t i = 0; i < f.o.qps; i++) {
-			q.qps[i].qp = f.q.qps[i].qp;
-			q.qps[i].qpx = f.q.qps[i].qpx;
-			q.qps[i].remote = f.q.qps[i].remote;
+		for (uint32_t i = 0; i < f.params.qps; i++) {
+			q.qps[i].qp = f.requester.qps[i].qp;
+			q.qps[i].qpx = f.requester.qps[i].qpx;
+			q.qps[i].remote = f.requester.qps[i].remote;
 		}
 		if (requester_add_qps(&q, err) != 0 || requester_set_lane(&q, t, f.lane_rings.data(), nl, err) != 0)
 			return -1;
@@ -155,32 +155,32 @@ int reliability_tx(GraphFlow &f, const ibv_gid &gid, uint32_t ctrl_qpn, const ui
 	const std::string who = "flow '" + f.conf->name + "': ";
 	if (ensure_ctrl(f.tx, err) != 0)
 		return -1;
-	f.hdr_mr = ibv_reg_mr(f.tx->dev->pd, f.q.hdrs.get(), f.q.hdrs_bytes, IBV_ACCESS_LOCAL_WRITE);
+	f.hdr_mr = ibv_reg_mr(f.tx->dev->pd, f.requester.hdrs.get(), f.requester.hdrs_bytes, IBV_ACCESS_LOCAL_WRITE);
 	if (f.hdr_mr == nullptr) {
 		*err = who + "registering its retransmission headers on " + f.tx->dev->name + ": " + strerror(errno);
 		return -1;
 	}
-	f.q.hdr_lkey = f.hdr_mr->lkey;
+	f.requester.hdr_lkey = f.hdr_mr->lkey;
 	CtrlPort &port = f.tx->port;
 	if (port.nsenders == kMaxFlows) {
 		*err = who + "more than " + std::to_string(kMaxFlows) + " reliable flows send from lcore " + std::to_string(f.tx->lcore);
 		return -1;
 	}
-	port.senders[port.nsenders++] = &f.q;
-	f.q.port = &port;
+	port.senders[port.nsenders++] = &f.requester;
+	f.requester.port = &port;
 	if (ctrl_qpn == 0)
 		return 0;
 	/* What goes on the wire in more than one packet (a retransmitted write carries its
 	 * header too) can break so that nothing tells the receiver. */
 	const uint32_t mtu = 128u << f.tx->dev->port_attr.active_mtu;
-	f.q.p.restart_on_timeouts = f.q.ck.bytes + (verb_info(f.o.verb).chunkable ? sizeof(RetxHeader) : 0) > mtu;
+	f.requester.p.restart_on_timeouts = f.requester.ck.bytes + (verb_info(f.params.verb).chunkable ? sizeof(RetxHeader) : 0) > mtu;
 	if (ctrl_dest_create(*f.tx->dev, gid, ctrl_qpn, &f.request_dest, err) != 0) {
 		*err = who + *err;
 		return -1;
 	}
-	for (uint32_t i = 0; i < f.q.nqps; i++) {
-		f.q.qps[i].peer_ctrl = &f.request_dest;
-		f.q.qps[i].peer_qpn = peer_qpns[i];
+	for (uint32_t i = 0; i < f.requester.nqps; i++) {
+		f.requester.qps[i].peer_ctrl = &f.request_dest;
+		f.requester.qps[i].peer_qpn = peer_qpns[i];
 	}
 	return 0;
 }
@@ -195,18 +195,18 @@ int reliability_rx(GraphFlow &f, const ibv_gid &gid, uint32_t ctrl_qpn, const ui
 		*err = "flow '" + f.conf->name + "': " + *err;
 		return -1;
 	}
-	f.v.ctrl = &f.rx->ctrl;
+	f.responder.ctrl = &f.rx->ctrl;
 	CtrlPort &port = f.rx->port;
 	if (port.nreceivers == kMaxFlows) {
 		*err = "flow '" + f.conf->name + "': more than " + std::to_string(kMaxFlows) + " reliable flows receive on lcore " +
 		       std::to_string(f.rx->lcore);
 		return -1;
 	}
-	port.receivers[port.nreceivers++] = &f.v;
-	f.v.port = &port;
-	for (uint32_t i = 0; i < f.v.nqps; i++) {
-		f.v.qps[i].ack_to = f.ack_dest;
-		f.v.qps[i].peer_qpn = peer_qpns[i];
+	port.receivers[port.nreceivers++] = &f.responder;
+	f.responder.port = &port;
+	for (uint32_t i = 0; i < f.responder.nqps; i++) {
+		f.responder.qps[i].ack_to = f.ack_dest;
+		f.responder.qps[i].peer_qpn = peer_qpns[i];
 	}
 	return 0;
 }
@@ -266,7 +266,7 @@ int ensure_ctrl(GraphLcore *l, std::string *err)
  * loopback flow's two ends. */
 int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 {
-	LoopbackFlow &o = *f.objs;
+	FlowObjects &o = *f.objs;
 	o.shape = f.shape;
 	o.srq_by_lcore = true;
 	o.fed = f.fed && !f.has_gen;   // gen stages make the flow's messages in its send pool
@@ -274,8 +274,8 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 	int rc;
 	if (f.serves() && g->note)
 		g->note("flow '" + f.conf->name + "': server on " + f.remote->addr.str + " (" + f.rx->dev->name + "), waiting for " +
-			std::to_string(f.o.qps) + " connection" + (f.o.qps > 1 ? "s" : "") + " (" + verb_opcode_name(f.o.verb) +
-			", " + std::to_string(f.o.msg_bytes) + " B" + (f.pingpong ? ", echoed" : "") + ")");
+			std::to_string(f.params.qps) + " connection" + (f.params.qps > 1 ? "s" : "") + " (" + verb_opcode_name(f.params.verb) +
+			", " + std::to_string(f.params.msg_bytes) + " B" + (f.pingpong ? ", echoed" : "") + ")");
 	if (!f.lanes.empty()) {
 		rc = lanes_setup(f, err);
 	} else if (f.pingpong) {
@@ -285,21 +285,21 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 		if (f.reliable() && ensure_ctrl(f.rx, err) != 0)
 			return -1;
 		f.remote->ctrl_qpn = f.reliable() ? f.rx->ctrl.qpn() : 0;
-		rc = remote_server_setup(f.o, name, *f.rx->dev, f.rx->ops, f.rx->io, f.handed_on, &f.ctl, f.remote.get(), &o, &f.v, err);
+		rc = remote_server_setup(f.params, name, *f.rx->dev, f.rx->ops, f.rx->io, f.handed_on, &f.ctl, f.remote.get(), &o, &f.responder, err);
 	} else if (f.remote) {
 		if (g->note)
 			g->note("flow '" + f.conf->name + "': client of " + f.remote->addr.str + " on " + f.tx->dev->name + ", " +
-				std::to_string(f.o.qps) + " QP" + (f.o.qps > 1 ? "s" : "") + ", " + verb_opcode_name(f.o.verb) + ", " +
-				std::to_string(f.o.msg_bytes) + " B, " + std::to_string(f.o.messages) + " messages");
+				std::to_string(f.params.qps) + " QP" + (f.params.qps > 1 ? "s" : "") + ", " + verb_opcode_name(f.params.verb) + ", " +
+				std::to_string(f.params.msg_bytes) + " B, " + std::to_string(f.params.messages) + " messages");
 		/* The handshake names the control QP the client's ACKs come to. */
 		if (f.reliable() && ensure_ctrl(f.tx, err) != 0)
 			return -1;
 		f.remote->ctrl_qpn = f.reliable() ? f.tx->ctrl.qpn() : 0;
-		rc = remote_client_setup(f.o, name, *f.tx->dev, f.tx->ops, f.o.post_api == PostApi::wr, f.tx->io, f.fed, &f.ctl,
-					 f.remote.get(), &o, &f.q, err);
+		rc = remote_client_setup(f.params, name, *f.tx->dev, f.tx->ops, f.params.post_api == PostApi::wr, f.tx->io, f.fed, &f.ctl,
+					 f.remote.get(), &o, &f.requester, err);
 	} else {
-		rc = loopback_flow_setup(f.o, name, *f.tx->dev, *f.rx->dev, f.tx->ops, f.o.post_api == PostApi::wr, f.tx->io,
-					 f.rx->io, &f.ctl, &o, &f.q, &f.v, err);
+		rc = loopback_flow_setup(f.params, name, *f.tx->dev, *f.rx->dev, f.tx->ops, f.params.post_api == PostApi::wr, f.tx->io,
+					 f.rx->io, &f.ctl, &o, &f.requester, &f.responder, err);
 	}
 	if (rc != 0) {
 		*err = "flow '" + f.conf->name + "': " + *err;
@@ -311,13 +311,13 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 		return 0;
 	/* The lcore idles, not a role; the lcore's SRQ is refilled once for all its flows. */
 	if (f.tx) {
-		f.q.ops = f.tx->ops;
-		f.q.idler.channel = nullptr;
+		f.requester.ops = f.tx->ops;
+		f.requester.idler.channel = nullptr;
 	}
 	if (f.rx) {
-		f.v.ops = f.rx->ops;
-		f.v.idler.channel = nullptr;
-		f.v.shared_refill = &f.rx->refill;
+		f.responder.ops = f.rx->ops;
+		f.responder.idler.channel = nullptr;
+		f.responder.shared_refill = &f.rx->refill;
 	}
 	return 0;
 }
@@ -336,7 +336,7 @@ int reliability_setup(Graph *g, std::string *err)
 			const RemoteEnd &e = *f.remote;
 			if (reliability_tx(f, e.peer_gid, e.peer_ctrl_qpn.empty() ? 0 : e.peer_ctrl_qpn[0], e.peer_uc_qpn.data(), err) != 0)
 				return -1;
-		} else if (f.tx && reliability_tx(f, f.rx->dev->gid, f.rx->ctrl.qpn(), qp_nums(f.v).data(), err) != 0) {
+		} else if (f.tx && reliability_tx(f, f.rx->dev->gid, f.rx->ctrl.qpn(), qp_nums(f.responder).data(), err) != 0) {
 			return -1;
 		}
 		if (!f.rx)
@@ -352,7 +352,7 @@ int reliability_setup(Graph *g, std::string *err)
 				return -1;
 			continue;
 		}
-		if (reliability_rx(f, f.tx->dev->gid, f.tx->ctrl.qpn(), qp_nums(f.q).data(), err) != 0)
+		if (reliability_rx(f, f.tx->dev->gid, f.tx->ctrl.qpn(), qp_nums(f.requester).data(), err) != 0)
 			return -1;
 	}
 	return 0;

@@ -66,7 +66,7 @@ int fill_lcore_srq(GraphLcore *l, bool starve, std::string *err)
 		uint32_t nqps = 0;
 		for (auto *side : {&l->responders, &l->pingers, &l->echoers})
 			for (const GraphFlow *f : *side)
-				nqps += f->o.rq_depth ? f->o.qps : 0;
+				nqps += f->params.rq_depth ? f->params.qps : 0;
 		RP_LOG(DEBUG, PIPELINE, "rdmapipe: lcore %u: %u QPs with receive queues of their own (%" PRIu64 " receives), receive pool %u buffers of %u B\n",
 		       l->lcore, nqps, l->srq, l->rx_pool ? l->rx_pool_n : 0, l->rx_bytes);
 		if (l->refill.init_qps(nqps, kRxPollBurst, l->rx_pool, l->rx_bytes, l->rx_pool ? &l->rx_mrs : nullptr) != 0) {
@@ -108,7 +108,7 @@ int fill_flow_rqs(GraphLcore *l, GraphFlow &f, std::string *err)
 	std::lock_guard<std::mutex> lock(l->rq_mu);
 	auto add = [&](auto &qps, uint32_t n) {
 		for (uint32_t i = 0; i < n; i++)
-			if (int ret = l->refill.add_qp(qps[i].qp, f.o.rq_depth, f.o.rq_refill); ret != 0) {
+			if (int ret = l->refill.add_qp(qps[i].qp, f.params.rq_depth, f.params.rq_refill); ret != 0) {
 				*err = "flow '" + f.conf->name + "': QP " + std::to_string(qps[i].qp->qp_num) + "'s receive queue: " + strerror(-ret);
 				return false;
 			}
@@ -118,7 +118,7 @@ int fill_flow_rqs(GraphLcore *l, GraphFlow &f, std::string *err)
 		return -1;
 	if (l == f.rx && f.pingpong && !add(f.pong.qps, f.pong.nqps))
 		return -1;
-	if (l == f.rx && !f.pingpong && verb_consumes_receive(f.o.verb) && !add(f.v.qps, f.v.nqps))
+	if (l == f.rx && !f.pingpong && verb_consumes_receive(f.params.verb) && !add(f.responder.qps, f.responder.nqps))
 		return -1;
 	if (l->starved)
 		return 0;
@@ -159,10 +159,10 @@ int route_lcore(GraphLcore *l, std::string *err)
 		return v;
 	};
 	for (GraphFlow *f : l->requesters)
-		l->send_router.add(requester_on_send_wc, &f->q, qp_nums(f->q.qps, f->q.nqps));
+		l->send_router.add(requester_on_send_wc, &f->requester, qp_nums(f->requester.qps, f->requester.nqps));
 	for (GraphFlow *f : l->responders) {
-		l->send_router.add(responder_on_send_wc, &f->v, qp_nums(f->v.qps, f->v.nqps));
-		l->recv_router.add(responder_on_recv_wc, &f->v, qp_nums(f->v.qps, f->v.nqps));
+		l->send_router.add(responder_on_send_wc, &f->responder, qp_nums(f->responder.qps, f->responder.nqps));
+		l->recv_router.add(responder_on_recv_wc, &f->responder, qp_nums(f->responder.qps, f->responder.nqps));
 	}
 	std::vector<PingPong *> pps;
 	for (GraphFlow *f : l->pingers)
@@ -184,10 +184,10 @@ int route_lcore(GraphLcore *l, std::string *err)
 		pp->recv_peer = l->recv_router.peer();
 	}
 	for (GraphFlow *f : l->requesters)
-		f->q.send_peer = l->send_router.peer();
+		f->requester.send_peer = l->send_router.peer();
 	for (GraphFlow *f : l->responders) {
-		f->v.send_peer = l->send_router.peer();
-		f->v.recv_peer = l->recv_router.peer();
+		f->responder.send_peer = l->send_router.peer();
+		f->responder.recv_peer = l->recv_router.peer();
 	}
 	return 0;
 }

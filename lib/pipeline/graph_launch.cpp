@@ -20,15 +20,15 @@ int graph_lcore_run(void *arg)
 	auto *l = static_cast<GraphLcore *>(arg);
 	double cpu0 = thread_cpu_s();
 	for (GraphFlow *f : l->requesters)
-		requester_start(&f->q);
+		requester_start(&f->requester);
 	for (GraphFlow *f : l->responders)
-		responder_start(&f->v);
+		responder_start(&f->responder);
 	for (GraphFlow *f : l->pingers)
 		pingpong_start(&f->ping);
 	for (GraphFlow *f : l->echoers)
 		pingpong_start(&f->pong);
 	for (GraphLane *ln : l->lanes)
-		requester_start(&ln->q);
+		requester_start(&ln->requester);
 	int rc = lcore_loop_run(&l->loop);   // the RDMA stages finish their roles
 	for (uint32_t i = 0; i < l->loop.nstages; i++)
 		if (l->loop.stages[i]->rc != 0)

@@ -75,15 +75,15 @@ int plan_pingpong(const PipelineConf &c, GraphFlow *f, std::string *err)
 		*err = key("rate") + "a ping-pong sends the next message when the echo of the last one is back: no rate applies";
 		return -1;
 	}
-	if (f->o.duration_s > 0) {
+	if (f->params.duration_s > 0) {
 		*err = (fc.duration_s > 0 ? key("duration") : at(c, fc.line, "run.duration")) +
 		       "a ping-pong runs a number of round trips (messages), not a duration";
 		return -1;
 	}
 	if (fc.messages == 0)
-		f->o.messages = kDefaultPingPongIterations;
-	if (f->o.messages < fc.qps) {
-		*err = key("messages") + std::to_string(f->o.messages) + " round trips cannot keep " + std::to_string(fc.qps) +
+		f->params.messages = kDefaultPingPongIterations;
+	if (f->params.messages < fc.qps) {
+		*err = key("messages") + std::to_string(f->params.messages) + " round trips cannot keep " + std::to_string(fc.qps) +
 		       " QPs busy (one at least on each)";
 		return -1;
 	}
@@ -124,11 +124,11 @@ int plan_lanes(const PipelineConf &c, GraphFlow *f, std::string *err)
 		return -1;
 	}
 	for (uint32_t t = 0; t < nl; t++) {
-		FlowParams &o = f->lanes[t]->o;
-		o = f->o;
-		if (f->o.messages)
-			o.messages = f->o.messages / nl + (t < f->o.messages % nl);
-		o.rate_pps = f->o.rate_pps / nl;
+		FlowParams &o = f->lanes[t]->params;
+		o = f->params;
+		if (f->params.messages)
+			o.messages = f->params.messages / nl + (t < f->params.messages % nl);
+		o.rate_pps = f->params.rate_pps / nl;
 		if (f->share_qps) {
 			o.sq_depth = fc.sq_depth / nl;   // its share of every QP's send queue
 		} else {
@@ -148,7 +148,7 @@ int plan_lanes(const PipelineConf &c, GraphFlow *f, std::string *err)
  * the same whatever the QP count. Sends then have no per-QP window but the flow's. */
 int plan_flow_window(const PipelineConf &c, GraphFlow *f, std::string *err)
 {
-	FlowParams &o = f->o;
+	FlowParams &o = f->params;
 	const FlowConf &fc = *f->conf;
 	const char *why = !verb_consumes_receive(o.verb) ? "its verb consumes no receive at the far end: there is no window to share"
 			  : f->pingpong	       ? "a ping-pong keeps one message in flight per QP"
@@ -195,7 +195,7 @@ int plan_flows(const PipelineConf &c, Graph *g, std::string *err)
 		g->flows.push_back(std::make_unique<GraphFlow>());
 		GraphFlow &f = *g->flows.back();
 		f.conf = &fc;
-		f.o = flow_params(c, fc);
+		f.params = flow_params(c, fc);
 		f.ctl.run = &g->run;
 		if (c.hooks.bad_rkey_qp >= static_cast<int>(fc.qps) && i == 0) {
 			*err = "--inject-bad-rkey " + std::to_string(c.hooks.bad_rkey_qp) + ": flow '" + fc.name + "' has only " +
@@ -299,7 +299,7 @@ int check_pingpongs(const PipelineConf &c, Graph *g, std::string *err)
 			       fc.name + "' is a ping-pong: each echo acknowledges its ping, no ACKs are sent";
 			return -1;
 		}
-		if (f->o.inject_loss > 0) {
+		if (f->params.inject_loss > 0) {
 			*err = (fc.inject_loss > 0 ? at(c, fc.line, path + "inject_loss") : std::string("--inject-loss: ")) + "flow '" +
 			       fc.name + "' is a ping-pong: no loss is injected into pings (netem loss on a wire is the way)";
 			return -1;
@@ -313,9 +313,9 @@ int check_hooks(const PipelineConf &c, Graph *g, std::string *err)
 {
 	bool any_uc = false, any_rel_write = false;
 	for (auto &f : g->flows) {
-		any_uc |= f->o.uc;
-		any_rel_write |= f->reliable() && verb_info(f->o.verb).chunkable;
-		if (c.hooks.inject_loss > 0 && f->o.uc && !f->reliable() && f->o.post_api == PostApi::wr) {
+		any_uc |= f->params.uc;
+		any_rel_write |= f->reliable() && verb_info(f->params.verb).chunkable;
+		if (c.hooks.inject_loss > 0 && f->params.uc && !f->reliable() && f->params.post_api == PostApi::wr) {
 			*err = "--inject-loss: flow '" + f->conf->name + "' is plain UC posting through ibv_qp_ex; the hook leaves WRs out of ibv_post_send chains";
 			return -1;
 		}

@@ -12,7 +12,7 @@ namespace {
  * keeps its flows' windows and an eighth. Returns the receives over the flow's QPs. */
 uint64_t size_rq(GraphFlow *f, bool pingpong)
 {
-	FlowParams &o = f->o;
+	FlowParams &o = f->params;
 	const uint64_t w = pingpong ? 1 : flow_receives(f) / o.qps;
 	o.rq_refill = static_cast<uint32_t>(std::max<uint64_t>(1, w / 8));
 	o.rq_depth = static_cast<uint32_t>(w + o.rq_refill);
@@ -32,32 +32,32 @@ void size_lcore(Graph *g, GraphLcore *l)
 	l->send_cq = l->srq = l->srq_threshold = l->recv_cq = 0;   // sized afresh (size_graph runs again once chunks are known)
 	l->rx_bytes = l->rx_pool_n = 0;
 	for (GraphFlow *f : l->requesters)
-		l->send_cq += f->o.wr_budget ? f->o.wr_budget : static_cast<uint64_t>(f->o.qps) * f->o.sq_depth;
+		l->send_cq += f->params.wr_budget ? f->params.wr_budget : static_cast<uint64_t>(f->params.qps) * f->params.sq_depth;
 	/* Ping-pong: both sides send and receive, one message in flight per QP; receives
 	 * are reposted in batches of kPingPongRefill. */
 	uint64_t echo_held = 0;   // echoes wait in their send queues in receive buffers
 	uint64_t per_qp = 0;      // receives in the QPs' own queues (recv_queue = "qp")
 	for (auto *side : {&l->pingers, &l->echoers})
 		for (GraphFlow *f : *side) {
-			l->send_cq += static_cast<uint64_t>(f->o.qps) * f->o.sq_depth;
-			window += f->o.qps;
+			l->send_cq += static_cast<uint64_t>(f->params.qps) * f->params.sq_depth;
+			window += f->params.qps;
 			per_qp += ic.rq_per_qp ? size_rq(f, true) : 0;
 			batch = std::max(batch, kPingPongRefill);
-			l->rx_bytes = std::max(l->rx_bytes, f->o.msg_bytes);
+			l->rx_bytes = std::max(l->rx_bytes, f->params.msg_bytes);
 			if (side == &l->echoers)
-				echo_held += static_cast<uint64_t>(f->o.qps) * f->o.sq_depth + kRxPollBurst;
+				echo_held += static_cast<uint64_t>(f->params.qps) * f->params.sq_depth + kRxPollBurst;
 		}
 	for (GraphFlow *f : l->responders) {
-		batch = std::max(batch, f->o.batch);
-		if (!verb_consumes_receive(f->o.verb))
+		batch = std::max(batch, f->params.batch);
+		if (!verb_consumes_receive(f->params.verb))
 			continue;
-		l->send_cq += static_cast<uint64_t>(f->o.qps) * kCreditRing;
+		l->send_cq += static_cast<uint64_t>(f->params.qps) * kCreditRing;
 		window += flow_receives(f);
 		per_qp += ic.rq_per_qp ? size_rq(f, false) : 0;
-		if (verb_info(f->o.verb).fills_receive)
-			l->rx_bytes = std::max(l->rx_bytes, f->o.msg_bytes);
+		if (verb_info(f->params.verb).fills_receive)
+			l->rx_bytes = std::max(l->rx_bytes, f->params.msg_bytes);
 		else if (f->reliable())   // a retransmitted write arrives as a SEND: header and chunk
-			l->rx_bytes = std::max<uint32_t>(l->rx_bytes, Chunking::of(f->o.msg_bytes, f->o.chunk_bytes).bytes + sizeof(RetxHeader));
+			l->rx_bytes = std::max<uint32_t>(l->rx_bytes, Chunking::of(f->params.msg_bytes, f->params.chunk_bytes).bytes + sizeof(RetxHeader));
 	}
 	l->send_cq = std::max<uint64_t>({l->send_cq, ic.send_cq, 1});
 	if (window && ic.rq_per_qp) {
@@ -90,10 +90,10 @@ void window_receives(const GraphLcore *l, uint64_t *fixed, uint64_t *adjustable)
 	*fixed = *adjustable = 0;
 	for (auto *side : {&l->pingers, &l->echoers})
 		for (const GraphFlow *f : *side)
-			*fixed += f->o.qps;
+			*fixed += f->params.qps;
 	for (const GraphFlow *f : l->responders)
-		if (verb_consumes_receive(f->o.verb))
-			*(window_given(f->o) ? fixed : adjustable) += flow_receives(f);
+		if (verb_consumes_receive(f->params.verb))
+			*(window_given(f->params) ? fixed : adjustable) += flow_receives(f);
 }
 
 /* Per-QP receive queues: each within the device's max_qp_wr (a window the file set
@@ -105,8 +105,8 @@ int fit_rq_depths(const GraphLcore *l, std::string *err)
 	const uint64_t max_wr = static_cast<uint64_t>(l->dev->dev_attr.max_qp_wr);
 	for (auto *side : {&l->responders, &l->pingers, &l->echoers})
 		for (const GraphFlow *f : *side)
-			if (f->o.rq_depth > max_wr) {
-				*err = "flow '" + f->conf->name + "': a receive queue of " + std::to_string(f->o.rq_depth) + " per QP (its window and a refill) is above " +
+			if (f->params.rq_depth > max_wr) {
+				*err = "flow '" + f->conf->name + "': a receive queue of " + std::to_string(f->params.rq_depth) + " per QP (its window and a refill) is above " +
 				       l->dev->name + "'s max_qp_wr " + std::to_string(max_wr) + " (a smaller window, or recv_queue = \"srq\")";
 				return -1;
 			}
@@ -118,7 +118,7 @@ int fit_rq_depths(const GraphLcore *l, std::string *err)
  * with it, so that a chain still fits. */
 int fit_flow_window(const Graph *g, GraphFlow *f, double scale, const std::string &limit, std::string *said, std::string *err)
 {
-	FlowParams &o = f->o;
+	FlowParams &o = f->params;
 	const uint32_t fw = std::max<uint32_t>(1, static_cast<uint32_t>(o.flow_window * scale));
 	if (fw < o.batch && o.batch_given) {
 		*err = at(*g->conf, f->conf->line, "batch") + "flow '" + f->conf->name + "': its flow window, fitted to " + limit + ", is " +
@@ -175,7 +175,7 @@ int fit_windows(Graph *g, GraphLcore *l, std::string *said, std::string *err)
 	}
 	const double scale = static_cast<double>(room - fixed) / static_cast<double>(adjustable);
 	for (GraphFlow *f : l->responders) {
-		FlowParams &o = f->o;
+		FlowParams &o = f->params;
 		if (!verb_consumes_receive(o.verb) || window_given(o))
 			continue;
 		if (o.flow_window) {
@@ -229,9 +229,9 @@ int fit_send_cq(Graph *g, GraphLcore *l, std::string *said, std::string *err)
 	}
 	for (auto *side : {&l->requesters, &l->pingers})
 		for (GraphFlow *f : *side)
-			if (f->o.sq_depth > static_cast<uint32_t>(dev.dev_attr.max_qp_wr)) {
+			if (f->params.sq_depth > static_cast<uint32_t>(dev.dev_attr.max_qp_wr)) {
 				*err = at(*g->conf, f->conf->line, "sq_depth") + "flow '" + f->conf->name + "': a send queue of " +
-				       std::to_string(f->o.sq_depth) + " WRs is above " + dev.name + "'s max_qp_wr " +
+				       std::to_string(f->params.sq_depth) + " WRs is above " + dev.name + "'s max_qp_wr " +
 				       std::to_string(dev.dev_attr.max_qp_wr);
 				return -1;
 			}
@@ -239,11 +239,11 @@ int fit_send_cq(Graph *g, GraphLcore *l, std::string *said, std::string *err)
 		return 0;
 	uint64_t want = 0;
 	for (const GraphFlow *f : l->requesters)
-		want += static_cast<uint64_t>(f->o.qps) * f->o.sq_depth;
+		want += static_cast<uint64_t>(f->params.qps) * f->params.sq_depth;
 	const uint64_t fixed = l->send_cq - want;
 	const uint64_t room = max_cqe > fixed ? max_cqe - fixed : 0;
 	for (GraphFlow *f : l->requesters) {
-		FlowParams &o = f->o;
+		FlowParams &o = f->params;
 		const uint64_t mine = static_cast<uint64_t>(o.qps) * o.sq_depth;
 		const uint32_t budget = static_cast<uint32_t>(room * mine / want);
 		const uint32_t least = o.batch * Chunking::of(o.msg_bytes, o.chunk_bytes).count;
@@ -269,7 +269,7 @@ int fit_send_cq(Graph *g, GraphLcore *l, std::string *said, std::string *err)
  * or per chunk of a message cut into chunks. */
 uint64_t flow_receives(const GraphFlow *f)
 {
-	return flow_inflight(f->o) * Chunking::of(f->o.msg_bytes, f->o.chunk_bytes).count;
+	return flow_inflight(f->params) * Chunking::of(f->params.msg_bytes, f->params.chunk_bytes).count;
 }
 
 /* Sizes: each lcore's io context and receive pool, each flow's send pool. Planned
@@ -280,7 +280,7 @@ void size_graph(Graph *g)
 		if (l->conf && l->has_roles())
 			size_lcore(g, l.get());
 	for (auto &f : g->flows) {
-		f->shape = role_shape(f->o);
+		f->shape = role_shape(f->params);
 		for (auto &s : g->stages)   // gens' buffers
 			if (s->flow == f.get() && stage_kind(s->conf->kind).source == BufferSource::flow_pool)
 				f->shape.tx_pool_n += static_cast<unsigned>(stage_kind_ops(s->conf->kind).pool_need(g, *s));
@@ -297,7 +297,7 @@ int fit_chunks(Graph *g, std::string *err)
 	bool resize = false;
 	for (auto &fp : g->flows) {
 		GraphFlow &f = *fp;
-		FlowParams &o = f.o;
+		FlowParams &o = f.params;
 		if (!f.reliable() || !verb_info(o.verb).chunkable)
 			continue;
 		uint32_t mtu = UINT32_MAX;
@@ -352,7 +352,7 @@ int fit_device(Graph *g, std::string *err)
 	}
 	size_graph(g);
 	for (size_t i = 0; i < g->lcores.size(); i++)
-		if (!said[i].empty() && !(g->flows.size() && g->flows[0]->o.quiet))
+		if (!said[i].empty() && !(g->flows.size() && g->flows[0]->params.quiet))
 			RP_LOG(INFO, PIPELINE, "rdmapipe: lcore %u fitted to %s: %s\n", g->lcores[i]->lcore, g->lcores[i]->dev->name.c_str(),
 			       said[i].c_str());
 	return 0;

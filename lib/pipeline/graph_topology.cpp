@@ -133,7 +133,7 @@ uint64_t downstream_hold(Graph *g, const GraphStage *s, std::set<const GraphStag
 		for (GraphStage *c : r->consumers) {
 			n += kStageBurst;
 			if (stage_kind(c->conf->kind).end == FlowEnd::requester)   // its send queues
-				n += static_cast<uint64_t>(c->flow->o.qps) * (c->flow->o.sq_depth + c->flow->o.batch);
+				n += static_cast<uint64_t>(c->flow->params.qps) * (c->flow->params.sq_depth + c->flow->params.batch);
 			n += downstream_hold(g, c, seen);
 		}
 	}
@@ -170,7 +170,7 @@ int input_source(Graph *g, const GraphStage &s, const GraphStage **source, uint3
 					todo.push_back(p);
 					continue;
 				}
-				uint32_t b = p->flow->o.msg_bytes;
+				uint32_t b = p->flow->params.msg_bytes;
 				if (*bytes && b != *bytes) {
 					*err = stage_path(*g, s) + "its input carries messages of " + std::to_string(*bytes) + " B and " +
 					       std::to_string(b) + " B: a stage takes messages of one size";

@@ -134,7 +134,7 @@ int remote_device_name(const PipelineConf &c, const FlowConf &fc, std::string *n
 	return 0;
 }
 
-int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, LoopbackFlow *f, std::string *err)
+int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, FlowObjects *f, std::string *err)
 {
 	f->pairs.cm_server = std::make_unique<CmServer>();
 	CmServer &srv = *f->pairs.cm_server;
@@ -155,7 +155,7 @@ namespace {
  * is between two steps of a size sweep) is asked again every 200 ms for up to 10 s;
  * any other refusal or failure is final. */
 int connect_retrying(const FlowParams &o, const Device &dev, RemoteEnd *e, const std::vector<CmQpSpec> &specs,
-		     const std::vector<CmPrivate> &locals, LoopbackFlow *f, std::string *err)
+		     const std::vector<CmPrivate> &locals, FlowObjects *f, std::string *err)
 {
 	constexpr useconds_t kRetryUs = 200000;
 	const int wait_ms = connect_wait_ms(o);
@@ -182,7 +182,7 @@ int connect_retrying(const FlowParams &o, const Device &dev, RemoteEnd *e, const
 
 /* A UC flow's data QPs, beside the RC service connections rdma_cm makes (owned by
  * f->pairs.uc): made before the handshake, which names them, connected after it. */
-int make_uc_qps(Device &dev, SharedIOContext &io, const QpOptions &qo, uint32_t n, LoopbackFlow *f, std::string *err)
+int make_uc_qps(Device &dev, SharedIOContext &io, const QpOptions &qo, uint32_t n, FlowObjects *f, std::string *err)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		ibv_qp *q = rc_qp_create(dev, io, qo, err);
@@ -217,7 +217,7 @@ QpOptions service_qo(const QpOptions &qo)
 } // namespace
 
 int remote_connect(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, int access, uint8_t flags,
-		   RemoteEnd *e, LoopbackFlow *f, std::string *err)
+		   RemoteEnd *e, FlowObjects *f, std::string *err)
 {
 	const uint32_t nqps = o.qps;
 	e->targets = qp_targets(o);
@@ -271,7 +271,7 @@ int remote_connect(const FlowParams &o, Device &dev, SharedIOContext &io, const 
 }
 
 int remote_client_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
-			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Requester *q,
+			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, FlowObjects *f, Requester *q,
 			std::string *err)
 {
 	const RoleShape &shape = f->shape;
@@ -321,7 +321,7 @@ namespace {
 
 /* The server's QPs of a one-sided verb post only keep-alive reads: their send CQ is
  * the probe's own. */
-int make_probe(const FlowParams &o, Device &dev, RemoteEnd *e, LoopbackFlow *f, std::string *err)
+int make_probe(const FlowParams &o, Device &dev, RemoteEnd *e, FlowObjects *f, std::string *err)
 {
 	if ((e->probe_cq = ibv_create_cq(dev.ctx, static_cast<int>(o.qps) + 1, nullptr, nullptr, 0)) == nullptr) {
 		*err = dev.name + ": the keep-alive CQ (" + std::to_string(o.qps + 1) + " entries): ibv_create_cq: " + strerror(errno);
@@ -337,7 +337,7 @@ int make_probe(const FlowParams &o, Device &dev, RemoteEnd *e, LoopbackFlow *f, 
 } // namespace
 
 int remote_accept(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e,
-		  LoopbackFlow *f, const RemoteAcceptFill &fill, std::string *err)
+		  FlowObjects *f, const RemoteAcceptFill &fill, std::string *err)
 {
 	const uint32_t nqps = o.qps;
 	e->targets = qp_targets(o);
@@ -406,7 +406,7 @@ int remote_accept(const FlowParams &o, Device &dev, SharedIOContext &io, const Q
 }
 
 int remote_server_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
-			bool hand_on, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Responder *v, std::string *err)
+			bool hand_on, RunControl *ctl, RemoteEnd *e, FlowObjects *f, Responder *v, std::string *err)
 {
 	const RoleShape &shape = f->shape;
 	if (responder_buffers(o, tag, dev, true, f, err) != 0)

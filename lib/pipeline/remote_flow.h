@@ -31,7 +31,7 @@
 
 namespace rp {
 
-/* This host's end of a two-host flow, beside the flow's LoopbackFlow (its buffers, and
+/* This host's end of a two-host flow, beside the flow's FlowObjects (its buffers, and
  * its rdma_cm connections in pairs.cm_client or pairs.cm_server). */
 struct RemoteEnd {
 	bool server = false;
@@ -80,13 +80,13 @@ int remote_device_name(const PipelineConf &c, const FlowConf &fc, std::string *n
 
 /* Server: binds and listens (never blocks) with room for qps requests, checking the
  * address is on dev. */
-int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, LoopbackFlow *f, std::string *err);
+int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, FlowObjects *f, std::string *err);
 
 /* Client: resolves, makes the requester's buffers, connects o.qps QPs on io (announcing
  * the counts, and whether its payloads are made upstream, each with its key) and sets
  * up q on them with the server's windows. */
 int remote_client_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
-			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Requester *q,
+			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, FlowObjects *f, Requester *q,
 			std::string *err);
 
 /* Server: makes the responder's buffers, accepts o.qps connections (each checked against
@@ -95,7 +95,7 @@ int remote_client_setup(const FlowParams &o, const char *tag, Device &dev, const
  * each alone (the client is asked for payloads that carry their key). The receive pool
  * and SRQ are the lcore's (f->srq_by_lcore). */
 int remote_server_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
-			bool hand_on, RunControl *ctl, RemoteEnd *e, LoopbackFlow *f, Responder *v, std::string *err);
+			bool hand_on, RunControl *ctl, RemoteEnd *e, FlowObjects *f, Responder *v, std::string *err);
 
 /* Server: the messages its client sends over qps QPs: the counts it announced, or in a
  * duration run the final counts it told (*told: on how many QPs it did). */
@@ -108,10 +108,10 @@ uint64_t remote_sent(const RemoteEnd &e, uint32_t qps, unsigned *told);
  * o; fill (if any) completes each QP's spec and reply from the request, or refuses it
  * (-1 with *why); the QPs in f->pairs.b, in QP index order. */
 int remote_connect(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, int access, uint8_t flags,
-		   RemoteEnd *e, LoopbackFlow *f, std::string *err);
+		   RemoteEnd *e, FlowObjects *f, std::string *err);
 using RemoteAcceptFill = std::function<int(const CmPrivate &req, CmQpSpec *spec, CmPrivate *reply, std::string *why)>;
 int remote_accept(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e,
-		  LoopbackFlow *f, const RemoteAcceptFill &fill, std::string *err);
+		  FlowObjects *f, const RemoteAcceptFill &fill, std::string *err);
 
 /* The control plane's watch over every remote end of a run, on a control thread. */
 struct RemoteWatchEnd {

@@ -24,8 +24,8 @@ struct CaptureState : StageState {
 /* The BTH opcode a flow's messages travel as (its verb's "only" opcode; UC's range). */
 int wire_opcode(const GraphFlow &f)
 {
-	const uint8_t rc = verb_info(f.o.verb).bth_opcode;
-	return f.o.uc ? 0x20 | rc : rc;
+	const uint8_t rc = verb_info(f.params.verb).bth_opcode;
+	return f.params.uc ? 0x20 | rc : rc;
 }
 
 void record(CaptureState *cs, void *msg, uint32_t bytes)
@@ -90,8 +90,8 @@ int capture_wire(Graph *g, GraphStage *s, const StageInput &in, std::string *err
 	auto cs = std::make_unique<CaptureState>();
 	cs->m.opcode = static_cast<uint8_t>(wire_opcode(f));
 	cs->m.hdrs = static_cast<uint8_t>(capture_hdrs_of(cs->m.opcode));
-	for (uint32_t i = 0; i < (f.rx ? f.v.nqps : f.q.nqps); i++)
-		cs->qpns.push_back(f.rx ? f.v.qps[i].qp->qp_num : f.q.qps[i].qp->qp_num);
+	for (uint32_t i = 0; i < (f.rx ? f.responder.nqps : f.requester.nqps); i++)
+		cs->qpns.push_back(f.rx ? f.responder.qps[i].qp->qp_num : f.requester.qps[i].qp->qp_num);
 	const in_addr src = gid_ipv4(f.tx ? f.tx->dev->gid : f.remote->peer_gid);
 	const in_addr dst = gid_ipv4(f.rx ? f.rx->dev->gid : f.remote->peer_gid);
 	const StageConf &sc = *s->conf;

@@ -73,24 +73,24 @@ std::vector<GraphStage *> gens_of(Graph *g, const GraphFlow *f)
 int gen_plan(Graph *g, GraphStage *s, std::string *err)
 {
 	GraphFlow &f = *s->flow;
-	if (f.o.duration_s > 0 || f.o.msg_bytes < 8) {
-		*err = stage_path(*g, *s) + (f.o.msg_bytes < 8 ? "a gen stage writes each message's key into its first 8 bytes: flow '" +
-			f.conf->name + "' sends " + std::to_string(f.o.msg_bytes) + " B"
+	if (f.params.duration_s > 0 || f.params.msg_bytes < 8) {
+		*err = stage_path(*g, *s) + (f.params.msg_bytes < 8 ? "a gen stage writes each message's key into its first 8 bytes: flow '" +
+			f.conf->name + "' sends " + std::to_string(f.params.msg_bytes) + " B"
 			: "a gen stage makes a count of messages: give flow '" + f.conf->name + "' messages, not a duration");
 		return -1;
 	}
-	if (!verb_info(f.o.verb).payload) {
+	if (!verb_info(f.params.verb).payload) {
 		*err = stage_path(*g, *s) + "a gen stage makes payloads to send: flow '" + f.conf->name + "' uses " +
-		       verb_name(f.o.verb) + ", which carries none";
+		       verb_name(f.params.verb) + ", which carries none";
 		return -1;
 	}
 	const std::vector<GraphStage *> gens = gens_of(g, &f);
 	const size_t k = std::find(gens.begin(), gens.end(), s) - gens.begin();
-	s->st.limit = f.o.messages / gens.size() + (k < f.o.messages % gens.size());
-	s->st.msg_bytes = f.o.msg_bytes;
+	s->st.limit = f.params.messages / gens.size() + (k < f.params.messages % gens.size());
+	s->st.msg_bytes = f.params.msg_bytes;
 	f.has_gen = true;
 	if (f.fed)
-		f.o.tx_gen_stage = true;
+		f.params.tx_gen_stage = true;
 	return 0;
 }
 
@@ -116,9 +116,9 @@ int gen_wire(Graph *g, GraphStage *s, const StageInput &, std::string *)
 {
 	s->st.pool = s->flow->objs->tx_pool;
 	s->st.ctl = &s->flow->ctl;
-	if (s->flow->o.rate_pps > 0) {
+	if (s->flow->params.rate_pps > 0) {
 		const size_t gens = gens_of(g, s->flow).size();
-		s->st.tsc_per_msg = static_cast<uint64_t>(static_cast<double>(rte_get_tsc_hz()) * gens / s->flow->o.rate_pps);
+		s->st.tsc_per_msg = static_cast<uint64_t>(static_cast<double>(rte_get_tsc_hz()) * gens / s->flow->params.rate_pps);
 	}
 	return 0;
 }

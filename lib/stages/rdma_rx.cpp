@@ -24,7 +24,7 @@ uint64_t rdma_rx_made(const Graph &g, const GraphStage &s, const CountOf &count_
 	const GraphFlow &f = *s.flow;
 	if (f.fed)
 		return count_of(tx_of(&g, &f));
-	return f.o.duration_s > 0 ? UINT64_MAX : f.o.messages;
+	return f.params.duration_s > 0 ? UINT64_MAX : f.params.messages;
 }
 
 /* Handed on, a received buffer is a message: one that a send filled, with its key. */
@@ -33,14 +33,14 @@ int rdma_rx_check(Graph *g, GraphStage *s, uint64_t, std::string *err)
 	const GraphFlow &f = *s->flow;
 	if (!f.handed_on)
 		return 0;
-	if (!verb_info(f.o.verb).fills_receive) {
+	if (!verb_info(f.params.verb).fills_receive) {
 		*err = stage_path(*g, *s) + "an rdma_rx stage hands received buffers on: flow '" + f.conf->name + "' uses " +
-		       verb_name(f.o.verb) + ", which fills no receive buffer (use send or send_imm)";
+		       verb_name(f.params.verb) + ", which fills no receive buffer (use send or send_imm)";
 		return -1;
 	}
-	if (f.o.msg_bytes < 8) {
+	if (f.params.msg_bytes < 8) {
 		*err = stage_path(*g, *s) + "received messages handed on carry their key in their first 8 bytes: flow '" +
-		       f.conf->name + "' sends " + std::to_string(f.o.msg_bytes) + " B";
+		       f.conf->name + "' sends " + std::to_string(f.params.msg_bytes) + " B";
 		return -1;
 	}
 	return 0;
@@ -52,7 +52,7 @@ uint64_t rdma_rx_pool_need(Graph *g, const GraphStage &s)
 	if (!s.flow->handed_on)
 		return 0;
 	std::set<const GraphStage *> seen;
-	return flow_inflight(s.flow->o) + kRxPollBurst + downstream_hold(g, &s, &seen);
+	return flow_inflight(s.flow->params) + kRxPollBurst + downstream_hold(g, &s, &seen);
 }
 
 rte_mempool *rdma_rx_pool(const GraphStage &s, const MrTable **mrs, Device **dev)
@@ -65,13 +65,13 @@ rte_mempool *rdma_rx_pool(const GraphStage &s, const MrTable **mrs, Device **dev
 int rdma_rx_wire(Graph *g, GraphStage *s, const StageInput &, std::string *)
 {
 	GraphFlow &f = *s->flow;
-	s->st.ctx = &f.v;
+	s->st.ctx = &f.responder;
 	if (f.handed_on) {
 		std::set<const GraphStage *> seen;
-		f.v.out = s->st.out;
-		f.v.payload_downstream = has_verify_downstream(g, s, &seen);
-		f.q.p.self_describing = true;   // a stage downstream reads each message alone
-		f.v.self_describing = true;
+		f.responder.out = s->st.out;
+		f.responder.payload_downstream = has_verify_downstream(g, s, &seen);
+		f.requester.p.self_describing = true;   // a stage downstream reads each message alone
+		f.responder.self_describing = true;
 	}
 	return 0;
 }
@@ -79,7 +79,7 @@ int rdma_rx_wire(Graph *g, GraphStage *s, const StageInput &, std::string *)
 /* Its responder hands buffers on: the ring's back-pressure is its. */
 std::string rdma_rx_describe(const GraphStage &s)
 {
-	return ", " + std::to_string(s.flow->v.out_full) + " bursts held back by a full ring";
+	return ", " + std::to_string(s.flow->responder.out_full) + " bursts held back by a full ring";
 }
 
 } // namespace

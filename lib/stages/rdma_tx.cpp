@@ -55,9 +55,9 @@ int rdma_tx_check(Graph *g, GraphStage *s, uint64_t in, std::string *err)
 		return 0;
 	const PipelineConf &c = *g->conf;
 	const std::string flow = "flows.[" + std::to_string(f.conf - c.flows.data()) + "]";
-	if (!verb_info(f.o.verb).payload) {
+	if (!verb_info(f.params.verb).payload) {
 		*err = stage_path(*g, *s) + "an rdma_tx stage fed by a ring sends the messages it gets: flow '" + f.conf->name +
-		       "' uses " + verb_name(f.o.verb) + ", which sends none";
+		       "' uses " + verb_name(f.params.verb) + ", which sends none";
 		return -1;
 	}
 	if (in == UINT64_MAX && f.conf->messages) {
@@ -76,9 +76,9 @@ int rdma_tx_check(Graph *g, GraphStage *s, uint64_t in, std::string *err)
 		       "): it runs no duration of its own";
 		return -1;
 	}
-	f.o.messages = in == UINT64_MAX ? 0 : in;
-	f.o.tx_count_from_input = in == UINT64_MAX;
-	f.o.duration_s = 0;
+	f.params.messages = in == UINT64_MAX ? 0 : in;
+	f.params.tx_count_from_input = in == UINT64_MAX;
+	f.params.duration_s = 0;
 	return 0;
 }
 
@@ -86,12 +86,12 @@ int rdma_tx_check(Graph *g, GraphStage *s, uint64_t in, std::string *err)
 int rdma_tx_check_input(Graph *g, GraphStage *s, uint32_t bytes, std::string *err)
 {
 	GraphFlow &f = *s->flow;
-	if (!f.fed || bytes == f.o.msg_bytes)
+	if (!f.fed || bytes == f.params.msg_bytes)
 		return 0;
 	const FlowConf &fc = *f.conf;
 	*err = at(*g->conf, fc.line, "flows.[" + std::to_string(&fc - g->conf->flows.data()) + "].size") + "flow '" + fc.name +
 	       "' sends what its ring brings: " + std::to_string(bytes) + " B messages (its size must be that, it is " +
-	       std::to_string(f.o.msg_bytes) + ")";
+	       std::to_string(f.params.msg_bytes) + ")";
 	return -1;
 }
 
@@ -108,9 +108,9 @@ int wire_fed(Graph *g, GraphStage *s, const StageInput &in, std::string *err)
 		}
 		mrs = &f.fed_mrs;
 	}
-	if (requester_set_input(&f.q, s->st.in, in.pool, mrs, err) != 0)
+	if (requester_set_input(&f.requester, s->st.in, in.pool, mrs, err) != 0)
 		return -1;
-	f.v.self_describing = true;   // the payload was made upstream
+	f.responder.self_describing = true;   // the payload was made upstream
 	return 0;
 }
 
@@ -120,7 +120,7 @@ int rdma_tx_wire(Graph *g, GraphStage *s, const StageInput &in, std::string *err
 	if (!f.lanes.empty()) {
 		for (auto &lane : f.lanes)
 			if (lane->stage == s)
-				s->st.ctx = &lane->q;
+				s->st.ctx = &lane->requester;
 		s->st.joined = true;   // the other lanes would stall without it
 		return 0;
 	}
@@ -128,7 +128,7 @@ int rdma_tx_wire(Graph *g, GraphStage *s, const StageInput &in, std::string *err
 		s->st.ctx = &f.ping;
 		return 0;
 	}
-	s->st.ctx = &f.q;
+	s->st.ctx = &f.requester;
 	return f.fed ? wire_fed(g, s, in, err) : 0;
 }
 

@@ -59,8 +59,8 @@ void gens_split_their_flow(void **)
 	assert_int_equal(p.stage("g0")->st.limit, 20001);
 	assert_int_equal(p.stage("g1")->st.limit, 20000);
 	assert_true(p.g.flows[0]->fed);
-	assert_int_equal(p.g.flows[0]->o.messages, 40001);
-	assert_true(p.g.flows[0]->o.tx_gen_stage);   // the gens keep the rate
+	assert_int_equal(p.g.flows[0]->params.messages, 40001);
+	assert_true(p.g.flows[0]->params.tx_gen_stage);   // the gens keep the rate
 	assert_int_equal(p.g.lcores.size(), 2);
 }
 
@@ -75,7 +75,7 @@ void a_fed_flow_sends_what_arrives(void **)
 	Plan ok("flows = ( { name = \"in\"; verb = \"send\"; size = 256; messages = 7000; pool = \"p\"; },\n"
 		"  { name = \"out\"; verb = \"write\"; size = 256; pool = \"p\"; } );\n" + stages);
 	assert_int_equal(ok.rc, 0);
-	assert_int_equal(ok.g.flows[1]->o.messages, 7000);
+	assert_int_equal(ok.g.flows[1]->params.messages, 7000);
 	assert_true(ok.g.flows[0]->handed_on);
 	assert_true(ok.g.flows[1]->fed);
 	assert_int_equal(ok.stage("v")->origins.size(), 1);
@@ -90,10 +90,10 @@ void a_fed_flow_sends_what_arrives(void **)
 	Plan dur("flows = ( { name = \"in\"; verb = \"send\"; size = 256; duration = 3; pool = \"p\"; },\n"
 		 "  { name = \"out\"; verb = \"send\"; size = 256; window = 256; pool = \"p\"; } );\n" + stages);
 	assert_int_equal(dur.rc, 0);
-	assert_int_equal(dur.g.flows[1]->o.messages, 0);
-	assert_int_equal(dur.g.flows[1]->o.duration_s, 0);
-	assert_true(dur.g.flows[1]->o.tx_count_from_input);
-	assert_false(dur.g.flows[0]->o.tx_count_from_input);
+	assert_int_equal(dur.g.flows[1]->params.messages, 0);
+	assert_int_equal(dur.g.flows[1]->params.duration_s, 0);
+	assert_true(dur.g.flows[1]->params.tx_count_from_input);
+	assert_false(dur.g.flows[0]->params.tx_count_from_input);
 	Plan durn("flows = ( { name = \"in\"; verb = \"send\"; size = 256; duration = 3; pool = \"p\"; },\n"
 		  "  { name = \"out\"; verb = \"send\"; size = 256; messages = 50; pool = \"p\"; } );\n" + stages);
 	assert_int_equal(durn.rc, -1);
@@ -110,8 +110,8 @@ void a_fed_flow_sends_what_arrives(void **)
 		   "  { name = \"t2\"; kind = \"rdma_tx\"; lcore = 1; flow = \"out\"; input = \"b\"; },\n"
 		   "  { name = \"r2\"; kind = \"rdma_rx\"; lcore = 0; flow = \"out\"; } );\n");
 	assert_int_equal(chain.rc, 0);
-	assert_int_equal(chain.g.flows[1]->o.messages, 900);
-	assert_int_equal(chain.g.flows[2]->o.messages, 900);
+	assert_int_equal(chain.g.flows[1]->params.messages, 900);
+	assert_int_equal(chain.g.flows[2]->params.messages, 900);
 
 	Plan none("flows = ( { name = \"in\"; verb = \"write_imm\"; size = 256; messages = 10; pool = \"p\"; },\n"
 		  "  { name = \"out\"; verb = \"send\"; size = 256; window = 256; pool = \"p\"; } );\n" + stages);
@@ -143,7 +143,7 @@ void one_pool_per_ring(void **)
 	       "  { name = \"arx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"a\"; } );\n");
 	assert_int_equal(q.rc, 0);
 	assert_false(q.g.flows[0]->fed);
-	assert_false(q.g.flows[0]->o.tx_gen_stage);
+	assert_false(q.g.flows[0]->params.tx_gen_stage);
 }
 
 void rings_without_cycles(void **)
@@ -191,14 +191,14 @@ void two_host_flows_have_one_end_here(void **)
 		   "  pool = \"p\"; } );\n"
 		   "stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; } );\n");
 	assert_int_equal(timed.rc, 0);   // the client tells its final counts at the end
-	assert_int_equal(timed.g.flows[0]->o.messages, 0);
-	assert_true(timed.g.flows[0]->o.duration_s == 2.0);
+	assert_int_equal(timed.g.flows[0]->params.messages, 0);
+	assert_true(timed.g.flows[0]->params.duration_s == 2.0);
 
 	Plan uc("flows = ( { name = \"f\"; peer = \"10.2.0.2:18800\"; transport = \"uc\"; verb = \"send_imm\"; size = 64;\n"
 		"  messages = 10; pool = \"p\"; } );\n"
 		"stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; } );\n");
 	assert_int_equal(uc.rc, 0);   // UC QPs beside the RC connections rdma_cm makes
-	assert_true(uc.g.flows[0]->o.uc && uc.g.flows[0]->reliable());
+	assert_true(uc.g.flows[0]->params.uc && uc.g.flows[0]->reliable());
 }
 
 /* Lanes (several rdma_tx stages of a flow of READs): each lane its share of the
@@ -213,9 +213,9 @@ void lanes_share_a_flow(void **)
 	rp::GraphFlow &f = *split.g.flows[0];
 	assert_int_equal(f.lanes.size(), 2);
 	assert_false(f.share_qps);
-	assert_int_equal(f.lanes[0]->o.qps, 2);
-	assert_int_equal(f.lanes[0]->o.messages, 501);
-	assert_int_equal(f.lanes[1]->o.messages, 500);
+	assert_int_equal(f.lanes[0]->params.qps, 2);
+	assert_int_equal(f.lanes[0]->params.messages, 501);
+	assert_int_equal(f.lanes[1]->params.messages, 500);
 	assert_ptr_equal(f.lanes[1]->lcore, split.stage("l1")->lcore);
 	assert_true(split.stage("l1")->lcore->has_roles());
 	assert_true(split.stage("l1")->lcore->requesters.empty());
@@ -224,8 +224,8 @@ void lanes_share_a_flow(void **)
 		    "  signal_every = 8; share_qps = true; pool = \"p\"; } );\n" + stages);
 	assert_int_equal(shared.rc, 0);
 	assert_true(shared.g.flows[0]->share_qps);
-	assert_int_equal(shared.g.flows[0]->lanes[1]->o.qps, 3);        // every QP
-	assert_int_equal(shared.g.flows[0]->lanes[1]->o.sq_depth, 32);  // half of each send queue
+	assert_int_equal(shared.g.flows[0]->lanes[1]->params.qps, 3);        // every QP
+	assert_int_equal(shared.g.flows[0]->lanes[1]->params.sq_depth, 32);  // half of each send queue
 
 	Plan odd("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 100; qps = 3; pool = \"p\"; } );\n" + stages);
 	assert_int_equal(odd.rc, -1);
@@ -243,9 +243,9 @@ void lanes_share_a_flow(void **)
 		   "  { name = \"l2\"; kind = \"rdma_tx\"; lcore = 2; flow = \"f\"; } );\n");
 	assert_int_equal(three.rc, 0);
 	assert_int_equal(three.g.flows[0]->lanes.size(), 3);
-	assert_int_equal(three.g.flows[0]->o.sq_depth, 3 * 4 * 32);
+	assert_int_equal(three.g.flows[0]->params.sq_depth, 3 * 4 * 32);
 	for (const auto &lane : three.g.flows[0]->lanes)
-		assert_int_equal(lane->o.sq_depth, 4 * 32);
+		assert_int_equal(lane->params.sq_depth, 4 * 32);
 }
 
 /* A ping-pong's two sides: both send and receive, one message in flight per QP, so
@@ -259,7 +259,7 @@ void pingpong_sides_sized(void **)
 	assert_int_equal(p.rc, 0);
 	rp::GraphFlow &f = *p.g.flows[0];
 	assert_true(f.pingpong);
-	assert_int_equal(f.o.messages, rp::kDefaultPingPongIterations);   // no messages: ib_send_lat's default
+	assert_int_equal(f.params.messages, rp::kDefaultPingPongIterations);   // no messages: ib_send_lat's default
 	assert_ptr_equal(p.stage("tx")->st.ops, &rp::kPingStage);
 	assert_ptr_equal(p.stage("e")->st.ops, &rp::kEchoStage);
 	rp::GraphLcore &ping = *p.stage("tx")->lcore, &echo = *p.stage("e")->lcore;
@@ -304,8 +304,8 @@ void per_qp_receive_queues_sized(void **)
 	       "  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"f\"; } );\n", head);
 	assert_int_equal(p.rc, 0);
 	rp::GraphFlow &f = *p.g.flows[0];
-	assert_int_equal(f.o.rq_refill, 8);
-	assert_int_equal(f.o.rq_depth, 64 + 8);
+	assert_int_equal(f.params.rq_refill, 8);
+	assert_int_equal(f.params.rq_depth, 64 + 8);
 	rp::GraphLcore &rx = *p.stage("rx")->lcore, &tx = *p.stage("tx")->lcore;
 	assert_int_equal(rx.srq, 4 * 72);   // over the QPs' own queues
 	assert_int_equal(rx.srq_threshold, 0);
@@ -317,7 +317,7 @@ void per_qp_receive_queues_sized(void **)
 		"stages = ( { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
 		"  { name = \"e\"; kind = \"echo\"; lcore = 0; flow = \"f\"; } );\n", head);
 	assert_int_equal(pp.rc, 0);
-	assert_int_equal(pp.g.flows[0]->o.rq_depth, 2);   // one message in flight per QP, reposted one at a time
+	assert_int_equal(pp.g.flows[0]->params.rq_depth, 2);   // one message in flight per QP, reposted one at a time
 	assert_int_equal(pp.stage("tx")->lcore->srq, 4 * 2);
 	assert_int_equal(pp.stage("e")->lcore->srq, 4 * 2);
 }
@@ -337,7 +337,7 @@ void flow_window_refusals(void **)
 
 	Plan send(flow("verb = \"send\"; flow_window = 64;") + two_ends);
 	assert_int_equal(send.rc, 0);
-	assert_int_equal(send.g.flows[0]->o.flow_window, 64);
+	assert_int_equal(send.g.flows[0]->params.flow_window, 64);
 	Plan write(flow("verb = \"write\"; flow_window = 64;") + two_ends);
 	assert_int_equal(write.rc, -1);
 	assert_non_null(strstr(write.err.c_str(), (at + "its verb consumes no receive at the far end: there is no window to "
@@ -354,7 +354,7 @@ void flow_window_refusals(void **)
 	assert_non_null(strstr(uc.err.c_str(), (at + "UC made reliable in software returns credit per QP, in its ACKs").c_str()));
 	Plan plain_uc(flow("verb = \"send_imm\"; transport = \"uc\"; reliability = \"none\"; flow_window = 64;") + two_ends);
 	assert_int_equal(plain_uc.rc, 0);
-	assert_int_equal(plain_uc.g.flows[0]->o.flow_window, 64);
+	assert_int_equal(plain_uc.g.flows[0]->params.flow_window, 64);
 
 	/* recv_queue = "qp" where the flow is received; on its sending lcore it is no matter. */
 	auto head = [](int rq_lcore) {
@@ -370,7 +370,7 @@ void flow_window_refusals(void **)
 						"(recv_queue = \"qp\"), which must hold that QP's window").c_str()));
 	Plan rq_tx(flow("verb = \"send\"; flow_window = 64;") + two_ends, head(1).c_str());
 	assert_int_equal(rq_tx.rc, 0);
-	assert_int_equal(rq_tx.g.flows[0]->o.flow_window, 64);
+	assert_int_equal(rq_tx.g.flows[0]->params.flow_window, 64);
 
 	/* A send flow's receives are all the SRQ's: one window or the other. write_imm keeps
 	 * its slots as each QP's window beside the flow's. */
@@ -382,8 +382,8 @@ void flow_window_refusals(void **)
 	assert_int_equal(both_imm.rc, -1);
 	Plan write_imm(flow("verb = \"write_imm\"; window = 32; flow_window = 64;") + two_ends);
 	assert_int_equal(write_imm.rc, 0);
-	assert_int_equal(write_imm.g.flows[0]->o.flow_window, 64);
-	assert_int_equal(write_imm.g.flows[0]->o.slots, 32);
+	assert_int_equal(write_imm.g.flows[0]->params.flow_window, 64);
+	assert_int_equal(write_imm.g.flows[0]->params.slots, 32);
 }
 
 /* flow_window left out: 1024 (kDefaultWindow) where the flow's default per-QP windows
@@ -403,7 +403,7 @@ void flow_window_default(void **)
 	};
 	Plan wide(flow("verb = \"send\"; qps = 64;") + two_ends, head);
 	assert_int_equal(wide.rc, 0);
-	const rp::FlowParams &o = wide.g.flows[0]->o;
+	const rp::FlowParams &o = wide.g.flows[0]->params;
 	assert_int_equal(o.flow_window, rp::kDefaultWindow);
 	assert_false(o.flow_window_given);
 	assert_int_equal(o.slots, rp::kDefaultWindow);   // no per-QP window but the flow's
@@ -412,27 +412,27 @@ void flow_window_default(void **)
 
 	Plan narrow(flow("verb = \"send\"; qps = 4;") + two_ends, head);
 	assert_int_equal(narrow.rc, 0);
-	assert_int_equal(narrow.g.flows[0]->o.flow_window, 0);
-	assert_int_equal(narrow.g.flows[0]->o.slots, 256);
+	assert_int_equal(narrow.g.flows[0]->params.flow_window, 0);
+	assert_int_equal(narrow.g.flows[0]->params.slots, 256);
 	Plan given(flow("verb = \"send\"; qps = 64; window = 32;") + two_ends, head);
 	assert_int_equal(given.rc, 0);
-	assert_int_equal(given.g.flows[0]->o.flow_window, 0);
-	assert_int_equal(given.g.flows[0]->o.slots, 32);
+	assert_int_equal(given.g.flows[0]->params.flow_window, 0);
+	assert_int_equal(given.g.flows[0]->params.slots, 32);
 	/* write_imm: the flow's window, and each QP keeps its slots. */
 	Plan imm(flow("verb = \"write_imm\"; qps = 64;") + two_ends, head);
 	assert_int_equal(imm.rc, 0);
-	assert_int_equal(imm.g.flows[0]->o.flow_window, rp::kDefaultWindow);
-	assert_int_equal(imm.g.flows[0]->o.slots, 32);
+	assert_int_equal(imm.g.flows[0]->params.flow_window, rp::kDefaultWindow);
+	assert_int_equal(imm.g.flows[0]->params.slots, 32);
 	/* None where one could not be kept: a verb that consumes no receive. */
 	Plan write(flow("verb = \"write\"; qps = 64;") + two_ends, head);
 	assert_int_equal(write.rc, 0);
-	assert_int_equal(write.g.flows[0]->o.flow_window, 0);
+	assert_int_equal(write.g.flows[0]->params.flow_window, 0);
 	/* Given, a send flow's QPs each take the flow's window as theirs. */
 	Plan set(flow("verb = \"send\"; qps = 64; flow_window = 512;") + two_ends, head);
 	assert_int_equal(set.rc, 0);
-	assert_int_equal(set.g.flows[0]->o.flow_window, 512);
-	assert_true(set.g.flows[0]->o.flow_window_given);
-	assert_int_equal(set.g.flows[0]->o.slots, 512);
+	assert_int_equal(set.g.flows[0]->params.flow_window, 512);
+	assert_true(set.g.flows[0]->params.flow_window_given);
+	assert_int_equal(set.g.flows[0]->params.slots, 512);
 }
 
 /* A size sweep: a pipeline per size, flows with a list take their k-th size in step k,
@@ -457,7 +457,7 @@ void size_lists_sweep_in_step(void **)
 		assert_int_equal(steps[k].flows[1].sizes[0], 128);
 		rp::Graph g;
 		assert_int_equal(rp::graph_plan(steps[k], &g, &err), 0);
-		assert_int_equal(g.flows[0]->o.msg_bytes, want[k]);
+		assert_int_equal(g.flows[0]->params.msg_bytes, want[k]);
 	}
 	Plan two("flows = ( { name = \"a\"; verb = \"write\"; sizes = [64, 128]; messages = 10; pool = \"p\"; },\n"
 		 "  { name = \"b\"; verb = \"write\"; sizes = [64, 128, 256]; messages = 10; pool = \"p\"; } );\n"
@@ -496,12 +496,12 @@ void command_line_settings_reach_the_flows(void **)
 	rp::Graph g;
 	std::string err;
 	assert_int_equal(rp::graph_plan(c, &g, &err), 0);
-	assert_int_equal(g.flows[0]->o.corrupt_msg, 7);
-	assert_int_equal(g.flows[0]->o.bad_rkey_qp, 0);
-	assert_true(g.flows[1]->o.corrupt_msg == UINT64_MAX);
-	assert_int_equal(g.flows[1]->o.bad_rkey_qp, -1);
+	assert_int_equal(g.flows[0]->params.corrupt_msg, 7);
+	assert_int_equal(g.flows[0]->params.bad_rkey_qp, 0);
+	assert_true(g.flows[1]->params.corrupt_msg == UINT64_MAX);
+	assert_int_equal(g.flows[1]->params.bad_rkey_qp, -1);
 	for (const auto &f : g.flows)
-		assert_true(f->o.stall_timeout_s == 3);
+		assert_true(f->params.stall_timeout_s == 3);
 }
 
 void devices_the_plan_uses(void **)
