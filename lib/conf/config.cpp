@@ -68,13 +68,16 @@ int line_of(const Setting &s)
 	return static_cast<int>(s.getSourceLine());
 }
 
-/* The name of an element of a list of groups (unique within it: conf_validate). */
+/* The name of an element of a list of groups (unique within it: conf_validate); the
+ * reads that follow are the element's values. */
 bool read_name(Reader &r, const Setting &g, std::string *out)
 {
+	r.step(kStepName);
 	if (!r.string(g, "name", out, true))
 		return false;
 	if (!valid_name(*out))
 		return r.fail(g["name"], "'" + *out + "' is not a name (1..31 letters, digits, '_' or '-')");
+	r.step(kStepValues);
 	return true;
 }
 
@@ -98,6 +101,7 @@ bool parse_peer(const std::string &p)
 
 bool read_devices(Reader &r, const Setting &root, PipelineConf *c)
 {
+	r.at(kSecDevices, kListHead);
 	const Setting *l = r.list(root, "devices", true);
 	if (l == nullptr)
 		return false;
@@ -105,8 +109,9 @@ bool read_devices(Reader &r, const Setting &root, PipelineConf *c)
 		return r.fail(*l, "at least one device is needed");
 	for (int i = 0; i < l->getLength(); i++) {
 		const Setting &g = (*l)[i];
-		DeviceConf d;
+		DeviceConf &d = c->devices.emplace_back();   // kept when refused: conf_validate checks what came before
 		d.line = line_of(g);
+		r.at(kSecDevices, i);
 		if (!r.keys(g, kDeviceKeys, &d.keys) || !read_name(r, g, &d.name) || !r.uint_as(g, "port", 1, 254, &d.port))
 			return false;
 		if (const Setting *s = r.find(g, "gid_index")) {
@@ -115,26 +120,26 @@ bool read_devices(Reader &r, const Setting &root, PipelineConf *c)
 			else if (!r.uint_as(g, "gid_index", 0, 255, &d.gid_index))
 				return false;
 		}
-		c->devices.push_back(d);
 	}
 	return true;
 }
 
 bool read_pools(Reader &r, const Setting &root, PipelineConf *c)
 {
+	r.at(kSecPools, kListHead);
 	const Setting *l = r.list(root, "pools", false);
 	if (l == nullptr)
 		return !r.failed();   // each flow then gets a pool of its own, sized by the builder
 	for (int i = 0; i < l->getLength(); i++) {
 		const Setting &g = (*l)[i];
-		PoolConf p;
+		PoolConf &p = c->pools.emplace_back();
 		p.line = line_of(g);
 		p.cache = 256;
+		r.at(kSecPools, i);
 		if (!r.keys(g, kPoolKeys, &p.keys) || !read_name(r, g, &p.name) ||
 		    !r.uint_as(g, "elt_size", 8, kMaxMsgBytes, &p.elt_size, true) ||
 		    !r.uint_as(g, "count", 1, kMaxPool, &p.count, true) || !r.uint_as(g, "cache", 0, 512, &p.cache))
 			return false;
-		c->pools.push_back(p);
 	}
 	return true;
 }
@@ -144,7 +149,10 @@ bool read_io_context(Reader &r, const Setting &g, const LcoreSet &lcores, IoCont
 	io->line = line_of(g);
 	io->srq_given = r.find(g, "srq") != nullptr;   // sizes not given: derived by the builder
 	int poll = 0, api = 0, rq = 0;
-	if (!r.keys(g, kIoKeys, &io->keys) || !r.uint_as(g, "lcore", 0, kMaxLcore, &io->lcore, true) ||
+	if (!r.keys(g, kIoKeys, &io->keys))
+		return false;
+	r.step(kStepValues);
+	if (!r.uint_as(g, "lcore", 0, kMaxLcore, &io->lcore, true) ||
 	    !r.string(g, "device", &io->device, true) || !r.uint_as(g, "send_cq", 1, kMaxCqe, &io->send_cq) ||
 	    !r.uint_as(g, "recv_cq", 1, kMaxCqe, &io->recv_cq) || !r.uint_as(g, "srq", 0, kMaxCqe, &io->srq) ||
 	    !r.uint_as(g, "srq_refill", 1, kMaxCqe, &io->srq_refill) || !r.choice(g, "recv_queue", {"srq", "qp"}, &rq) ||
@@ -162,14 +170,14 @@ bool read_io_context(Reader &r, const Setting &g, const LcoreSet &lcores, IoCont
 
 bool read_io_contexts(Reader &r, const Setting &root, const LcoreSet &lcores, PipelineConf *c)
 {
+	r.at(kSecIoContexts, kListHead);
 	const Setting *l = r.list(root, "io_contexts", false);
 	if (l == nullptr)
 		return !r.failed();   // derived per lcore from the stages (conf_validate)
 	for (int i = 0; i < l->getLength(); i++) {
-		IoContextConf io;
-		if (!read_io_context(r, (*l)[i], lcores, &io))
+		r.at(kSecIoContexts, i);
+		if (!read_io_context(r, (*l)[i], lcores, &c->io_contexts.emplace_back()))
 			return false;
-		c->io_contexts.push_back(io);
 	}
 	return true;
 }
@@ -179,10 +187,15 @@ bool read_io_contexts(Reader &r, const Setting &root, const LcoreSet &lcores, Pi
 bool read_reliability(Reader &r, const Setting &g, FlowConf *f)
 {
 	int rel = 0;
+	r.step(kFlowReliabilityRead);
 	if (!r.choice(g, "reliability", {"software", "none"}, &rel) || !r.uint_as(g, "ack_every", 1, kMaxAckEvery, &f->ack_every) ||
-	    !r.uint_as(g, "ack_us", 1, kMaxAckUs, &f->ack_us) || !r.uint_as(g, "chunk", 0, kMaxChunk, &f->chunk))
+	    !r.uint_as(g, "ack_us", 1, kMaxAckUs, &f->ack_us))
 		return false;
 	f->reliability = f->transport == Transport::uc && rel == 0 ? Reliability::software : Reliability::none;
+	r.step(kFlowChunkRead);
+	if (!r.uint_as(g, "chunk", 0, kMaxChunk, &f->chunk))
+		return false;
+	r.step(kFlowLossRead);
 	if (const Setting *s = r.find(g, "inject_loss")) {
 		if (!s->isNumber())
 			return r.fail(*s, "expected a fraction of data WRs (0..0.5)");
@@ -197,10 +210,13 @@ bool read_reliability(Reader &r, const Setting &g, FlowConf *f)
  * server (listen); the client may name its own address (local). */
 bool read_flow_ends(Reader &r, const Setting &g, FlowConf *f)
 {
+	r.step(kFlowPeer);
 	if (!parse_peer(f->peer))
 		return r.fail(g["peer"], "'" + f->peer + "' is not \"loopback\" or IPV4:PORT");
+	r.step(kFlowEndsRead);
 	if (!r.string(g, "listen", &f->listen) || !r.string(g, "local", &f->local))
 		return false;
+	r.step(kFlowListen);
 	if (!f->listen.empty()) {
 		std::string l = f->listen.find(':') == std::string::npos ? "0.0.0.0:" + f->listen : f->listen;
 		if (l[0] == ':')
@@ -209,6 +225,7 @@ bool read_flow_ends(Reader &r, const Setting &g, FlowConf *f)
 			return r.fail(g["listen"], "'" + f->listen + "' is not [IPV4:]PORT");
 		f->peer = "";
 	}
+	r.step(kFlowLocal);
 	if (!f->local.empty() && !ipv4(f->local))
 		return r.fail(g["local"], "'" + f->local + "' is not an IPv4 address");
 	return true;
@@ -217,6 +234,7 @@ bool read_flow_ends(Reader &r, const Setting &g, FlowConf *f)
 /* size = N, or sizes = [N, ...] used in turn (both: conf_validate refuses them). */
 bool read_sizes(Reader &r, const Setting &g, FlowConf *f)
 {
+	r.step(kFlowSizes);
 	if (r.find(g, "size"))
 		return r.uint_as(g, "size", 1, kMaxMsgBytes, &f->sizes[0]);
 	if (const Setting *s = r.find(g, "sizes")) {
@@ -277,6 +295,7 @@ bool read_flow(Reader &r, const Setting &g, FlowConf *f)
 	f->verb = kVerbs[verb].verb;
 	if (!read_flow_ends(r, g, f) || !read_sizes(r, g, f))
 		return false;
+	r.step(kFlowRate);
 	if (const Setting *s = r.find(g, "rate")) {
 		if (!s->isNumber())
 			return r.fail(*s, "expected messages per second (a number, 0: unlimited)");
@@ -294,34 +313,35 @@ bool read_flow(Reader &r, const Setting &g, FlowConf *f)
 
 bool read_flows(Reader &r, const Setting &root, PipelineConf *c)
 {
+	r.at(kSecFlows, kListHead);
 	const Setting *l = r.list(root, "flows", true);
 	if (l == nullptr)
 		return false;
 	for (int i = 0; i < l->getLength(); i++) {
-		FlowConf f;
-		if (!read_flow(r, (*l)[i], &f))
+		r.at(kSecFlows, i);
+		if (!read_flow(r, (*l)[i], &c->flows.emplace_back()))
 			return false;
-		c->flows.push_back(f);
 	}
 	return true;
 }
 
 bool read_rings(Reader &r, const Setting &root, PipelineConf *c)
 {
+	r.at(kSecRings, kListHead);
 	const Setting *l = r.list(root, "rings", false);
 	if (l == nullptr)
 		return !r.failed();
 	for (int i = 0; i < l->getLength(); i++) {
 		const Setting &g = (*l)[i];
-		RingConf ring;
+		RingConf &ring = c->rings.emplace_back();
 		ring.line = line_of(g);
+		r.at(kSecRings, i);
 		if (!r.keys(g, kRingKeys, &ring.keys) || !read_name(r, g, &ring.name) ||
 		    !r.uint_as(g, "size", 2, kMaxRing, &ring.size) || !r.boolean(g, "multi_producer", &ring.multi_producer) ||
 		    !r.boolean(g, "multi_consumer", &ring.multi_consumer))
 			return false;
 		if (ring.size & (ring.size - 1))
 			return r.fail(g["size"], std::to_string(ring.size) + " is not a power of two (rte_ring sizes are)");
-		c->rings.push_back(ring);
 	}
 	return true;
 }
@@ -336,6 +356,7 @@ std::vector<std::string> stage_kind_names()
 
 bool read_stages(Reader &r, const Setting &root, const LcoreSet &lcores, PipelineConf *c)
 {
+	r.at(kSecStages, kListHead);
 	const Setting *l = r.list(root, "stages", true);
 	if (l == nullptr)
 		return false;
@@ -343,8 +364,9 @@ bool read_stages(Reader &r, const Setting &root, const LcoreSet &lcores, Pipelin
 		return r.fail(*l, "at least one stage is needed");
 	for (int i = 0; i < l->getLength(); i++) {
 		const Setting &g = (*l)[i];
-		StageConf st;
+		StageConf &st = c->stages.emplace_back();
 		st.line = line_of(g);
+		r.at(kSecStages, i);
 		int kind = 0;
 		if (!r.keys(g, kStageKeys, &st.keys) || !read_name(r, g, &st.name) ||
 		    !r.choice(g, "kind", stage_kind_names(), &kind, true) || !r.uint_as(g, "lcore", 0, kMaxLcore, &st.lcore, true) ||
@@ -354,13 +376,13 @@ bool read_stages(Reader &r, const Setting &root, const LcoreSet &lcores, Pipelin
 		st.kind = static_cast<StageKind>(kind);
 		if (!lcores.contains(st.lcore))
 			return r.fail(g["lcore"], "lcore " + std::to_string(st.lcore) + " is not in the EAL lcore set (-l)");
-		c->stages.push_back(st);
 	}
 	return true;
 }
 
 bool read_run(Reader &r, const Setting &root, PipelineConf *c)
 {
+	r.at(kSecRun, 0);
 	const Setting *g = r.find(root, "run");
 	if (g == nullptr)
 		return true;
@@ -431,6 +453,7 @@ bool read_pairs(Reader &r, const Setting &pl, PatternConf *p)
  * ranks) is checked then (pattern_pairs). */
 bool read_pattern(Reader &r, const Setting &root, PipelineConf *c)
 {
+	r.at(kSecPattern, 0, kPatternValues);
 	const Setting *g = r.find(root, "pattern");
 	if (g == nullptr)
 		return true;
@@ -446,8 +469,10 @@ bool read_pattern(Reader &r, const Setting &root, PipelineConf *c)
 	    !r.seconds(*g, "timeout", &p.timeout_s, false))
 		return false;
 	p.kind = static_cast<PatternKind>(kind + 1);
+	r.step(kPatternPairs);
 	if (const Setting *pl = r.find(*g, "pairs"); pl && !read_pairs(r, *pl, &p))
 		return false;
+	r.step(kPatternDevices);
 	if (r.find(*g, "devices") && p.devices.empty())
 		return r.fail((*g)["devices"], "at least one device name is needed");
 	return true;
@@ -606,7 +631,8 @@ int config_load(const std::string &path, const LcoreSet &lcores, PipelineConf *o
 		*err = path + ": internal error reading the configuration: " + e.what();
 		return -1;
 	}
-	if (!ok || conf_validate(&c, err) != 0)
+	/* The checks across keys that come before the reader's first refusal, if any. */
+	if (conf_validate_before(&c, r.failed_pos(), err) != 0 || !ok)
 		return -1;
 	*out = std::move(c);
 	return 0;

@@ -30,6 +30,7 @@ bool Reader::fail_at(int line, const std::string &path, const std::string &msg)
 	if (!failed_) {
 		*err_ = file_ + ":" + std::to_string(line) + ": " + path + ": " + msg;
 		failed_ = true;
+		failed_pos_ = pos_;
 	}
 	return false;
 }

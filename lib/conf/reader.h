@@ -4,6 +4,7 @@
  * other. Internal to lib/conf. */
 #pragma once
 
+#include "conf/check_order.h"
 #include "conf/config.h"
 
 #include <libconfig.h++>
@@ -26,6 +27,11 @@ public:
 	Reader(std::string file, std::string *err) : file_(std::move(file)), err_(err) {}
 
 	bool failed() const { return failed_; }
+	/* Where the first refusal was (check_order.h); kConfEnd when none. */
+	ConfPos failed_pos() const { return failed_ ? failed_pos_ : kConfEnd; }
+	/* What the reads that follow check: an object, then its steps. */
+	void at(int section, int index, int step = 0) { pos_ = {section, index, step}; }
+	void step(int step) { pos_.step = step; }
 	bool fail(const Setting &s, const std::string &msg);
 	bool fail_at(int line, const std::string &path, const std::string &msg);
 
@@ -63,6 +69,7 @@ private:
 	std::string file_;
 	std::string *err_;
 	bool failed_ = false;
+	ConfPos pos_, failed_pos_;
 };
 
 } // namespace rp

@@ -2,8 +2,9 @@
  * (a flow's batch against its window, a stage's flow among the flows, a pool's count
  * against its flows' queues). The reader (config.cpp) has checked each key's type and
  * range; each object's `keys` holds the line of every key the file set, so a refusal
- * names the key as the reader would: "FILE:LINE: flows.[0].window: ...". Sections are
- * checked in the file's order, then the cross-checks, each refusing the first error. */
+ * names the key as the reader would: "FILE:LINE: flows.[0].window: ...". Each check
+ * has its place in the order of a file's checks (check_order.h), and they run in it. */
+#include "conf/check_order.h"
 #include "conf/config.h"
 
 #include <algorithm>
@@ -13,27 +14,37 @@ namespace rp {
 
 namespace {
 
-/* What a message points at: an object ("flows.[0]", "run") with the lines of its keys. */
+/* What a message points at: an object ("flows.[0]", "run") with the lines of its keys,
+ * and its place in the order of checks. */
 struct Where {
 	std::string path;
 	int line = 0;
 	const KeyLines *keys = nullptr;
+	int section = 0, index = 0;
 };
 
 template <typename T>
-Where where(const char *list, size_t i, const T &obj)
+Where where(int section, const char *list, size_t i, const T &obj)
 {
-	return {std::string(list) + ".[" + std::to_string(i) + "]", obj.line, &obj.keys};
+	return {std::string(list) + ".[" + std::to_string(i) + "]", obj.line, &obj.keys, section, static_cast<int>(i)};
 }
 
-/* Remembers the first refusal, as "FILE:LINE: PATH: message". */
+/* Stops before the reader's first refusal (`limit`), or at its own first, written as
+ * "FILE:LINE: PATH: message". */
 class Errors {
 public:
-	Errors(const std::string &file, std::string *err) : file_(file), err_(err) {}
+	Errors(const std::string &file, ConfPos limit, std::string *err) : file_(file), limit_(limit), err_(err) {}
+
+	bool failed() const { return failed_; }
+
+	/* Whether checks at this place come before the reader's refusal. */
+	bool reach(int section, int index, int step) const { return ConfPos{section, index, step} < limit_; }
+	bool reach(const Where &w, int step) const { return reach(w.section, w.index, step); }
 
 	bool fail_at(int line, const std::string &path, const std::string &msg)
 	{
 		*err_ = file_ + ":" + std::to_string(line) + ": " + path + ": " + msg;
+		failed_ = true;
 		return false;
 	}
 
@@ -50,7 +61,9 @@ public:
 
 private:
 	const std::string &file_;
+	ConfPos limit_;
 	std::string *err_;
+	bool failed_ = false;
 };
 
 template <typename T>
@@ -90,18 +103,20 @@ std::string joined(const std::vector<std::string> &v)
 
 /* Names are unique within their list: element i's is not one an earlier element has. */
 template <typename T>
-bool check_name(Errors &e, const char *list, const std::vector<T> &v, size_t i)
+bool check_name(Errors &e, int section, const char *list, const std::vector<T> &v, size_t i)
 {
+	if (!e.reach(section, static_cast<int>(i), kStepUnique))
+		return false;
 	for (size_t k = 0; k < i; k++)
 		if (v[k].name == v[i].name)
-			return e.fail(where(list, i, v[i]), "name", "'" + v[i].name + "' is already used by another element of this list");
+			return e.fail(where(section, list, i, v[i]), "name", "'" + v[i].name + "' is already used by another element of this list");
 	return true;
 }
 
 bool check_devices(Errors &e, const PipelineConf &c)
 {
 	for (size_t i = 0; i < c.devices.size(); i++)
-		if (!check_name(e, "devices", c.devices, i))
+		if (!check_name(e, kSecDevices, "devices", c.devices, i))
 			return false;
 	return true;
 }
@@ -110,10 +125,10 @@ bool check_pools(Errors &e, const PipelineConf &c)
 {
 	for (size_t i = 0; i < c.pools.size(); i++) {
 		const PoolConf &p = c.pools[i];
-		if (!check_name(e, "pools", c.pools, i))
+		if (!check_name(e, kSecPools, "pools", c.pools, i) || !e.reach(kSecPools, static_cast<int>(i), kStepChecks))
 			return false;
 		if (p.cache && p.cache * 3ull / 2 > p.count)
-			return e.fail(where("pools", i, p), "cache", "a cache of " + std::to_string(p.cache) +
+			return e.fail(where(kSecPools, "pools", i, p), "cache", "a cache of " + std::to_string(p.cache) +
 				      " would strand most of the " + std::to_string(p.count) +
 				      " buffers on one lcore (at most count x 2/3)");
 	}
@@ -123,7 +138,9 @@ bool check_pools(Errors &e, const PipelineConf &c)
 bool check_io_context(Errors &e, const PipelineConf &c, size_t i)
 {
 	const IoContextConf &io = c.io_contexts[i];
-	const Where w = where("io_contexts", i, io);
+	const Where w = where(kSecIoContexts, "io_contexts", i, io);
+	if (!e.reach(w, kStepChecks))
+		return false;
 	for (size_t k = 0; k < i; k++)
 		if (c.io_contexts[k].lcore == io.lcore)
 			return e.fail(w, "lcore", "lcore " + std::to_string(io.lcore) + " already has an io context (one per lcore)");
@@ -146,8 +163,12 @@ bool check_io_context(Errors &e, const PipelineConf &c, size_t i)
 /* Where a flow's two ends are, and what each end's settings act on. */
 bool check_flow_ends(Errors &e, const FlowConf &f, const Where &w)
 {
+	if (!e.reach(w, kFlowListenAndPeer))
+		return false;
 	if (f.keys.has("listen") && f.keys.has("peer"))
 		return e.fail(w, "listen", "give peer (this host is the client) or listen (it is the server), not both");
+	if (!e.reach(w, kFlowEnds))
+		return false;
 	if (!f.local.empty() && (f.peer.empty() || f.peer == "loopback"))
 		return e.fail(w, "local", "the client's own address goes with peer = \"HOST:PORT\"");
 	if (f.transport == Transport::uc && !verb_info(f.verb).uc)
@@ -162,11 +183,15 @@ bool check_flow_ends(Errors &e, const FlowConf &f, const Where &w)
 
 bool check_flow_sizes(Errors &e, const FlowConf &f, const Where &w)
 {
-	if (f.keys.has("size") && f.keys.has("sizes"))
+	if (f.keys.has("size") && f.keys.has("sizes"))   // still kFlowEnds: before the sizes are read
 		return e.fail(w, "sizes", "give size or sizes, not both");
+	if (!e.reach(w, kFlowFixedSize))
+		return false;
 	if (const uint32_t fixed = verb_info(f.verb).fixed_bytes; fixed && (f.sizes.size() != 1 || f.sizes[0] != fixed))
 		return e.fail(w, f.keys.has("size") ? "size" : "sizes", std::string(verb_name(f.verb)) + " works on " +
 			      std::to_string(fixed) + "-byte words only");
+	if (!e.reach(w, kFlowCounts))
+		return false;
 	if (f.keys.has("messages") && f.keys.has("duration"))
 		return e.fail(w, "duration", "give messages or duration, not both");
 	if (f.inline_send && !verb_info(f.verb).inlinable)
@@ -178,6 +203,8 @@ bool check_flow_sizes(Errors &e, const FlowConf &f, const Where &w)
 bool check_flow_reliability(Errors &e, const FlowConf &f, const Where &w)
 {
 	const bool uc = f.transport == Transport::uc, soft = f.reliability == Reliability::software;
+	if (!e.reach(w, kFlowReliability))
+		return false;
 	if (f.keys.has("reliability") && !uc)
 		return e.fail(w, "reliability", "reliability is for transport = \"uc\" (RC is reliable in the NIC)");
 	if (soft && !verb_consumes_receive(f.verb))
@@ -187,9 +214,13 @@ bool check_flow_reliability(Errors &e, const FlowConf &f, const Where &w)
 	for (const char *k : {"ack_every", "ack_us"})
 		if (f.keys.has(k) && !soft)
 			return e.fail(w, k, std::string(k) + " is for reliability = \"software\" (transport = \"uc\")");
+	if (!e.reach(w, kFlowChunk))
+		return false;
 	if (f.keys.has("chunk") && (!soft || !verb_info(f.verb).chunkable))
 		return e.fail(w, "chunk", "chunk cuts write_imm messages of software reliability (transport = \"uc\"): this flow "
 			      "sends none");
+	if (!e.reach(w, kFlowLoss))
+		return false;
 	if (!uc && f.inject_loss > 0)
 		return e.fail(w, "inject_loss", "inject_loss needs transport = \"uc\" (an RC QP cannot skip a message)");
 	if (f.post_api == PostApi::wr && !soft && f.inject_loss > 0)
@@ -200,6 +231,8 @@ bool check_flow_reliability(Errors &e, const FlowConf &f, const Where &w)
 /* The send queue, the windows and the receiver's memory against batch and sizes. */
 bool check_flow_queues(Errors &e, const FlowConf &f, const Where &w)
 {
+	if (!e.reach(w, kFlowQueues))
+		return false;
 	/* A signalled WR every N frees the queue in steps of N: below 2N the sender waits on
 	 * a completion it has not asked for. */
 	if (f.sq_depth < 2ull * f.signal_every)
@@ -225,8 +258,8 @@ bool check_flows(Errors &e, const PipelineConf &c)
 {
 	for (size_t i = 0; i < c.flows.size(); i++) {
 		const FlowConf &f = c.flows[i];
-		const Where w = where("flows", i, f);
-		if (!check_name(e, "flows", c.flows, i) || !check_flow_ends(e, f, w) || !check_flow_sizes(e, f, w) ||
+		const Where w = where(kSecFlows, "flows", i, f);
+		if (!check_name(e, kSecFlows, "flows", c.flows, i) || !check_flow_ends(e, f, w) || !check_flow_sizes(e, f, w) ||
 		    !check_flow_reliability(e, f, w) || !check_flow_queues(e, f, w))
 			return false;
 	}
@@ -234,6 +267,8 @@ bool check_flows(Errors &e, const PipelineConf &c)
 	for (const FlowConf &f : c.flows)
 		total += f.qps;
 	const Where list{"flows", c.keys.line("flows")};
+	if (!e.reach(kSecFlows, kListEnd, 0))
+		return false;
 	if (c.flows.size() > kMaxFlows)
 		return e.fail(list, std::to_string(c.flows.size()) + " flows; at most " + std::to_string(kMaxFlows));
 	if (total > kMaxQps)
@@ -244,7 +279,7 @@ bool check_flows(Errors &e, const PipelineConf &c)
 bool check_rings(Errors &e, const PipelineConf &c)
 {
 	for (size_t i = 0; i < c.rings.size(); i++)
-		if (!check_name(e, "rings", c.rings, i))
+		if (!check_name(e, kSecRings, "rings", c.rings, i))
 			return false;
 	return true;
 }
@@ -253,7 +288,9 @@ bool check_rings(Errors &e, const PipelineConf &c)
 bool check_stage(Errors &e, const PipelineConf &c, size_t i)
 {
 	const StageConf &st = c.stages[i];
-	const Where w = where("stages", i, st);
+	const Where w = where(kSecStages, "stages", i, st);
+	if (!e.reach(w, kStepChecks))
+		return false;
 	const std::vector<std::string> rings = names_of(c.rings);
 	for (auto *v : {&st.inputs, &st.outputs})
 		for (const std::string &n : *v)
@@ -281,13 +318,15 @@ bool check_stage(Errors &e, const PipelineConf &c, size_t i)
 bool check_stages(Errors &e, const PipelineConf &c)
 {
 	for (size_t i = 0; i < c.stages.size(); i++)
-		if (!check_name(e, "stages", c.stages, i) || !check_stage(e, c, i))
+		if (!check_name(e, kSecStages, "stages", c.stages, i) || !check_stage(e, c, i))
 			return false;
 	return true;
 }
 
 bool check_run(Errors &e, const RunConf &run)
 {
+	if (!e.reach(kSecRun, 0, 1))   // after the reader's checks of run's keys
+		return false;
 	if (run.warmup_s > 0 && run.duration_s > 0 && run.warmup_s >= run.duration_s)
 		return e.fail(Where{"run", run.line, &run.keys}, "warmup", "the warm-up must be shorter than the run's duration");
 	return true;
@@ -299,11 +338,15 @@ bool check_pattern_keys(Errors &e, PipelineConf *c)
 	PatternConf &p = c->pattern;
 	if (!p.on())
 		return true;
-	const Where w{"pattern", p.line, &p.keys};
+	const Where w{"pattern", p.line, &p.keys, kSecPattern, 0};
+	if (!e.reach(w, kPatternKind))
+		return false;
 	if (p.keys.has("root") && p.kind != PatternKind::incast)
 		return e.fail(w, "root", std::string("root is incast's receiver; this pattern is ") + pattern_kind_name(p.kind));
 	if (p.keys.has("pairs") != (p.kind == PatternKind::list))
 		return p.keys.has("pairs") ? e.fail(w, "pairs", "pairs go with kind = \"list\"") : e.fail(w, "missing setting 'pairs'");
+	if (!e.reach(w, kPatternFlows))
+		return false;
 	const std::vector<std::string> flows = names_of(c->flows);
 	for (const std::string &f : p.flows)
 		if (!known(flows, f))
@@ -317,7 +360,7 @@ bool check_pattern_keys(Errors &e, PipelineConf *c)
 bool check_ring_ends(Errors &e, const PipelineConf &c, size_t i)
 {
 	const RingConf &ring = c.rings[i];
-	const Where w = where("rings", i, ring);
+	const Where w = where(kSecAcross, "rings", i, ring);
 	std::vector<std::string> prod, cons;
 	for (const StageConf &st : c.stages) {
 		for (const std::string &n : st.outputs)
@@ -363,7 +406,7 @@ bool check_stage_io(Errors &e, PipelineConf *c)
 	for (size_t i = 0; i < c->stages.size(); i++) {
 		const StageConf &st = c->stages[i];
 		if (stage_kind(st.kind).needs_io && !has_io(*c, st.lcore))
-			return e.fail(where("stages", i, st), "lcore", a_stage(st.kind) + " needs an io context on lcore " +
+			return e.fail(where(kSecAcross, "stages", i, st), "lcore", a_stage(st.kind) + " needs an io context on lcore " +
 				      std::to_string(st.lcore) + " (io_contexts): the file has " + std::to_string(c->devices.size()) +
 				      " devices, say which one this lcore uses");
 	}
@@ -459,7 +502,7 @@ bool check_flow_stages(Errors &e, PipelineConf *c)
 {
 	for (size_t i = 0; i < c->flows.size(); i++) {
 		FlowConf &f = c->flows[i];
-		const Where w = where("flows", i, f);
+		const Where w = where(kSecAcross, "flows", i, f);
 		const FlowEnds n = flow_ends(*c, f);
 		if (!check_flow_roles(e, f, n, w))
 			return false;
@@ -486,7 +529,7 @@ bool check_pool_counts(Errors &e, const PipelineConf &c)
 				users.push_back(f.name);
 			}
 		if (need > p.count)
-			return e.fail(where("pools", i, p), "count", std::to_string(p.count) + " buffers cannot hold the " +
+			return e.fail(where(kSecAcross, "pools", i, p), "count", std::to_string(p.count) + " buffers cannot hold the " +
 				      std::to_string(need) + " messages in flight of flow(s) " + joined(users) +
 				      " (qps x (sq_depth + batch))");
 	}
@@ -538,7 +581,7 @@ IoLoad io_load(const PipelineConf &c, const IoContextConf &io)
 bool check_cqs(Errors &e, const PipelineConf &c, size_t i)
 {
 	const IoContextConf &io = c.io_contexts[i];
-	const Where w = where("io_contexts", i, io);
+	const Where w = where(kSecAcross, "io_contexts", i, io);
 	const IoLoad l = io_load(c, io);
 	if (io.send_cq && l.send > io.send_cq)
 		return e.fail(w, "send_cq", "a send CQ of " + std::to_string(io.send_cq) + " could overflow: its QPs can have " +
@@ -569,7 +612,7 @@ bool check_pattern_flows(Errors &e, const PipelineConf &c)
 		return true;
 	for (size_t i = 0; i < c.flows.size(); i++) {
 		const FlowConf &f = c.flows[i];
-		const Where w = where("flows", i, f);
+		const Where w = where(kSecAcross, "flows", i, f);
 		const char *end = f.keys.has("listen") ? "listen" : "peer";
 		if (!p.has(f.name)) {   // it runs as it is on every rank: several would take one port or peer
 			if (f.peer != "loopback")
@@ -607,6 +650,8 @@ bool check_sections(Errors &e, PipelineConf *c)
 /* The sections against each other, once each is sound. */
 bool check_across(Errors &e, PipelineConf *c)
 {
+	if (!e.reach(kSecAcross, 0, 0))
+		return false;
 	for (size_t i = 0; i < c->rings.size(); i++)
 		if (!check_ring_ends(e, *c, i))
 			return false;
@@ -620,10 +665,17 @@ bool check_across(Errors &e, PipelineConf *c)
 
 } // namespace
 
+int conf_validate_before(PipelineConf *c, ConfPos limit, std::string *err)
+{
+	Errors e(c->file, limit, err);
+	if (check_sections(e, c))
+		check_across(e, c);
+	return e.failed() ? -1 : 0;
+}
+
 int conf_validate(PipelineConf *c, std::string *err)
 {
-	Errors e(c->file, err);
-	return check_sections(e, c) && check_across(e, c) ? 0 : -1;
+	return conf_validate_before(c, kConfEnd, err);
 }
 
 } // namespace rp
