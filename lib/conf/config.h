@@ -12,11 +12,27 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rp {
 
 inline constexpr int kConfigVersion = 1;
+
+/* The line of each key an object's group set in the file (none for what the command
+ * line made): conf_validate knows which keys were given and names the one it refuses. */
+struct KeyLines {
+	std::vector<std::pair<std::string, int>> lines;
+	void set(const std::string &key, int line) { lines.emplace_back(key, line); }
+	int line(const std::string &key) const
+	{
+		for (const auto &kl : lines)
+			if (kl.first == key)
+				return kl.second;
+		return 0;
+	}
+	bool has(const std::string &key) const { return line(key) != 0; }
+};
 
 enum class Transport : uint8_t { rc, uc };
 
@@ -25,6 +41,7 @@ struct DeviceConf {
 	uint8_t port = 1;
 	int gid_index = -1;     // -1: chosen from the GID table (RoCE v2 IPv4 first)
 	int line = 0;
+	KeyLines keys;
 };
 
 struct PoolConf {
@@ -33,6 +50,7 @@ struct PoolConf {
 	uint32_t count = 0;
 	uint32_t cache = 0;     // per-lcore cache
 	int line = 0;
+	KeyLines keys;
 };
 
 struct IoContextConf {
@@ -48,6 +66,7 @@ struct IoContextConf {
 	bool rq_per_qp = false;     // recv_queue = "qp": each QP its own receive queue, no SRQ
 	bool derived = false;       // not in the file: made for an lcore with RDMA stages
 	int line = 0;
+	KeyLines keys;
 };
 
 struct FlowConf {
@@ -94,6 +113,7 @@ struct FlowConf {
 	uint8_t min_rnr_timer = 12; // 0..31, IB encoding (12 = 0.64 ms)
 	std::string pool;
 	int line = 0;
+	KeyLines keys;
 
 	uint32_t max_size() const;
 };
@@ -104,6 +124,7 @@ struct RingConf {
 	bool multi_producer = false;
 	bool multi_consumer = false;
 	int line = 0;
+	KeyLines keys;
 };
 
 struct StageConf {
@@ -116,6 +137,7 @@ struct StageConf {
 	std::string file;                    // capture: the pcap file it writes
 	uint32_t snaplen = 0;                // capture: payload bytes kept per record (0: the default)
 	int line = 0;
+	KeyLines keys;
 };
 
 struct RunConf {
@@ -128,6 +150,8 @@ struct RunConf {
 	bool stage_cycles = false;  // the lcore loops count TSC cycles per stage call
 	double stall_timeout_s = 10;   // no progress for this long: a flow gives up (--stall-timeout)
 	bool quiet = false;            // no progress lines (-q)
+	int line = 0;
+	KeyLines keys;
 };
 
 /* Test hooks (the command line's --inject-*), acting on the pipeline's first flow (or
@@ -163,6 +187,7 @@ struct PatternConf {
 	double lat_flag = 2.0;             // ... or whose median latency is over this factor of the best
 	double timeout_s = 60;             // bounds each wait of one rank for the others
 	int line = 0;
+	KeyLines keys;
 	bool on() const { return kind != PatternKind::none; }
 	bool has(const std::string &flow) const;
 };
@@ -179,6 +204,7 @@ struct PipelineConf {
 	RunConf run;
 	PatternConf pattern;
 	HooksConf hooks;
+	KeyLines keys;   // the file's top-level keys (the flows list's line)
 };
 
 /* The lcores EAL will have, when known before EAL starts (from -l / -c / --lcores):
@@ -197,6 +223,12 @@ LcoreSet lcore_set_from_eal_args(int argc, char *const *argv);
 
 /* Reads and validates `path`. Returns 0, or -1 with *err = "FILE:LINE: PATH: what". */
 int config_load(const std::string &path, const LcoreSet &lcores, PipelineConf *out, std::string *err);
+
+/* The checks across keys and objects of a conf whose keys each were read and range-
+ * checked (validate.cpp); completes what they derive: io contexts for lcores with RDMA
+ * stages, shared lanes' send queue depth, a pattern's flows. Call once per conf.
+ * Returns 0, or -1 with *err = "FILE:LINE: PATH: what" (the first refusal). */
+int conf_validate(PipelineConf *c, std::string *err);
 
 /* "name", or "a" for a close misspelling among `known`: the did-you-mean hint. */
 std::string closest_name(const std::string &name, const std::vector<std::string> &known);

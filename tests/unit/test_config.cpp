@@ -103,6 +103,66 @@ void base_file_values(void **)
 	assert_true(c.run.stats_period_s == 1.0);
 }
 
+/* A pipeline made in code, as the command line makes one: loopback flow f from an
+ * rdma_tx stage on lcore 1 to an rdma_rx stage on lcore 2. */
+rp::PipelineConf plain_conf()
+{
+	rp::PipelineConf c;
+	c.file = "(test)";
+	c.version = rp::kConfigVersion;
+	rp::DeviceConf d;
+	d.name = "rxe0";
+	c.devices.push_back(d);
+	rp::FlowConf f;
+	f.name = "f";
+	f.peer = "loopback";
+	f.signal_every = 32;
+	f.sq_depth = 128;
+	f.window = 1024;
+	c.flows.push_back(f);
+	for (rp::FlowEnd end : {rp::FlowEnd::requester, rp::FlowEnd::responder}) {
+		rp::StageConf st;
+		st.name = end == rp::FlowEnd::requester ? "tx" : "rx";
+		st.kind = rp::stage_kind_of_end(end);
+		st.lcore = end == rp::FlowEnd::requester ? 1 : 2;
+		st.flow = "f";
+		c.stages.push_back(st);
+	}
+	return c;
+}
+
+/* conf_validate reads the structs alone: no file behind them. A refusal names the key
+ * where the object says on which line it was set, else the object. */
+void validate_plain_structs(void **)
+{
+	rp::PipelineConf c = plain_conf();
+	std::string err;
+	assert_int_equal(rp::conf_validate(&c, &err), 0);
+	assert_int_equal(c.io_contexts.size(), 2);   // derived for the two RDMA lcores
+	assert_true(c.io_contexts[0].derived && c.io_contexts[1].derived);
+
+	c = plain_conf();
+	c.flows[0].window = 16;
+	assert_int_equal(rp::conf_validate(&c, &err), -1);
+	assert_string_equal(err.c_str(), "(test):0: flows.[0]: 16 is below batch 32: a chain would not fit the receive window");
+	c = plain_conf();
+	c.flows[0].window = 16;
+	c.flows[0].line = 3;
+	c.flows[0].keys.set("window", 5);
+	assert_int_equal(rp::conf_validate(&c, &err), -1);
+	assert_string_equal(err.c_str(), "(test):5: flows.[0].window: 16 is below batch 32: a chain would not fit the receive window");
+
+	c = plain_conf();
+	c.stages[1].flow = "g";
+	assert_int_equal(rp::conf_validate(&c, &err), -1);
+	assert_string_equal(err.c_str(), "(test):0: stages.[1]: no flow named 'g'; did you mean 'f'?");
+	c = plain_conf();
+	c.stages[1].lcore = 1;
+	assert_int_equal(rp::conf_validate(&c, &err), -1);
+	assert_string_equal(err.c_str(), "(test):0: flows.[0]: flow 'f' has both ends on lcore 1: its rdma_tx and rdma_rx stages "
+					 "need lcores of their own");
+}
+
 void missing_file(void **)
 {
 	rp::PipelineConf c;
@@ -155,6 +215,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(malformed_corpus),
 		cmocka_unit_test(good_files_load),
 		cmocka_unit_test(base_file_values),
+		cmocka_unit_test(validate_plain_structs),
 		cmocka_unit_test(missing_file),
 		cmocka_unit_test(did_you_mean),
 		cmocka_unit_test(lcore_sets),
