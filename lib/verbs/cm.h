@@ -255,6 +255,14 @@ public:
 		    std::string *err);
 
 private:
+	/* Steps of resolve() and connect(): 0 or -errno with *err. */
+	int start_resolve(unsigned i, const CmAddr &local, int64_t deadline_ns, std::string *err);
+	int await_routes(int64_t deadline_ns, int timeout_ms, std::string *err);
+	int take_device(std::string *err);
+	int start_connect(unsigned i, const CmQpSpec &spec, const CmPrivate &local, std::string *err);
+	int await_established(int64_t deadline_ns, int timeout_ms, std::string *err);
+	int on_connect_event(const Event &ev, CmConn &c, std::string *err);
+
 	CmAddr server_;
 };
 
