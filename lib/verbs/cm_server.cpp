@@ -89,160 +89,175 @@ int CmServer::accept(unsigned n, int timeout_ms, const CmChooseFn &choose, std::
 	if (n == 0 || n > 65536 || timeout_ms <= 0) {
 		*err = what_ + ": accept " + std::to_string(n) + " connections within " + std::to_string(timeout_ms) +
 		       " ms: want 1..65536 connections and a positive timeout";
-		ret = EINVAL;
-		goto fail;
+		close();
+		return -EINVAL;
 	}
-	conns_.reserve(n);
-	{
-		const int64_t deadline = now_ns() + static_cast<int64_t>(timeout_ms) * 1000000;
-		while (established < n) {
-			int r = await_event(deadline, timeout_ms, &ev, [&] {
-				std::string w = "waiting for " + std::to_string(n) + (n > 1 ? " connections (" : " connection (") +
-						std::to_string(conns_.size()) + " accepted, " + std::to_string(established) +
-						" established";
-				if (rejected_)
-					w += "; rejected " + std::to_string(rejected_) + " request" + (rejected_ > 1 ? "s" : "") +
-					     ", the last: " + last_reject_;
-				return w + ")";
-			}, err);
-			if (r < 0) {
-				ret = -r;
-				goto fail;
-			}
-			if (ev.type == RDMA_CM_EVENT_CONNECT_REQUEST && ev.listen_id == listen_id_) {
-				/* A new id, ours from now on: accepted into conns_ or rejected and destroyed. */
-				rdma_cm_id *id = ev.id;
-				std::string who = "connection from " + sockaddr_str(rdma_get_peer_addr(id));
-				CmPrivate peer;
-				std::string why;
-				if (cm_private_decode(ev.priv, ev.priv_len, &peer, &why) != 0) {
-					reject_request(id, who, "bad private data: " + why);
-					continue;
-				}
-				who += " (flow " + std::to_string(peer.flow) + " QP " + std::to_string(peer.qp_index) + ")";
-				/* The same QP again: refused if connected; if still in its handshake,
-				 * the client gave up on it and asked again (it does while no server
-				 * listens): the new request replaces it. */
-				size_t same = conns_.size();
-				for (size_t k = 0; k < conns_.size(); k++)
-					if (conns_[k].peer.flow == peer.flow && conns_[k].peer.qp_index == peer.qp_index)
-						same = k;
-				if (same < conns_.size() && conns_[same].state == CmState::kEstablished) {
-					reject_request(id, who, "flow " + std::to_string(peer.flow) + " QP " +
-								  std::to_string(peer.qp_index) + " is already connected");
-					continue;
-				}
-				if (same < conns_.size())
-					drop(same, "replaced by the client's new request");
-				if (conns_.size() >= n) {
-					reject_request(id, who, "server full (" + std::to_string(n) + " connections)");
-					continue;
-				}
-				CmQpSpec spec;
-				CmPrivate reply;
-				CmRequest req{peer, who, id->verbs, static_cast<unsigned>(conns_.size())};
-				int verdict = choose(req, &spec, &reply, &why);
-				if (verdict == kCmReject) {
-					reject_request(id, who, why);
-					continue;
-				}
-				if (verdict != kCmAccept) {
-					reject_request(id, who, "server setup failed");
-					*err = what_ + ", " + who + ": " + why;
-					ret = verdict < 0 ? -verdict : EINVAL;
-					goto fail;
-				}
-				conns_.emplace_back();
-				CmConn &c = conns_.back();
-				c.id = id;
-				c.id->context = reinterpret_cast<void *>(static_cast<uintptr_t>(conns_.size()));
-				c.name = who;
-				c.peer = peer;
-				c.local = reply;
-				c.state = CmState::kConnecting;   // from here close() disconnects it
-				/* A request whose QP rdma_cm refuses (EINVAL) is refused, not the
-				 * server: seen for a stale request of a client that had already given
-				 * up on it and asked again. Other failures are the server's. */
-				if ((ret = -create_qp(c, spec, &why)) == EINVAL) {
-					if (id->qp)
-						rdma_destroy_qp(id);
-					conns_.pop_back();
-					reject_request(id, who, why);
-					ret = 0;
-					continue;
-				}
-				if (ret != 0) {
-					*err = why;
-					goto fail;
-				}
-				uint8_t priv[kCmParamsBytes];
-				cm_private_encode(reply, priv);
-				rdma_conn_param p{};
-				p.private_data = priv;
-				p.private_data_len = sizeof(priv);
-				/* RDMA_MAX_*: the lesser of the client's request and our device's limits. */
-				p.responder_resources =
-					(c.access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)) ? RDMA_MAX_RESP_RES : 0;
-				p.initiator_depth = RDMA_MAX_INIT_DEPTH;
-				p.rnr_retry_count = spec.qp.rnr_retry > 7 ? 7 : spec.qp.rnr_retry;
-				if (rdma_accept(c.id, &p) != 0) {
-					ret = errno;
-					*err = conn_what(c) + ": rdma_accept: " + strerror(ret);
-					goto fail;
-				}
-				/* rdma_accept left the QP in RTS; the client can send only after our REP
-				 * reaches it, so this lands before its first message in practice. */
-				if ((ret = -apply_qp_attrs(c, err)) != 0)
-					goto fail;
-				continue;
-			}
-			CmConn *c = conn_of(ev.id);
-			if (ev.type == RDMA_CM_EVENT_TIMEWAIT_EXIT)
-				continue;
-			if (c == nullptr) {
-				if (ev.id == listen_id_ && ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
-					*err = what_ + ": device removed (" + event_str(ev.type, ev.status) + ")";
-					ret = ENODEV;
-					goto fail;
-				}
-				continue;
-			}
-			switch (ev.type) {
-			case RDMA_CM_EVENT_ESTABLISHED:
-				if (c->state == CmState::kConnecting) {
-					c->state = CmState::kEstablished;
-					established++;
-				}
-				break;
-			case RDMA_CM_EVENT_DISCONNECTED:
-				*err = conn_what(*c) + ": disconnected by the peer during setup (" + event_str(ev.type, ev.status) +
-				       ")";
-				ret = ECONNRESET;
-				goto fail;
-			default:
-				/* REJECTED / CONNECT_ERROR / UNREACHABLE: the client went away mid-handshake.
-				 * Before it was established, that client may ask again (it had asked
-				 * before this server listened): wait on, until the deadline. */
-				if (c->state == CmState::kConnecting && ev.type != RDMA_CM_EVENT_DEVICE_REMOVAL) {
-					drop(static_cast<size_t>(c - conns_.data()), "the handshake failed (" + event_str(ev.type, ev.status) + ")");
-					break;
-				}
-				*err = conn_what(*c) + ": the handshake failed (" + event_str(ev.type, ev.status) + ")";
-				c->state = CmState::kDown;
-				ret = ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL ? ENODEV : ECONNABORTED;
-				goto fail;
-			}
-		}
+	conns_.reserve(n);   // emplace_back never moves a connection under a reference
+	const int64_t deadline = now_ns() + static_cast<int64_t>(timeout_ms) * 1000000;
+	while (established < n && ret == 0) {
+		ret = await_event(deadline, timeout_ms, &ev, [&] { return waiting_for(n, established); }, err);
+		if (ret < 0)
+			break;
+		if (ev.type == RDMA_CM_EVENT_CONNECT_REQUEST && ev.listen_id == listen_id_)
+			ret = on_request(ev, n, choose, err);
+		else
+			ret = on_conn_event(ev, &established, err);
+	}
+	if (ret != 0) {
+		close();
+		return ret;
 	}
 	/* One-shot: later clients get the CM's "no listener" reject, not a silent wait. */
 	rdma_destroy_id(listen_id_);
 	listen_id_ = nullptr;
 	return 0;
-
-fail:
-	close();
-	return -ret;
 }
 
+std::string CmServer::waiting_for(unsigned n, unsigned established) const
+{
+	std::string w = "waiting for " + std::to_string(n) + (n > 1 ? " connections (" : " connection (") +
+			std::to_string(conns_.size()) + " accepted, " + std::to_string(established) + " established";
+	if (rejected_)
+		w += "; rejected " + std::to_string(rejected_) + " request" + (rejected_ > 1 ? "s" : "") +
+		     ", the last: " + last_reject_;
+	return w + ")";
+}
+
+/* A new id, ours from now on: accepted into conns_, or rejected and destroyed. */
+int CmServer::on_request(const Event &ev, unsigned n, const CmChooseFn &choose, std::string *err)
+{
+	rdma_cm_id *id = ev.id;
+	std::string who = "connection from " + sockaddr_str(rdma_get_peer_addr(id));
+	CmPrivate peer;
+	std::string why;
+	if (cm_private_decode(ev.priv, ev.priv_len, &peer, &why) != 0) {
+		reject_request(id, who, "bad private data: " + why);
+		return 0;
+	}
+	who += " (flow " + std::to_string(peer.flow) + " QP " + std::to_string(peer.qp_index) + ")";
+	if (!make_room(id, who, peer, n))
+		return 0;
+	CmQpSpec spec;
+	CmPrivate reply;
+	CmRequest req{peer, who, id->verbs, static_cast<unsigned>(conns_.size())};
+	int verdict = choose(req, &spec, &reply, &why);
+	if (verdict == kCmReject) {
+		reject_request(id, who, why);
+		return 0;
+	}
+	if (verdict != kCmAccept) {
+		reject_request(id, who, "server setup failed");
+		*err = what_ + ", " + who + ": " + why;
+		return verdict < 0 ? verdict : -EINVAL;
+	}
+	return accept_request(id, who, peer, spec, reply, err);
+}
+
+/* The same QP again: refused if connected; if still in its handshake, the client gave
+ * up on it and asked again (it does while no server listens): the new request
+ * replaces it. False when the request was refused (so is one past n). */
+bool CmServer::make_room(rdma_cm_id *id, const std::string &who, const CmPrivate &peer, unsigned n)
+{
+	size_t same = conns_.size();
+	for (size_t k = 0; k < conns_.size(); k++)
+		if (conns_[k].peer.flow == peer.flow && conns_[k].peer.qp_index == peer.qp_index)
+			same = k;
+	if (same < conns_.size() && conns_[same].state == CmState::kEstablished) {
+		reject_request(id, who, "flow " + std::to_string(peer.flow) + " QP " + std::to_string(peer.qp_index) +
+						  " is already connected");
+		return false;
+	}
+	if (same < conns_.size())
+		drop(same, "replaced by the client's new request");
+	if (conns_.size() >= n) {
+		reject_request(id, who, "server full (" + std::to_string(n) + " connections)");
+		return false;
+	}
+	return true;
+}
+
+/* Takes the request into conns_, makes its QP and sends our REP with `reply`. */
+int CmServer::accept_request(rdma_cm_id *id, const std::string &who, const CmPrivate &peer, const CmQpSpec &spec,
+			     const CmPrivate &reply, std::string *err)
+{
+	conns_.emplace_back();
+	CmConn &c = conns_.back();
+	c.id = id;
+	c.id->context = reinterpret_cast<void *>(static_cast<uintptr_t>(conns_.size()));
+	c.name = who;
+	c.peer = peer;
+	c.local = reply;
+	c.state = CmState::kConnecting;   // from here close() disconnects it
+	/* A request whose QP rdma_cm refuses (EINVAL) is refused, not the server: seen for
+	 * a stale request of a client that had already given up on it and asked again.
+	 * Other failures are the server's. */
+	std::string why;
+	int ret = create_qp(c, spec, &why);
+	if (ret == -EINVAL) {
+		if (id->qp)
+			rdma_destroy_qp(id);
+		conns_.pop_back();
+		reject_request(id, who, why);
+		return 0;
+	}
+	if (ret != 0) {
+		*err = why;
+		return ret;
+	}
+	uint8_t priv[kCmParamsBytes];
+	cm_private_encode(reply, priv);
+	rdma_conn_param p{};
+	p.private_data = priv;
+	p.private_data_len = sizeof(priv);
+	/* RDMA_MAX_*: the lesser of the client's request and our device's limits. */
+	p.responder_resources = (c.access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)) ? RDMA_MAX_RESP_RES : 0;
+	p.initiator_depth = RDMA_MAX_INIT_DEPTH;
+	p.rnr_retry_count = spec.qp.rnr_retry > 7 ? 7 : spec.qp.rnr_retry;
+	if (rdma_accept(c.id, &p) != 0) {
+		ret = errno;
+		*err = conn_what(c) + ": rdma_accept: " + strerror(ret);
+		return -ret;
+	}
+	/* rdma_accept left the QP in RTS; the client can send only after our REP reaches
+	 * it, so this lands before its first message in practice. */
+	return apply_qp_attrs(c, err);
+}
+
+/* An event of an accepted connection or of the listener: 0 to wait on, -errno to fail. */
+int CmServer::on_conn_event(const Event &ev, unsigned *established, std::string *err)
+{
+	CmConn *c = conn_of(ev.id);
+	if (ev.type == RDMA_CM_EVENT_TIMEWAIT_EXIT)
+		return 0;
+	if (c == nullptr) {
+		if (ev.id == listen_id_ && ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+			*err = what_ + ": device removed (" + event_str(ev.type, ev.status) + ")";
+			return -ENODEV;
+		}
+		return 0;
+	}
+	switch (ev.type) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (c->state == CmState::kConnecting) {
+			c->state = CmState::kEstablished;
+			(*established)++;
+		}
+		return 0;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		*err = conn_what(*c) + ": disconnected by the peer during setup (" + event_str(ev.type, ev.status) + ")";
+		return -ECONNRESET;
+	default:
+		/* REJECTED / CONNECT_ERROR / UNREACHABLE: the client went away mid-handshake.
+		 * Before it was established, that client may ask again (it had asked before
+		 * this server listened): wait on, until the deadline. */
+		if (c->state == CmState::kConnecting && ev.type != RDMA_CM_EVENT_DEVICE_REMOVAL) {
+			drop(static_cast<size_t>(c - conns_.data()), "the handshake failed (" + event_str(ev.type, ev.status) + ")");
+			return 0;
+		}
+		*err = conn_what(*c) + ": the handshake failed (" + event_str(ev.type, ev.status) + ")";
+		c->state = CmState::kDown;
+		return ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL ? -ENODEV : -ECONNABORTED;
+	}
+}
 
 } // namespace rp
