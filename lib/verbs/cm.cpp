@@ -1,4 +1,8 @@
-#include "verbs/cm.h"
+/* What both sides of rdma_cm share: addresses, the caller's device on librdmacm's
+ * context, and a connection set's event channel, bounded waits, QP creation, teardown
+ * and disconnect polling. The client's steps are in cm_client.cpp, the server's in
+ * cm_server.cpp, the private data's wire format in cm_private.cpp. */
+#include "verbs/cm_internal.h"
 
 #include "verbs/device.h"
 #include "verbs/gid.h"
@@ -13,52 +17,35 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <vector>
 
 namespace rp {
 
 namespace {
 
-/* ---- wire helpers: big-endian, byte by byte ---- */
-void put16(uint8_t *p, uint16_t v)
+/* IB CM reject reasons (IBTA 12.6.7.2) rdma_cm passes through as the event status. */
+const char *ib_rej_str(int reason)
 {
-	p[0] = static_cast<uint8_t>(v >> 8);
-	p[1] = static_cast<uint8_t>(v);
-}
-void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, static_cast<uint16_t>(v >> 16));
-	put16(p + 2, static_cast<uint16_t>(v));
-}
-void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, static_cast<uint32_t>(v >> 32));
-	put32(p + 4, static_cast<uint32_t>(v));
-}
-uint16_t get16(const uint8_t *p)
-{
-	return static_cast<uint16_t>(p[0] << 8 | p[1]);
-}
-uint32_t get32(const uint8_t *p)
-{
-	return static_cast<uint32_t>(get16(p)) << 16 | get16(p + 2);
-}
-uint64_t get64(const uint8_t *p)
-{
-	return static_cast<uint64_t>(get32(p)) << 32 | get32(p + 4);
+	switch (reason) {
+	case 1: return "no QP available";
+	case 2: return "no EEC";
+	case 3: return "no resources";
+	case 4: return "timeout";
+	case 5: return "unsupported request";
+	case 6: return "invalid communication ID";
+	case 8: return "invalid service ID";
+	case 9: return "invalid transport type";
+	case 10: return "stale connection";
+	case 26: return "invalid MTU";
+	case 27: return "insufficient responder resources";
+	case 28: return "consumer-defined";
+	case 29: return "invalid RNR retry";
+	}
+	return "reason not listed here";
 }
 
-/* Header: magic(4) version(1) kind(1) length(2). */
-constexpr uint8_t kKindParams = 1;
-constexpr uint8_t kKindReject = 2;
+} // namespace
 
-void put_header(uint8_t *p, uint8_t kind, size_t len)
-{
-	put32(p, kCmMagic);
-	p[4] = kCmVersion;
-	p[5] = kind;
-	put16(p + 6, static_cast<uint16_t>(len));
-}
+namespace cm_detail {
 
 std::string hex(uint64_t v)
 {
@@ -105,170 +92,22 @@ std::string sockaddr_str(const sockaddr *sa)
 	return std::string(ip) + ":" + std::to_string(ntohs(sin->sin_port));
 }
 
-/* IB CM reject reasons (IBTA 12.6.7.2) rdma_cm passes through as the event status. */
-const char *ib_rej_str(int reason)
+/* "RDMA_CM_EVENT_X" plus what its status means. */
+std::string event_str(const rdma_cm_event_type type, int status)
 {
-	switch (reason) {
-	case 1: return "no QP available";
-	case 2: return "no EEC";
-	case 3: return "no resources";
-	case 4: return "timeout";
-	case 5: return "unsupported request";
-	case 6: return "invalid communication ID";
-	case 8: return "invalid service ID";
-	case 9: return "invalid transport type";
-	case 10: return "stale connection";
-	case 26: return "invalid MTU";
-	case 27: return "insufficient responder resources";
-	case 28: return "consumer-defined";
-	case 29: return "invalid RNR retry";
-	}
-	return "reason not listed here";
+	std::string s = rdma_event_str(type);
+	if (status == 0)
+		return s;
+	if (type == RDMA_CM_EVENT_REJECTED && status > 0)
+		return s + ": IB CM reason " + std::to_string(status) + ", " + ib_rej_str(status);
+	if (status < 0 && status > -4096 && status != -1)
+		return s + ": " + strerror(-status);
+	return s + ": status " + std::to_string(status);
 }
 
-bool is_printable(char c)
-{
-	return c >= 0x20 && c < 0x7f;
-}
+} // namespace cm_detail
 
-} // namespace
-
-/* ---- private data ---- */
-
-void cm_private_encode(const CmPrivate &p, uint8_t out[kCmParamsBytes])
-{
-	memset(out, 0, kCmParamsBytes);
-	put_header(out, kKindParams, kCmParamsBytes);
-	out[8] = static_cast<uint8_t>(p.flow);
-	out[9] = p.verb;
-	put16(out + 10, p.qp_index);
-	put32(out + 12, (p.chunk & 0xfff) << 20 | (p.slots & kCmMaxSlots));
-	put32(out + 16, p.slot_bytes);
-	const bool fw = (p.flags & kCmFlowWindow) != 0;   // a request: no window of its own to describe
-	put32(out + 20, fw ? p.flow_window : p.rkey);
-	put64(out + 24, fw ? p.flow_credit_addr : p.addr);
-	put64(out + 32, p.credit_addr);
-	put32(out + 40, p.credit_rkey);
-	put32(out + 44, static_cast<uint32_t>(p.flags) << 24 | (p.uc_qpn & kCmQpnMask));
-	put64(out + 48, static_cast<uint64_t>(p.ctrl_qpn & kCmQpnMask) << 40 | (p.messages & kCmMaxMessages));
-}
-
-static int check_header(const uint8_t *b, size_t len, uint8_t kind, size_t want, std::string *why)
-{
-	if (len < 8) {
-		*why = std::to_string(len) + " bytes of private data, need " + std::to_string(want);
-		return -EPROTO;
-	}
-	uint32_t magic = get32(b);
-	if (magic != kCmMagic) {
-		*why = "wrong magic " + hex(magic) + " (want " + hex(kCmMagic) + ": not an rdmapipe peer)";
-		return -EPROTO;
-	}
-	if (b[4] != kCmVersion) {
-		*why = "private data version " + std::to_string(b[4]) + " (this build speaks " +
-		       std::to_string(kCmVersion) + ")";
-		return -EPROTO;
-	}
-	if (b[5] != kind) {
-		*why = "private data of kind " + std::to_string(b[5]) + ", want " + std::to_string(kind);
-		return -EPROTO;
-	}
-	size_t stated = get16(b + 6);
-	if (stated != want) {
-		*why = "private data length field " + std::to_string(stated) + ", want " + std::to_string(want);
-		return -EPROTO;
-	}
-	if (len < want) {
-		*why = std::to_string(len) + " bytes of private data, need " + std::to_string(want);
-		return -EPROTO;
-	}
-	return 0;
-}
-
-int cm_private_decode(const void *data, size_t len, CmPrivate *p, std::string *why)
-{
-	auto *b = static_cast<const uint8_t *>(data);
-	if (b == nullptr)
-		len = 0;
-	int ret = check_header(b, len, kKindParams, kCmParamsBytes, why);
-	if (ret)
-		return ret;
-	CmPrivate q;
-	q.flow = b[8];
-	q.verb = b[9];
-	q.qp_index = get16(b + 10);
-	const uint32_t slots = get32(b + 12);
-	q.slots = slots & kCmMaxSlots;
-	q.chunk = slots >> 20;
-	q.slot_bytes = get32(b + 16);
-	q.rkey = get32(b + 20);
-	q.addr = get64(b + 24);
-	q.credit_addr = get64(b + 32);
-	q.credit_rkey = get32(b + 40);
-	const uint32_t shape = get32(b + 44);
-	q.flags = static_cast<uint8_t>(shape >> 24);
-	if (q.flags & ~(kCmSelfDescribing | kCmReliable | kCmFlowWindow)) {
-		*why = "unknown flags " + hex(q.flags);
-		return -EPROTO;
-	}
-	if (q.flags & kCmFlowWindow) {
-		q.flow_window = q.rkey;
-		q.flow_credit_addr = q.addr;
-		q.rkey = 0;
-		q.addr = 0;
-		if (q.flow_window == 0 || q.flow_window > kCmMaxSlots || q.flow_credit_addr == 0 || q.flow_credit_addr % 8 != 0) {
-			*why = "flow window of " + std::to_string(q.flow_window) + " messages with its credit word at " + hex(q.flow_credit_addr) +
-			       " (want 1.." + std::to_string(kCmMaxSlots) + ", an 8-byte aligned word)";
-			return -EPROTO;
-		}
-	}
-	q.uc_qpn = shape & kCmQpnMask;
-	const uint64_t tail = get64(b + 48);
-	q.ctrl_qpn = static_cast<uint32_t>(tail >> 40);
-	q.messages = tail & kCmMaxMessages;
-	/* The memory fields are addresses the peer will RDMA into: make sure they describe
-	 * one window that does not wrap, before anyone uses them. */
-	/* A window without an address is a request's shape (what the client expects the
-	 * server's window to be), not memory anyone may touch. */
-	if ((q.slots == 0) != (q.slot_bytes == 0)) {
-		*why = "inconsistent window: " + std::to_string(q.slots) + " slots of " + std::to_string(q.slot_bytes) +
-		       " B at " + hex(q.addr);
-		return -EPROTO;
-	}
-	uint64_t window = static_cast<uint64_t>(q.slots) * q.slot_bytes;
-	if (window > UINT64_MAX - q.addr) {
-		*why = "window of " + std::to_string(q.slots) + " x " + std::to_string(q.slot_bytes) + " B at " +
-		       hex(q.addr) + " wraps around the address space";
-		return -EPROTO;
-	}
-	if (q.credit_addr % 8 != 0) {
-		*why = "credit word address " + hex(q.credit_addr) + " is not 8-byte aligned";
-		return -EPROTO;
-	}
-	*p = q;
-	return 0;
-}
-
-void cm_reject_encode(const std::string &reason, uint8_t out[kCmRejectBytes])
-{
-	memset(out, 0, kCmRejectBytes);
-	put_header(out, kKindReject, kCmRejectBytes);
-	size_t n = reason.size() < kCmRejectTextBytes - 1 ? reason.size() : kCmRejectTextBytes - 1;
-	for (size_t i = 0; i < n; i++)
-		out[8 + i] = is_printable(reason[i]) ? static_cast<uint8_t>(reason[i]) : '?';
-}
-
-bool cm_reject_decode(const void *data, size_t len, std::string *reason)
-{
-	auto *b = static_cast<const uint8_t *>(data);
-	std::string why;
-	if (b == nullptr || check_header(b, len, kKindReject, kCmRejectBytes, &why) != 0)
-		return false;
-	reason->clear();
-	for (size_t i = 0; i < kCmRejectTextBytes && b[8 + i] != 0; i++)
-		*reason += is_printable(static_cast<char>(b[8 + i])) ? static_cast<char>(b[8 + i]) : '?';
-	return true;
-}
+using namespace cm_detail;
 
 /* ---- addresses ---- */
 
@@ -392,34 +231,6 @@ const char *cm_state_str(CmState s)
 	return "?";
 }
 
-/* An event copied out of librdmacm's, which is acked at once: rdma_destroy_id waits
- * for every event of its id to be acked, so none is ever held. */
-struct CmConnSet::Event {
-	rdma_cm_event_type type;
-	int status;
-	rdma_cm_id *id;
-	rdma_cm_id *listen_id;
-	uint8_t priv[256];   // private_data_len is a uint8_t
-	size_t priv_len;
-};
-
-namespace {
-
-/* "RDMA_CM_EVENT_X" plus what its status means. */
-std::string event_str(const rdma_cm_event_type type, int status)
-{
-	std::string s = rdma_event_str(type);
-	if (status == 0)
-		return s;
-	if (type == RDMA_CM_EVENT_REJECTED && status > 0)
-		return s + ": IB CM reason " + std::to_string(status) + ", " + ib_rej_str(status);
-	if (status < 0 && status > -4096 && status != -1)
-		return s + ": " + strerror(-status);
-	return s + ": status " + std::to_string(status);
-}
-
-} // namespace
-
 int CmConnSet::open_channel(std::string *err)
 {
 	channel_ = rdma_create_event_channel();
@@ -501,17 +312,6 @@ CmConn *CmConnSet::conn_of(const rdma_cm_id *id)
 	if (i == 0 || i > conns_.size() || conns_[i - 1].id != id)
 		return nullptr;
 	return &conns_[i - 1];
-}
-
-template <typename Waiting>
-int CmConnSet::await_event(int64_t deadline_ns, int timeout_ms, Event *ev, Waiting waiting, std::string *err)
-{
-	int r = next_event(deadline_ns, ev, err);
-	if (r == 0) {
-		*err = what_ + ": timed out after " + ms_str(timeout_ms) + " " + waiting();
-		return -ETIMEDOUT;
-	}
-	return r;
 }
 
 int CmConnSet::create_qp(CmConn &c, const CmQpSpec &s, std::string *err)
@@ -712,473 +512,6 @@ int CmConnSet::poll_disconnects(std::string *why)
 		}
 		/* TIMEWAIT_EXIT and events of connections already down: nothing to do. */
 	}
-}
-
-/* ---- client ---- */
-
-int CmClient::resolve(const CmAddr &local, const CmAddr &server, unsigned n, int timeout_ms, std::string *err)
-{
-	close();
-	server_ = server;
-	what_ = "rdma_cm: connect to " + server.str;
-	if (n == 0 || n > 65536 || timeout_ms <= 0) {
-		*err = what_ + ": " + std::to_string(n) + " connections within " + std::to_string(timeout_ms) +
-		       " ms: want 1..65536 connections and a positive timeout";
-		return -EINVAL;
-	}
-	int ret = open_channel(err);
-	if (ret)
-		return ret;
-	const int64_t deadline = now_ns() + static_cast<int64_t>(timeout_ms) * 1000000;
-	const bool bind_local = local.sin.sin_addr.s_addr != htonl(INADDR_ANY);
-	conns_.resize(n);
-	unsigned routed = 0;
-	Event ev;
-	for (unsigned i = 0; i < n; i++) {
-		CmConn &c = conns_[i];
-		c.name = "connection " + std::to_string(i);
-		/* context = index + 1: events find their connection without a lookup table. */
-		if (rdma_create_id(channel_, &c.id, reinterpret_cast<void *>(static_cast<uintptr_t>(i) + 1),
-				   RDMA_PS_TCP) != 0) {
-			ret = errno;
-			c.id = nullptr;
-			*err = what_ + ": rdma_create_id: " + strerror(ret);
-			goto fail;
-		}
-		c.state = CmState::kResolving;
-		sockaddr_in src = local.sin;
-		sockaddr_in dst = server.sin;
-		if (rdma_resolve_addr(c.id, bind_local ? reinterpret_cast<sockaddr *>(&src) : nullptr,
-				      reinterpret_cast<sockaddr *>(&dst), left_ms(deadline)) != 0) {
-			ret = errno;
-			if (bind_local && (ret == EADDRNOTAVAIL || ret == ENODEV))
-				*err = what_ + ": local address " + local.str + " is not on an RDMA device (rdma_resolve_addr: " +
-				       strerror(ret) + ")";
-			else
-				*err = what_ + ": rdma_resolve_addr from " + (bind_local ? local.str : "any address") + ": " +
-				       strerror(ret);
-			goto fail;
-		}
-	}
-	while (routed < n) {
-		int r = await_event(deadline, timeout_ms, &ev, [&] {
-			return "resolving the address and route (" + std::to_string(routed) + " of " + std::to_string(n) + " routed)";
-		}, err);
-		if (r < 0) {
-			ret = -r;
-			goto fail;
-		}
-		CmConn *c = conn_of(ev.id);
-		if (c == nullptr)
-			continue;
-		switch (ev.type) {
-		case RDMA_CM_EVENT_ADDR_RESOLVED:
-			if (rdma_resolve_route(c->id, left_ms(deadline)) != 0) {
-				ret = errno;
-				*err = what_ + ": rdma_resolve_route: " + strerror(ret);
-				goto fail;
-			}
-			break;
-		case RDMA_CM_EVENT_ROUTE_RESOLVED:
-			c->state = CmState::kRouted;
-			routed++;
-			break;
-		case RDMA_CM_EVENT_ADDR_ERROR:
-			ret = ev.status < 0 ? -ev.status : EHOSTUNREACH;
-			if (ret == ENETUNREACH || ret == EHOSTUNREACH)
-				*err = what_ + ": no route (" + event_str(ev.type, ev.status) + ")";
-			else
-				*err = what_ + ": address not resolved (" + event_str(ev.type, ev.status) + ")";
-			goto fail;
-		case RDMA_CM_EVENT_ROUTE_ERROR:
-			ret = ev.status < 0 ? -ev.status : EHOSTUNREACH;
-			*err = what_ + ": route not resolved (" + event_str(ev.type, ev.status) + ")";
-			goto fail;
-		default:
-			ret = EPROTO;
-			*err = what_ + ", " + c->name + ": unexpected " + event_str(ev.type, ev.status) +
-			       " while resolving";
-			goto fail;
-		}
-	}
-	verbs_ = conns_[0].id->verbs;
-	port_num_ = conns_[0].id->port_num;
-	for (const CmConn &c : conns_) {
-		if (c.id->verbs != verbs_) {
-			*err = what_ + ": the connections resolved to different devices (" + dev_name(verbs_) + " and " +
-			       dev_name(c.id->verbs) + ")";
-			ret = EXDEV;
-			goto fail;
-		}
-	}
-	return 0;
-
-fail:
-	close();
-	return -ret;
-}
-
-namespace {
-
-std::string reject_cause(const uint8_t *priv, size_t len, int status, uint16_t port)
-{
-	std::string reason;
-	if (status == 8)   // the CM at the address has no listener on the port
-		return "no server listening on port " + std::to_string(port) + " (" +
-		       event_str(RDMA_CM_EVENT_REJECTED, status) + ")";
-	if (cm_reject_decode(priv, len, &reason))
-		return "rejected by the peer: " + reason + " (" + event_str(RDMA_CM_EVENT_REJECTED, status) + ")";
-	/* No reason of ours: a peer that is not rdmapipe, or a server process that went
-	 * away (the kernel refuses what it left pending). */
-	return "rejected by the peer without a reason (" + event_str(RDMA_CM_EVENT_REJECTED, status) + ")";
-}
-
-} // namespace
-
-int CmClient::connect(std::span<const CmQpSpec> specs, std::span<const CmPrivate> locals, int timeout_ms,
-		      std::string *err)
-{
-	const unsigned n = size();
-	int ret = 0;
-	unsigned established = 0;
-	Event ev;
-	if (n == 0 || conns_[0].state != CmState::kRouted) {
-		*err = (what_.empty() ? std::string("rdma_cm: connect") : what_) + ": resolve() first";
-		return -EINVAL;
-	}
-	if (specs.size() != n || locals.size() != n || timeout_ms <= 0) {
-		*err = what_ + ": " + std::to_string(specs.size()) + " QP specs and " + std::to_string(locals.size()) +
-		       " private data for " + std::to_string(n) + " connections, timeout " + std::to_string(timeout_ms) +
-		       " ms";
-		ret = EINVAL;
-		goto fail;
-	}
-	{
-		const int64_t deadline = now_ns() + static_cast<int64_t>(timeout_ms) * 1000000;
-		for (unsigned i = 0; i < n; i++) {
-			CmConn &c = conns_[i];
-			c.local = locals[i];
-			c.name = "connection " + std::to_string(i) + " (flow " + std::to_string(c.local.flow) + " QP " +
-				 std::to_string(c.local.qp_index) + ")";
-			if ((ret = -create_qp(c, specs[i], err)) != 0)
-				goto fail;
-			uint8_t priv[kCmParamsBytes];
-			cm_private_encode(c.local, priv);
-			rdma_conn_param p{};
-			p.private_data = priv;
-			p.private_data_len = sizeof(priv);
-			/* RDMA_MAX_*: librdmacm takes the device's limits. */
-			p.responder_resources =
-				(c.access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)) ? RDMA_MAX_RESP_RES : 0;
-			p.initiator_depth = RDMA_MAX_INIT_DEPTH;
-			p.retry_count = specs[i].qp.retry_cnt > 7 ? 7 : specs[i].qp.retry_cnt;
-			p.rnr_retry_count = specs[i].qp.rnr_retry > 7 ? 7 : specs[i].qp.rnr_retry;
-			if (rdma_connect(c.id, &p) != 0) {
-				ret = errno;
-				*err = conn_what(c) + ": rdma_connect: " + strerror(ret);
-				goto fail;
-			}
-			c.state = CmState::kConnecting;
-		}
-		while (established < n) {
-			int r = await_event(deadline, timeout_ms, &ev, [&] {
-				return "waiting for ESTABLISHED (" + std::to_string(established) + " of " + std::to_string(n) +
-				       " established)";
-			}, err);
-			if (r < 0) {
-				ret = -r;
-				goto fail;
-			}
-			CmConn *c = conn_of(ev.id);
-			if (c == nullptr || ev.type == RDMA_CM_EVENT_TIMEWAIT_EXIT)
-				continue;
-			switch (ev.type) {
-			case RDMA_CM_EVENT_ESTABLISHED: {
-				std::string why;
-				/* The QP is already in RTS: a bad reply is dropped by disconnecting. */
-				if (cm_private_decode(ev.priv, ev.priv_len, &c->peer, &why) != 0) {
-					*err = conn_what(*c) + ": the server's reply is invalid: " + why;
-					ret = EPROTO;
-					goto fail;
-				}
-				if ((ret = -apply_qp_attrs(*c, err)) != 0)
-					goto fail;
-				c->state = CmState::kEstablished;
-				established++;
-				break;
-			}
-			case RDMA_CM_EVENT_REJECTED:
-				*err = conn_what(*c) + ": " + reject_cause(ev.priv, ev.priv_len, ev.status, ntohs(server_.sin.sin_port));
-				c->state = CmState::kDown;
-				ret = ECONNREFUSED;
-				goto fail;
-			case RDMA_CM_EVENT_UNREACHABLE:
-				*err = conn_what(*c) + ": no answer from the server (" + event_str(ev.type, ev.status) + ")";
-				c->state = CmState::kDown;
-				ret = EHOSTUNREACH;
-				goto fail;
-			case RDMA_CM_EVENT_CONNECT_ERROR:
-				/* Status -1: librdmacm got the reply but could not take the QP to
-				 * RTR/RTS or send the RTU, typically because the server went away. */
-				*err = conn_what(*c) + ": the handshake failed" +
-				       (ev.status == -1 ? " after the server's reply (did the server go away?)" : "") + " (" +
-				       event_str(ev.type, ev.status) + ")";
-				c->state = CmState::kDown;
-				ret = ECONNABORTED;
-				goto fail;
-			case RDMA_CM_EVENT_DISCONNECTED:
-				*err = conn_what(*c) + ": disconnected by the peer before all " + std::to_string(n) +
-				       " connections were established (" + event_str(ev.type, ev.status) + ")";
-				ret = ECONNRESET;
-				goto fail;
-			default:
-				*err = conn_what(*c) + ": " + event_str(ev.type, ev.status) + " while connecting";
-				c->state = CmState::kDown;
-				ret = ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL ? ENODEV : EPROTO;
-				goto fail;
-			}
-		}
-	}
-	return 0;
-
-fail:
-	close();
-	return -ret;
-}
-
-/* ---- server ---- */
-
-int CmServer::listen(const CmAddr &addr, int backlog, std::string *err)
-{
-	close();
-	addr_ = addr;
-	rejected_ = 0;
-	last_reject_.clear();
-	what_ = "rdma_cm: listen on " + addr.str;
-	int ret = open_channel(err);
-	if (ret)
-		return ret;
-	sockaddr_in sin = addr.sin;
-	if (rdma_create_id(channel_, &listen_id_, nullptr, RDMA_PS_TCP) != 0) {
-		ret = errno;
-		listen_id_ = nullptr;
-		*err = what_ + ": rdma_create_id: " + strerror(ret);
-		goto fail;
-	}
-	if (rdma_bind_addr(listen_id_, reinterpret_cast<sockaddr *>(&sin)) != 0) {
-		ret = errno;
-		if (ret == EADDRINUSE)
-			*err = what_ + ": the port is in use (rdma_bind_addr: " + strerror(ret) + ")";
-		else if (ret == EADDRNOTAVAIL || ret == ENODEV)
-			*err = what_ + ": the address is not on an RDMA device (rdma_bind_addr: " + strerror(ret) + ")";
-		else
-			*err = what_ + ": rdma_bind_addr: " + strerror(ret);
-		goto fail;
-	}
-	if (rdma_listen(listen_id_, backlog) != 0) {
-		ret = errno;
-		*err = what_ + ": rdma_listen: " + strerror(ret);
-		goto fail;
-	}
-	verbs_ = listen_id_->verbs;
-	port_num_ = listen_id_->port_num;
-	bound_port_ = ntohs(rdma_get_src_port(listen_id_));
-	return 0;
-
-fail:
-	close();
-	return -ret;
-}
-
-int CmServer::reject_request(rdma_cm_id *id, const std::string &who, const std::string &reason)
-{
-	uint8_t rej[kCmRejectBytes];
-	cm_reject_encode(reason, rej);
-	int ret = rdma_reject(id, rej, sizeof(rej)) ? -errno : 0;
-	rdma_destroy_id(id);
-	rejected_++;
-	last_reject_ = who + ": " + reason;
-	return ret;
-}
-
-void CmServer::drop(size_t i, const std::string &why)
-{
-	CmConn &c = conns_[i];
-	if (c.id->qp)
-		rdma_destroy_qp(c.id);
-	rdma_destroy_id(c.id);
-	rejected_++;
-	last_reject_ = c.name + ": " + why;
-	conns_.erase(conns_.begin() + static_cast<std::ptrdiff_t>(i));
-	for (size_t k = i; k < conns_.size(); k++)   // conn_of finds a connection by its place
-		conns_[k].id->context = reinterpret_cast<void *>(static_cast<uintptr_t>(k + 1));
-}
-
-int CmServer::accept(unsigned n, int timeout_ms, const CmChooseFn &choose, std::string *err)
-{
-	int ret = 0;
-	unsigned established = 0;
-	Event ev;
-	if (listen_id_ == nullptr) {
-		*err = (what_.empty() ? std::string("rdma_cm: accept") : what_) + ": listen() first";
-		return -EINVAL;
-	}
-	if (n == 0 || n > 65536 || timeout_ms <= 0) {
-		*err = what_ + ": accept " + std::to_string(n) + " connections within " + std::to_string(timeout_ms) +
-		       " ms: want 1..65536 connections and a positive timeout";
-		ret = EINVAL;
-		goto fail;
-	}
-	conns_.reserve(n);
-	{
-		const int64_t deadline = now_ns() + static_cast<int64_t>(timeout_ms) * 1000000;
-		while (established < n) {
-			int r = await_event(deadline, timeout_ms, &ev, [&] {
-				std::string w = "waiting for " + std::to_string(n) + (n > 1 ? " connections (" : " connection (") +
-						std::to_string(conns_.size()) + " accepted, " + std::to_string(established) +
-						" established";
-				if (rejected_)
-					w += "; rejected " + std::to_string(rejected_) + " request" + (rejected_ > 1 ? "s" : "") +
-					     ", the last: " + last_reject_;
-				return w + ")";
-			}, err);
-			if (r < 0) {
-				ret = -r;
-				goto fail;
-			}
-			if (ev.type == RDMA_CM_EVENT_CONNECT_REQUEST && ev.listen_id == listen_id_) {
-				/* A new id, ours from now on: accepted into conns_ or rejected and destroyed. */
-				rdma_cm_id *id = ev.id;
-				std::string who = "connection from " + sockaddr_str(rdma_get_peer_addr(id));
-				CmPrivate peer;
-				std::string why;
-				if (cm_private_decode(ev.priv, ev.priv_len, &peer, &why) != 0) {
-					reject_request(id, who, "bad private data: " + why);
-					continue;
-				}
-				who += " (flow " + std::to_string(peer.flow) + " QP " + std::to_string(peer.qp_index) + ")";
-				/* The same QP again: refused if connected; if still in its handshake,
-				 * the client gave up on it and asked again (it does while no server
-				 * listens): the new request replaces it. */
-				size_t same = conns_.size();
-				for (size_t k = 0; k < conns_.size(); k++)
-					if (conns_[k].peer.flow == peer.flow && conns_[k].peer.qp_index == peer.qp_index)
-						same = k;
-				if (same < conns_.size() && conns_[same].state == CmState::kEstablished) {
-					reject_request(id, who, "flow " + std::to_string(peer.flow) + " QP " +
-								  std::to_string(peer.qp_index) + " is already connected");
-					continue;
-				}
-				if (same < conns_.size())
-					drop(same, "replaced by the client's new request");
-				if (conns_.size() >= n) {
-					reject_request(id, who, "server full (" + std::to_string(n) + " connections)");
-					continue;
-				}
-				CmQpSpec spec;
-				CmPrivate reply;
-				CmRequest req{peer, who, id->verbs, static_cast<unsigned>(conns_.size())};
-				int verdict = choose(req, &spec, &reply, &why);
-				if (verdict == kCmReject) {
-					reject_request(id, who, why);
-					continue;
-				}
-				if (verdict != kCmAccept) {
-					reject_request(id, who, "server setup failed");
-					*err = what_ + ", " + who + ": " + why;
-					ret = verdict < 0 ? -verdict : EINVAL;
-					goto fail;
-				}
-				conns_.emplace_back();
-				CmConn &c = conns_.back();
-				c.id = id;
-				c.id->context = reinterpret_cast<void *>(static_cast<uintptr_t>(conns_.size()));
-				c.name = who;
-				c.peer = peer;
-				c.local = reply;
-				c.state = CmState::kConnecting;   // from here close() disconnects it
-				/* A request whose QP rdma_cm refuses (EINVAL) is refused, not the
-				 * server: seen for a stale request of a client that had already given
-				 * up on it and asked again. Other failures are the server's. */
-				if ((ret = -create_qp(c, spec, &why)) == EINVAL) {
-					if (id->qp)
-						rdma_destroy_qp(id);
-					conns_.pop_back();
-					reject_request(id, who, why);
-					ret = 0;
-					continue;
-				}
-				if (ret != 0) {
-					*err = why;
-					goto fail;
-				}
-				uint8_t priv[kCmParamsBytes];
-				cm_private_encode(reply, priv);
-				rdma_conn_param p{};
-				p.private_data = priv;
-				p.private_data_len = sizeof(priv);
-				/* RDMA_MAX_*: the lesser of the client's request and our device's limits. */
-				p.responder_resources =
-					(c.access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)) ? RDMA_MAX_RESP_RES : 0;
-				p.initiator_depth = RDMA_MAX_INIT_DEPTH;
-				p.rnr_retry_count = spec.qp.rnr_retry > 7 ? 7 : spec.qp.rnr_retry;
-				if (rdma_accept(c.id, &p) != 0) {
-					ret = errno;
-					*err = conn_what(c) + ": rdma_accept: " + strerror(ret);
-					goto fail;
-				}
-				/* rdma_accept left the QP in RTS; the client can send only after our REP
-				 * reaches it, so this lands before its first message in practice. */
-				if ((ret = -apply_qp_attrs(c, err)) != 0)
-					goto fail;
-				continue;
-			}
-			CmConn *c = conn_of(ev.id);
-			if (ev.type == RDMA_CM_EVENT_TIMEWAIT_EXIT)
-				continue;
-			if (c == nullptr) {
-				if (ev.id == listen_id_ && ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
-					*err = what_ + ": device removed (" + event_str(ev.type, ev.status) + ")";
-					ret = ENODEV;
-					goto fail;
-				}
-				continue;
-			}
-			switch (ev.type) {
-			case RDMA_CM_EVENT_ESTABLISHED:
-				if (c->state == CmState::kConnecting) {
-					c->state = CmState::kEstablished;
-					established++;
-				}
-				break;
-			case RDMA_CM_EVENT_DISCONNECTED:
-				*err = conn_what(*c) + ": disconnected by the peer during setup (" + event_str(ev.type, ev.status) +
-				       ")";
-				ret = ECONNRESET;
-				goto fail;
-			default:
-				/* REJECTED / CONNECT_ERROR / UNREACHABLE: the client went away mid-handshake.
-				 * Before it was established, that client may ask again (it had asked
-				 * before this server listened): wait on, until the deadline. */
-				if (c->state == CmState::kConnecting && ev.type != RDMA_CM_EVENT_DEVICE_REMOVAL) {
-					drop(static_cast<size_t>(c - conns_.data()), "the handshake failed (" + event_str(ev.type, ev.status) + ")");
-					break;
-				}
-				*err = conn_what(*c) + ": the handshake failed (" + event_str(ev.type, ev.status) + ")";
-				c->state = CmState::kDown;
-				ret = ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL ? ENODEV : ECONNABORTED;
-				goto fail;
-			}
-		}
-	}
-	/* One-shot: later clients get the CM's "no listener" reject, not a silent wait. */
-	rdma_destroy_id(listen_id_);
-	listen_id_ = nullptr;
-	return 0;
-
-fail:
-	close();
-	return -ret;
 }
 
 } // namespace rp

@@ -255,6 +255,14 @@ public:
 		    std::string *err);
 
 private:
+	/* Steps of resolve() and connect(): 0 or -errno with *err. */
+	int start_resolve(unsigned i, const CmAddr &local, int64_t deadline_ns, std::string *err);
+	int await_routes(int64_t deadline_ns, int timeout_ms, std::string *err);
+	int take_device(std::string *err);
+	int start_connect(unsigned i, const CmQpSpec &spec, const CmPrivate &local, std::string *err);
+	int await_established(int64_t deadline_ns, int timeout_ms, std::string *err);
+	int on_connect_event(const Event &ev, CmConn &c, std::string *err);
+
 	CmAddr server_;
 };
 
@@ -295,6 +303,13 @@ private:
 	/* Drops connection i, not established yet (its client asked again, or went away
 	 * mid-handshake): its QP and id destroyed, the later ones renumbered. */
 	void drop(size_t i, const std::string &why);
+	/* Steps of accept(): 0 to wait on, or -errno with *err to fail it. */
+	std::string waiting_for(unsigned n, unsigned established) const;
+	int on_request(const Event &ev, unsigned n, const CmChooseFn &choose, std::string *err);
+	bool make_room(rdma_cm_id *id, const std::string &who, const CmPrivate &peer, unsigned n);
+	int accept_request(rdma_cm_id *id, const std::string &who, const CmPrivate &peer, const CmQpSpec &spec,
+			   const CmPrivate &reply, std::string *err);
+	int on_conn_event(const Event &ev, unsigned *established, std::string *err);
 
 	CmAddr addr_;
 	unsigned rejected_ = 0;
