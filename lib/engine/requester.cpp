@@ -1,9 +1,9 @@
-#include "engine/requester.h"
+/* The requester's fast path: a burst's posts (chains of one verb, chosen at setup) and
+ * the send completions it polls. */
+#include "engine/requester_internal.h"
 
 #include "engine/ctrl_port.h"
 #include "engine/pattern.h"
-#include "verbs/ctrl_qp.h"
-#include "log/log.h"
 
 #include <rte_cycles.h>
 #include <rte_mempool.h>
@@ -11,14 +11,12 @@
 
 #include <arpa/inet.h>
 
-#include <cerrno>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
 
 namespace rp {
 
 namespace {
+
 
 /* Where a requester's buffers come from (Requester::bound): its pool per chain, its
  * input ring, or the QP's own, bound once. */
@@ -27,14 +25,6 @@ enum class Src { pool, fed, bound };
 /* Reads and atomics land here: a value no correct result can have. */
 constexpr unsigned char kPoisonByte = 0xA5;
 constexpr uint64_t kPoisonWord = 0xA5A5A5A5A5A5A5A5ull;
-
-uint32_t pow2_at_least(uint32_t v)
-{
-	uint32_t p = 1;
-	while (p < v)
-		p <<= 1;
-	return p;
-}
 
 void result_error(Requester *r, uint32_t qi, uint64_t seq, int64_t off)
 {
@@ -155,12 +145,6 @@ inline void stamp_posts(Requester *r, RequesterQp &q, uint32_t n, uint64_t t)
 	for (uint64_t i = every - 1 - q.sent % every; i < n; i += every)
 		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;
 	q.post_tsc[(q.sent + n - 1) & r->inflight_mask] = t;
-}
-
-/* Reliable: sequences sent on q (messages, or their chunks: a message's go together). */
-inline uint64_t seqs_sent(const Requester *r, const RequesterQp &q)
-{
-	return q.sent * r->ck.count;
 }
 
 inline void count_sent(Requester *r, RequesterQp &q, uint32_t n)
@@ -292,14 +276,6 @@ int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 	return 0;
 }
 
-/* A reliable flow's chain (new WRs or retransmissions), through the API it posts
- * with; all or nothing either way (a reliable chain's WRs are tracked, not counted). */
-int post_tracked(Requester *r, RequesterQp &q, ibv_send_wr *head)
-{
-	ibv_send_wr *bad = nullptr;
-	return r->p.post_api == PostApi::wr ? post_send_ex(q.qpx, head) : r->ops->post_send(q.qp, head, &bad);
-}
-
 /* Reliable (UC): the same chain, but each WR is numbered by its place in the send
  * queue (retransmissions take places too), signalled every signal_every places, and
  * inject_loss drops some WRs while their sequences stay tracked as sent. A write_imm
@@ -359,190 +335,6 @@ int post_chain_rel(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 	return 0;
 }
 
-/* Re-posts sequences seqs[0..k) of QP qi as one chain: a write (or a chunk of one) as
- * a SEND of its retransmission header and its chunk, a send as the same SEND_WITH_IMM.
- * Returns the count posted (fewer when the send queue is short of room), or -1. */
-int retransmit(Requester *r, uint32_t qi, const uint64_t *seqs, uint32_t k, uint64_t now)
-{
-	RequesterQp &q = r->qps[qi];
-	const RequesterParams &p = r->p;
-	uint64_t room = p.sq_depth - (q.wr_posted - q.wr_done);
-	if (p.wr_budget && p.wr_budget - std::min<uint64_t>(p.wr_budget, r->wr_out) < room)
-		room = p.wr_budget - std::min<uint64_t>(p.wr_budget, r->wr_out);
-	if (room < k) {
-		r->c.retx_deferred += k - room;
-		k = static_cast<uint32_t>(room);
-	}
-	if (k == 0)
-		return 0;
-	const size_t qbase = static_cast<size_t>(qi) * (r->seq_mask + 1);
-	for (uint32_t j = 0; j < k; j++) {
-		const uint64_t s = seqs[j];
-		const uint32_t idx = static_cast<uint32_t>(s & r->seq_mask);
-		void *b = q.inflight[r->ck.msg(s) & r->inflight_mask];
-		Requester::Retx &e = r->retx[j];
-		const uint32_t imm = htonl(static_cast<uint32_t>(s & kImmSeqMask) | (q.marks[idx] & kMarkLast ? kImmLast : 0));
-		const ibv_sge chunk{reinterpret_cast<uintptr_t>(b) + static_cast<uint64_t>(r->ck.index(s)) * r->ck.bytes,
-				    r->ck.len(s), r->mrs->lkey_of(b)};
-		if (p.verb == Verb::write_imm) {
-			RetxHeader &h = r->hdrs[qbase + idx];
-			h.target_offset = r->ck.offset(s, q.remote.slots);
-			if (r->p.bad_retx_header) {
-				h.target_offset = static_cast<uint64_t>(q.remote.slots) * p.msg_bytes;   // one past the window
-				r->p.bad_retx_header = false;
-			}
-			h.imm = imm;
-			e.sge[0] = ibv_sge{reinterpret_cast<uintptr_t>(&h), sizeof(h), r->hdr_lkey};
-			e.sge[1] = chunk;
-			e.wr.num_sge = 2;
-			e.wr.opcode = IBV_WR_SEND;
-		} else {
-			e.sge[0] = chunk;
-			e.wr.num_sge = 1;
-			e.wr.opcode = IBV_WR_SEND_WITH_IMM;
-			e.wr.imm_data = imm;
-		}
-		const uint64_t place = q.wr_posted + j;
-		e.wr.wr_id = place | r->wr_tag;
-		e.wr.sg_list = e.sge;
-		e.wr.send_flags = wr_signalled(place, p.signal_every) || j + 1 == k ? IBV_SEND_SIGNALED : 0;
-		e.wr.next = j + 1 < k ? &r->retx[j + 1].wr : nullptr;
-		q.post_tsc[idx] = now;
-		if ((q.marks[idx] & kMarkRetxMask) != kMarkRetxMask)
-			q.marks[idx]++;
-	}
-	r->c.post_calls++;
-	/* A write's retransmission (header and chunk) goes through ibv_post_send under
-	 * either API: ibv_qp_ex allows it between its chains, and no two-SGE setter of
-	 * ibv_qp_ex is right on rdma-core 44's rxe (post_send_ex). */
-	ibv_send_wr *bad = nullptr;
-	const int ret = p.verb == Verb::write_imm ? r->ops->post_send(q.qp, &r->retx[0].wr, &bad)
-						  : post_tracked(r, q, &r->retx[0].wr);
-	if (ret != 0) {
-		r->c.post_errors++;
-		r->c.fail_reason = "ibv_post_send (retransmission) failed";
-		if (!q.failed) {
-			q.failed = true;
-			r->c.failed_qps++;
-		}
-		return -1;
-	}
-	q.wr_posted += k;
-	r->wr_out += k;
-	return static_cast<int>(k);
-}
-
-/* Holes an ACK shows below the newest message it acknowledges: each was sent before
- * (or with) that one, and UC delivers a QP's messages in order, so it was lost. A hole
- * resent after that message went is left to its new copy. */
-void fast_retransmit(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
-{
-	RequesterQp &q = r->qps[qi];
-	const uint64_t h = ack_highest(a);
-	if (h + 1 <= a.cum || h >= seqs_sent(r, q))
-		return;
-	const uint64_t th = q.post_tsc[h & r->seq_mask];
-	uint64_t seqs[kMaxBatch];
-	uint32_t k = 0;
-	for (uint64_t s = a.cum > q.acked ? a.cum : q.acked; s < h && k < r->p.batch; s++) {
-		if (ack_has(a, s))
-			continue;
-		const uint32_t idx = static_cast<uint32_t>(s & r->seq_mask);
-		if (q.post_tsc[idx] > th)
-			continue;
-		r->c.sack_holes += (q.marks[idx] & kMarkRetxMask) == 0;
-		seqs[k++] = s;
-	}
-	int n = k ? retransmit(r, qi, seqs, k, now) : 0;
-	if (n > 0) {
-		r->c.retx_fast += static_cast<uint64_t>(n);
-		r->flow_live[q.flow].retx_fast.store(r->c.retx_fast, std::memory_order_relaxed);
-	}
-}
-
-/* After a restart the receiver says so in an ACK: whatever was in flight then is lost,
- * so the messages the ACK does not have go again now, a batch of them (what is left
- * the ACKs this draws show as holes). Not the whole window: measured on rxe, resending
- * everything in flight at once broke the resent multi-packet messages in turn, and 8 KiB
- * at 1% loss took 2.3x as long. */
-void resend_unacked(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
-{
-	RequesterQp &q = r->qps[qi];
-	uint64_t seqs[kMaxBatch];
-	uint32_t k = 0;
-	for (uint64_t s = a.cum > q.acked ? a.cum : q.acked; s < seqs_sent(r, q) && k < r->p.batch; s++)
-		if (!ack_has(a, s))
-			seqs[k++] = s;
-	int n = k ? retransmit(r, qi, seqs, k, now) : 0;
-	if (n > 0) {
-		r->c.retx_fast += static_cast<uint64_t>(n);
-		r->flow_live[q.flow].retx_fast.store(r->c.retx_fast, std::memory_order_relaxed);
-	}
-}
-
-/* A paused QP asks its receiver for the restart once its send queue is empty (every
- * chain ends signalled), so that nothing of it is still on the way: rxe 6.1 reset
- * under traffic can crash the kernel. Lost, or no room: the next timeout asks again. */
-void ask_when_quiet(Requester *r, RequesterQp &q)
-{
-	if (q.asked || q.wr_done != q.wr_posted)
-		return;
-	q.asked = true;
-	r->c.restart_requests++;
-	const AckMsg m{kAckMagic, kAckVersion, kCtrlRestartRequest, q.peer_qpn, 0, 0, {}, q.epoch};
-	if (r->port && r->port->ctrl)
-		ctrl_send(r->port->ctrl, *q.peer_ctrl, &m, sizeof(m));
-}
-
-/* Pauses QP q for a restart of its receiving end (kAckBroken in reliability.h), a new
- * epoch, or asks again in the same one. A receiver that named no control QP cannot be
- * asked: nothing pauses then. */
-void request_restart(Requester *r, RequesterQp &q)
-{
-	if (q.peer_ctrl == nullptr)
-		return;
-	q.epoch += !q.paused;
-	q.paused = true;
-	q.asked = false;
-	ask_when_quiet(r, q);
-}
-
-/* The oldest unacknowledged message of a QP, unacknowledged for longer than its
- * timeout, goes again (one: TCP's rule; the ACK it draws shows the rest, which fast
- * retransmission then resends), and the timeout backs off until an ACK moves the QP
- * on. Resending a window's worth at once would, when the delay was queueing (large
- * messages on a slow device), only add to the queue. */
-int check_timeouts(Requester *r, uint64_t now)
-{
-	for (uint32_t qi = 0; qi < r->nqps; qi++) {
-		RequesterQp &q = r->qps[qi];
-		if (q.completed == q.sent && !q.asked)
-			q.paused = false;   // nothing in flight to lose, and no request on its way
-		if (q.failed || q.completed == q.sent)
-			continue;
-		if (now - q.post_tsc[q.acked & r->seq_mask] < q.rto.current())
-			continue;
-		const uint64_t oldest = q.acked;
-		/* On rxe, with an SRQ, a loss inside a multi-packet RDMA write leaves the
-		 * receiving QP dropping every later message, and nothing tells the receiver
-		 * (a broken send at least completes in error there): timeouts in a row ask. */
-		const bool ask = q.paused || (r->p.restart_on_timeouts && q.rto.backoff + 1 >= kTimeoutsBeforeRestart);
-		q.rto.timed_out();
-		if (ask) {
-			request_restart(r, q);
-			if (q.paused)
-				continue;   // resent once the receiver says it restarted
-		}
-		int n = retransmit(r, qi, &oldest, 1, now);
-		if (n < 0)
-			return -1;
-		r->c.retx_timeout += static_cast<uint64_t>(n);
-		if (n)
-			r->flow_live[q.flow].retx_timeout.store(r->c.retx_timeout, std::memory_order_relaxed);
-	}
-	return 0;
-}
-
 /* The verb's functions, and where the buffers come from: chosen here, not per message. */
 template <Verb V>
 void pick(Requester *r)
@@ -566,6 +358,8 @@ void pick(Requester *r)
 	r->retire = r->bound ? retire<V, true> : retire<V, false>;
 }
 
+} // namespace
+
 void pick_for_verb(Requester *r)
 {
 	switch (r->p.verb) {
@@ -578,6 +372,8 @@ void pick_for_verb(Requester *r)
 	case Verb::cmp_swap: pick<Verb::cmp_swap>(r); break;
 	}
 }
+
+namespace {
 
 /* A failed WR whose status says the receiver never took it (nor what followed it). */
 inline bool never_arrived(ibv_wc_status st)
@@ -722,248 +518,12 @@ bool bind(Requester *r, RequesterQp &q, uint32_t n)
 	return true;
 }
 
-/* At the end: bound buffers go back to the pool (nothing posts from them any more). */
-void unbind(Requester *r)
-{
-	for (uint32_t i = 0; i < r->nqps; i++) {
-		RequesterQp &q = r->qps[i];
-		if (q.bound)
-			rte_mempool_put_bulk(r->pool, q.inflight, q.bound);
-		q.bound = 0;
-	}
-}
-
-/* Messages of flow f in flight and not yet credited, less those its failed QPs will
- * never see credited. */
-inline uint64_t flow_outstanding(const Requester *r, uint32_t f)
-{
-	const Requester::FlowCredit &fc = r->flow_credit[f];
-	const uint64_t live = r->flow_sent[f] - fc.lost;
-	return live > fc.credit ? live - fc.credit : 0;
-}
-
-/* A stall, with the first QP still owed messages and what holds it back: its send
- * queue (WRs posted and not completed: a signalled completion is due), its window
- * (sent and not yet credited by the receiver: for a reliable flow, acknowledged), the
- * WR budget, a restart it waits for, or its input. */
-const char *describe_stall(Requester *r, const char *why)
-{
-	const RequesterParams &p = r->p;
-	for (uint32_t qi = 0; qi < r->nqps; qi++) {
-		const RequesterQp &q = r->qps[qi];
-		if (q.failed || q.sent >= q.target)
-			continue;
-		const uint64_t out = p.reliable ? q.wr_posted - q.wr_done : q.sent - q.completed;
-		const bool flow_full = p.flow_window && flow_outstanding(r, q.flow) >= p.flow_window;
-		const char *held = out >= p.sq_depth ? "its send queue is full"
-				   : q.credit_word && q.sent - q.credit >= p.window ? "its window is full"
-				   : flow_full ? "its flow's window (over all its QPs) is full"
-				   : p.wr_budget && r->wr_out >= p.wr_budget    ? "the WR budget is spent"
-				   : q.paused					? "it waits for the receiver to restart it"
-				   : r->in					? "nothing came from its ring"
-				   : p.reliable					? "it still sends, unacknowledged"
-										: "no buffer came from the pool";
-		snprintf(r->stall_why, sizeof(r->stall_why),
-			 "%s (QP %u: sent %" PRIu64 " of %" PRIu64 ", completed %" PRIu64 ", credited %" PRIu64
-			 "; %s: send queue %u, window %u)",
-			 why, qi, q.sent, q.target, q.completed, q.credit_word ? q.credit : q.sent, held, p.sq_depth, p.window);
-		return r->stall_why;
-	}
-	return why;
-}
-
 bool qp_done(const RequesterQp &q)
 {
 	return q.failed || (q.sent >= q.target && q.completed == q.sent);
 }
 
 } // namespace
-
-int requester_init(Requester *r, uint32_t nqps, std::string *err)
-{
-	const RequesterParams &p = r->p;
-	/* eRPC's invariant: a signalled WR every N frees the send queue in steps of N. */
-	if (p.sq_depth < 2 * p.signal_every || p.sq_depth < p.batch) {
-		*err = "requester: send queue depth " + std::to_string(p.sq_depth) +
-		       " must be >= 2 x signal-every and >= batch";
-		return -EINVAL;
-	}
-	if (p.window < p.batch || (p.flow_window && p.flow_window < p.batch)) {
-		*err = "requester: receive window " + std::to_string(p.window < p.batch ? p.window : p.flow_window) + " is below batch";
-		return -EINVAL;
-	}
-	if (p.flow_window && p.reliable) {
-		*err = "requester: software reliability returns credit per QP (no flow window)";
-		return -EINVAL;
-	}
-	if (nqps == 0 || nqps > kMaxQps || p.batch > kMaxBatch) {
-		*err = "requester: " + std::to_string(nqps) + " QPs is outside 1.." + std::to_string(kMaxQps);
-		return -EINVAL;
-	}
-	if (p.reliable && (!verb_has_imm(p.verb) || p.rto_min_tsc == 0 ||
-			   p.rto_max_tsc < p.rto_min_tsc)) {
-		*err = "requester: software reliability takes write_imm or send_imm and RTO bounds";
-		return -EINVAL;
-	}
-	r->ck = Chunking::of(p.msg_bytes, p.reliable && verb_info(p.verb).chunkable ? p.chunk_bytes : 0);
-	if (p.sq_depth < r->ck.count) {
-		*err = "requester: send queue depth " + std::to_string(p.sq_depth) + " holds fewer WRs than the " +
-		       std::to_string(r->ck.count) + " chunks of one message";
-		return -EINVAL;
-	}
-	if (r->chain.init(p.verb, p.batch * r->ck.count, p.signal_every, p.msg_bytes, p.inline_send ? IBV_SEND_INLINE : 0,
-			  p.fence) != 0) {
-		*err = "requester: bad chain parameters";
-		return -EINVAL;
-	}
-	pick_for_verb(r);
-	/* Reliable: a message (each of its chunks) is tracked until acknowledged, up to a
-	 * window of them. */
-	const uint32_t size = pow2_at_least(p.reliable && p.window > p.sq_depth ? p.window : p.sq_depth);
-	const uint32_t seqs = p.reliable ? pow2_at_least(std::max<uint32_t>(size, p.window * r->ck.count)) : size;
-	r->nqps = nqps;
-	r->qps.reset(new RequesterQp[nqps]);
-	r->qp_sent.reset(new uint64_t[nqps]());
-	r->qp_failed.reset(new bool[nqps]());
-	r->inflight_mem.reset(new void *[static_cast<size_t>(size) * nqps]());
-	r->lkey_mem.reset(new uint32_t[static_cast<size_t>(size) * nqps]());
-	r->post_tsc_mem.reset(new uint64_t[static_cast<size_t>(seqs) * nqps]());
-	r->inflight_mask = size - 1;
-	r->seq_mask = seqs - 1;
-	for (uint32_t i = 0; i < nqps; i++) {
-		r->qps[i].inflight = &r->inflight_mem[static_cast<size_t>(i) * size];
-		r->qps[i].lkeys = &r->lkey_mem[static_cast<size_t>(i) * size];
-		r->qps[i].post_tsc = &r->post_tsc_mem[static_cast<size_t>(i) * seqs];
-	}
-	if (p.reliable) {
-		const size_t all = static_cast<size_t>(seqs) * nqps;
-		r->marks_mem.reset(new uint8_t[all]());
-		r->hdrs.reset(new RetxHeader[all]());
-		r->hdrs_bytes = all * sizeof(RetxHeader);
-		r->retx.reset(new Requester::Retx[p.batch]());
-		for (uint32_t i = 0; i < nqps; i++) {
-			r->qps[i].marks = &r->marks_mem[static_cast<size_t>(i) * seqs];
-			r->qps[i].rto.min = p.rto_min_tsc;
-			r->qps[i].rto.max = p.rto_max_tsc;
-			r->qps[i].rto.initial = p.rto_initial_tsc;
-		}
-	}
-	RP_LOG(DEBUG, ENGINE, "rdmapipe: requester: %u QP%s, %s, %u B, batch %u, signal every %u, send queue %u, window %u%s\n", nqps,
-	       nqps == 1 ? "" : "s", verb_name(p.verb), p.msg_bytes, p.batch, p.signal_every, p.sq_depth, p.window,
-	       p.reliable ? ", reliable in software" : "");
-	return requester_set_flows(r, &nqps, 1, err);
-}
-
-int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, std::string *err)
-{
-	uint64_t total = 0;
-	for (uint32_t f = 0; f < nflows; f++)
-		total += sizes[f];
-	if (nflows == 0 || nflows > kMaxFlows || total != r->nqps) {
-		*err = "requester: flows of " + std::to_string(total) + " QPs in all, but " + std::to_string(r->nqps) +
-		       " QPs were set up";
-		return -EINVAL;
-	}
-	const uint64_t m = r->p.messages;
-	r->nflows = nflows;
-	r->flow_errors.reset(new WcErrorCounts[nflows]);
-	r->flow_latency.reset(new Histogram[nflows]);
-	r->flow_live.reset(new FlowLive[nflows]);
-	r->flow_sent.reset(new uint64_t[nflows]());
-	r->flow_credit.reset(new Requester::FlowCredit[nflows]);
-	r->flow_ctl.reset(new FlowControl[nflows]);
-	r->pace.reset(new Requester::Pace[nflows]);
-	for (uint32_t f = 0; f < nflows; f++) {
-		r->flow_live[f].reliable = r->p.reliable;
-		r->flow_ctl[f].tsc_per_msg.store(r->p.tsc_per_msg, std::memory_order_relaxed);
-		r->flow_ctl[f].batch.store(r->p.batch, std::memory_order_relaxed);
-	}
-	uint32_t qi = 0;
-	for (uint32_t f = 0; f < nflows; f++)
-		for (uint32_t k = 0; k < sizes[f]; k++, qi++) {
-			r->qps[qi].flow = f;
-			/* Messages spread round-robin: QP k of the flow gets every sizes[f]-th. */
-			r->qps[qi].target = m ? qp_share(m, sizes[f], k) : UINT64_MAX;
-		}
-	return 0;
-}
-
-int requester_set_input(Requester *r, rte_ring *in, rte_mempool *pool, const MrTable *mrs, std::string *err)
-{
-	if (in == nullptr || pool == nullptr || mrs == nullptr) {
-		*err = "requester: an input ring needs the ring, its buffers' pool and their MR table";
-		return -EINVAL;
-	}
-	r->in = in;
-	r->pool = pool;
-	r->mrs = mrs;
-	pick_for_verb(r);   // the fed variant of the post
-	return 0;
-}
-
-int requester_set_lane(Requester *r, uint32_t lane, rte_ring *const *rings, uint32_t nlanes, std::string *err)
-{
-	if (lane >= nlanes || nlanes > kMaxLanes || rings == nullptr) {
-		*err = "requester: lane " + std::to_string(lane) + " of " + std::to_string(nlanes) + " (at most " +
-		       std::to_string(kMaxLanes) + ")";
-		return -EINVAL;
-	}
-	for (uint32_t i = 0; i < r->nqps; i++)
-		if (r->qps[i].target > kSeqMask) {
-			*err = "requester: shared QPs run a message count below 2^40 per QP";
-			return -EINVAL;
-		}
-	r->lane = lane;
-	r->lane_rings = rings;
-	r->nlanes = nlanes;
-	r->wr_tag = static_cast<uint64_t>(lane) << kLaneShift;
-	r->chain.set_wr_tag(r->wr_tag);
-	pick_for_verb(r);   // lanes share the flow's pool: no bound buffers
-	return 0;
-}
-
-int requester_add_qps(Requester *r, std::string *err)
-{
-	r->table.init(r->nqps);
-	for (uint32_t i = 0; i < r->nqps; i++) {
-		if (r->qps[i].qp == nullptr || !r->table.insert(r->qps[i].qp->qp_num, i)) {
-			*err = "requester: QP " + std::to_string(i) + " is missing or its qp_num is a duplicate";
-			return -EINVAL;
-		}
-		if (r->p.reliable)
-			r->qps[i].credit_word = &r->qps[i].ack_credit;   // ACKs return the credit
-		if (r->p.flow_window && r->flow_credit[r->qps[i].flow].word == nullptr) {
-			*err = "requester: flow " + std::to_string(r->qps[i].flow) + " has a flow window but no credit word";
-			return -EINVAL;
-		}
-		if (r->p.post_api == PostApi::wr && r->qps[i].qpx == nullptr) {
-			*err = "requester: QP " + std::to_string(i) + " has no ibv_qp_ex for --post-api wr";
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-void requester_start(Requester *r)
-{
-	/* Binding buffers the pool cannot all give would leave QPs without any: per chain then. */
-	const uint64_t want = static_cast<uint64_t>(r->nqps) * (r->inflight_mask + 1);
-	if (r->bound && rte_mempool_avail_count(r->pool) < want) {
-		RP_LOG(DEBUG, ENGINE, "rdmapipe: requester: its pool has %u buffers, not the %" PRIu64 " its QPs would keep: buffers per chain\n",
-		       rte_mempool_avail_count(r->pool), want);
-		r->p.bind_buffers = false;
-		pick_for_verb(r);
-	}
-	uint64_t now = rte_rdtsc();
-	r->deadline = r->p.messages || r->p.count_from_input ? UINT64_MAX : now + r->p.duration_tsc;
-	r->last_progress = now;
-	r->timed_out = false;
-	r->finished = false;
-	r->c.start_tsc = now;
-	r->warm_end = r->p.warmup_tsc ? now + r->p.warmup_tsc : UINT64_MAX;
-	r->warm_tsc = 0;
-	r->warm_completed = 0;
-}
 
 uint32_t requester_burst(Requester *r)
 {
@@ -1143,48 +703,6 @@ uint32_t requester_burst(Requester *r)
 	return posted + static_cast<uint32_t>(polled);
 }
 
-void requester_on_ack(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
-{
-	RequesterQp &q = r->qps[qi];
-	r->c.acks_received++;
-	if (q.failed)
-		return;
-	if (a.cum > seqs_sent(r, q)) {
-		r->c.acks_invalid++;   // acknowledges what was never sent
-		return;
-	}
-	if (a.credit / r->ck.count > q.ack_credit)
-		q.ack_credit = a.credit / r->ck.count;   // in messages: slots the receiver is done with
-	if (a.cum > q.acked) {
-		const uint32_t idx = static_cast<uint32_t>((a.cum - 1) & r->seq_mask);
-		/* Karn: only a message sent once times the round trip. */
-		if ((q.marks[idx] & kMarkRetxMask) == 0) {
-			const uint64_t rtt = now - q.post_tsc[idx];
-			q.rto.sample(rtt);
-			r->flow_latency[q.flow].record(static_cast<uint64_t>(static_cast<double>(rtt) * r->p.ns_per_tsc));
-		}
-		q.rto.progressed();
-		q.acked = a.cum;
-		const uint64_t whole = r->ck.msg(a.cum);   // messages whose every chunk is acknowledged
-		if (whole > q.completed)
-			r->retire(r, qi, whole - 1);
-		r->last_progress = now;
-	}
-	if ((a.flags & kAckRestarted) && q.paused && a.epoch == q.epoch) {
-		q.paused = q.asked = false;
-		resend_unacked(r, qi, a, now);
-	} else if (a.flags & kAckRestarted) {
-		/* a repeat, or of an earlier pause: only its cum and bitmap count */
-	} else if (a.flags & kAckBroken) {
-		if (q.paused)
-			ask_when_quiet(r, q);
-		else
-			request_restart(r, q);
-	} else if (!q.paused) {
-		fast_retransmit(r, qi, a, now);
-	}
-}
-
 void requester_on_send_wc(void *requester, const ibv_wc &wc, uint64_t now)
 {
 	auto *r = static_cast<Requester *>(requester);
@@ -1218,23 +736,6 @@ int requester_run(Requester *r)
 	while (!r->finished)
 		requester_burst(r);
 	return requester_finish(r);
-}
-
-int requester_finish(Requester *r)
-{
-	RequesterCounters &c = r->c;
-	c.end_tsc = rte_rdtsc();
-	unbind(r);
-	for (uint32_t i = 0; i < r->nqps; i++) {
-		r->qp_sent[i] = r->qps[i].sent;
-		r->qp_failed[i] = r->qps[i].failed;
-	}
-	r->ctl->qp_sent = r->qp_sent.get();
-	r->ctl->qp_failed = r->qp_failed.get();
-	if (c.fail_reason == nullptr && c.failed_qps)
-		c.fail_reason = "completion errors";
-	r->ctl->requester_done.store(true, std::memory_order_release);   // all of the above published
-	return c.fail_reason || c.result_errors ? -1 : 0;
 }
 
 } // namespace rp
