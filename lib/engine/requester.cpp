@@ -523,6 +523,208 @@ bool qp_done(const RequesterQp &q)
 	return q.failed || (q.sent >= q.target && q.completed == q.sent);
 }
 
+/* Reliable: ACKs, then timeouts. Returns the ACKs seen, or -1: the run ends
+ * (c.fail_reason says why). */
+inline int poll_acks(Requester *r, uint64_t now)
+{
+	RequesterCounters &c = r->c;
+	int acks = ctrl_port_poll(r->port, now);
+	if (acks < 0 || check_timeouts(r, now) < 0) {
+		c.fail_reason = acks < 0 ? "ibv_poll_cq on the control QP failed" : c.fail_reason;
+		return -1;
+	}
+	return acks;
+}
+
+/* Rates leave out what completed before the warm-up ended. */
+inline void end_warmup(Requester *r, uint64_t now)
+{
+	if (now >= r->warm_end) {
+		r->warm_tsc = now;
+		r->warm_completed = r->c.completed;
+		r->warm_end = UINT64_MAX;
+	}
+}
+
+/* Time-bounded runs end with one last, flagged message per QP; so does a run the
+ * control plane ends (the console's quit), except where a ring feeds the requester:
+ * it sends what is still coming until its input ends (the stages before it end). */
+inline void end_when_due(Requester *r, uint64_t now)
+{
+	if ((now >= r->deadline || (r->ctl->ending() && r->in == nullptr)) && !r->timed_out) {
+		r->timed_out = true;
+		for (uint32_t i = 0; i < r->nqps; i++)
+			r->qps[i].target = r->qps[i].sent + 1;
+	}
+}
+
+/* Per flow, what the control plane set: a rate (what is due by now at the rate in
+ * force, a batch ahead so that chains stay whole, less what the flow sent since
+ * that rate was set) and a batch. Paused: nothing is due, and waiting is progress. */
+inline void pace_flows(Requester *r, uint64_t now, uint64_t *due, uint32_t *cap)
+{
+	const RequesterParams &p = r->p;
+	const bool paused = r->ctl->is_paused() && !r->timed_out;
+	if (paused)
+		r->last_progress = now;
+	for (uint32_t f = 0; f < r->nflows; f++) {
+		const FlowControl &fc = r->flow_ctl[f];
+		Requester::Pace &pc = r->pace[f];
+		const uint64_t tpm = fc.tsc_per_msg.load(std::memory_order_relaxed);
+		if (tpm != pc.tsc_per_msg)
+			pc = Requester::Pace{tpm, now, r->flow_sent[f]};
+		if (paused)
+			pc.tsc_per_msg = UINT64_MAX;   // resumed: the rate starts again then, no catching up
+		due[f] = paused ? 0 : tpm ? pc.sent0 + (now - pc.t0) / tpm + p.batch : UINT64_MAX;
+		const uint32_t b = fc.batch.load(std::memory_order_relaxed);
+		cap[f] = b && b < p.batch ? b : p.batch;
+	}
+}
+
+/* QP q's window, moved on by the credit its word holds now. */
+inline uint64_t qp_window_room(Requester *r, RequesterQp &q, uint64_t want, uint64_t now)
+{
+	const RequesterParams &p = r->p;
+	uint64_t credit = *q.credit_word;
+	if (credit > q.sent)
+		r->c.credit_anomalies++;
+	else if (credit != q.credit) {
+		q.credit = credit;
+		r->last_progress = now;
+	}
+	uint64_t window_room = p.window - (q.sent - q.credit);
+	if (window_room < want && p.whole_chains_window)
+		window_room = 0;
+	return window_room;
+}
+
+/* The window of QP q's flow (over all its QPs), moved on by the flow's credit word. */
+inline uint64_t flow_window_room(Requester *r, const RequesterQp &q, uint64_t want, uint64_t now)
+{
+	const RequesterParams &p = r->p;
+	Requester::FlowCredit &fc = r->flow_credit[q.flow];
+	const uint64_t sent = r->flow_sent[q.flow];
+	const uint64_t credit = *fc.word;
+	if (credit > sent) {
+		r->c.credit_anomalies++;
+	} else if (credit > fc.credit) {   // only forward: the word is written through one QP at a time
+		fc.credit = credit;
+		r->last_progress = now;
+	}
+	const uint64_t out = flow_outstanding(r, q.flow);
+	uint64_t flow_room = out < p.flow_window ? p.flow_window - out : 0;
+	if (flow_room < want && p.whole_chains_flow)
+		flow_room = 0;
+	return flow_room;
+}
+
+/* The messages QP q has room for: its send queue, the WR budget, its window, its
+ * flow's window. */
+inline uint64_t qp_room(Requester *r, RequesterQp &q, uint64_t want, uint64_t now)
+{
+	const RequesterParams &p = r->p;
+	uint64_t room = p.reliable ? (p.sq_depth - (q.wr_posted - q.wr_done)) / r->ck.count : p.sq_depth - (q.sent - q.completed);
+	if (p.wr_budget) {
+		const uint64_t left = (p.wr_budget > r->wr_out ? p.wr_budget - r->wr_out : 0) / r->ck.count;
+		if (left < room)
+			room = left;
+	}
+	if (q.credit_word) {
+		const uint64_t window_room = qp_window_room(r, q, want, now);
+		if (window_room < room)
+			room = window_room;
+	}
+	if (p.flow_window) {
+		const uint64_t flow_room = flow_window_room(r, q, want, now);
+		if (flow_room < room)
+			room = flow_room;
+	}
+	return room;
+}
+
+/* The length of QP q's next chain: at most a batch (the flow's, cap), as the room
+ * and the flow's rate (due: UINT64_MAX, none) allow. */
+inline uint64_t chain_length(Requester *r, RequesterQp &q, uint64_t due, uint32_t cap, uint64_t now)
+{
+	const RequesterParams &p = r->p;
+	/* What a whole chain would be here: a window that reopens by whole chains
+	 * holds a shorter one until it does. */
+	const uint64_t want = std::min<uint64_t>(std::min<uint64_t>(q.target - q.sent, p.batch), cap);
+	const uint64_t room = qp_room(r, q, want, now);
+	uint64_t n = want < room ? want : room;
+	if (due != UINT64_MAX) {
+		uint64_t sent = r->flow_sent[q.flow];
+		uint64_t budget = due > sent ? due - sent : 0;
+		if (n > budget)
+			n = budget;
+	}
+	return n;
+}
+
+/* Buffers for a chain of up to n messages of QP q (in r->bufs, or bound to q):
+ * how many came. */
+inline uint64_t take_buffers(Requester *r, RequesterQp &q, uint64_t n)
+{
+	if (r->in)
+		return rte_ring_sc_dequeue_burst(r->in, r->bufs, static_cast<unsigned>(n), nullptr);
+	if (r->bound ? !bind(r, q, static_cast<uint32_t>(n))
+		     : rte_mempool_get_bulk(r->pool, r->bufs, static_cast<unsigned>(n)) != 0)
+		return 0;
+	return n;
+}
+
+/* One QP's turn in a burst: a chain as long as it may be. Returns messages posted. */
+inline uint32_t qp_turn(Requester *r, uint32_t qi, uint64_t due, uint32_t cap, uint64_t now)
+{
+	RequesterCounters &c = r->c;
+	const RequesterParams &p = r->p;
+	RequesterQp &q = r->qps[qi];
+	uint64_t n = chain_length(r, q, due, cap, now);
+	/* Out of window, send queue or buffers: they come back with credits and
+	 * signalled completions. Fed by a ring: what the stage before has made. */
+	if (n == 0)
+		return 0;
+	n = take_buffers(r, q, n);
+	if (n == 0)
+		return 0;
+	/* Fed until its input ends, any chain may be a QP's last: each ends signalled,
+	 * so that none leaves unsignalled sends behind. */
+	/* Under a WR budget too: a QP's unsignalled WRs must not wait on a signalled
+	 * one that the budget, spent on other QPs, keeps it from posting. */
+	const ChainEnd end = q.sent + n == q.target	       ? kChainLast
+			     : p.count_from_input || p.wr_budget ? kChainSignalled
+								 : kChainMore;
+	if (r->post_chain(r, qi, static_cast<uint32_t>(n), end) != 0) {
+		c.fail_reason = "ibv_post_send failed";
+		q.failed = true;
+		c.failed_qps++;
+		return 0;
+	}
+	r->cursor = qi + 1 == r->nqps ? 0 : qi + 1;
+	r->last_progress = now;
+	return static_cast<uint32_t>(n);
+}
+
+/* A burst that posted or polled something is busy (else idle, and the idler may
+ * wait); nothing moving within the stall timeout ends the run. */
+inline void after_burst(Requester *r, bool busy, uint64_t now)
+{
+	RequesterCounters &c = r->c;
+	const RequesterParams &p = r->p;
+	if (busy)
+		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
+	else
+		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);
+	r->idler.idle(busy);
+	if (now - r->last_progress > p.stall_tsc) {
+		c.fail_reason = p.reliable ? "gave up: nothing acknowledged within the stall timeout while retransmitting (the peer or the path is gone)"
+				: r->in	    ? "stalled: no credit or completion for the send queues, or nothing from the ring"
+					    : "stalled: no credit or completion for the send queues";
+		c.fail_reason = describe_stall(r, c.fail_reason);
+		r->finished = true;
+	}
+}
+
 } // namespace
 
 uint32_t requester_burst(Requester *r)
@@ -545,49 +747,19 @@ uint32_t requester_burst(Requester *r)
 	if (polled > 0 && !p.reliable)
 		r->last_progress = now;
 	if (p.reliable) {
-		int acks = ctrl_port_poll(r->port, now);
-		if (acks < 0 || check_timeouts(r, now) < 0) {
-			c.fail_reason = acks < 0 ? "ibv_poll_cq on the control QP failed" : c.fail_reason;
+		int acks = poll_acks(r, now);
+		if (acks < 0) {
 			r->finished = true;
 			return 0;
 		}
 		polled += acks;
 	}
-	if (now >= r->warm_end) {
-		r->warm_tsc = now;
-		r->warm_completed = c.completed;
-		r->warm_end = UINT64_MAX;
-	}
+	end_warmup(r, now);
+	end_when_due(r, now);
 
-	/* Time-bounded runs end with one last, flagged message per QP; so does a run the
-	 * control plane ends (the console's quit), except where a ring feeds the requester:
-	 * it sends what is still coming until its input ends (the stages before it end). */
-	if ((now >= r->deadline || (r->ctl->ending() && r->in == nullptr)) && !r->timed_out) {
-		r->timed_out = true;
-		for (uint32_t i = 0; i < r->nqps; i++)
-			r->qps[i].target = r->qps[i].sent + 1;
-	}
-
-	/* Per flow, what the control plane set: a rate (what is due by now at the rate in
-	 * force, a batch ahead so that chains stay whole, less what the flow sent since
-	 * that rate was set) and a batch. Paused: nothing is due, and waiting is progress. */
 	uint64_t due[kMaxFlows];
 	uint32_t cap[kMaxFlows];
-	const bool paused = r->ctl->is_paused() && !r->timed_out;
-	if (paused)
-		r->last_progress = now;
-	for (uint32_t f = 0; f < r->nflows; f++) {
-		const FlowControl &fc = r->flow_ctl[f];
-		Requester::Pace &pc = r->pace[f];
-		const uint64_t tpm = fc.tsc_per_msg.load(std::memory_order_relaxed);
-		if (tpm != pc.tsc_per_msg)
-			pc = Requester::Pace{tpm, now, r->flow_sent[f]};
-		if (paused)
-			pc.tsc_per_msg = UINT64_MAX;   // resumed: the rate starts again then, no catching up
-		due[f] = paused ? 0 : tpm ? pc.sent0 + (now - pc.t0) / tpm + p.batch : UINT64_MAX;
-		const uint32_t b = fc.batch.load(std::memory_order_relaxed);
-		cap[f] = b && b < p.batch ? b : p.batch;
-	}
+	pace_flows(r, now, due, cap);
 	bool all_done = true;
 	uint32_t posted = 0;
 	/* From where the last burst's posts ended: a window or a rate shared by the QPs
@@ -602,104 +774,13 @@ uint32_t requester_burst(Requester *r)
 			ask_when_quiet(r, q);
 		if (q.sent >= q.target || q.paused)
 			continue;   // draining, or waiting for the receiver to restart the QP
-		/* What a whole chain would be here: a window that reopens by whole chains
-		 * holds a shorter one until it does. */
-		const uint64_t want = std::min<uint64_t>(std::min<uint64_t>(q.target - q.sent, p.batch), cap[q.flow]);
-		uint64_t room = p.reliable ? (p.sq_depth - (q.wr_posted - q.wr_done)) / r->ck.count : p.sq_depth - (q.sent - q.completed);
-		if (p.wr_budget) {
-			const uint64_t left = (p.wr_budget > r->wr_out ? p.wr_budget - r->wr_out : 0) / r->ck.count;
-			if (left < room)
-				room = left;
-		}
-		if (q.credit_word) {
-			uint64_t credit = *q.credit_word;
-			if (credit > q.sent)
-				c.credit_anomalies++;
-			else if (credit != q.credit) {
-				q.credit = credit;
-				r->last_progress = now;
-			}
-			uint64_t window_room = p.window - (q.sent - q.credit);
-			if (window_room < want && p.whole_chains_window)
-				window_room = 0;
-			if (window_room < room)
-				room = window_room;
-		}
-		if (p.flow_window) {
-			Requester::FlowCredit &fc = r->flow_credit[q.flow];
-			const uint64_t sent = r->flow_sent[q.flow];
-			const uint64_t credit = *fc.word;
-			if (credit > sent) {
-				c.credit_anomalies++;
-			} else if (credit > fc.credit) {   // only forward: the word is written through one QP at a time
-				fc.credit = credit;
-				r->last_progress = now;
-			}
-			const uint64_t out = flow_outstanding(r, q.flow);
-			uint64_t flow_room = out < p.flow_window ? p.flow_window - out : 0;
-			if (flow_room < want && p.whole_chains_flow)
-				flow_room = 0;
-			if (flow_room < room)
-				room = flow_room;
-		}
-		uint64_t n = q.target - q.sent;
-		if (n > p.batch)
-			n = p.batch;
-		if (n > room)
-			n = room;
-		if (n > cap[q.flow])
-			n = cap[q.flow];
-		if (due[q.flow] != UINT64_MAX) {
-			uint64_t sent = r->flow_sent[q.flow];
-			uint64_t budget = due[q.flow] > sent ? due[q.flow] - sent : 0;
-			if (n > budget)
-				n = budget;
-		}
-		/* Out of window, send queue or buffers: they come back with credits and
-		 * signalled completions. Fed by a ring: what the stage before has made. */
-		if (n == 0)
-			continue;
-		if (r->in) {
-			n = rte_ring_sc_dequeue_burst(r->in, r->bufs, static_cast<unsigned>(n), nullptr);
-			if (n == 0)
-				continue;
-		} else if (r->bound ? !bind(r, q, static_cast<uint32_t>(n))
-				    : rte_mempool_get_bulk(r->pool, r->bufs, static_cast<unsigned>(n)) != 0) {
-			continue;
-		}
-		/* Fed until its input ends, any chain may be a QP's last: each ends signalled,
-		 * so that none leaves unsignalled sends behind. */
-		/* Under a WR budget too: a QP's unsignalled WRs must not wait on a signalled
-		 * one that the budget, spent on other QPs, keeps it from posting. */
-		const ChainEnd end = q.sent + n == q.target	       ? kChainLast
-				     : p.count_from_input || p.wr_budget ? kChainSignalled
-									 : kChainMore;
-		if (r->post_chain(r, qi, static_cast<uint32_t>(n), end) != 0) {
-			c.fail_reason = "ibv_post_send failed";
-			q.failed = true;
-			c.failed_qps++;
-			continue;
-		}
-		posted += static_cast<uint32_t>(n);
-		r->cursor = qi + 1 == r->nqps ? 0 : qi + 1;
-		r->last_progress = now;
+		posted += qp_turn(r, qi, due[q.flow], cap[q.flow], now);
 	}
 	if (all_done) {
 		r->finished = true;
 		return posted;
 	}
-	if (posted || polled > 0)
-		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
-	else
-		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);
-	r->idler.idle(posted || polled > 0);
-	if (now - r->last_progress > p.stall_tsc) {
-		c.fail_reason = p.reliable ? "gave up: nothing acknowledged within the stall timeout while retransmitting (the peer or the path is gone)"
-				: r->in	    ? "stalled: no credit or completion for the send queues, or nothing from the ring"
-					    : "stalled: no credit or completion for the send queues";
-		c.fail_reason = describe_stall(r, c.fail_reason);
-		r->finished = true;
-	}
+	after_burst(r, posted || polled > 0, now);
 	return posted + static_cast<uint32_t>(polled);
 }
 
