@@ -1,7 +1,8 @@
-/* Private to the requester's three files: requester.cpp (the fast path: a burst's
- * posts and the send completions it polls), requester_reliable.cpp (UC made reliable
- * in software: ACKs, retransmission, timeouts, restarts) and requester_setup.cpp
- * (setup, the end of a run, what a stall was). Nothing else includes it. */
+/* Private to the requester's four files: requester.cpp (the fast path: a burst and
+ * the send completions it polls), requester_post.cpp (the post and retire variants),
+ * requester_reliable.cpp (UC made reliable in software: ACKs, retransmission,
+ * timeouts, restarts) and requester_setup.cpp (setup, the end of a run, what a stall
+ * was). Nothing else includes it. */
 #pragma once
 
 #include "engine/requester.h"
@@ -28,7 +29,7 @@ inline int post_tracked(Requester *r, RequesterQp &q, ibv_send_wr *head)
 	return r->p.post_api == PostApi::wr ? post_send_ex(q.qpx, head) : r->ops->post_send(q.qp, head, &bad);
 }
 
-/* requester.cpp: the verb's post and retire functions, and where buffers come from. */
+/* requester_post.cpp: the verb's post and retire functions, and where buffers come from. */
 void pick_for_verb(Requester *r);
 
 /* requester_reliable.cpp: timeouts once per burst, and a paused QP's restart request. */
