@@ -1,583 +1,18 @@
-#include "engine/requester.h"
+/* The requester's fast path: a burst (what each QP may post now, posted through the
+ * variant chosen at setup: requester_post.cpp) and the send completions it polls. */
+#include "engine/requester_internal.h"
 
 #include "engine/ctrl_port.h"
-#include "engine/pattern.h"
-#include "verbs/ctrl_qp.h"
-#include "log/log.h"
 
 #include <rte_cycles.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
-#include <arpa/inet.h>
-
-#include <cerrno>
-#include <cinttypes>
-#include <cstdio>
-#include <cstring>
+#include <algorithm>
 
 namespace rp {
 
 namespace {
-
-/* Where a requester's buffers come from (Requester::bound): its pool per chain, its
- * input ring, or the QP's own, bound once. */
-enum class Src { pool, fed, bound };
-
-/* Reads and atomics land here: a value no correct result can have. */
-constexpr unsigned char kPoisonByte = 0xA5;
-constexpr uint64_t kPoisonWord = 0xA5A5A5A5A5A5A5A5ull;
-
-uint32_t pow2_at_least(uint32_t v)
-{
-	uint32_t p = 1;
-	while (p < v)
-		p <<= 1;
-	return p;
-}
-
-void result_error(Requester *r, uint32_t qi, uint64_t seq, int64_t off)
-{
-	r->c.result_errors++;
-	if (r->c.first_bad_seq == UINT64_MAX) {
-		r->c.first_bad_seq = seq;
-		r->c.first_bad_qp = qi;
-		r->c.first_bad_offset = off;
-	}
-}
-
-/* Retires messages [q.completed, upto] of QP qi: checks what the verb brought back,
- * then returns the buffers to the pool in at most two bulks (bound ones stay). */
-template <Verb V, bool Bound>
-void retire(Requester *r, uint32_t qi, uint64_t upto)
-{
-	RequesterQp &q = r->qps[qi];
-	uint64_t from = q.completed;
-	if (upto < from || upto >= q.sent)
-		return;
-	uint64_t n = upto - from + 1;
-	if constexpr (V == Verb::read) {
-		for (uint64_t s = from; s <= upto; s++) {
-			uint64_t slot = s % q.remote.slots;
-			ptrdiff_t bad = pattern_check(q.inflight[s & r->inflight_mask], r->p.msg_bytes, msg_key(qi, slot));
-			if (bad >= 0) {
-				result_error(r, qi, s, bad);
-			} else {
-				r->c.verified++;
-				q.verified++;
-			}
-		}
-	}
-	if constexpr (verb_is_atomic(V)) {
-		for (uint64_t s = from; s <= upto; s++) {
-			uint64_t got;
-			memcpy(&got, q.inflight[s & r->inflight_mask], sizeof(got));
-			if (got != s) {
-				result_error(r, qi, s, -1);
-			} else {
-				r->c.verified++;
-				q.verified++;
-			}
-		}
-	}
-	if constexpr (!Bound) {
-		uint32_t start = static_cast<uint32_t>(from & r->inflight_mask);
-		uint64_t room = r->inflight_mask + 1 - start;
-		uint32_t first = static_cast<uint32_t>(n < room ? n : room);
-		rte_mempool_put_bulk(r->pool, &q.inflight[start], first);
-		if (n > first)
-			rte_mempool_put_bulk(r->pool, &q.inflight[0], static_cast<unsigned>(n - first));
-	}
-	q.completed = upto + 1;
-	r->c.completed += n;
-	if (!r->p.reliable)
-		r->wr_out -= n;
-	std::atomic<uint64_t> &live = r->flow_live[q.flow].completed;
-	live.store(live.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
-
-/* A plain write's payload is seen by no one but the final check of the window, which
- * reads what the last message into each slot left there: one that a later message of a
- * run of known length will overwrite needs no pattern. */
-inline bool overwritten(const Requester *r, const RequesterQp &q, uint64_t seq)
-{
-	return r->p.messages && !r->p.count_from_input && seq + q.remote.slots < q.target;
-}
-
-/* Readies buffer b for message seq of QP qi and tracks it until its completion:
- * the payload pattern for sends and writes, a poison value for what reads and atomics
- * bring back. Fed: the buffer came from the input ring, filled by the stage before
- * (word 0 its sequence, the rest that one's pattern), so it is sent as it is. Bound:
- * the buffer is the QP's own for that sequence, tracked already. */
-template <Verb V, Src S>
-inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
-{
-	const uint32_t len = r->p.msg_bytes;
-	if constexpr (V == Verb::read)
-		memset(b, kPoisonByte, len);
-	else if constexpr (verb_is_atomic(V))
-		memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
-	else if constexpr (S == Src::fed) {
-	} else if (r->p.self_describing) {
-		self_describing_fill(b, len, msg_key(qi, seq));
-	} else if (V != Verb::write || !overwritten(r, r->qps[qi], seq))
-		pattern_fill(b, len, msg_key(qi, seq));
-	if (qi == 0 && seq == r->p.corrupt_msg)
-		static_cast<unsigned char *>(b)[len / 2] ^= 0x5a;
-	if constexpr (S != Src::bound)
-		r->qps[qi].inflight[seq & r->inflight_mask] = b;
-}
-
-/* Readies messages q.sent.. (n) of QP qi. A plain write's chain that later messages
- * will all overwrite needs nothing (overwritten() holds for its last message, so for
- * all of them), unless the corruption hook falls in it. */
-template <Verb V, Src S>
-inline void prepare_chain(Requester *r, uint32_t qi, uint32_t n)
-{
-	RequesterQp &q = r->qps[qi];
-	const uint64_t s0 = q.sent;
-	if (V == Verb::write && S != Src::fed && !r->p.self_describing && overwritten(r, q, s0 + n - 1) &&
-	    (qi != 0 || r->p.corrupt_msg - s0 >= n)) {
-		if constexpr (S == Src::pool)
-			for (uint32_t i = 0; i < n; i++)
-				q.inflight[(s0 + i) & r->inflight_mask] = r->bufs[i];
-		return;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		prepare<V, S>(r, qi, s0 + i, S == Src::bound ? q.inflight[(s0 + i) & r->inflight_mask] : r->bufs[i]);
-}
-
-/* Latency is measured at signalled completions: only their WRs' post times are kept
- * (every signal_every-th sequence, and the chain's last). */
-inline void stamp_posts(Requester *r, RequesterQp &q, uint32_t n, uint64_t t)
-{
-	const uint32_t every = r->p.signal_every;
-	for (uint64_t i = every - 1 - q.sent % every; i < n; i += every)
-		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;
-	q.post_tsc[(q.sent + n - 1) & r->inflight_mask] = t;
-}
-
-/* Reliable: sequences sent on q (messages, or their chunks: a message's go together). */
-inline uint64_t seqs_sent(const Requester *r, const RequesterQp &q)
-{
-	return q.sent * r->ck.count;
-}
-
-inline void count_sent(Requester *r, RequesterQp &q, uint32_t n)
-{
-	q.sent += n;
-	r->c.sent += n;
-	r->flow_sent[q.flow] += n;   // partial chains too: the flow window counts what went out
-	if (!r->p.reliable)
-		r->wr_out += n;   // a WR per message (one left out by inject_loss counts too)
-	std::atomic<uint64_t> &live = r->flow_live[q.flow].sent;
-	live.store(live.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
-
-/* inject_loss on plain UC: unsignalled WRs of the chain are left out at that rate (a
- * signalled one retires the chain, so it always goes). Returns the new head. */
-ibv_send_wr *drop_injected(Requester *r, ibv_send_wr *head)
-{
-	ibv_send_wr *first = nullptr, **link = &first;
-	for (ibv_send_wr *w = head; w; w = w->next) {
-		r->rng ^= r->rng << 13, r->rng ^= r->rng >> 7, r->rng ^= r->rng << 17;   // xorshift64
-		if (!(w->send_flags & IBV_SEND_SIGNALED) && static_cast<uint32_t>(r->rng >> 32) < r->p.inject_loss) {
-			r->c.injected_losses++;
-			continue;
-		}
-		*link = w;
-		link = &w->next;
-	}
-	*link = nullptr;
-	return first;
-}
-
-/* Prepares n buffers of QP qi for messages q.sent.. and posts them as one chain. */
-template <Verb V, Src S>
-int post_chain(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
-{
-	RequesterQp &q = r->qps[qi];
-	prepare_chain<V, S>(r, qi, n);
-	ibv_send_wr *bad = nullptr;
-	ibv_send_wr *head = S == Src::bound ? r->chain.build_bound<V>(q.sent, n, q.inflight, q.lkeys, r->inflight_mask,
-								       end == kChainLast, q.remote, end == kChainSignalled)
-					    : r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, end == kChainLast, q.remote,
-								end == kChainSignalled);
-	if (r->p.inject_loss)
-		head = drop_injected(r, head);
-	/* Latency from the post, not from filling the payloads. */
-	stamp_posts(r, q, n, rte_rdtsc());
-	int ret = head ? r->ops->post_send(q.qp, head, &bad) : 0;
-	if (r->p.inject_loss) {
-		r->chain.relink_all(n);
-		if (ret != 0) {   // which of the chain went is not worth untangling: the QP fails
-			count_sent(r, q, n);
-			r->c.post_errors++;
-			return -ret;
-		}
-	}
-	r->chain.relink(n);
-	r->c.post_calls++;
-	if (ret != 0) {
-		/* WRs before `bad` went out; the rest never will. */
-		uint32_t ok = 0;
-		for (ibv_send_wr *x = head; x != bad && ok < n; x = x->next)
-			ok++;
-		if constexpr (S != Src::bound)
-			rte_mempool_put_bulk(r->pool, r->bufs + ok, n - ok);
-		count_sent(r, q, ok);
-		r->c.post_errors++;
-		return -ret;
-	}
-	count_sent(r, q, n);
-	return 0;
-}
-
-/* The same chain through ibv_qp_ex: WRs are built in the provider's send queue
- * directly, and ibv_wr_complete rings one doorbell for the whole chain. */
-template <Verb V, Src S>
-int post_chain_wr(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
-{
-	RequesterQp &q = r->qps[qi];
-	const RequesterParams &p = r->p;
-	const uint32_t len = p.msg_bytes;
-	ibv_qp_ex *x = q.qpx;
-	uint64_t slot = q.remote.slots ? q.sent % q.remote.slots : 0;
-	prepare_chain<V, S>(r, qi, n);
-	const uint64_t t = rte_rdtsc();   // latency from the post, not from filling the payloads
-	ibv_wr_start(x);
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t seq = q.sent + i;
-		void *b = S == Src::bound ? q.inflight[seq & r->inflight_mask] : r->bufs[i];
-		bool last = end == kChainLast && i == n - 1;
-		q.post_tsc[seq & r->inflight_mask] = t;
-
-		x->wr_id = seq | r->wr_tag;
-		x->wr_flags = (wr_signalled(seq, p.signal_every) || last || (end == kChainSignalled && i == n - 1) ? IBV_SEND_SIGNALED : 0) |
-			      (p.inline_send ? IBV_SEND_INLINE : 0) | (p.fence && i == 0 ? IBV_SEND_FENCE : 0);
-		uint32_t imm = htonl(static_cast<uint32_t>(seq & kImmSeqMask) | (last ? kImmLast : 0));
-		uint64_t raddr = q.remote.base + slot * len;
-		if constexpr (V == Verb::send)
-			ibv_wr_send(x);
-		if constexpr (V == Verb::send_imm)
-			ibv_wr_send_imm(x, imm);
-		if constexpr (V == Verb::write)
-			ibv_wr_rdma_write(x, q.remote.rkey, raddr);
-		if constexpr (V == Verb::write_imm)
-			ibv_wr_rdma_write_imm(x, q.remote.rkey, raddr, imm);
-		if constexpr (V == Verb::read)
-			ibv_wr_rdma_read(x, q.remote.rkey, raddr);
-		if constexpr (V == Verb::fetch_add)
-			ibv_wr_atomic_fetch_add(x, q.remote.rkey, q.remote.base, 1);
-		if constexpr (V == Verb::cmp_swap)
-			ibv_wr_atomic_cmp_swp(x, q.remote.rkey, q.remote.base, seq, seq + 1);
-		if (p.inline_send)
-			ibv_wr_set_inline_data(x, b, len);
-		else
-			ibv_wr_set_sge(x, S == Src::bound ? q.lkeys[seq & r->inflight_mask] : r->mrs->lkey_of(b),
-				       reinterpret_cast<uintptr_t>(b), len);
-		if (q.remote.slots && ++slot == q.remote.slots)
-			slot = 0;
-	}
-	int ret = ibv_wr_complete(x);
-	r->c.post_calls++;
-	if (ret != 0) {
-		/* Nothing of the chain was posted. */
-		if constexpr (S != Src::bound)
-			rte_mempool_put_bulk(r->pool, r->bufs, n);
-		r->c.post_errors++;
-		return -ret;
-	}
-	count_sent(r, q, n);
-	return 0;
-}
-
-/* A reliable flow's chain (new WRs or retransmissions), through the API it posts
- * with; all or nothing either way (a reliable chain's WRs are tracked, not counted). */
-int post_tracked(Requester *r, RequesterQp &q, ibv_send_wr *head)
-{
-	ibv_send_wr *bad = nullptr;
-	return r->p.post_api == PostApi::wr ? post_send_ex(q.qpx, head) : r->ops->post_send(q.qp, head, &bad);
-}
-
-/* Reliable (UC): the same chain, but each WR is numbered by its place in the send
- * queue (retransmissions take places too), signalled every signal_every places, and
- * inject_loss drops some WRs while their sequences stay tracked as sent. A write_imm
- * cut into chunks goes as ck.count WRs per message, each its own sequence. Buffers go
- * back on acknowledgement, not on completion. */
-template <Verb V, Src S>
-int post_chain_rel(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
-{
-	RequesterQp &q = r->qps[qi];
-	const RequesterParams &p = r->p;
-	const uint32_t per = r->ck.count;
-	const uint64_t first = q.sent * per;
-	for (uint32_t i = 0; i < n; i++)
-		prepare<V, S>(r, qi, q.sent + i, r->bufs[i]);
-	const uint32_t wrs = n * per;
-	for (uint32_t i = 0; i < wrs; i++)
-		q.marks[(first + i) & r->seq_mask] = end == kChainLast && i == wrs - 1 ? kMarkLast : 0;
-	ibv_send_wr *w = per > 1 ? r->chain.build_chunks(q.sent, n, r->bufs, *r->mrs, end == kChainLast, q.remote, r->ck)
-				 : r->chain.build<V>(q.sent, n, r->bufs, *r->mrs, end == kChainLast, q.remote);
-	ibv_send_wr *head = nullptr, **link = &head, *last = nullptr;
-	uint32_t kept = 0;
-	for (ibv_send_wr *next; w; w = next) {
-		next = w->next;
-		if (p.inject_loss) {
-			r->rng ^= r->rng << 13, r->rng ^= r->rng >> 7, r->rng ^= r->rng << 17;   // xorshift64
-			if (static_cast<uint32_t>(r->rng >> 32) < p.inject_loss) {
-				r->c.injected_losses++;
-				continue;
-			}
-		}
-		const uint64_t place = q.wr_posted + kept++;
-		w->wr_id = place | r->wr_tag;
-		w->send_flags = (w->send_flags & ~IBV_SEND_SIGNALED) | (wr_signalled(place, p.signal_every) ? IBV_SEND_SIGNALED : 0);
-		*link = last = w;
-		link = &w->next;
-	}
-	*link = nullptr;
-	if (last)   // a chain ends signalled: the send queue is empty when wr_done reaches wr_posted
-		last->send_flags |= IBV_SEND_SIGNALED;
-	const uint64_t t = rte_rdtsc();
-	for (uint32_t i = 0; i < wrs; i++)
-		q.post_tsc[(first + i) & r->seq_mask] = t;
-	int ret = 0;
-	if (head) {
-		ret = post_tracked(r, q, head);
-		r->c.post_calls++;
-	}
-	r->chain.relink_all(wrs);
-	/* Tracked either way: a failed post fails the QP, the run reports it. */
-	count_sent(r, q, n);
-	if (ret != 0) {
-		r->c.post_errors++;
-		return -ret;
-	}
-	q.wr_posted += kept;
-	r->wr_out += kept;
-	return 0;
-}
-
-/* Re-posts sequences seqs[0..k) of QP qi as one chain: a write (or a chunk of one) as
- * a SEND of its retransmission header and its chunk, a send as the same SEND_WITH_IMM.
- * Returns the count posted (fewer when the send queue is short of room), or -1. */
-int retransmit(Requester *r, uint32_t qi, const uint64_t *seqs, uint32_t k, uint64_t now)
-{
-	RequesterQp &q = r->qps[qi];
-	const RequesterParams &p = r->p;
-	uint64_t room = p.sq_depth - (q.wr_posted - q.wr_done);
-	if (p.wr_budget && p.wr_budget - std::min<uint64_t>(p.wr_budget, r->wr_out) < room)
-		room = p.wr_budget - std::min<uint64_t>(p.wr_budget, r->wr_out);
-	if (room < k) {
-		r->c.retx_deferred += k - room;
-		k = static_cast<uint32_t>(room);
-	}
-	if (k == 0)
-		return 0;
-	const size_t qbase = static_cast<size_t>(qi) * (r->seq_mask + 1);
-	for (uint32_t j = 0; j < k; j++) {
-		const uint64_t s = seqs[j];
-		const uint32_t idx = static_cast<uint32_t>(s & r->seq_mask);
-		void *b = q.inflight[r->ck.msg(s) & r->inflight_mask];
-		Requester::Retx &e = r->retx[j];
-		const uint32_t imm = htonl(static_cast<uint32_t>(s & kImmSeqMask) | (q.marks[idx] & kMarkLast ? kImmLast : 0));
-		const ibv_sge chunk{reinterpret_cast<uintptr_t>(b) + static_cast<uint64_t>(r->ck.index(s)) * r->ck.bytes,
-				    r->ck.len(s), r->mrs->lkey_of(b)};
-		if (p.verb == Verb::write_imm) {
-			RetxHeader &h = r->hdrs[qbase + idx];
-			h.target_offset = r->ck.offset(s, q.remote.slots);
-			if (r->p.bad_retx_header) {
-				h.target_offset = static_cast<uint64_t>(q.remote.slots) * p.msg_bytes;   // one past the window
-				r->p.bad_retx_header = false;
-			}
-			h.imm = imm;
-			e.sge[0] = ibv_sge{reinterpret_cast<uintptr_t>(&h), sizeof(h), r->hdr_lkey};
-			e.sge[1] = chunk;
-			e.wr.num_sge = 2;
-			e.wr.opcode = IBV_WR_SEND;
-		} else {
-			e.sge[0] = chunk;
-			e.wr.num_sge = 1;
-			e.wr.opcode = IBV_WR_SEND_WITH_IMM;
-			e.wr.imm_data = imm;
-		}
-		const uint64_t place = q.wr_posted + j;
-		e.wr.wr_id = place | r->wr_tag;
-		e.wr.sg_list = e.sge;
-		e.wr.send_flags = wr_signalled(place, p.signal_every) || j + 1 == k ? IBV_SEND_SIGNALED : 0;
-		e.wr.next = j + 1 < k ? &r->retx[j + 1].wr : nullptr;
-		q.post_tsc[idx] = now;
-		if ((q.marks[idx] & kMarkRetxMask) != kMarkRetxMask)
-			q.marks[idx]++;
-	}
-	r->c.post_calls++;
-	/* A write's retransmission (header and chunk) goes through ibv_post_send under
-	 * either API: ibv_qp_ex allows it between its chains, and no two-SGE setter of
-	 * ibv_qp_ex is right on rdma-core 44's rxe (post_send_ex). */
-	ibv_send_wr *bad = nullptr;
-	const int ret = p.verb == Verb::write_imm ? r->ops->post_send(q.qp, &r->retx[0].wr, &bad)
-						  : post_tracked(r, q, &r->retx[0].wr);
-	if (ret != 0) {
-		r->c.post_errors++;
-		r->c.fail_reason = "ibv_post_send (retransmission) failed";
-		if (!q.failed) {
-			q.failed = true;
-			r->c.failed_qps++;
-		}
-		return -1;
-	}
-	q.wr_posted += k;
-	r->wr_out += k;
-	return static_cast<int>(k);
-}
-
-/* Holes an ACK shows below the newest message it acknowledges: each was sent before
- * (or with) that one, and UC delivers a QP's messages in order, so it was lost. A hole
- * resent after that message went is left to its new copy. */
-void fast_retransmit(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
-{
-	RequesterQp &q = r->qps[qi];
-	const uint64_t h = ack_highest(a);
-	if (h + 1 <= a.cum || h >= seqs_sent(r, q))
-		return;
-	const uint64_t th = q.post_tsc[h & r->seq_mask];
-	uint64_t seqs[kMaxBatch];
-	uint32_t k = 0;
-	for (uint64_t s = a.cum > q.acked ? a.cum : q.acked; s < h && k < r->p.batch; s++) {
-		if (ack_has(a, s))
-			continue;
-		const uint32_t idx = static_cast<uint32_t>(s & r->seq_mask);
-		if (q.post_tsc[idx] > th)
-			continue;
-		r->c.sack_holes += (q.marks[idx] & kMarkRetxMask) == 0;
-		seqs[k++] = s;
-	}
-	int n = k ? retransmit(r, qi, seqs, k, now) : 0;
-	if (n > 0) {
-		r->c.retx_fast += static_cast<uint64_t>(n);
-		r->flow_live[q.flow].retx_fast.store(r->c.retx_fast, std::memory_order_relaxed);
-	}
-}
-
-/* After a restart the receiver says so in an ACK: whatever was in flight then is lost,
- * so the messages the ACK does not have go again now, a batch of them (what is left
- * the ACKs this draws show as holes). Not the whole window: measured on rxe, resending
- * everything in flight at once broke the resent multi-packet messages in turn, and 8 KiB
- * at 1% loss took 2.3x as long. */
-void resend_unacked(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
-{
-	RequesterQp &q = r->qps[qi];
-	uint64_t seqs[kMaxBatch];
-	uint32_t k = 0;
-	for (uint64_t s = a.cum > q.acked ? a.cum : q.acked; s < seqs_sent(r, q) && k < r->p.batch; s++)
-		if (!ack_has(a, s))
-			seqs[k++] = s;
-	int n = k ? retransmit(r, qi, seqs, k, now) : 0;
-	if (n > 0) {
-		r->c.retx_fast += static_cast<uint64_t>(n);
-		r->flow_live[q.flow].retx_fast.store(r->c.retx_fast, std::memory_order_relaxed);
-	}
-}
-
-/* A paused QP asks its receiver for the restart once its send queue is empty (every
- * chain ends signalled), so that nothing of it is still on the way: rxe 6.1 reset
- * under traffic can crash the kernel. Lost, or no room: the next timeout asks again. */
-void ask_when_quiet(Requester *r, RequesterQp &q)
-{
-	if (q.asked || q.wr_done != q.wr_posted)
-		return;
-	q.asked = true;
-	r->c.restart_requests++;
-	const AckMsg m{kAckMagic, kAckVersion, kCtrlRestartRequest, q.peer_qpn, 0, 0, {}, q.epoch};
-	if (r->port && r->port->ctrl)
-		ctrl_send(r->port->ctrl, *q.peer_ctrl, &m, sizeof(m));
-}
-
-/* Pauses QP q for a restart of its receiving end (kAckBroken in reliability.h), a new
- * epoch, or asks again in the same one. A receiver that named no control QP cannot be
- * asked: nothing pauses then. */
-void request_restart(Requester *r, RequesterQp &q)
-{
-	if (q.peer_ctrl == nullptr)
-		return;
-	q.epoch += !q.paused;
-	q.paused = true;
-	q.asked = false;
-	ask_when_quiet(r, q);
-}
-
-/* The oldest unacknowledged message of a QP, unacknowledged for longer than its
- * timeout, goes again (one: TCP's rule; the ACK it draws shows the rest, which fast
- * retransmission then resends), and the timeout backs off until an ACK moves the QP
- * on. Resending a window's worth at once would, when the delay was queueing (large
- * messages on a slow device), only add to the queue. */
-int check_timeouts(Requester *r, uint64_t now)
-{
-	for (uint32_t qi = 0; qi < r->nqps; qi++) {
-		RequesterQp &q = r->qps[qi];
-		if (q.completed == q.sent && !q.asked)
-			q.paused = false;   // nothing in flight to lose, and no request on its way
-		if (q.failed || q.completed == q.sent)
-			continue;
-		if (now - q.post_tsc[q.acked & r->seq_mask] < q.rto.current())
-			continue;
-		const uint64_t oldest = q.acked;
-		/* On rxe, with an SRQ, a loss inside a multi-packet RDMA write leaves the
-		 * receiving QP dropping every later message, and nothing tells the receiver
-		 * (a broken send at least completes in error there): timeouts in a row ask. */
-		const bool ask = q.paused || (r->p.restart_on_timeouts && q.rto.backoff + 1 >= kTimeoutsBeforeRestart);
-		q.rto.timed_out();
-		if (ask) {
-			request_restart(r, q);
-			if (q.paused)
-				continue;   // resent once the receiver says it restarted
-		}
-		int n = retransmit(r, qi, &oldest, 1, now);
-		if (n < 0)
-			return -1;
-		r->c.retx_timeout += static_cast<uint64_t>(n);
-		if (n)
-			r->flow_live[q.flow].retx_timeout.store(r->c.retx_timeout, std::memory_order_relaxed);
-	}
-	return 0;
-}
-
-/* The verb's functions, and where the buffers come from: chosen here, not per message. */
-template <Verb V>
-void pick(Requester *r)
-{
-	const bool wr = r->p.post_api == PostApi::wr;
-	r->bound = false;
-	if constexpr (verb_has_imm(V))
-		if (r->p.reliable) {
-			r->post_chain = r->in ? post_chain_rel<V, Src::fed> : post_chain_rel<V, Src::pool>;
-			r->retire = retire<V, false>;
-			return;
-		}
-	if (r->in) {
-		r->post_chain = wr ? post_chain_wr<V, Src::fed> : post_chain<V, Src::fed>;
-	} else if (r->p.bind_buffers && r->nlanes == 0) {
-		r->bound = true;
-		r->post_chain = wr ? post_chain_wr<V, Src::bound> : post_chain<V, Src::bound>;
-	} else {
-		r->post_chain = wr ? post_chain_wr<V, Src::pool> : post_chain<V, Src::pool>;
-	}
-	r->retire = r->bound ? retire<V, true> : retire<V, false>;
-}
-
-void pick_for_verb(Requester *r)
-{
-	switch (r->p.verb) {
-	case Verb::send: pick<Verb::send>(r); break;
-	case Verb::send_imm: pick<Verb::send_imm>(r); break;
-	case Verb::write: pick<Verb::write>(r); break;
-	case Verb::write_imm: pick<Verb::write_imm>(r); break;
-	case Verb::read: pick<Verb::read>(r); break;
-	case Verb::fetch_add: pick<Verb::fetch_add>(r); break;
-	case Verb::cmp_swap: pick<Verb::cmp_swap>(r); break;
-	}
-}
 
 /* A failed WR whose status says the receiver never took it (nor what followed it). */
 inline bool never_arrived(ibv_wc_status st)
@@ -722,248 +157,214 @@ bool bind(Requester *r, RequesterQp &q, uint32_t n)
 	return true;
 }
 
-/* At the end: bound buffers go back to the pool (nothing posts from them any more). */
-void unbind(Requester *r)
-{
-	for (uint32_t i = 0; i < r->nqps; i++) {
-		RequesterQp &q = r->qps[i];
-		if (q.bound)
-			rte_mempool_put_bulk(r->pool, q.inflight, q.bound);
-		q.bound = 0;
-	}
-}
-
-/* Messages of flow f in flight and not yet credited, less those its failed QPs will
- * never see credited. */
-inline uint64_t flow_outstanding(const Requester *r, uint32_t f)
-{
-	const Requester::FlowCredit &fc = r->flow_credit[f];
-	const uint64_t live = r->flow_sent[f] - fc.lost;
-	return live > fc.credit ? live - fc.credit : 0;
-}
-
-/* A stall, with the first QP still owed messages and what holds it back: its send
- * queue (WRs posted and not completed: a signalled completion is due), its window
- * (sent and not yet credited by the receiver: for a reliable flow, acknowledged), the
- * WR budget, a restart it waits for, or its input. */
-const char *describe_stall(Requester *r, const char *why)
-{
-	const RequesterParams &p = r->p;
-	for (uint32_t qi = 0; qi < r->nqps; qi++) {
-		const RequesterQp &q = r->qps[qi];
-		if (q.failed || q.sent >= q.target)
-			continue;
-		const uint64_t out = p.reliable ? q.wr_posted - q.wr_done : q.sent - q.completed;
-		const bool flow_full = p.flow_window && flow_outstanding(r, q.flow) >= p.flow_window;
-		const char *held = out >= p.sq_depth ? "its send queue is full"
-				   : q.credit_word && q.sent - q.credit >= p.window ? "its window is full"
-				   : flow_full ? "its flow's window (over all its QPs) is full"
-				   : p.wr_budget && r->wr_out >= p.wr_budget    ? "the WR budget is spent"
-				   : q.paused					? "it waits for the receiver to restart it"
-				   : r->in					? "nothing came from its ring"
-				   : p.reliable					? "it still sends, unacknowledged"
-										: "no buffer came from the pool";
-		snprintf(r->stall_why, sizeof(r->stall_why),
-			 "%s (QP %u: sent %" PRIu64 " of %" PRIu64 ", completed %" PRIu64 ", credited %" PRIu64
-			 "; %s: send queue %u, window %u)",
-			 why, qi, q.sent, q.target, q.completed, q.credit_word ? q.credit : q.sent, held, p.sq_depth, p.window);
-		return r->stall_why;
-	}
-	return why;
-}
-
 bool qp_done(const RequesterQp &q)
 {
 	return q.failed || (q.sent >= q.target && q.completed == q.sent);
 }
 
-} // namespace
+/* Reliable: ACKs, then timeouts. Returns the ACKs seen, or -1: the run ends
+ * (c.fail_reason says why). */
+inline int poll_acks(Requester *r, uint64_t now)
+{
+	RequesterCounters &c = r->c;
+	int acks = ctrl_port_poll(r->port, now);
+	if (acks < 0 || check_timeouts(r, now) < 0) {
+		c.fail_reason = acks < 0 ? "ibv_poll_cq on the control QP failed" : c.fail_reason;
+		return -1;
+	}
+	return acks;
+}
 
-int requester_init(Requester *r, uint32_t nqps, std::string *err)
+/* Rates leave out what completed before the warm-up ended. */
+inline void end_warmup(Requester *r, uint64_t now)
+{
+	if (now >= r->warm_end) {
+		r->warm_tsc = now;
+		r->warm_completed = r->c.completed;
+		r->warm_end = UINT64_MAX;
+	}
+}
+
+/* Time-bounded runs end with one last, flagged message per QP; so does a run the
+ * control plane ends (the console's quit), except where a ring feeds the requester:
+ * it sends what is still coming until its input ends (the stages before it end). */
+inline void end_when_due(Requester *r, uint64_t now)
+{
+	if ((now >= r->deadline || (r->ctl->ending() && r->in == nullptr)) && !r->timed_out) {
+		r->timed_out = true;
+		for (uint32_t i = 0; i < r->nqps; i++)
+			r->qps[i].target = r->qps[i].sent + 1;
+	}
+}
+
+/* Per flow, what the control plane set: a rate (what is due by now at the rate in
+ * force, a batch ahead so that chains stay whole, less what the flow sent since
+ * that rate was set) and a batch. Paused: nothing is due, and waiting is progress. */
+inline void pace_flows(Requester *r, uint64_t now, uint64_t *due, uint32_t *cap)
 {
 	const RequesterParams &p = r->p;
-	/* eRPC's invariant: a signalled WR every N frees the send queue in steps of N. */
-	if (p.sq_depth < 2 * p.signal_every || p.sq_depth < p.batch) {
-		*err = "requester: send queue depth " + std::to_string(p.sq_depth) +
-		       " must be >= 2 x signal-every and >= batch";
-		return -EINVAL;
+	const bool paused = r->ctl->is_paused() && !r->timed_out;
+	if (paused)
+		r->last_progress = now;
+	for (uint32_t f = 0; f < r->nflows; f++) {
+		const FlowControl &fc = r->flow_ctl[f];
+		Requester::Pace &pc = r->pace[f];
+		const uint64_t tpm = fc.tsc_per_msg.load(std::memory_order_relaxed);
+		if (tpm != pc.tsc_per_msg)
+			pc = Requester::Pace{tpm, now, r->flow_sent[f]};
+		if (paused)
+			pc.tsc_per_msg = UINT64_MAX;   // resumed: the rate starts again then, no catching up
+		due[f] = paused ? 0 : tpm ? pc.sent0 + (now - pc.t0) / tpm + p.batch : UINT64_MAX;
+		const uint32_t b = fc.batch.load(std::memory_order_relaxed);
+		cap[f] = b && b < p.batch ? b : p.batch;
 	}
-	if (p.window < p.batch || (p.flow_window && p.flow_window < p.batch)) {
-		*err = "requester: receive window " + std::to_string(p.window < p.batch ? p.window : p.flow_window) + " is below batch";
-		return -EINVAL;
-	}
-	if (p.flow_window && p.reliable) {
-		*err = "requester: software reliability returns credit per QP (no flow window)";
-		return -EINVAL;
-	}
-	if (nqps == 0 || nqps > kMaxQps || p.batch > kMaxBatch) {
-		*err = "requester: " + std::to_string(nqps) + " QPs is outside 1.." + std::to_string(kMaxQps);
-		return -EINVAL;
-	}
-	if (p.reliable && (!verb_has_imm(p.verb) || p.rto_min_tsc == 0 ||
-			   p.rto_max_tsc < p.rto_min_tsc)) {
-		*err = "requester: software reliability takes write_imm or send_imm and RTO bounds";
-		return -EINVAL;
-	}
-	r->ck = Chunking::of(p.msg_bytes, p.reliable && verb_info(p.verb).chunkable ? p.chunk_bytes : 0);
-	if (p.sq_depth < r->ck.count) {
-		*err = "requester: send queue depth " + std::to_string(p.sq_depth) + " holds fewer WRs than the " +
-		       std::to_string(r->ck.count) + " chunks of one message";
-		return -EINVAL;
-	}
-	if (r->chain.init(p.verb, p.batch * r->ck.count, p.signal_every, p.msg_bytes, p.inline_send ? IBV_SEND_INLINE : 0,
-			  p.fence) != 0) {
-		*err = "requester: bad chain parameters";
-		return -EINVAL;
-	}
-	pick_for_verb(r);
-	/* Reliable: a message (each of its chunks) is tracked until acknowledged, up to a
-	 * window of them. */
-	const uint32_t size = pow2_at_least(p.reliable && p.window > p.sq_depth ? p.window : p.sq_depth);
-	const uint32_t seqs = p.reliable ? pow2_at_least(std::max<uint32_t>(size, p.window * r->ck.count)) : size;
-	r->nqps = nqps;
-	r->qps.reset(new RequesterQp[nqps]);
-	r->qp_sent.reset(new uint64_t[nqps]());
-	r->qp_failed.reset(new bool[nqps]());
-	r->inflight_mem.reset(new void *[static_cast<size_t>(size) * nqps]());
-	r->lkey_mem.reset(new uint32_t[static_cast<size_t>(size) * nqps]());
-	r->post_tsc_mem.reset(new uint64_t[static_cast<size_t>(seqs) * nqps]());
-	r->inflight_mask = size - 1;
-	r->seq_mask = seqs - 1;
-	for (uint32_t i = 0; i < nqps; i++) {
-		r->qps[i].inflight = &r->inflight_mem[static_cast<size_t>(i) * size];
-		r->qps[i].lkeys = &r->lkey_mem[static_cast<size_t>(i) * size];
-		r->qps[i].post_tsc = &r->post_tsc_mem[static_cast<size_t>(i) * seqs];
-	}
-	if (p.reliable) {
-		const size_t all = static_cast<size_t>(seqs) * nqps;
-		r->marks_mem.reset(new uint8_t[all]());
-		r->hdrs.reset(new RetxHeader[all]());
-		r->hdrs_bytes = all * sizeof(RetxHeader);
-		r->retx.reset(new Requester::Retx[p.batch]());
-		for (uint32_t i = 0; i < nqps; i++) {
-			r->qps[i].marks = &r->marks_mem[static_cast<size_t>(i) * seqs];
-			r->qps[i].rto.min = p.rto_min_tsc;
-			r->qps[i].rto.max = p.rto_max_tsc;
-			r->qps[i].rto.initial = p.rto_initial_tsc;
-		}
-	}
-	RP_LOG(DEBUG, ENGINE, "rdmapipe: requester: %u QP%s, %s, %u B, batch %u, signal every %u, send queue %u, window %u%s\n", nqps,
-	       nqps == 1 ? "" : "s", verb_name(p.verb), p.msg_bytes, p.batch, p.signal_every, p.sq_depth, p.window,
-	       p.reliable ? ", reliable in software" : "");
-	return requester_set_flows(r, &nqps, 1, err);
 }
 
-int requester_set_flows(Requester *r, const uint32_t *sizes, uint32_t nflows, std::string *err)
+/* QP q's window, moved on by the credit its word holds now. */
+inline uint64_t qp_window_room(Requester *r, RequesterQp &q, uint64_t want, uint64_t now)
 {
-	uint64_t total = 0;
-	for (uint32_t f = 0; f < nflows; f++)
-		total += sizes[f];
-	if (nflows == 0 || nflows > kMaxFlows || total != r->nqps) {
-		*err = "requester: flows of " + std::to_string(total) + " QPs in all, but " + std::to_string(r->nqps) +
-		       " QPs were set up";
-		return -EINVAL;
+	const RequesterParams &p = r->p;
+	uint64_t credit = *q.credit_word;
+	if (credit > q.sent)
+		r->c.credit_anomalies++;
+	else if (credit != q.credit) {
+		q.credit = credit;
+		r->last_progress = now;
 	}
-	const uint64_t m = r->p.messages;
-	r->nflows = nflows;
-	r->flow_errors.reset(new WcErrorCounts[nflows]);
-	r->flow_latency.reset(new Histogram[nflows]);
-	r->flow_live.reset(new FlowLive[nflows]);
-	r->flow_sent.reset(new uint64_t[nflows]());
-	r->flow_credit.reset(new Requester::FlowCredit[nflows]);
-	r->flow_ctl.reset(new FlowControl[nflows]);
-	r->pace.reset(new Requester::Pace[nflows]);
-	for (uint32_t f = 0; f < nflows; f++) {
-		r->flow_live[f].reliable = r->p.reliable;
-		r->flow_ctl[f].tsc_per_msg.store(r->p.tsc_per_msg, std::memory_order_relaxed);
-		r->flow_ctl[f].batch.store(r->p.batch, std::memory_order_relaxed);
-	}
-	uint32_t qi = 0;
-	for (uint32_t f = 0; f < nflows; f++)
-		for (uint32_t k = 0; k < sizes[f]; k++, qi++) {
-			r->qps[qi].flow = f;
-			/* Messages spread round-robin: QP k of the flow gets every sizes[f]-th. */
-			r->qps[qi].target = m ? qp_share(m, sizes[f], k) : UINT64_MAX;
-		}
-	return 0;
+	uint64_t window_room = p.window - (q.sent - q.credit);
+	if (window_room < want && p.whole_chains_window)
+		window_room = 0;
+	return window_room;
 }
 
-int requester_set_input(Requester *r, rte_ring *in, rte_mempool *pool, const MrTable *mrs, std::string *err)
+/* The window of QP q's flow (over all its QPs), moved on by the flow's credit word. */
+inline uint64_t flow_window_room(Requester *r, const RequesterQp &q, uint64_t want, uint64_t now)
 {
-	if (in == nullptr || pool == nullptr || mrs == nullptr) {
-		*err = "requester: an input ring needs the ring, its buffers' pool and their MR table";
-		return -EINVAL;
+	const RequesterParams &p = r->p;
+	Requester::FlowCredit &fc = r->flow_credit[q.flow];
+	const uint64_t sent = r->flow_sent[q.flow];
+	const uint64_t credit = *fc.word;
+	if (credit > sent) {
+		r->c.credit_anomalies++;
+	} else if (credit > fc.credit) {   // only forward: the word is written through one QP at a time
+		fc.credit = credit;
+		r->last_progress = now;
 	}
-	r->in = in;
-	r->pool = pool;
-	r->mrs = mrs;
-	pick_for_verb(r);   // the fed variant of the post
-	return 0;
+	const uint64_t out = flow_outstanding(r, q.flow);
+	uint64_t flow_room = out < p.flow_window ? p.flow_window - out : 0;
+	if (flow_room < want && p.whole_chains_flow)
+		flow_room = 0;
+	return flow_room;
 }
 
-int requester_set_lane(Requester *r, uint32_t lane, rte_ring *const *rings, uint32_t nlanes, std::string *err)
+/* The messages QP q has room for: its send queue, the WR budget, its window, its
+ * flow's window. */
+inline uint64_t qp_room(Requester *r, RequesterQp &q, uint64_t want, uint64_t now)
 {
-	if (lane >= nlanes || nlanes > kMaxLanes || rings == nullptr) {
-		*err = "requester: lane " + std::to_string(lane) + " of " + std::to_string(nlanes) + " (at most " +
-		       std::to_string(kMaxLanes) + ")";
-		return -EINVAL;
+	const RequesterParams &p = r->p;
+	uint64_t room = p.reliable ? (p.sq_depth - (q.wr_posted - q.wr_done)) / r->ck.count : p.sq_depth - (q.sent - q.completed);
+	if (p.wr_budget) {
+		const uint64_t left = (p.wr_budget > r->wr_out ? p.wr_budget - r->wr_out : 0) / r->ck.count;
+		if (left < room)
+			room = left;
 	}
-	for (uint32_t i = 0; i < r->nqps; i++)
-		if (r->qps[i].target > kSeqMask) {
-			*err = "requester: shared QPs run a message count below 2^40 per QP";
-			return -EINVAL;
-		}
-	r->lane = lane;
-	r->lane_rings = rings;
-	r->nlanes = nlanes;
-	r->wr_tag = static_cast<uint64_t>(lane) << kLaneShift;
-	r->chain.set_wr_tag(r->wr_tag);
-	pick_for_verb(r);   // lanes share the flow's pool: no bound buffers
-	return 0;
+	if (q.credit_word) {
+		const uint64_t window_room = qp_window_room(r, q, want, now);
+		if (window_room < room)
+			room = window_room;
+	}
+	if (p.flow_window) {
+		const uint64_t flow_room = flow_window_room(r, q, want, now);
+		if (flow_room < room)
+			room = flow_room;
+	}
+	return room;
 }
 
-int requester_add_qps(Requester *r, std::string *err)
+/* The length of QP q's next chain: at most a batch (the flow's, cap), as the room
+ * and the flow's rate (due: UINT64_MAX, none) allow. */
+inline uint64_t chain_length(Requester *r, RequesterQp &q, uint64_t due, uint32_t cap, uint64_t now)
 {
-	r->table.init(r->nqps);
-	for (uint32_t i = 0; i < r->nqps; i++) {
-		if (r->qps[i].qp == nullptr || !r->table.insert(r->qps[i].qp->qp_num, i)) {
-			*err = "requester: QP " + std::to_string(i) + " is missing or its qp_num is a duplicate";
-			return -EINVAL;
-		}
-		if (r->p.reliable)
-			r->qps[i].credit_word = &r->qps[i].ack_credit;   // ACKs return the credit
-		if (r->p.flow_window && r->flow_credit[r->qps[i].flow].word == nullptr) {
-			*err = "requester: flow " + std::to_string(r->qps[i].flow) + " has a flow window but no credit word";
-			return -EINVAL;
-		}
-		if (r->p.post_api == PostApi::wr && r->qps[i].qpx == nullptr) {
-			*err = "requester: QP " + std::to_string(i) + " has no ibv_qp_ex for --post-api wr";
-			return -EINVAL;
-		}
+	const RequesterParams &p = r->p;
+	/* What a whole chain would be here: a window that reopens by whole chains
+	 * holds a shorter one until it does. */
+	const uint64_t want = std::min<uint64_t>(std::min<uint64_t>(q.target - q.sent, p.batch), cap);
+	const uint64_t room = qp_room(r, q, want, now);
+	uint64_t n = want < room ? want : room;
+	if (due != UINT64_MAX) {
+		uint64_t sent = r->flow_sent[q.flow];
+		uint64_t budget = due > sent ? due - sent : 0;
+		if (n > budget)
+			n = budget;
 	}
-	return 0;
+	return n;
 }
 
-void requester_start(Requester *r)
+/* Buffers for a chain of up to n messages of QP q (in r->bufs, or bound to q):
+ * how many came. */
+inline uint64_t take_buffers(Requester *r, RequesterQp &q, uint64_t n)
 {
-	/* Binding buffers the pool cannot all give would leave QPs without any: per chain then. */
-	const uint64_t want = static_cast<uint64_t>(r->nqps) * (r->inflight_mask + 1);
-	if (r->bound && rte_mempool_avail_count(r->pool) < want) {
-		RP_LOG(DEBUG, ENGINE, "rdmapipe: requester: its pool has %u buffers, not the %" PRIu64 " its QPs would keep: buffers per chain\n",
-		       rte_mempool_avail_count(r->pool), want);
-		r->p.bind_buffers = false;
-		pick_for_verb(r);
+	if (r->in)
+		return rte_ring_sc_dequeue_burst(r->in, r->bufs, static_cast<unsigned>(n), nullptr);
+	if (r->bound ? !bind(r, q, static_cast<uint32_t>(n))
+		     : rte_mempool_get_bulk(r->pool, r->bufs, static_cast<unsigned>(n)) != 0)
+		return 0;
+	return n;
+}
+
+/* One QP's turn in a burst: a chain as long as it may be. Returns messages posted. */
+inline uint32_t qp_turn(Requester *r, uint32_t qi, uint64_t due, uint32_t cap, uint64_t now)
+{
+	RequesterCounters &c = r->c;
+	const RequesterParams &p = r->p;
+	RequesterQp &q = r->qps[qi];
+	uint64_t n = chain_length(r, q, due, cap, now);
+	/* Out of window, send queue or buffers: they come back with credits and
+	 * signalled completions. Fed by a ring: what the stage before has made. */
+	if (n == 0)
+		return 0;
+	n = take_buffers(r, q, n);
+	if (n == 0)
+		return 0;
+	/* Fed until its input ends, any chain may be a QP's last: each ends signalled,
+	 * so that none leaves unsignalled sends behind. */
+	/* Under a WR budget too: a QP's unsignalled WRs must not wait on a signalled
+	 * one that the budget, spent on other QPs, keeps it from posting. */
+	const ChainEnd end = q.sent + n == q.target	       ? kChainLast
+			     : p.count_from_input || p.wr_budget ? kChainSignalled
+								 : kChainMore;
+	if (r->post_chain(r, qi, static_cast<uint32_t>(n), end) != 0) {
+		c.fail_reason = "ibv_post_send failed";
+		q.failed = true;
+		c.failed_qps++;
+		return 0;
 	}
-	uint64_t now = rte_rdtsc();
-	r->deadline = r->p.messages || r->p.count_from_input ? UINT64_MAX : now + r->p.duration_tsc;
+	r->cursor = qi + 1 == r->nqps ? 0 : qi + 1;
 	r->last_progress = now;
-	r->timed_out = false;
-	r->finished = false;
-	r->c.start_tsc = now;
-	r->warm_end = r->p.warmup_tsc ? now + r->p.warmup_tsc : UINT64_MAX;
-	r->warm_tsc = 0;
-	r->warm_completed = 0;
+	return static_cast<uint32_t>(n);
 }
+
+/* A burst that posted or polled something is busy (else idle, and the idler may
+ * wait); nothing moving within the stall timeout ends the run. */
+inline void after_burst(Requester *r, bool busy, uint64_t now)
+{
+	RequesterCounters &c = r->c;
+	const RequesterParams &p = r->p;
+	if (busy)
+		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
+	else
+		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);
+	r->idler.idle(busy);
+	if (now - r->last_progress > p.stall_tsc) {
+		c.fail_reason = p.reliable ? "gave up: nothing acknowledged within the stall timeout while retransmitting (the peer or the path is gone)"
+				: r->in	    ? "stalled: no credit or completion for the send queues, or nothing from the ring"
+					    : "stalled: no credit or completion for the send queues";
+		c.fail_reason = describe_stall(r, c.fail_reason);
+		r->finished = true;
+	}
+}
+
+} // namespace
 
 uint32_t requester_burst(Requester *r)
 {
@@ -985,49 +386,19 @@ uint32_t requester_burst(Requester *r)
 	if (polled > 0 && !p.reliable)
 		r->last_progress = now;
 	if (p.reliable) {
-		int acks = ctrl_port_poll(r->port, now);
-		if (acks < 0 || check_timeouts(r, now) < 0) {
-			c.fail_reason = acks < 0 ? "ibv_poll_cq on the control QP failed" : c.fail_reason;
+		int acks = poll_acks(r, now);
+		if (acks < 0) {
 			r->finished = true;
 			return 0;
 		}
 		polled += acks;
 	}
-	if (now >= r->warm_end) {
-		r->warm_tsc = now;
-		r->warm_completed = c.completed;
-		r->warm_end = UINT64_MAX;
-	}
+	end_warmup(r, now);
+	end_when_due(r, now);
 
-	/* Time-bounded runs end with one last, flagged message per QP; so does a run the
-	 * control plane ends (the console's quit), except where a ring feeds the requester:
-	 * it sends what is still coming until its input ends (the stages before it end). */
-	if ((now >= r->deadline || (r->ctl->ending() && r->in == nullptr)) && !r->timed_out) {
-		r->timed_out = true;
-		for (uint32_t i = 0; i < r->nqps; i++)
-			r->qps[i].target = r->qps[i].sent + 1;
-	}
-
-	/* Per flow, what the control plane set: a rate (what is due by now at the rate in
-	 * force, a batch ahead so that chains stay whole, less what the flow sent since
-	 * that rate was set) and a batch. Paused: nothing is due, and waiting is progress. */
 	uint64_t due[kMaxFlows];
 	uint32_t cap[kMaxFlows];
-	const bool paused = r->ctl->is_paused() && !r->timed_out;
-	if (paused)
-		r->last_progress = now;
-	for (uint32_t f = 0; f < r->nflows; f++) {
-		const FlowControl &fc = r->flow_ctl[f];
-		Requester::Pace &pc = r->pace[f];
-		const uint64_t tpm = fc.tsc_per_msg.load(std::memory_order_relaxed);
-		if (tpm != pc.tsc_per_msg)
-			pc = Requester::Pace{tpm, now, r->flow_sent[f]};
-		if (paused)
-			pc.tsc_per_msg = UINT64_MAX;   // resumed: the rate starts again then, no catching up
-		due[f] = paused ? 0 : tpm ? pc.sent0 + (now - pc.t0) / tpm + p.batch : UINT64_MAX;
-		const uint32_t b = fc.batch.load(std::memory_order_relaxed);
-		cap[f] = b && b < p.batch ? b : p.batch;
-	}
+	pace_flows(r, now, due, cap);
 	bool all_done = true;
 	uint32_t posted = 0;
 	/* From where the last burst's posts ended: a window or a rate shared by the QPs
@@ -1042,147 +413,14 @@ uint32_t requester_burst(Requester *r)
 			ask_when_quiet(r, q);
 		if (q.sent >= q.target || q.paused)
 			continue;   // draining, or waiting for the receiver to restart the QP
-		/* What a whole chain would be here: a window that reopens by whole chains
-		 * holds a shorter one until it does. */
-		const uint64_t want = std::min<uint64_t>(std::min<uint64_t>(q.target - q.sent, p.batch), cap[q.flow]);
-		uint64_t room = p.reliable ? (p.sq_depth - (q.wr_posted - q.wr_done)) / r->ck.count : p.sq_depth - (q.sent - q.completed);
-		if (p.wr_budget) {
-			const uint64_t left = (p.wr_budget > r->wr_out ? p.wr_budget - r->wr_out : 0) / r->ck.count;
-			if (left < room)
-				room = left;
-		}
-		if (q.credit_word) {
-			uint64_t credit = *q.credit_word;
-			if (credit > q.sent)
-				c.credit_anomalies++;
-			else if (credit != q.credit) {
-				q.credit = credit;
-				r->last_progress = now;
-			}
-			uint64_t window_room = p.window - (q.sent - q.credit);
-			if (window_room < want && p.whole_chains_window)
-				window_room = 0;
-			if (window_room < room)
-				room = window_room;
-		}
-		if (p.flow_window) {
-			Requester::FlowCredit &fc = r->flow_credit[q.flow];
-			const uint64_t sent = r->flow_sent[q.flow];
-			const uint64_t credit = *fc.word;
-			if (credit > sent) {
-				c.credit_anomalies++;
-			} else if (credit > fc.credit) {   // only forward: the word is written through one QP at a time
-				fc.credit = credit;
-				r->last_progress = now;
-			}
-			const uint64_t out = flow_outstanding(r, q.flow);
-			uint64_t flow_room = out < p.flow_window ? p.flow_window - out : 0;
-			if (flow_room < want && p.whole_chains_flow)
-				flow_room = 0;
-			if (flow_room < room)
-				room = flow_room;
-		}
-		uint64_t n = q.target - q.sent;
-		if (n > p.batch)
-			n = p.batch;
-		if (n > room)
-			n = room;
-		if (n > cap[q.flow])
-			n = cap[q.flow];
-		if (due[q.flow] != UINT64_MAX) {
-			uint64_t sent = r->flow_sent[q.flow];
-			uint64_t budget = due[q.flow] > sent ? due[q.flow] - sent : 0;
-			if (n > budget)
-				n = budget;
-		}
-		/* Out of window, send queue or buffers: they come back with credits and
-		 * signalled completions. Fed by a ring: what the stage before has made. */
-		if (n == 0)
-			continue;
-		if (r->in) {
-			n = rte_ring_sc_dequeue_burst(r->in, r->bufs, static_cast<unsigned>(n), nullptr);
-			if (n == 0)
-				continue;
-		} else if (r->bound ? !bind(r, q, static_cast<uint32_t>(n))
-				    : rte_mempool_get_bulk(r->pool, r->bufs, static_cast<unsigned>(n)) != 0) {
-			continue;
-		}
-		/* Fed until its input ends, any chain may be a QP's last: each ends signalled,
-		 * so that none leaves unsignalled sends behind. */
-		/* Under a WR budget too: a QP's unsignalled WRs must not wait on a signalled
-		 * one that the budget, spent on other QPs, keeps it from posting. */
-		const ChainEnd end = q.sent + n == q.target	       ? kChainLast
-				     : p.count_from_input || p.wr_budget ? kChainSignalled
-									 : kChainMore;
-		if (r->post_chain(r, qi, static_cast<uint32_t>(n), end) != 0) {
-			c.fail_reason = "ibv_post_send failed";
-			q.failed = true;
-			c.failed_qps++;
-			continue;
-		}
-		posted += static_cast<uint32_t>(n);
-		r->cursor = qi + 1 == r->nqps ? 0 : qi + 1;
-		r->last_progress = now;
+		posted += qp_turn(r, qi, due[q.flow], cap[q.flow], now);
 	}
 	if (all_done) {
 		r->finished = true;
 		return posted;
 	}
-	if (posted || polled > 0)
-		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
-	else
-		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);
-	r->idler.idle(posted || polled > 0);
-	if (now - r->last_progress > p.stall_tsc) {
-		c.fail_reason = p.reliable ? "gave up: nothing acknowledged within the stall timeout while retransmitting (the peer or the path is gone)"
-				: r->in	    ? "stalled: no credit or completion for the send queues, or nothing from the ring"
-					    : "stalled: no credit or completion for the send queues";
-		c.fail_reason = describe_stall(r, c.fail_reason);
-		r->finished = true;
-	}
+	after_burst(r, posted || polled > 0, now);
 	return posted + static_cast<uint32_t>(polled);
-}
-
-void requester_on_ack(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
-{
-	RequesterQp &q = r->qps[qi];
-	r->c.acks_received++;
-	if (q.failed)
-		return;
-	if (a.cum > seqs_sent(r, q)) {
-		r->c.acks_invalid++;   // acknowledges what was never sent
-		return;
-	}
-	if (a.credit / r->ck.count > q.ack_credit)
-		q.ack_credit = a.credit / r->ck.count;   // in messages: slots the receiver is done with
-	if (a.cum > q.acked) {
-		const uint32_t idx = static_cast<uint32_t>((a.cum - 1) & r->seq_mask);
-		/* Karn: only a message sent once times the round trip. */
-		if ((q.marks[idx] & kMarkRetxMask) == 0) {
-			const uint64_t rtt = now - q.post_tsc[idx];
-			q.rto.sample(rtt);
-			r->flow_latency[q.flow].record(static_cast<uint64_t>(static_cast<double>(rtt) * r->p.ns_per_tsc));
-		}
-		q.rto.progressed();
-		q.acked = a.cum;
-		const uint64_t whole = r->ck.msg(a.cum);   // messages whose every chunk is acknowledged
-		if (whole > q.completed)
-			r->retire(r, qi, whole - 1);
-		r->last_progress = now;
-	}
-	if ((a.flags & kAckRestarted) && q.paused && a.epoch == q.epoch) {
-		q.paused = q.asked = false;
-		resend_unacked(r, qi, a, now);
-	} else if (a.flags & kAckRestarted) {
-		/* a repeat, or of an earlier pause: only its cum and bitmap count */
-	} else if (a.flags & kAckBroken) {
-		if (q.paused)
-			ask_when_quiet(r, q);
-		else
-			request_restart(r, q);
-	} else if (!q.paused) {
-		fast_retransmit(r, qi, a, now);
-	}
 }
 
 void requester_on_send_wc(void *requester, const ibv_wc &wc, uint64_t now)
@@ -1218,23 +456,6 @@ int requester_run(Requester *r)
 	while (!r->finished)
 		requester_burst(r);
 	return requester_finish(r);
-}
-
-int requester_finish(Requester *r)
-{
-	RequesterCounters &c = r->c;
-	c.end_tsc = rte_rdtsc();
-	unbind(r);
-	for (uint32_t i = 0; i < r->nqps; i++) {
-		r->qp_sent[i] = r->qps[i].sent;
-		r->qp_failed[i] = r->qps[i].failed;
-	}
-	r->ctl->qp_sent = r->qp_sent.get();
-	r->ctl->qp_failed = r->qp_failed.get();
-	if (c.fail_reason == nullptr && c.failed_qps)
-		c.fail_reason = "completion errors";
-	r->ctl->requester_done.store(true, std::memory_order_release);   // all of the above published
-	return c.fail_reason || c.result_errors ? -1 : 0;
 }
 
 } // namespace rp

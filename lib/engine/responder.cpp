@@ -628,6 +628,87 @@ void on_recv(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 	}
 }
 
+/* Two-sided: credit writes completed, then what is due of ACKs (reliable), each QP's
+ * credit and the flow's. Returns -1 when a poll or a post failed (c.fail_reason says
+ * which). */
+inline int return_credit(Responder *r, uint64_t now)
+{
+	ResponderCounters &c = r->c;
+	const ResponderParams &p = r->p;
+	/* Credit writes completed: reaped here, or by a role sharing the send CQ. */
+	int polled = poll_credit_completions(r);
+	/* Credit can fall due only when messages arrived (polled here or by another role
+	 * of the lcore), and a deferred one can go only when a credit write completed:
+	 * otherwise skip the scan of all QPs. */
+	const bool scan = r->credit_due || r->credit_freed != 0;
+	r->credit_freed = 0;
+	r->credit_due = false;
+	if (polled < 0) {
+		c.fail_reason = "ibv_poll_cq on the send CQ failed";
+		return -1;
+	}
+	if (p.reliable && (scan || r->acks_waiting) && send_acks(r, now) < 0) {
+		c.fail_reason = "ibv_post_send (ACK on the control QP) failed";
+		return -1;
+	}
+	for (uint32_t qi = 0; scan && !p.reliable && p.qp_credit && qi < r->nqps; qi++) {
+		ResponderQp &q = r->qps[qi];
+		if (!q.failed && consumed_of(r, q) - q.credit_last >= p.credit_step && send_credit(r, qi) < 0) {
+			c.fail_reason = "ibv_post_send (credit write) failed";
+			return -1;
+		}
+	}
+	if (p.flow_window && (scan || r->flow_credit_landed < r->flow_credit_last) && send_flow_credit(r, now) < 0) {
+		c.fail_reason = "ibv_post_send (the flow's credit write) failed";
+		return -1;
+	}
+	return 0;
+}
+
+/* Every QP's last message is in (and handed on); reliable, its sender also
+ * has every ACK (else a lost one brings a retransmission to answer). */
+inline void finish_when_all_in(Responder *r, uint64_t now)
+{
+	const ResponderParams &p = r->p;
+	r->live.received.store(r->c.received, std::memory_order_relaxed);
+	r->arrived.completed.store(r->c.received, std::memory_order_relaxed);
+	const bool quiet = p.linger_tsc && now - r->last_progress > p.linger_tsc;
+	r->finished = r->nheld == 0 &&
+		      (!p.reliable || quiet || r->ctl->requester_done.load(std::memory_order_acquire));
+}
+
+/* The burst's polls, busy or idle, and what arrived so far: for the control plane. */
+inline void publish_polls(Responder *r, int n, RecvRefill &rf)
+{
+	ResponderCounters &c = r->c;
+	if (n > 0) {
+		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
+		r->live.received.store(c.received, std::memory_order_relaxed);
+		r->arrived.completed.store(c.received, std::memory_order_relaxed);
+		r->live.srq_posted.store(rf.posted(), std::memory_order_relaxed);
+	} else {
+		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);
+	}
+}
+
+/* Nothing arrived and nothing is held: the run is over when all is in or the
+ * requester is done (after a drain), and stalled when nothing comes. */
+inline void finish_when_quiet(Responder *r, bool two_sided, uint64_t now)
+{
+	ResponderCounters &c = r->c;
+	const ResponderParams &p = r->p;
+	/* Counts announced up front (a remote peer): done as soon as all is in. */
+	if (two_sided && r->ctl->counts_known && all_arrived(r)) {
+		r->finished = true;
+	} else if (r->ctl->requester_done.load(std::memory_order_acquire)) {
+		if (!two_sided || all_arrived(r) || now - r->last_progress > p.drain_tsc)
+			r->finished = true;
+	} else if (two_sided && now - r->last_progress > p.stall_tsc) {
+		c.fail_reason = "stalled: no message from the requester";
+		r->finished = true;
+	}
+}
+
 } // namespace
 
 uint32_t responder_burst(Responder *r)
@@ -675,72 +756,22 @@ uint32_t responder_burst(Responder *r)
 		return static_cast<uint32_t>(n);
 	}
 	if (two_sided) {
-		/* Credit writes completed: reaped here, or by a role sharing the send CQ. */
-		int polled = poll_credit_completions(r);
-		/* Credit can fall due only when messages arrived (polled here or by another role
-		 * of the lcore), and a deferred one can go only when a credit write completed:
-		 * otherwise skip the scan of all QPs. */
-		const bool scan = r->credit_due || r->credit_freed != 0;
-		r->credit_freed = 0;
-		r->credit_due = false;
-		if (polled < 0) {
-			c.fail_reason = "ibv_poll_cq on the send CQ failed";
-			r->finished = true;
-			return static_cast<uint32_t>(n);
-		}
-		if (p.reliable && (scan || r->acks_waiting) && send_acks(r, now) < 0) {
-			c.fail_reason = "ibv_post_send (ACK on the control QP) failed";
-			r->finished = true;
-			return static_cast<uint32_t>(n);
-		}
-		for (uint32_t qi = 0; scan && !p.reliable && p.qp_credit && qi < r->nqps; qi++) {
-			ResponderQp &q = r->qps[qi];
-			if (!q.failed && consumed_of(r, q) - q.credit_last >= p.credit_step && send_credit(r, qi) < 0) {
-				c.fail_reason = "ibv_post_send (credit write) failed";
-				r->finished = true;
-				return static_cast<uint32_t>(n);
-			}
-		}
-		if (p.flow_window && (scan || r->flow_credit_landed < r->flow_credit_last) && send_flow_credit(r, now) < 0) {
-			c.fail_reason = "ibv_post_send (the flow's credit write) failed";
+		if (return_credit(r, now) < 0) {
 			r->finished = true;
 			return static_cast<uint32_t>(n);
 		}
 		if (verb_has_imm(p.verb) && r->lasts == r->nqps) {
-			/* Every QP's last message is in (and handed on); reliable, its sender also
-			 * has every ACK (else a lost one brings a retransmission to answer). */
-			r->live.received.store(c.received, std::memory_order_relaxed);
-			r->arrived.completed.store(c.received, std::memory_order_relaxed);
-			const bool quiet = p.linger_tsc && now - r->last_progress > p.linger_tsc;
-			r->finished = r->nheld == 0 &&
-				      (!p.reliable || quiet || r->ctl->requester_done.load(std::memory_order_acquire));
+			finish_when_all_in(r, now);
 			return static_cast<uint32_t>(n);
 		}
 	}
-	if (n > 0) {
-		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
-		r->live.received.store(c.received, std::memory_order_relaxed);
-		r->arrived.completed.store(c.received, std::memory_order_relaxed);
-		r->live.srq_posted.store(rf.posted(), std::memory_order_relaxed);
-	} else {
-		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);
-	}
+	publish_polls(r, n, rf);
 	/* The control plane paused the senders: waiting is not a stall. */
 	if (r->ctl->is_paused())
 		r->last_progress = now;
 	r->idler.idle(n > 0);
-	if (n == 0 && r->nheld == 0) {
-		/* Counts announced up front (a remote peer): done as soon as all is in. */
-		if (two_sided && r->ctl->counts_known && all_arrived(r)) {
-			r->finished = true;
-		} else if (r->ctl->requester_done.load(std::memory_order_acquire)) {
-			if (!two_sided || all_arrived(r) || now - r->last_progress > p.drain_tsc)
-				r->finished = true;
-		} else if (two_sided && now - r->last_progress > p.stall_tsc) {
-			c.fail_reason = "stalled: no message from the requester";
-			r->finished = true;
-		}
-	}
+	if (n == 0 && r->nheld == 0)
+		finish_when_quiet(r, two_sided, now);
 	return static_cast<uint32_t>(n);
 }
 
