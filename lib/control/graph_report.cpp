@@ -297,15 +297,15 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 
 namespace {
 
-void print_stage(const GraphStage &s)
+void print_stage(Report &out, const GraphStage &s)
 {
 	const StageStats &st = s.st.st;
-	printf("  stage %-13s %s on lcore %u: %" PRIu64 " messages in %" PRIu64 " bursts", (s.conf->name + ":").c_str(),
-	       stage_kind_name(s.conf->kind), s.lcore->lcore, st.msgs, st.bursts);
-	printf("%s; %" PRIu64 " calls", stage_describe(s).c_str(), st.calls);
+	out.put("  stage %-13s %s on lcore %u: %" PRIu64 " messages in %" PRIu64 " bursts", (s.conf->name + ":").c_str(),
+	        stage_kind_name(s.conf->kind), s.lcore->lcore, st.msgs, st.bursts);
+	out.put("%s; %" PRIu64 " calls", stage_describe(s).c_str(), st.calls);
 	if (s.lcore->loop.count_cycles)
-		printf(", %.1f cycles per message", st.msgs ? static_cast<double>(st.cycles) / static_cast<double>(st.msgs) : 0.0);
-	printf("\n");
+		out.put(", %.1f cycles per message", st.msgs ? static_cast<double>(st.cycles) / static_cast<double>(st.msgs) : 0.0);
+	out.put("\n");
 }
 
 /* Counts merged over flows (what a single flow's run printed as its own). */
@@ -345,7 +345,7 @@ const char *verified_how(const GraphFlow &f)
 	return !o.verify ? " (sequence only: --no-verify)" : verb_info(o.verb).verified_how;
 }
 
-void print_first_bad(const Graph &g)
+void print_first_bad(Report &out, const Graph &g)
 {
 	for (const auto &f : g.flows) {
 		const std::string who = g.flows.size() > 1 ? "flow " + f->conf->name + " " : "";
@@ -354,19 +354,19 @@ void print_first_bad(const Graph &g)
 				const ResponderCounters &b = pp->c;
 				if (b.first_bad_seq == UINT64_MAX)
 					continue;
-				printf("  first bad message:   %sQP %u seq %" PRIu64 " at the %s side", who.c_str(), b.first_bad_qp,
-				       b.first_bad_seq, pp->echo ? "echoing" : "pinging");
+				out.put("  first bad message:   %sQP %u seq %" PRIu64 " at the %s side", who.c_str(), b.first_bad_qp,
+				        b.first_bad_seq, pp->echo ? "echoing" : "pinging");
 				if (b.first_bad_offset >= 0)
-					printf(", byte %" PRId64 " differs from the pattern", b.first_bad_offset);
-				printf("\n");
+					out.put(", byte %" PRId64 " differs from the pattern", b.first_bad_offset);
+				out.put("\n");
 				return;
 			}
 			continue;
 		}
 		for (const auto &ln : f->lanes)   // a lane's read result that did not check out
 			if (ln->q.c.first_bad_seq != UINT64_MAX) {
-				printf("  first bad message:   %slane on lcore %u, QP %u seq %" PRIu64 "\n", who.c_str(), ln->lcore->lcore,
-				       ln->q.c.first_bad_qp, ln->q.c.first_bad_seq);
+				out.put("  first bad message:   %slane on lcore %u, QP %u seq %" PRIu64 "\n", who.c_str(), ln->lcore->lcore,
+				        ln->q.c.first_bad_qp, ln->q.c.first_bad_seq);
 				return;
 			}
 		const ResponderCounters &v = f->v.c;
@@ -378,12 +378,12 @@ void print_first_bad(const Graph &g)
 		const uint32_t qp = rsp ? v.first_bad_qp : q.first_bad_qp;
 		const int64_t off = rsp ? v.first_bad_offset : q.first_bad_offset;
 		if (off >= 0)
-			printf("  first bad message:   %sQP %u seq %" PRIu64 ", byte %" PRId64 " differs from the pattern\n",
-			       who.c_str(), qp, seq, off);
+			out.put("  first bad message:   %sQP %u seq %" PRIu64 ", byte %" PRId64 " differs from the pattern\n",
+			        who.c_str(), qp, seq, off);
 		else if (verb_is_atomic(f->o.verb))
-			printf("  first bad message:   %sQP %u value %" PRIu64 "\n", who.c_str(), qp, seq);
+			out.put("  first bad message:   %sQP %u value %" PRIu64 "\n", who.c_str(), qp, seq);
 		else
-			printf("  first bad message:   %sQP %u seq %" PRIu64 "\n", who.c_str(), qp, seq);
+			out.put("  first bad message:   %sQP %u seq %" PRIu64 "\n", who.c_str(), qp, seq);
 		return;
 	}
 }
@@ -394,15 +394,15 @@ double us(uint64_t ns)
 }
 
 /* perftest's lat tests print the same figures, of half round trips. */
-void print_pingpong(const GraphFlow &f, bool named)
+void print_pingpong(Report &out, const GraphFlow &f, bool named)
 {
 	const Histogram &h = *f.hist;
 	const std::string n = named ? " (" + f.conf->name + ")" : "";
 	auto line = [&](const char *what, double v) {
-		printf("  %-20s %.2f us\n", ("latency " + std::string(what) + n + ":").c_str(), v);
+		out.put("  %-20s %.2f us\n", ("latency " + std::string(what) + n + ":").c_str(), v);
 	};
 	auto count = [&](const char *what, uint64_t v, const std::string &tail = "") {
-		printf("  %-20s %" PRIu64 "%s\n", (what + n + ":").c_str(), v, tail.c_str());
+		out.put("  %-20s %" PRIu64 "%s\n", (what + n + ":").c_str(), v, tail.c_str());
 	};
 	const ResponderCounters &pc = f.ping.c, &ec = f.pong.c;
 	count("iterations", f.o.messages, " (round trips over " + std::to_string(f.o.qps) + " QP" + (f.o.qps > 1 ? "s)" : ")"));
@@ -410,9 +410,9 @@ void print_pingpong(const GraphFlow &f, bool named)
 	count("echoes received", pc.received);
 	count("echoes verified", pc.verified);
 	const double secs = pc.end_tsc > pc.start_tsc ? tsc_to_s(pc.end_tsc - pc.start_tsc) : 0;
-	printf("  %-20s %.0f /s\n", ("round trips" + n + ":").c_str(), secs > 0 ? static_cast<double>(pc.received) / secs : 0.0);
-	printf("  %-20s %" PRIu64 " (half round trips: one iteration per QP, post to post, / 2; %u QP%s, one message in flight on each)\n",
-	       ("latency samples" + n + ":").c_str(), h.count(), f.o.qps, f.o.qps > 1 ? "s" : "");
+	out.put("  %-20s %.0f /s\n", ("round trips" + n + ":").c_str(), secs > 0 ? static_cast<double>(pc.received) / secs : 0.0);
+	out.put("  %-20s %" PRIu64 " (half round trips: one iteration per QP, post to post, / 2; %u QP%s, one message in flight on each)\n",
+	        ("latency samples" + n + ":").c_str(), h.count(), f.o.qps, f.o.qps > 1 ? "s" : "");
 	line("min", us(h.min()));
 	line("median", us(h.percentile(0.5)));
 	line("average", h.mean() / 1000.0);
@@ -424,33 +424,33 @@ void print_pingpong(const GraphFlow &f, bool named)
 
 /* Seed 002's figures: how the QPs were shared, each lane's work and CPU per message,
  * and the completions the lanes handed each other. */
-void print_lanes(const GraphFlow &f)
+void print_lanes(Report &out, const GraphFlow &f)
 {
 	const size_t nl = f.lanes.size();
 	if (f.share_qps)
-		printf("  QP sharing:          %u QPs shared by %zu lcores (each posts to every QP; one send CQ, polled by all, "
-		       "completions handed to their lane through rings)\n", f.o.qps, nl);
+		out.put("  QP sharing:          %u QPs shared by %zu lcores (each posts to every QP; one send CQ, polled by all, "
+		        "completions handed to their lane through rings)\n", f.o.qps, nl);
 	else
-		printf("  QP sharing:          none: %u QPs split over %zu lcores (%zu each, a send CQ each)\n", f.o.qps, nl,
-		       f.o.qps / nl);
+		out.put("  QP sharing:          none: %u QPs split over %zu lcores (%zu each, a send CQ each)\n", f.o.qps, nl,
+		        f.o.qps / nl);
 	uint64_t completed = 0, handed = 0;
 	double cpu = 0;
 	for (const auto &ln : f.lanes) {
 		const RequesterCounters &c = ln->q.c;
 		const double lane_cpu = ln->lcore->cpu_s;
-		printf("  lane on lcore %-3u    sent %" PRIu64 ", completed %" PRIu64 ", verified %" PRIu64 ", handed over %" PRIu64
-		       ", handed in %" PRIu64 ", CPU %.3f s (%.0f ns/msg)\n", ln->lcore->lcore, c.sent, c.completed, c.verified,
-		       c.handed_over, c.handed_in, lane_cpu, c.completed ? lane_cpu * 1e9 / static_cast<double>(c.completed) : 0.0);
-		print_wc_errors(("lane " + std::to_string(ln->lcore->lcore)).c_str(), c.wc_errors);
+		out.put("  lane on lcore %-3u    sent %" PRIu64 ", completed %" PRIu64 ", verified %" PRIu64 ", handed over %" PRIu64
+		        ", handed in %" PRIu64 ", CPU %.3f s (%.0f ns/msg)\n", ln->lcore->lcore, c.sent, c.completed, c.verified,
+		        c.handed_over, c.handed_in, lane_cpu, c.completed ? lane_cpu * 1e9 / static_cast<double>(c.completed) : 0.0);
+		print_wc_errors(out, ("lane " + std::to_string(ln->lcore->lcore)).c_str(), c.wc_errors);
 		if (c.fail_reason)
-			printf("  lane lcore %u failed: %s\n", ln->lcore->lcore, c.fail_reason);
+			out.put("  lane lcore %u failed: %s\n", ln->lcore->lcore, c.fail_reason);
 		completed += c.completed;
 		handed += c.handed_over;
 		cpu += lane_cpu;
 	}
-	printf("  CPU per message:     %.0f ns (the lanes' lcores' CPU time / messages)\n",
-	       completed ? cpu * 1e9 / static_cast<double>(completed) : 0.0);
-	printf("  completions handed between lanes: %" PRIu64 "\n", handed);
+	out.put("  CPU per message:     %.0f ns (the lanes' lcores' CPU time / messages)\n",
+	        completed ? cpu * 1e9 / static_cast<double>(completed) : 0.0);
+	out.put("  completions handed between lanes: %" PRIu64 "\n", handed);
 }
 
 
@@ -609,45 +609,45 @@ std::string windows_str(const Graph &g)
 
 /* Devices, the pipeline, the shape the flows share, how QPs were connected, posted
  * and polled. */
-void print_header(const PipelineConf &c, const Graph &g, const Totals &x)
+void print_header(Report &out, const PipelineConf &c, const Graph &g, const Totals &x)
 {
 	const GraphFlow &f0 = *g.flows[0];
 	const FlowParams &o0 = f0.o;
 	const std::string in_flows = g.flows.size() > 1 ? " in " + std::to_string(g.flows.size()) + " flows" : "";
 	for (const GraphDevice &d : g.devs)
-		printf("  device:              %s port %u, GID index %d, MTU %s\n", d.dev->name.c_str(), d.dev->port,
-		       d.dev->gid_index, mtu_str(d.dev->port_attr.active_mtu));
-	printf("  pipeline:            %s: %zu flow%s, %zu stages on %zu lcores\n", c.file.c_str(), g.flows.size(),
-	       g.flows.size() > 1 ? "s" : "", g.stages.size(), g.lcores.size());
+		out.put("  device:              %s port %u, GID index %d, MTU %s\n", d.dev->name.c_str(), d.dev->port,
+		        d.dev->gid_index, mtu_str(d.dev->port_attr.active_mtu));
+	out.put("  pipeline:            %s: %zu flow%s, %zu stages on %zu lcores\n", c.file.c_str(), g.flows.size(),
+	        g.flows.size() > 1 ? "s" : "", g.stages.size(), g.lcores.size());
 	if (x.same && x.npingpong == g.flows.size())
-		printf("  mode:                ping-pong, %s, %u B, %u QP%s each way%s, one message in flight on each, signal every %u, "
-		       "send queue %u\n", verb_opcode_name(o0.verb), o0.msg_bytes, x.qps, x.qps > 1 ? "s" : "", in_flows.c_str(),
-		       o0.signal_every, o0.sq_depth);
+		out.put("  mode:                ping-pong, %s, %u B, %u QP%s each way%s, one message in flight on each, signal every %u, "
+		        "send queue %u\n", verb_opcode_name(o0.verb), o0.msg_bytes, x.qps, x.qps > 1 ? "s" : "", in_flows.c_str(),
+		        o0.signal_every, o0.sq_depth);
 	else if (x.same)
-		printf("  verb:                %s, %u B, %u QP%s%s, batch %u, signal every %u, send queue %u, %s\n",
-		       verb_opcode_name(o0.verb), o0.msg_bytes, x.qps, x.qps > 1 ? "s" : "", in_flows.c_str(), o0.batch,
-		       o0.signal_every, o0.sq_depth, windows_str(g).c_str());
+		out.put("  verb:                %s, %u B, %u QP%s%s, batch %u, signal every %u, send queue %u, %s\n",
+		        verb_opcode_name(o0.verb), o0.msg_bytes, x.qps, x.qps > 1 ? "s" : "", in_flows.c_str(), o0.batch,
+		        o0.signal_every, o0.sq_depth, windows_str(g).c_str());
 	for (const auto &f : g.flows) {   // two hosts: which end this is
 		if (!f->remote)
 			continue;
 		const Device &dev = *f->end_here()->dev;
-		printf("  role:                %s%s %s, %s port %u, GID index %d\n",
-		       g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
-		       f->serves() ? "server (responder) on" : "client (requester) of", f->remote->addr.str.c_str(),
-		       dev.name.c_str(), dev.port, dev.gid_index);
+		out.put("  role:                %s%s %s, %s port %u, GID index %d\n",
+		        g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
+		        f->serves() ? "server (responder) on" : "client (requester) of", f->remote->addr.str.c_str(),
+		        dev.name.c_str(), dev.port, dev.gid_index);
 	}
 	for (const auto &f : g.flows)   // each flow's pairs: through rdma_cm (each its own port), or directly
-		printf("  connected:           %s%s\n", g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
-		       connected_of(*f).c_str());
-	printf("  completions:         %s\n", cq_ops_str(f0.end_here()->ops));
+		out.put("  connected:           %s%s\n", g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
+		        connected_of(*f).c_str());
+	out.put("  completions:         %s\n", cq_ops_str(f0.end_here()->ops));
 	if (x.npingpong == g.flows.size())
-		printf("  posting:             one ibv_post_send per message%s\n", f0.ping.p.inline_send ? ", inline" : "");
+		out.put("  posting:             one ibv_post_send per message%s\n", f0.ping.p.inline_send ? ", inline" : "");
 	else
-		printf("  posting:             %s%s%s%s\n", g.use_wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
-		       o0.inline_send ? ", inline" : "", o0.fence ? ", fenced chains" : "",
-		       rel_writes_here(g) ? "; retransmitted writes (two SGEs) through ibv_post_send" : "");
+		out.put("  posting:             %s%s%s%s\n", g.use_wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
+		        o0.inline_send ? ", inline" : "", o0.fence ? ", fenced chains" : "",
+		        rel_writes_here(g) ? "; retransmitted writes (two SGEs) through ibv_post_send" : "");
 	if (o0.rate_pps > 0 && !f0.o.tx_gen_stage)
-		printf("  rate limit:          %.0f msg/s per flow (paced by the requester)\n", o0.rate_pps);
+		out.put("  rate limit:          %.0f msg/s per flow (paced by the requester)\n", o0.rate_pps);
 }
 
 /* Why a flow failed, as its roles (or its connections) said it first: "" if none did. */
@@ -660,29 +660,29 @@ std::string flow_failure(const GraphFlow &f)
 }
 
 /* A flow's errors and failures, when the run has several (one flow's are the run's). */
-void print_flow_errors(const GraphFlow &f)
+void print_flow_errors(Report &out, const GraphFlow &f)
 {
 	const std::string name = "flow " + f.conf->name;
 	if (f.pingpong) {
-		print_wc_errors((name + " ping").c_str(), f.ping.c.wc_errors);
-		print_wc_errors((name + " echo").c_str(), f.pong.c.wc_errors);
+		print_wc_errors(out, (name + " ping").c_str(), f.ping.c.wc_errors);
+		print_wc_errors(out, (name + " echo").c_str(), f.pong.c.wc_errors);
 		for (const PingPong *pp : {&f.ping, &f.pong})
 			if (pp->c.fail_reason)
-				printf("  %s %s failed: %s\n", name.c_str(), pp->echo ? "echo" : "ping", pp->c.fail_reason);
+				out.put("  %s %s failed: %s\n", name.c_str(), pp->echo ? "echo" : "ping", pp->c.fail_reason);
 		return;
 	}
-	print_wc_errors((name + " requester").c_str(), f.q.c.wc_errors);
-	print_wc_errors((name + " responder").c_str(), f.v.c.wc_errors);
+	print_wc_errors(out, (name + " requester").c_str(), f.q.c.wc_errors);
+	print_wc_errors(out, (name + " responder").c_str(), f.v.c.wc_errors);
 	if (f.q.c.fail_reason)
-		printf("  %s requester failed: %s\n", name.c_str(), f.q.c.fail_reason);
+		out.put("  %s requester failed: %s\n", name.c_str(), f.q.c.fail_reason);
 	if (f.v.c.fail_reason)
-		printf("  %s responder failed: %s\n", name.c_str(), f.v.c.fail_reason);
+		out.put("  %s responder failed: %s\n", name.c_str(), f.v.c.fail_reason);
 	if (f.v.c.held_overflow)
-		printf("  %s receiver:    %" PRIu64 " beyond the window\n", name.c_str(), f.v.c.held_overflow);
+		out.put("  %s receiver:    %" PRIu64 " beyond the window\n", name.c_str(), f.v.c.held_overflow);
 }
 
 /* A line per flow (its lanes, its errors), then the stages that are not RDMA roles. */
-void print_flows(const Graph &g, const Totals &x)
+void print_flows(Report &out, const Graph &g, const Totals &x)
 {
 	for (size_t i = 0; i < g.flows.size(); i++) {
 		const GraphFlow &f = *g.flows[i];
@@ -698,24 +698,24 @@ void print_flows(const Graph &g, const Totals &x)
 				ends += (ln == f.lanes[0] ? "" : ",") + std::to_string(ln->lcore->lcore);
 			ends += " -> a passive far end";
 		}
-		printf("  flow %-14s %s, %u B, %u QP%s, %s: sent %" PRIu64 ", completed %" PRIu64 ", received %" PRIu64
-		       ", verified %" PRIu64 "%s\n",
-		       (f.conf->name + ":").c_str(), verb_opcode_name(f.o.verb), f.o.msg_bytes, f.o.qps, f.o.qps > 1 ? "s" : "",
-		       ends.c_str(), ft.sent, ft.completed, ft.delivered, ft.verified, tail.c_str());
+		out.put("  flow %-14s %s, %u B, %u QP%s, %s: sent %" PRIu64 ", completed %" PRIu64 ", received %" PRIu64
+		        ", verified %" PRIu64 "%s\n",
+		        (f.conf->name + ":").c_str(), verb_opcode_name(f.o.verb), f.o.msg_bytes, f.o.qps, f.o.qps > 1 ? "s" : "",
+		        ends.c_str(), ft.sent, ft.completed, ft.delivered, ft.verified, tail.c_str());
 		if (!f.lanes.empty())
-			print_lanes(f);
+			print_lanes(out, f);
 		else if (g.flows.size() > 1)
-			print_flow_errors(f);
+			print_flow_errors(out, f);
 	}
 	/* The RDMA stages' work is in the flow lines; their cost too when cycles are counted. */
 	for (const auto &s : g.stages)
 		if (!stage_kind(s->conf->kind).needs_io ||
 		    s->lcore->loop.count_cycles)
-			print_stage(*s);
+			print_stage(out, *s);
 }
 
 /* run.warmup: the rate of what completed after it, up to the last completion. */
-void print_warmup(const Graph &g)
+void print_warmup(Report &out, const Graph &g)
 {
 	const double warmup_s = g.flows[0]->o.warmup_s;
 	uint64_t warm = UINT64_MAX, after = 0, after_bytes = 0, left = 0, last = 0;
@@ -729,15 +729,15 @@ void print_warmup(const Graph &g)
 		}
 	if (warm != UINT64_MAX && last > warm) {
 		double ws = tsc_to_s(last - warm);
-		printf("  after warm-up:       %.4f Mmsg/s, %.4f Gbit/s (%" PRIu64 " messages in the first %.1f s left out)\n",
-		       static_cast<double>(after) / ws / 1e6, static_cast<double>(after_bytes) * 8 / ws / 1e9, left, warmup_s);
+		out.put("  after warm-up:       %.4f Mmsg/s, %.4f Gbit/s (%" PRIu64 " messages in the first %.1f s left out)\n",
+		        static_cast<double>(after) / ws / 1e6, static_cast<double>(after_bytes) * 8 / ws / 1e9, left, warmup_s);
 	} else {
-		printf("  after warm-up:       none: the run ended within the %.1f s warm-up\n", warmup_s);
+		out.put("  after warm-up:       none: the run ended within the %.1f s warm-up\n", warmup_s);
 	}
 }
 
 /* Two hosts: each end's connections, and how the run ended for them. */
-void print_remote(const Graph &g)
+void print_remote(Report &out, const Graph &g)
 {
 	for (const auto &f : g.flows) {
 		if (!f->remote)
@@ -746,41 +746,41 @@ void print_remote(const Graph &g)
 		const std::string who = g.flows.size() > 1 ? "flow " + f->conf->name + ": " : "";
 		const unsigned n = f->o.qps;
 		if (e.server)
-			printf("  disconnected:        %s%u of %u connection%s%s%s\n", who.c_str(), e.down, n, n > 1 ? "s" : "",
-			       e.why.empty() ? "" : ", first: ", e.why.c_str());
+			out.put("  disconnected:        %s%u of %u connection%s%s%s\n", who.c_str(), e.down, n, n > 1 ? "s" : "",
+			        e.why.empty() ? "" : ", first: ", e.why.c_str());
 		else if (!e.why.empty())
-			printf("  connection lost:     %s%s\n", who.c_str(), e.why.c_str());
+			out.put("  connection lost:     %s%s\n", who.c_str(), e.why.c_str());
 		if (e.probe_cq)
-			printf("  keep-alive reads:    %s%" PRIu64 " posted, %" PRIu64 " answered\n", who.c_str(), e.probes_posted,
-			       e.probes_answered);
+			out.put("  keep-alive reads:    %s%" PRIu64 " posted, %" PRIu64 " answered\n", who.c_str(), e.probes_posted,
+			        e.probes_answered);
 		if (e.final_counts && !e.server)
-			printf("  final counts:        %s%" PRIu64 " of %u written to the server\n", who.c_str(), e.counts_written, n);
+			out.put("  final counts:        %s%" PRIu64 " of %u written to the server\n", who.c_str(), e.counts_written, n);
 		if (e.final_counts && e.server) {
 			unsigned told = 0;
 			remote_sent(e, n, &told);
-			printf("  final counts:        %s%u of %u told by the client%s\n", who.c_str(), told, n,
-			       told < n ? " (it went away before its end)" : "");
+			out.put("  final counts:        %s%u of %u told by the client%s\n", who.c_str(), told, n,
+			        told < n ? " (it went away before its end)" : "");
 		}
 	}
 }
 
 /* A reliable ping-pong (stop-and-wait): pings sent again, repeats on either side. */
-void print_pingpong_reliability(const GraphFlow &f, const std::string &n)
+void print_pingpong_reliability(Report &out, const GraphFlow &f, const std::string &n)
 {
-	printf("  reliability:         %ssoftware over UC, stop-and-wait (each echo acknowledges its ping)\n", n.c_str());
+	out.put("  reliability:         %ssoftware over UC, stop-and-wait (each echo acknowledges its ping)\n", n.c_str());
 	if (f.tx)
-		printf("  retransmissions:     %s%" PRIu64 " (fast 0, timeout %" PRIu64 ")\n", n.c_str(), f.ping.retx_timeout,
-		       f.ping.retx_timeout);
+		out.put("  retransmissions:     %s%" PRIu64 " (fast 0, timeout %" PRIu64 ")\n", n.c_str(), f.ping.retx_timeout,
+		        f.ping.retx_timeout);
 	if (f.rx)
-		printf("  repeated pings:      %s%" PRIu64 " (echoed again)\n", n.c_str(), f.pong.duplicates);
+		out.put("  repeated pings:      %s%" PRIu64 " (echoed again)\n", n.c_str(), f.pong.duplicates);
 	if (f.tx)
-		printf("  duplicates dropped:  %s%" PRIu64 " (echoes already in)\n", n.c_str(), f.ping.duplicates);
+		out.put("  duplicates dropped:  %s%" PRIu64 " (echoes already in)\n", n.c_str(), f.ping.duplicates);
 }
 
 /* UC flows made reliable in software: what recovering cost, per flow, as each end
  * here sees it (a two-host end only its own half: the sender's retransmissions, ACKs
  * received and RTT; the receiver's ACKs sent, duplicates and headers). */
-void print_reliability(const Graph &g)
+void print_reliability(Report &out, const Graph &g)
 {
 	for (const auto &fp : g.flows) {
 		const GraphFlow &f = *fp;
@@ -788,128 +788,128 @@ void print_reliability(const Graph &g)
 			continue;
 		const std::string n = g.flows.size() > 1 ? "flow " + f.conf->name + ": " : "";
 		if (f.pingpong) {
-			print_pingpong_reliability(f, n);
+			print_pingpong_reliability(out, f, n);
 			continue;
 		}
 		const RequesterCounters &q = f.q.c;
 		const ResponderCounters &v = f.v.c;
-		printf("  reliability:         %ssoftware over UC, an ACK every %u messages or %u us\n", n.c_str(), f.o.ack_every,
-		       f.o.ack_us);
+		out.put("  reliability:         %ssoftware over UC, an ACK every %u messages or %u us\n", n.c_str(), f.o.ack_every,
+		        f.o.ack_us);
 		if (f.tx)
-			printf("  retransmissions:     %s%" PRIu64 " (fast %" PRIu64 ", timeout %" PRIu64 ")%s\n", n.c_str(),
-			       q.retx_fast + q.retx_timeout, q.retx_fast, q.retx_timeout,
-			       q.retx_deferred ? (", " + std::to_string(q.retx_deferred) + " put off by a full send queue").c_str() : "");
+			out.put("  retransmissions:     %s%" PRIu64 " (fast %" PRIu64 ", timeout %" PRIu64 ")%s\n", n.c_str(),
+			        q.retx_fast + q.retx_timeout, q.retx_fast, q.retx_timeout,
+			        q.retx_deferred ? (", " + std::to_string(q.retx_deferred) + " put off by a full send queue").c_str() : "");
 		const std::string sent = f.rx ? std::to_string(v.acks_sent) : "(by the server)";
 		const std::string received = f.tx ? std::to_string(q.acks_received) : "(by the client)";
-		printf("  acks:                %ssent %s, received %s%s\n", n.c_str(), sent.c_str(), received.c_str(),
-		       v.ack_no_room ? (", " + std::to_string(v.ack_no_room) + " put off by busy control slots").c_str() : "");
+		out.put("  acks:                %ssent %s, received %s%s\n", n.c_str(), sent.c_str(), received.c_str(),
+		        v.ack_no_room ? (", " + std::to_string(v.ack_no_room) + " put off by busy control slots").c_str() : "");
 		if (f.tx)
-			printf("  sack holes:          %s%" PRIu64 "\n", n.c_str(), q.sack_holes);
+			out.put("  sack holes:          %s%" PRIu64 "\n", n.c_str(), q.sack_holes);
 		if (f.tx && q.restart_requests)
-			printf("  restart requests:    %s%" PRIu64 " (QPs paused until their receiver restarted them)\n", n.c_str(),
-			       q.restart_requests);
+			out.put("  restart requests:    %s%" PRIu64 " (QPs paused until their receiver restarted them)\n", n.c_str(),
+			        q.restart_requests);
 		if (f.rx) {
-			printf("  duplicates dropped:  %s%" PRIu64 "\n", n.c_str(), v.duplicates);
-			printf("  out of order:        %s%" PRIu64 "\n", n.c_str(), v.out_of_order);
+			out.put("  duplicates dropped:  %s%" PRIu64 "\n", n.c_str(), v.duplicates);
+			out.put("  out of order:        %s%" PRIu64 "\n", n.c_str(), v.out_of_order);
 		}
 		if (f.rx && f.o.verb == Verb::write_imm)
-			printf("  retransmitted writes: %s%" PRIu64 " taken, %" PRIu64 " refused (header outside the window or slot)\n",
-			       n.c_str(), v.retx_received, v.retx_header_bad);
+			out.put("  retransmitted writes: %s%" PRIu64 " taken, %" PRIu64 " refused (header outside the window or slot)\n",
+			        n.c_str(), v.retx_received, v.retx_header_bad);
 		if (v.outside_window)
-			printf("  outside the window:  %s%" PRIu64 " (dropped)\n", n.c_str(), v.outside_window);
+			out.put("  outside the window:  %s%" PRIu64 " (dropped)\n", n.c_str(), v.outside_window);
 		if (v.qp_restarts || v.restart_requests)
-			printf("  qp restarts:         %s%" PRIu64 " (a loss broke a multi-packet message: %" PRIu64
-			       " reported broken, %" PRIu64 " asked for by the sender)\n",
-			       n.c_str(), v.qp_restarts, v.broken, v.restart_requests);
+			out.put("  qp restarts:         %s%" PRIu64 " (a loss broke a multi-packet message: %" PRIu64
+			        " reported broken, %" PRIu64 " asked for by the sender)\n",
+			        n.c_str(), v.qp_restarts, v.broken, v.restart_requests);
 		if (f.tx && f.q.flow_latency[0].count()) {
 			const Histogram &h = f.q.flow_latency[0];
-			printf("  rtt:                 %sp50 %.1f us, p99 %.1f us (%" PRIu64 " samples, messages sent once)\n", n.c_str(),
-			       static_cast<double>(h.percentile(0.5)) / 1000.0, static_cast<double>(h.percentile(0.99)) / 1000.0,
-			       h.count());
+			out.put("  rtt:                 %sp50 %.1f us, p99 %.1f us (%" PRIu64 " samples, messages sent once)\n", n.c_str(),
+			        static_cast<double>(h.percentile(0.5)) / 1000.0, static_cast<double>(h.percentile(0.99)) / 1000.0,
+			        h.count());
 		}
 		if (q.injected_losses)
-			printf("  injected losses:     %s%" PRIu64 " data WRs never posted (inject_loss)\n", n.c_str(), q.injected_losses);
+			out.put("  injected losses:     %s%" PRIu64 " data WRs never posted (inject_loss)\n", n.c_str(), q.injected_losses);
 	}
 }
 
 /* What moved and what went wrong, over all flows. */
-void print_counts(const Graph &g, const Totals &x, const std::vector<const AsyncEventWatch *> &async, const RunView &view)
+void print_counts(Report &out, const Graph &g, const Totals &x, const std::vector<const AsyncEventWatch *> &async, const RunView &view)
 {
 	const GraphFlow &f0 = *g.flows[0];
 	const FlowTally &all = x.all;
-	printf("  messages sent:       %" PRIu64 "\n", all.sent);
-	printf("  messages completed:  %" PRIu64 "\n", all.completed);
-	printf("  messages received:   %" PRIu64 "\n", all.delivered);
-	printf("  messages verified:   %" PRIu64 "%s\n", all.verified, x.same ? verified_how(f0) : "");
+	out.put("  messages sent:       %" PRIu64 "\n", all.sent);
+	out.put("  messages completed:  %" PRIu64 "\n", all.completed);
+	out.put("  messages received:   %" PRIu64 "\n", all.delivered);
+	out.put("  messages verified:   %" PRIu64 "%s\n", all.verified, x.same ? verified_how(f0) : "");
 	if (x.writes)
-		printf("  window slots checked: %" PRIu64 "\n", x.v.window_slots_checked);
+		out.put("  window slots checked: %" PRIu64 "\n", x.v.window_slots_checked);
 	if (x.atomics)
-		printf("  final words checked: %" PRIu64 "\n", x.v.counters_checked);
-	printf("  bytes:               %" PRIu64 "\n", x.bytes);
-	printf("  elapsed:             %.3f s\n", x.secs);
-	printf("  message rate:        %.4f Mmsg/s\n", static_cast<double>(all.delivered) / x.secs / 1e6);
-	printf("  throughput:          %.4f Gbit/s\n", static_cast<double>(x.bytes) * 8 / x.secs / 1e9);
+		out.put("  final words checked: %" PRIu64 "\n", x.v.counters_checked);
+	out.put("  bytes:               %" PRIu64 "\n", x.bytes);
+	out.put("  elapsed:             %.3f s\n", x.secs);
+	out.put("  message rate:        %.4f Mmsg/s\n", static_cast<double>(all.delivered) / x.secs / 1e6);
+	out.put("  throughput:          %.4f Gbit/s\n", static_cast<double>(x.bytes) * 8 / x.secs / 1e9);
 	if (f0.o.warmup_s > 0)
-		print_warmup(g);
-	printf("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", x.q.post_calls,
-	       x.q.post_calls ? static_cast<double>(x.wrs) / static_cast<double>(x.q.post_calls) : 0.0);
+		print_warmup(out, g);
+	out.put("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", x.q.post_calls,
+	        x.q.post_calls ? static_cast<double>(x.wrs) / static_cast<double>(x.q.post_calls) : 0.0);
 	if (x.two_sided) {
 		if (x.srq_posts || !x.rq_posts)
-			printf("  srq posts:           %" PRIu64 " (%" PRIu64 " cut short by an empty receive pool)\n", x.srq_posts, x.shortfalls);
+			out.put("  srq posts:           %" PRIu64 " (%" PRIu64 " cut short by an empty receive pool)\n", x.srq_posts, x.shortfalls);
 		if (x.rq_posts)   // recv_queue = "qp"
-			printf("  receive posts:       %" PRIu64 " to QPs' own receive queues (%" PRIu64 " cut short by an empty receive pool)\n",
-			       x.rq_posts, x.shortfalls);
-		printf("  credit writes:       %" PRIu64 "%s\n", x.v.credit_writes,
-		       x.v.flow_credit_moves ? (" (" + std::to_string(x.v.flow_credit_moves) + " flow credit moved to another QP, not landed in " +
+			out.put("  receive posts:       %" PRIu64 " to QPs' own receive queues (%" PRIu64 " cut short by an empty receive pool)\n",
+			        x.rq_posts, x.shortfalls);
+		out.put("  credit writes:       %" PRIu64 "%s\n", x.v.credit_writes,
+		        x.v.flow_credit_moves ? (" (" + std::to_string(x.v.flow_credit_moves) + " flow credit moved to another QP, not landed in " +
 						std::to_string(static_cast<int>(kCreditRetryS * 1000)) + " ms)").c_str() : "");
-		printf("  sequence errors:     %" PRIu64 "\n", x.v.sequence_errors);
-		printf("  length errors:       %" PRIu64 "\n", x.v.length_errors);
-		printf("  unexpected opcodes:  %" PRIu64 "\n", x.v.unexpected_opcodes);
-		printf("  unknown QPs:         %" PRIu64 "\n", x.v.unknown_qps);
+		out.put("  sequence errors:     %" PRIu64 "\n", x.v.sequence_errors);
+		out.put("  length errors:       %" PRIu64 "\n", x.v.length_errors);
+		out.put("  unexpected opcodes:  %" PRIu64 "\n", x.v.unexpected_opcodes);
+		out.put("  unknown QPs:         %" PRIu64 "\n", x.v.unknown_qps);
 	}
-	printf("  payload errors:      %" PRIu64 "\n", all.data_errors);
-	printf("  completion errors:   %" PRIu64 "\n", all.errors);
-	printf("  failed QPs:          %" PRIu64 "\n", all.failed_qps);
-	printf("  lost messages:       %" PRIu64 "\n", x.lost);
-	print_reliability(g);
-	printf("  buffers not returned: %" PRIu64 "\n", x.held);
-	print_remote(g);
-	print_first_bad(g);
-	print_async_events(async);
+	out.put("  payload errors:      %" PRIu64 "\n", all.data_errors);
+	out.put("  completion errors:   %" PRIu64 "\n", all.errors);
+	out.put("  failed QPs:          %" PRIu64 "\n", all.failed_qps);
+	out.put("  lost messages:       %" PRIu64 "\n", x.lost);
+	print_reliability(out, g);
+	out.put("  buffers not returned: %" PRIu64 "\n", x.held);
+	print_remote(out, g);
+	print_first_bad(out, g);
+	print_async_events(out, async);
 	std::string hw_line;
 	for (const auto &[name, n] : ports_moved(view))
 		hw_line += (hw_line.empty() ? "" : ", ") + name + " " + std::to_string(n);
-	printf("  port counters:       %s\n", hw_line.empty() ? "none moved (or the device has none)" : hw_line.c_str());
+	out.put("  port counters:       %s\n", hw_line.empty() ? "none moved (or the device has none)" : hw_line.c_str());
 	const bool pp = x.npingpong == g.flows.size();
-	print_wc_errors(pp ? "ping" : "requester", x.q.wc_errors);
-	print_wc_errors(pp ? "echo" : "responder", x.v.wc_errors);
+	print_wc_errors(out, pp ? "ping" : "requester", x.q.wc_errors);
+	print_wc_errors(out, pp ? "echo" : "responder", x.v.wc_errors);
 	if (g.flows.size() == 1 && f0.pingpong) {
 		for (const PingPong *p : {&f0.ping, &f0.pong})
 			if (p->c.fail_reason)
-				printf("  %s failed:         %s\n", p->echo ? "echo" : "ping", p->c.fail_reason);
+				out.put("  %s failed:         %s\n", p->echo ? "echo" : "ping", p->c.fail_reason);
 	} else if (g.flows.size() == 1) {
 		if (f0.q.c.fail_reason)
-			printf("  requester failed:    %s\n", f0.q.c.fail_reason);
+			out.put("  requester failed:    %s\n", f0.q.c.fail_reason);
 		if (f0.v.c.fail_reason)
-			printf("  responder failed:    %s\n", f0.v.c.fail_reason);
+			out.put("  responder failed:    %s\n", f0.v.c.fail_reason);
 	}
 	if (x.q.credit_anomalies)
-		printf("  credit anomalies:    %" PRIu64 "\n", x.q.credit_anomalies);
+		out.put("  credit anomalies:    %" PRIu64 "\n", x.q.credit_anomalies);
 }
 
 /* How the lcores polled and what CPU they took. */
-void print_lcores(const Graph &g, double secs)
+void print_lcores(Report &out, const Graph &g, double secs)
 {
 	bool adaptive = false, busy = false;
 	for (const auto &l : g.lcores)
 		if (l->has_io)
 			(l->conf->adaptive_poll ? adaptive : busy) = true;
-	printf("  polling:             %s\n", adaptive && busy ? "adaptive on some lcores, busy on the others"
-					   : adaptive ? "adaptive (sleeps on a completion channel when idle)" : "busy");
+	out.put("  polling:             %s\n", adaptive && busy ? "adaptive on some lcores, busy on the others"
+					     : adaptive ? "adaptive (sleeps on a completion channel when idle)" : "busy");
 	for (const auto &l : g.lcores)
-		printf("  lcore %-3u            %s; %" PRIu64 " of %" PRIu64 " iterations busy, CPU %.3f s%s\n", l->lcore,
-		       lcore_stages(*l).c_str(), l->loop.busy_iterations, l->loop.iterations, l->cpu_s,
-		       l->loop.idler.channel ? (", slept " + std::to_string(l->loop.idler.sleeps) + " times, woken by events " +
+		out.put("  lcore %-3u            %s; %" PRIu64 " of %" PRIu64 " iterations busy, CPU %.3f s%s\n", l->lcore,
+		        lcore_stages(*l).c_str(), l->loop.busy_iterations, l->loop.iterations, l->cpu_s,
+		        l->loop.idler.channel ? (", slept " + std::to_string(l->loop.idler.sleeps) + " times, woken by events " +
 						std::to_string(l->loop.idler.wakeups) + " times").c_str() : "");
 	/* A requester lcore and a responder lcore (every command-line rate run): their CPU
 	 * as a share of the run, as tools/bench reads it. */
@@ -924,11 +924,11 @@ void print_lcores(const Graph &g, double secs)
 	if (g.lcores.size() != 2 || !req || !rsp)
 		return;
 	for (const GraphLcore *l : {req, rsp}) {
-		printf("  %s CPU:       %.3f s (%.0f%% of %.3f s)", l == req ? "requester" : "responder", l->cpu_s,
-		       100 * l->cpu_s / secs, secs);
+		out.put("  %s CPU:       %.3f s (%.0f%% of %.3f s)", l == req ? "requester" : "responder", l->cpu_s,
+		        100 * l->cpu_s / secs, secs);
 		if (l->loop.idler.channel)
-			printf(", %" PRIu64 " sleeps, %" PRIu64 " woken by events", l->loop.idler.sleeps, l->loop.idler.wakeups);
-		printf("\n");
+			out.put(", %" PRIu64 " sleeps, %" PRIu64 " woken by events", l->loop.idler.sleeps, l->loop.idler.wakeups);
+		out.put("\n");
 	}
 }
 
@@ -999,31 +999,31 @@ void result_flows(const Graph &g, const Totals &x, Results *res)
 
 } // namespace
 
-bool graph_summary(const PipelineConf &c, const Graph &g, const std::vector<const AsyncEventWatch *> &async,
-		   const RunView &view, const Sampler &sampler, SweepRow *row, Results *out)
+bool graph_summary(Report &out, const PipelineConf &c, const Graph &g, const std::vector<const AsyncEventWatch *> &async,
+		   const RunView &view, const Sampler &sampler, SweepRow *row, Results *res_out)
 {
 	const Totals x = totals_of(g);
 	const GraphFlow &f0 = *g.flows[0];
-	printf("summary:\n");
-	print_header(c, g, x);
-	print_flows(g, x);
-	print_counts(g, x, async, view);
-	print_lcores(g, x.secs);
+	out.put("summary:\n");
+	print_header(out, c, g, x);
+	print_flows(out, g, x);
+	print_counts(out, g, x, async, view);
+	print_lcores(out, g, x.secs);
 	for (const auto &f : g.flows)
 		if (f->pingpong && f->tx)   // timed where the pings are
-			print_pingpong(*f, x.npingpong > 1);
+			print_pingpong(out, *f, x.npingpong > 1);
 	const Histogram *lat = g.flows.size() == 1 && !f0.pingpong && f0.lanes.empty() && f0.tx ? &f0.q.flow_latency[0] : nullptr;
 	if (lat && lat->count() && !f0.reliable())
-		printf("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
-		       static_cast<double>(lat->percentile(0.5)) / 1e3, static_cast<double>(lat->percentile(0.99)) / 1e3,
-		       static_cast<double>(lat->max()) / 1e3);
+		out.put("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
+		        static_cast<double>(lat->percentile(0.5)) / 1e3, static_cast<double>(lat->percentile(0.99)) / 1e3,
+		        static_cast<double>(lat->max()) / 1e3);
 	const int sig = g.run.stop_signal.load();
 	if (sig)
-		printf("  run:                 stopped by %s before its end: no new posts, what was in flight completed; "
-		       "the counts cover what ran\n", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+		out.put("  run:                 stopped by %s before its end: no new posts, what was in flight completed; "
+		        "the counts cover what ran\n", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
 	else if (g.run.abort.load())
-		printf("  run:                 stopped before its end (a stage joined by rings failed)\n");
-	printf("result: %s\n", sig ? "INTERRUPTED" : x.pass ? "PASS" : "FAIL");
+		out.put("  run:                 stopped before its end (a stage joined by rings failed)\n");
+	out.put("result: %s\n", sig ? "INTERRUPTED" : x.pass ? "PASS" : "FAIL");
 	if (row) {
 		row->mmsgs = static_cast<double>(x.all.delivered) / x.secs / 1e6;
 		row->gbps = static_cast<double>(x.bytes) * 8 / x.secs / 1e9;
@@ -1033,7 +1033,7 @@ bool graph_summary(const PipelineConf &c, const Graph &g, const std::vector<cons
 		row->ran = true;
 	}
 
-	Results &res = *out;
+	Results &res = *res_out;
 	res = results_of(x.npingpong == g.flows.size() ? "pingpong" : "rate", f0.o.verb, f0.o.msg_bytes, view.device, x.secs,
 			 x.pass);
 	result_flows(g, x, &res);
