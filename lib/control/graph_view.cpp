@@ -1,0 +1,143 @@
+/* What the console, the stats lines, telemetry and the results sampler see of a built
+ * pipeline while it runs, and the words for its lcores and flows. */
+#include "control/graph_parts.h"
+#include "control/graph_report.h"
+#include "stages/stage_kind.h"
+
+#include <rte_cycles.h>
+
+namespace rp {
+
+/* An lcore's stages, by name. */
+std::string lcore_stages(const GraphLcore &l)
+{
+	std::string s;
+	for (uint32_t i = 0; i < l.loop.nstages; i++)
+		s += (i ? "," : "") + std::string(l.loop.stages[i]->name);
+	return s;
+}
+
+/* An lcore's roles: "requester", "responder", "requester+responder", or its other
+ * stages' kinds. */
+std::string lcore_roles(const GraphLcore &l)
+{
+	std::string r;
+	if (!l.requesters.empty() || !l.lanes.empty())
+		r = "requester";
+	if (!l.responders.empty())
+		r += r.empty() ? "responder" : "+responder";
+	if (!l.pingers.empty())
+		r += r.empty() ? "ping" : "+ping";
+	if (!l.echoers.empty())
+		r += r.empty() ? "echo" : "+echo";
+	if (r.empty())
+		for (uint32_t i = 0; i < l.loop.nstages; i++)
+			r += (i ? "+" : "") + std::string(l.loop.stages[i]->ops->kind);
+	return r;
+}
+
+/* Where a flow goes: "lcore 1 -> lcore 2", or to (from) another host. */
+std::string ends_of(const GraphFlow &f)
+{
+	const std::string tx = f.tx ? "lcore " + std::to_string(f.tx->lcore) : f.remote->addr.str + "'s client";
+	const std::string rx = f.rx ? "lcore " + std::to_string(f.rx->lcore) : f.remote->addr.str;
+	return tx + " -> " + rx;
+}
+
+/* How a flow's QP pairs were connected (lanes that own their QPs: each lane's). */
+std::string connected_of(const GraphFlow &f)
+{
+	if (!f.lanes.empty() && !f.share_qps)
+		return f.lanes[0]->objs->pairs.connected + " (per lane)";
+	return f.objs->pairs.connected;
+}
+
+RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &what)
+{
+	RunView v;
+	for (const GraphDevice &d : g.devs) {
+		v.device += (v.device.empty() ? "" : ", ") + d.dev->name;
+		v.ports.push_back({d.dev->name, d.dev->port, hw_counters_read(d.dev->name, d.dev->port)});
+	}
+	v.what = what;
+	v.tsc_hz = static_cast<double>(rte_get_tsc_hz());
+	v.duration_s = c.run.duration_s;
+	v.ctl = const_cast<RunControl *>(&g.run);
+	for (const auto &fp : g.flows) {
+		const GraphFlow &f = *fp;
+		if (!f.lanes.empty()) {   // a flow per lane: its messages over the QPs it posts to
+			for (const auto &ln : f.lanes) {
+				const std::string name = f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore);
+				v.flows.push_back({name, ln->q.nqps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
+						   ln->o.duration_s > 0 ? 0 : ln->o.messages, &ln->q.flow_live[0], &ln->q.flow_ctl[0]});
+				for (uint32_t k = 0; k < ln->q.nqps; k++)
+					v.qps.push_back({name, k, ln->q.qps[k].qp->qp_num, "requester"});
+			}
+			continue;
+		}
+		if (f.pingpong) {   // nothing to set: one message in flight per QP
+			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, 1, f.o.signal_every, f.o.messages,
+					   f.tx ? &f.ping.live : &f.pong.live, nullptr});
+			for (uint32_t k = 0; k < f.o.qps; k++) {
+				if (f.tx)
+					v.qps.push_back({f.conf->name, k, f.ping.qps[k].qp->qp_num, "ping"});
+				if (f.rx)
+					v.qps.push_back({f.conf->name, k, f.pong.qps[k].qp->qp_num, "echo"});
+			}
+			continue;
+		}
+		if (f.rx && !f.tx) {   // a server: what arrives of a requester on another host
+			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every, f.o.messages,
+					   &f.v.arrived, nullptr});
+		} else {
+			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
+					   f.o.duration_s > 0 ? 0 : f.o.messages, &f.q.flow_live[0], &f.q.flow_ctl[0]});
+		}
+		for (uint32_t k = 0; k < f.o.qps; k++) {
+			if (f.tx)
+				v.qps.push_back({f.conf->name, k, f.q.qps[k].qp->qp_num, "requester"});
+			if (f.rx)
+				v.qps.push_back({f.conf->name, k, f.v.qps[k].qp->qp_num, "responder"});
+		}
+	}
+	for (const auto &l : g.lcores) {
+		const RoleLive *live = !l->requesters.empty() ? &l->requesters[0]->q.live
+				       : !l->responders.empty() ? &l->responders[0]->v.live
+				       : !l->lanes.empty() ? &l->lanes[0]->q.live : nullptr;
+		v.lcores.push_back({l->lcore, lcore_roles(*l), live});
+	}
+	for (const auto &f : g.flows)
+		if (f->objs->tx_pool)   // a fed flow sends from its ring's pool
+			v.pools.push_back({f->conf->name + " send buffers", f->objs->tx_pool});
+	for (const auto &l : g.lcores)
+		if (l->rx_pool)
+			v.pools.push_back({"lcore " + std::to_string(l->lcore) + " receive buffers", l->rx_pool});
+	for (const auto &r : g.rings)
+		v.rings.push_back({r->conf->name, r->ring});
+	for (const auto &s : g.stages)
+		v.stages.push_back({s->conf->name, stage_kind_name(s->conf->kind), s->lcore->lcore, &s->st.live});
+	v.stage_cycles = !g.lcores.empty() && g.lcores[0]->loop.count_cycles;
+	v.config = {"pipeline file: " + c.file,
+		    "flows: " + std::to_string(g.flows.size()) + ", stages: " + std::to_string(g.stages.size()) +
+			    ", lcores: " + std::to_string(g.lcores.size())};
+	for (const auto &f : g.flows)
+		v.config.push_back("connected: " + (g.flows.size() > 1 ? "flow " + f->conf->name + ": " : std::string()) +
+				   connected_of(*f));
+	for (const auto &f : g.flows)
+		v.config.push_back("flow " + f->conf->name + ": " + verb_name(f->o.verb) + ", " + std::to_string(f->o.msg_bytes) +
+				   " B, " + std::to_string(f->o.qps) + " QPs, " + ends_of(*f));
+	return v;
+}
+
+void graph_sampled_flows(const Graph &g, Sampler *s)
+{
+	for (const auto &f : g.flows)
+		if (!f->lanes.empty())
+			for (const auto &ln : f->lanes)
+				s->live.push_back(&ln->q.flow_live[0]);
+		else
+			s->live.push_back(f->pingpong ? (f->tx ? &f->ping.live : &f->pong.live)
+						      : f->tx ? &f->q.flow_live[0] : &f->v.arrived);
+}
+
+} // namespace rp
