@@ -1,11 +1,13 @@
 /* The pieces of a built pipeline's report that its files share (lib/control only):
  * what each flow and the whole run came to (graph_tally.cpp), the words for an lcore
  * or a flow (graph_view.cpp), the per-flow lines (graph_report.cpp), the totals and
- * the verdict (graph_summary.cpp) and the results files' flows (graph_results.cpp). */
+ * the verdict (graph_summary.cpp) and the results files' contents (graph_results.cpp).
+ * Each flow shape (FlowShape) is tallied, viewed and reported by its own function. */
 #pragma once
 
 #include "control/report_writer.h"
 #include "control/results.h"
+#include "control/stats.h"
 #include "engine/counters.h"
 #include "pipeline/graph.h"
 
@@ -14,6 +16,27 @@
 #include <vector>
 
 namespace rp {
+
+/* The shapes a flow takes, told apart in the builder's order (flow_setup): each is
+ * tallied, viewed and reported its own way. */
+enum class FlowShape {
+	lanes,      // several rdma_tx stages of one loopback flow of READs
+	pingpong,   // an echo stage (here, or the server's on another host)
+	server,     // a two-host flow's receiving end
+	client,     // a two-host flow's sending end
+	loopback,   // both ends here
+};
+
+inline FlowShape flow_shape(const GraphFlow &f)
+{
+	if (!f.lanes.empty())
+		return FlowShape::lanes;
+	if (f.pingpong)
+		return FlowShape::pingpong;
+	if (f.serves())
+		return FlowShape::server;
+	return f.remote ? FlowShape::client : FlowShape::loopback;
+}
 
 /* What each flow delivered and how much of it checked out. What "verified" means
  * depends on the verb: the responder checks what it receives (its header, and its
@@ -54,8 +77,10 @@ void print_flows(Report &out, const Graph &g, const Totals &x);
 void print_first_bad(Report &out, const Graph &g);
 void print_pingpong(Report &out, const GraphFlow &f, bool named);
 
-/* The results files' flows: one per flow, one per lane of a flow with lanes. */
-void result_flows(const Graph &g, const Totals &x, Results *res);
+/* The results of a finished run: its flows, lcores and stages, this host's role, the
+ * sampled series (stop_signal: the signal that ended it early, or 0). */
+void graph_results(const Graph &g, const Totals &x, const RunView &view, const Sampler &sampler, int stop_signal,
+		   Results *res);
 
 inline double us(uint64_t ns)
 {

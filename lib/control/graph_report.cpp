@@ -109,6 +109,84 @@ void print_lanes(Report &out, const GraphFlow &f)
 	out.put("  completions handed between lanes: %" PRIu64 "\n", handed);
 }
 
+/* A ping-pong's first bad message: the echoing side sees a bad ping first. */
+bool first_bad_pingpong(Report &out, const GraphFlow &f, const std::string &who)
+{
+	for (const PingPong *pp : {&f.pong, &f.ping}) {
+		const ResponderCounters &b = pp->c;
+		if (b.first_bad_seq == UINT64_MAX)
+			continue;
+		out.put("  first bad message:   %sQP %u seq %" PRIu64 " at the %s side", who.c_str(), b.first_bad_qp,
+		        b.first_bad_seq, pp->echo ? "echoing" : "pinging");
+		if (b.first_bad_offset >= 0)
+			out.put(", byte %" PRId64 " differs from the pattern", b.first_bad_offset);
+		out.put("\n");
+		return true;
+	}
+	return false;
+}
+
+/* A lane's read result that did not check out. */
+bool first_bad_lanes(Report &out, const GraphFlow &f, const std::string &who)
+{
+	for (const auto &ln : f.lanes)
+		if (ln->q.c.first_bad_seq != UINT64_MAX) {
+			out.put("  first bad message:   %slane on lcore %u, QP %u seq %" PRIu64 "\n", who.c_str(), ln->lcore->lcore,
+			        ln->q.c.first_bad_qp, ln->q.c.first_bad_seq);
+			return true;
+		}
+	return false;
+}
+
+/* The responder's first bad message, else the requester's (a read result or an
+ * atomic's return value). */
+bool first_bad_ends(Report &out, const GraphFlow &f, const std::string &who)
+{
+	const ResponderCounters &v = f.v.c;
+	const RequesterCounters &q = f.q.c;
+	if (v.first_bad_seq == UINT64_MAX && q.first_bad_seq == UINT64_MAX)
+		return false;
+	const bool rsp = v.first_bad_seq != UINT64_MAX;
+	const uint64_t seq = rsp ? v.first_bad_seq : q.first_bad_seq;
+	const uint32_t qp = rsp ? v.first_bad_qp : q.first_bad_qp;
+	const int64_t off = rsp ? v.first_bad_offset : q.first_bad_offset;
+	if (off >= 0)
+		out.put("  first bad message:   %sQP %u seq %" PRIu64 ", byte %" PRId64 " differs from the pattern\n",
+		        who.c_str(), qp, seq, off);
+	else if (verb_is_atomic(f.o.verb))
+		out.put("  first bad message:   %sQP %u value %" PRIu64 "\n", who.c_str(), qp, seq);
+	else
+		out.put("  first bad message:   %sQP %u seq %" PRIu64 "\n", who.c_str(), qp, seq);
+	return true;
+}
+
+/* A flow's first bad message, if it had one (lanes: a lane's, else the flow's own). */
+bool first_bad(Report &out, const GraphFlow &f, const std::string &who)
+{
+	switch (flow_shape(f)) {
+	case FlowShape::pingpong:
+		return first_bad_pingpong(out, f, who);
+	case FlowShape::lanes:
+		return first_bad_lanes(out, f, who) || first_bad_ends(out, f, who);
+	case FlowShape::server:
+	case FlowShape::client:
+	case FlowShape::loopback:
+		break;
+	}
+	return first_bad_ends(out, f, who);
+}
+
+/* Where a flow goes; lanes go from their lcores. */
+std::string flow_ends(const GraphFlow &f)
+{
+	if (flow_shape(f) != FlowShape::lanes)
+		return ends_of(f);
+	std::string ends = "lanes on lcores ";
+	for (const auto &ln : f.lanes)
+		ends += (ln == f.lanes[0] ? "" : ",") + std::to_string(ln->lcore->lcore);
+	return ends + " -> a passive far end";
+}
+
 } // namespace
 
 /* Devices, the pipeline, the shape the flows share, how QPs were connected, posted
@@ -173,13 +251,7 @@ void print_flows(Report &out, const Graph &g, const Totals &x)
 				   : f.o.rate_pps > 0 ? ", at " + std::to_string(static_cast<uint64_t>(f.o.rate_pps)) + " msg/s" : "";
 		if (ft.failed_qps)
 			tail += ", failed QPs " + std::to_string(ft.failed_qps);
-		std::string ends = ends_of(f);
-		if (!f.lanes.empty()) {
-			ends = "lanes on lcores ";
-			for (const auto &ln : f.lanes)
-				ends += (ln == f.lanes[0] ? "" : ",") + std::to_string(ln->lcore->lcore);
-			ends += " -> a passive far end";
-		}
+		const std::string ends = flow_ends(f);
 		out.put("  flow %-14s %s, %u B, %u QP%s, %s: sent %" PRIu64 ", completed %" PRIu64 ", received %" PRIu64
 		        ", verified %" PRIu64 "%s\n",
 		        (f.conf->name + ":").c_str(), verb_opcode_name(f.o.verb), f.o.msg_bytes, f.o.qps, f.o.qps > 1 ? "s" : "",
@@ -230,42 +302,8 @@ void print_first_bad(Report &out, const Graph &g)
 {
 	for (const auto &f : g.flows) {
 		const std::string who = g.flows.size() > 1 ? "flow " + f->conf->name + " " : "";
-		if (f->pingpong) {
-			for (const PingPong *pp : {&f->pong, &f->ping}) {   // the echoing side sees a bad ping first
-				const ResponderCounters &b = pp->c;
-				if (b.first_bad_seq == UINT64_MAX)
-					continue;
-				out.put("  first bad message:   %sQP %u seq %" PRIu64 " at the %s side", who.c_str(), b.first_bad_qp,
-				        b.first_bad_seq, pp->echo ? "echoing" : "pinging");
-				if (b.first_bad_offset >= 0)
-					out.put(", byte %" PRId64 " differs from the pattern", b.first_bad_offset);
-				out.put("\n");
-				return;
-			}
-			continue;
-		}
-		for (const auto &ln : f->lanes)   // a lane's read result that did not check out
-			if (ln->q.c.first_bad_seq != UINT64_MAX) {
-				out.put("  first bad message:   %slane on lcore %u, QP %u seq %" PRIu64 "\n", who.c_str(), ln->lcore->lcore,
-				        ln->q.c.first_bad_qp, ln->q.c.first_bad_seq);
-				return;
-			}
-		const ResponderCounters &v = f->v.c;
-		const RequesterCounters &q = f->q.c;
-		if (v.first_bad_seq == UINT64_MAX && q.first_bad_seq == UINT64_MAX)
-			continue;
-		const bool rsp = v.first_bad_seq != UINT64_MAX;
-		const uint64_t seq = rsp ? v.first_bad_seq : q.first_bad_seq;
-		const uint32_t qp = rsp ? v.first_bad_qp : q.first_bad_qp;
-		const int64_t off = rsp ? v.first_bad_offset : q.first_bad_offset;
-		if (off >= 0)
-			out.put("  first bad message:   %sQP %u seq %" PRIu64 ", byte %" PRId64 " differs from the pattern\n",
-			        who.c_str(), qp, seq, off);
-		else if (verb_is_atomic(f->o.verb))
-			out.put("  first bad message:   %sQP %u value %" PRIu64 "\n", who.c_str(), qp, seq);
-		else
-			out.put("  first bad message:   %sQP %u seq %" PRIu64 "\n", who.c_str(), qp, seq);
-		return;
+		if (first_bad(out, *f, who))
+			return;
 	}
 }
 

@@ -85,9 +85,52 @@ void print_pingpong_reliability(Report &out, const GraphFlow &f, const std::stri
 		out.put("  duplicates dropped:  %s%" PRIu64 " (echoes already in)\n", n.c_str(), f.ping.duplicates);
 }
 
+/* A flow of requester and responder: the sender's retransmissions, ACKs received and
+ * RTT; the receiver's ACKs sent, duplicates and headers. */
+void print_ends_reliability(Report &out, const GraphFlow &f, const std::string &n)
+{
+	const RequesterCounters &q = f.q.c;
+	const ResponderCounters &v = f.v.c;
+	out.put("  reliability:         %ssoftware over UC, an ACK every %u messages or %u us\n", n.c_str(), f.o.ack_every,
+	        f.o.ack_us);
+	if (f.tx)
+		out.put("  retransmissions:     %s%" PRIu64 " (fast %" PRIu64 ", timeout %" PRIu64 ")%s\n", n.c_str(),
+		        q.retx_fast + q.retx_timeout, q.retx_fast, q.retx_timeout,
+		        q.retx_deferred ? (", " + std::to_string(q.retx_deferred) + " put off by a full send queue").c_str() : "");
+	const std::string sent = f.rx ? std::to_string(v.acks_sent) : "(by the server)";
+	const std::string received = f.tx ? std::to_string(q.acks_received) : "(by the client)";
+	out.put("  acks:                %ssent %s, received %s%s\n", n.c_str(), sent.c_str(), received.c_str(),
+	        v.ack_no_room ? (", " + std::to_string(v.ack_no_room) + " put off by busy control slots").c_str() : "");
+	if (f.tx)
+		out.put("  sack holes:          %s%" PRIu64 "\n", n.c_str(), q.sack_holes);
+	if (f.tx && q.restart_requests)
+		out.put("  restart requests:    %s%" PRIu64 " (QPs paused until their receiver restarted them)\n", n.c_str(),
+		        q.restart_requests);
+	if (f.rx) {
+		out.put("  duplicates dropped:  %s%" PRIu64 "\n", n.c_str(), v.duplicates);
+		out.put("  out of order:        %s%" PRIu64 "\n", n.c_str(), v.out_of_order);
+	}
+	if (f.rx && f.o.verb == Verb::write_imm)
+		out.put("  retransmitted writes: %s%" PRIu64 " taken, %" PRIu64 " refused (header outside the window or slot)\n",
+		        n.c_str(), v.retx_received, v.retx_header_bad);
+	if (v.outside_window)
+		out.put("  outside the window:  %s%" PRIu64 " (dropped)\n", n.c_str(), v.outside_window);
+	if (v.qp_restarts || v.restart_requests)
+		out.put("  qp restarts:         %s%" PRIu64 " (a loss broke a multi-packet message: %" PRIu64
+		        " reported broken, %" PRIu64 " asked for by the sender)\n",
+		        n.c_str(), v.qp_restarts, v.broken, v.restart_requests);
+	if (f.tx && f.q.flow_latency[0].count()) {
+		const Histogram &h = f.q.flow_latency[0];
+		out.put("  rtt:                 %sp50 %.1f us, p99 %.1f us (%" PRIu64 " samples, messages sent once)\n", n.c_str(),
+		        static_cast<double>(h.percentile(0.5)) / 1000.0, static_cast<double>(h.percentile(0.99)) / 1000.0,
+		        h.count());
+	}
+	if (q.injected_losses)
+		out.put("  injected losses:     %s%" PRIu64 " data WRs never posted (inject_loss)\n", n.c_str(), q.injected_losses);
+}
+
 /* UC flows made reliable in software: what recovering cost, per flow, as each end
- * here sees it (a two-host end only its own half: the sender's retransmissions, ACKs
- * received and RTT; the receiver's ACKs sent, duplicates and headers). */
+ * here sees it (a two-host end only its own half). */
 void print_reliability(Report &out, const Graph &g)
 {
 	for (const auto &fp : g.flows) {
@@ -95,48 +138,10 @@ void print_reliability(Report &out, const Graph &g)
 		if (!f.reliable())
 			continue;
 		const std::string n = g.flows.size() > 1 ? "flow " + f.conf->name + ": " : "";
-		if (f.pingpong) {
+		if (flow_shape(f) == FlowShape::pingpong)
 			print_pingpong_reliability(out, f, n);
-			continue;
-		}
-		const RequesterCounters &q = f.q.c;
-		const ResponderCounters &v = f.v.c;
-		out.put("  reliability:         %ssoftware over UC, an ACK every %u messages or %u us\n", n.c_str(), f.o.ack_every,
-		        f.o.ack_us);
-		if (f.tx)
-			out.put("  retransmissions:     %s%" PRIu64 " (fast %" PRIu64 ", timeout %" PRIu64 ")%s\n", n.c_str(),
-			        q.retx_fast + q.retx_timeout, q.retx_fast, q.retx_timeout,
-			        q.retx_deferred ? (", " + std::to_string(q.retx_deferred) + " put off by a full send queue").c_str() : "");
-		const std::string sent = f.rx ? std::to_string(v.acks_sent) : "(by the server)";
-		const std::string received = f.tx ? std::to_string(q.acks_received) : "(by the client)";
-		out.put("  acks:                %ssent %s, received %s%s\n", n.c_str(), sent.c_str(), received.c_str(),
-		        v.ack_no_room ? (", " + std::to_string(v.ack_no_room) + " put off by busy control slots").c_str() : "");
-		if (f.tx)
-			out.put("  sack holes:          %s%" PRIu64 "\n", n.c_str(), q.sack_holes);
-		if (f.tx && q.restart_requests)
-			out.put("  restart requests:    %s%" PRIu64 " (QPs paused until their receiver restarted them)\n", n.c_str(),
-			        q.restart_requests);
-		if (f.rx) {
-			out.put("  duplicates dropped:  %s%" PRIu64 "\n", n.c_str(), v.duplicates);
-			out.put("  out of order:        %s%" PRIu64 "\n", n.c_str(), v.out_of_order);
-		}
-		if (f.rx && f.o.verb == Verb::write_imm)
-			out.put("  retransmitted writes: %s%" PRIu64 " taken, %" PRIu64 " refused (header outside the window or slot)\n",
-			        n.c_str(), v.retx_received, v.retx_header_bad);
-		if (v.outside_window)
-			out.put("  outside the window:  %s%" PRIu64 " (dropped)\n", n.c_str(), v.outside_window);
-		if (v.qp_restarts || v.restart_requests)
-			out.put("  qp restarts:         %s%" PRIu64 " (a loss broke a multi-packet message: %" PRIu64
-			        " reported broken, %" PRIu64 " asked for by the sender)\n",
-			        n.c_str(), v.qp_restarts, v.broken, v.restart_requests);
-		if (f.tx && f.q.flow_latency[0].count()) {
-			const Histogram &h = f.q.flow_latency[0];
-			out.put("  rtt:                 %sp50 %.1f us, p99 %.1f us (%" PRIu64 " samples, messages sent once)\n", n.c_str(),
-			        static_cast<double>(h.percentile(0.5)) / 1000.0, static_cast<double>(h.percentile(0.99)) / 1000.0,
-			        h.count());
-		}
-		if (q.injected_losses)
-			out.put("  injected losses:     %s%" PRIu64 " data WRs never posted (inject_loss)\n", n.c_str(), q.injected_losses);
+		else
+			print_ends_reliability(out, f, n);
 	}
 }
 
@@ -240,13 +245,46 @@ void print_lcores(Report &out, const Graph &g, double secs)
 	}
 }
 
+/* One flow of a requester here, not a ping-pong's: its chains' completion latency
+ * (a reliable flow's RTT is in its reliability lines). */
+void print_latency(Report &out, const Graph &g)
+{
+	const GraphFlow &f0 = *g.flows[0];
+	const Histogram *lat = g.flows.size() == 1 && !f0.pingpong && f0.lanes.empty() && f0.tx ? &f0.q.flow_latency[0] : nullptr;
+	if (lat && lat->count() && !f0.reliable())
+		out.put("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
+		        static_cast<double>(lat->percentile(0.5)) / 1e3, static_cast<double>(lat->percentile(0.99)) / 1e3,
+		        static_cast<double>(lat->max()) / 1e3);
+}
+
+/* How the run ended, and the verdict the tests grep for. */
+void print_verdict(Report &out, const Graph &g, const Totals &x, int sig)
+{
+	if (sig)
+		out.put("  run:                 stopped by %s before its end: no new posts, what was in flight completed; "
+		        "the counts cover what ran\n", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+	else if (g.run.abort.load())
+		out.put("  run:                 stopped before its end (a stage joined by rings failed)\n");
+	out.put("result: %s\n", sig ? "INTERRUPTED" : x.pass ? "PASS" : "FAIL");
+}
+
+void sweep_row(const Graph &g, const Totals &x, SweepRow *row)
+{
+	const GraphFlow &f0 = *g.flows[0];
+	row->mmsgs = static_cast<double>(x.all.delivered) / x.secs / 1e6;
+	row->gbps = static_cast<double>(x.bytes) * 8 / x.secs / 1e9;
+	if (f0.pingpong && f0.tx)
+		row->median_us = us(f0.hist->percentile(0.5));
+	row->pass = x.pass;
+	row->ran = true;
+}
+
 } // namespace
 
 bool graph_summary(Report &out, const PipelineConf &c, const Graph &g, const std::vector<const AsyncEventWatch *> &async,
-		   const RunView &view, const Sampler &sampler, SweepRow *row, Results *res_out)
+		   const RunView &view, const Sampler &sampler, SweepRow *row, Results *res)
 {
 	const Totals x = totals_of(g);
-	const GraphFlow &f0 = *g.flows[0];
 	out.put("summary:\n");
 	print_header(out, c, g, x);
 	print_flows(out, g, x);
@@ -255,47 +293,12 @@ bool graph_summary(Report &out, const PipelineConf &c, const Graph &g, const std
 	for (const auto &f : g.flows)
 		if (f->pingpong && f->tx)   // timed where the pings are
 			print_pingpong(out, *f, x.npingpong > 1);
-	const Histogram *lat = g.flows.size() == 1 && !f0.pingpong && f0.lanes.empty() && f0.tx ? &f0.q.flow_latency[0] : nullptr;
-	if (lat && lat->count() && !f0.reliable())
-		out.put("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
-		        static_cast<double>(lat->percentile(0.5)) / 1e3, static_cast<double>(lat->percentile(0.99)) / 1e3,
-		        static_cast<double>(lat->max()) / 1e3);
+	print_latency(out, g);
 	const int sig = g.run.stop_signal.load();
-	if (sig)
-		out.put("  run:                 stopped by %s before its end: no new posts, what was in flight completed; "
-		        "the counts cover what ran\n", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
-	else if (g.run.abort.load())
-		out.put("  run:                 stopped before its end (a stage joined by rings failed)\n");
-	out.put("result: %s\n", sig ? "INTERRUPTED" : x.pass ? "PASS" : "FAIL");
-	if (row) {
-		row->mmsgs = static_cast<double>(x.all.delivered) / x.secs / 1e6;
-		row->gbps = static_cast<double>(x.bytes) * 8 / x.secs / 1e9;
-		if (f0.pingpong && f0.tx)
-			row->median_us = us(f0.hist->percentile(0.5));
-		row->pass = x.pass;
-		row->ran = true;
-	}
-
-	Results &res = *res_out;
-	res = results_of(x.npingpong == g.flows.size() ? "pingpong" : "rate", f0.o.verb, f0.o.msg_bytes, view.device, x.secs,
-			 x.pass);
-	result_flows(g, x, &res);
-	res.stop_signal = sig;
-	bool client = false, server = false;   // two hosts: this host's role, as the peer's results say theirs
-	for (const auto &f : g.flows)
-		if (f->remote)
-			(f->remote->server ? server : client) = true;
-	if (client || server)
-		res.role = client && server ? "client+server" : client ? "client" : "server";
-	for (const auto &l : g.lcores)
-		res.lcores.push_back({l->lcore, lcore_roles(*l), l->loop.busy_iterations, l->loop.iterations - l->loop.busy_iterations,
-				      l->cpu_s});
-	for (const auto &s : g.stages)
-		res.stages.push_back({s->conf->name, stage_kind_name(s->conf->kind), s->lcore->lcore, s->st.st.calls, s->st.st.msgs,
-				      s->st.st.cycles});
-	res.stage_cycles = !g.lcores.empty() && g.lcores[0]->loop.count_cycles;
-	res.period_s = sampler.period_s;
-	res.series = sampler.series;
+	print_verdict(out, g, x, sig);
+	if (row)
+		sweep_row(g, x, row);
+	graph_results(g, x, view, sampler, sig, res);
 	return x.pass;
 }
 

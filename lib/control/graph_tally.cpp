@@ -119,14 +119,10 @@ FlowTally tally_remote(const GraphFlow &f)
 	return t;
 }
 
-FlowTally tally(const GraphFlow &f, const Graph &g)
+/* A loopback flow: both ends here, each checking its part (a verify stage downstream
+ * may check payloads instead). */
+FlowTally tally_loopback(const GraphFlow &f, const Graph &g)
 {
-	if (f.pingpong)
-		return tally_pingpong(f);
-	if (f.remote)
-		return tally_remote(f);
-	if (!f.lanes.empty())
-		return tally_lanes(f);
 	const Requester &q = f.q;
 	const Responder &v = f.v;
 	const Verb verb = f.o.verb;
@@ -156,6 +152,22 @@ FlowTally tally(const GraphFlow &f, const Graph &g)
 	return t;
 }
 
+FlowTally tally(const GraphFlow &f, const Graph &g)
+{
+	switch (flow_shape(f)) {
+	case FlowShape::lanes:
+		return tally_lanes(f);
+	case FlowShape::pingpong:
+		return tally_pingpong(f);
+	case FlowShape::server:
+	case FlowShape::client:
+		return tally_remote(f);
+	case FlowShape::loopback:
+		break;
+	}
+	return tally_loopback(f, g);
+}
+
 /* Counts merged over flows (what a single flow's run printed as its own). */
 void merge(WcErrorCounts *to, const WcErrorCounts &e)
 {
@@ -183,37 +195,44 @@ bool uniform(const Graph &g)
 	return true;
 }
 
-/* One flow's counters into the merged ones (its roles: requester and responder,
- * ping-pong's two sides, or its lanes). */
-void merge_roles(Totals *x, const GraphFlow &f)
+/* A flow's lanes: each its own requester. */
+void merge_lanes(Totals *x, const GraphFlow &f)
+{
+	RequesterCounters &q = x->q;
+	for (const auto &ln : f.lanes) {
+		x->start = std::min(x->start, ln->q.c.start_tsc);
+		x->end = std::max(x->end, ln->q.c.end_tsc);
+		q.post_calls += ln->q.c.post_calls;
+		q.handed_over += ln->q.c.handed_over;
+		merge(&q.wc_errors, ln->q.c.wc_errors);
+	}
+}
+
+/* A ping-pong's two sides: the pinging side's errors as a requester's, the echoing
+ * side's as a responder's. */
+void merge_pingpong(Totals *x, const GraphFlow &f)
 {
 	RequesterCounters &q = x->q;
 	ResponderCounters &v = x->v;
-	if (!f.lanes.empty()) {
-		for (const auto &ln : f.lanes) {
-			x->start = std::min(x->start, ln->q.c.start_tsc);
-			x->end = std::max(x->end, ln->q.c.end_tsc);
-			q.post_calls += ln->q.c.post_calls;
-			q.handed_over += ln->q.c.handed_over;
-			merge(&q.wc_errors, ln->q.c.wc_errors);
-		}
-		return;
+	const PingPong &timed = f.tx ? f.ping : f.pong;   // the pinging side, unless it is on another host
+	x->start = std::min(x->start, timed.c.start_tsc);
+	x->end = std::max(x->end, timed.c.end_tsc);
+	q.post_calls += f.ping.post_calls + f.pong.post_calls;
+	merge(&q.wc_errors, f.ping.c.wc_errors);
+	merge(&v.wc_errors, f.pong.c.wc_errors);
+	for (const ResponderCounters *r : {&f.ping.c, &f.pong.c}) {
+		v.sequence_errors += r->sequence_errors;
+		v.length_errors += r->length_errors;
+		v.unexpected_opcodes += r->unexpected_opcodes;
+		v.unknown_qps += r->unknown_qps;
 	}
-	if (f.pingpong) {
-		const PingPong &timed = f.tx ? f.ping : f.pong;   // the pinging side, unless it is on another host
-		x->start = std::min(x->start, timed.c.start_tsc);
-		x->end = std::max(x->end, timed.c.end_tsc);
-		q.post_calls += f.ping.post_calls + f.pong.post_calls;
-		merge(&q.wc_errors, f.ping.c.wc_errors);
-		merge(&v.wc_errors, f.pong.c.wc_errors);
-		for (const ResponderCounters *r : {&f.ping.c, &f.pong.c}) {
-			v.sequence_errors += r->sequence_errors;
-			v.length_errors += r->length_errors;
-			v.unexpected_opcodes += r->unexpected_opcodes;
-			v.unknown_qps += r->unknown_qps;
-		}
-		return;
-	}
+}
+
+/* A requester and a responder: both here (loopback), or the one a two-host end has. */
+void merge_ends(Totals *x, const GraphFlow &f)
+{
+	RequesterCounters &q = x->q;
+	ResponderCounters &v = x->v;
 	if (f.tx) {
 		x->start = std::min(x->start, f.q.c.start_tsc);
 		x->end = std::max(x->end, f.q.c.end_tsc);
@@ -236,6 +255,21 @@ void merge_roles(Totals *x, const GraphFlow &f)
 	v.credit_writes += r.credit_writes;
 	v.flow_credit_moves += r.flow_credit_moves;
 	merge(&v.wc_errors, r.wc_errors);
+}
+
+/* One flow's counters into the merged ones, as its shape has them. */
+void merge_roles(Totals *x, const GraphFlow &f)
+{
+	switch (flow_shape(f)) {
+	case FlowShape::lanes:
+		return merge_lanes(x, f);
+	case FlowShape::pingpong:
+		return merge_pingpong(x, f);
+	case FlowShape::server:
+	case FlowShape::client:
+	case FlowShape::loopback:
+		return merge_ends(x, f);
+	}
 }
 
 } // namespace

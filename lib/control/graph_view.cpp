@@ -52,6 +52,73 @@ std::string connected_of(const GraphFlow &f)
 	return f.objs->pairs.connected;
 }
 
+namespace {
+
+/* What a flow's stats line counts (lanes have one each): the pinging side's, the
+ * requester's, or on a server what arrives of a requester on another host. */
+const FlowLive *flow_live(const GraphFlow &f)
+{
+	if (f.pingpong)
+		return f.tx ? &f.ping.live : &f.pong.live;
+	return f.tx ? &f.q.flow_live[0] : &f.v.arrived;
+}
+
+/* A flow per lane: its messages over the QPs it posts to. */
+void view_lanes(const GraphFlow &f, RunView *v)
+{
+	for (const auto &ln : f.lanes) {
+		const std::string name = f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore);
+		v->flows.push_back({name, ln->q.nqps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
+				    ln->o.duration_s > 0 ? 0 : ln->o.messages, &ln->q.flow_live[0], &ln->q.flow_ctl[0]});
+		for (uint32_t k = 0; k < ln->q.nqps; k++)
+			v->qps.push_back({name, k, ln->q.qps[k].qp->qp_num, "requester"});
+	}
+}
+
+/* Nothing to set: one message in flight per QP. */
+void view_pingpong(const GraphFlow &f, RunView *v)
+{
+	v->flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, 1, f.o.signal_every, f.o.messages, flow_live(f),
+			    nullptr});
+	for (uint32_t k = 0; k < f.o.qps; k++) {
+		if (f.tx)
+			v->qps.push_back({f.conf->name, k, f.ping.qps[k].qp->qp_num, "ping"});
+		if (f.rx)
+			v->qps.push_back({f.conf->name, k, f.pong.qps[k].qp->qp_num, "echo"});
+	}
+}
+
+/* A requester and a responder, those here: a server has nothing to set, counts what
+ * arrives, and runs until its client's messages are in. */
+void view_ends(const GraphFlow &f, RunView *v)
+{
+	const bool server = f.serves();
+	v->flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
+			    !server && f.o.duration_s > 0 ? 0 : f.o.messages, flow_live(f), server ? nullptr : &f.q.flow_ctl[0]});
+	for (uint32_t k = 0; k < f.o.qps; k++) {
+		if (f.tx)
+			v->qps.push_back({f.conf->name, k, f.q.qps[k].qp->qp_num, "requester"});
+		if (f.rx)
+			v->qps.push_back({f.conf->name, k, f.v.qps[k].qp->qp_num, "responder"});
+	}
+}
+
+void view_flow(const GraphFlow &f, RunView *v)
+{
+	switch (flow_shape(f)) {
+	case FlowShape::lanes:
+		return view_lanes(f, v);
+	case FlowShape::pingpong:
+		return view_pingpong(f, v);
+	case FlowShape::server:
+	case FlowShape::client:
+	case FlowShape::loopback:
+		return view_ends(f, v);
+	}
+}
+
+} // namespace
+
 RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &what)
 {
 	RunView v;
@@ -63,43 +130,8 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 	v.tsc_hz = static_cast<double>(rte_get_tsc_hz());
 	v.duration_s = c.run.duration_s;
 	v.ctl = const_cast<RunControl *>(&g.run);
-	for (const auto &fp : g.flows) {
-		const GraphFlow &f = *fp;
-		if (!f.lanes.empty()) {   // a flow per lane: its messages over the QPs it posts to
-			for (const auto &ln : f.lanes) {
-				const std::string name = f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore);
-				v.flows.push_back({name, ln->q.nqps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
-						   ln->o.duration_s > 0 ? 0 : ln->o.messages, &ln->q.flow_live[0], &ln->q.flow_ctl[0]});
-				for (uint32_t k = 0; k < ln->q.nqps; k++)
-					v.qps.push_back({name, k, ln->q.qps[k].qp->qp_num, "requester"});
-			}
-			continue;
-		}
-		if (f.pingpong) {   // nothing to set: one message in flight per QP
-			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, 1, f.o.signal_every, f.o.messages,
-					   f.tx ? &f.ping.live : &f.pong.live, nullptr});
-			for (uint32_t k = 0; k < f.o.qps; k++) {
-				if (f.tx)
-					v.qps.push_back({f.conf->name, k, f.ping.qps[k].qp->qp_num, "ping"});
-				if (f.rx)
-					v.qps.push_back({f.conf->name, k, f.pong.qps[k].qp->qp_num, "echo"});
-			}
-			continue;
-		}
-		if (f.rx && !f.tx) {   // a server: what arrives of a requester on another host
-			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every, f.o.messages,
-					   &f.v.arrived, nullptr});
-		} else {
-			v.flows.push_back({f.conf->name, f.o.qps, f.o.verb, f.o.msg_bytes, f.o.batch, f.o.signal_every,
-					   f.o.duration_s > 0 ? 0 : f.o.messages, &f.q.flow_live[0], &f.q.flow_ctl[0]});
-		}
-		for (uint32_t k = 0; k < f.o.qps; k++) {
-			if (f.tx)
-				v.qps.push_back({f.conf->name, k, f.q.qps[k].qp->qp_num, "requester"});
-			if (f.rx)
-				v.qps.push_back({f.conf->name, k, f.v.qps[k].qp->qp_num, "responder"});
-		}
-	}
+	for (const auto &f : g.flows)
+		view_flow(*f, &v);
 	for (const auto &l : g.lcores) {
 		const RoleLive *live = !l->requesters.empty() ? &l->requesters[0]->q.live
 				       : !l->responders.empty() ? &l->responders[0]->v.live
@@ -132,12 +164,11 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 void graph_sampled_flows(const Graph &g, Sampler *s)
 {
 	for (const auto &f : g.flows)
-		if (!f->lanes.empty())
+		if (flow_shape(*f) == FlowShape::lanes)
 			for (const auto &ln : f->lanes)
 				s->live.push_back(&ln->q.flow_live[0]);
 		else
-			s->live.push_back(f->pingpong ? (f->tx ? &f->ping.live : &f->pong.live)
-						      : f->tx ? &f->q.flow_live[0] : &f->v.arrived);
+			s->live.push_back(flow_live(*f));
 }
 
 } // namespace rp
