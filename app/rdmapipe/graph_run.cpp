@@ -226,7 +226,8 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 				remote_watch_finish(&g->watch, g->flows[0]->params.stall_timeout_s);
 				if (rc == kExitOk) {
 					Results res;
-					const bool pass = graph_summary(c, *g, async_ro, view, sampler, row, &res);
+					Report out;   // on stdout
+					const bool pass = graph_summary(out, c, *g, async_ro, view, sampler, row, &res);
 					rc = write_results(c.run.json, c.run.csv, res, pass);
 					if (texts)
 						texts->push_back(results_json_text(res));

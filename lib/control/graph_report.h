@@ -4,6 +4,7 @@
 #pragma once
 
 #include "conf/config.h"
+#include "control/report_writer.h"
 #include "control/results.h"
 #include "control/stats.h"
 #include "pipeline/graph.h"
@@ -30,10 +31,11 @@ struct SweepRow {
 	bool ran = false;
 };
 
-/* Prints the summary of a run of g whose lcores are done, fills *res for the results
+/* Writes to out the summary of a run of g whose lcores are done, fills *res for the results
  * files (and *row, if given, for a size sweep's table). Returns whether it passed:
  * every message sent, delivered and verified, no error, nothing left behind. */
-bool graph_summary(const PipelineConf &c, const Graph &g, const std::vector<const AsyncEventWatch *> &async,
-		   const RunView &view, const Sampler &sampler, SweepRow *row, Results *res);
+bool graph_summary(Report &out, const PipelineConf &c, const Graph &g,
+		   const std::vector<const AsyncEventWatch *> &async, const RunView &view, const Sampler &sampler,
+		   SweepRow *row, Results *res);
 
 } // namespace rp

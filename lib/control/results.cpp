@@ -78,8 +78,8 @@ void *sampler_main(void *arg)
 		if (s->view && print_every && now >= next_print) {
 			Sample cur = sample_take(*s->view, now);
 			std::string block = stats_block(*s->view, base, last, cur);
-			fputs(block.c_str(), stdout);
-			fflush(stdout);
+			s->out.put("%s", block.c_str());
+			s->out.flush();
 			last = cur;
 			next_print += print_every;
 		}

@@ -5,6 +5,7 @@
 #include "engine/types.h"
 #include "engine/counters.h"
 #include "engine/histogram.h"
+#include "control/report_writer.h"
 #include "control/stats.h"
 
 #include <pthread.h>
@@ -67,13 +68,14 @@ struct Results {
 
 /* A DPDK control thread that reads every flow's running total once a period while
  * the lcores run (FlowLive: one writer, relaxed atomics), for the results' series,
- * and with `view` and print_period_s prints the live stats lines (--stats-period). */
+ * and with `view` and print_period_s writes the live stats lines to `out` (--stats-period). */
 struct Sampler {
 	std::vector<const FlowLive *> live;   // one per flow, in the results' flow order
 	double period_s = 1;
 	std::vector<std::vector<uint64_t>> series;
 	const RunView *view = nullptr;
 	double print_period_s = 0;
+	Report out;                           // sampler thread only while it runs
 	std::atomic<bool> stop{false};
 	pthread_t thread{};
 	bool running = false;
