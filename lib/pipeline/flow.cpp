@@ -225,9 +225,11 @@ int connect_with_cm(const FlowParams &o, uint32_t nqps, Device &dev_a, Device &d
 	}
 	int cli_rc = f->cm_client->connect(specs, locals, kLoopbackCmTimeoutMs, err);
 	server.join();
+	/* Both ends' errors: a client that failed at once leaves the server waiting out
+	 * its timeout, and that alone would hide why. */
 	if (srv_rc != 0 || cli_rc != 0) {
 		if (srv_rc != 0)
-			*err = srv_err;
+			*err = cli_rc != 0 ? srv_err + "; the client: " + *err : srv_err;
 		return -1;
 	}
 	f->a.assign(nqps, nullptr);
