@@ -136,9 +136,9 @@ class Recorder {
 public:
 	virtual ~Recorder() = default;
 	/* phase: "search", "minimise", "reference". */
-	virtual void point(const Point &, const Outcome &, const Verdict &, const char *phase) { (void)phase; }
+	virtual void point(const Point &, const Outcome &, const Verdict &, const char * /*phase*/) {}
 	virtual void finding(const Finding &) {}
-	virtual void progress(uint64_t points, uint64_t anomalies, double elapsed_s, double budget_left_s) {}
+	virtual void progress(uint64_t /*points*/, uint64_t /*anomalies*/, double /*elapsed_s*/, double /*budget_left_s*/) {}
 };
 
 } // namespace rp::explore
