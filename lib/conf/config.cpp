@@ -496,6 +496,10 @@ uint32_t FlowConf::max_size() const
 	return *std::max_element(sizes.begin(), sizes.end());
 }
 
+const std::vector<std::string> &conf_flow_keys() { return kFlowKeys; }
+const std::vector<std::string> &conf_io_keys() { return kIoKeys; }
+const std::vector<std::string> &conf_run_keys() { return kRunKeys; }
+
 std::string closest_name(const std::string &name, const std::vector<std::string> &known)
 {
 	/* Levenshtein distance; a hint only when it is close for the word's length. */

@@ -230,6 +230,11 @@ int config_load(const std::string &path, const LcoreSet &lcores, PipelineConf *o
  * Returns 0, or -1 with *err = "FILE:LINE: PATH: what" (the first refusal). */
 int conf_validate(PipelineConf *c, std::string *err);
 
+/* The keys a file's flow, io context and run groups may set (the schema's). */
+const std::vector<std::string> &conf_flow_keys();
+const std::vector<std::string> &conf_io_keys();
+const std::vector<std::string> &conf_run_keys();
+
 /* "name", or "a" for a close misspelling among `known`: the did-you-mean hint. */
 std::string closest_name(const std::string &name, const std::vector<std::string> &known);
 

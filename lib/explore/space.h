@@ -1,0 +1,29 @@
+/* Space files (docs/explore.md, conf/explore-default.conf): libconfig, read and
+ * checked whole before anything runs, every refusal "FILE:LINE: PATH: what". */
+#pragma once
+
+#include "explore/explore.h"
+
+#include <string>
+#include <vector>
+
+namespace rp::explore {
+
+inline constexpr int kSpaceVersion = 1;
+
+/* The settings a dimension (or a fixed setting) may name besides a flow's or an io
+ * context's keys: "device" (one device, or "A>B": the requester's lcore on A, the
+ * responder's on B), "flows" (how many copies of the pipeline's first flow) and
+ * "placement" ("same": every flow's requester on one lcore; "crossing": every other
+ * flow runs the other way). */
+const std::vector<std::string> &special_settings();
+
+/* Reads and checks `path` into *s. Returns 0, or -1 with *err. */
+int space_load(const std::string &path, Space *s, std::string *err);
+
+/* "10m", "90s", "2h" (wall time) or "200" (points) into *s's budget. */
+bool parse_budget(const std::string &text, SearchConf *s);
+
+bool strategy_from_name(const std::string &name, Strategy *s);
+
+} // namespace rp::explore
