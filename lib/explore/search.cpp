@@ -360,7 +360,7 @@ Explorer::Visit Explorer::visit(const Point &p)
 		if (!res_.fatal.empty())
 			return {};
 		e.judged = true;
-		e.energy = energy(p, e.outcome, e.verdict);
+		e.energy = energy(e.outcome, e.verdict);
 		if (fresh)
 			record(p, e.outcome, e.verdict, "search");
 		e.anomaly = e.verdict.anomaly() && minimise(p, e.verdict).has_value();
@@ -405,7 +405,7 @@ bool Explorer::measure_reference(const Point &p)
 
 /* Lower is more anomalous: 0 for an anomaly, else the point's figure against its
  * reference (1 without one), less a bonus for a counter near its threshold. */
-double Explorer::energy(const Point &, const Outcome &o, const Verdict &v) const
+double Explorer::energy(const Outcome &o, const Verdict &v) const
 {
 	if (v.anomaly())
 		return 0;

@@ -103,7 +103,7 @@ private:
 	Visit visit(const Point &p);
 	Verdict judge_measuring(const Point &p, const Outcome &o);
 	bool measure_reference(const Point &p);
-	double energy(const Point &p, const Outcome &o, const Verdict &v) const;
+	double energy(const Outcome &o, const Verdict &v) const;
 	double budget_left_s() const;
 	struct Current {
 		Point p;
