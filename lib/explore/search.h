@@ -1,6 +1,20 @@
 /* The search of rdmapipe-explore (issue 33): strategies over the space, verdicts, the
  * cache of measured points and the minimisation of each anomaly to its minimal feature
- * set (Collie, NSDI'22). Pure logic over the Runner and Recorder interfaces. */
+ * set (Collie, NSDI'22). Pure logic over the Runner and Recorder interfaces.
+ *
+ * Policies, in short:
+ * - a point is run once in the search (cached by point_key); minimisation re-runs;
+ * - a passing point is judged for performance against its measured neighbours along
+ *   reference dimensions; with none yet, one step along a random reference dimension
+ *   is measured (phase "reference"), and a second if that one is unusable;
+ * - anneal's energy: 0 for an anomaly, else the point's figure against its reference
+ *   (max of the rate and Gbit/s ratios, at most 1; 1 without one) less up to 0.5 for a
+ *   counter near its threshold; the temperature decays from each (re)start;
+ * - the budget (time or points, every phase's runs counted) is checked between
+ *   points: a minimisation that started finishes, bounded by its candidates
+ *   (minimise.cpp); 2000 visits in a row with nothing new end the search (exhausted);
+ * - a dimension an anomaly needs at its simplest value is not named in its MFS
+ *   (minimisation only moves dimensions towards their simplest). */
 #pragma once
 
 #include "explore/explore.h"
