@@ -107,6 +107,7 @@ struct Verdict {
 struct Condition {
 	int dim = -1;
 	std::string text;
+	std::vector<uint32_t> values;   // the dimension's value indices where it holds
 };
 
 /* An anomaly minimised. */

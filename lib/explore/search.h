@@ -1,0 +1,148 @@
+/* The search of rdmapipe-explore (issue 33): strategies over the space, verdicts, the
+ * cache of measured points and the minimisation of each anomaly to its minimal feature
+ * set (Collie, NSDI'22). Pure logic over the Runner and Recorder interfaces.
+ *
+ * Policies, in short:
+ * - a point is run once in the search (cached by point_key); minimisation re-runs;
+ * - a passing point is judged for performance against its measured neighbours along
+ *   reference dimensions; with none yet, one step along a random reference dimension
+ *   is measured (phase "reference"), and a second if that one is unusable;
+ * - anneal's energy: 0 for an anomaly, else the point's figure against its reference
+ *   (max of the rate and Gbit/s ratios, at most 1; 1 without one) less up to 0.5 for a
+ *   counter near its threshold; the temperature decays from each (re)start;
+ * - the budget (time or points, every phase's runs counted) is checked between
+ *   points: a minimisation that started finishes, bounded by its candidates
+ *   (minimise.cpp); 2000 visits in a row with nothing new end the search (exhausted);
+ * - a dimension an anomaly needs at its simplest value is not named in its MFS
+ *   (minimisation only moves dimensions towards their simplest). */
+#pragma once
+
+#include "explore/explore.h"
+
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace rp::explore {
+
+/* mt19937_64 (its outputs are fixed by the standard) with our own draws: the
+ * standard distributions differ between libraries, and a seed must give the same
+ * points everywhere. */
+class Rng {
+public:
+	explicit Rng(uint64_t seed) : g_(seed) {}
+	uint64_t next() { return g_(); }
+	uint64_t below(uint64_t n);   // uniform in [0, n) by rejection; 0 when n is 0
+	double unit();                // uniform in [0, 1), 53 bits
+private:
+	std::mt19937_64 g_;
+};
+
+Point random_point(const Space &s, Rng &rng);
+/* One dimension changed: to an adjacent value (numeric) or any other value. */
+Point mutate(const Space &s, const Point &p, Rng &rng);
+/* Simulated annealing's acceptance: better always, worse with exp(-(e_new - e_cur) / T). */
+bool anneal_accept(double e_cur, double e_new, double temperature, double u);
+/* The grid's odometer (last dimension fastest): false once every point was given. */
+bool next_grid_point(const Space &s, Point &p);
+uint64_t space_size(const Space &s);   // saturates at UINT64_MAX
+
+/* The measured outcome of a point, or nullptr. */
+using Lookup = std::function<const Outcome *(const Point &)>;
+
+Verdict judge_correctness(const Outcome &o);
+Verdict judge_counters(const SearchConf &c, const Outcome &o);
+/* What one run shows without a neighbour: correctness, then counters. */
+Verdict judge_alone(const SearchConf &c, const Outcome &o);
+double per_message(const Outcome &o, const std::string &counter);
+/* The point against a reference, both figures: slow when rate AND gbps are under
+ * perf_flag x the reference's (a larger message is fairly fewer per second). */
+double relative_figure(const Outcome &o, const Outcome &ref);   // max of the two ratios
+bool usable_reference(const Outcome &o);                         // ran, passed, a rate
+Verdict judge_performance(const SearchConf &c, const Outcome &o, const Outcome &ref,
+	const Point &ref_point, int ref_dim);
+/* Every point differing from p in exactly one reference dimension, with that dimension. */
+std::vector<std::pair<Point, int>> reference_neighbours(const Space &s, const Point &p);
+/* All three kinds: correctness, then counters, then performance against the measured
+ * neighbour p compares worst with (none measured: not a performance anomaly). The
+ * verdict carries the reference even when p is not slow. */
+Verdict judge(const Space &s, const Point &p, const Outcome &o, const Lookup &lookup);
+
+/* Every condition of the set holds for the point. */
+bool contains_mfs(const Point &p, const std::vector<Condition> &mfs);
+
+struct SearchResult {
+	uint64_t points = 0;    // runs of the runner, every phase (invalid ones not counted)
+	uint64_t invalid = 0;   // refused by the validator
+	uint64_t cached = 0;    // visits answered from the cache
+	uint64_t skipped = 0;   // visits to points containing a known MFS
+	uint64_t crashed = 0, hung = 0;
+	std::vector<Finding> findings;
+	std::string fatal;      // why the search stopped early ("" when it did not)
+};
+
+class Explorer {
+public:
+	Explorer(const Space &s, Runner &r, Recorder &rec, std::function<double()> now_s);
+	SearchResult search();
+
+	/* minimise.cpp: the anomaly at p reduced to its MFS, recorded and numbered; nothing
+	 * when p does not show it again in search.need of search.repeats runs (noise). */
+	std::optional<Finding> minimise(const Point &p, const Verdict &v);
+	Rng &rng() { return rng_; }
+	const SearchResult &result() const { return res_; }
+
+private:
+	struct Entry {
+		Outcome outcome;
+		Verdict verdict;
+		bool judged = false;   // false: measured only as someone's reference
+		bool anomaly = false;  // judged an anomaly and confirmed by minimise
+		double energy = 1;
+	};
+	struct Visit {
+		bool usable = false;   // measured, valid and judged
+		bool anomaly = false;
+		double energy = 1;
+	};
+
+	bool out_of_budget() const;
+	Outcome run(const Point &p);
+	void record(const Point &p, const Outcome &o, const Verdict &v, const char *phase);
+	const Outcome *lookup(const Point &p) const;
+	bool known(const Point &p) const;
+	Visit visit(const Point &p);
+	Verdict judge_measuring(const Point &p, const Outcome &o);
+	bool measure_reference(const Point &p);
+	double energy(const Outcome &o, const Verdict &v) const;
+	double budget_left_s() const;
+	struct Current {
+		Point p;
+		double energy;
+	};
+	std::optional<Current> start_point();
+	void anneal();
+	void random();
+	void grid();
+
+	/* minimise.cpp */
+	bool shows(const Point &c, const Verdict &v, Outcome *shown);
+	bool persists(const Point &c, const Verdict &v, Outcome *shown);
+	std::vector<uint32_t> holding(const Point &cur, size_t d, const Verdict &v);
+	Condition condition(size_t d, const std::vector<uint32_t> &values) const;
+
+	const Space &s_;
+	Runner &runner_;
+	Recorder &rec_;
+	std::function<double()> now_;
+	Rng rng_;
+	std::unordered_map<std::string, Entry> cache_;   // point_key -> its measurement
+	SearchResult res_;
+	double start_s_ = 0;
+	uint64_t idle_ = 0;   // visits since the last new measurement
+};
+
+} // namespace rp::explore

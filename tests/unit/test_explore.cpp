@@ -1,0 +1,550 @@
+/* rdmapipe-explore's search against a faked runner whose outcome is a function of the
+ * point, with anomalies planted in known corners: draws, annealing, verdicts, the cache,
+ * minimisation to exactly the planted settings, noise, budgets and the fatal stop. */
+#include "explore/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cmocka_cpp.h"   // last: it defines fail()
+
+namespace {
+
+using namespace rp::explore;
+
+enum : size_t { kSize, kQps, kBatch, kInline, kVerb };
+
+Dim numeric_dim(const char *name, std::vector<double> nums, uint32_t simplest)
+{
+	Dim d;
+	d.name = name;
+	for (double x : nums)
+		d.values.push_back(std::to_string(static_cast<int>(x)));
+	d.numbers = std::move(nums);
+	d.simplest = simplest;
+	return d;
+}
+
+Dim text_dim(const char *name, std::vector<std::string> values, uint32_t simplest)
+{
+	Dim d;
+	d.name = name;
+	d.values = std::move(values);
+	d.simplest = simplest;
+	return d;
+}
+
+Space make_space(Strategy strategy = Strategy::anneal, uint64_t budget_points = 600)
+{
+	Space s;
+	s.dims = {
+		numeric_dim("size", {64, 1024, 4096, 8192, 16384}, 0),
+		numeric_dim("qps", {1, 2, 4, 8}, 0),
+		numeric_dim("batch", {1, 2, 4, 8, 32}, 4),
+		text_dim("inline", {"false", "true"}, 0),
+		text_dim("verb", {"write_imm", "send"}, 0),
+	};
+	s.search.strategy = strategy;
+	s.search.seed = 1;
+	s.search.budget_s = 0;
+	s.search.budget_points = budget_points;
+	s.search.counter_flags = {{"out_of_sequence", 0.1}};
+	return s;
+}
+
+Point pt(uint32_t size, uint32_t qps, uint32_t batch, uint32_t inl, uint32_t verb)
+{
+	return {size, qps, batch, inl, verb};
+}
+
+struct Plant {
+	bool correctness = true;   // "payload mismatch" when size >= 8192 and qps >= 4
+	bool perf = true;          // 1000 instead of 20000 msg/s when batch <= 2 and inline
+	bool counters = true;      // out_of_sequence per message when send and size >= 4096
+	bool invalid = true;       // qps = 8 with batch = 1
+	bool noisy = false;        // the correctness anomaly shown in 2 runs of every 3
+	bool flaky = false;        // a failure when send and qps = 2, in 1 run of every 3
+};
+
+class FakeRunner : public Runner {
+public:
+	FakeRunner(const Space &s, Plant plant, double *clock = nullptr)
+		: s_(s), plant_(plant), clock_(clock) {}
+
+	Outcome run(const Point &p) override
+	{
+		const int n = calls[point_key(p)]++;
+		total++;
+		if (clock_)
+			*clock_ += 1;
+		if (fatal_at > 0 && total >= fatal_at)
+			fatal_ = "no device rxe0";
+		return outcome(p, n);
+	}
+	std::string fatal() const override { return fatal_; }
+
+	/* The point's n-th run (from 0). */
+	Outcome outcome(const Point &p, int n) const
+	{
+		const double size = s_.dims[kSize].numbers[p[kSize]];
+		const double qps = s_.dims[kQps].numbers[p[kQps]];
+		const double batch = s_.dims[kBatch].numbers[p[kBatch]];
+		const bool inl = s_.dims[kInline].values[p[kInline]] == "true";
+		const bool send = s_.dims[kVerb].values[p[kVerb]] == "send";
+		Outcome o;
+		if (plant_.invalid && qps == 8 && batch == 1) {
+			o.status = RunStatus::invalid;
+			return o;
+		}
+		o.rate = plant_.perf && batch <= 2 && inl ? 1000 : 20000;
+		o.gbps = o.rate * size * 8 / 1e9;
+		o.messages = static_cast<uint64_t>(o.rate);
+		const bool corrupt = plant_.correctness && size >= 8192 && qps >= 4 && (!plant_.noisy || n % 3 != 2);
+		const bool flaky = plant_.flaky && send && qps == 2 && n % 3 == 0;
+		if (corrupt || flaky) {
+			o.pass = false;
+			o.exit_code = 1;
+			o.failure = corrupt ? "payload mismatch at message 7" : "flaky completion error";
+		}
+		if (plant_.counters && send && size >= 4096)
+			o.counters = {{"out_of_sequence", o.messages}};
+		return o;
+	}
+
+	std::map<std::string, int> calls;
+	int total = 0;
+	int fatal_at = 0;   // > 0: the runner cannot go on from this call
+
+private:
+	const Space &s_;
+	Plant plant_;
+	double *clock_;
+	std::string fatal_;
+};
+
+struct Log : Recorder {
+	struct Rec {
+		Point p;
+		Outcome o;
+		Verdict v;
+		std::string phase;
+		size_t findings_before;
+	};
+	void point(const Point &p, const Outcome &o, const Verdict &v, const char *phase) override
+	{
+		points.push_back({p, o, v, phase, findings.size()});
+	}
+	void finding(const Finding &f) override { findings.push_back(f); }
+	void progress(uint64_t, uint64_t, double, double) override { progress_calls++; }
+
+	std::vector<Rec> points;
+	std::vector<Finding> findings;
+	int progress_calls = 0;
+};
+
+/* A search with the fake, on a fake clock (one second per run). */
+struct Rig {
+	explicit Rig(Space space, Plant plant = {})
+		: s(std::move(space)), runner(s, plant, &clock), ex(s, runner, log, [this] { return clock; }) {}
+	Space s;
+	double clock = 0;
+	FakeRunner runner;
+	Log log;
+	Explorer ex;
+};
+
+const Finding *find_mfs(const std::vector<Finding> &fs, const std::string &text)
+{
+	for (const Finding &f : fs)
+		if (f.mfs_text == text)
+			return &f;
+	return nullptr;
+}
+
+void rng_is_portable(void **)
+{
+	Rng r(5489);   // the standard's check: mt19937_64's 10000th output from its default seed
+	for (int k = 0; k < 9999; k++)
+		r.next();
+	assert_true(r.next() == 9981545732273789042ULL);
+	Rng a(3);
+	int counts[6] = {};
+	for (int k = 0; k < 60000; k++) {
+		const uint64_t x = a.below(6);
+		assert_true(x < 6);
+		counts[x]++;
+		const double u = a.unit();
+		assert_true(u >= 0 && u < 1);
+	}
+	for (int c : counts)
+		assert_true(c > 9500 && c < 10500);
+	assert_int_equal(a.below(1), 0);
+	assert_int_equal(a.below(0), 0);
+}
+
+void mutation_changes_one_dimension(void **)
+{
+	const Space s = make_space();
+	Rng rng(9);
+	std::set<size_t> moved;
+	for (int k = 0; k < 5000; k++) {
+		const Point p = random_point(s, rng);
+		const Point q = mutate(s, p, rng);
+		assert_int_equal(q.size(), p.size());
+		int changed = 0;
+		for (size_t d = 0; d < p.size(); d++) {
+			assert_true(q[d] < s.dims[d].values.size());
+			if (q[d] == p[d])
+				continue;
+			changed++;
+			moved.insert(d);
+			if (s.dims[d].numeric())   // to an adjacent value
+				assert_int_equal(std::abs(static_cast<int>(q[d]) - static_cast<int>(p[d])), 1);
+		}
+		assert_int_equal(changed, 1);
+	}
+	assert_int_equal(moved.size(), s.dims.size());
+}
+
+void anneal_acceptance(void **)
+{
+	assert_true(anneal_accept(0.5, 0.4, 0.3, 0.999999));   // better: always
+	assert_true(anneal_accept(0.5, 0.5, 0.0, 0.999999));   // equal: always
+	const double p = std::exp(-(0.8 - 0.5) / 0.3);          // worse: e^-1, 0.368
+	assert_true(anneal_accept(0.5, 0.8, 0.3, p - 0.001));
+	assert_false(anneal_accept(0.5, 0.8, 0.3, p + 0.001));
+	assert_false(anneal_accept(0.5, 0.8, 0.0, 0.0));        // frozen: never worse
+	Rng rng(4);
+	int yes = 0;
+	for (int k = 0; k < 100000; k++)
+		yes += anneal_accept(0.5, 0.8, 0.3, rng.unit()) ? 1 : 0;
+	assert_true(std::fabs(yes / 100000.0 - p) < 0.01);
+}
+
+std::vector<std::string> sequence(uint64_t seed)
+{
+	Space s = make_space(Strategy::anneal, 200);
+	s.search.seed = seed;
+	Rig rig(s);
+	rig.ex.search();
+	std::vector<std::string> seq;
+	for (const auto &r : rig.log.points)
+		seq.push_back(r.phase + ":" + point_key(r.p));
+	return seq;
+}
+
+void seed_makes_the_sequence(void **)
+{
+	const std::vector<std::string> a = sequence(7), b = sequence(7), c = sequence(8);
+	assert_true(a.size() > 100);
+	assert_true(a == b);
+	assert_true(a != c);
+}
+
+void grid_visits_every_point_once(void **)
+{
+	Plant clean{false, false, false, true};
+	Rig rig(make_space(Strategy::grid, 0), clean);
+	const SearchResult r = rig.ex.search();
+	assert_int_equal(rig.runner.calls.size(), space_size(rig.s));
+	for (const auto &[key, n] : rig.runner.calls)
+		assert_int_equal(n, 1);
+	assert_int_equal(r.invalid, 20);   // qps 8 x batch 1: 5 sizes x 2 inline x 2 verbs
+	assert_int_equal(r.points + r.invalid, 400);
+	assert_true(r.findings.empty());
+	assert_true(r.fatal.empty());
+	assert_true(rig.log.progress_calls > 0);
+}
+
+void cache_answers_revisits(void **)
+{
+	Plant clean{false, false, false, true};
+	Rig rig(make_space(Strategy::anneal, 150), clean);
+	const SearchResult r = rig.ex.search();
+	assert_true(r.cached > 0);
+	assert_true(r.points >= 150);
+	for (const auto &[key, n] : rig.runner.calls)
+		assert_int_equal(n, 1);   // never re-run in the search phase
+	for (const auto &rec : rig.log.points)
+		assert_true(rec.phase == "search" || rec.phase == "reference");
+}
+
+void verdict_correctness(void **)
+{
+	Outcome o;
+	assert_false(judge_correctness(o).anomaly());
+	o.pass = false;
+	o.failure = "payload mismatch at message 7";
+	Verdict v = judge_correctness(o);
+	assert_int_equal(v.kind, AnomalyKind::correctness);
+	assert_string_equal(v.why.c_str(), "payload mismatch at message 7");
+	o.failure.clear();
+	o.exit_code = 3;
+	assert_string_equal(judge_correctness(o).why.c_str(), "exit status 3");
+	o = {};
+	o.status = RunStatus::crashed;
+	o.exit_code = 139;
+	assert_string_equal(judge_correctness(o).why.c_str(), "crashed (exit status 139)");
+	o.status = RunStatus::hung;
+	assert_int_equal(judge_correctness(o).kind, AnomalyKind::correctness);
+	o = {};
+	o.status = RunStatus::invalid;
+	o.pass = false;
+	assert_false(judge_correctness(o).anomaly());   // never run: never judged
+}
+
+void verdict_counters(void **)
+{
+	SearchConf c;
+	c.counter_flags = {{"rnr", 0.1}, {"out_of_sequence", 0.01}};
+	Outcome o;
+	o.messages = 1000;
+	o.counters = {{"rnr", 100}, {"out_of_sequence", 5}};   // 0.1 and 0.005: at or under
+	assert_false(judge_counters(c, o).anomaly());
+	o.counters = {{"rnr", 101}};
+	Verdict v = judge_counters(c, o);
+	assert_int_equal(v.kind, AnomalyKind::counters);
+	assert_string_equal(v.counter.c_str(), "rnr");
+	assert_true(std::fabs(v.figure - 0.101) < 1e-12 && v.reference == 0.1);
+	o.messages = 0;   // per max(messages, 1)
+	o.counters = {{"out_of_sequence", 1}};
+	assert_string_equal(judge_counters(c, o).counter.c_str(), "out_of_sequence");
+}
+
+Outcome perf_outcome(double rate, double gbps)
+{
+	Outcome o;
+	o.rate = rate;
+	o.gbps = gbps;
+	o.messages = static_cast<uint64_t>(rate);
+	return o;
+}
+
+void verdict_performance(void **)
+{
+	SearchConf c;   // perf_flag 0.5
+	const Point rp = pt(1, 0, 2, 0, 0);
+	Verdict v = judge_performance(c, perf_outcome(1000, 0.1), perf_outcome(20000, 2), rp, kBatch);
+	assert_int_equal(v.kind, AnomalyKind::performance);
+	assert_true(v.figure == 1000 && v.reference == 20000 && v.ref_dim == static_cast<int>(kBatch));
+	assert_true(v.ref_point == rp);
+	/* A larger message: half the rate but four times the Gbit/s is fair. */
+	assert_false(judge_performance(c, perf_outcome(5000, 8), perf_outcome(20000, 4), rp, kSize).anomaly());
+	/* Both under the flag, or it is not slow. */
+	assert_false(judge_performance(c, perf_outcome(5000, 3), perf_outcome(20000, 4), rp, kSize).anomaly());
+	assert_true(judge_performance(c, perf_outcome(9000, 1.9), perf_outcome(20000, 4), rp, kSize).anomaly());
+}
+
+void verdict_picks_the_reference(void **)
+{
+	Space s = make_space();
+	s.dims[kVerb].reference = false;   // a deliberate slowdown: no fair reference
+	const Point p = pt(1, 1, 1, 1, 0);
+	std::map<std::string, Outcome> measured;
+	auto put = [&](Point q, Outcome o) { measured[point_key(q)] = o; };
+	const Lookup look = [&](const Point &q) -> const Outcome * {
+		auto it = measured.find(point_key(q));
+		return it == measured.end() ? nullptr : &it->second;
+	};
+	const Outcome o = perf_outcome(1000, 0.008);
+	assert_int_equal(judge(s, p, o, look).ref_dim, -1);   // no neighbour measured: not judged
+	put(pt(1, 1, 2, 1, 0), perf_outcome(1500, 0.012));    // batch: not slow against it
+	Verdict v = judge(s, p, o, look);
+	assert_false(v.anomaly());
+	assert_int_equal(v.ref_dim, kBatch);
+	put(pt(1, 1, 1, 0, 0), perf_outcome(20000, 0.16));    // inline: the one it compares worst with
+	put(pt(1, 1, 1, 1, 1), perf_outcome(90000, 0.7));     // verb: not a reference dimension
+	put(pt(2, 1, 1, 1, 0), perf_outcome(1000, 0.03));     // size: worse rate, better Gbit/s
+	Outcome failed = perf_outcome(90000, 0.7);
+	failed.pass = false;
+	put(pt(1, 2, 1, 1, 0), failed);                       // qps: failed, no reference
+	put(pt(1, 2, 2, 1, 0), perf_outcome(90000, 0.7));     // two dimensions away
+	v = judge(s, p, o, look);
+	assert_int_equal(v.kind, AnomalyKind::performance);
+	assert_int_equal(v.ref_dim, kInline);
+	assert_true(v.ref_point == pt(1, 1, 1, 0, 0));
+	assert_true(v.reference == 20000);
+	assert_non_null(strstr(v.why.c_str(), "neighbour inline=false"));
+}
+
+/* The verdict the search would give p against its neighbour along ref_dim. */
+Verdict perf_verdict(const Rig &rig, const Point &p, size_t ref_dim, uint32_t ref_value)
+{
+	Point r = p;
+	r[ref_dim] = ref_value;
+	return judge_performance(rig.s.search, rig.runner.outcome(p, 0), rig.runner.outcome(r, 0), r,
+		static_cast<int>(ref_dim));
+}
+
+void minimise_correctness(void **)
+{
+	Rig rig(make_space());
+	for (const Point &p : {pt(4, 2, 0, 1, 1), pt(3, 3, 2, 0, 0)}) {
+		const Verdict v = judge_alone(rig.s.search, rig.runner.outcome(p, 0));
+		assert_int_equal(v.kind, AnomalyKind::correctness);
+		const auto f = rig.ex.minimise(p, v);
+		assert_true(f.has_value());
+		assert_string_equal(f->mfs_text.c_str(), "size >= 8192, qps >= 4");
+		assert_true(f->minimal == pt(p[kSize], p[kQps], 4, 0, 0));
+		assert_int_equal(f->runs, 3);
+		assert_int_equal(f->shown, 3);
+		assert_false(f->minimal_outcome.pass);
+		assert_int_equal(f->mfs.size(), 2);
+		assert_int_equal(f->mfs[0].dim, kSize);
+		assert_true(f->mfs[0].values == std::vector<uint32_t>({3, 4}));
+	}
+	assert_int_equal(rig.log.findings.size(), 2);
+	assert_int_equal(rig.log.findings[0].id, 1);
+	assert_int_equal(rig.log.findings[1].id, 2);
+	for (const auto &rec : rig.log.points)
+		assert_string_equal(rec.phase.c_str(), "minimise");
+}
+
+void minimise_performance_either_reference(void **)
+{
+	const Point p = pt(1, 2, 1, 1, 1);   // size 1024, qps 4, batch 2, inline, send
+	/* Along batch (its neighbour batch = 4) and along inline (inline = false). */
+	const std::pair<size_t, uint32_t> refs[] = {{kBatch, 2}, {kInline, 0}};
+	for (const auto &[dim, value] : refs) {
+		Rig rig(make_space());
+		const Verdict v = perf_verdict(rig, p, dim, value);
+		assert_int_equal(v.kind, AnomalyKind::performance);
+		const auto f = rig.ex.minimise(p, v);
+		assert_true(f.has_value());
+		assert_string_equal(f->mfs_text.c_str(), "batch <= 2, inline = true");
+		assert_true(f->minimal == pt(0, 0, 1, 1, 0));
+		assert_int_equal(f->shown, 3);
+		assert_true(f->minimal_outcome.rate == 1000);
+	}
+}
+
+void minimise_counters(void **)
+{
+	Rig rig(make_space());
+	const Point p = pt(4, 1, 3, 0, 1);   // 16384, qps 2, batch 8, send
+	const Verdict v = judge_alone(rig.s.search, rig.runner.outcome(p, 0));
+	assert_int_equal(v.kind, AnomalyKind::counters);
+	const auto f = rig.ex.minimise(p, v);
+	assert_true(f.has_value());
+	assert_string_equal(f->mfs_text.c_str(), "size >= 4096, verb = send");
+}
+
+void full_search_finds_the_planted(void **)
+{
+	for (Strategy strategy : {Strategy::anneal, Strategy::random}) {
+		Rig rig(make_space(strategy, 200));
+		const SearchResult r = rig.ex.search();
+		assert_true(r.fatal.empty());
+		assert_true(r.points >= 200);   // every planted corner within 200 points (20 of 20 seeds)
+		const Finding *corrupt = find_mfs(r.findings, "size >= 8192, qps >= 4");
+		const Finding *slow = find_mfs(r.findings, "batch <= 2, inline = true");
+		assert_non_null(corrupt);
+		assert_non_null(slow);
+		assert_int_equal(corrupt->verdict.kind, AnomalyKind::correctness);
+		assert_int_equal(slow->verdict.kind, AnomalyKind::performance);
+		assert_non_null(find_mfs(r.findings, "size >= 4096, verb = send"));
+		assert_int_equal(r.findings.size(), 3);   // each once
+		assert_int_equal(rig.log.findings.size(), 3);
+		assert_true(r.skipped > 0);
+		assert_true(r.invalid > 0);
+		for (const auto &rec : rig.log.points) {
+			if (rec.o.status == RunStatus::invalid)
+				assert_false(rec.v.anomaly());   // counted, never judged
+			if (rec.phase != "search")
+				continue;
+			for (size_t k = 0; k < rec.findings_before; k++)   // a known MFS is never run
+				assert_false(contains_mfs(rec.p, rig.log.findings[k].mfs));
+		}
+	}
+}
+
+/* The budget ends the search, not a minimisation: one that started gives its MFS. */
+void minimisation_outlives_the_budget(void **)
+{
+	Space s = make_space(Strategy::random, 1);
+	for (s.search.seed = 1;; s.search.seed++) {   // a seed whose first point fails
+		Rng rng(s.search.seed);
+		Rig probe(s);
+		if (judge_correctness(probe.runner.outcome(random_point(s, rng), 0)).anomaly())
+			break;
+	}
+	Rig rig(s);
+	const SearchResult r = rig.ex.search();
+	assert_int_equal(r.findings.size(), 1);
+	assert_string_equal(r.findings[0].mfs_text.c_str(), "size >= 8192, qps >= 4");
+	assert_true(r.points > 10);
+}
+
+void fatal_stops_at_once(void **)
+{
+	for (int at : {1, 40, 200}) {
+		Rig rig(make_space(Strategy::anneal, 600));
+		rig.runner.fatal_at = at;
+		const SearchResult r = rig.ex.search();
+		assert_string_equal(r.fatal.c_str(), "no device rxe0");
+		assert_int_equal(rig.runner.total, at);   // not one run more
+		assert_true(r.findings.size() <= 3);
+	}
+}
+
+void noise_is_told_from_anomalies(void **)
+{
+	Plant plant{true, false, false, true, true, true};   // correctness in 2 of 3, flaky in 1 of 3
+	Rig rig(make_space(Strategy::anneal, 200), plant);
+	const SearchResult r = rig.ex.search();
+	assert_int_equal(r.findings.size(), 1);
+	assert_string_equal(r.findings[0].mfs_text.c_str(), "size >= 8192, qps >= 4");
+	assert_int_equal(r.findings[0].shown, 2);
+	bool flaky_seen = false;
+	for (const auto &rec : rig.log.points)
+		flaky_seen |= rec.o.failure == "flaky completion error" && rec.phase == "search";
+	assert_true(flaky_seen);   // the search met it and let it go
+
+	Rig direct(make_space(), plant);
+	const Point p = pt(0, 1, 4, 0, 1);
+	const Verdict v = judge_alone(direct.s.search, direct.runner.outcome(p, 0));
+	assert_int_equal(v.kind, AnomalyKind::correctness);
+	assert_false(direct.ex.minimise(p, v).has_value());
+}
+
+void time_budget_stops_the_search(void **)
+{
+	Space s = make_space(Strategy::random, 0);
+	s.search.budget_s = 50;
+	Rig rig(s, Plant{false, false, false, true});
+	const SearchResult r = rig.ex.search();
+	assert_true(rig.clock >= 50);
+	assert_true(r.points <= 52);   // at most a point and its references past the budget
+}
+
+} // namespace
+
+int main()
+{
+	const CMUnitTest tests[] = {
+		cmocka_unit_test(rng_is_portable),
+		cmocka_unit_test(mutation_changes_one_dimension),
+		cmocka_unit_test(anneal_acceptance),
+		cmocka_unit_test(seed_makes_the_sequence),
+		cmocka_unit_test(grid_visits_every_point_once),
+		cmocka_unit_test(cache_answers_revisits),
+		cmocka_unit_test(verdict_correctness),
+		cmocka_unit_test(verdict_counters),
+		cmocka_unit_test(verdict_performance),
+		cmocka_unit_test(verdict_picks_the_reference),
+		cmocka_unit_test(minimise_correctness),
+		cmocka_unit_test(minimise_performance_either_reference),
+		cmocka_unit_test(minimise_counters),
+		cmocka_unit_test(full_search_finds_the_planted),
+		cmocka_unit_test(minimisation_outlives_the_budget),
+		cmocka_unit_test(fatal_stops_at_once),
+		cmocka_unit_test(noise_is_told_from_anomalies),
+		cmocka_unit_test(time_budget_stops_the_search),
+	};
+	return cmocka_run_group_tests_name("explore", tests, nullptr, nullptr);
+}
