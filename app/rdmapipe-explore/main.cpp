@@ -1,0 +1,399 @@
+/* rdmapipe-explore: searches the workload space a space file describes for anomalies,
+ * each point a pipeline run (every byte verified) by a child rdmapipe, and writes each
+ * anomaly, minimised, as a reproducer (docs/explore.md). */
+#include "conf/cli_pipeline.h"
+#include "explore/child.h"
+#include "explore/output.h"
+#include "explore/point_conf.h"
+#include "explore/search.h"
+#include "explore/space.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace rp::explore;
+
+constexpr int kExitNone = 0, kExitFound = 1, kExitUsage = 2, kExitChild = 3;
+
+const char kUsage[] =
+	"usage: rdmapipe-explore [OPTIONS] -f SPACE [-- CHILD-EAL-ARGS...]\n"
+	"Searches the workload space SPACE describes for anomalies (failures, slow corners,\n"
+	"hw_counters that move), every point a pipeline run by a child rdmapipe with every\n"
+	"byte verified, and minimises each to the settings it needs (docs/explore.md).\n"
+	"  -f, --space FILE     the space file (libconfig; conf/explore-default.conf)\n"
+	"      --check          check the space file (and that it has valid points), then exit\n"
+	"      --budget B       points (200) or wall time (90s, 10m, 2h); default: the file's, else 10m\n"
+	"      --seed N         the search's seed (the same seed, the same points)\n"
+	"      --strategy S     anneal (default), random or grid\n"
+	"  -o, --out DIR        the output folder (default explore-YYYYmmdd-HHMMSS; must be new or empty)\n"
+	"      --rdmapipe PATH  the child binary (default: the rdmapipe beside this program, else PATH's)\n"
+	"      --plant SPEC     test hook, repeatable: passed to every child as --plant SPEC\n"
+	"                       (corrupt:size>=8192,qps>=4 or slow:batch<=2,inline=true)\n"
+	"      --repeats N      minimisation: runs of each candidate (default 3) ...\n"
+	"      --need M         ... of which M must show the anomaly (default 2)\n"
+	"      --perf-flag F    slower than F x its best neighbour: an anomaly (default 0.5)\n"
+	"  -q, --quiet          no progress line\n"
+	"  -h, --help           this text\n"
+	"      --version        the version\n"
+	"After --: EAL arguments for each child rdmapipe (default: -l 0-1 --in-memory).\n"
+	"Exit status: 0 nothing found, 1 anomalies found, 2 usage or a bad space file,\n"
+	"3 the child rdmapipe could not run (no device, EAL failure), 130 interrupted.\n";
+
+struct Args {
+	std::string space, out, rdmapipe, budget, strategy;
+	bool check = false, quiet = false;
+	long long seed = -1, repeats = -1, need = -1;
+	double perf_flag = -1;
+	std::vector<std::string> plants, eal;
+	std::string command;   // as given, for the report
+};
+
+volatile sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+
+enum { kOptCheck = 256, kOptBudget, kOptSeed, kOptStrategy, kOptRdmapipe, kOptPlant, kOptRepeats, kOptNeed, kOptPerfFlag, kOptVersion };
+
+bool number(const char *s, long long lo, long long hi, long long *out)
+{
+	char *end = nullptr;
+	errno = 0;
+	const long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Returns -1 to go on, else the exit status. */
+int parse_option(int c, Args *a)
+{
+	switch (c) {
+	case 'f': a->space = optarg; return -1;
+	case 'o': a->out = optarg; return -1;
+	case 'q': a->quiet = true; return -1;
+	case 'h': printf("%s", kUsage); return kExitNone;
+	case kOptVersion: printf("rdmapipe-explore %s\n", RDMAPIPE_VERSION); return kExitNone;
+	case kOptCheck: a->check = true; return -1;
+	case kOptBudget: a->budget = optarg; return -1;
+	case kOptStrategy: a->strategy = optarg; return -1;
+	case kOptRdmapipe: a->rdmapipe = optarg; return -1;
+	case kOptPlant: a->plants.push_back(optarg); return -1;
+	case kOptSeed:
+		if (number(optarg, 0, LLONG_MAX, &a->seed)) return -1;
+		fprintf(stderr, "rdmapipe-explore: --seed: '%s' is not a number\n", optarg);
+		return kExitUsage;
+	case kOptRepeats:
+	case kOptNeed:
+		if (number(optarg, 1, 20, c == kOptRepeats ? &a->repeats : &a->need)) return -1;
+		fprintf(stderr, "rdmapipe-explore: --%s: '%s' is not 1..20\n", c == kOptRepeats ? "repeats" : "need", optarg);
+		return kExitUsage;
+	case kOptPerfFlag: {
+		char *end = nullptr;
+		a->perf_flag = strtod(optarg, &end);
+		if (*end == '\0' && a->perf_flag > 0 && a->perf_flag <= 1) return -1;
+		fprintf(stderr, "rdmapipe-explore: --perf-flag: '%s' is not in (0, 1]\n", optarg);
+		return kExitUsage;
+	}
+	default: fprintf(stderr, "%s", kUsage); return kExitUsage;
+	}
+}
+
+int parse_args(int argc, char **argv, Args *a)
+{
+	static const option longs[] = {
+		{"space", required_argument, nullptr, 'f'},      {"out", required_argument, nullptr, 'o'},
+		{"quiet", no_argument, nullptr, 'q'},            {"help", no_argument, nullptr, 'h'},
+		{"version", no_argument, nullptr, kOptVersion},  {"check", no_argument, nullptr, kOptCheck},
+		{"budget", required_argument, nullptr, kOptBudget}, {"seed", required_argument, nullptr, kOptSeed},
+		{"strategy", required_argument, nullptr, kOptStrategy}, {"rdmapipe", required_argument, nullptr, kOptRdmapipe},
+		{"plant", required_argument, nullptr, kOptPlant}, {"repeats", required_argument, nullptr, kOptRepeats},
+		{"need", required_argument, nullptr, kOptNeed},  {"perf-flag", required_argument, nullptr, kOptPerfFlag},
+		{nullptr, 0, nullptr, 0}};
+	for (int i = 0; i < argc; i++)
+		a->command += (i ? " " : "") + std::string(argv[i]);
+	int c;
+	while ((c = getopt_long(argc, argv, "+f:o:qh", longs, nullptr)) != -1)
+		if (int rc = parse_option(c, a); rc >= 0)
+			return rc;
+	for (int i = optind; i < argc; i++)
+		a->eal.push_back(argv[i]);
+	if (a->space.empty()) {
+		fprintf(stderr, "rdmapipe-explore: no space file (-f SPACE)\n\n%s", kUsage);
+		return kExitUsage;
+	}
+	if (a->eal.empty())
+		a->eal = {"-l", "0-1", "--in-memory"};
+	return -1;
+}
+
+/* The command line's settings over the file's. */
+int apply_args(const Args &a, Space *s)
+{
+	SearchConf &c = s->search;
+	if (!a.budget.empty() && !parse_budget(a.budget, &c)) {
+		fprintf(stderr, "rdmapipe-explore: --budget: '%s' is not points (200) or a time (90s, 10m, 2h)\n", a.budget.c_str());
+		return kExitUsage;
+	}
+	if (!a.strategy.empty() && !strategy_from_name(a.strategy, &c.strategy)) {
+		fprintf(stderr, "rdmapipe-explore: --strategy: '%s' is not anneal, random or grid\n", a.strategy.c_str());
+		return kExitUsage;
+	}
+	if (a.seed >= 0)
+		c.seed = static_cast<uint64_t>(a.seed);
+	if (a.repeats > 0)
+		c.repeats = static_cast<uint32_t>(a.repeats);
+	if (a.need > 0)
+		c.need = static_cast<uint32_t>(a.need);
+	if (a.perf_flag > 0)
+		c.perf_flag = a.perf_flag;
+	if (c.need > c.repeats) {
+		fprintf(stderr, "rdmapipe-explore: need (%u) is more than repeats (%u)\n", c.need, c.repeats);
+		return kExitUsage;
+	}
+	return -1;
+}
+
+std::string exe_dir()
+{
+	char buf[4096];
+	const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+	if (n <= 0)
+		return ".";
+	buf[n] = '\0';
+	std::string p = buf;
+	return p.substr(0, p.rfind('/'));
+}
+
+bool executable(const std::string &p)
+{
+	return access(p.c_str(), X_OK) == 0;
+}
+
+/* Installed, rdmapipe is beside rdmapipe-explore; in the build tree, one folder over. */
+std::string find_rdmapipe(const std::string &given)
+{
+	if (!given.empty())
+		return executable(given) ? given : "";
+	for (const std::string &p : {exe_dir() + "/rdmapipe", exe_dir() + "/../rdmapipe/rdmapipe"})
+		if (executable(p))
+			return p;
+	return "rdmapipe";   // execv needs a path: resolved below
+}
+
+std::string on_path(const std::string &name)
+{
+	if (name.find('/') != std::string::npos)
+		return name;
+	const char *path = getenv("PATH");
+	std::string all = path ? path : "/usr/bin:/bin";
+	for (size_t at = 0; at <= all.size();) {
+		const size_t colon = std::min(all.find(':', at), all.size());
+		const std::string p = all.substr(at, colon - at) + "/" + name;
+		if (executable(p))
+			return p;
+		at = colon + 1;
+	}
+	return "";
+}
+
+/* The output folder: new, or empty; absolute. */
+int make_out_dir(std::string *dir)
+{
+	if (dir->empty()) {
+		char b[64];
+		const time_t t = time(nullptr);
+		strftime(b, sizeof b, "explore-%Y%m%d-%H%M%S", localtime(&t));
+		*dir = b;
+	}
+	if (mkdir(dir->c_str(), 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "rdmapipe-explore: -o %s: %s\n", dir->c_str(), strerror(errno));
+		return kExitUsage;
+	}
+	const std::string ls = "ls -A '" + *dir + "' 2>/dev/null";
+	if (FILE *f = popen(ls.c_str(), "r")) {
+		const bool empty = fgetc(f) == EOF;
+		pclose(f);
+		if (!empty) {
+			fprintf(stderr, "rdmapipe-explore: -o %s: the folder is not empty (a search writes a new one)\n", dir->c_str());
+			return kExitUsage;
+		}
+	}
+	char real[PATH_MAX];
+	if (realpath(dir->c_str(), real))
+		*dir = real;
+	return -1;
+}
+
+} // namespace
+
+namespace {
+
+/* Every value of every dimension must be part of some valid point, the simplest point
+ * among them (minimisation ends there): checked with the validator, no device. */
+int check_space(const Space &s, PointConf &pc, uint64_t *valid_tried)
+{
+	char tmpl[] = "/tmp/rdmapipe-explore-check-XXXXXX";
+	if (mkdtemp(tmpl) == nullptr) {
+		fprintf(stderr, "rdmapipe-explore: cannot make a folder in /tmp: %s\n", strerror(errno));
+		return kExitUsage;
+	}
+	const std::string dir = tmpl, conf = dir + "/point.conf", res = dir + "/point.json";
+	std::string why;
+	int rc = -1;
+	const Point simplest = simplest_point(s);
+	if (pc.make(simplest, conf, res, &why) != 0) {
+		fprintf(stderr, "rdmapipe-explore: %s: the simplest point (%s) is not a valid pipeline: %s\n", s.file.c_str(),
+			point_text(s, simplest).c_str(), why.c_str());
+		rc = kExitUsage;
+	}
+	Rng rng(s.search.seed);
+	for (size_t d = 0; d < s.dims.size() && rc < 0; d++)
+		for (uint32_t v = 0; v < s.dims[d].values.size() && rc < 0; v++) {
+			Point p = simplest;
+			p[d] = v;
+			std::string first;
+			bool ok = false;
+			for (int k = 0; k < 32 && !ok; k++) {
+				ok = pc.make(p, conf, res, &why) == 0;
+				(*valid_tried) += ok;
+				if (!ok && first.empty())
+					first = why;
+				p = random_point(s, rng);
+				p[d] = v;
+			}
+			if (!ok) {
+				fprintf(stderr, "rdmapipe-explore: %s:%d: setting '%s': the value %s makes no valid point (32 tried); "
+						"the first: %s\n", s.file.c_str(), s.dims[d].line, s.dims[d].name.c_str(),
+					s.dims[d].values[v].c_str(), first.c_str());
+				rc = kExitUsage;
+			}
+		}
+	std::system(("rm -rf '" + dir + "'").c_str());
+	return rc;
+}
+
+std::string plot_tool()
+{
+	if (const char *e = getenv("RDMAPIPE_PLOT_EXPLORE"))
+		return e;
+	for (const std::string &p : {std::string(RDMAPIPE_DATADIR "/plot-explore"), std::string(RDMAPIPE_SOURCE_TOOLS "/plot-explore")})
+		if (executable(p))
+			return p;
+	return "";
+}
+
+/* PNGs into DIR/plots (report.md links what is there); a note when they cannot be drawn. */
+void draw_plots(const std::string &dir, bool quiet)
+{
+	const std::string tool = plot_tool();
+	const int rc = tool.empty() ? -1 : std::system(("'" + tool + "' '" + dir + "' > '" + dir + "/plots.log' 2>&1").c_str());
+	if (rc != 0 && !quiet)
+		fprintf(stderr, "rdmapipe-explore: no plots (%s); report.md has the tables\n",
+			tool.empty() ? "plot-explore not found" : ("see " + dir + "/plots.log").c_str());
+}
+
+double now_s()
+{
+	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+int explore(const Args &a, const Space &space, PointConf &pc)
+{
+	std::string dir = a.out, err;
+	if (int rc = make_out_dir(&dir); rc >= 0)
+		return rc;
+	const std::string bin = on_path(find_rdmapipe(a.rdmapipe));
+	if (bin.empty()) {
+		fprintf(stderr, "rdmapipe-explore: no rdmapipe binary (%s): give --rdmapipe PATH\n",
+			a.rdmapipe.empty() ? "not beside this program nor on PATH" : a.rdmapipe.c_str());
+		return kExitUsage;
+	}
+	ChildConf cc{bin, a.eal, {}, dir};
+	for (const std::string &p : a.plants) {
+		cc.extra.push_back("--plant");
+		cc.extra.push_back(p);
+	}
+	ChildRunner runner(space, pc, cc);
+	FolderRecorder rec(space, runner, dir, a.command, !a.quiet);
+	if (rec.open(&err) != 0) {
+		fprintf(stderr, "rdmapipe-explore: %s\n", err.c_str());
+		return kExitUsage;
+	}
+	if (!a.quiet)
+		fprintf(stderr, "rdmapipe-explore: %s: %zu dimensions, %s, seed %llu; children: %s; output %s\n", space.file.c_str(),
+			space.dims.size(), strategy_name(space.search.strategy), static_cast<unsigned long long>(space.search.seed),
+			runner.command("POINT.conf").c_str(), dir.c_str());
+	const double t0 = now_s();
+	Explorer ex(space, runner, rec, [] { return g_stop ? INFINITY : now_s(); });
+	const SearchResult r = ex.search();
+	runner.stop();
+	SearchTotals t{r.points, r.invalid, r.cached, r.skipped, r.crashed, r.hung, now_s() - t0, r.fatal, g_stop != 0};
+	draw_plots(dir, a.quiet);
+	if (rec.finish(t, &err) != 0)
+		fprintf(stderr, "rdmapipe-explore: %s\n", err.c_str());
+	printf("%s%llu points, %zu anomal%s; report: %s/report.md\n", a.quiet ? "" : "\n", static_cast<unsigned long long>(r.points),
+	       r.findings.size(), r.findings.size() == 1 ? "y" : "ies", dir.c_str());
+	for (const Finding &f : r.findings)
+		printf("  %u %-11s %s  (%s)\n", f.id, anomaly_kind_name(f.verdict.kind), f.mfs_text.c_str(), f.verdict.why.c_str());
+	if (!r.fatal.empty()) {
+		fprintf(stderr, "rdmapipe-explore: stopped: %s\n", r.fatal.c_str());
+		return kExitChild;
+	}
+	if (g_stop)
+		return 130;
+	return r.findings.empty() ? kExitNone : kExitFound;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Args a;
+	if (int rc = parse_args(argc, argv, &a); rc >= 0)
+		return rc;
+	Space space;
+	std::string err;
+	if (space_load(a.space, &space, &err) != 0) {
+		fprintf(stderr, "rdmapipe-explore: %s\n", err.c_str());
+		return kExitUsage;
+	}
+	if (int rc = apply_args(a, &space); rc >= 0)
+		return rc;
+	std::vector<char *> eal{argv[0]};
+	for (const std::string &e : a.eal)
+		eal.push_back(const_cast<char *>(e.c_str()));
+	const rp::LcoreSet lcores = rp::lcore_set_from_eal_args(static_cast<int>(eal.size()), eal.data());
+	unsigned tx = 1, rx = 0;
+	PointConf pc;
+	if (!rp::cli_lcores(lcores, false, false, &tx, &rx, &err) || pc.init(space, lcores, tx, rx, &err) != 0) {
+		fprintf(stderr, "rdmapipe-explore: %s\n", err.c_str());
+		return kExitUsage;
+	}
+	uint64_t valid = 0;
+	if (int rc = check_space(space, pc, &valid); rc >= 0)
+		return rc;
+	if (a.check) {
+		printf("%s: valid: %zu dimensions, %llu points; the simplest: %s\n", space.file.c_str(), space.dims.size(),
+		       static_cast<unsigned long long>(space_size(space)), point_text(space, simplest_point(space)).c_str());
+		return kExitNone;
+	}
+	struct sigaction sa {};
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, nullptr);
+	sigaction(SIGTERM, &sa, nullptr);
+	return explore(a, space, pc);
+}

@@ -1,0 +1,235 @@
+/* The search's output folder. */
+#include "explore/output.h"
+
+#include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace rp::explore {
+
+namespace {
+
+using nlohmann::json;
+
+bool write_text(const std::string &path, const std::string &text)
+{
+	std::ofstream out(path);
+	out << text;
+	return static_cast<bool>(out);
+}
+
+std::string read_text(const std::string &path)
+{
+	std::ifstream in(path);
+	std::stringstream ss;
+	ss << in.rdbuf();
+	return ss.str();
+}
+
+std::string duration_text(double s)
+{
+	char b[32];
+	if (s >= 3600)
+		snprintf(b, sizeof b, "%dh%02dm", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
+	else
+		snprintf(b, sizeof b, "%dm%02ds", static_cast<int>(s / 60), static_cast<int>(s) % 60);
+	return b;
+}
+
+/* A reproducer runs where it is: its results beside it, not over the search's evidence. */
+std::string relocate(std::string conf, const std::string &from, const std::string &to)
+{
+	for (size_t at = conf.find(from); at != std::string::npos; at = conf.find(from, at + to.size()))
+		conf.replace(at, from.size(), to);
+	return conf;
+}
+
+} // namespace
+
+FolderRecorder::FolderRecorder(const Space &s, const ChildRunner &child, std::string dir, std::string command, bool progress)
+	: space_(s), child_(child), dir_(std::move(dir)), command_(std::move(command)), progress_(progress)
+{
+}
+
+FolderRecorder::~FolderRecorder()
+{
+	if (points_)
+		fclose(points_);
+}
+
+int FolderRecorder::open(std::string *err)
+{
+	for (const std::string &d : {dir_, dir_ + "/points", dir_ + "/anomalies"})
+		if (mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
+			*err = d + ": cannot make the folder: " + strerror(errno);
+			return -1;
+		}
+	points_ = fopen((dir_ + "/points.jsonl").c_str(), "w");
+	if (points_ == nullptr) {
+		*err = dir_ + "/points.jsonl: " + strerror(errno);
+		return -1;
+	}
+	return 0;
+}
+
+std::string FolderRecorder::values_json(const Point &p) const
+{
+	json v = json::object();
+	for (size_t i = 0; i < space_.dims.size() && i < p.size(); i++)
+		v[space_.dims[i].name] = space_.dims[i].values[p[i]];
+	return v.dump();
+}
+
+void FolderRecorder::point(const Point &p, const Outcome &o, const Verdict &v, const char *phase)
+{
+	json j;
+	j["n"] = ++lines_;
+	j["phase"] = phase;
+	j["point"] = json::parse(values_json(p));
+	j["status"] = run_status_name(o.status);
+	j["exit"] = o.exit_code;
+	j["pass"] = o.pass;
+	j["rate"] = o.rate;
+	j["gbps"] = o.gbps;
+	j["p50_us"] = o.p50_us;
+	j["p99_us"] = o.p99_us;
+	j["messages"] = o.messages;
+	j["failure"] = o.failure;
+	j["counters"] = json::object();
+	for (const auto &kv : o.counters)
+		j["counters"][kv.first] = kv.second;
+	j["conf"] = o.conf;
+	j["log"] = o.log;
+	j["results"] = o.results;
+	j["elapsed_s"] = o.elapsed_s;
+	j["verdict"] = anomaly_kind_name(v.kind);
+	j["why"] = v.why;
+	fprintf(points_, "%s\n", j.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
+	fflush(points_);
+	if (v.anomaly() && std::string(phase) == "search")
+		last_anomaly_conf_ = o.conf;
+}
+
+void FolderRecorder::write_finding_files(const Finding &f)
+{
+	const std::string d = dir_ + "/anomalies/" + std::to_string(f.id);
+	mkdir(d.c_str(), 0755);
+	const Outcome &o = f.minimal_outcome;
+	const std::string conf = relocate(read_text(dir_ + "/" + o.conf), dir_ + "/" + o.results, "results.json");
+	write_text(d + "/reproduce.conf", conf);
+	write_text(d + "/command", child_.command("reproduce.conf") + "\n");
+	write_text(d + "/results.json", read_text(dir_ + "/" + o.results));
+	write_text(d + "/log", read_text(dir_ + "/" + o.log));
+	std::string m = "anomaly " + std::to_string(f.id) + ": " + anomaly_kind_name(f.verdict.kind) + "\n";
+	m += "needs:   " + (f.mfs_text.empty() ? std::string("(nothing: the simplest point shows it)") : f.mfs_text) + "\n";
+	m += "why:     " + f.verdict.why + "\n";
+	m += "found:   " + point_text(space_, f.point) + "\n";
+	m += "minimal: " + point_text(space_, f.minimal) + "\n";
+	m += "shown:   " + std::to_string(f.shown) + " of " + std::to_string(f.runs) + " runs of the minimal point\n";
+	write_text(d + "/mfs.txt", m);
+}
+
+void FolderRecorder::finding(const Finding &f)
+{
+	write_finding_files(f);
+	findings_.emplace_back(f, last_anomaly_conf_);
+	if (progress_)
+		fprintf(stderr, "\nexplore: anomaly %u (%s): %s\n", f.id, anomaly_kind_name(f.verdict.kind), f.mfs_text.c_str());
+}
+
+void FolderRecorder::progress(uint64_t points, uint64_t anomalies, double elapsed_s, double budget_left_s)
+{
+	if (!progress_)
+		return;
+	const bool tty = isatty(2);
+	fprintf(stderr, "%sexplore: %llu points, %llu anomal%s, %s elapsed", tty ? "\r" : "",
+		static_cast<unsigned long long>(points), static_cast<unsigned long long>(anomalies), anomalies == 1 ? "y" : "ies",
+		duration_text(elapsed_s).c_str());
+	if (budget_left_s >= 0)
+		fprintf(stderr, ", %s left", duration_text(budget_left_s).c_str());
+	fprintf(stderr, tty ? "   " : "\n");
+}
+
+} // namespace rp::explore
+
+namespace rp::explore {
+
+namespace {
+
+std::string md_cell(std::string s)
+{
+	for (char &c : s)
+		if (c == '|' || c == '\n')
+			c = c == '|' ? '/' : ' ';
+	return s.size() > 160 ? s.substr(0, 157) + "..." : s;
+}
+
+bool exists(const std::string &path)
+{
+	struct stat st;
+	return stat(path.c_str(), &st) == 0;
+}
+
+} // namespace
+
+int FolderRecorder::finish(const SearchTotals &t, std::string *err)
+{
+	json sp;
+	sp["file"] = space_.file;
+	sp["strategy"] = strategy_name(space_.search.strategy);
+	sp["seed"] = space_.search.seed;
+	sp["dims"] = json::array();
+	for (const Dim &d : space_.dims)
+		sp["dims"].push_back({{"name", d.name}, {"values", d.values}, {"numeric", d.numeric()}, {"simplest", d.values[d.simplest]}});
+	json fs = json::array();
+	for (const auto &[f, at] : findings_)
+		fs.push_back({{"id", f.id}, {"kind", anomaly_kind_name(f.verdict.kind)}, {"why", f.verdict.why}, {"mfs", f.mfs_text},
+			      {"point", json::parse(values_json(f.point))}, {"minimal", json::parse(values_json(f.minimal))},
+			      {"found_at", at}, {"runs", f.runs}, {"shown", f.shown}});
+	std::string r = "# rdmapipe-explore report\n\n";
+	r += "`" + command_ + "`\n\n";
+	r += "- space: `" + space_.file + "`, strategy " + strategy_name(space_.search.strategy) + ", seed " +
+	     std::to_string(space_.search.seed) + "\n";
+	r += "- " + std::to_string(t.points) + " points measured in " + std::to_string(static_cast<int>(t.elapsed_s)) + " s (" +
+	     std::to_string(t.invalid) + " invalid, " + std::to_string(t.cached) + " reused, " + std::to_string(t.skipped) +
+	     " skipped for containing a known anomaly's settings, " + std::to_string(t.crashed) + " crashed, " +
+	     std::to_string(t.hung) + " hung)\n";
+	if (!t.fatal.empty())
+		r += "- **stopped**: " + t.fatal + "\n";
+	if (t.interrupted)
+		r += "- **interrupted** by a signal\n";
+	r += "\n## Findings\n\n";
+	if (findings_.empty())
+		r += "None.\n";
+	else
+		r += "| # | kind | needs (minimal settings) | why | shown | reproducer |\n|---|---|---|---|---|---|\n";
+	for (const auto &[f, at] : findings_)
+		r += "| " + std::to_string(f.id) + " | " + anomaly_kind_name(f.verdict.kind) + " | " + md_cell(f.mfs_text) + " | " +
+		     md_cell(f.verdict.why) + " | " + std::to_string(f.shown) + " of " + std::to_string(f.runs) + " | [anomalies/" +
+		     std::to_string(f.id) + "](anomalies/" + std::to_string(f.id) + "/reproduce.conf) |\n";
+	r += "\n## Plots\n\n";
+	if (exists(dir_ + "/plots/overview.png"))
+		r += "![every point's rate in the order measured](plots/overview.png)\n\n";
+	for (const Dim &d : space_.dims)
+		if (exists(dir_ + "/plots/rate-by-" + d.name + ".png"))
+			r += "![rate by " + d.name + "](plots/rate-by-" + d.name + ".png)\n\n";
+	r += "## Dimensions\n\n| setting | values | simplest |\n|---|---|---|\n";
+	for (const Dim &d : space_.dims) {
+		std::string v;
+		for (const std::string &x : d.values)
+			v += (v.empty() ? "" : ", ") + x;
+		r += "| " + d.name + " | " + md_cell(v) + " | " + d.values[d.simplest] + " |\n";
+	}
+	if (!write_text(dir_ + "/space.json", sp.dump(2) + "\n") || !write_text(dir_ + "/findings.json", fs.dump(2) + "\n") ||
+	    !write_text(dir_ + "/report.md", r)) {
+		*err = dir_ + ": cannot write the report files";
+		return -1;
+	}
+	return 0;
+}
+
+} // namespace rp::explore

@@ -1,0 +1,47 @@
+/* The output folder of a search (docs/explore.md): points.jsonl as it goes, each
+ * finding's anomalies/ID/ (reproduce.conf, command, results.json, log, mfs.txt) as it
+ * is minimised, space.json, findings.json and report.md at the end; a progress line. */
+#pragma once
+
+#include "explore/child.h"
+#include "explore/explore.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace rp::explore {
+
+struct SearchTotals {
+	uint64_t points = 0, invalid = 0, cached = 0, skipped = 0, crashed = 0, hung = 0;
+	double elapsed_s = 0;
+	std::string fatal;
+	bool interrupted = false;
+};
+
+class FolderRecorder : public Recorder {
+public:
+	/* dir: absolute; command: how the search was started (for the report). */
+	FolderRecorder(const Space &s, const ChildRunner &child, std::string dir, std::string command, bool progress);
+	~FolderRecorder() override;
+	int open(std::string *err);
+	void point(const Point &p, const Outcome &o, const Verdict &v, const char *phase) override;
+	void finding(const Finding &f) override;
+	void progress(uint64_t points, uint64_t anomalies, double elapsed_s, double budget_left_s) override;
+	/* space.json, findings.json and report.md (the plots' links if plots/ has them). */
+	int finish(const SearchTotals &t, std::string *err);
+
+private:
+	std::string values_json(const Point &p) const;
+	void write_finding_files(const Finding &f);
+	const Space &space_;
+	const ChildRunner &child_;
+	std::string dir_, command_;
+	bool progress_;
+	FILE *points_ = nullptr;
+	uint64_t lines_ = 0;
+	std::string last_anomaly_conf_;    // the search-phase anomaly the next finding comes from
+	std::vector<std::pair<Finding, std::string>> findings_;   // and where each was found
+};
+
+} // namespace rp::explore
