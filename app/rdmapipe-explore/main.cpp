@@ -242,9 +242,29 @@ int make_out_dir(std::string *dir)
 
 namespace {
 
+/* Points to try a value of dimension d in: the simplest point with it, then each point
+ * one more setting away (a verb that needs its own size), then random ones. */
+std::vector<Point> tries(const Space &s, size_t d, uint32_t v, Rng &rng)
+{
+	Point base = simplest_point(s);
+	base[d] = v;
+	std::vector<Point> out{base};
+	for (size_t e = 0; e < s.dims.size(); e++)
+		for (uint32_t w = 0; w < s.dims[e].values.size(); w++)
+			if (e != d && w != base[e]) {
+				out.push_back(base);
+				out.back()[e] = w;
+			}
+	for (int k = 0; k < 32; k++) {
+		out.push_back(random_point(s, rng));
+		out.back()[d] = v;
+	}
+	return out;
+}
+
 /* Every value of every dimension must be part of some valid point, the simplest point
  * among them (minimisation ends there): checked with the validator, no device. */
-int check_space(const Space &s, PointConf &pc, uint64_t *valid_tried)
+int check_space(const Space &s, PointConf &pc)
 {
 	char tmpl[] = "/tmp/rdmapipe-explore-check-XXXXXX";
 	if (mkdtemp(tmpl) == nullptr) {
@@ -263,22 +283,18 @@ int check_space(const Space &s, PointConf &pc, uint64_t *valid_tried)
 	Rng rng(s.search.seed);
 	for (size_t d = 0; d < s.dims.size() && rc < 0; d++)
 		for (uint32_t v = 0; v < s.dims[d].values.size() && rc < 0; v++) {
-			Point p = simplest;
-			p[d] = v;
+			const std::vector<Point> ps = tries(s, d, v, rng);
 			std::string first;
 			bool ok = false;
-			for (int k = 0; k < 32 && !ok; k++) {
-				ok = pc.make(p, conf, res, &why) == 0;
-				(*valid_tried) += ok;
+			for (size_t k = 0; k < ps.size() && !ok; k++) {
+				ok = pc.make(ps[k], conf, res, &why) == 0;
 				if (!ok && first.empty())
 					first = why;
-				p = random_point(s, rng);
-				p[d] = v;
 			}
 			if (!ok) {
-				fprintf(stderr, "rdmapipe-explore: %s:%d: setting '%s': the value %s makes no valid point (32 tried); "
-						"the first: %s\n", s.file.c_str(), s.dims[d].line, s.dims[d].name.c_str(),
-					s.dims[d].values[v].c_str(), first.c_str());
+				fprintf(stderr, "rdmapipe-explore: %s:%d: setting '%s': the value %s makes no valid point (%zu tried); "
+						"at the simplest point: %s\n", s.file.c_str(), s.dims[d].line, s.dims[d].name.c_str(),
+					s.dims[d].values[v].c_str(), ps.size(), first.c_str());
 				rc = kExitUsage;
 			}
 		}
@@ -290,7 +306,7 @@ std::string plot_tool()
 {
 	if (const char *e = getenv("RDMAPIPE_PLOT_EXPLORE"))
 		return e;
-	for (const std::string &p : {std::string(RDMAPIPE_DATADIR "/plot-explore"), std::string(RDMAPIPE_SOURCE_TOOLS "/plot-explore")})
+	for (const std::string &p : {std::string(RDMAPIPE_LIBEXECDIR "/plot-explore"), std::string(RDMAPIPE_SOURCE_TOOLS "/plot-explore")})
 		if (executable(p))
 			return p;
 	return "";
@@ -383,8 +399,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdmapipe-explore: %s\n", err.c_str());
 		return kExitUsage;
 	}
-	uint64_t valid = 0;
-	if (int rc = check_space(space, pc, &valid); rc >= 0)
+	if (int rc = check_space(space, pc); rc >= 0)
 		return rc;
 	if (a.check) {
 		printf("%s: valid: %zu dimensions, %llu points; the simplest: %s\n", space.file.c_str(), space.dims.size(),

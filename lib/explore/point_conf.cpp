@@ -24,7 +24,7 @@ std::string default_base(unsigned tx, unsigned rx)
 	return "version = 1;\n"
 	       "devices = ( { name = \"rxe0\"; } );\n"
 	       "io_contexts = ( { lcore = " + t + "; device = \"rxe0\"; }, { lcore = " + r + "; device = \"rxe0\"; } );\n"
-	       "flows = ( { name = \"flow0\"; peer = \"loopback\"; } );\n"
+	       "flows = ( { name = \"flow0\"; peer = \"loopback\"; verb = \"write_imm\"; } );\n"
 	       "stages = ( { name = \"flow0_tx\"; kind = \"rdma_tx\"; lcore = " + t + "; flow = \"flow0\"; },\n"
 	       "           { name = \"flow0_rx\"; kind = \"rdma_rx\"; lcore = " + r + "; flow = \"flow0\"; } );\n"
 	       "run = { };\n";

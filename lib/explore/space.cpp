@@ -54,6 +54,16 @@ bool keys_known(Errors &e, const Setting &g, const std::vector<std::string> &kno
 	return true;
 }
 
+/* libconfig casts strictly: an int is read as an int. */
+double num_of(const Setting &v)
+{
+	switch (v.getType()) {
+	case Setting::TypeInt: return static_cast<int>(v);
+	case Setting::TypeInt64: return static_cast<double>(static_cast<long long>(v));
+	default: return static_cast<double>(v);
+	}
+}
+
 std::string number_text(double v)
 {
 	char b[64];
@@ -70,12 +80,8 @@ bool value_text(Errors &e, const Setting &v, std::string *text, double *num, boo
 	switch (v.getType()) {
 	case Setting::TypeInt:
 	case Setting::TypeInt64:
-		*num = static_cast<double>(static_cast<long long>(v));
-		*text = number_text(*num);
-		*numeric = true;
-		return true;
 	case Setting::TypeFloat:
-		*num = static_cast<double>(v);
+		*num = num_of(v);
 		*text = number_text(*num);
 		*numeric = true;
 		return true;
@@ -116,8 +122,7 @@ bool read_range(Errors &e, const Setting &g, Dim *d, std::vector<bool> *numeric)
 	const Setting &r = g["range"];
 	if (!r.isArray() || r.getLength() != 2 || !r[0].isNumber() || !r[1].isNumber())
 		return e.fail(r, "a range is [lo, hi], two numbers");
-	const double lo = r[0].getType() == Setting::TypeFloat ? static_cast<double>(r[0]) : static_cast<double>(static_cast<long long>(r[0]));
-	const double hi = r[1].getType() == Setting::TypeFloat ? static_cast<double>(r[1]) : static_cast<double>(static_cast<long long>(r[1]));
+	const double lo = num_of(r[0]), hi = num_of(r[1]);
 	if (!(lo <= hi))
 		return e.fail(r, "an empty range: " + number_text(lo) + " > " + number_text(hi));
 	std::string scale = "log2";
@@ -244,7 +249,7 @@ bool number(Errors &e, const Setting &g, const char *key, double lo, double hi, 
 	const Setting &v = g[key];
 	if (!v.isNumber())
 		return e.fail(v, "a number");
-	const double x = v.getType() == Setting::TypeFloat ? static_cast<double>(v) : static_cast<double>(static_cast<long long>(v));
+	const double x = num_of(v);
 	if (x < lo || x > hi)
 		return e.fail(v, number_text(x) + " is outside " + number_text(lo) + ".." + number_text(hi));
 	*out = x;
@@ -274,7 +279,7 @@ bool read_search(Errors &e, const Setting &g, SearchConf *sc)
 		return e.fail(g["strategy"], "strategy is anneal, random or grid, not \"" + text + "\"");
 	if (g.exists("budget")) {
 		const Setting &b = g["budget"];
-		text = b.getType() == Setting::TypeString ? static_cast<const char *>(b) : b.isNumber() ? number_text(static_cast<double>(static_cast<long long>(b))) : "";
+		text = b.getType() == Setting::TypeString ? static_cast<const char *>(b) : b.isNumber() ? number_text(num_of(b)) : "";
 		if (!parse_budget(text, sc))
 			return e.fail(b, "budget is a number of points (200) or a time (90s, 10m, 2h)");
 	}
