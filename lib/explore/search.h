@@ -13,8 +13,8 @@
  * - the budget (time or points, every phase's runs counted) is checked between
  *   points: a minimisation that started finishes, bounded by its candidates
  *   (minimise.cpp); 2000 visits in a row with nothing new end the search (exhausted);
- * - a dimension an anomaly needs at its simplest value is not named in its MFS
- *   (minimisation only moves dimensions towards their simplest). */
+ * - a dimension already at its simplest is tried one step away, so that an MFS can
+ *   name a setting the anomaly needs at its simplest value ("inline = false"). */
 #pragma once
 
 #include "explore/explore.h"

@@ -423,6 +423,21 @@ void minimise_performance_either_reference(void **)
 	}
 }
 
+/* Collie moves each dimension towards its simplest value only: an anomaly that needs a
+ * setting at its simplest would lose it from its MFS (and the search would then skip
+ * points that do not show it). */
+void minimise_names_a_setting_needed_at_its_simplest(void **)
+{
+	Space s = make_space();
+	s.dims[kInline].simplest = 1;   // inline = true, which the slowdown needs
+	Rig rig(s);
+	const Point p = pt(1, 2, 1, 1, 1);
+	const auto f = rig.ex.minimise(p, perf_verdict(rig, p, kBatch, 2));
+	assert_true(f.has_value());
+	assert_string_equal(f->mfs_text.c_str(), "batch <= 2, inline = true");
+	assert_true(f->minimal == pt(0, 0, 1, 1, 0));
+}
+
 void minimise_counters(void **)
 {
 	Rig rig(make_space());
@@ -539,6 +554,7 @@ int main()
 		cmocka_unit_test(verdict_picks_the_reference),
 		cmocka_unit_test(minimise_correctness),
 		cmocka_unit_test(minimise_performance_either_reference),
+		cmocka_unit_test(minimise_names_a_setting_needed_at_its_simplest),
 		cmocka_unit_test(minimise_counters),
 		cmocka_unit_test(full_search_finds_the_planted),
 		cmocka_unit_test(minimisation_outlives_the_budget),
