@@ -135,8 +135,9 @@ std::optional<Finding> Explorer::minimise(const Point &p, const Verdict &v)
 		if (dim.values.size() < 2)
 			continue;
 		const bool simple = cur[d] == dim.simplest;
+		const uint32_t away = dim.simplest + 1 < dim.values.size() ? dim.simplest + 1 : dim.simplest - 1;
 		Point c = cur;
-		c[d] = simple ? (dim.simplest + 1 < dim.values.size() ? dim.simplest + 1 : dim.simplest - 1) : dim.simplest;
+		c[d] = simple ? away : dim.simplest;
 		needed[d] = !persists(c, v, nullptr);
 		if (!simple && !needed[d])
 			cur = std::move(c);

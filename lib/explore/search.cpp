@@ -232,8 +232,8 @@ Verdict judge(const Space &s, const Point &p, const Outcome &o, const Lookup &lo
 		return v;
 	v = judge_performance(s.search, o, *best, best_n.first, best_n.second);
 	if (v.anomaly()) {
-		const Dim &dim = s.dims[static_cast<size_t>(best_n.second)];
-		v.why += ", neighbour " + dim.name + "=" + dim.values[best_n.first[static_cast<size_t>(best_n.second)]];
+		const auto d = static_cast<size_t>(best_n.second);
+		v.why += ", neighbour " + s.dims[d].name + "=" + s.dims[d].values[best_n.first[d]];
 	}
 	return v;
 }
