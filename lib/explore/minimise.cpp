@@ -1,5 +1,6 @@
 /* Collie's minimal feature set: each dimension moved to its simplest value while the
- * anomaly persists, then the needed ones scanned for the values where it holds.
+ * anomaly persists (one already there, one step away), then the needed ones scanned
+ * for the values where it holds.
  * Bounded: at most repeats (x2 for performance) runs per candidate, one candidate per
  * dimension and per value of a needed dimension, and a final check. */
 #include "explore/search.h"
@@ -128,14 +129,18 @@ std::optional<Finding> Explorer::minimise(const Point &p, const Verdict &v)
 			needed[d] = true;   // pinned: the comparison is along it
 			continue;
 		}
-		if (cur[d] == s_.dims[d].simplest)
+		/* At its simplest already: needed if the anomaly goes with one step away
+		 * (else an MFS could not say "inline = false"). */
+		const Dim &dim = s_.dims[d];
+		if (dim.values.size() < 2)
 			continue;
+		const bool simple = cur[d] == dim.simplest;
+		const uint32_t away = dim.simplest + 1 < dim.values.size() ? dim.simplest + 1 : dim.simplest - 1;
 		Point c = cur;
-		c[d] = s_.dims[d].simplest;
-		if (persists(c, v, nullptr))
+		c[d] = simple ? away : dim.simplest;
+		needed[d] = !persists(c, v, nullptr);
+		if (!simple && !needed[d])
 			cur = std::move(c);
-		else
-			needed[d] = true;
 	}
 	Finding f;
 	f.point = p;

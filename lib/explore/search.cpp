@@ -232,10 +232,22 @@ Verdict judge(const Space &s, const Point &p, const Outcome &o, const Lookup &lo
 		return v;
 	v = judge_performance(s.search, o, *best, best_n.first, best_n.second);
 	if (v.anomaly()) {
-		const Dim &dim = s.dims[static_cast<size_t>(best_n.second)];
-		v.why += ", neighbour " + dim.name + "=" + dim.values[best_n.first[static_cast<size_t>(best_n.second)]];
+		const auto d = static_cast<size_t>(best_n.second);
+		v.why += ", neighbour " + s.dims[d].name + "=" + s.dims[d].values[best_n.first[d]];
 	}
 	return v;
+}
+
+double anneal_energy(const SearchConf &c, const Outcome &o, const Verdict &v, const Outcome *ref)
+{
+	if (v.anomaly())
+		return 0;
+	const double e = ref ? std::min(1.0, relative_figure(o, *ref)) : 1.0;
+	double near = 0;
+	for (const auto &[name, threshold] : c.counter_flags)
+		if (threshold > 0)
+			near = std::max(near, std::min(1.0, per_message(o, name) / threshold));
+	return std::max(0.0, e - kCounterBonus * near);
 }
 
 bool contains_mfs(const Point &p, const std::vector<Condition> &mfs)
@@ -360,7 +372,8 @@ Explorer::Visit Explorer::visit(const Point &p)
 		if (!res_.fatal.empty())
 			return {};
 		e.judged = true;
-		e.energy = energy(e.outcome, e.verdict);
+		e.energy = anneal_energy(s_.search, e.outcome, e.verdict,
+			e.verdict.ref_dim >= 0 ? lookup(e.verdict.ref_point) : nullptr);
 		if (fresh)
 			record(p, e.outcome, e.verdict, "search");
 		e.anomaly = e.verdict.anomaly() && minimise(p, e.verdict).has_value();
@@ -401,23 +414,6 @@ bool Explorer::measure_reference(const Point &p)
 	const bool usable = usable_reference(o);
 	cache_.emplace(key, Entry{std::move(o), {}, false, false, 1});
 	return usable;
-}
-
-/* Lower is more anomalous: 0 for an anomaly, else the point's figure against its
- * reference (1 without one), less a bonus for a counter near its threshold. */
-double Explorer::energy(const Outcome &o, const Verdict &v) const
-{
-	if (v.anomaly())
-		return 0;
-	double e = 1;
-	if (v.ref_dim >= 0)
-		if (const Outcome *r = lookup(v.ref_point))
-			e = std::min(1.0, relative_figure(o, *r));
-	double near = 0;
-	for (const auto &[name, threshold] : s_.search.counter_flags)
-		if (threshold > 0)
-			near = std::max(near, std::min(1.0, per_message(o, name) / threshold));
-	return std::max(0.0, e - kCounterBonus * near);
 }
 
 std::optional<Explorer::Current> Explorer::start_point()

@@ -13,8 +13,8 @@
  * - the budget (time or points, every phase's runs counted) is checked between
  *   points: a minimisation that started finishes, bounded by its candidates
  *   (minimise.cpp); 2000 visits in a row with nothing new end the search (exhausted);
- * - a dimension an anomaly needs at its simplest value is not named in its MFS
- *   (minimisation only moves dimensions towards their simplest). */
+ * - a dimension already at its simplest is tried one step away, so that an MFS can
+ *   name a setting the anomaly needs at its simplest value ("inline = false"). */
 #pragma once
 
 #include "explore/explore.h"
@@ -71,6 +71,10 @@ std::vector<std::pair<Point, int>> reference_neighbours(const Space &s, const Po
  * verdict carries the reference even when p is not slow. */
 Verdict judge(const Space &s, const Point &p, const Outcome &o, const Lookup &lookup);
 
+/* Anneal's energy, lower for more anomalous: 0 for an anomaly, else the figure against
+ * the reference (1 without one, at most 1) less up to 0.5 for a counter near its flag. */
+double anneal_energy(const SearchConf &c, const Outcome &o, const Verdict &v, const Outcome *ref);
+
 /* Every condition of the set holds for the point. */
 bool contains_mfs(const Point &p, const std::vector<Condition> &mfs);
 
@@ -117,7 +121,6 @@ private:
 	Visit visit(const Point &p);
 	Verdict judge_measuring(const Point &p, const Outcome &o);
 	bool measure_reference(const Point &p);
-	double energy(const Outcome &o, const Verdict &v) const;
 	double budget_left_s() const;
 	struct Current {
 		Point p;

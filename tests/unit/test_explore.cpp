@@ -372,6 +372,53 @@ void verdict_picks_the_reference(void **)
 	assert_non_null(strstr(v.why.c_str(), "neighbour inline=false"));
 }
 
+void energy_is_lower_when_more_anomalous(void **)
+{
+	SearchConf c;
+	c.counter_flags = {{"rnr", 0.1}};
+	const Outcome ref = perf_outcome(20000, 2);
+	Outcome o = perf_outcome(14000, 1.4);
+	assert_true(anneal_energy(c, o, {}, nullptr) == 1.0);            // no reference
+	assert_true(std::fabs(anneal_energy(c, o, {}, &ref) - 0.7) < 1e-9);
+	assert_true(anneal_energy(c, perf_outcome(40000, 4), {}, &ref) == 1.0);   // at most 1
+	o.counters = {{"rnr", 700}};                                     // half its flag
+	assert_true(std::fabs(anneal_energy(c, o, {}, &ref) - 0.45) < 1e-9);
+	Verdict v;
+	v.kind = AnomalyKind::counters;
+	assert_true(anneal_energy(c, o, v, &ref) == 0.0);
+}
+
+/* The reference measured for a point with none: one step along a reference dimension. */
+void references_are_one_step_away(void **)
+{
+	Space s = make_space(Strategy::random, 80);
+	s.dims[kVerb].reference = false;
+	Rig rig(s, Plant{false, false, false, true});
+	rig.ex.search();
+	int refs = 0;
+	for (size_t i = 0; i < rig.log.points.size(); i++) {
+		if (rig.log.points[i].phase != "reference")
+			continue;
+		refs++;
+		size_t k = i + 1;   // the point it was measured for: recorded once judged
+		while (k < rig.log.points.size() && rig.log.points[k].phase != "search")
+			k++;
+		assert_true(k < rig.log.points.size());
+		const Point &a = rig.log.points[i].p, &b = rig.log.points[k].p;
+		int differ = 0;
+		for (size_t d = 0; d < a.size(); d++) {
+			if (a[d] == b[d])
+				continue;
+			differ++;
+			assert_int_not_equal(d, kVerb);
+			if (s.dims[d].numeric())
+				assert_int_equal(std::abs(static_cast<int>(a[d]) - static_cast<int>(b[d])), 1);
+		}
+		assert_int_equal(differ, 1);
+	}
+	assert_true(refs > 5);
+}
+
 /* The verdict the search would give p against its neighbour along ref_dim. */
 Verdict perf_verdict(const Rig &rig, const Point &p, size_t ref_dim, uint32_t ref_value)
 {
@@ -421,6 +468,21 @@ void minimise_performance_either_reference(void **)
 		assert_int_equal(f->shown, 3);
 		assert_true(f->minimal_outcome.rate == 1000);
 	}
+}
+
+/* Collie moves each dimension towards its simplest value only: an anomaly that needs a
+ * setting at its simplest would lose it from its MFS (and the search would then skip
+ * points that do not show it). */
+void minimise_names_a_setting_needed_at_its_simplest(void **)
+{
+	Space s = make_space();
+	s.dims[kInline].simplest = 1;   // inline = true, which the slowdown needs
+	Rig rig(s);
+	const Point p = pt(1, 2, 1, 1, 1);
+	const auto f = rig.ex.minimise(p, perf_verdict(rig, p, kBatch, 2));
+	assert_true(f.has_value());
+	assert_string_equal(f->mfs_text.c_str(), "batch <= 2, inline = true");
+	assert_true(f->minimal == pt(0, 0, 1, 1, 0));
 }
 
 void minimise_counters(void **)
@@ -537,8 +599,11 @@ int main()
 		cmocka_unit_test(verdict_counters),
 		cmocka_unit_test(verdict_performance),
 		cmocka_unit_test(verdict_picks_the_reference),
+		cmocka_unit_test(energy_is_lower_when_more_anomalous),
+		cmocka_unit_test(references_are_one_step_away),
 		cmocka_unit_test(minimise_correctness),
 		cmocka_unit_test(minimise_performance_either_reference),
+		cmocka_unit_test(minimise_names_a_setting_needed_at_its_simplest),
 		cmocka_unit_test(minimise_counters),
 		cmocka_unit_test(full_search_finds_the_planted),
 		cmocka_unit_test(minimisation_outlives_the_budget),
