@@ -358,8 +358,9 @@ int explore(const Args &a, const Space &space, PointConf &pc)
 	const SearchResult r = ex.search();
 	runner.stop();
 	SearchTotals t{r.points, r.invalid, r.cached, r.skipped, r.crashed, r.hung, now_s() - t0, r.fatal, g_stop != 0};
-	draw_plots(dir, a.quiet);
-	if (rec.finish(t, &err) != 0)
+	if (rec.finish(&err) == 0)
+		draw_plots(dir, a.quiet);
+	if (err.empty() && rec.report(t, &err) != 0)
 		fprintf(stderr, "rdmapipe-explore: %s\n", err.c_str());
 	printf("%s%llu points, %zu anomal%s; report: %s/report.md\n", a.quiet ? "" : "\n", static_cast<unsigned long long>(r.points),
 	       r.findings.size(), r.findings.size() == 1 ? "y" : "ies", dir.c_str());

@@ -176,7 +176,7 @@ bool exists(const std::string &path)
 
 } // namespace
 
-int FolderRecorder::finish(const SearchTotals &t, std::string *err)
+int FolderRecorder::finish(std::string *err)
 {
 	json sp;
 	sp["file"] = space_.file;
@@ -190,6 +190,15 @@ int FolderRecorder::finish(const SearchTotals &t, std::string *err)
 		fs.push_back({{"id", f.id}, {"kind", anomaly_kind_name(f.verdict.kind)}, {"why", f.verdict.why}, {"mfs", f.mfs_text},
 			      {"point", json::parse(values_json(f.point))}, {"minimal", json::parse(values_json(f.minimal))},
 			      {"found_at", at}, {"runs", f.runs}, {"shown", f.shown}});
+	if (!write_text(dir_ + "/space.json", sp.dump(2) + "\n") || !write_text(dir_ + "/findings.json", fs.dump(2) + "\n")) {
+		*err = dir_ + ": cannot write space.json and findings.json";
+		return -1;
+	}
+	return 0;
+}
+
+int FolderRecorder::report(const SearchTotals &t, std::string *err)
+{
 	std::string r = "# rdmapipe-explore report\n\n";
 	r += "`" + command_ + "`\n\n";
 	r += "- space: `" + space_.file + "`, strategy " + strategy_name(space_.search.strategy) + ", seed " +
@@ -224,9 +233,8 @@ int FolderRecorder::finish(const SearchTotals &t, std::string *err)
 			v += (v.empty() ? "" : ", ") + x;
 		r += "| " + d.name + " | " + md_cell(v) + " | " + d.values[d.simplest] + " |\n";
 	}
-	if (!write_text(dir_ + "/space.json", sp.dump(2) + "\n") || !write_text(dir_ + "/findings.json", fs.dump(2) + "\n") ||
-	    !write_text(dir_ + "/report.md", r)) {
-		*err = dir_ + ": cannot write the report files";
+	if (!write_text(dir_ + "/report.md", r)) {
+		*err = dir_ + "/report.md: cannot write it";
 		return -1;
 	}
 	return 0;

@@ -28,8 +28,10 @@ public:
 	void point(const Point &p, const Outcome &o, const Verdict &v, const char *phase) override;
 	void finding(const Finding &f) override;
 	void progress(uint64_t points, uint64_t anomalies, double elapsed_s, double budget_left_s) override;
-	/* space.json, findings.json and report.md (the plots' links if plots/ has them). */
-	int finish(const SearchTotals &t, std::string *err);
+	/* space.json and findings.json (what plot-explore reads) ... */
+	int finish(std::string *err);
+	/* ... then report.md (linking the plots there are). */
+	int report(const SearchTotals &t, std::string *err);
 
 private:
 	std::string values_json(const Point &p) const;
