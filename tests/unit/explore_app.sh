@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# rdmapipe-explore end to end on the host, its child a stand-in (fake_rdmapipe.py) with
+# planted corners: the search finds and minimises each, writes the output folder, the
+# reproducers pass rdmapipe --check; a hang and a crash are findings, not the end; a
+# child that cannot start stops the search; bad space files are refused file:line.
+set -u
+X=$(realpath "${1:?usage: explore_app.sh rdmapipe-explore rdmapipe}")
+R=$(realpath "${2:?usage: explore_app.sh rdmapipe-explore rdmapipe}")
+FAKE=$(cd "$(dirname "$0")" && pwd)/fake_rdmapipe.py
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+cat > "$T/space.conf" <<'S'
+version = 1;
+dimensions = (
+  { setting = "size"; values = [64, 1024, 4096, 8192, 16384]; simplest = 64; },
+  { setting = "qps"; values = [1, 2, 4, 8]; simplest = 1; },
+  { setting = "batch"; values = [1, 2, 4, 8, 32]; simplest = 32; },
+  { setting = "inline"; values = [false, true]; simplest = false; }
+);
+search = { budget = 150; seed = 3; point_seconds = 0.2; point_timeout = 2; };
+S
+
+# 1. Both planted corners found and minimised to exactly their settings.
+"$X" -q -f "$T/space.conf" -o "$T/a" --rdmapipe "$FAKE" > "$T/a.out" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "a search with findings exits 1, not $rc: $(cat "$T/a.out")"
+mfs=$(python3 -c 'import json,sys; print(";".join(sorted(f["kind"]+":"+f["mfs"] for f in json.load(open(sys.argv[1])))))' "$T/a/findings.json")
+[ "$mfs" = "correctness:size >= 8192, qps >= 4;performance:batch <= 2, inline = true" ] || fail "findings: '$mfs'"
+for n in 1 2; do
+	for f in reproduce.conf command results.json log mfs.txt; do
+		[ -s "$T/a/anomalies/$n/$f" ] || fail "anomalies/$n/$f missing"
+	done
+	(cd "$T/a/anomalies/$n" && "$R" --check reproduce.conf > /dev/null) || fail "anomalies/$n/reproduce.conf: rdmapipe --check refuses it"
+	grep -q 'json = "results.json"' "$T/a/anomalies/$n/reproduce.conf" || fail "anomalies/$n/reproduce.conf writes over the search's evidence"
+done
+lines=$(wc -l < "$T/a/points.jsonl")
+[ "$lines" -ge 20 ] || fail "points.jsonl has $lines lines"
+python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/a/points.jsonl" || fail "points.jsonl is not JSON lines"
+grep -q '| 1 | correctness | size >= 8192, qps >= 4 |' "$T/a/report.md" || fail "report.md has no table of findings"
+
+# 2. The same seed, the same points.
+"$X" -q -f "$T/space.conf" -o "$T/b" --rdmapipe "$FAKE" > /dev/null 2>&1
+cmp -s <(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/a/points.jsonl") \
+	<(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/b/points.jsonl") ||
+	fail "seed 3 twice gave different points"
+
+# 3. A hang and a crash are findings; the search goes on in a fresh child.
+FAKE_HANG=1 FAKE_CRASH=1 "$X" -q -f "$T/space.conf" -o "$T/c" --rdmapipe "$FAKE" --strategy grid --budget 1000 > "$T/c.out" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "hang and crash: exit $rc: $(tail -3 "$T/c.out")"
+grep -q '"status":"hung"' "$T/c/points.jsonl" || fail "no hung point recorded"
+grep -q '"status":"crashed"' "$T/c/points.jsonl" || fail "no crashed point recorded"
+grep -q 'killed by Segmentation fault' "$T/c/points.jsonl" || fail "the crash's signal is not named"
+n=$(grep -c '"status":"ran"' "$T/c/points.jsonl")
+[ "$n" -ge 40 ] || fail "only $n points ran around the hang and the crash"
+
+# 4. A child that cannot start stops the search with its reason (exit 3).
+FAKE_EXIT=3 "$X" -q -f "$T/space.conf" -o "$T/d" --rdmapipe "$FAKE" > "$T/d.out" 2>&1
+rc=$?
+[ $rc -eq 3 ] || fail "a child that cannot start: exit $rc"
+grep -q 'before its first point: EAL: cannot init (fake)' "$T/d.out" || fail "the child's reason is not named: $(cat "$T/d.out")"
+[ "$(wc -l < "$T/d/points.jsonl")" -le 1 ] || fail "a child that cannot start recorded more than one point"
+
+# 5. Bad space files and options, refused before anything runs.
+bad() {   # NAME EXPECTED-MESSAGE SPACE-TEXT
+	printf '%s\n' "$3" > "$T/$1.conf"
+	out=$("$X" --check -f "$T/$1.conf" 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] || fail "$1: exit $rc, not 2"
+	grep -qF -- "$2" <<<"$out" || fail "$1: '$out' does not say '$2'"
+}
+bad unknown "$T/unknown.conf:2: dimensions.[0].setting: unknown setting 'sise' (did you mean 'size'?)" \
+	'version = 1; dimensions = (
+  { setting = "sise"; values = [64]; simplest = 64; } );'
+bad empty-range "$T/empty-range.conf:2: dimensions.[0].range: an empty range: 64 > 8" \
+	'version = 1; dimensions = (
+  { setting = "size"; range = [64, 8]; simplest = 64; } );'
+bad simplest "$T/simplest.conf:2: dimensions.[0].simplest: simplest value 3 is not among the dimension's values" \
+	'version = 1; dimensions = (
+  { setting = "qps"; values = [1, 2, 4]; simplest = 3; } );'
+bad no-valid "the simplest point (batch=0) is not a valid pipeline" \
+	'version = 1; dimensions = (
+  { setting = "batch"; values = [0, 600]; simplest = 0; } );'
+bad bad-value "$T/bad-value.conf:3: setting 'verb': the value fly makes no valid point" \
+	'version = 1; dimensions = (
+  { setting = "size"; values = [8, 64]; simplest = 64; },
+  { setting = "verb"; values = ["send", "fly"]; simplest = "send"; } );'
+bad mixed "$T/mixed.conf:2: dimensions.[0]: values mix numbers with names" \
+	'version = 1; dimensions = (
+  { setting = "qps"; values = (1, "two"); simplest = 1; } );'
+bad fixed-too "$T/fixed-too.conf:1: fixed.qps: is a dimension too (line 2)" \
+	'version = 1; fixed = { qps = 2; }; dimensions = (
+  { setting = "qps"; values = [1, 2]; simplest = 1; } );'
+bad no-version "$T/no-version.conf:0: (top): version = 1; is required" \
+	'dimensions = ( { setting = "qps"; values = [1]; simplest = 1; } );'
+out=$("$X" -f "$T/space.conf" -o "$T/a" --rdmapipe "$FAKE" 2>&1)
+[ $? -eq 2 ] && grep -q 'the folder is not empty' <<<"$out" || fail "-o into a used folder: '$out'"
+out=$("$X" -f "$T/space.conf" --budget 5x 2>&1)
+[ $? -eq 2 ] && grep -q -- "--budget: '5x'" <<<"$out" || fail "--budget 5x: '$out'"
+"$X" --check -f "$(dirname "$0")/../../conf/explore-default.conf" > /dev/null || fail "conf/explore-default.conf: --check refuses it"
+
+[ $fails -eq 0 ] && echo "explore_app: all passed" || echo "explore_app: $fails failed"
+exit $((fails > 0))
