@@ -49,7 +49,8 @@ const char kUsage[] =
 	"  -q, --quiet          no progress line\n"
 	"  -h, --help           this text\n"
 	"      --version        the version\n"
-	"After --: EAL arguments for each child rdmapipe (default: -l 0-1 --in-memory).\n"
+	"After --: EAL arguments for each child rdmapipe (default: -l 0-1 --in-memory --no-pci\n"
+	"--log-level=lib.eal:error; without hugepages --no-huge -m 1024 --no-shconf instead of --in-memory).\n"
 	"Exit status: 0 nothing found, 1 anomalies found, 2 usage or a bad space file,\n"
 	"3 the child rdmapipe could not run (no device, EAL failure), 130 interrupted.\n";
 
@@ -76,6 +77,20 @@ bool number(const char *s, long long lo, long long hi, long long *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+/* Two lcores, nothing on disk: hugepages where the host has them, else plain memory. */
+std::vector<std::string> default_eal()
+{
+	long pages = 0;
+	if (FILE *f = fopen("/proc/sys/vm/nr_hugepages", "r")) {
+		if (fscanf(f, "%ld", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	if (pages > 0)
+		return {"-l", "0-1", "--in-memory", "--no-pci", "--log-level=lib.eal:error"};
+	return {"-l", "0-1", "--no-huge", "-m", "1024", "--no-shconf", "--no-pci", "--log-level=lib.eal:error"};
 }
 
 /* Returns -1 to go on, else the exit status. */
@@ -136,7 +151,7 @@ int parse_args(int argc, char **argv, Args *a)
 		return kExitUsage;
 	}
 	if (a->eal.empty())
-		a->eal = {"-l", "0-1", "--in-memory"};
+		a->eal = default_eal();
 	return -1;
 }
 

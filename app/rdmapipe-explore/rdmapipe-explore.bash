@@ -24,7 +24,7 @@ _rdmapipe_explore()
 
 	if [[ $child -eq 1 ]]; then
 		# After "--": EAL's common options, given to each child rdmapipe.
-		[[ $cur == -* ]] && COMPREPLY=($(compgen -W '-l -c --lcores --main-lcore -m --in-memory --no-huge
+		[[ $cur == -* ]] && COMPREPLY=($(compgen -W '-l -c --lcores --main-lcore -m --in-memory --no-huge --no-shconf
 			--no-pci --file-prefix --log-level --syslog --huge-dir --socket-mem' -- "$cur"))
 		return
 	fi

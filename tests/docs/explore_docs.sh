@@ -29,7 +29,7 @@ documented=$(awk '/^\.SH OPTIONS/ { on = 1; next } /^\.SH/ { on = 0 } on && prev
 text=$(sed 's/\\-/-/g; s/\\&//g; s/\\f[BIRP]//g' "$PAGE")
 # EAL's options (the children's, after "--"): the help may name them, the page need only
 # mention them.
-eal=" -l -c --lcores --main-lcore -m --in-memory --no-huge --no-pci --file-prefix --log-level --syslog --huge-dir --socket-mem "
+eal=" -l -c --lcores --main-lcore -m --in-memory --no-huge --no-pci --file-prefix --no-shconf --log-level --syslog --huge-dir --socket-mem "
 for o in $opts; do
 	grep -qxF -- "$o" <<<"$documented" && continue
 	if [[ $eal == *" $o "* ]]; then
