@@ -365,8 +365,11 @@ std::string plant_act(const PlantSpec &s, GraphFlow *f)
 		p.corrupt_msg = kPlantCorruptMsg;
 		if (!f->lanes.empty())
 			f->lanes[0]->params.corrupt_msg = kPlantCorruptMsg;
-		return "message " + std::to_string(kPlantCorruptMsg) + " of its first QP has a byte flipped" +
-		       (p.verify ? "" : " (verify is off: nothing will notice)");
+		const char *unseen = !p.verify			    ? " (verify is off: nothing will notice)"
+				     : p.verb == Verb::read || verb_is_atomic(p.verb) ? " (its verb sends no payload: nothing will notice)"
+				     : p.verb == Verb::write ? " (a plain write is checked where no later message overwrote its slot: it may go unnoticed)"
+							     : "";
+		return "message " + std::to_string(kPlantCorruptMsg) + " of its first QP has a byte flipped" + unseen;
 	}
 	if (f->pingpong)
 		return "a ping-pong has no rate to cap: not slowed";
