@@ -87,6 +87,9 @@ expect_eq "malformed request: answer" "$answer" "done	2"
 expect_grep "$dir/child.err" "rdmapipe: --points: request 'no tab here': not CONF<TAB>LOG"
 ask "$dir/a.conf	/nonexistent/dir/a.log"
 expect_eq "unwritable log: answer" "$answer" "done	2"
+sed "s/\"$DEV\"/\"nosuchdev0\"/g" "$dir/a.conf" >"$dir/nodev.conf"
+point nodev 3                                       # a setup error, then the next point runs
+expect_grep "$dir/nodev.log" "nosuchdev0"
 point fast 0
 point slow 0
 expect_grep "$dir/slow.log" "flow 'flow0': --plant 'slow:size=2K': paced at 1000 msg/s"
@@ -104,6 +107,24 @@ print('  slow %.0f msg/s, fast %.0f msg/s' % (slow, fast))
 eval "exec ${CHILD[1]}>&-"   # end of input: the child ends, status 0
 wait "$CHILD_PID"
 expect_eq "end of input: exit status" "$?" 0
+
+# A signal: the current run stops as any run does, is answered 128 + 15, and the
+# child exits so.
+mkconf long -v write_imm -t 60
+: >"$dir/long.log"
+start_child
+printf '%s\t%s\n' "$dir/long.conf" "$dir/long.log" >&"${CHILD[1]}"
+for _ in $(seq 1 300); do   # bounded: the run is up within 30 s
+	grep -q "^rdmapipe: running" "$dir/long.log" && break
+	sleep 0.1
+done
+kill -TERM "$CHILD_PID"
+answer=
+IFS= read -r -t 60 answer <&"${CHILD[0]}" || answer=
+expect_eq "SIGTERM: answer" "$answer" "done	143"
+wait "$CHILD_PID"
+expect_eq "SIGTERM: exit status" "$?" 143
+json_check "$dir/long.json" "assert r['run']['result'] == 'INTERRUPTED', r['run']" "long: its results say INTERRUPTED"
 
 # 30 points in one child: every one passes; no descriptor, QP or hugepage leaks.
 : >"$dir/child.err"
