@@ -118,6 +118,10 @@ for _ in $(seq 1 300); do   # bounded: the run is up within 30 s
 	grep -q "^rdmapipe: running" "$dir/long.log" && break
 	sleep 0.1
 done
+# The leak check below counts what rdma resource shows of the child: it does show a run's.
+live=$(rdma resource show qp 2>/dev/null | grep -c "pid $CHILD_PID ")
+[ "$live" -gt 0 ] && echo "ok: rdma resource shows the running child's $live QPs" ||
+	{ echo "FAIL: rdma resource shows no QP of the running child"; fails=$((fails + 1)); }
 kill -TERM "$CHILD_PID"
 answer=
 IFS= read -r -t 60 answer <&"${CHILD[0]}" || answer=
@@ -129,7 +133,7 @@ json_check "$dir/long.json" "assert r['run']['result'] == 'INTERRUPTED', r['run'
 # 30 points in one child: every one passes; no descriptor, QP or hugepage leaks.
 : >"$dir/child.err"
 start_child -q
-fds_at=() free_at=()
+fds_at=() free_at=() res_at=()
 for i in $(seq 1 30); do
 	n=$(((i - 1) % 3))
 	name=$(echo a b d | cut -d' ' -f$((n + 1)))
@@ -143,10 +147,13 @@ for i in $(seq 1 30); do
 	if [ "$i" = 6 ] || [ "$i" = 30 ]; then
 		fds_at+=("$(ls /proc/"$CHILD_PID"/fd | wc -l)")
 		free_at+=("$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)")
+		res_at+=("$(for r in qp cq mr pd cm_id; do rdma resource show "$r" 2>/dev/null | grep -c "pid $CHILD_PID "; done | tr '\n' ' ')")
 	fi
 done
 echo "fds after points 6 and 30: ${fds_at[*]}; free hugepages: ${free_at[*]}"
 expect_eq "loop: file descriptors after 30 points as after 6" "${fds_at[1]:-?}" "${fds_at[0]:-!}"
+echo "the child's QPs, CQs, MRs, PDs, cm_ids between points 6 and 7: ${res_at[0]:-?}; 30 and 31: ${res_at[1]:-?}"
+expect_eq "loop: RDMA resources between points (qp cq mr pd cm_id)" "${res_at[1]:-?}" "0 0 0 0 0 "
 [ "${free_at[1]:-0}" -ge "${free_at[0]:-1}" ] && echo "ok: loop: no hugepage kept" ||
 	{ echo "FAIL: loop: free hugepages went from ${free_at[0]:-?} to ${free_at[1]:-?}"; fails=$((fails + 1)); }
 eval "exec ${CHILD[1]}>&-"
