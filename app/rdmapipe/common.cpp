@@ -235,6 +235,11 @@ void set_log_stream(FILE *f)
 	rte_openlog_stream(f);
 }
 
+FILE *log_stream()
+{
+	return g_log_stream;
+}
+
 int eal_start(int eal_argc, char **argv, const char *what)
 {
 	rte_set_application_usage_hook(app_usage);

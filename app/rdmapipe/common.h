@@ -50,6 +50,7 @@ int setup_error(const std::string &err);   // prints it, returns kExitSetup
 int eal_start(int eal_argc, char **argv, const char *what);
 /* Where log messages go from now on (before EAL too): a job's ranks name themselves. */
 void set_log_stream(FILE *f);
+FILE *log_stream();   // set_log_stream's (stderr unless set)
 
 /* Where the two roles of a command-line run go (role A: requester or pinging side;
  * role B: responder or echoing side): B takes the first worker (or main, with one

@@ -1,6 +1,7 @@
 #include "graph_run.h"
 
 #include "common.h"
+#include "job_run.h"
 #include "conf/cli_pipeline.h"
 #include "control/graph_report.h"
 #include "control/results.h"
@@ -151,6 +152,9 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 	auto g = std::make_unique<Graph>();
 	if (graph_plan(c, g.get(), &err) != 0)
 		return setup_error(err);
+	for (const auto &f : g->flows)   // a planted fault is never mistaken for a real one
+		for (const std::string &p : f->planted)
+			RP_LOG(NOTICE, PIPELINE, "rdmapipe: flow '%s': %s\n", f->conf->name.c_str(), p.c_str());
 	g->listening = listening;
 	g->note = [&cli](const std::string &line) {
 		if (!cli.quiet)
@@ -252,6 +256,34 @@ std::string step_path(const std::string &path, const std::string &sizes)
 }
 
 } // namespace
+
+int load_pipeline(const LcoreSet &lcores, const std::string &file, const RunOptions &cli, PipelineConf *conf)
+{
+	std::string err;
+	if (config_load(file, lcores, conf, &err) != 0) {
+		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
+		return kExitUsage;
+	}
+	apply_cli(cli, conf);
+	std::vector<PipelineConf> steps;
+	if (graph_sweep(*conf, &steps, &err) != 0) {
+		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
+		return kExitUsage;
+	}
+	uint32_t ranks = 0;
+	if (conf->pattern.on() && check_job(*conf, &ranks, &err) != 0) {
+		RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
+		return kExitUsage;
+	}
+	for (size_t k = 0; k < steps.size() && !conf->pattern.on(); k++) {
+		Graph plan;
+		if (graph_plan(steps[k], &plan, &err) != 0) {
+			RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
+			return kExitUsage;
+		}
+	}
+	return kExitOk;
+}
 
 int run_graph(const PipelineConf &c, const RunOptions &cli, std::vector<std::string> *texts,
 	      const std::function<int(std::string *)> &listening)

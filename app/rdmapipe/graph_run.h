@@ -16,6 +16,12 @@ namespace rp {
  * its own errors. texts (if any) gets each step's results as JSON (a job's rank sends
  * them to rank 0); listening (if any) runs in each step once its servers listen,
  * before its clients connect (Graph::listening). */
+/* Reads `file` (its stages checked against the lcores EAL will have), applies the
+ * command line's part (apply_cli) and checks it all before anything starts: what flows
+ * through it (each step of a size sweep) and, for a job, every rank's plan. Returns
+ * kExitOk, or kExitUsage with the reason logged. */
+int load_pipeline(const LcoreSet &lcores, const std::string &file, const RunOptions &cli, PipelineConf *conf);
+
 int run_graph(const PipelineConf &c, const RunOptions &cli, std::vector<std::string> *texts = nullptr,
 	      const std::function<int(std::string *)> &listening = {});
 

@@ -5,6 +5,7 @@
 #include "common.h"
 #include "graph_run.h"
 #include "job_run.h"
+#include "points.h"
 
 #include "control/telemetry.h"
 #include "verbs/device.h"
@@ -204,35 +205,11 @@ int parse_app_args(int argc, char **argv, int eal_argc, rp::RunOptions *opts)
 	return kGoOn;
 }
 
-/* A pipeline file is read and checked completely before EAL takes any resource: what
- * flows through it (each step of a size sweep) and, for a job, every rank's plan. */
+/* A pipeline file is read and checked completely before EAL takes any resource. */
 int load_and_check(int eal_argc, char **argv, const rp::RunOptions &opts, rp::PipelineConf *conf)
 {
-	std::string err;
-	rp::LcoreSet lcores = rp::lcore_set_from_eal_args(eal_argc, argv);
-	if (rp::config_load(opts.config_file, lcores, conf, &err) != 0) {
-		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
-		return rp::kExitUsage;
-	}
-	rp::apply_cli(opts, conf);
-	std::vector<rp::PipelineConf> steps;
-	if (rp::graph_sweep(*conf, &steps, &err) != 0) {
-		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
-		return rp::kExitUsage;
-	}
-	uint32_t ranks = 0;
-	if (conf->pattern.on() && rp::check_job(*conf, &ranks, &err) != 0) {
-		RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
-		return rp::kExitUsage;
-	}
-	for (size_t k = 0; k < steps.size() && !conf->pattern.on(); k++) {
-		rp::Graph plan;
-		if (rp::graph_plan(steps[k], &plan, &err) != 0) {
-			RP_LOG(ERR, PIPELINE, "rdmapipe: %s\n", err.c_str());
-			return rp::kExitUsage;
-		}
-	}
-	return kGoOn;
+	const int rc = rp::load_pipeline(rp::lcore_set_from_eal_args(eal_argc, argv), opts.config_file, opts, conf);
+	return rc == rp::kExitOk ? kGoOn : rc;
 }
 
 /* A command-line run is a pipeline too: --dump-conf prints it. */
@@ -300,6 +277,8 @@ int main(int argc, char **argv)
 	rp::RunOptions opts;
 	if (int rc = parse_app_args(argc, argv, eal_argc, &opts); rc != kGoOn)
 		return rc;
+	if (opts.points)   // many pipeline files, named on stdin, one EAL
+		return rp::run_points(eal_argc, argv, opts);
 	rp::PipelineConf conf;
 	if (!opts.config_file.empty())
 		if (int rc = load_and_check(eal_argc, argv, opts, &conf); rc != kGoOn)

@@ -142,6 +142,7 @@ void apply_cli(const RunOptions &o, PipelineConf *c)
 	h.inject_pool_left = o.inject_pool_left;
 	h.inject_loss = o.inject_loss;
 	h.inject_bad_retx_header = o.inject_bad_retx_header;
+	h.plants = o.plants;
 	c->run.stall_timeout_s = o.stall_timeout_s;
 	c->run.quiet = o.quiet;
 	c->run.stage_cycles |= o.stage_cycles;

@@ -155,7 +155,8 @@ struct RunConf {
 };
 
 /* Test hooks (the command line's --inject-*), acting on the pipeline's first flow (or
- * the lcore named): faults the tests cause on purpose. No key in a file. */
+ * the lcore named), and --plant's on the flows they match: faults the tests cause on
+ * purpose. No key in a file. */
 struct HooksConf {
 	uint64_t corrupt_msg = UINT64_MAX;   // flip one byte of this message (0-based)
 	int bad_rkey_qp = -1;                // this QP posts with a wrong rkey
@@ -163,6 +164,7 @@ struct HooksConf {
 	uint32_t inject_pool_left = 0;       // the first flow's send pool keeps only this many
 	double inject_loss = 0;              // this fraction of UC data WRs never posted
 	bool inject_bad_retx_header = false; // the first retransmission's header targets outside the window
+	std::vector<PlantSpec> plants;       // --plant: on every flow whose settings match (any flow)
 };
 
 /* Traffic patterns over the ranks of an MPI job (docs/cluster.md): each flow of the

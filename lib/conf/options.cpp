@@ -311,6 +311,29 @@ int settle_srq(RunOptions *o, std::string *err)
 	return 0;
 }
 
+/* --points runs the files stdin names, each as -f would: what describes a run, or
+ * writes one file for all of them, or waits on a person or a peer, does not go with it. */
+int check_points(const RunOptions &o, const std::string &shaping, std::string *err)
+{
+	const char *bad = !o.config_file.empty() ? "-f: the pipeline files come on stdin, one per line"
+			  : o.dump_conf		 ? "--dump-conf: there is no command-line pipeline to print"
+			  : o.interactive	 ? "-i: no console reads stdin, the requests do"
+			  : !o.listen.empty()	 ? "--listen: each point is a pipeline file (its flows name their peers)"
+			  : !o.peer.empty()	 ? "--peer: each point is a pipeline file (its flows name their peers)"
+			  : !o.output_json.empty() ? "--output: every point would overwrite it (each file's run.output is its results)"
+			  : !o.output_csv.empty()  ? "--csv: every point would overwrite it (each file's run.csv is its results)"
+						   : nullptr;
+	if (bad != nullptr) {
+		*err = std::string("--points with ") + bad;
+		return -1;
+	}
+	if (!shaping.empty()) {
+		*err = "--points: each pipeline file describes its run; '" + shaping + "' cannot be combined with it";
+		return -1;
+	}
+	return 0;
+}
+
 } // namespace
 
 ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err)
@@ -324,6 +347,8 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	ParseResult r = read_arguments(argc, argv, &st, &shaping, err);
 	if (r != ParseResult::ok)
 		return r;
+	if (o->points)
+		return check_points(*o, shaping, err) == 0 ? ParseResult::ok : ParseResult::error;
 	if (!o->config_file.empty()) {
 		if (!shaping.empty()) {
 			*err = "--config " + o->config_file + ": the pipeline file describes the run; '" + shaping +

@@ -2,6 +2,7 @@
  * Plain data, no DPDK or verbs: parsing and validation work anywhere. */
 #pragma once
 
+#include "conf/plant.h"
 #include "engine/types.h"   // verbs, post and CQ APIs, bounds
 
 #include <cstddef>
@@ -78,6 +79,7 @@ struct RunOptions {
 	uint32_t chunk_bytes = 0;
 	double inject_loss = 0;         // --inject-loss F: test hook, this fraction of data WRs never posted
 	bool inject_bad_retx_header = false;     // test hook: the first retransmission's header targets outside the window
+	std::vector<PlantSpec> plants;  // --plant: test hooks on the flows in one corner of the space
 	bool interactive = false;       // -i: the console on the main lcore while the run goes on
 	double stats_period_s = 0;      // --stats-period: a stats line per flow every N s (0: none)
 	bool inline_send = false;       // IBV_SEND_INLINE (sends and writes up to the device's max)
@@ -93,6 +95,7 @@ struct RunOptions {
 	std::string local;              // --local ADDR: the client's address (picks its device)
 	std::string config_file;        // -f: a pipeline file describes the run
 	bool dump_conf = false;         // --dump-conf: print the pipeline the command line means
+	bool points = false;            // --points: run the pipeline files stdin names, one EAL for all
 	bool stage_cycles = false;      // --stage-cycles: count TSC cycles per stage call
 	std::vector<std::string> argv_app;   // the arguments after "--" (for --dump-conf's header)
 	std::string output_json;        // results files written at the end ("": none)

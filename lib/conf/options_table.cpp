@@ -397,6 +397,20 @@ const OptionSpec kOptions[] = {
 			st.o->inject_bad_retx_header = true;
 			return std::string();
 		}},
+	{"plant", 0, "SPEC",
+		"test hook on the flows in one corner of the run's space, repeatable:\n"
+		"SPEC is EFFECT:KEY OP VALUE[,...], EFFECT corrupt (flip a byte of\n"
+		"an early message) or slow (pace the flow at 1000 msg/s), KEY a\n"
+		"flow's setting (size, qps, batch, verb, inline, ...), OP < <= > >=\n"
+		"= !=; e.g. 'corrupt:size>=8K,qps>=4' (with -f and --points too)",
+		nullptr, kAside, [](ParseState &st, const char *a) {
+			PlantSpec p;
+			std::string err;
+			if (plant_parse(a, &p, &err) != 0)
+				return err;
+			st.o->plants.push_back(p);
+			return std::string();
+		}},
 	{"stall-timeout", 0, "SEC",
 		"fail when nothing progresses for SEC seconds (default 10); two\n"
 		"processes also wait this long (at least 10 s) to connect",
@@ -411,6 +425,15 @@ const OptionSpec kOptions[] = {
 		"print the pipeline these options mean, as a file for -f, and exit",
 		nullptr, kAside, [](ParseState &st, const char *) {
 			st.o->dump_conf = true;
+			return std::string();
+		}},
+	{"points", 0, nullptr,
+		"run many pipeline files in one process, EAL started once: each\n"
+		"line on stdin is CONF<TAB>LOG (the file, where its output goes),\n"
+		"each answered 'done<TAB>STATUS' on stdout (not with -f, -i,\n"
+		"--dump-conf, --listen, --peer, --output, --csv)",
+		nullptr, kAside, [](ParseState &st, const char *) {
+			st.o->points = true;
 			return std::string();
 		}},
 	{"stage-cycles", 0, nullptr,

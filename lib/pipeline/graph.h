@@ -100,6 +100,8 @@ struct GraphFlow {
 	 * requester's retransmission headers registered. */
 	CtrlDest ack_dest, request_dest;
 	ibv_mr *hdr_mr = nullptr;
+	/* --plant: what each spec that matched it did (graph_plan); the run logs them. */
+	std::vector<std::string> planted;
 	bool reliable() const { return params.reliability == Reliability::software && params.uc; }
 	bool serves() const { return remote && remote->server; }   // the server's end of a two-host flow
 	GraphLcore *end_here() const { return tx ? tx : rx; }      // an end's lcore (two hosts: the one here)

@@ -331,6 +331,67 @@ int check_hooks(const PipelineConf &c, Graph *g, std::string *err)
 	return 0;
 }
 
+/* A flow's settings as planned (sizes, windows and the rest derived), for --plant. */
+PlantValues plant_values(const GraphFlow &f)
+{
+	const FlowParams &p = f.params;
+	PlantValues v;
+	v.set(PlantKey::size, f.conf->max_size());
+	v.set(PlantKey::qps, p.qps);
+	v.set(PlantKey::batch, p.batch);
+	v.set(PlantKey::signal_every, p.signal_every ? p.signal_every : p.batch);
+	v.set(PlantKey::sq_depth, p.sq_depth);
+	v.set(PlantKey::window, p.slots);
+	v.set(PlantKey::flow_window, p.flow_window);
+	v.set(PlantKey::inline_send, p.inline_send);
+	v.set(PlantKey::fence, p.fence);
+	v.set(PlantKey::verb, static_cast<uint8_t>(p.verb));
+	v.set(PlantKey::transport, p.uc);
+	v.set(PlantKey::post_api, static_cast<uint8_t>(p.post_api));
+	v.set(PlantKey::rate, p.rate_pps);
+	v.set(PlantKey::messages, static_cast<double>(p.messages));
+	v.set(PlantKey::reliability, static_cast<uint8_t>(p.reliability));
+	v.set(PlantKey::verify, p.verify);
+	return v;
+}
+
+/* One plant on a flow it matched: corrupt flips a byte of an early message of lane 0's
+ * QP 0 (the --inject-corruption mechanism, per flow); slow caps its rate. Returns what
+ * it did, for the run's log. */
+std::string plant_act(const PlantSpec &s, GraphFlow *f)
+{
+	FlowParams &p = f->params;
+	if (s.effect == PlantEffect::corrupt) {
+		p.corrupt_msg = kPlantCorruptMsg;
+		if (!f->lanes.empty())
+			f->lanes[0]->params.corrupt_msg = kPlantCorruptMsg;
+		const char *unseen = !p.verify			    ? " (verify is off: nothing will notice)"
+				     : p.verb == Verb::read || verb_is_atomic(p.verb) ? " (its verb sends no payload: nothing will notice)"
+				     : p.verb == Verb::write ? " (a plain write is checked where no later message overwrote its slot: it may go unnoticed)"
+							     : "";
+		return "message " + std::to_string(kPlantCorruptMsg) + " of its first QP has a byte flipped" + unseen;
+	}
+	if (f->pingpong)
+		return "a ping-pong has no rate to cap: not slowed";
+	const double rate = p.rate_pps > 0 ? std::min(p.rate_pps / 4, kPlantSlowPps) : kPlantSlowPps;
+	p.rate_pps = rate;
+	for (auto &ln : f->lanes)
+		ln->params.rate_pps = rate / static_cast<double>(f->lanes.size());
+	return "paced at " + std::to_string(static_cast<uint64_t>(rate)) + " msg/s";
+}
+
+/* --plant: each spec against each flow sent from here, once its settings are planned. */
+void apply_plants(const PipelineConf &c, Graph *g)
+{
+	for (auto &f : g->flows) {
+		if (!f->tx)
+			continue;   // the far end of a two-host flow sends
+		for (const PlantSpec &s : c.hooks.plants)
+			if (plant_matches(s, plant_values(*f)))
+				f->planted.push_back("--plant '" + s.text + "': " + plant_act(s, f.get()));
+	}
+}
+
 /* Buffers go back where they came from; a stage takes one message size; an lcore and
  * a ring hold so many stages. */
 int check_inputs(const PipelineConf &c, Graph *g, std::string *err)
@@ -383,6 +444,7 @@ int graph_plan(const PipelineConf &c, Graph *g, std::string *err)
 	for (auto &f : g->flows)
 		if (plan_flow_window(c, f.get(), err) != 0)
 			return -1;
+	apply_plants(c, g);
 	if (check_hooks(c, g, err) != 0 || check_inputs(c, g, err) != 0)
 		return -1;
 	size_graph(g);

@@ -504,6 +504,40 @@ void command_line_settings_reach_the_flows(void **)
 		assert_true(f->params.stall_timeout_s == 3);
 }
 
+/* --plant: each spec against each flow's planned settings (the window derived, not
+ * given), acting on every flow it matches and on no other. */
+void plants_act_on_the_flows_they_match(void **)
+{
+	rp::PipelineConf c;
+	load(std::string(kHead) +
+		     "flows = ( { name = \"a\"; verb = \"send\"; size = 64; messages = 10; pool = \"p\"; },\n"
+		     "  { name = \"b\"; verb = \"send\"; size = 256; qps = 4; messages = 10; pool = \"p\"; } );\n"
+		     "stages = ( { name = \"ta\"; kind = \"rdma_tx\"; lcore = 1; flow = \"a\"; },\n"
+		     "  { name = \"ra\"; kind = \"rdma_rx\"; lcore = 0; flow = \"a\"; },\n"
+		     "  { name = \"tb\"; kind = \"rdma_tx\"; lcore = 1; flow = \"b\"; },\n"
+		     "  { name = \"rb\"; kind = \"rdma_rx\"; lcore = 0; flow = \"b\"; } );\n",
+	     &c);
+	rp::RunOptions cli;
+	std::string err;
+	for (const char *spec : {"corrupt:qps>=4,size>=256", "slow:size<256,verb=send", "slow:window=256", "corrupt:verb=read"}) {
+		cli.plants.emplace_back();
+		assert_int_equal(rp::plant_parse(spec, &cli.plants.back(), &err), 0);
+	}
+	rp::apply_cli(cli, &c);
+	rp::Graph g;
+	assert_int_equal(rp::graph_plan(c, &g, &err), 0);
+	const rp::FlowParams &a = g.flows[0]->params, &b = g.flows[1]->params;
+	assert_true(a.corrupt_msg == UINT64_MAX);
+	assert_true(a.rate_pps == rp::kPlantSlowPps);
+	assert_int_equal(g.flows[0]->planted.size(), 1);
+	assert_string_equal(g.flows[0]->planted[0].c_str(), "--plant 'slow:size<256,verb=send': paced at 1000 msg/s");
+	assert_int_equal(b.corrupt_msg, rp::kPlantCorruptMsg);
+	assert_true(b.rate_pps == rp::kPlantSlowPps);   // window 1024 / 4 QPs, derived
+	assert_int_equal(g.flows[1]->planted.size(), 2);
+	assert_string_equal(g.flows[1]->planted[0].c_str(),
+			    "--plant 'corrupt:qps>=4,size>=256': message 0 of its first QP has a byte flipped");
+}
+
 void devices_the_plan_uses(void **)
 {
 	rp::PipelineConf c;
@@ -619,6 +653,7 @@ int main(int, char **argv)
 		cmocka_unit_test(size_lists_sweep_in_step),
 		cmocka_unit_test(lanes_share_a_flow),
 		cmocka_unit_test(command_line_settings_reach_the_flows),
+		cmocka_unit_test(plants_act_on_the_flows_they_match),
 		cmocka_unit_test(devices_the_plan_uses),
 		cmocka_unit_test(port_down_stops_the_flows_on_it),
 		cmocka_unit_test(router_reaches_the_owner),

@@ -369,6 +369,111 @@ void table_choices(void **)
 	}
 }
 
+/* --plant's SPEC: effects, every operator, numbers with suffixes, names, and what is refused. */
+void plant_parser(void **)
+{
+	rp::PlantSpec s;
+	std::string err;
+	assert_int_equal(rp::plant_parse("corrupt:size>=8K,qps>=4", &s, &err), 0);
+	assert_int_equal(static_cast<int>(s.effect), static_cast<int>(rp::PlantEffect::corrupt));
+	assert_int_equal(s.conds.size(), 2);
+	assert_int_equal(static_cast<int>(s.conds[0].key), static_cast<int>(rp::PlantKey::size));
+	assert_int_equal(static_cast<int>(s.conds[0].op), static_cast<int>(rp::PlantOp::ge));
+	assert_true(s.conds[0].value == 8192);
+	assert_string_equal(s.text.c_str(), "corrupt:size>=8K,qps>=4");
+	assert_int_equal(rp::plant_parse("slow: batch <= 2, inline=true,verb!=read,transport=uc,rate<2.5", &s, &err), 0);
+	assert_int_equal(static_cast<int>(s.effect), static_cast<int>(rp::PlantEffect::slow));
+	assert_int_equal(s.conds.size(), 5);
+	assert_int_equal(static_cast<int>(s.conds[1].key), static_cast<int>(rp::PlantKey::inline_send));
+	assert_true(s.conds[1].value == 1);
+	assert_int_equal(static_cast<int>(s.conds[2].op), static_cast<int>(rp::PlantOp::ne));
+	assert_true(s.conds[2].value == static_cast<uint8_t>(rp::Verb::read));
+	assert_true(s.conds[3].value == 1);
+	assert_true(s.conds[4].value == 2.5);
+	const char *ops[] = {"<", "<=", ">", ">=", "=", "!="};
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(rp::plant_parse(std::string("corrupt:qps") + ops[i] + "64", &s, &err), 0);
+		assert_int_equal(static_cast<int>(s.conds[0].op), i);
+	}
+	struct { const char *spec, *err; } bad[] = {
+		{"corrupt", "--plant 'corrupt': not EFFECT:COND[,COND...] (no ':')"},
+		{"break:qps=1", "--plant 'break:qps=1': unknown effect 'break' (corrupt or slow)"},
+		{"slow:", "--plant 'slow:': no condition after 'slow:'"},
+		{"slow:qps=1,", "--plant 'slow:qps=1,': an empty condition"},
+		{"slow:colour=red", "--plant 'slow:colour=red': unknown key 'colour' (one of size, qps, batch, signal_every, "
+				    "sq_depth, window, flow_window, inline, fence, verb, transport, post_api, rate, messages, "
+				    "reliability, verify)"},
+		{"slow:=4", "--plant 'slow:=4': condition '=4' does not start with a key (size, qps, batch, signal_every, "
+			    "sq_depth, window, flow_window, inline, fence, verb, transport, post_api, rate, messages, "
+			    "reliability, verify)"},
+		{"slow:qps~4", "--plant 'slow:qps~4': condition 'qps~4': no operator after 'qps' (one of < <= > >= = !=)"},
+		{"slow:qps>=", "--plant 'slow:qps>=': condition 'qps>=': no value"},
+		{"slow:size>=4X", "--plant 'slow:size>=4X': condition 'size>=4X': '4X' is not a number (64, 4K, 2.5)"},
+		{"slow:qps=-1", "--plant 'slow:qps=-1': condition 'qps=-1': '-1' is not a number (64, 4K, 2.5)"},
+		{"slow:verb<write", "--plant 'slow:verb<write': condition 'verb<write': verb is a name, compared with = or != only"},
+		{"slow:transport=xx", "--plant 'slow:transport=xx': condition 'transport=xx': 'xx' is not one of: rc uc"},
+		{"slow:inline=yes", "--plant 'slow:inline=yes': condition 'inline=yes': 'yes' is not true or false"},
+	};
+	for (const auto &b : bad) {
+		assert_int_equal(rp::plant_parse(b.spec, &s, &err), -1);
+		assert_string_equal(err.c_str(), b.err);
+	}
+	/* Through the command line: repeatable, and a bad one is the option's error. */
+	rp::RunOptions o;
+	assert_int_equal(static_cast<int>(parse({"--plant", "corrupt:qps>=4", "--plant", "slow:batch<=2"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.plants.size(), 2);
+	expect_error({"--plant", "slow:qps"}, "--plant 'slow:qps': condition 'qps': no operator after 'qps' (one of < <= > >= = !=)");
+}
+
+/* Every condition must hold; each operator on both sides of its value; names by value. */
+void plant_matcher(void **)
+{
+	rp::PlantValues v;
+	v.set(rp::PlantKey::size, 8192);
+	v.set(rp::PlantKey::qps, 4);
+	v.set(rp::PlantKey::inline_send, 0);
+	v.set(rp::PlantKey::verb, static_cast<uint8_t>(rp::Verb::write));
+	auto match = [&](const char *spec) {
+		rp::PlantSpec s;
+		std::string err;
+		assert_int_equal(rp::plant_parse(spec, &s, &err), 0);
+		return rp::plant_matches(s, v);
+	};
+	assert_true(match("corrupt:size>=8K,qps>=4"));
+	assert_false(match("corrupt:size>=8K,qps>=8"));
+	assert_false(match("corrupt:size>8K"));
+	assert_true(match("corrupt:size<=8K,size>4K"));
+	assert_true(match("corrupt:qps<5"));
+	assert_false(match("corrupt:qps<4"));
+	assert_true(match("corrupt:qps=4"));
+	assert_false(match("corrupt:qps!=4"));
+	assert_true(match("corrupt:inline=false"));
+	assert_false(match("slow:inline=true"));
+	assert_true(match("slow:verb=write"));
+	assert_false(match("slow:verb=write_imm"));
+	assert_true(match("slow:verb!=read,qps>=1"));
+}
+
+/* --points refuses what makes no sense per point, naming it and why. */
+void points_refusals(void **)
+{
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(static_cast<int>(parse({"--points", "-q", "--plant", "slow:qps>=2", "--stall-timeout", "5"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.points);
+	expect_error({"--points", "-f", "a.conf"}, "--points with -f: the pipeline files come on stdin, one per line");
+	expect_error({"--points", "--dump-conf"}, "--points with --dump-conf: there is no command-line pipeline to print");
+	expect_error({"--points", "-i"}, "--points with -i: no console reads stdin, the requests do");
+	expect_error({"--points", "--listen", "1"}, "--points with --listen: each point is a pipeline file (its flows name their peers)");
+	expect_error({"--peer", "a:1", "--points"}, "--points with --peer: each point is a pipeline file (its flows name their peers)");
+	expect_error({"--points", "--output", "a.json"},
+		     "--points with --output: every point would overwrite it (each file's run.output is its results)");
+	expect_error({"--points", "--csv", "a.csv"}, "--points with --csv: every point would overwrite it (each file's run.csv is its results)");
+	expect_error({"--points", "-s", "64"}, "--points: each pipeline file describes its run; '-s' cannot be combined with it");
+}
+
 } // namespace
 
 int main()
@@ -386,6 +491,9 @@ int main()
 		cmocka_unit_test(bad_syntax),
 		cmocka_unit_test(table_rows_name_themselves),
 		cmocka_unit_test(table_choices),
+		cmocka_unit_test(plant_parser),
+		cmocka_unit_test(plant_matcher),
+		cmocka_unit_test(points_refusals),
 	};
 	return cmocka_run_group_tests_name("options", tests, nullptr, nullptr);
 }

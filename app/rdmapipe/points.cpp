@@ -1,0 +1,197 @@
+#include "points.h"
+
+#include "common.h"
+#include "graph_run.h"
+#include "log/log.h"
+
+#include <rte_eal.h>
+#include <rte_log.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace rp {
+
+namespace {
+
+/* stdin's lines, read without blocking a signal out: a stop is seen within kPollMs. */
+struct LineReader {
+	std::string buf;
+	bool eof = false;
+};
+constexpr int kPollMs = 200;
+
+/* The next line (without its '\n'); false at the end of input or once a signal asked
+ * the process to stop. A last line without '\n' counts. */
+bool next_line(LineReader *r, std::string *line)
+{
+	for (;;) {
+		if (const size_t nl = r->buf.find('\n'); nl != std::string::npos) {
+			*line = r->buf.substr(0, nl);
+			r->buf.erase(0, nl + 1);
+			return true;
+		}
+		if (r->eof || request_stopped()) {
+			if (r->eof && !r->buf.empty() && !request_stopped()) {
+				*line = std::move(r->buf);
+				r->buf.clear();
+				return true;
+			}
+			return false;
+		}
+		pollfd p{0, POLLIN, 0};
+		if (poll(&p, 1, kPollMs) <= 0)
+			continue;   // timeout, or EINTR: look at the stop flag again
+		char chunk[4096];
+		const ssize_t n = read(0, chunk, sizeof(chunk));
+		if (n > 0)
+			r->buf.append(chunk, static_cast<size_t>(n));
+		else if (n == 0 || errno != EINTR)
+			r->eof = true;
+	}
+}
+
+/* CONF<TAB>LOG; false with *err when the line is not that. */
+bool parse_request(const std::string &line, std::string *conf, std::string *log, std::string *err)
+{
+	const size_t tab = line.find('\t');
+	if (tab == std::string::npos || line.find('\t', tab + 1) != std::string::npos) {
+		*err = "not CONF<TAB>LOG (one tab between the two paths)";
+		return false;
+	}
+	*conf = line.substr(0, tab);
+	*log = line.substr(tab + 1);
+	if (conf->empty() || log->empty()) {
+		*err = conf->empty() ? "no CONF before the tab" : "no LOG after the tab";
+		return false;
+	}
+	return true;
+}
+
+/* The process's stdout and stderr (and a log stream of its own) sent to one file for
+ * the time of a point, then back. */
+struct Redirect {
+	int out = -1, err = -1;   // the originals, dup'ed
+	bool log_stream = false;  // the log stream was not stderr: stderr for the time
+};
+
+void flush_all()
+{
+	fflush(stdout);
+	fflush(stderr);
+	fflush(log_stream());
+}
+
+int redirect_to(const std::string &path, Redirect *r, std::string *err)
+{
+	const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		*err = "cannot open the log " + path + ": " + strerror(errno);
+		return -1;
+	}
+	flush_all();
+	r->out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	r->err = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	close(fd);
+	r->log_stream = log_stream() != stderr;
+	if (r->log_stream)
+		rte_openlog_stream(stderr);
+	return 0;
+}
+
+void restore(Redirect *r)
+{
+	flush_all();
+	if (r->log_stream)
+		rte_openlog_stream(log_stream());
+	dup2(r->out, 1);
+	dup2(r->err, 2);
+	close(r->out);
+	close(r->err);
+}
+
+/* One point: CONF loaded and checked as -f CONF would be (a job's pattern refused),
+ * then run. Returns what -f CONF would exit with. */
+int run_point(int eal_argc, char **argv, const RunOptions &opts, const std::string &file)
+{
+	RunOptions o = opts;
+	o.config_file = file;
+	PipelineConf conf;
+	if (int rc = load_pipeline(lcore_set_from_eal_args(eal_argc, argv), file, o, &conf); rc != kExitOk)
+		return rc;
+	if (conf.pattern.on()) {
+		RP_LOG(ERR, CONF, "rdmapipe: %s: --points: a pattern's job runs under mpirun, one process per rank, not as a point\n",
+		       file.c_str());
+		return kExitUsage;
+	}
+	const int rc = run_graph(conf, o);
+	if (const int sig = stop_signal()) {
+		RP_LOG(NOTICE, APP, "rdmapipe: stopped by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+		return 128 + sig;
+	}
+	return rc;
+}
+
+/* "done<TAB>RC\n" on the original stdout, at once. */
+void answer(int fd, int rc)
+{
+	char line[32];
+	const int n = snprintf(line, sizeof(line), "done\t%d\n", rc);
+	for (int off = 0; off < n;) {
+		const ssize_t w = write(fd, line + off, static_cast<size_t>(n - off));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;   // the reader is gone: the next request (or EOF) ends the loop
+		off += static_cast<int>(w);
+	}
+}
+
+/* A request: its line checked, its output redirected, the point run. */
+int serve(int eal_argc, char **argv, const RunOptions &opts, const std::string &line)
+{
+	std::string conf, log, err;
+	Redirect r;
+	if (!parse_request(line, &conf, &log, &err) || redirect_to(log, &r, &err) != 0) {
+		RP_LOG(ERR, APP, "rdmapipe: --points: request '%s': %s\n", line.c_str(), err.c_str());
+		return kExitUsage;
+	}
+	const int rc = run_point(eal_argc, argv, opts, conf);
+	RP_LOG(DEBUG, APP, "rdmapipe: %s: exit status %d\n", conf.c_str(), rc);
+	restore(&r);
+	return rc;
+}
+
+} // namespace
+
+int run_points(int eal_argc, char **argv, const RunOptions &opts)
+{
+	fflush(stdout);
+	const int out = fcntl(1, F_DUPFD_CLOEXEC, 3);   // the answers' (a point's stdout is its log)
+	if (out < 0) {
+		RP_LOG(ERR, APP, "rdmapipe: --points: cannot duplicate stdout: %s\n", strerror(errno));
+		return kExitSetup;
+	}
+	if (int rc = eal_start(eal_argc, argv, "pipeline files from stdin (--points)"); rc != kExitOk)
+		return rc;
+	LineReader in;
+	std::string line;
+	while (!request_stopped() && next_line(&in, &line))
+		answer(out, serve(eal_argc, argv, opts, line));
+	rte_eal_cleanup();
+	close(out);
+	if (const int sig = stop_signal())
+		return 128 + sig;
+	return kExitOk;
+}
+
+} // namespace rp
