@@ -69,6 +69,8 @@ void good_files_load(void **)
 {
 	std::vector<std::string> files = conf_files(g_tests_dir + "/good");
 	std::vector<std::string> examples = conf_files(g_conf_dir);
+	/* conf/explore-*.conf are rdmapipe-explore's space files (explore_app checks them). */
+	std::erase_if(examples, [](const std::string &f) { return f.find("/explore-") != std::string::npos; });
 	assert_true(!examples.empty());
 	files.insert(files.end(), examples.begin(), examples.end());
 	for (const std::string &f : files) {
