@@ -11,12 +11,13 @@ namespace rp::explore {
 
 /* One run of candidate c: does it show v's kind of anomaly? For performance, c is
  * compared with itself at the reference's value of the pinned dimension (run too). */
-bool Explorer::shows(const Point &c, const Verdict &v, Outcome *shown)
+Explorer::Shown Explorer::shows(const Point &c, const Verdict &v, Outcome *shown)
 {
 	const Outcome o = run(c);
 	if (!res_.fatal.empty())
-		return false;
+		return Shown::no;
 	Verdict got;
+	bool invalid = o.status == RunStatus::invalid;
 	if (v.kind != AnomalyKind::performance) {
 		got = judge_alone(s_.search, o);
 	} else if (o.status != RunStatus::invalid) {
@@ -25,8 +26,9 @@ bool Explorer::shows(const Point &c, const Verdict &v, Outcome *shown)
 		cref[r] = v.ref_point[r];
 		const Outcome ref = run(cref);
 		if (!res_.fatal.empty())
-			return false;
+			return Shown::no;
 		record(cref, ref, judge_alone(s_.search, ref), "minimise");
+		invalid |= ref.status == RunStatus::invalid;
 		got = judge_alone(s_.search, o);
 		if (!got.anomaly() && o.status == RunStatus::ran && usable_reference(ref))
 			got = judge_performance(s_.search, o, ref, cref, v.ref_dim);
@@ -35,76 +37,117 @@ bool Explorer::shows(const Point &c, const Verdict &v, Outcome *shown)
 	const bool same = got.kind == v.kind && (v.kind != AnomalyKind::counters || got.counter == v.counter);
 	if (same && shown)
 		*shown = o;
-	return same;
+	return same ? Shown::yes : invalid ? Shown::invalid : Shown::no;
 }
 
-/* Shown in search.need of search.repeats runs; stops as soon as that is decided. */
-bool Explorer::persists(const Point &c, const Verdict &v, Outcome *shown)
+/* Shown in search.need of search.repeats runs; stops as soon as that is decided. An
+ * invalid candidate is so at once (the validator's verdict does not change). */
+Explorer::Shown Explorer::persists(const Point &c, const Verdict &v, Outcome *shown)
 {
 	const uint32_t repeats = std::max<uint32_t>(s_.search.repeats, 1);
 	const uint32_t need = std::clamp<uint32_t>(s_.search.need, 1, repeats);
 	uint32_t yes = 0;
 	for (uint32_t k = 0; k < repeats && res_.fatal.empty(); k++) {
-		yes += shows(c, v, shown) ? 1 : 0;
+		const Shown got = shows(c, v, shown);
+		if (got == Shown::invalid && k == 0)
+			return Shown::invalid;
+		yes += got == Shown::yes ? 1 : 0;
 		if (yes >= need)
-			return true;
+			return Shown::yes;
 		if (yes + (repeats - k - 1) < need)
-			return false;
+			return Shown::no;
+	}
+	return Shown::no;
+}
+
+/* Is dimension d needed? Tried at the values nearest its simplest first (the simplest
+ * itself, or one step away when cur is there already), past invalid ones: the first
+ * valid candidate decides. A dimension no other value of which makes a valid point
+ * with the rest is implied by them, not needed. Moves *cur nearer the simplest where
+ * the anomaly stays. */
+bool Explorer::needed(Point *cur, size_t d, const Verdict &v)
+{
+	const Dim &dim = s_.dims[d];
+	const auto dist = [&](uint32_t j) { return j > dim.simplest ? j - dim.simplest : dim.simplest - j; };
+	std::vector<uint32_t> order;
+	for (uint32_t j = 0; j < dim.values.size(); j++)
+		if (j != (*cur)[d])
+			order.push_back(j);
+	std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return dist(a) < dist(b); });
+	for (uint32_t j : order) {
+		Point c = *cur;
+		c[d] = j;
+		const Shown got = persists(c, v, nullptr);
+		if (got == Shown::invalid)
+			continue;
+		if (got == Shown::yes && dist(j) < dist((*cur)[d]))
+			*cur = std::move(c);
+		return got == Shown::no;
 	}
 	return false;
 }
 
 /* The values of dimension d where the anomaly holds, the others as in cur (which
- * shows it): numbers scanned outwards from cur's value while it holds, other values
- * each tried. The reference's own value never holds (a point is not slower than
- * itself). */
-std::vector<uint32_t> Explorer::holding(const Point &cur, size_t d, const Verdict &v)
+ * shows it): numbers scanned outwards from cur's value while it holds (past values
+ * that make no valid point), other values each tried. The reference's own value never
+ * holds (a point is not slower than itself). */
+Explorer::Holding Explorer::holding(const Point &cur, size_t d, const Verdict &v)
 {
 	const Dim &dim = s_.dims[d];
-	const auto n = static_cast<uint32_t>(dim.values.size());
+	const auto n = static_cast<int64_t>(dim.values.size());
 	const bool pinned = v.kind == AnomalyKind::performance && static_cast<int>(d) == v.ref_dim;
-	auto holds = [&](uint32_t j) {
+	auto holds = [&](int64_t j) {
 		if (j == cur[d])
-			return true;
+			return Shown::yes;
 		if (pinned && j == v.ref_point[d])
-			return false;
+			return Shown::no;
 		Point c = cur;
-		c[d] = j;
+		c[d] = static_cast<uint32_t>(j);
 		return persists(c, v, nullptr);
 	};
-	std::vector<uint32_t> vals;
-	if (dim.numeric()) {
-		uint32_t lo = cur[d], hi = cur[d];
-		while (lo > 0 && holds(lo - 1))
-			lo--;
-		while (hi + 1 < n && holds(hi + 1))
-			hi++;
-		for (uint32_t j = lo; j <= hi; j++)
-			vals.push_back(j);
-	} else {
-		for (uint32_t j = 0; j < n; j++)
-			if (holds(j))
-				vals.push_back(j);
+	Holding h;
+	if (!dim.numeric()) {
+		for (int64_t j = 0; j < n; j++)
+			if (holds(j) == Shown::yes)
+				h.values.push_back(static_cast<uint32_t>(j));
+		return h;
 	}
-	return vals;
+	h.to_first = h.to_last = true;
+	for (int step : {-1, 1})
+		for (int64_t j = static_cast<int64_t>(cur[d]) + step; j >= 0 && j < n; j += step) {
+			const Shown got = holds(j);
+			if (got == Shown::no) {
+				(step < 0 ? h.to_first : h.to_last) = false;
+				break;
+			}
+			if (got == Shown::yes)
+				h.values.push_back(static_cast<uint32_t>(j));
+		}
+	h.values.push_back(cur[d]);
+	std::sort(h.values.begin(), h.values.end());
+	return h;
 }
 
 /* "size >= 8192", "batch <= 2", "qps in 4..64", "size = 1024", "verb in {send, write_imm}". */
-Condition Explorer::condition(size_t d, const std::vector<uint32_t> &vals) const
+Condition Explorer::condition(size_t d, const Holding &h) const
 {
 	const Dim &dim = s_.dims[d];
+	const std::vector<uint32_t> &vals = h.values;
 	Condition c{static_cast<int>(d), "", vals};
-	const size_t n = dim.values.size();
-	if (vals.size() == 1) {
-		c.text = dim.name + " = " + dim.values[vals[0]];
-	} else if (dim.numeric()) {
+	if (dim.numeric()) {
+		/* Up to an end of the dimension (its last value, or only invalid ones past):
+		 * a bound, even where one value holds ("size >= 8192" at the top). */
 		const uint32_t lo = vals.front(), hi = vals.back();
-		if (lo == 0 && hi + 1 < n)
+		if (h.to_first && !h.to_last)
 			c.text = dim.name + " <= " + dim.values[hi];
-		else if (lo > 0 && hi + 1 == n)
+		else if (h.to_last && !h.to_first)
 			c.text = dim.name + " >= " + dim.values[lo];
+		else if (lo == hi)
+			c.text = dim.name + " = " + dim.values[lo];
 		else
 			c.text = dim.name + " in " + dim.values[lo] + ".." + dim.values[hi];
+	} else if (vals.size() == 1) {
+		c.text = dim.name + " = " + dim.values[vals[0]];
 	} else {
 		c.text = dim.name + " in {";
 		for (size_t k = 0; k < vals.size(); k++)
@@ -120,34 +163,25 @@ std::optional<Finding> Explorer::minimise(const Point &p, const Verdict &v)
 	if (!v.anomaly() || (perf && (v.ref_dim < 0 || v.ref_point.size() != p.size())))
 		return std::nullopt;
 	Outcome seen;
-	if (!persists(p, v, &seen))
+	if (persists(p, v, &seen) != Shown::yes)
 		return std::nullopt;   // noise: not shown again
 	Point cur = p;
-	std::vector<bool> needed(s_.dims.size(), false);
+	std::vector<bool> need_dim(s_.dims.size(), false);
 	for (size_t d = 0; d < s_.dims.size() && res_.fatal.empty(); d++) {
 		if (perf && static_cast<int>(d) == v.ref_dim) {
-			needed[d] = true;   // pinned: the comparison is along it
+			need_dim[d] = true;   // pinned: the comparison is along it
 			continue;
 		}
 		/* At its simplest already: needed if the anomaly goes with one step away
 		 * (else an MFS could not say "inline = false"). */
-		const Dim &dim = s_.dims[d];
-		if (dim.values.size() < 2)
-			continue;
-		const bool simple = cur[d] == dim.simplest;
-		const uint32_t away = dim.simplest + 1 < dim.values.size() ? dim.simplest + 1 : dim.simplest - 1;
-		Point c = cur;
-		c[d] = simple ? away : dim.simplest;
-		needed[d] = !persists(c, v, nullptr);
-		if (!simple && !needed[d])
-			cur = std::move(c);
+		need_dim[d] = needed(&cur, d, v);
 	}
 	Finding f;
 	f.point = p;
 	f.verdict = v;
 	f.minimal = cur;
 	for (size_t d = 0; d < s_.dims.size() && res_.fatal.empty(); d++)
-		if (needed[d])
+		if (need_dim[d])
 			f.mfs.push_back(condition(d, holding(cur, d, v)));
 	for (const Condition &c : f.mfs)
 		f.mfs_text += (f.mfs_text.empty() ? "" : ", ") + c.text;
@@ -157,7 +191,7 @@ std::optional<Finding> Explorer::minimise(const Point &p, const Verdict &v)
 	for (uint32_t k = 0; k < repeats && res_.fatal.empty(); k++) {
 		Outcome o;
 		f.runs++;
-		if (shows(cur, v, &o) && f.shown++ == 0)
+		if (shows(cur, v, &o) == Shown::yes && f.shown++ == 0)
 			f.minimal_outcome = o;
 	}
 	if (!res_.fatal.empty())

@@ -132,10 +132,18 @@ private:
 	void grid();
 
 	/* minimise.cpp */
-	bool shows(const Point &c, const Verdict &v, Outcome *shown);
-	bool persists(const Point &c, const Verdict &v, Outcome *shown);
-	std::vector<uint32_t> holding(const Point &cur, size_t d, const Verdict &v);
-	Condition condition(size_t d, const std::vector<uint32_t> &values) const;
+	/* A candidate shows the anomaly, does not, or is no pipeline at all (the validator
+	 * or the child refused it): then it tells nothing about the anomaly. */
+	enum class Shown : uint8_t { yes, no, invalid };
+	struct Holding {
+		std::vector<uint32_t> values;   // where it holds
+		bool to_first = false, to_last = false;   // ... up to the dimension's ends (past invalid values)
+	};
+	Shown shows(const Point &c, const Verdict &v, Outcome *shown);
+	Shown persists(const Point &c, const Verdict &v, Outcome *shown);
+	bool needed(Point *cur, size_t d, const Verdict &v);
+	Holding holding(const Point &cur, size_t d, const Verdict &v);
+	Condition condition(size_t d, const Holding &h) const;
 
 	const Space &s_;
 	Runner &runner_;

@@ -69,6 +69,7 @@ struct Plant {
 	bool invalid = true;       // qps = 8 with batch = 1
 	bool noisy = false;        // the correctness anomaly shown in 2 runs of every 3
 	bool flaky = false;        // a failure when send and qps = 2, in 1 run of every 3
+	bool inline_limit = false; // no valid point inlines 1024 bytes or more (as a device's limit)
 };
 
 class FakeRunner : public Runner {
@@ -97,7 +98,7 @@ public:
 		const bool inl = s_.dims[kInline].values[p[kInline]] == "true";
 		const bool send = s_.dims[kVerb].values[p[kVerb]] == "send";
 		Outcome o;
-		if (plant_.invalid && qps == 8 && batch == 1) {
+		if ((plant_.invalid && qps == 8 && batch == 1) || (plant_.inline_limit && inl && size >= 1024)) {
 			o.status = RunStatus::invalid;
 			return o;
 		}
@@ -485,6 +486,26 @@ void minimise_names_a_setting_needed_at_its_simplest(void **)
 	assert_true(f->minimal == pt(0, 0, 1, 1, 0));
 }
 
+/* Candidates that make no valid point tell nothing: inline cannot be tried at 8192 B,
+ * nor size above 64 B with inline, yet neither is part of an MFS; and one value at the
+ * top of a dimension is a bound there ("size >= 8192" where 8192 is the largest). */
+void minimise_past_invalid_candidates(void **)
+{
+	Space s = make_space();
+	s.dims[kSize] = numeric_dim("size", {64, 1024, 4096, 8192}, 0);
+	Plant plant;
+	plant.inline_limit = true;
+	Rig rig(s, plant);
+	const Point slow = pt(0, 0, 1, 1, 0);   // size 64, batch 2, inline
+	const auto f = rig.ex.minimise(slow, perf_verdict(rig, slow, kBatch, 2));
+	assert_true(f.has_value());
+	assert_string_equal(f->mfs_text.c_str(), "batch <= 2, inline = true");
+	const Point bad = pt(3, 2, 4, 0, 0);   // size 8192, qps 4
+	const auto g = rig.ex.minimise(bad, judge_alone(rig.s.search, rig.runner.outcome(bad, 0)));
+	assert_true(g.has_value());
+	assert_string_equal(g->mfs_text.c_str(), "size >= 8192, qps >= 4");
+}
+
 void minimise_counters(void **)
 {
 	Rig rig(make_space());
@@ -604,6 +625,7 @@ int main()
 		cmocka_unit_test(minimise_correctness),
 		cmocka_unit_test(minimise_performance_either_reference),
 		cmocka_unit_test(minimise_names_a_setting_needed_at_its_simplest),
+		cmocka_unit_test(minimise_past_invalid_candidates),
 		cmocka_unit_test(minimise_counters),
 		cmocka_unit_test(full_search_finds_the_planted),
 		cmocka_unit_test(minimisation_outlives_the_budget),
