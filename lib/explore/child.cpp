@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -33,6 +34,20 @@ HwCounters read_counters(const std::vector<std::string> &devs)
 			all.emplace_back(devs.size() > 1 ? d + "." + kv.first : kv.first, kv.second);
 	std::sort(all.begin(), all.end());
 	return all;
+}
+
+/* The first line of a run's output that says what went wrong. */
+std::string first_error(const std::string &log)
+{
+	std::ifstream in(log);
+	for (std::string l; std::getline(in, l);) {
+		std::string low = l;
+		std::transform(low.begin(), low.end(), low.begin(), [](unsigned char c) { return static_cast<char>(tolower(c)); });
+		if (low.find("mismatch") != std::string::npos || low.find("error") != std::string::npos ||
+		    low.find("failed") != std::string::npos || low.find("stall") != std::string::npos)
+			return l.size() > 200 ? l.substr(0, 197) + "..." : l;
+	}
+	return "";
 }
 
 /* Setup errors in a row, no point ever run: the child's environment, not a finding. */
@@ -175,6 +190,10 @@ void ChildRunner::read_results(const std::string &path, Outcome *o)
 		const nlohmann::json r = nlohmann::json::parse(in);
 		o->pass = r["run"].value("result", "FAIL") == "PASS";
 		for (const auto &f : r["flows"]) {
+			const uint64_t done = f.value("messages_completed", uint64_t{0}), ok = f.value("messages_verified", done);
+			if (o->failure.empty() && ok < done)
+				o->failure = "flow " + f.value("name", std::string("?")) + ": " + std::to_string(ok) + " of " +
+					     std::to_string(done) + " messages verified";
 			o->rate += f.value("message_rate", 0.0);
 			o->gbps += f.value("gbit_per_s", 0.0);
 			o->messages += f.value("messages_completed", uint64_t{0});
@@ -211,7 +230,10 @@ void ChildRunner::judge_exit(int rc, Outcome *o)
 	read_results(cc_.dir + "/" + o->results, o);
 	if (rc != 0) {
 		o->pass = false;
-		if (o->failure.empty())
+		const std::string said = first_error(cc_.dir + "/" + o->log);
+		if (!said.empty())
+			o->failure = said + (o->failure.empty() ? "" : " (" + o->failure + ")");
+		else if (o->failure.empty())
 			o->failure = "exit status " + std::to_string(rc) + ": " + file_tail(cc_.dir + "/" + o->log, 1);
 	}
 }
