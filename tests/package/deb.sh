@@ -33,6 +33,8 @@ done
 
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|')
 for f in /usr/bin/rdmapipe /usr/share/man/man1/rdmapipe.1.gz /usr/share/bash-completion/completions/rdmapipe \
+	/usr/bin/rdmapipe-explore /usr/share/man/man1/rdmapipe-explore.1.gz /usr/share/bash-completion/completions/rdmapipe-explore \
+	/usr/libexec/rdmapipe/plot-explore /usr/share/doc/rdmapipe/explore.md \
 	/usr/share/rdmapipe/results.schema.json /usr/share/rdmapipe/job-results.schema.json /usr/share/doc/rdmapipe/README.md /usr/share/doc/rdmapipe/configuration.md \
 	/usr/share/doc/rdmapipe/copyright; do
 	grep -qxE -- "$f(\.gz)?" <<<"$contents" || fail "the package lacks $f"   # dh_compress gzips large docs
@@ -68,6 +70,9 @@ else
 	fail "the installed man page is missing or not rdmapipe(1)"
 fi
 bash -n "$root/usr/share/bash-completion/completions/rdmapipe" || fail "the installed completion does not parse"
+out=$("$root/usr/bin/rdmapipe-explore" --check -f "$root/usr/share/rdmapipe/conf/explore-default.conf" 2>&1) ||
+	fail "rdmapipe-explore --check on the installed explore-default.conf exited $?: $out"
+echo "$out" | cut -c1-100
 
 [ "$fails" -eq 0 ] && echo "deb: all checks passed" && exit 0
 echo "deb: $fails check(s) failed"
