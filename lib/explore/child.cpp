@@ -238,6 +238,34 @@ void ChildRunner::judge_exit(int rc, Outcome *o)
 	}
 }
 
+/* The point's answer; a child that died runs it again alone in a fresh one. A child
+ * that exits (not by a signal) before its first point ever cannot start: fatal. */
+ChildRunner::Answer ChildRunner::answer(const std::string &conf, const std::string &log, int *rc, Outcome *o)
+{
+	Answer a = Answer::died;
+	for (int attempt = 0; attempt < 2 && a == Answer::died; attempt++) {
+		if (pid_ < 0 && start() != 0)
+			return a;
+		const bool fresh = answered_ == 0;
+		a = ask(conf, log, rc);
+		if (a != Answer::died)
+			break;
+		reap(false);
+		const bool signalled = WIFSIGNALED(last_status_);
+		const int code = WIFEXITED(last_status_) ? WEXITSTATUS(last_status_) : 0;
+		if (fresh && !signalled && !any_ran_) {
+			fatal_ = "the child rdmapipe exited with status " + std::to_string(code) + " before its first point: " +
+				 file_tail(cc_.dir + "/child-" + std::to_string(children_) + ".log", 2);
+			o->status = RunStatus::invalid;
+			return a;
+		}
+		o->failure = signalled ? std::string("killed by ") + strsignal(WTERMSIG(last_status_)) : "exited with status " + std::to_string(code);
+		if (fresh)
+			break;   // alone in a fresh child it died again: a crash
+	}
+	return a;
+}
+
 Outcome ChildRunner::run(const Point &p)
 {
 	Outcome o;
@@ -254,27 +282,9 @@ Outcome ChildRunner::run(const Point &p)
 	const double t0 = now_s();
 	const HwCounters before = read_counters(pc_.devices());
 	int rc = 0;
-	Answer a = Answer::died;
-	for (int attempt = 0; attempt < 2 && a == Answer::died; attempt++) {
-		if (pid_ < 0 && start() != 0)
-			return o;
-		const bool fresh = answered_ == 0;
-		a = ask(conf, log, &rc);
-		if (a == Answer::died) {
-			reap(false);
-			const bool signalled = WIFSIGNALED(last_status_);
-			const int code = WIFEXITED(last_status_) ? WEXITSTATUS(last_status_) : 0;
-			if (fresh && !signalled && !any_ran_) {   // it never ran a point: it cannot start
-				fatal_ = "the child rdmapipe exited with status " + std::to_string(code) + " before its first point: " +
-					 file_tail(cc_.dir + "/child-" + std::to_string(children_) + ".log", 2);
-				o.status = RunStatus::invalid;
-				return o;
-			}
-			o.failure = signalled ? std::string("killed by ") + strsignal(WTERMSIG(last_status_)) : "exited with status " + std::to_string(code);
-			if (fresh)
-				break;   // alone in a fresh child it died again: a crash
-		}
-	}
+	const Answer a = answer(conf, log, &rc, &o);
+	if (!fatal_.empty())
+		return o;
 	o.elapsed_s = now_s() - t0;
 	if (a == Answer::timeout) {
 		reap(true);

@@ -36,6 +36,7 @@ private:
 	enum class Answer { done, died, timeout };
 	int start();
 	Answer ask(const std::string &conf, const std::string &log, int *rc);
+	Answer answer(const std::string &conf, const std::string &log, int *rc, Outcome *o);
 	void reap(bool kill_it);
 	void judge_exit(int rc, Outcome *o);
 	void read_results(const std::string &path, Outcome *o);
