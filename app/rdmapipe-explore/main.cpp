@@ -353,7 +353,9 @@ int explore(const Args &a, const Space &space, PointConf &pc)
 			a.rdmapipe.empty() ? "not beside this program nor on PATH" : a.rdmapipe.c_str());
 		return kExitUsage;
 	}
-	ChildConf cc{bin, a.eal, {}, dir};
+	char stall[32];
+	snprintf(stall, sizeof stall, "%g", space.search.stall_timeout_s);
+	ChildConf cc{bin, a.eal, {"--stall-timeout", stall}, dir};
 	for (const std::string &p : a.plants) {
 		cc.extra.push_back("--plant");
 		cc.extra.push_back(p);

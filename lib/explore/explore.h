@@ -46,6 +46,7 @@ struct SearchConf {
 	double cooling = 0.95;          // ... multiplied by this each step
 	double point_seconds = 1.0;     // traffic per point (the pipeline's run.duration)
 	double point_timeout_s = 60;    // a point that takes longer: killed, a hang
+	double stall_timeout_s = 5;     // the children's --stall-timeout: no progress this long, the run fails
 	/* hw_counters: a counter that moves more than this per message is an anomaly. */
 	std::vector<std::pair<std::string, double>> counter_flags;
 	int line = 0;

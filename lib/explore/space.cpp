@@ -19,7 +19,7 @@ const std::vector<std::string> kRootKeys = {"version", "pipeline", "fixed", "dim
 const std::vector<std::string> kDimKeys = {"setting", "values", "range", "scale", "extra", "simplest"};
 const std::vector<std::string> kSearchKeys = {"strategy", "budget", "seed", "perf_flag", "repeats", "need",
 					      "restart_every", "temperature", "cooling", "point_seconds",
-					      "point_timeout", "counters"};
+					      "point_timeout", "stall_timeout", "counters"};
 
 /* The first refusal, with its place. */
 struct Errors {
@@ -288,7 +288,8 @@ bool read_search(Errors &e, const Setting &g, SearchConf *sc)
 	    !number(e, g, "repeats", 1, 20, &repeats) || !number(e, g, "need", 1, 20, &need) ||
 	    !number(e, g, "restart_every", 1, 1e6, &restart) || !number(e, g, "temperature", 0, 100, &sc->temperature) ||
 	    !number(e, g, "cooling", 0.01, 1, &sc->cooling) || !number(e, g, "point_seconds", 0.05, 3600, &sc->point_seconds) ||
-	    !number(e, g, "point_timeout", 1, 36000, &sc->point_timeout_s))
+	    !number(e, g, "point_timeout", 1, 36000, &sc->point_timeout_s) ||
+	    !number(e, g, "stall_timeout", 0.5, 3600, &sc->stall_timeout_s))
 		return false;
 	sc->seed = static_cast<uint64_t>(seed);
 	sc->repeats = static_cast<uint32_t>(repeats);
@@ -296,8 +297,8 @@ bool read_search(Errors &e, const Setting &g, SearchConf *sc)
 	sc->restart_every = static_cast<uint32_t>(restart);
 	if (sc->need > sc->repeats)
 		return e.fail(g, "need (" + std::to_string(sc->need) + ") is more than repeats (" + std::to_string(sc->repeats) + ")");
-	if (sc->point_timeout_s < sc->point_seconds + 1)
-		return e.fail(g, "point_timeout must leave a point its point_seconds and start-up");
+	if (sc->point_timeout_s < sc->point_seconds + sc->stall_timeout_s + 1)
+		return e.fail(g, "point_timeout must leave a point its point_seconds, a stall_timeout and start-up");
 	return !g.exists("counters") || read_counters(e, g["counters"], sc);
 }
 

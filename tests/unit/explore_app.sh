@@ -20,7 +20,7 @@ dimensions = (
   { setting = "batch"; values = [1, 2, 4, 8, 32]; simplest = 32; },
   { setting = "inline"; values = [false, true]; simplest = false; }
 );
-search = { budget = 150; seed = 3; point_seconds = 0.2; point_timeout = 2; };
+search = { budget = 150; seed = 3; point_seconds = 0.2; stall_timeout = 0.5; point_timeout = 2; };
 S
 
 # 1. Both planted corners found and minimised to exactly their settings.
