@@ -180,9 +180,16 @@ std::optional<Finding> Explorer::minimise(const Point &p, const Verdict &v)
 	f.point = p;
 	f.verdict = v;
 	f.minimal = cur;
-	for (size_t d = 0; d < s_.dims.size() && res_.fatal.empty(); d++)
-		if (need_dim[d])
-			f.mfs.push_back(condition(d, holding(cur, d, v)));
+	for (size_t d = 0; d < s_.dims.size() && res_.fatal.empty(); d++) {
+		if (!need_dim[d])
+			continue;
+		const Holding h = holding(cur, d, v);
+		/* Every value shows it after all (an anomaly that comes and goes was missed
+		 * once): no condition on d. */
+		const bool all = s_.dims[d].numeric() ? h.to_first && h.to_last : h.values.size() == s_.dims[d].values.size();
+		if (!all)
+			f.mfs.push_back(condition(d, h));
+	}
 	for (const Condition &c : f.mfs)
 		f.mfs_text += (f.mfs_text.empty() ? "" : ", ") + c.text;
 	/* The final check: every repeat, so that runs/shown says how reliable it is. */
