@@ -199,6 +199,20 @@ int apply_placement(libconfig::Config &cfg, const std::string &value, std::strin
 	return 0;
 }
 
+/* A larger message needs larger buffers: a flow's named pool grows to hold its size. */
+void fit_pools(libconfig::Config &cfg, const std::string &size)
+{
+	const int bytes = atoi(size.c_str());
+	Setting &pools = list_at(cfg, "pools");
+	const Setting &fl = list_at(cfg, "flows");
+	for (int f = 0; f < fl.getLength(); f++)
+		for (int i = 0; i < pools.getLength(); i++) {
+			int elt = 0;
+			if (str(pools[i], "name") == str(fl[f], "pool") && pools[i].lookupValue("elt_size", elt) && elt < bytes)
+				set_value(pools[i], "elt_size", size);
+		}
+}
+
 void set_in_each(Setting &list, const std::string &key, const std::string &value)
 {
 	for (int i = 0; i < list.getLength(); i++) {
@@ -266,6 +280,8 @@ int PointConf::apply(libconfig::Config &cfg, const std::string &setting, const s
 		set_in_each(list_at(cfg, "io_contexts"), setting, value);
 	} else {
 		set_in_each(list_at(cfg, "flows"), setting, value);
+		if (setting == "size")
+			fit_pools(cfg, value);
 	}
 	return 0;
 }

@@ -100,7 +100,24 @@ out=$("$X" -f "$T/space.conf" -o "$T/a" --rdmapipe "$FAKE" 2>&1)
 [ $? -eq 2 ] && grep -q 'the folder is not empty' <<<"$out" || fail "-o into a used folder: '$out'"
 out=$("$X" -f "$T/space.conf" --budget 5x 2>&1)
 [ $? -eq 2 ] && grep -q -- "--budget: '5x'" <<<"$out" || fail "--budget 5x: '$out'"
-"$X" --check -f "$(dirname "$0")/../../conf/explore-default.conf" > /dev/null || fail "conf/explore-default.conf: --check refuses it"
+for f in explore-default explore-wire; do
+	"$X" --check -f "$(dirname "$0")/../../conf/$f.conf" > /dev/null || fail "conf/$f.conf: --check refuses it"
+done
+# A base pipeline's flows take every setting (their pool grows with size); copies of
+# its flow, two devices, an io context's setting.
+conf_dir=$(cd "$(dirname "$0")/../../conf" && pwd)
+printf 'version = 1; pipeline = "%s/two-flows.conf";\ndimensions = (\n%s );\n' "$conf_dir" \
+	'{ setting = "size"; values = [64, 4096]; simplest = 64; },
+	 { setting = "flows"; values = [1, 2]; simplest = 1; },
+	 { setting = "device"; values = ["rxe0", "rxeA>rxeB"]; simplest = "rxe0"; },
+	 { setting = "poll"; values = ["busy", "adaptive"]; simplest = "busy"; }' > "$T/base.conf"
+out=$("$X" --check -f "$T/base.conf" 2>&1) && grep -q "valid: 4 dimensions, 16 points" <<<"$out" || fail "a base pipeline: '$out'"
+# (the relay's stages share rings: copies of its flow would not; its own lcores 0-2)
+sed "s|two-flows|relay|; /setting = \"flows\"/d" "$T/base.conf" > "$T/relay.conf"
+out=$("$X" --check -f "$T/relay.conf" 2>&1)
+[ $? -eq 2 ] && grep -q "relay.conf:[0-9]*: io_contexts.\[1\].lcore: lcore 2 is not in the EAL lcore set" <<<"$out" ||
+	fail "a base pipeline on lcores the children lack: '$out'"
+"$X" --check -f "$T/relay.conf" -- -l 0-2 --in-memory > /dev/null || fail "relay.conf with -l 0-2: refused"
 
 [ $fails -eq 0 ] && echo "explore_app: all passed" || echo "explore_app: $fails failed"
 exit $((fails > 0))
