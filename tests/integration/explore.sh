@@ -20,7 +20,7 @@ dimensions = (
 );
 # perf_flag 0.3: rxe's own spread between neighbours stays above it; the planted pace
 # (1000 msg/s against thousands more) does not.
-search = { strategy = "anneal"; budget = 160; seed = 5; perf_flag = 0.3; point_seconds = 0.4; point_timeout = 60; };
+search = { strategy = "anneal"; budget = 200; seed = 5; perf_flag = 0.3; point_seconds = 0.4; point_timeout = 60; };
 S
 start=$(date +%s)
 # shellcheck disable=SC2046
