@@ -290,13 +290,16 @@ Outcome ChildRunner::run(const Point &p)
 		reap(true);
 		o.status = RunStatus::hung;
 		o.pass = false;
-		o.failure = "no answer within " + std::to_string(static_cast<int>(space_.search.point_timeout_s)) + " s: " + file_tail(log, 1);
+		const std::string said = file_tail(log, 1);
+		o.failure = "no answer within " + std::to_string(static_cast<int>(space_.search.point_timeout_s)) + " s" +
+			    (said.empty() ? "" : "; its output ended: " + said);
 		return o;
 	}
 	if (a == Answer::died) {
 		o.status = RunStatus::crashed;
 		o.pass = false;
-		o.failure += ": " + file_tail(log, 1);
+		const std::string said = file_tail(log, 1);
+		o.failure += said.empty() ? "" : "; its output ended: " + said;
 		return o;
 	}
 	answered_++;

@@ -122,7 +122,7 @@ Verdict judge_correctness(const Outcome &o)
 	Verdict v;
 	if (o.status == RunStatus::crashed || o.status == RunStatus::hung) {
 		v.kind = AnomalyKind::correctness;
-		v.why = fmt("%s (exit status %d)", run_status_name(o.status), o.exit_code);
+		v.why = run_status_name(o.status);   // the runner's failure says how (a signal, the timeout)
 		if (!o.failure.empty())
 			v.why += ": " + o.failure;
 	} else if (o.status == RunStatus::ran && !o.pass) {

@@ -291,8 +291,8 @@ void verdict_correctness(void **)
 	assert_string_equal(judge_correctness(o).why.c_str(), "exit status 3");
 	o = {};
 	o.status = RunStatus::crashed;
-	o.exit_code = 139;
-	assert_string_equal(judge_correctness(o).why.c_str(), "crashed (exit status 139)");
+	o.failure = "killed by Segmentation fault";
+	assert_string_equal(judge_correctness(o).why.c_str(), "crashed: killed by Segmentation fault");
 	o.status = RunStatus::hung;
 	assert_int_equal(judge_correctness(o).kind, AnomalyKind::correctness);
 	o = {};
