@@ -64,6 +64,18 @@ rc=$?
 grep -q 'before its first point: EAL: cannot init (fake)' "$T/d.out" || fail "the child's reason is not named: $(cat "$T/d.out")"
 [ "$(wc -l < "$T/d/points.jsonl")" -le 1 ] || fail "a child that cannot start recorded more than one point"
 
+# 4b. SIGINT: the search stops, the report is written, exit 130, no child left.
+sed 's/budget = 150;/budget = "10m";/' "$T/space.conf" > "$T/long.conf"
+"$X" -q -f "$T/long.conf" -o "$T/e" --rdmapipe "$FAKE" > "$T/e.out" 2>&1 &
+pid=$!
+for _ in $(seq 200); do [ "$(cat "$T/e/points.jsonl" 2>/dev/null | wc -l)" -ge 5 ] && break; sleep 0.1; done
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc -eq 130 ] || fail "SIGINT: exit $rc"
+grep -q 'interrupted' "$T/e/report.md" 2>/dev/null || fail "SIGINT: report.md does not say the search was interrupted"
+pgrep -f "$FAKE" > /dev/null && fail "SIGINT: a child is left running"
+
 # 5. Bad space files and options, refused before anything runs.
 bad() {   # NAME EXPECTED-MESSAGE SPACE-TEXT
 	printf '%s\n' "$3" > "$T/$1.conf"
