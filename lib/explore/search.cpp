@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 
 namespace rp::explore {
 
@@ -195,9 +196,22 @@ Verdict judge_performance(const SearchConf &c, const Outcome &o, const Outcome &
 	return v;
 }
 
+bool paced(const Space &s, const Point &p)
+{
+	for (size_t d = 0; d < s.dims.size() && d < p.size(); d++)
+		if (s.dims[d].name == "rate" && atof(s.dims[d].values[p[d]].c_str()) > 0)
+			return true;
+	for (const auto &[setting, value] : s.fixed)
+		if (setting == "rate" && atof(value.c_str()) > 0)
+			return true;
+	return false;
+}
+
 std::vector<std::pair<Point, int>> reference_neighbours(const Space &s, const Point &p)
 {
 	std::vector<std::pair<Point, int>> out;
+	if (paced(s, p))
+		return out;
 	for (size_t d : movable_dims(s, true))
 		for (uint32_t j = 0; j < s.dims[d].values.size(); j++) {
 			if (j == p[d])
@@ -398,6 +412,8 @@ Verdict Explorer::judge_measuring(const Point &p, const Outcome &o)
  * numbers), as a mutation would go; true when it gave a usable reference. */
 bool Explorer::measure_reference(const Point &p)
 {
+	if (paced(s_, p))
+		return false;
 	const std::vector<size_t> dims = movable_dims(s_, true);
 	if (dims.empty())
 		return false;

@@ -64,7 +64,11 @@ double relative_figure(const Outcome &o, const Outcome &ref);   // max of the tw
 bool usable_reference(const Outcome &o);                         // ran, passed, a rate
 Verdict judge_performance(const SearchConf &c, const Outcome &o, const Outcome &ref,
 	const Point &ref_point, int ref_dim);
-/* Every point differing from p in exactly one reference dimension, with that dimension. */
+/* A point whose flows run at a set rate: slow on purpose, so neither judged for its
+ * performance nor anyone's reference (a rate per flow makes two flows twice one). */
+bool paced(const Space &s, const Point &p);
+/* Every point differing from p in exactly one reference dimension, with that dimension
+ * (none for a paced point). */
 std::vector<std::pair<Point, int>> reference_neighbours(const Space &s, const Point &p);
 /* All three kinds: correctness, then counters, then performance against the measured
  * neighbour p compares worst with (none measured: not a performance anomaly). The

@@ -66,7 +66,7 @@ grep -q 'before its first point: EAL: cannot init (fake)' "$T/d.out" || fail "th
 
 # 4b. SIGINT: the search stops, the report is written, exit 130, no child left.
 sed 's/budget = 150;/budget = "10m";/' "$T/space.conf" > "$T/long.conf"
-"$X" -q -f "$T/long.conf" -o "$T/e" --rdmapipe "$FAKE" > "$T/e.out" 2>&1 &
+FAKE_DELAY=0.05 "$X" -q -f "$T/long.conf" -o "$T/e" --rdmapipe "$FAKE" > "$T/e.out" 2>&1 &
 pid=$!
 for _ in $(seq 200); do [ "$(cat "$T/e/points.jsonl" 2>/dev/null | wc -l)" -ge 5 ] && break; sleep 0.1; done
 kill -INT $pid

@@ -3,7 +3,8 @@
 point from its pipeline file with planted corners: a payload failure when size >= 8192
 and qps >= 4, 1000 msg/s instead of 20000 when batch <= 2 and inline, and (FAKE_HANG=1)
 no answer when size is 1024 and qps 2, (FAKE_CRASH=1) death by SIGSEGV when size is 4096
-and batch 8. FAKE_EXIT=N: exits N before reading any point (a child that cannot start)."""
+and batch 8. FAKE_EXIT=N: exits N before reading any point (a child that cannot start).
+FAKE_DELAY=S: each point takes S seconds."""
 import json
 import os
 import re
@@ -30,6 +31,7 @@ for line in sys.stdin:
         time.sleep(3600)
     if os.environ.get("FAKE_CRASH") and size == 4096 and batch == 8:
         os.kill(os.getpid(), signal.SIGSEGV)
+    time.sleep(float(os.environ.get("FAKE_DELAY", "0")))
     ok = not (size >= 8192 and qps >= 4)
     rate = 1000.0 if batch <= 2 and inline else 20000.0
     flow = {"name": "flow0", "message_rate": rate, "gbit_per_s": rate * size * 8 / 1e9,

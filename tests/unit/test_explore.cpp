@@ -375,6 +375,25 @@ void verdict_picks_the_reference(void **)
 	assert_non_null(strstr(v.why.c_str(), "neighbour inline=false"));
 }
 
+/* A rate per flow makes one flow half of two: a paced point is judged for its
+ * correctness and counters only, and measures no reference. */
+void paced_points_have_no_reference(void **)
+{
+	Space s = make_space();
+	s.dims.push_back(numeric_dim("rate", {0, 2000}, 0));
+	s.dims.back().reference = false;
+	Point p = pt(1, 1, 4, 0, 0);
+	p.push_back(1);
+	assert_true(paced(s, p));
+	assert_true(reference_neighbours(s, p).empty());
+	p.back() = 0;
+	assert_false(paced(s, p));
+	assert_false(reference_neighbours(s, p).empty());
+	Space f = make_space();
+	f.fixed = {{"rate", "500"}};
+	assert_true(paced(f, pt(1, 1, 4, 0, 0)));
+}
+
 void energy_is_lower_when_more_anomalous(void **)
 {
 	SearchConf c;
@@ -635,6 +654,7 @@ int main()
 		cmocka_unit_test(verdict_counters),
 		cmocka_unit_test(verdict_performance),
 		cmocka_unit_test(verdict_picks_the_reference),
+		cmocka_unit_test(paced_points_have_no_reference),
 		cmocka_unit_test(energy_is_lower_when_more_anomalous),
 		cmocka_unit_test(references_are_one_step_away),
 		cmocka_unit_test(minimise_correctness),
