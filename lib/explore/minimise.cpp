@@ -157,6 +157,35 @@ Condition Explorer::condition(size_t d, const Holding &h) const
 	return c;
 }
 
+/* Every repeat on the minimal point, so that runs/shown says how reliable it is. */
+void Explorer::final_check(Finding *f, const Verdict &v)
+{
+	const uint32_t repeats = std::max<uint32_t>(s_.search.repeats, 1);
+	f->runs = f->shown = 0;
+	for (uint32_t k = 0; k < repeats && res_.fatal.empty(); k++) {
+		Outcome o;
+		f->runs++;
+		if (shows(f->minimal, v, &o) == Shown::yes && f->shown++ == 0)
+			f->minimal_outcome = o;
+	}
+}
+
+/* The reduced point does not show it (an anomaly that comes and goes misled the
+ * steps): the finding stays the point where it was found, every setting a condition
+ * (so that only that point is skipped), and says so. */
+void Explorer::keep_found_point(Finding *f, const Verdict &v, const Outcome &seen)
+{
+	const std::string reduced = point_text(s_, f->minimal) + " showed it in " + std::to_string(f->shown) + " of " +
+				    std::to_string(f->runs) + " runs";
+	f->minimal = f->point;
+	f->minimal_outcome = seen;
+	f->mfs.clear();
+	for (size_t d = 0; d < s_.dims.size(); d++)
+		f->mfs.push_back({static_cast<int>(d), s_.dims[d].name + " = " + s_.dims[d].values[f->point[d]], {f->point[d]}});
+	final_check(f, v);
+	f->mfs_text = "not minimised: only the point found shows it (" + reduced + ")";
+}
+
 std::optional<Finding> Explorer::minimise(const Point &p, const Verdict &v)
 {
 	const bool perf = v.kind == AnomalyKind::performance;
@@ -192,15 +221,10 @@ std::optional<Finding> Explorer::minimise(const Point &p, const Verdict &v)
 	}
 	for (const Condition &c : f.mfs)
 		f.mfs_text += (f.mfs_text.empty() ? "" : ", ") + c.text;
-	/* The final check: every repeat, so that runs/shown says how reliable it is. */
 	f.minimal_outcome = seen;
-	const uint32_t repeats = std::max<uint32_t>(s_.search.repeats, 1);
-	for (uint32_t k = 0; k < repeats && res_.fatal.empty(); k++) {
-		Outcome o;
-		f.runs++;
-		if (shows(cur, v, &o) == Shown::yes && f.shown++ == 0)
-			f.minimal_outcome = o;
-	}
+	final_check(&f, v);
+	if (f.shown < std::clamp<uint32_t>(s_.search.need, 1, f.runs) && res_.fatal.empty())
+		keep_found_point(&f, v, seen);
 	if (!res_.fatal.empty())
 		return std::nullopt;
 	f.id = static_cast<uint32_t>(res_.findings.size() + 1);

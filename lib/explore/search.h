@@ -148,6 +148,8 @@ private:
 	bool needed(Point *cur, size_t d, const Verdict &v);
 	Holding holding(const Point &cur, size_t d, const Verdict &v);
 	Condition condition(size_t d, const Holding &h) const;
+	void final_check(Finding *f, const Verdict &v);
+	void keep_found_point(Finding *f, const Verdict &v, const Outcome &seen);
 
 	const Space &s_;
 	Runner &runner_;

@@ -71,6 +71,7 @@ struct Plant {
 	bool flaky = false;        // a failure when send and qps = 2, in 1 run of every 3
 	bool inline_limit = false; // no valid point inlines 1024 bytes or more (as a device's limit)
 	bool late_send = false;    // the correctness anomaly hides in a send point's first 3 runs
+	bool fading = false;       // a failure at qps 8, in each point's first 2 runs only
 };
 
 class FakeRunner : public Runner {
@@ -108,7 +109,8 @@ public:
 		o.messages = static_cast<uint64_t>(o.rate);
 		const bool corrupt = plant_.correctness && size >= 8192 && qps >= 4 && (!plant_.noisy || n % 3 != 2) &&
 				     !(plant_.late_send && send && n < 3);
-		const bool flaky = plant_.flaky && send && qps == 2 && n % 3 == 0;
+		const bool flaky = (plant_.flaky && send && qps == 2 && n % 3 == 0) ||
+				   (plant_.fading && qps == 8 && n < 2);
 		if (corrupt || flaky) {
 			o.pass = false;
 			o.exit_code = 1;
@@ -540,6 +542,27 @@ void minimise_drops_a_dimension_that_holds_everywhere(void **)
 	assert_string_equal(f->mfs_text.c_str(), "size >= 8192, qps >= 4");
 }
 
+/* An anomaly that comes and goes can mislead the steps into a reduced point that does
+ * not show it: the finding is then the point found, every setting a condition (so that
+ * only it is skipped), and says so, rather than a reproducer that does not reproduce. */
+void minimise_keeps_the_found_point_when_the_reduced_one_fails(void **)
+{
+	Plant plant;
+	plant.correctness = plant.perf = plant.counters = plant.invalid = false;
+	plant.fading = true;
+	Rig rig(make_space(), plant);
+	const Point p = pt(1, 3, 3, 1, 1);   // size 1024, qps 8, batch 8, inline, send
+	const Verdict v = judge_alone(rig.s.search, rig.runner.outcome(p, 0));
+	assert_int_equal(v.kind, AnomalyKind::correctness);
+	const auto f = rig.ex.minimise(p, v);
+	assert_true(f.has_value());
+	assert_true(f->minimal == p);
+	assert_int_equal(f->mfs.size(), 5);
+	assert_true(f->mfs_text.rfind("not minimised: only the point found shows it (", 0) == 0);
+	assert_true(contains_mfs(p, f->mfs));
+	assert_false(contains_mfs(pt(1, 3, 2, 1, 1), f->mfs));
+}
+
 void minimise_counters(void **)
 {
 	Rig rig(make_space());
@@ -662,6 +685,7 @@ int main()
 		cmocka_unit_test(minimise_names_a_setting_needed_at_its_simplest),
 		cmocka_unit_test(minimise_past_invalid_candidates),
 		cmocka_unit_test(minimise_drops_a_dimension_that_holds_everywhere),
+		cmocka_unit_test(minimise_keeps_the_found_point_when_the_reduced_one_fails),
 		cmocka_unit_test(minimise_counters),
 		cmocka_unit_test(full_search_finds_the_planted),
 		cmocka_unit_test(minimisation_outlives_the_budget),
