@@ -36,18 +36,23 @@ HwCounters read_counters(const std::vector<std::string> &devs)
 	return all;
 }
 
-/* The first line of a run's output that says what went wrong. */
+/* The first line of a run's output that says what went wrong: a role's failure or a
+ * mismatch first, else a count of errors that is not 0. */
 std::string first_error(const std::string &log)
 {
 	std::ifstream in(log);
+	std::string counted;
 	for (std::string l; std::getline(in, l);) {
 		std::string low = l;
 		std::transform(low.begin(), low.end(), low.begin(), [](unsigned char c) { return static_cast<char>(tolower(c)); });
-		if (low.find("mismatch") != std::string::npos || low.find("error") != std::string::npos ||
-		    low.find("failed") != std::string::npos || low.find("stall") != std::string::npos)
+		if (low.find("failed:") != std::string::npos || low.find("mismatch") != std::string::npos ||
+		    low.find("stalled") != std::string::npos || low.find("bad message") != std::string::npos)
 			return l.size() > 200 ? l.substr(0, 197) + "..." : l;
+		const size_t at = low.find("errors:");
+		if (counted.empty() && at != std::string::npos && atoll(low.c_str() + at + 7) > 0)
+			counted = l;
 	}
-	return "";
+	return counted;
 }
 
 /* Setup errors in a row, no point ever run: the child's environment, not a finding. */
