@@ -36,7 +36,7 @@ void set_running(RunControl *ctl)
 	g_running.store(ctl);
 	if (ctl && g_stop_signal.load()) {   // the signal came during setup
 		ctl->stop_signal.store(g_stop_signal.load());
-		ctl->abort.store(true);
+		ctl->abort_now();
 	}
 }
 
@@ -46,7 +46,7 @@ void request_stop(int sig)
 	cm_cancel_waits();
 	if (RunControl *c = g_running.load()) {
 		c->stop_signal.store(sig);
-		c->abort.store(true);
+		c->abort_now();
 	}
 }
 

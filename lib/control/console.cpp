@@ -250,8 +250,7 @@ void stop_cmd(Console *c, const CmdResult &)
 void quit_cmd(Console *c, const CmdResult &)
 {
 	/* The run ends the way a duration run does: a last, flagged message per QP. */
-	c->view->ctl->end_now.store(true);
-	c->view->ctl->paused.store(false);
+	c->view->ctl->end();
 	cmdline_quit(c->cl);
 }
 
@@ -484,8 +483,7 @@ bool console_poll(Console *c)
 	if (!poll_input(c))
 		return false;
 	/* quit, or the input closed: the run ends (a closed input cannot type quit later). */
-	c->view->ctl->end_now.store(true);
-	c->view->ctl->paused.store(false);
+	c->view->ctl->end();
 	return true;
 }
 

@@ -82,6 +82,13 @@ void print_pingpong(Report &out, const GraphFlow &f, bool named);
 void graph_results(const Graph &g, const Totals &x, const RunView &view, const Sampler &sampler, int stop_signal,
 		   Results *res);
 
+/* An lcore's CPU time per message of the run (all flows; 0 when none moved). */
+inline double cpu_us_per_msg(const GraphLcore &l, const Totals &x)
+{
+	const uint64_t n = x.all.delivered > x.all.completed ? x.all.delivered : x.all.completed;
+	return n ? l.cpu_s * 1e6 / static_cast<double>(n) : 0;
+}
+
 inline double us(uint64_t ns)
 {
 	return static_cast<double>(ns) / 1000.0;

@@ -108,7 +108,7 @@ void graph_results(const Graph &g, const Totals &x, const RunView &view, const S
 		res->role = client && server ? "client+server" : client ? "client" : "server";
 	for (const auto &l : g.lcores)
 		res->lcores.push_back({l->lcore, lcore_roles(*l), l->loop.busy_iterations, l->loop.iterations - l->loop.busy_iterations,
-				       l->cpu_s});
+				       l->cpu_s, cpu_us_per_msg(*l, x), l->loop.passive_sleeps});
 	for (const auto &s : g.stages)
 		res->stages.push_back({s->conf->name, stage_kind_name(s->conf->kind), s->lcore->lcore, s->st.st.calls, s->st.st.msgs,
 				       s->st.st.cycles});

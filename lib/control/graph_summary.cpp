@@ -210,20 +210,25 @@ void print_counts(Report &out, const Graph &g, const Totals &x, const std::vecto
 		out.put("  credit anomalies:    %" PRIu64 "\n", x.q.credit_anomalies);
 }
 
-/* How the lcores polled and what CPU they took. */
-void print_lcores(Report &out, const Graph &g, double secs)
+/* How the lcores polled and what CPU they took, also per message of the run. */
+void print_lcores(Report &out, const Graph &g, const Totals &x)
 {
+	const double secs = x.secs;
 	bool adaptive = false, busy = false;
 	for (const auto &l : g.lcores)
 		if (l->has_io)
 			(l->conf->adaptive_poll ? adaptive : busy) = true;
 	out.put("  polling:             %s\n", adaptive && busy ? "adaptive on some lcores, busy on the others"
 					     : adaptive ? "adaptive (sleeps on a completion channel when idle)" : "busy");
-	for (const auto &l : g.lcores)
-		out.put("  lcore %-3u            %s; %" PRIu64 " of %" PRIu64 " iterations busy, CPU %.3f s%s\n", l->lcore,
-		        lcore_stages(*l).c_str(), l->loop.busy_iterations, l->loop.iterations, l->cpu_s,
-		        l->loop.idler.channel ? (", slept " + std::to_string(l->loop.idler.sleeps) + " times, woken by events " +
-						std::to_string(l->loop.idler.wakeups) + " times").c_str() : "");
+	for (const auto &l : g.lcores) {
+		out.put("  lcore %-3u            %s; %" PRIu64 " of %" PRIu64 " iterations busy, CPU %.3f s (%.2f us per message)%s",
+		        l->lcore, lcore_stages(*l).c_str(), l->loop.busy_iterations, l->loop.iterations, l->cpu_s,
+		        cpu_us_per_msg(*l, x), l->loop.idler.channel ? (", slept " + std::to_string(l->loop.idler.sleeps) +
+									 " times, woken by events " + std::to_string(l->loop.idler.wakeups) + " times").c_str() : "");
+		if (l->loop.passive_sleeps)
+			out.put(", passive: slept %" PRIu64 " times until its end", l->loop.passive_sleeps);
+		out.put("\n");
+	}
 	/* A requester lcore and a responder lcore (every command-line rate run): their CPU
 	 * as a share of the run, as tools/bench reads it. */
 	const GraphLcore *req = nullptr, *rsp = nullptr;
@@ -237,8 +242,8 @@ void print_lcores(Report &out, const Graph &g, double secs)
 	if (g.lcores.size() != 2 || !req || !rsp)
 		return;
 	for (const GraphLcore *l : {req, rsp}) {
-		out.put("  %s CPU:       %.3f s (%.0f%% of %.3f s)", l == req ? "requester" : "responder", l->cpu_s,
-		        100 * l->cpu_s / secs, secs);
+		out.put("  %s CPU:       %.3f s (%.0f%% of %.3f s, %.2f us per message)", l == req ? "requester" : "responder",
+		        l->cpu_s, 100 * l->cpu_s / secs, secs, cpu_us_per_msg(*l, x));
 		if (l->loop.idler.channel)
 			out.put(", %" PRIu64 " sleeps, %" PRIu64 " woken by events", l->loop.idler.sleeps, l->loop.idler.wakeups);
 		out.put("\n");
@@ -289,7 +294,7 @@ bool graph_summary(Report &out, const PipelineConf &c, const Graph &g, const std
 	print_header(out, c, g, x);
 	print_flows(out, g, x);
 	print_counts(out, g, x, async, view);
-	print_lcores(out, g, x.secs);
+	print_lcores(out, g, x);
 	for (const auto &f : g.flows)
 		if (f->pingpong && f->tx)   // timed where the pings are
 			print_pingpong(out, *f, x.npingpong > 1);

@@ -244,7 +244,9 @@ std::string results_json_text(const Results &r)
 					 {"role", l.role},
 					 {"polls_busy", l.polls_busy},
 					 {"polls_idle", l.polls_idle},
-					 {"cpu_s", rounded(l.cpu_s, 3)}});
+					 {"cpu_s", rounded(l.cpu_s, 3)},
+					 {"cpu_us_per_message", rounded(l.cpu_us_per_msg, 3)},
+					 {"passive_sleeps", l.sleeps}});
 	doc["stages"] = json::array();
 	for (const StageResult &s : r.stages)
 		doc["stages"].push_back(stage_json(r, s));

@@ -41,6 +41,8 @@ struct LcoreResult {
 	std::string role;              // "requester", "responder", "ping", ... (its stages' roles)
 	uint64_t polls_busy = 0, polls_idle = 0;
 	double cpu_s = 0;
+	double cpu_us_per_msg = 0;     // cpu_s over the run's messages (all flows)
+	uint64_t sleeps = 0;           // times it slept with nothing to do (passive: LcoreLoop::bell)
 };
 
 struct StageResult {

@@ -386,7 +386,7 @@ int pingpong_finish(PingPong *s)
 			break;   // a failed QP's sends are flushed in error: not waited for
 	}
 	if (!s->echo)
-		s->ctl->requester_done.store(true, std::memory_order_release);
+		s->ctl->finish_requesting();
 	uint64_t want = 0;
 	for (uint32_t qi = 0; qi < s->nqps; qi++)
 		want += s->qps[qi].target;

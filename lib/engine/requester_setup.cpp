@@ -267,7 +267,7 @@ int requester_finish(Requester *r)
 	r->ctl->qp_failed = r->qp_failed.get();
 	if (c.fail_reason == nullptr && c.failed_qps)
 		c.fail_reason = "completion errors";
-	r->ctl->requester_done.store(true, std::memory_order_release);   // all of the above published
+	r->ctl->finish_requesting();   // all of the above published
 	return c.fail_reason || c.result_errors ? -1 : 0;
 }
 

@@ -775,6 +775,12 @@ uint32_t responder_burst(Responder *r)
 	return static_cast<uint32_t>(n);
 }
 
+bool responder_passive(const Responder *r)
+{
+	return !verb_consumes_receive(r->p.verb) && !r->p.reliable && r->port == nullptr && r->out == nullptr &&
+	       !r->finished;
+}
+
 void responder_on_send_wc(void *responder, const ibv_wc &wc, uint64_t)
 {
 	auto *r = static_cast<Responder *>(responder);

@@ -202,6 +202,11 @@ void responder_start(Responder *r);
 uint32_t responder_burst(Responder *r);
 int responder_finish(Responder *r);
 
+/* Nothing to do per message until the requester is done (the requester's writes, reads
+ * or atomics complete on its side only): a one-sided verb, not made reliable, handing
+ * nothing on, not finished. Its lcore may sleep meanwhile (LcoreLoop::bell). */
+bool responder_passive(const Responder *r);
+
 /* One send completion (a credit write) of this responder's QPs (CqPeer::on_wc). */
 void responder_on_send_wc(void *responder, const ibv_wc &wc, uint64_t now);
 

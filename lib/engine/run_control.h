@@ -2,6 +2,8 @@
  * atomics, each with one writer. */
 #pragma once
 
+#include "engine/bell.h"
+
 #include <atomic>
 #include <cstdint>
 
@@ -23,6 +25,9 @@ struct alignas(64) RunControl {
 	/* The run's control when flows have their own (a pipeline of several flows): its
 	 * abort, paused and end_now apply to this flow too. Setup: set once, before launch. */
 	RunControl *run = this;
+	/* The run's (run->bell): rung on every change above that an lcore with nothing to do
+	 * sleeps until (LcoreLoop::bell). Set them through the methods below, which ring. */
+	Bell bell;
 
 	bool aborted() const
 	{
@@ -42,8 +47,27 @@ struct alignas(64) RunControl {
 	{
 		const char *none = nullptr;
 		abort_why.compare_exchange_strong(none, why, std::memory_order_release);
-		abort.store(true, std::memory_order_release);
+		abort_now();
 	}
+	/* Any thread, a signal handler too. Each rings once, the first time. */
+	void abort_now()
+	{
+		if (!abort.exchange(true, std::memory_order_acq_rel))
+			run->bell.ring();
+	}
+	void finish_requesting()
+	{
+		if (!requester_done.exchange(true, std::memory_order_acq_rel))
+			run->bell.ring();
+	}
+	/* The console's: end as a duration run ends. */
+	void end()
+	{
+		end_now.store(true, std::memory_order_release);
+		paused.store(false, std::memory_order_release);
+		run->bell.ring();
+	}
+
 	bool is_paused() const { return paused.load(std::memory_order_relaxed) || run->paused.load(std::memory_order_relaxed); }
 	bool ending() const { return end_now.load(std::memory_order_relaxed) || run->end_now.load(std::memory_order_relaxed); }
 };

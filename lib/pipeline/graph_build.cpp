@@ -250,6 +250,7 @@ int make_loops(const PipelineConf &c, Graph *g, std::string *err)
 		if (l->has_io && route_lcore(l.get(), err) != 0)
 			return -1;
 		l->loop.abort = &g->run.abort;
+		l->loop.bell = &g->run.bell;
 		l->loop.count_cycles = c.run.stage_cycles;
 		if (l->has_io && l->io.channel) {
 			l->loop.idler.channel = l->io.channel;

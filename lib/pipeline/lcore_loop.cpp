@@ -17,11 +17,43 @@ void publish(const LcoreLoop *l)
 	}
 }
 
+/* Every stage not done has nothing to do per message (and one at least is not done). */
+bool all_passive(const LcoreLoop *l)
+{
+	for (uint32_t i = 0; i < l->nstages; i++) {
+		const Stage *s = l->stages[i];
+		if (!s->done.load(std::memory_order_relaxed) && !(s->ops->passive && s->ops->passive(s)))
+			return false;
+	}
+	return true;
+}
+
+/* Called after an iteration with no work that did not end the loop. The first such
+ * call reads the bell and asks for one more look at the stages; the second, with
+ * nothing changed, sleeps until the bell rings after that read (none is lost). */
+inline void rest(LcoreLoop *l, uint32_t *seen, bool *armed)
+{
+	if (!all_passive(l)) {
+		*armed = false;
+		return;
+	}
+	if (!*armed) {
+		*seen = l->bell->read();
+		*armed = true;
+		return;
+	}
+	l->bell->wait(*seen, kPassiveSleepMs);
+	l->passive_sleeps++;
+	*armed = false;
+}
+
 /* Counting cycles costs a TSC read per call: a variant chosen once, at launch. */
 template <bool Cycles>
 int run(LcoreLoop *l)
 {
 	int rc = 0;
+	uint32_t seen = 0;
+	bool armed = false;   // the bell read, one more look taken before sleeping
 	for (uint64_t it = 1;; it++) {
 		uint32_t work = 0;
 		for (uint32_t i = 0; i < l->nstages; i++) {
@@ -58,6 +90,10 @@ int run(LcoreLoop *l)
 				l->iterations = it;
 				break;
 			}
+			if (work == 0 && l->bell)
+				rest(l, &seen, &armed);
+			else
+				armed = false;
 		}
 	}
 	publish(l);

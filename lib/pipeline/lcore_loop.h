@@ -4,6 +4,7 @@
  * done. No allocation, lock, system call or exception inside. */
 #pragma once
 
+#include "engine/bell.h"
 #include "engine/idle.h"
 #include "pipeline/stage.h"
 
@@ -14,6 +15,9 @@ namespace rp {
 
 inline constexpr uint32_t kMaxStagesPerLcore = 16;
 inline constexpr uint64_t kControlEvery = 1024;   // loop iterations between control checks
+/* A passive lcore's sleep, between looks at what it waits for: every change it waits for
+ * rings the bell, so this only bounds the cost of one that would not. */
+inline constexpr int kPassiveSleepMs = 1000;
 static_assert((kControlEvery & (kControlEvery - 1)) == 0, "checked with a mask");
 
 struct alignas(64) LcoreLoop {
@@ -23,6 +27,10 @@ struct alignas(64) LcoreLoop {
 	/* The run was aborted (nullptr: never): the loop ends once its RDMA roles are, which
 	 * see the abort themselves; the other stages would wait on them for ever. */
 	const std::atomic<bool> *abort = nullptr;
+	/* The run's bell (nullptr: never sleeps): while all its stages are passive the lcore
+	 * sleeps on it instead of polling. */
+	const Bell *bell = nullptr;
+	uint64_t passive_sleeps = 0;        // this lcore's; main reads them after it joined
 	std::atomic<bool> finished{false};  // this lcore: wo, main: ro
 	uint64_t iterations = 0;            // this lcore's; main reads them after it joined
 	uint64_t busy_iterations = 0;

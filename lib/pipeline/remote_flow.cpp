@@ -558,7 +558,7 @@ void probe_step(RemoteWatchEnd &we, unsigned it)
 		if (at && it - at > kProbeDeadline && e.down == 0 && e.why.empty() && !e.role_done.load(std::memory_order_acquire)) {
 			e.why = "the client stopped answering: QP " + std::to_string(i) + "'s keep-alive RDMA READ unanswered for " +
 				std::to_string(kProbeDeadline * kWatchPeriodUs / 1000000) + " s";
-			we.ctl->abort.store(true);
+			we.ctl->abort_now();
 		}
 		if (at || it % kProbeEvery)
 			continue;
@@ -597,20 +597,20 @@ bool watch_step(RemoteWatchEnd &we, unsigned it)
 		probe_step(we, it);
 	const int d = note_disconnects(we);
 	if (d < 0) {
-		we.ctl->abort.store(true);
+		we.ctl->abort_now();
 		return false;
 	}
 	if (e.server && e.down == we.cm->size())
-		we.ctl->requester_done.store(true, std::memory_order_release);   // nothing more will come
+		we.ctl->finish_requesting();   // nothing more will come
 	/* Final counts as soon as the client's role is done, not when its whole lcore is:
 	 * the lcore may also serve a flow whose client waits for ours (two hosts serving
 	 * each other, a job's ranks), and the server ends on them. */
 	if (!e.server && we.q && !e.counts_posted && we.ctl->requester_done.load(std::memory_order_acquire))
 		e.counts_posted = post_final_counts(we, false) || true;
 	if (e.server && e.final_counts && e.counts.addr && counts_all_told(e, static_cast<uint32_t>(we.cm->size())))
-		we.ctl->requester_done.store(true, std::memory_order_release);
+		we.ctl->finish_requesting();
 	if (!e.server && d > 0 && !e.role_done.load(std::memory_order_acquire) && !e.counts_posted)
-		we.ctl->abort.store(true);   // the server went away mid-run
+		we.ctl->abort_now();   // the server went away mid-run
 	return true;
 }
 

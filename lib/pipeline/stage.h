@@ -37,6 +37,9 @@ struct StageOps {
 	const char *kind;
 	uint32_t (*burst)(Stage *s);   // messages handled (0: nothing to do now)
 	bool role = false;             // an RDMA role: it ends by itself when the run is aborted
+	/* Nothing to do per message now (a one-sided flow's responder): its lcore sleeps while
+	 * every stage of it is passive or done, until the run's bell rings (nullptr: never). */
+	bool (*passive)(const Stage *s) = nullptr;
 };
 
 /* The kinds' StageOps are in their files of lib/stages/ (stage_kind.h). */

@@ -82,9 +82,15 @@ std::string rdma_rx_describe(const GraphStage &s)
 	return ", " + std::to_string(s.flow->responder.out_full) + " bursts held back by a full ring";
 }
 
+bool rdma_rx_passive(const Stage *s)
+{
+	return responder_passive(static_cast<const Responder *>(s->ctx));
+}
+
 } // namespace
 
-const StageOps kRdmaRxStage = {"rdma_rx", role_burst<Responder, responder_burst, responder_finish>, true};
+const StageOps kRdmaRxStage = {"rdma_rx", role_burst<Responder, responder_burst, responder_finish>, true,
+			       rdma_rx_passive};
 
 extern const StageKindOps kRdmaRxKind = {
 	.kind = StageKind::rdma_rx, .ops = &kRdmaRxStage, .place = rdma_rx_place, .made = rdma_rx_made,

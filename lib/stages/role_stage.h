@@ -45,9 +45,9 @@ uint32_t role_burst(Stage *s)
 		 * nothing: the stages after it finish what it handed on. */
 		if (s->rc != 0 && (r->c.fail_reason != nullptr || r->c.wc_errors.total != 0)) {
 			if constexpr (!std::is_same_v<Role, Requester>)
-				r->ctl->abort.store(true, std::memory_order_relaxed);
+				r->ctl->abort_now();
 			if (s->in || s->out || s->joined)
-				r->ctl->run->abort.store(true, std::memory_order_relaxed);
+				r->ctl->run->abort_now();
 		}
 		s->done.store(true, std::memory_order_release);
 	}

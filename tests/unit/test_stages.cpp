@@ -1,7 +1,8 @@
 /* Stages and the lcore loop on one thread: source -> ring -> verify -> ring -> sink
  * delivers every message in order with its payload, under back-pressure from tiny
  * rings; a corrupted or reordered message is counted by verify; done propagates
- * downstream only once rings are drained; the loop obeys stop. */
+ * downstream only once rings are drained; the loop obeys stop; an lcore whose stages
+ * are all passive sleeps, and wakes at once when the run's bell rings. */
 #include "engine/pattern.h"
 #include "pipeline/lcore_loop.h"
 #include "pipeline/stage.h"
@@ -11,8 +12,11 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "cmocka_cpp.h"
 
@@ -141,6 +145,98 @@ void stop_ends_the_loop(void **)
 	assert_true(c.loop.iterations <= rp::kControlEvery);
 }
 
+/* A stage like a one-sided flow's responder: nothing to do until its run says the
+ * requester is done, ended or aborted; then it finishes. */
+struct Waiter {
+	rp::RunControl *ctl;
+	std::atomic<uint64_t> calls{0};
+};
+
+uint32_t waiter_burst(rp::Stage *s)
+{
+	auto *w = static_cast<Waiter *>(s->ctx);
+	w->calls.fetch_add(1, std::memory_order_relaxed);
+	if (w->ctl->requester_done.load() || w->ctl->aborted() || w->ctl->ending())
+		s->done.store(true, std::memory_order_release);
+	return 0;
+}
+
+bool waiter_passive(const rp::Stage *)
+{
+	return true;
+}
+
+const rp::StageOps kWaiterStage = {"waiter", waiter_burst, true, waiter_passive};
+const rp::StageOps kBusyWaiterStage = {"waiter", waiter_burst, true, nullptr};
+
+using Clock = std::chrono::steady_clock;
+
+/* Waits (bounded) until f() holds. */
+template <typename F>
+bool within(double secs, F f)
+{
+	const auto until = Clock::now() + std::chrono::duration<double>(secs);
+	while (!f()) {
+		if (Clock::now() > until)
+			return false;
+		std::this_thread::yield();
+	}
+	return true;
+}
+
+/* The loop on a thread of its own, one waiter stage, the run's bell; `how` ends it. */
+void passive_run(const rp::StageOps *ops, void (*how)(rp::RunControl *), bool expect_sleep)
+{
+	rp::RunControl run;
+	Waiter w{&run};
+	rp::Stage s;
+	rp::stage_init(&s, ops, "rx");
+	s.ctx = &w;
+	rp::LcoreLoop loop;
+	loop.stages[loop.nstages++] = &s;
+	loop.bell = &run.bell;
+	std::thread t([&] { rp::lcore_loop_run(&loop); });
+	assert_true(within(10, [&] { return w.calls.load() >= 3; }));
+	/* Asleep, it is called only when woken (its bound is a second); polling, it would
+	 * be called at least once per loop iteration. */
+	const uint64_t before = w.calls.load();
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	const uint64_t during = w.calls.load() - before;
+	const auto t0 = Clock::now();
+	how(&run);
+	/* Woken by the bell, not its one-second bound. */
+	const bool ended = within(expect_sleep ? 0.8 : 10, [&] { return loop.finished.load(); });
+	const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+	t.join();
+	if (expect_sleep) {
+		assert_true(during <= 2);
+		assert_true(ended);
+		assert_true(took < 0.8);
+		assert_true(loop.passive_sleeps >= 1);
+	} else {
+		assert_true(during > 100);
+		assert_true(ended);
+		assert_int_equal(loop.passive_sleeps, 0);
+	}
+}
+
+void passive_lcore_sleeps_until_requester_done(void **)
+{
+	passive_run(&kWaiterStage, [](rp::RunControl *c) { c->finish_requesting(); }, true);
+}
+
+void passive_lcore_wakes_on_abort_and_end(void **)
+{
+	passive_run(&kWaiterStage, [](rp::RunControl *c) { c->abort_with("test"); }, true);
+	passive_run(&kWaiterStage, [](rp::RunControl *c) { c->end(); }, true);
+}
+
+/* A stage that is not passive keeps its lcore polling. */
+void active_lcore_polls(void **)
+{
+	passive_run(&kBusyWaiterStage, [](rp::RunControl *c) { c->finish_requesting(); }, false);
+}
+
 } // namespace
 
 /* The kinds' two tables agree row for row: the declaration the .conf reader reads
@@ -177,6 +273,9 @@ int main()
 		cmocka_unit_test(done_waits_for_the_ring_to_drain),
 		cmocka_unit_test(stage_stats_published),
 		cmocka_unit_test(stop_ends_the_loop),
+		cmocka_unit_test(passive_lcore_sleeps_until_requester_done),
+		cmocka_unit_test(passive_lcore_wakes_on_abort_and_end),
+		cmocka_unit_test(active_lcore_polls),
 		cmocka_unit_test(kind_tables_agree),
 	};
 	int rc = cmocka_run_group_tests_name("stages", tests, nullptr, nullptr);
