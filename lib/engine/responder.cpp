@@ -52,6 +52,7 @@ int post_credit(Responder *r, uint32_t qi, uint64_t count, uint64_t addr, uint32
 	if (ret)
 		return -ret;
 	q.credit_posted++;
+	r->credit_inflight++;
 	r->c.credit_writes++;
 	return 1;
 }
@@ -110,6 +111,7 @@ int send_flow_credit(Responder *r, uint64_t now)
 inline void on_credit_wc(Responder *r, uint32_t qi, const ibv_wc &wc)
 {
 	ResponderQp &q = r->qps[qi];
+	r->credit_inflight -= r->credit_inflight != 0;
 	/* A peer process disconnects once its messages are done: a credit write it no longer
 	 * needed is flushed then, which is no error once everything it announced arrived. */
 	if (wc.status == IBV_WC_WR_FLUSH_ERR && r->ctl->counts_known && r->ctl->qp_sent &&
@@ -635,8 +637,9 @@ inline int return_credit(Responder *r, uint64_t now)
 {
 	ResponderCounters &c = r->c;
 	const ResponderParams &p = r->p;
-	/* Credit writes completed: reaped here, or by a role sharing the send CQ. */
-	int polled = poll_credit_completions(r);
+	/* Credit writes completed: reaped here, or by a role sharing the send CQ (always
+	 * polled then: its completions may be the other role's). */
+	int polled = r->credit_inflight || r->send_peer.on_wc ? poll_credit_completions(r) : 0;
 	/* Credit can fall due only when messages arrived (polled here or by another role
 	 * of the lcore), and a deferred one can go only when a credit write completed:
 	 * otherwise skip the scan of all QPs. */
@@ -777,8 +780,7 @@ uint32_t responder_burst(Responder *r)
 
 bool responder_passive(const Responder *r)
 {
-	return !verb_consumes_receive(r->p.verb) && !r->p.reliable && r->port == nullptr && r->out == nullptr &&
-	       !r->finished;
+	return !verb_consumes_receive(r->p.verb) && !r->p.reliable && r->port == nullptr && r->out == nullptr;
 }
 
 void responder_on_send_wc(void *responder, const ibv_wc &wc, uint64_t)

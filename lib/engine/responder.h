@@ -161,6 +161,9 @@ struct Responder {
 	RecvRefill *shared_refill = nullptr;
 	RecvRefill &recv_refill() { return shared_refill ? *shared_refill : refill; }
 	uint32_t credit_freed = 0;               // credit writes completed since the last scan
+	/* Credit writes posted and not completed: with none, and nobody else's completions on
+	 * the send CQ (send_peer), a burst does not poll it. */
+	uint32_t credit_inflight = 0;
 	bool credit_due = false;                 // messages arrived since the last scan
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
 	uint64_t last_progress = 0;
@@ -204,7 +207,7 @@ int responder_finish(Responder *r);
 
 /* Nothing to do per message until the requester is done (the requester's writes, reads
  * or atomics complete on its side only): a one-sided verb, not made reliable, handing
- * nothing on, not finished. Its lcore may sleep meanwhile (LcoreLoop::bell). */
+ * nothing on. Set up before launch. Its lcore may sleep meanwhile (LcoreLoop::bell). */
 bool responder_passive(const Responder *r);
 
 /* One send completion (a credit write) of this responder's QPs (CqPeer::on_wc). */

@@ -17,26 +17,24 @@ void publish(const LcoreLoop *l)
 	}
 }
 
-/* Every stage not done has nothing to do per message (and one at least is not done). */
+/* At launch: every stage is passive (none has work per message), so the lcore may
+ * sleep. Their passivity is set up before launch and does not change while they run. */
 bool all_passive(const LcoreLoop *l)
 {
 	for (uint32_t i = 0; i < l->nstages; i++) {
 		const Stage *s = l->stages[i];
-		if (!s->done.load(std::memory_order_relaxed) && !(s->ops->passive && s->ops->passive(s)))
+		if (!(s->ops->passive && s->ops->passive(s)))
 			return false;
 	}
-	return true;
+	return l->nstages != 0;
 }
 
-/* Called after an iteration with no work that did not end the loop. The first such
- * call reads the bell and asks for one more look at the stages; the second, with
- * nothing changed, sleeps until the bell rings after that read (none is lost). */
+/* Called after an iteration with no work that did not end the loop, on a passive
+ * lcore. The first such call reads the bell and asks for one more look at the stages;
+ * the second, with nothing changed, sleeps until the bell rings after that read (none
+ * is lost). */
 inline void rest(LcoreLoop *l, uint32_t *seen, bool *armed)
 {
-	if (!all_passive(l)) {
-		*armed = false;
-		return;
-	}
 	if (!*armed) {
 		*seen = l->bell->read();
 		*armed = true;
@@ -54,6 +52,8 @@ int run(LcoreLoop *l)
 	int rc = 0;
 	uint32_t seen = 0;
 	bool armed = false;   // the bell read, one more look taken before sleeping
+	const bool passive = l->bell && all_passive(l);
+	bool fresh = false;   // no work since the last publish: an idle loop publishes only every kControlEvery
 	for (uint64_t it = 1;; it++) {
 		uint32_t work = 0;
 		for (uint32_t i = 0; i < l->nstages; i++) {
@@ -72,9 +72,13 @@ int run(LcoreLoop *l)
 			}
 		}
 		l->busy_iterations += work != 0;
+		fresh &= work == 0;
 		l->idler.idle(work != 0);
 		if ((it & (kControlEvery - 1)) == 0 || work == 0) {
-			publish(l);
+			if (!fresh || (it & (kControlEvery - 1)) == 0) {
+				publish(l);
+				fresh = true;
+			}
 			if (l->stop.load(std::memory_order_acquire)) {
 				rc = -1;
 				l->iterations = it;
@@ -90,7 +94,7 @@ int run(LcoreLoop *l)
 				l->iterations = it;
 				break;
 			}
-			if (work == 0 && l->bell)
+			if (work == 0 && passive)
 				rest(l, &seen, &armed);
 			else
 				armed = false;

@@ -37,8 +37,8 @@ struct StageOps {
 	const char *kind;
 	uint32_t (*burst)(Stage *s);   // messages handled (0: nothing to do now)
 	bool role = false;             // an RDMA role: it ends by itself when the run is aborted
-	/* Nothing to do per message now (a one-sided flow's responder): its lcore sleeps while
-	 * every stage of it is passive or done, until the run's bell rings (nullptr: never). */
+	/* Nothing to do per message (a one-sided flow's responder), decided by setup: an lcore
+	 * whose stages are all passive sleeps until the run's bell rings (nullptr: never). */
 	bool (*passive)(const Stage *s) = nullptr;
 };
 
