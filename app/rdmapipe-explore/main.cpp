@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -238,14 +239,11 @@ int make_out_dir(std::string *dir)
 		fprintf(stderr, "rdmapipe-explore: -o %s: %s\n", dir->c_str(), strerror(errno));
 		return kExitUsage;
 	}
-	const std::string ls = "ls -A '" + *dir + "' 2>/dev/null";
-	if (FILE *f = popen(ls.c_str(), "r")) {
-		const bool empty = fgetc(f) == EOF;
-		pclose(f);
-		if (!empty) {
-			fprintf(stderr, "rdmapipe-explore: -o %s: the folder is not empty (a search writes a new one)\n", dir->c_str());
-			return kExitUsage;
-		}
+	std::error_code ec;
+	if (!std::filesystem::is_empty(*dir, ec) || ec) {
+		fprintf(stderr, "rdmapipe-explore: -o %s: %s\n", dir->c_str(),
+			ec ? ec.message().c_str() : "the folder is not empty (a search writes a new one)");
+		return kExitUsage;
 	}
 	char real[PATH_MAX];
 	if (realpath(dir->c_str(), real))
@@ -313,7 +311,8 @@ int check_space(const Space &s, PointConf &pc)
 				rc = kExitUsage;
 			}
 		}
-	std::system(("rm -rf '" + dir + "'").c_str());
+	std::error_code ec;
+	std::filesystem::remove_all(dir, ec);
 	return rc;
 }
 
