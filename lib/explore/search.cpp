@@ -1,5 +1,6 @@
 /* The search: draws, verdicts, the cache and the three strategies (search.h). */
 #include "explore/search.h"
+#include "explore/space.h"
 
 #include <algorithm>
 #include <cmath>
@@ -199,10 +200,10 @@ Verdict judge_performance(const SearchConf &c, const Outcome &o, const Outcome &
 bool paced(const Space &s, const Point &p)
 {
 	for (size_t d = 0; d < s.dims.size() && d < p.size(); d++)
-		if (s.dims[d].name == "rate" && atof(s.dims[d].values[p[d]].c_str()) > 0)
+		if (setting_paces(s.dims[d].name) && atof(s.dims[d].values[p[d]].c_str()) > 0)
 			return true;
 	for (const auto &[setting, value] : s.fixed)
-		if (setting == "rate" && atof(value.c_str()) > 0)
+		if (setting_paces(setting) && atof(value.c_str()) > 0)
 			return true;
 	return false;
 }

@@ -217,7 +217,7 @@ bool read_dim(Errors &e, const Setting &g, Space *s)
 	if (!all_num && std::any_of(numeric.begin(), numeric.end(), [](bool b) { return b; }))
 		return e.fail(g, "values mix numbers with names");
 	order_values(&d, all_num);
-	d.reference = d.name != "rate";
+	d.reference = !setting_paces(d.name);
 	if (!read_simplest(e, g, &d))
 		return false;
 	s->dims.push_back(std::move(d));

@@ -18,6 +18,13 @@ inline constexpr int kSpaceVersion = 1;
  * flow runs the other way). */
 const std::vector<std::string> &special_settings();
 
+/* A setting whose values above 0 slow a run on purpose (rate): a point with one has no
+ * fair performance reference, and no neighbour across it is one. */
+inline bool setting_paces(const std::string &setting)
+{
+	return setting == "rate";
+}
+
 /* Reads and checks `path` into *s. Returns 0, or -1 with *err. */
 int space_load(const std::string &path, Space *s, std::string *err);
 
