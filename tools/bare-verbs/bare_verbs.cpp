@@ -1,15 +1,21 @@
 /* bare-verbs: the limit. One RC QP pair on one device (the two ends in this process,
- * connected to each other), RDMA WRITEs of one size from pre-built chains with a
- * signalled WR per chain, and nothing else: no buffer pool, no verification, no
- * counters but two. What it sends per second, and what its loop costs per message, no
- * tool can beat on that device; tools/bench reports every rate as a ratio to it.
+ * connected to each other), messages of one verb and one size from pre-built chains
+ * with a signalled WR per chain, and nothing else: no buffer pool, no verification, no
+ * counters but a few. What it sends per second, and what its loop costs per message,
+ * no tool can beat on that device; tools/bench reports every rate as a ratio to the
+ * bare loop of the same verb.
  *
- *   bare-verbs -d rxe0 [-x GID_INDEX] [-s 64] [-n 1000000] [-b 32] [-q 128]
+ *   bare-verbs -d rxe0 [-v VERB] [-x GID_INDEX] [-s 64] [-n 1000000] [-b 32] [-q 128] [-r 512]
  *
  * libibverbs only (no DPDK, no rdma_cm: the QPs are connected by hand, as perftest
- * does after its TCP exchange). One thread posts and polls. */
+ * does after its TCP exchange). One thread runs both ends: the sender posts chains and
+ * polls the send CQ (bare_send_side); for write_imm and send, the receiver polls its
+ * receive CQ and refills its SRQ in batches (bare_recv_side). Each end is one
+ * non-inlined function, so that callgrind's inclusive cost of it is that end's. */
 #include <infiniband/verbs.h>
 
+#include <arpa/inet.h>
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -22,13 +28,38 @@
 
 namespace {
 
+constexpr uint32_t kRecvBatch = 32;   // receives per ibv_post_srq_recv
+constexpr uint32_t kPollBatch = 32;   // completions per ibv_poll_cq
+constexpr uint32_t kAtomicBytes = 8;
+
+/* An end's function: never inlined nor cloned, so that callgrind files all of that
+ * end's work under its one name. */
+#define BARE_END __attribute__((noinline, noipa))
+
+struct Verb {
+	const char *name;
+	ibv_wr_opcode op;
+	bool receives;   // the peer consumes a receive per message
+	bool atomic;
+};
+constexpr Verb kVerbs[] = {
+	{"write", IBV_WR_RDMA_WRITE, false, false},
+	{"write_imm", IBV_WR_RDMA_WRITE_WITH_IMM, true, false},
+	{"send", IBV_WR_SEND, true, false},
+	{"read", IBV_WR_RDMA_READ, false, false},
+	{"fetch_add", IBV_WR_ATOMIC_FETCH_AND_ADD, false, true},
+	{"cmp_swap", IBV_WR_ATOMIC_CMP_AND_SWP, false, true},
+};
+
 struct Args {
 	const char *dev = nullptr;
+	const Verb *verb = &kVerbs[0];
 	int gid = -1;   // -1: the first RoCE v2 GID with an IPv4 address
 	uint32_t size = 64;
 	uint64_t messages = 1000000;
 	uint32_t batch = 32;   // WRs per chain, the last one signalled
 	uint32_t sq_depth = 128;
+	uint32_t srq_depth = 512;
 };
 
 [[noreturn]] void die(const char *what, int err)
@@ -39,11 +70,22 @@ struct Args {
 
 void usage(FILE *f)
 {
-	fprintf(f, "usage: bare-verbs -d DEVICE [-x GID_INDEX] [-s SIZE] [-n MESSAGES] [-b BATCH] [-q SQ_DEPTH]\n"
-		   "  RDMA WRITEs of SIZE bytes (default 64) over one RC QP pair on DEVICE, in pre-built\n"
-		   "  chains of BATCH WRs (default 32; one ibv_post_send each, the last WR signalled),\n"
-		   "  at most SQ_DEPTH (default 128) outstanding; MESSAGES default 1000000.\n"
-		   "  Prints the message rate and the CPU time per message of its one thread.\n");
+	fprintf(f, "usage: bare-verbs -d DEVICE [-v VERB] [-x GID_INDEX] [-s SIZE] [-n MESSAGES] [-b BATCH]\n"
+		   "                  [-q SQ_DEPTH] [-r SRQ_DEPTH]\n"
+		   "  MESSAGES (default 1000000) of VERB over one RC QP pair on DEVICE, both ends in this\n"
+		   "  process and thread, in pre-built chains of BATCH WRs (default 32; one ibv_post_send\n"
+		   "  each, the last WR signalled), at most SQ_DEPTH (default 128) outstanding.\n"
+		   "  VERB: write (default), write_imm, send, read, fetch_add, cmp_swap.\n"
+		   "  SIZE: bytes per message (default 64); atomics are always 8 B.\n"
+		   "  write_imm and send: the receiving QP takes its receives from an SRQ of SRQ_DEPTH\n"
+		   "  (default 512, a multiple of %u), refilled by one chain of %u receives whenever %u\n"
+		   "  have completed on its own receive CQ; the sender never has more messages posted\n"
+		   "  than receives (no RNR). read and atomics: as many outstanding as the device allows.\n"
+		   "  -x: the GID index (default: the first RoCE v2 GID with an IPv4 address).\n"
+		   "  Prints the message rate, the CPU time per message of its one thread, and the two\n"
+		   "  functions whose inclusive cost (callgrind) is the sender's and the receiver's.\n"
+		   "  Exit status: 0 done, 1 a completion error, 2 bad arguments, 3 set-up failure.\n",
+		kRecvBatch, kRecvBatch, kRecvBatch);
 }
 
 bool number(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
@@ -57,19 +99,42 @@ bool number(const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
 	return true;
 }
 
+const Verb *find_verb(const char *name)
+{
+	for (const Verb &v : kVerbs)
+		if (strcmp(v.name, name) == 0)
+			return &v;
+	return nullptr;
+}
+
+const char *check(const Args &a)
+{
+	if (!a.dev)
+		return "-d DEVICE is required";
+	if (a.sq_depth < a.batch)
+		return "-q must hold one chain (-b)";
+	if (a.srq_depth % kRecvBatch)
+		return "-r must be a multiple of 32";
+	if (a.verb->receives && a.srq_depth < a.batch)
+		return "-r must hold one chain (-b)";
+	return nullptr;
+}
+
 Args parse(int argc, char **argv)
 {
 	Args a;
 	uint64_t v;
-	for (int c; (c = getopt(argc, argv, "d:x:s:n:b:q:h")) != -1;) {
+	for (int c; (c = getopt(argc, argv, "d:v:x:s:n:b:q:r:h")) != -1;) {
 		const char *bad = nullptr;
 		switch (c) {
 		case 'd': a.dev = optarg; break;
+		case 'v': if (!(a.verb = find_verb(optarg))) bad = "-v: write, write_imm, send, read, fetch_add or cmp_swap"; break;
 		case 'x': if (number(optarg, 0, 255, &v)) a.gid = static_cast<int>(v); else bad = "-x: 0..255"; break;
 		case 's': if (number(optarg, 1, 1u << 30, &v)) a.size = static_cast<uint32_t>(v); else bad = "-s: 1..2^30"; break;
 		case 'n': if (number(optarg, 1, UINT64_MAX >> 1, &v)) a.messages = v; else bad = "-n: 1 or more"; break;
 		case 'b': if (number(optarg, 1, 4096, &v)) a.batch = static_cast<uint32_t>(v); else bad = "-b: 1..4096"; break;
 		case 'q': if (number(optarg, 1, 1u << 20, &v)) a.sq_depth = static_cast<uint32_t>(v); else bad = "-q: 1..2^20"; break;
+		case 'r': if (number(optarg, kRecvBatch, 1u << 20, &v)) a.srq_depth = static_cast<uint32_t>(v); else bad = "-r: 32..2^20"; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -78,12 +143,14 @@ Args parse(int argc, char **argv)
 			exit(2);
 		}
 	}
-	if (!a.dev || optind != argc || a.sq_depth < a.batch) {
-		fprintf(stderr, "bare-verbs: %s\n", !a.dev ? "-d DEVICE is required" : optind != argc ? "unexpected argument"
-												 : "-q must hold one chain (-b)");
+	const char *bad = optind != argc ? "unexpected argument" : check(a);
+	if (bad) {
+		fprintf(stderr, "bare-verbs: %s\n", bad);
 		usage(stderr);
 		exit(2);
 	}
+	if (a.verb->atomic)
+		a.size = kAtomicBytes;
 	return a;
 }
 
@@ -122,23 +189,31 @@ int pick_gid(ibv_context *ctx)
 	return 0;
 }
 
-void to_rts(ibv_qp *qp, uint32_t peer_qpn, const ibv_gid &gid, int gid_index, ibv_mtu mtu)
+struct Path {
+	ibv_gid gid;
+	int gid_index;
+	ibv_mtu mtu;
+	uint8_t rd_atomic;        // reads and atomics this QP may have outstanding
+	uint8_t dest_rd_atomic;   // ... and may answer at once
+};
+
+void to_rts(ibv_qp *qp, uint32_t peer_qpn, const Path &p)
 {
 	ibv_qp_attr a{};
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	if (int e = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		die("ibv_modify_qp INIT", e);
 	a = {};
 	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
+	a.path_mtu = p.mtu;
 	a.dest_qp_num = peer_qpn;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = p.dest_rd_atomic;
 	a.min_rnr_timer = 12;
 	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = static_cast<uint8_t>(gid_index);
+	a.ah_attr.grh.dgid = p.gid;
+	a.ah_attr.grh.sgid_index = static_cast<uint8_t>(p.gid_index);
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
 	if (int e = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
@@ -149,25 +224,149 @@ void to_rts(ibv_qp *qp, uint32_t peer_qpn, const ibv_gid &gid, int gid_index, ib
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = p.rd_atomic;
 	if (int e = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 						  IBV_QP_MAX_QP_RD_ATOMIC))
 		die("ibv_modify_qp RTS", e);
 }
 
-ibv_qp *make_qp(ibv_pd *pd, ibv_cq *cq, const Args &a)
+ibv_qp *make_qp(ibv_pd *pd, ibv_cq *scq, ibv_cq *rcq, ibv_srq *srq, uint32_t sq_depth)
 {
 	ibv_qp_init_attr qa{};
-	qa.send_cq = qa.recv_cq = cq;
+	qa.send_cq = scq;
+	qa.recv_cq = rcq;
+	qa.srq = srq;
 	qa.qp_type = IBV_QPT_RC;
 	qa.sq_sig_all = 0;
-	qa.cap.max_send_wr = a.sq_depth;
-	qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_wr = sq_depth;
+	qa.cap.max_recv_wr = srq ? 0 : 1;
 	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
 	ibv_qp *qp = ibv_create_qp(pd, &qa);
 	if (!qp)
 		die("ibv_create_qp", errno);
 	return qp;
+}
+
+[[noreturn]] void completion_error(const char *end, const ibv_wc &wc)
+{
+	fprintf(stderr, "bare-verbs: %s completion error: %s (status %d, wr_id %" PRIu64 ")\n", end,
+		ibv_wc_status_str(wc.status), wc.status, wc.wr_id);
+	exit(1);
+}
+
+/* The sender: whole chains, then one of the rest (if any), cut short and signalled. */
+struct Sender {
+	ibv_qp *qp;
+	ibv_cq *cq;
+	std::vector<ibv_send_wr> wr;
+	uint32_t batch, rest, most;   // most: chains outstanding at once
+	uint64_t chains, posted = 0, done = 0;
+	uint64_t sent = 0;            // messages posted
+};
+
+/* The receiver (write_imm, send): the SRQ is refilled by one pre-built chain. */
+struct Receiver {
+	ibv_srq *srq = nullptr;
+	ibv_cq *cq = nullptr;
+	std::vector<ibv_recv_wr> wr;
+	uint64_t posted = 0, received = 0;   // receives
+	uint32_t since_refill = 0;
+};
+
+/* Posts what the send queue and the receives posted (credit) allow, then polls. */
+BARE_END void bare_send_side(Sender &s, uint64_t credit)
+{
+	while (s.posted < s.chains && s.posted - s.done < s.most) {
+		const bool last = s.rest && s.posted + 1 == s.chains;
+		const uint32_t n = last ? s.rest : s.batch;
+		if (s.sent + n > credit)
+			break;
+		if (last) {
+			s.wr[s.rest - 1].send_flags = IBV_SEND_SIGNALED;
+			s.wr[s.rest - 1].next = nullptr;
+		}
+		ibv_send_wr *bad = nullptr;
+		if (int e = ibv_post_send(s.qp, s.wr.data(), &bad))
+			die("ibv_post_send", e);
+		s.posted++;
+		s.sent += n;
+	}
+	ibv_wc wc[kPollBatch];
+	const int k = ibv_poll_cq(s.cq, kPollBatch, wc);
+	if (k < 0)
+		die("ibv_poll_cq (send CQ)", EIO);
+	for (int i = 0; i < k; i++)
+		if (wc[i].status != IBV_WC_SUCCESS)
+			completion_error("send", wc[i]);
+	s.done += static_cast<uint64_t>(k);
+}
+
+/* Polls the receive CQ; gives the SRQ a chain back for every chain's worth consumed. */
+BARE_END void bare_recv_side(Receiver &r)
+{
+	ibv_wc wc[kPollBatch];
+	const int k = ibv_poll_cq(r.cq, kPollBatch, wc);
+	if (k < 0)
+		die("ibv_poll_cq (receive CQ)", EIO);
+	for (int i = 0; i < k; i++)
+		if (wc[i].status != IBV_WC_SUCCESS)
+			completion_error("receive", wc[i]);
+	r.received += static_cast<uint64_t>(k);
+	r.since_refill += static_cast<uint32_t>(k);
+	while (r.since_refill >= kRecvBatch) {
+		ibv_recv_wr *bad = nullptr;
+		if (int e = ibv_post_srq_recv(r.srq, r.wr.data(), &bad))
+			die("ibv_post_srq_recv", e);
+		r.since_refill -= kRecvBatch;
+		r.posted += kRecvBatch;
+	}
+}
+
+/* The send chain, built once: WR i moves buffer i to or from slot i; the last one
+ * signalled. Posting it again as it is sends the next batch. */
+std::vector<ibv_send_wr> send_chain(const Args &a, std::vector<ibv_sge> &sge, char *src, const ibv_mr *smr, char *dst,
+				    const ibv_mr *dmr)
+{
+	std::vector<ibv_send_wr> wr(a.batch);
+	sge.resize(a.batch);
+	for (uint32_t i = 0; i < a.batch; i++) {
+		const uint64_t off = static_cast<uint64_t>(i) * a.size;
+		sge[i] = {reinterpret_cast<uintptr_t>(src) + off, a.size, smr->lkey};
+		wr[i].wr_id = i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = a.verb->op;
+		wr[i].send_flags = i + 1 == a.batch ? IBV_SEND_SIGNALED : 0;
+		wr[i].next = i + 1 < a.batch ? &wr[i + 1] : nullptr;
+		if (a.verb->atomic) {
+			wr[i].wr.atomic.remote_addr = reinterpret_cast<uintptr_t>(dst) + off;
+			wr[i].wr.atomic.rkey = dmr->rkey;
+			wr[i].wr.atomic.compare_add = 1;
+			wr[i].wr.atomic.swap = 2;
+		} else if (a.verb->op != IBV_WR_SEND) {
+			wr[i].wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(dst) + off;
+			wr[i].wr.rdma.rkey = dmr->rkey;
+		}
+		if (a.verb->op == IBV_WR_RDMA_WRITE_WITH_IMM)
+			wr[i].imm_data = htonl(i);
+	}
+	return wr;
+}
+
+/* The receive chain: a send lands in slot i; a write_imm's receive needs no buffer. */
+std::vector<ibv_recv_wr> recv_chain(const Args &a, std::vector<ibv_sge> &sge, char *dst, const ibv_mr *dmr)
+{
+	std::vector<ibv_recv_wr> wr(kRecvBatch);
+	sge.resize(kRecvBatch);
+	const bool data = a.verb->op == IBV_WR_SEND;
+	for (uint32_t i = 0; i < kRecvBatch; i++) {
+		sge[i] = {reinterpret_cast<uintptr_t>(dst) + static_cast<uint64_t>(i % a.batch) * a.size, a.size, dmr->lkey};
+		wr[i].wr_id = i;
+		wr[i].sg_list = data ? &sge[i] : nullptr;
+		wr[i].num_sge = data ? 1 : 0;
+		wr[i].next = i + 1 < kRecvBatch ? &wr[i + 1] : nullptr;
+	}
+	return wr;
 }
 
 double cpu_seconds()
@@ -184,94 +383,122 @@ double now()
 	return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
 }
 
+char *buffer(size_t bytes)
+{
+	// Page-aligned: atomics need 8-byte aligned targets.
+	void *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+	if (!p)
+		die("aligned_alloc", ENOMEM);
+	memset(p, 'a', bytes);
+	return static_cast<char *>(p);
+}
+
+/* Reads and atomics outstanding: as many as the device allows (the attribute is 8 bits). */
+Path path(ibv_context *ctx, const Args &a, const ibv_device_attr &dev)
+{
+	ibv_port_attr port{};
+	if (int e = ibv_query_port(ctx, 1, &port))
+		die("ibv_query_port", e);
+	Path p{};
+	p.gid_index = a.gid >= 0 ? a.gid : pick_gid(ctx);
+	if (int e = ibv_query_gid(ctx, 1, p.gid_index, &p.gid))
+		die("ibv_query_gid", e);
+	p.mtu = port.active_mtu;
+	p.rd_atomic = static_cast<uint8_t>(std::clamp(dev.max_qp_init_rd_atom, 1, 255));
+	p.dest_rd_atomic = static_cast<uint8_t>(std::clamp(dev.max_qp_rd_atom, 1, 255));
+	return p;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	const Args a = parse(argc, argv);
+	const bool rx = a.verb->receives;
 	ibv_context *ctx = open_device(a.dev);
-	ibv_port_attr port{};
-	if (int e = ibv_query_port(ctx, 1, &port))
-		die("ibv_query_port", e);
-	const int gid_index = a.gid >= 0 ? a.gid : pick_gid(ctx);
-	ibv_gid gid{};
-	if (int e = ibv_query_gid(ctx, 1, gid_index, &gid))
-		die("ibv_query_gid", e);
+	ibv_device_attr dev{};
+	if (int e = ibv_query_device(ctx, &dev))
+		die("ibv_query_device", e);
+	if (a.verb->atomic && dev.atomic_cap == IBV_ATOMIC_NONE) {
+		fprintf(stderr, "bare-verbs: %s: device %s has no atomics (atomic_cap NONE)\n", a.verb->name, a.dev);
+		return 3;
+	}
+	if (rx && a.srq_depth > static_cast<uint32_t>(dev.max_srq_wr)) {
+		fprintf(stderr, "bare-verbs: -r %u: device %s allows at most %d receives per SRQ\n", a.srq_depth, a.dev, dev.max_srq_wr);
+		return 2;
+	}
+	const Path p = path(ctx, a, dev);
 	ibv_pd *pd = ibv_alloc_pd(ctx);
 	if (!pd)
 		die("ibv_alloc_pd", errno);
 	/* The source: one buffer per WR of a chain; the target: as many slots. */
-	std::vector<char> src(static_cast<size_t>(a.size) * a.batch, 'a'), dst(src.size());
-	ibv_mr *smr = ibv_reg_mr(pd, src.data(), src.size(), IBV_ACCESS_LOCAL_WRITE);
-	ibv_mr *dmr = ibv_reg_mr(pd, dst.data(), dst.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	const size_t bytes = static_cast<size_t>(a.size) * a.batch;
+	char *src = buffer(bytes), *dst = buffer(bytes);
+	const int remote = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   (a.verb->atomic ? IBV_ACCESS_REMOTE_ATOMIC : 0);
+	ibv_mr *smr = ibv_reg_mr(pd, src, bytes, IBV_ACCESS_LOCAL_WRITE);
+	ibv_mr *dmr = ibv_reg_mr(pd, dst, bytes, remote);
 	if (!smr || !dmr)
 		die("ibv_reg_mr", errno);
-	ibv_cq *cq = ibv_create_cq(ctx, static_cast<int>(a.sq_depth), nullptr, nullptr, 0);
-	ibv_cq *rcq = ibv_create_cq(ctx, 1, nullptr, nullptr, 0);
-	if (!cq || !rcq)
+	ibv_cq *scq = ibv_create_cq(ctx, static_cast<int>(a.sq_depth), nullptr, nullptr, 0);
+	ibv_cq *rcq = ibv_create_cq(ctx, rx ? static_cast<int>(a.srq_depth) : 1, nullptr, nullptr, 0);
+	if (!scq || !rcq)
 		die("ibv_create_cq", errno);
-	ibv_qp *qp = make_qp(pd, cq, a), *peer = make_qp(pd, rcq, a);
-	to_rts(qp, peer->qp_num, gid, gid_index, port.active_mtu);
-	to_rts(peer, qp->qp_num, gid, gid_index, port.active_mtu);
-
-	/* The chain, built once: WR i writes buffer i to slot i; the last one signalled.
-	 * Posting it again as it is sends the next batch. */
-	std::vector<ibv_sge> sge(a.batch);
-	std::vector<ibv_send_wr> wr(a.batch);
-	for (uint32_t i = 0; i < a.batch; i++) {
-		sge[i] = {reinterpret_cast<uintptr_t>(src.data()) + static_cast<uint64_t>(i) * a.size, a.size, smr->lkey};
-		wr[i].wr_id = i;
-		wr[i].sg_list = &sge[i];
-		wr[i].num_sge = 1;
-		wr[i].opcode = IBV_WR_RDMA_WRITE;
-		wr[i].send_flags = i + 1 == a.batch ? IBV_SEND_SIGNALED : 0;
-		wr[i].wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(dst.data()) + static_cast<uint64_t>(i) * a.size;
-		wr[i].wr.rdma.rkey = dmr->rkey;
-		wr[i].next = i + 1 < a.batch ? &wr[i + 1] : nullptr;
+	Receiver r;
+	if (rx) {
+		ibv_srq_init_attr sa{};
+		sa.attr.max_wr = a.srq_depth;
+		sa.attr.max_sge = 1;
+		if (!(r.srq = ibv_create_srq(pd, &sa)))
+			die("ibv_create_srq", errno);
+		r.cq = rcq;
 	}
+	ibv_qp *qp = make_qp(pd, scq, scq, nullptr, a.sq_depth), *peer = make_qp(pd, rcq, rcq, r.srq, 1);
+	to_rts(qp, peer->qp_num, p);
+	to_rts(peer, qp->qp_num, p);
 
-	/* Whole chains, then one of the rest (if any), cut short and signalled. */
-	const uint32_t rest = static_cast<uint32_t>(a.messages % a.batch);
-	const uint64_t chains = a.messages / a.batch + (rest != 0);
-	const uint32_t most = a.sq_depth / a.batch;   // chains outstanding at once
-	uint64_t posted = 0, done = 0;
-	ibv_wc wc[16];
+	std::vector<ibv_sge> ssge, rsge;
+	Sender s{qp, scq, send_chain(a, ssge, src, smr, dst, dmr), a.batch, static_cast<uint32_t>(a.messages % a.batch),
+		 a.sq_depth / a.batch, 0};
+	s.chains = a.messages / a.batch + (s.rest != 0);
+	if (rx) {
+		r.wr = recv_chain(a, rsge, dst, dmr);
+		r.since_refill = a.srq_depth;   // fill the SRQ: the first call posts them all
+		bare_recv_side(r);
+	}
+	// Without receives, nothing limits the sender but its send queue.
+	const uint64_t no_limit = UINT64_MAX;
 	const double t0 = now(), c0 = cpu_seconds();
-	while (done < chains) {
-		while (posted < chains && posted - done < most) {
-			ibv_send_wr *bad = nullptr;
-			if (rest && posted + 1 == chains) {
-				wr[rest - 1].send_flags = IBV_SEND_SIGNALED;
-				wr[rest - 1].next = nullptr;
-			}
-			if (int e = ibv_post_send(qp, wr.data(), &bad))
-				die("ibv_post_send", e);
-			posted++;
-		}
-		const int k = ibv_poll_cq(cq, 16, wc);
-		if (k < 0)
-			die("ibv_poll_cq", EIO);
-		for (int i = 0; i < k; i++)
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				fprintf(stderr, "bare-verbs: completion error: %s\n", ibv_wc_status_str(wc[i].status));
-				return 1;
-			}
-		done += static_cast<uint64_t>(k);
+	while (s.done < s.chains || (rx && r.received < a.messages)) {
+		bare_send_side(s, rx ? r.posted : no_limit);
+		if (rx)
+			bare_recv_side(r);
 	}
 	const double secs = now() - t0, cpu = cpu_seconds() - c0;
-	printf("bare-verbs: %s, RDMA_WRITE %u B, 1 RC QP, chains of %u (one signalled), send queue %u, GID index %d\n",
-	       a.dev, a.size, a.batch, a.sq_depth, gid_index);
+	printf("bare-verbs: %s, %s %u B, 1 RC QP, chains of %u (one signalled), send queue %u", a.dev, a.verb->name, a.size,
+	       a.batch, a.sq_depth);
+	if (rx)
+		printf(", SRQ %u refilled by %u", a.srq_depth, kRecvBatch);
+	if (a.verb->op == IBV_WR_RDMA_READ || a.verb->atomic)
+		printf(", %u outstanding reads/atomics", p.rd_atomic);
+	printf(", GID index %d\n", p.gid_index);
 	printf("  messages:      %" PRIu64 " in %.3f s\n", a.messages, secs);
 	printf("  message rate:  %.4f Mmsg/s\n", static_cast<double>(a.messages) / secs / 1e6);
 	printf("  throughput:    %.4f Gbit/s\n", static_cast<double>(a.messages) * a.size * 8 / secs / 1e9);
-	printf("  cpu per message: %.3f us (user and system time of the posting thread)\n", cpu / static_cast<double>(a.messages) * 1e6);
+	printf("  cpu per message: %.3f us (user and system time of the one thread, both ends)\n",
+	       cpu / static_cast<double>(a.messages) * 1e6);
+	printf("  ends: sender bare_send_side()%s\n", rx ? ", receiver bare_recv_side()" : ", receiver none (passive)");
 	ibv_destroy_qp(qp);
 	ibv_destroy_qp(peer);
-	ibv_destroy_cq(cq);
+	if (r.srq)
+		ibv_destroy_srq(r.srq);
+	ibv_destroy_cq(scq);
 	ibv_destroy_cq(rcq);
 	ibv_dereg_mr(smr);
 	ibv_dereg_mr(dmr);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
+	free(src);
+	free(dst);
 	return 0;
 }

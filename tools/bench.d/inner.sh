@@ -36,27 +36,33 @@ logs=$dir/logs
 mkdir -p "$logs" || exit 3
 : >"$manifest" || exit 3
 
-# cg_need: the guest time a callgrind run normally takes (s), with some margin, for
-# fits(): under TCG, rdmapipe's EAL start-up and teardown under valgrind alone take
+# cg_need: the guest time a callgrind run of 64 B writes normally takes (s), with some
+# margin, for fits(); cg_more_need: the same for each of the receive-side verbs'
+# runs (cg_more_verbs: rdmapipe --poll adaptive and the bare loop, both ends). Under TCG, rdmapipe's EAL start-up and teardown under valgrind alone take
 # about 60 s; then --poll adaptive costs about 0.2 ms per message and busy polling
 # about 3.5 ms (valgrind serialises the lcores, and the responder spins through its
 # time slices). ib_write_bw takes 10-15 s. Measured: quick 61/60 s adaptive, 78/95 s
-# busy; full (write_imm, busy) 137-146 s at 20000, 197-207 s at 40000.
+# busy; full (write_imm, busy) 137-146 s at 20000, 197-207 s at 40000; quick adaptive
+# write_imm 96/102 s, send 87/105 s, the bare loops 7-11 s (full: not measured yet).
 cg_polls=(adaptive busy)
+cg_more_verbs=(write_imm send)
 if ((quick)); then
 	declare -A count=([msg64]=12000 [big]=250 [atomic]=10000 [lat]=25000)
 	run_tmo=40 typical=4
 	cg_counts=(2000 4000)
 	declare -A cg_need=([pt-2000]=20 [pt-4000]=20 [bare-2000]=15 [bare-4000]=15 [adaptive-2000]=90 [busy-2000]=90
 		[adaptive-4000]=100 [busy-4000]=100)
+	declare -A cg_more_need=([bare-2000]=15 [bare-4000]=15 [adaptive-2000]=110 [adaptive-4000]=120)
 else
 	declare -A count=([msg64]=100000 [big]=2000 [atomic]=100000 [lat]=200000)
 	run_tmo=90 typical=10
 	cg_counts=(20000 40000)
 	declare -A cg_need=([pt-20000]=30 [pt-40000]=30 [bare-20000]=20 [bare-40000]=20 [adaptive-20000]=100 [busy-20000]=160
 		[adaptive-40000]=120 [busy-40000]=230)
+	declare -A cg_more_need=([bare-20000]=20 [bare-40000]=20 [adaptive-20000]=150 [adaptive-40000]=180)
 fi
-# The rounds leave this much of the budget to the callgrind runs, which come last.
+# The rounds leave this much of the budget to the callgrind runs of writes, which come
+# last; the receive-side verbs' runs come after them and run only if they still fit.
 cg_reserve=0
 if ((callgrind)); then
 	for k in "${!cg_need[@]}"; do cg_reserve=$((cg_reserve + cg_need[$k])); done
@@ -86,6 +92,7 @@ tmo=
 	for c in "${!count[@]}"; do echo "count_$c=${count[$c]}"; done
 	echo "callgrind_counts=${cg_counts[*]}"
 	echo "callgrind_polls=${cg_polls[*]}"
+	echo "callgrind_more_verbs=${cg_more_verbs[*]}"
 	echo "run_timeout=$run_tmo"
 } >"$dir/facts.guest" 2>/dev/null
 
@@ -295,9 +302,9 @@ done
 # --separate-threads=yes writes one profile per thread (LOG.callgrind-01, -02, ...;
 # LOG.callgrind itself stays empty), so the report can tell the requester lcore's
 # instructions from the responder's and from EAL's threads.
-cg_rdmapipe() { # POLL N
-	local poll=$1 n=$2 id=cg-rp-write-$1 log=$logs/cg-rp-write-$1-$2 t t0 rc f nf
-	local app=(-v write -s 64)
+cg_rdmapipe() { # VERB POLL N
+	local verb=$1 poll=$2 n=$3 id=cg-rp-$1-$2 log=$logs/cg-rp-$1-$2-$3 t t0 rc f nf
+	local app=(-v "$verb" -s 64)
 	[[ $poll == busy ]] || app+=(--poll "$poll")
 	local cmd=(valgrind --tool=callgrind --fair-sched=yes --separate-threads=yes --callgrind-out-file="$log.callgrind"
 		"$rdmapipe" "${eal_valgrind[@]}" -- "${app[@]}" -d "$dev" -n "$n" -q)
@@ -316,7 +323,7 @@ cg_rdmapipe() { # POLL N
 	[[ -s $log.callgrind ]] || rm -f "$log.callgrind"
 	nf=0
 	for f in "$log".callgrind-*; do [[ -f $f ]] && nf=$((nf + 1)); done
-	echo "callgrind rdmapipe -v write $poll -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir, $nf thread profile(s), $(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.0f", b-a}') s"
+	echo "callgrind rdmapipe -v $verb $poll -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir, $nf thread profile(s), $(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.0f", b-a}') s"
 }
 cg_perftest() { # N
 	local n=$1 log=$logs/cg-ib_write_bw-$1 t t0 rc srv i
@@ -343,11 +350,12 @@ cg_perftest() { # N
 	echo "callgrind ib_write_bw -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir, $(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.0f", b-a}') s"
 }
 
-# The bare loop at the same counts: the per-message floor, start-up aside.
-cg_bare() { # N
-	local n=$1 log=$logs/cg-bare-write-$1 t t0 rc
+# The bare loop at the same counts: the per-message floor, start-up aside. Its ends are
+# the inclusive costs of bare_send_side and bare_recv_side (report.py reads them).
+cg_bare() { # VERB N
+	local verb=$1 n=$2 log=$logs/cg-bare-$1-$2 t t0 rc
 	local cmd=(valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="$log.callgrind"
-		"$bare" -s 64 -d "$dev" -x "$gid" -n "$n")
+		"$bare" -v "$verb" -s 64 -d "$dev" -x "$gid" -n "$n")
 	cpu_now
 	cpu0=("${cpu[@]}")
 	now
@@ -357,10 +365,10 @@ cg_bare() { # N
 	rc=$?
 	now
 	cpu_now
-	record cg callgrind cg-bare-write bare "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
+	record cg callgrind "cg-bare-$verb" bare "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
 		"$log.out" "${cmd[*]}"
 	((rc == 0)) || failed=$((failed + 1))
-	echo "callgrind bare-verbs -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir, $(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.0f", b-a}') s"
+	echo "callgrind bare-verbs -v $verb -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir, $(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.0f", b-a}') s"
 }
 
 if ((callgrind)); then
@@ -372,6 +380,10 @@ if ((callgrind)); then
 			for poll in "${cg_polls[@]}"; do
 				record cg callgrind "cg-rp-write-$poll" rdmapipe "$n" novalgrind 0 - "(valgrind not installed)"
 			done
+			for verb in "${cg_more_verbs[@]}"; do
+				record cg callgrind "cg-bare-$verb" bare "$n" novalgrind 0 - "(valgrind not installed)"
+				record cg callgrind "cg-rp-$verb-adaptive" rdmapipe "$n" novalgrind 0 - "(valgrind not installed)"
+			done
 		done
 		failed=$((failed + 1))
 	else
@@ -380,13 +392,29 @@ if ((callgrind)); then
 		# and those at the higher count.
 		cg_t0=$SECONDS
 		for n in "${cg_counts[@]}"; do
-			if fits "${cg_need[bare-$n]}"; then cg_bare "$n"; else skip cg callgrind cg-bare-write bare "$n"; fi
+			if fits "${cg_need[bare-$n]}"; then cg_bare write "$n"; else skip cg callgrind cg-bare-write bare "$n"; fi
 			if fits "${cg_need[pt-$n]}"; then cg_perftest "$n"; else skip cg callgrind cg-ib_write_bw perftest "$n"; fi
 			for poll in "${cg_polls[@]}"; do
 				if fits "${cg_need[$poll-$n]}"; then
-					cg_rdmapipe "$poll" "$n"
+					cg_rdmapipe write "$poll" "$n"
 				else
 					skip cg callgrind "cg-rp-write-$poll" rdmapipe "$n"
+				fi
+			done
+		done
+		# Then both ends of the receive-side verbs, each program at both counts (a
+		# steady state needs the pair): the bare loops first, they are cheap.
+		for verb in "${cg_more_verbs[@]}"; do
+			for n in "${cg_counts[@]}"; do
+				if fits "${cg_more_need[bare-$n]}"; then cg_bare "$verb" "$n"; else skip cg callgrind "cg-bare-$verb" bare "$n"; fi
+			done
+		done
+		for verb in "${cg_more_verbs[@]}"; do
+			for n in "${cg_counts[@]}"; do
+				if fits "${cg_more_need[adaptive-$n]}"; then
+					cg_rdmapipe "$verb" adaptive "$n"
+				else
+					skip cg callgrind "cg-rp-$verb-adaptive" rdmapipe "$n"
 				fi
 			done
 		done

@@ -36,10 +36,19 @@ CASES = [
                                  ("pt-cmp_swap", "rp-cmp_swap", None)]},
 ]
 UNITS = {"rate": "Mmsg/s", "mbs": "MB/s"}
-# The limit (tools/bare-verbs): each case's runs as a ratio to its bare loop, and the
-# one target judged there: rdmapipe's 64 B write at >= 0.98x the bare loop.
+# The limit (tools/bare-verbs): every run as a ratio to the bare loop of its own verb
+# and size (BARE_OF), else, in run folders from before there was one per verb, to its
+# case's write loop (BARE_REF). Targets: every rdmapipe verb >= 0.97x its own bare loop
+# (issue 34); the 64 B write keeps its earlier 0.98x.
+BARE_OF = {"rp-write": "bare-write", "rp-write-adaptive": "bare-write", "rp-write_imm": "bare-write_imm",
+           "rp-send": "bare-send", "rp-write-64k": "bare-write-64k", "rp-write_imm-64k": "bare-write_imm-64k",
+           "rp-read-64k": "bare-read-64k", "rp-fetch_add": "bare-fetch_add", "rp-cmp_swap": "bare-cmp_swap",
+           "pt-write": "bare-write", "pt-write-l32": "bare-write", "pt-write-l32-inl": "bare-write",
+           "pt-send": "bare-send", "pt-send-l32": "bare-send", "pt-write-64k": "bare-write-64k",
+           "pt-read-64k": "bare-read-64k", "pt-fetch_add": "bare-fetch_add", "pt-cmp_swap": "bare-cmp_swap"}
 BARE_REF = {"write64": "bare-write", "send64": "bare-write", "atomic": "bare-write", "bw64k": "bare-write-64k"}
-BARE_TARGETS = {"rp-write": 0.98, "rp-write-adaptive": 0.98}
+BARE_TARGETS = {i: 0.97 for i in BARE_OF if i.startswith("rp-")}
+BARE_TARGETS.update({"rp-write": 0.98, "rp-write-adaptive": 0.98})
 # Latency: (perftest ID, rdmapipe ID, target ratio rdmapipe / perftest, lower is better).
 LAT_PAIRS = [("pt-send_lat", "rp-send_lat", 1.0)]
 LAT_PERFTEST_ONLY = {"pt-write_lat": "not compared: rdmapipe's ping-pong mode has send and send_imm only"}
@@ -57,8 +66,22 @@ CG_NAMES = {
     "cg-rdmapipe": "`rdmapipe -v write_imm -s 64` (busy polling; earlier bench version)",
     "cg-ib_write_bw": "`ib_write_bw -s 64` client",
     "cg-bare-write": "`bare-verbs -s 64` (tools/bare-verbs: the limit)",
+    "cg-rp-write_imm-adaptive": "`rdmapipe -v write_imm -s 64 --poll adaptive`",
+    "cg-rp-send-adaptive": "`rdmapipe -v send -s 64 --poll adaptive`",
+    "cg-bare-write_imm": "`bare-verbs -v write_imm -s 64`",
+    "cg-bare-send": "`bare-verbs -v send -s 64`",
 }
 CG_ORDER = ["cg-rp-write-adaptive", "cg-rp-write-busy", "cg-rdmapipe"]
+# Both ends, steady state: (verb, rdmapipe runs, bare loop run). The bare loop's ends are
+# the inclusive costs of its two functions (tools/bare-verbs/bare_verbs.cpp).
+CG_ENDS = [("write", ["cg-rp-write-adaptive", "cg-rp-write-busy"], "cg-bare-write"),
+           ("write_imm", ["cg-rp-write_imm-adaptive"], "cg-bare-write_imm"),
+           ("send", ["cg-rp-send-adaptive"], "cg-bare-send")]
+BARE_SENDER_FN, BARE_RECEIVER_FN = "bare_send_side", "bare_recv_side"
+# Issue 34's targets: the requester <= 1.1x the bare sender, the responder of a
+# receiving verb <= 1.2x the bare receiver, a passive end < 5 Ir per message.
+END_REQ_TARGET, END_RSP_TARGET, END_PASSIVE_MAX = 1.1, 1.2, 5
+PASSIVE_VERBS = {"write", "read", "fetch_add", "cmp_swap"}
 # Program-entry and thread-start wrappers, left out of the inclusive tables (as is
 # anything holding more than 95% of the process).
 WRAPPERS = {"(below main)", "main", "_start", "__libc_start_main@@GLIBC_2.34", "__libc_start_main",
@@ -174,6 +197,19 @@ def cg_total(text):
     return int(m.group(1)) if m else None
 
 
+def end_incl(path, name):
+    """A function's inclusive Ir in one callgrind_annotate --inclusive=yes listing (None
+    when absent). callgrind files the lines a function inlined from headers under the
+    header's file too; the entry of its own file is the whole function, the largest."""
+    best = None
+    for line in read_text(path).splitlines():
+        m = re.match(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)$", line)
+        if m and re.search(r"\b%s\(" % re.escape(name), m.group(2)):
+            ir = int(m.group(1).replace(",", ""))
+            best = ir if best is None else max(best, ir)
+    return best
+
+
 def post_loop(base):
     """ib_write_bw's post-and-poll loop: the function of the program that calls the
     provider's post_send most (from callgrind_annotate's caller tree), and its inclusive
@@ -228,6 +264,64 @@ def thread_profiles(base):
         out.append(dict(num=int(num), ir=cg_total(text), role=role,
                         listing=os.path.join(d, f"{os.path.basename(base)}.t{num}")))
     return sorted(out, key=lambda t: t["num"])
+
+
+def ends_table(cgi, marginal, irs, w, results):
+    """Issue 34's table: each end's steady-state Ir per message, rdmapipe's requester and
+    responder threads against the bare loop's sender and receiver functions."""
+    if not any(i in cgi for _, rps, b in CG_ENDS for i in rps + [b]):
+        return
+    w("### Instructions per message at both ends")
+    w("")
+    w("Steady state: (Ir at the higher count − Ir at the lower) / the extra messages, per end. rdmapipe's ends are "
+      "its threads (per-thread profiles): the requester lcore (the thread that ran `rp::requester_burst`) and the "
+      "responder lcore (`rp::responder_burst`; with `-l 0-1` the main thread, whose start-up and teardown cancel "
+      "out in the difference; a responder that never ran a burst is taken as the main thread). The bare loop's "
+      f"ends are the inclusive Ir of its two functions, `{BARE_SENDER_FN}` (post the chains, poll the send CQ) and "
+      f"`{BARE_RECEIVER_FN}` (poll the receive CQ, refill the SRQ), from `callgrind_annotate --inclusive=yes`. "
+      f"Targets (issue 34): requester <= {END_REQ_TARGET}x the bare sender, judged on the `--poll adaptive` runs; "
+      f"responder <= {END_RSP_TARGET}x the bare receiver for send and write_imm; a passive end (a plain write's "
+      f"responder) under {END_PASSIVE_MAX} Ir per message, in every run. A figure that is not positive means the "
+      "longer run counted fewer instructions: noise (a polling thread's spins) larger than the per-message cost.")
+    w("")
+    w("| verb | end | rdmapipe run | rdmapipe Ir / message | bare loop end | bare Ir / message | ratio | target | met? |")
+    w("|---|---|---|---|---|---|---|---|---|")
+    out = {}
+    for verb, rps, bid in CG_ENDS:
+        bxs = cgi.get(bid, [])
+        passive = verb in PASSIVE_VERBS
+        bare = {"req": marginal(bxs, "send_ir"), "rsp": None if passive else marginal(bxs, "recv_ir")}
+        bname = CG_NAMES.get(bid, bid).split(" (")[0]
+        for i in rps:
+            xs = cgi.get(i, [])
+            have = len(xs) >= 2 and all(x["threads"] for x in xs[:2])
+            judged_req = i.endswith("-adaptive")
+            for end, key, what in (("req", "req_ir", "requester"), ("rsp", "rsp_ir", "responder")):
+                a = marginal(xs, key) if have else None
+                b = bare[end]
+                bcell = ("none (passive)" if end == "rsp" and passive else
+                         f"`{BARE_SENDER_FN if end == 'req' else BARE_RECEIVER_FN}` in {bname}")
+                ratio = a / b if a and a > 0 and b and b > 0 else None
+                if end == "rsp" and passive:
+                    tgt = f"< {END_PASSIVE_MAX} Ir"
+                    met = ("**no** (not measured)" if a is None else "yes" if abs(a) < END_PASSIVE_MAX else
+                           "**no**" if a > 0 else "**no** (not measurable: the longer run counted fewer)")
+                elif end == "req" and not judged_req:
+                    tgt, met = "(for information)", ""
+                else:
+                    t = END_REQ_TARGET if end == "req" else END_RSP_TARGET
+                    tgt = f"<= {t}x"
+                    met = ("yes" if ratio <= t else "**no**") if ratio is not None else "**no** (not measured)"
+                acell = ("not run" if not xs else "—" if not have else irs(a) if a is not None else "failed")
+                if a is not None and a <= 0 and not passive:
+                    acell = f"{irs(a)} (not meaningful)"
+                w(f"| {verb} | {what} | {CG_NAMES.get(i, i)} | {acell} | {bcell} | "
+                  f"{irs(b) if b is not None else ('—' if end == 'rsp' and passive else 'not run' if not bxs else 'failed')} | "
+                  f"{f'{ratio:.2f}x' if ratio is not None else '—'} | {tgt} | {met} |")
+                out[f"{i}:{what}"] = dict(verb=verb, ir_per_msg=a, bare=bid, bare_ir_per_msg=b, ratio=ratio,
+                                          target=tgt, met=met.startswith("yes") if met else None)
+    w("")
+    results["callgrind_ends"] = out
 
 
 def first_error_line(text):
@@ -548,51 +642,83 @@ def main():
         w("")
 
     # ---- against the limit: the bare verbs loop ------------------------------------
-    if any(i in by_id for i in set(BARE_REF.values())):
+    plan_order = [ln.split()[1] for ln in open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "plan"))
+                  if ln.split() and not ln.startswith("#")]
+    order = plan_order + sorted(i for i in by_id if i not in plan_order)
+    bare_ids = [i for i in order if i in by_id and by_id[i][0]["tool"] == "bare"]
+    if bare_ids:
+        def bare_for(i, case):
+            """The bare loop run i is compared with, and whether it is of i's own verb."""
+            own = BARE_OF.get(i)
+            if own in by_id:
+                return own, True
+            return BARE_REF.get(case), False
+
         w("### Against the limit: the bare verbs loop")
         w("")
-        w("`tools/bare-verbs` is the limit of this device: one RC QP pair in one process, RDMA WRITEs of one size "
-          "from a pre-built chain of 32 work requests per `ibv_post_send` (the last one signalled, at most 128 "
-          "outstanding), one thread that posts and polls, and nothing else (no pool, no checks, no counters). "
-          "Every rate of a case is given as a ratio to the bare loop's median in the same session: 64 B cases to "
-          "`bare-verbs -s 64`, 64 KiB ones to `bare-verbs -s 65536`. A send or an atomic is other work than a "
-          "write; its ratio says how far it sits under the device's write limit, not a target. The bare loop is one "
-          "thread; rdmapipe runs a requester and a responder lcore, and a plain write's responder has nothing to do "
-          "until the end: busy polling (the default), it holds the guest's other vCPU, which rxe's kernel work "
-          "shares with it; `--poll adaptive` lets it sleep. Both are shown; in this guest rates spread by a few "
-          "percent from round to round (and now and then drop by a third for a whole run, whatever runs), so a "
-          "difference of 3% between them is within the spread.")
+        w("`tools/bare-verbs` is the limit of this device for one verb: one RC QP pair in one process, messages of "
+          "one verb and size from a pre-built chain of 32 work requests per `ibv_post_send` (the last one "
+          "signalled, at most 128 outstanding), one thread, and nothing else (no pool, no checks, no counters). "
+          "For `write_imm` and `send` the same thread also receives: the receiving QP takes its receives from an "
+          "SRQ of 512 on its own receive CQ, refilled by one pre-built chain of 32 receives whenever 32 have "
+          "completed, and the sender never has more messages posted than receives. `read` and the atomics keep "
+          "as many outstanding as the device allows (`max_qp_init_rd_atom`). Every rate is given as a ratio to "
+          "the bare loop of its own verb and size in the same session (perftest's too); a run folder from before "
+          "there was one per verb falls back to the write loop of its case, marked *write loop*. The bare loop "
+          "is one thread; rdmapipe runs a requester and a responder lcore, and a plain write's or read's "
+          "responder has nothing to do until the end. In this guest rates spread by a few percent from round to "
+          "round (and now and then drop by a third for a whole run, whatever runs): the ratio in each round is "
+          "listed below, beside the bare loop's own spread.")
         w("")
-        w("| case | run | median | bare loop median | ratio | target | met? |")
-        w("|---|---|---|---|---|---|---|")
+        w("| case | run | median | bare loop | bare loop median | ratio | target | met? |")
+        w("|---|---|---|---|---|---|---|---|")
         results["bare"] = {}
-        order = [ln.split()[1] for ln in open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "plan"))
-                 if ln.split() and not ln.startswith("#")]
+        paired = []
         for c in CASES:
-            ref = BARE_REF.get(c["case"])
             metric = c["metric"]
-            bm = med(ref, metric) if ref else None
-            ids = [i for i in order if i in by_id and i != ref and by_id[i][0]["case"] == c["case"]]
+            ids = [i for i in order if i in by_id and by_id[i][0]["tool"] != "bare" and by_id[i][0]["case"] == c["case"]]
             for i in ids:
+                ref, own = bare_for(i, c["case"])
+                bm = med(ref, metric) if ref else None
                 m = med(i, metric)
-                t = BARE_TARGETS.get(i)
+                t = BARE_TARGETS.get(i) if own else None
                 ratio = m / bm if m is not None and bm else None
                 met = ("yes" if ratio >= t else "**no**") if t and ratio is not None else ("**no** (not measured)" if t else "")
                 w(f"| {c['title']} | `{labels.get(i, i)}`{note_n(i)} | {fmt(m, metric)} {UNITS[metric]} | "
-                  f"{fmt(bm, metric)} | {f'{ratio:.2f}x' if ratio is not None else '—'} | "
-                  f"{f'>= {t:.2f}x' if t else ''} | {met} |")
-                results["bare"][i] = dict(median=m, bare=ref, bare_median=bm, ratio=ratio, target=t)
+                  f"`{labels.get(ref, ref) if ref else '—'}`{'' if own else ' (*write loop*)'} | {fmt(bm, metric)} | "
+                  f"{ratio_str(m, bm, t)} | {f'>= {t:.2f}x' if t else ''} | {met} |")
+                results["bare"][i] = dict(median=m, bare=ref, own_verb=own, bare_median=bm, ratio=ratio, target=t)
+                if ref and i.startswith("rp-"):
+                    paired.append((i, ref, metric))
         w("")
-        w("The bare loop's own figures (every round):")
+        if paired:
+            w("rdmapipe's ratio to its own bare loop in each round (the rounds interleave them):")
+            w("")
+            w("| run / bare loop | " + " | ".join(f"round {x}" for x in rounds_seen) + " | min–max |")
+            w("|---|" + "---|" * len(rounds_seen) + "---|")
+            for i, ref, metric in paired:
+                cells, vals = [], []
+                for rnd in rounds_seen:
+                    a, b = fig(i, metric, rnd), fig(ref, metric, rnd)
+                    a, b = a[0] if a else None, b[0] if b else None
+                    cells.append(ratio_str(a, b))
+                    if a is not None and b:
+                        vals.append(a / b)
+                spread = f"{min(vals):.2f}x–{max(vals):.2f}x" if vals else "—"
+                w(f"| `{labels.get(i, i)}` / `{labels.get(ref, ref)}` | " + " | ".join(cells) + f" | {spread} |")
+                results["bare"][i]["per_round"] = vals
+            w("")
+        w("The bare loops' own figures (every round):")
         w("")
-        w("| run | " + " | ".join(f"round {x}" for x in rounds_seen) + " | CPU per message (median) |")
-        w("|---|" + "---|" * len(rounds_seen) + "---|")
-        for ref in sorted(set(BARE_REF.values())):
-            if ref in by_id:
-                metric = "mbs" if ref.endswith("64k") else "rate"
-                cpu = med(ref, "cpu_us")
-                w(f"| `{labels.get(ref, ref)}` ({UNITS[metric]}) | " + " | ".join(per_round(ref, metric)) +
-                  f" | {f'{cpu:.2f} us' if cpu is not None else '—'} |")
+        w("| run | " + " | ".join(f"round {x}" for x in rounds_seen) + " | min–max | CPU per message (median) |")
+        w("|---|" + "---|" * len(rounds_seen) + "---|---|")
+        for ref in bare_ids:
+            metric = "mbs" if by_id[ref][0]["case"] == "bw64k" else "rate"
+            cpu = med(ref, "cpu_us")
+            vals = [v for v in fig(ref, metric) if v is not None]
+            spread = f"{fmt(min(vals), metric)}–{fmt(max(vals), metric)}" if vals else "—"
+            w(f"| `{labels.get(ref, ref)}` ({UNITS[metric]}) | " + " | ".join(per_round(ref, metric)) +
+              f" | {spread} | {f'{cpu:.2f} us' if cpu is not None else '—'} |")
         w("")
 
     # ---- latency -----------------------------------------------------------------
@@ -727,10 +853,24 @@ def main():
                     for role, key in (("requester lcore", "req_ir"), ("responder lcore", "rsp_ir")):
                         if t["role"].startswith(role) and t["ir"] is not None:
                             x[key] = x.get(key, 0) + t["ir"]
+                # A responder lcore that never ran a burst (it slept through the run) is
+                # still the main thread with -l 0-1.
+                main = next((t for t in x["threads"] if t["num"] == 1 and t["ir"] is not None), None)
+                if "rsp_ir" not in x and main and main["role"] == "main thread":
+                    x["rsp_ir"], x["rsp_from_main"] = main["ir"], True
+                if r["tool"] == "bare":
+                    for fn, key in ((BARE_SENDER_FN, "send_ir"), (BARE_RECEIVER_FN, "recv_ir")):
+                        v = end_incl(base + ".incl.txt", fn)
+                        if v is not None:
+                            x[key] = v
             cgi.setdefault(r["id"], []).append(x)
         for k in cgi:
             cgi[k].sort(key=lambda x: x["n"] or 0)
-        rp_ids = [i for i in CG_ORDER if i in cgi] + sorted(i for i in cgi if i not in CG_ORDER and i not in (CG_PERFTEST_ID, CG_BARE_ID))
+        rp_ids = [i for i in CG_ORDER if i in cgi] + sorted(
+            i for i in cgi if i not in CG_ORDER and i != CG_PERFTEST_ID and not i.startswith("cg-bare-"))
+        # The comparisons with ib_write_bw and the bare write loop: plain writes only.
+        rp_write_ids = [i for i in rp_ids if i in CG_ORDER or i.startswith("cg-rp-write-")]
+        bare_cg_ids = [i for i in cgi if i.startswith("cg-bare-")]
         bxs = cgi.get(CG_BARE_ID, [])
         pxs = cgi.get(CG_PERFTEST_ID, [])
 
@@ -790,7 +930,7 @@ def main():
                          f"completion), responder {f.get('responder_sleeps', 0):,} ({f.get('responder_wakeups', 0):,})")
             return note
 
-        for i in rp_ids + ([CG_PERFTEST_ID] if pxs else []) + ([CG_BARE_ID] if bxs else []):
+        for i in rp_ids + ([CG_PERFTEST_ID] if pxs else []) + bare_cg_ids:
             for x in cgi[i]:
                 if not x["ir"]:
                     w(f"| {CG_NAMES.get(i, i)} | {x['n']} | failed: {(x['run'].get('why') or '?').replace('|', '/')} "
@@ -841,7 +981,7 @@ def main():
         if CG_TARGET_ID not in cgi:
             crow(CG_TARGET_ID, f"**whole process, -n {n1}, start-up included**", None,
                  per_msg(at(pxs, n1)) if isinstance(n1, int) else None, True, "not run")
-        for i in rp_ids:
+        for i in rp_write_ids:
             xs = cgi[i]
             judged = i == CG_TARGET_ID
             x1 = xs[0]
@@ -923,7 +1063,7 @@ def main():
 
             steady = {"bare": srow(CG_NAMES[CG_BARE_ID], bmarg),
                       "perftest": srow(f"{CG_NAMES[CG_PERFTEST_ID]}: its post-and-poll loop ({loop_name})", ploop)}
-            for i in rp_ids:
+            for i in rp_write_ids:
                 xs = cgi[i]
                 if len(xs) < 2 or not (xs[0]["threads"] and xs[1]["threads"]):
                     continue
@@ -933,6 +1073,7 @@ def main():
                                                  judged=(i == CG_TARGET_ID and key == "req_ir"))
             w("")
             results.setdefault("callgrind_steady", steady)
+        ends_table(cgi, marginal, irs, w, results)
         tper = per_msg(tx[0]) if tx else None
         pper = per_msg(at(pxs, tx[0]["n"])) if tx else None
         results["callgrind"] = dict(
@@ -1060,7 +1201,7 @@ def main():
             w("")
 
         obj_cols = []
-        for i in rp_ids + ([CG_PERFTEST_ID] if pxs else []):
+        for i in rp_write_ids + ([CG_PERFTEST_ID] if pxs else []):
             xs = cgi[i]
             if not xs or not xs[0]["ir"]:
                 continue

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""tools/bench.d/report.py on a synthetic run folder (no VM, no valgrind): each rdmapipe
+rate is paired with the bare loop of its own verb, and the both-ends table takes the
+steady state of rdmapipe's threads and of the bare loop's two functions.
+
+    bench_report.py REPO_ROOT
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+REPORT = os.path.join(ROOT, "tools", "bench.d", "report.py")
+
+
+def put(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def rate_log(rate, cpu=None, rdmapipe=True):
+    text = f"  message rate:  {rate} Mmsg/s\n  throughput:    {rate * 0.512:.4f} Gbit/s\n"
+    if cpu:
+        text += f"  cpu per message: {cpu} us (user and system time)\n"
+    return text + ("result: PASS\n" if rdmapipe else "")
+
+
+def make_run(d):
+    logs = os.path.join(d, "logs")
+    os.makedirs(logs)
+    rows = []
+
+    def row(rnd, case, rid, tool, n, log, cmd):
+        rows.append("\t".join([rnd, case, rid, tool, str(n), "0", "1.00", "1 0 1 1 0 0 0 0", log, cmd, ""]))
+
+    # Two rounds: rdmapipe send at 0.97x and 0.99x its bare loop, write_imm at 0.90x.
+    for rnd, (send, bsend) in (("1", (0.0097, 0.0100)), ("2", (0.0099, 0.0100))):
+        for rid, tool, rate, cmd in (("rp-send", "rdmapipe", send, "rdmapipe -l 0-1 -- -v send -s 64 -d rxe0 -n 12000 -q"),
+                                     ("bare-send", "bare", bsend, "bare-verbs -v send -s 64 -d rxe0 -x 1 -n 12000"),
+                                     ("rp-write_imm", "rdmapipe", 0.0090, "rdmapipe -l 0-1 -- -v write_imm -s 64 -d rxe0 -n 12000 -q"),
+                                     ("bare-write_imm", "bare", 0.0100, "bare-verbs -v write_imm -s 64 -d rxe0 -x 1 -n 12000")):
+            log = os.path.join(logs, f"r{rnd}-{rid}.out")
+            put(log, rate_log(rate, 78.0 if tool == "bare" else None, tool == "rdmapipe"))
+            case = "send64" if "send" in rid else "write64"
+            row(rnd, case, rid, tool, 12000, log, cmd)
+
+    # callgrind at 2000 and 4000 messages. rdmapipe: requester 150 Ir per message,
+    # responder 120 (send), a plain write's responder 2; bare: sender 130, receiver 115.
+    for n in (2000, 4000):
+        for verb, req, rsp in (("send", 150, 120), ("write", 140, 2)):
+            poll = "adaptive"
+            base = os.path.join(logs, f"cg-rp-{verb}-{poll}-{n}")
+            r_ir, s_ir = 5_000_000 + req * n, 90_000_000 + rsp * n
+            put(base + ".out", f"==1== Collected : {r_ir + s_ir}\n" + rate_log(0.001))
+            put(base + ".callgrind-01", f"fn=rp::responder_burst(...)\ntotals: {s_ir}\n")
+            put(base + ".callgrind-02", f"fn=rp::requester_burst(...)\ntotals: {r_ir}\n")
+            row("cg", "callgrind", f"cg-rp-{verb}-{poll}", "rdmapipe", n, base + ".out", "valgrind rdmapipe")
+        for verb in ("send", "write"):
+            base = os.path.join(logs, f"cg-bare-{verb}-{n}")
+            snd, rcv = 130 * n + 700, 115 * n + 900
+            put(base + ".out", f"==1== Collected : {4_000_000 + snd + rcv}\n" + rate_log(0.002, 80.0, False))
+            put(base + ".callgrind", f"totals: {4_000_000 + snd + rcv}\n")
+            # callgrind_annotate files inlined header lines under the header's file too.
+            put(base + ".incl.txt",
+                f"{4_000_000 + snd + rcv:,} (100.0%)  PROGRAM TOTALS\n"
+                f"{snd:,} ( 6.0%)  /src/bare_verbs.cpp:(anonymous namespace)::bare_send_side((anonymous namespace)::Sender&, unsigned long) [/b]\n"
+                f"{snd - 500:,} ( 5.9%)  /usr/include/infiniband/verbs.h:(anonymous namespace)::bare_send_side((anonymous namespace)::Sender&, unsigned long)\n"
+                + (f"{rcv:,} ( 5.0%)  /src/bare_verbs.cpp:(anonymous namespace)::bare_recv_side((anonymous namespace)::Receiver&) [/b]\n"
+                   if verb == "send" else ""))
+            row("cg", "callgrind", f"cg-bare-{verb}", "bare", n, base + ".out", f"valgrind bare-verbs -v {verb}")
+    put(os.path.join(d, "manifest.tsv"), "\n".join(rows) + "\n")
+    put(os.path.join(d, "facts.host"), "quick=1\nrounds=2\n")
+
+
+def main():
+    fails = []
+
+    def expect(what, ok):
+        print(("ok: " if ok else "FAIL: ") + what)
+        if not ok:
+            fails.append(what)
+
+    with tempfile.TemporaryDirectory() as d:
+        run = os.path.join(d, "run")
+        make_run(run)
+        out = os.path.join(d, "report.md")
+        p = subprocess.run([sys.executable, REPORT, run, out], capture_output=True, text=True)
+        # 10: written, but some runs are missing (perftest, the latency runs).
+        expect(f"report written (status {p.returncode}: {p.stderr.strip()[-300:]})", p.returncode in (0, 10))
+        if p.returncode not in (0, 10):
+            return 1
+        md = open(out).read()
+        res = json.load(open(os.path.join(run, "results.json")))
+        bare = res.get("bare", {})
+        expect("rp-send is paired with bare-send", bare.get("rp-send", {}).get("bare") == "bare-send")
+        expect("rp-send's median ratio is 0.98x, target 0.97x met",
+               abs((bare.get("rp-send", {}).get("ratio") or 0) - 0.98) < 1e-9 and "| yes |" in md)
+        expect("rp-send's ratio in each round is listed", [round(v, 6) for v in bare.get("rp-send", {}).get("per_round", [])] == [0.97, 0.99])
+        expect("rp-write_imm is paired with bare-write_imm at 0.90x, not met",
+               bare.get("rp-write_imm", {}).get("bare") == "bare-write_imm"
+               and abs(bare["rp-write_imm"]["ratio"] - 0.9) < 1e-9 and "0.90x | >= 0.97x | **no** |" in md)
+        ends = res.get("callgrind_ends", {})
+        req = ends.get("cg-rp-send-adaptive:requester", {})
+        rsp = ends.get("cg-rp-send-adaptive:responder", {})
+        wrsp = ends.get("cg-rp-write-adaptive:responder", {})
+        expect("send requester 150 against the bare sender 130: not met",
+               req.get("ir_per_msg") == 150 and req.get("bare_ir_per_msg") == 130 and req.get("met") is False)
+        expect("send responder 120 against the bare receiver 115: met",
+               rsp.get("ir_per_msg") == 120 and rsp.get("bare_ir_per_msg") == 115 and rsp.get("met") is True)
+        expect("a plain write's responder at 2 Ir per message: passive end met",
+               wrsp.get("ir_per_msg") == 2 and wrsp.get("met") is True)
+        expect("the table is in the report", "### Instructions per message at both ends" in md)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
