@@ -363,14 +363,17 @@ public:
 		uint64_t seq = first_seq;
 		for (uint32_t k = k0, left = n; left; k = 0) {
 			const uint32_t run = left < P - k ? left : P - k;
-			Entry *const e = &ring[k];
-			for (uint32_t i = 0; i < run; i++, seq++) {
-				e[i].wr.wr_id = seq;
+			Entry *e = &ring[k];
+			Entry *const stop = e + run;
+			/* Unrolled: the loop's own count and branch cost as much as the store (callgrind). */
+#pragma GCC unroll 4
+			for (; e != stop; ++e, ++seq) {
+				e->wr.wr_id = seq;
 				if constexpr (verb_has_imm(V))
-					e[i].wr.imm_data = htonl(static_cast<uint32_t>(seq & kImmSeqMask));
+					e->wr.imm_data = htonl(static_cast<uint32_t>(seq & kImmSeqMask));
 				if constexpr (V == Verb::cmp_swap) {
-					e[i].wr.wr.atomic.compare_add = seq;
-					e[i].wr.wr.atomic.swap = seq + 1;
+					e->wr.wr.atomic.compare_add = seq;
+					e->wr.wr.atomic.swap = seq + 1;
 				}
 			}
 			left -= run;
