@@ -28,6 +28,12 @@ namespace rp {
 
 inline constexpr uint32_t kTxPollBurst = 32;
 
+/* Prebuilt chains (PrebuiltChains): a QP's period at most, and all QPs' WRs at most
+ * (an entry is a WR and its SGE, 144 B): beyond, chains are built per post. The default
+ * one-QP run's period is its 1024-slot window. */
+inline constexpr uint32_t kMaxPrebuiltPeriod = 1024;
+inline constexpr uint32_t kMaxPrebuiltEntries = 8192;
+
 /* QPs shared by the requesters of several lcores (lanes; seed 002's experiment): each
  * lane numbers its own messages per QP, and its wr_ids carry the lane above this bit.
  * Every lane polls the one send CQ; a completion of another lane's WR goes to that
@@ -179,6 +185,10 @@ struct Requester {
 	std::unique_ptr<uint64_t[]> post_tsc_mem;
 	QpTable table;
 	SendChain chain;
+	/* Bound buffers' rate run: each QP's prebuilt chain (period 0: none, the chain above
+	 * is built per post instead). */
+	PrebuiltChains pre;
+	bool prebuilt = false;                  // post_chain posts from pre
 	PostChainFn post_chain = nullptr;       // chosen at setup for p.verb
 	RetireFn retire = nullptr;
 	std::unique_ptr<void *[]> inflight_mem;

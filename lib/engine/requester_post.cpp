@@ -216,6 +216,35 @@ int post_chain(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 	return 0;
 }
 
+/* The rate run's post (buffers bound, no loss injected, classic API): the QP's
+ * prebuilt chain (PrebuiltChains), so that only what changes per message is written;
+ * the payloads, stamps and counts as post_chain's. */
+template <Verb V>
+int post_chain_pre(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
+{
+	RequesterQp &q = r->qps[qi];
+	prepare_chain<V, Src::bound>(r, qi, n);
+	ibv_send_wr *bad = nullptr;
+	ibv_send_wr *head = r->pre.build<V>(qi, q.sent, n, q.inflight, q.lkeys, r->inflight_mask, end == kChainLast,
+					    q.remote, end == kChainSignalled);
+	stamp_posts(r, q, n, rte_rdtsc());   // latency from the post, not from filling the payloads
+	int ret = r->ops->post_send(q.qp, head, &bad);
+	r->c.post_calls++;
+	if (ret != 0) {
+		/* WRs before `bad` went out; the rest never will. */
+		uint32_t ok = 0;
+		for (ibv_send_wr *x = head; x != bad && ok < n; x = x->next)
+			ok++;
+		r->pre.restore(qi, q.sent, n);
+		count_sent(r, q, ok);
+		r->c.post_errors++;
+		return -ret;
+	}
+	r->pre.restore(qi, q.sent, n);
+	count_sent(r, q, n);
+	return 0;
+}
+
 /* The same chain through ibv_qp_ex: WRs are built in the provider's send queue
  * directly, and ibv_wr_complete rings one doorbell for the whole chain. */
 template <Verb V, Src S>
@@ -340,6 +369,7 @@ void pick(Requester *r)
 {
 	const bool wr = r->p.post_api == PostApi::wr;
 	r->bound = false;
+	r->prebuilt = false;
 	if constexpr (verb_has_imm(V))
 		if (r->p.reliable) {
 			r->post_chain = r->in ? post_chain_rel<V, Src::fed> : post_chain_rel<V, Src::pool>;
@@ -350,7 +380,8 @@ void pick(Requester *r)
 		r->post_chain = wr ? post_chain_wr<V, Src::fed> : post_chain<V, Src::fed>;
 	} else if (r->p.bind_buffers && r->nlanes == 0) {
 		r->bound = true;
-		r->post_chain = wr ? post_chain_wr<V, Src::bound> : post_chain<V, Src::bound>;
+		r->prebuilt = !wr && r->pre.period() && !r->p.inject_loss;
+		r->post_chain = wr ? post_chain_wr<V, Src::bound> : r->prebuilt ? post_chain_pre<V> : post_chain<V, Src::bound>;
 	} else {
 		r->post_chain = wr ? post_chain_wr<V, Src::pool> : post_chain<V, Src::pool>;
 	}

@@ -186,6 +186,7 @@ int requester_set_input(Requester *r, rte_ring *in, rte_mempool *pool, const MrT
 	r->in = in;
 	r->pool = pool;
 	r->mrs = mrs;
+	r->pre = PrebuiltChains();   // fed: nothing is bound
 	pick_for_verb(r);   // the fed variant of the post
 	return 0;
 }
@@ -207,9 +208,37 @@ int requester_set_lane(Requester *r, uint32_t lane, rte_ring *const *rings, uint
 	r->nlanes = nlanes;
 	r->wr_tag = static_cast<uint64_t>(lane) << kLaneShift;
 	r->chain.set_wr_tag(r->wr_tag);
+	r->pre = PrebuiltChains();   // lanes share the pool: nothing is bound
 	pick_for_verb(r);   // lanes share the flow's pool: no bound buffers
 	return 0;
 }
+
+/* The rate run's prebuilt chains (PrebuiltChains), where each QP's buffers, remote
+ * slots and signals repeat within a period that fits: a QP's bound buffers (its
+ * in-flight ring), the window of a verb that writes or reads slots, a signal every
+ * signal_every. Beyond kMaxPrebuiltPeriod (or kMaxPrebuiltEntries over all QPs),
+ * chains are built per post. Returns 0 or -EINVAL. */
+namespace {
+int prebuild_chains(Requester *r)
+{
+	const RequesterParams &p = r->p;
+	const bool slots = verb_info(p.verb).remote_access && !verb_is_atomic(p.verb);
+	r->pre = PrebuiltChains();
+	if (p.reliable || p.inject_loss || p.post_api != PostApi::classic)
+		return 0;
+	uint32_t period = r->inflight_mask + 1;
+	for (uint32_t i = 0; i < r->nqps && period; i++) {
+		if (slots && r->qps[i].remote.slots == 0)
+			return 0;
+		period = PrebuiltChains::period_for(period, slots ? r->qps[i].remote.slots : 0, p.signal_every,
+						    kMaxPrebuiltPeriod);
+	}
+	if (period == 0 || static_cast<uint64_t>(period) * r->nqps > kMaxPrebuiltEntries)
+		return 0;
+	return r->pre.init(p.verb, r->nqps, period, p.signal_every, p.msg_bytes, p.inline_send ? IBV_SEND_INLINE : 0,
+			   p.fence);
+}
+} // namespace
 
 int requester_add_qps(Requester *r, std::string *err)
 {
@@ -230,6 +259,11 @@ int requester_add_qps(Requester *r, std::string *err)
 			return -EINVAL;
 		}
 	}
+	if (prebuild_chains(r) != 0) {
+		*err = "requester: bad prebuilt chain parameters";
+		return -EINVAL;
+	}
+	pick_for_verb(r);   // the prebuilt variant where buffers are bound
 	return 0;
 }
 

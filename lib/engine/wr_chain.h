@@ -280,4 +280,170 @@ private:
 	uint64_t wr_tag_ = 0;
 };
 
+/* Per QP prebuilt chains for the common rate run: buffers bound to the QP
+ * (ring[seq & mask]), remote slots cycling with the sequence (seq % slots), a signalled
+ * WR every signal_every. All three repeat with period = lcm(mask + 1, slots,
+ * signal_every), so QP qi keeps `period` WRs linked in a circle, entry seq % period
+ * being message seq's: its buffer, lkey, remote slot and periodic signal are written
+ * when the QP first sends that entry, then never again. A chain of n from seq is the
+ * circle from seq % period, cut after n (restore() closes it again). Per message only
+ * what changes is written: wr_id, the immediate, cmp_swap's operands. The bare loop's
+ * repost, with rdmapipe's sequences. */
+class PrebuiltChains {
+public:
+	using Entry = SendChain::Entry;
+
+	/* The period for send queues of `size` (a power of two, >= sq_depth) messages per
+	 * QP, windows of `slots` (0: the verb has none) and a signal every `every`; 0 when
+	 * it exceeds max_period. */
+	static uint32_t period_for(uint32_t size, uint32_t slots, uint32_t every, uint32_t max_period)
+	{
+		uint64_t p = size;
+		for (uint64_t v : {static_cast<uint64_t>(slots), static_cast<uint64_t>(every)}) {
+			if (v == 0)
+				continue;
+			uint64_t a = p, b = v;
+			while (b) {
+				const uint64_t t = a % b;
+				a = b;
+				b = t;
+			}
+			p = p / a * v;
+			if (p > max_period)
+				return 0;
+		}
+		return p <= max_period ? static_cast<uint32_t>(p) : 0;
+	}
+
+	/* Setup: nqps circles of `period` WRs (a multiple of signal_every); the opcode,
+	 * length, links and `flags` (IBV_SEND_INLINE) set once. Returns 0 or -EINVAL. */
+	int init(Verb verb, uint32_t nqps, uint32_t period, uint32_t signal_every, uint32_t msg_bytes, unsigned flags = 0,
+		 bool fence = false)
+	{
+		if (nqps == 0 || period == 0 || signal_every == 0 || period % signal_every || msg_bytes == 0)
+			return -EINVAL;
+		entries_.reset(new Entry[static_cast<size_t>(nqps) * period]());
+		period_ = period;
+		signal_every_ = signal_every;
+		msg_bytes_ = msg_bytes;
+		flags_ = flags;
+		fence_ = fence ? IBV_SEND_FENCE : 0;
+		for (uint32_t q = 0; q < nqps; q++) {
+			Entry *ring = &entries_[static_cast<size_t>(q) * period];
+			for (uint32_t k = 0; k < period; k++) {
+				Entry &e = ring[k];
+				e.sge.length = msg_bytes;
+				e.wr.sg_list = &e.sge;
+				e.wr.num_sge = 1;
+				e.wr.opcode = verb_wr_opcode(verb);
+				e.wr.send_flags = periodic_flags(k);
+				e.wr.next = &ring[k + 1 < period ? k + 1 : 0].wr;
+			}
+		}
+		return 0;
+	}
+
+	uint32_t period() const { return period_; }
+
+	/* Fast path: the chain of messages first_seq.. (n, 1..period) of QP qi, its last WR
+	 * signalled when it ends the run or is asked to. Call restore() with the same
+	 * arguments after posting. */
+	template <Verb V>
+	ibv_send_wr *build(uint32_t qi, uint64_t first_seq, uint32_t n, void *const *bufs, const uint32_t *lkeys,
+			   uint32_t mask, bool ends_run, const RemoteTarget &t, bool signal_end = false)
+	{
+		Entry *const ring = &entries_[static_cast<size_t>(qi) * period_];
+		const uint32_t P = period_;
+		const uint32_t k0 = static_cast<uint32_t>(first_seq % P);
+		if (first_seq < P)   // the QP's first round: entries first_seq.. are new
+			first_round<V>(ring, first_seq, n < P - first_seq ? n : static_cast<uint32_t>(P - first_seq), bufs,
+				       lkeys, mask, t);
+		/* Per WR what changes with the message: its wr_id (completions and errors name
+		 * it), the immediate, cmp_swap's operands; in runs that do not wrap around. */
+		uint64_t seq = first_seq;
+		for (uint32_t k = k0, left = n; left; k = 0) {
+			const uint32_t run = left < P - k ? left : P - k;
+			Entry *e = &ring[k];
+			Entry *const stop = e + run;
+			/* Unrolled: the loop's own count and branch cost as much as the store (callgrind). */
+#pragma GCC unroll 4
+			for (; e != stop; ++e, ++seq) {
+				e->wr.wr_id = seq;
+				if constexpr (verb_has_imm(V))
+					e->wr.imm_data = htonl(static_cast<uint32_t>(seq & kImmSeqMask));
+				if constexpr (V == Verb::cmp_swap) {
+					e->wr.wr.atomic.compare_add = seq;
+					e->wr.wr.atomic.swap = seq + 1;
+				}
+			}
+			left -= run;
+		}
+		Entry &end = ring[at(k0, n - 1)];
+		if (ends_run || signal_end)
+			end.wr.send_flags |= IBV_SEND_SIGNALED;
+		if constexpr (verb_has_imm(V))
+			if (ends_run)
+				end.wr.imm_data |= htonl(kImmLast);
+		ring[k0].wr.send_flags |= fence_;
+		end.wr.next = nullptr;
+		return &ring[k0].wr;
+	}
+
+	/* After posting build()'s chain: the circle closed and the flags periodic again. */
+	void restore(uint32_t qi, uint64_t first_seq, uint32_t n)
+	{
+		Entry *const ring = &entries_[static_cast<size_t>(qi) * period_];
+		const uint32_t k0 = static_cast<uint32_t>(first_seq % period_);
+		const uint32_t kn = at(k0, n - 1);
+		ring[k0].wr.send_flags = periodic_flags(k0);
+		ring[kn].wr.send_flags = periodic_flags(kn);
+		ring[kn].wr.next = &ring[kn + 1 < period_ ? kn + 1 : 0].wr;
+	}
+
+private:
+	unsigned periodic_flags(uint32_t k) const
+	{
+		return flags_ | (wr_signalled(k, signal_every_) ? IBV_SEND_SIGNALED : 0);
+	}
+
+	/* Entry k0 + i of the circle (i < period). */
+	uint32_t at(uint32_t k0, uint32_t i) const
+	{
+		const uint32_t k = k0 + i;
+		return k < period_ ? k : k - period_;
+	}
+
+	/* What stays for every round of entries first_seq.. (n, all below period): the
+	 * buffer bound to the sequence, the remote slot, the atomics' word. */
+	template <Verb V>
+	void first_round(Entry *ring, uint64_t first_seq, uint32_t n, void *const *bufs, const uint32_t *lkeys, uint32_t mask,
+			 const RemoteTarget &t)
+	{
+		constexpr bool rdma = V == Verb::write || V == Verb::write_imm || V == Verb::read;
+		for (uint32_t i = 0; i < n; i++) {
+			const uint64_t seq = first_seq + i;
+			Entry &e = ring[seq];
+			const uint32_t b = static_cast<uint32_t>(seq) & mask;
+			e.sge.addr = reinterpret_cast<uintptr_t>(bufs[b]);
+			e.sge.lkey = lkeys[b];
+			if constexpr (rdma) {
+				e.wr.wr.rdma.remote_addr = t.base + (seq % t.slots) * msg_bytes_;
+				e.wr.wr.rdma.rkey = t.rkey;
+			}
+			if constexpr (verb_is_atomic(V)) {
+				e.wr.wr.atomic.remote_addr = t.base;
+				e.wr.wr.atomic.rkey = t.rkey;
+				e.wr.wr.atomic.compare_add = 1;   // fetch_add's; cmp_swap's written per message
+			}
+		}
+	}
+
+	std::unique_ptr<Entry[]> entries_;
+	uint32_t period_ = 0;
+	uint32_t signal_every_ = 1;
+	uint32_t msg_bytes_ = 0;
+	unsigned flags_ = 0;
+	unsigned fence_ = 0;
+};
+
 } // namespace rp

@@ -6,6 +6,7 @@
 
 #include "cmocka_cpp.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace {
@@ -185,6 +186,113 @@ void inline_and_fence_flags(void **)
 	c.relink(1);
 }
 
+/* Prebuilt chains against the chain built per post (build_bound): the same WRs for
+ * consecutive chains of uneven lengths that wrap the period, the buffers' ring and the
+ * window, end signalled or end the run, on two QPs in turn. */
+template <rp::Verb V>
+void prebuilt_matches_built(unsigned flags, bool fence)
+{
+	Bufs b;
+	constexpr uint32_t kRing = 8, kSlots = 12, kEvery = 4, kQps = 2;
+	const uint32_t period = rp::PrebuiltChains::period_for(kRing, rp::verb_info(V).atomic ? 0 : kSlots, kEvery, 1024);
+	assert_int_equal(period, rp::verb_info(V).atomic ? 8 : 24);
+	rp::PrebuiltChains pre;
+	rp::SendChain ref;
+	assert_int_equal(pre.init(V, kQps, period, kEvery, kMsg, flags, fence), 0);
+	assert_int_equal(ref.init(V, kRing, kEvery, kMsg, flags, fence), 0);
+	/* QP q's bound buffers: 8 of b's (two MRs: lkeys 0x11 and 0x22). */
+	void *ring[kQps][kRing];
+	uint32_t lkeys[kQps][kRing];
+	for (uint32_t q = 0; q < kQps; q++)
+		for (uint32_t i = 0; i < kRing; i++) {
+			ring[q][i] = b.ptrs[28 + q * kRing + i];
+			lkeys[q][i] = b.mrs.lkey_of(ring[q][i]);
+		}
+	const rp::RemoteTarget t[kQps] = {{kRemote, kRkey, kSlots}, {kRemote + 0x10000, kRkey + 1, kSlots}};
+	const uint32_t lens[] = {5, 3, 8, 1, 7, 8, 2, 8, 8, 4, 6, 8, 1, 8, 8, 3};
+	const uint64_t total = 89;   // the run's length per QP: its last chain ends it
+	uint64_t sent[kQps] = {};
+	fake::reset();
+	fake::nic().execute_one_sided = false;   // kRemote is not memory
+	for (uint32_t k = 0; sent[0] < total || sent[1] < total; k++) {
+		const uint32_t q = k % kQps;
+		const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(lens[k % 16], total - sent[q]));
+		if (n == 0)
+			continue;
+		const bool last = sent[q] + n == total, signal_end = k % 5 == 0;
+		ibv_send_wr *head = pre.build<V>(q, sent[q], n, ring[q], lkeys[q], kRing - 1, last, t[q], signal_end);
+		ibv_send_wr *bad = nullptr;
+		assert_int_equal(fake::kOps.post_send(nullptr, head, &bad), 0);
+		pre.restore(q, sent[q], n);
+		head = ref.build_bound<V>(sent[q], n, ring[q], lkeys[q], kRing - 1, last, t[q], signal_end);
+		assert_int_equal(fake::kOps.post_send(nullptr, head, &bad), 0);
+		ref.relink(n);
+		const auto &got = fake::nic().chains.at(fake::nic().chains.size() - 2);
+		const auto &want = fake::nic().chains.back();
+		assert_int_equal(got.size(), n);
+		assert_int_equal(want.size(), n);
+		for (uint32_t i = 0; i < n; i++) {
+			const fake::PostedWr &g = got[i], &w = want[i];
+			const uint64_t seq = sent[q] + i;
+			assert_int_equal(g.opcode, w.opcode);
+			assert_int_equal(g.send_flags, w.send_flags);
+			assert_int_equal(g.sge_addr, w.sge_addr);
+			assert_ptr_equal(reinterpret_cast<void *>(g.sge_addr), ring[q][seq % kRing]);
+			assert_int_equal(g.lkey, w.lkey);
+			assert_int_equal(g.sge_len, kMsg);
+			assert_int_equal(g.num_sge, 1);
+			assert_int_equal(g.remote_addr, w.remote_addr);
+			assert_int_equal(g.rkey, w.rkey);
+			if (rp::verb_has_imm(V))
+				assert_int_equal(g.imm_host, w.imm_host);
+			assert_int_equal(g.wr_id, seq);
+			assert_int_equal(w.wr_id, seq);
+		}
+		const fake::PostedWr &end = got[n - 1];
+		if (last || signal_end)
+			assert_int_equal(end.send_flags & IBV_SEND_SIGNALED, IBV_SEND_SIGNALED);
+		if (rp::verb_has_imm(V))
+			assert_int_equal(end.imm_host, ((sent[q] + n - 1) & rp::kImmSeqMask) | (last ? rp::kImmLast : 0));
+		sent[q] += n;
+	}
+	/* The atomics' operands. */
+	ibv_send_wr *w = pre.build<V>(0, total, 2, ring[0], lkeys[0], kRing - 1, false, t[0]);
+	if (V == rp::Verb::cmp_swap) {
+		assert_int_equal(w->wr.atomic.compare_add, total);
+		assert_int_equal(w->next->wr.atomic.swap, total + 2);
+	}
+	if (V == rp::Verb::fetch_add) {
+		assert_int_equal(w->wr.atomic.compare_add, 1);
+		assert_int_equal(w->wr.atomic.remote_addr, kRemote);
+	}
+	pre.restore(0, total, 2);
+}
+
+void prebuilt_chains(void **)
+{
+	prebuilt_matches_built<rp::Verb::write>(0, false);
+	prebuilt_matches_built<rp::Verb::write_imm>(0, false);
+	prebuilt_matches_built<rp::Verb::send>(IBV_SEND_INLINE, false);
+	prebuilt_matches_built<rp::Verb::send_imm>(0, false);
+	prebuilt_matches_built<rp::Verb::read>(0, true);
+	prebuilt_matches_built<rp::Verb::fetch_add>(0, false);
+	prebuilt_matches_built<rp::Verb::cmp_swap>(0, true);
+}
+
+void prebuilt_period(void **)
+{
+	using P = rp::PrebuiltChains;
+	assert_int_equal(P::period_for(128, 1024, 32, 1024), 1024);   // the default one-QP run
+	assert_int_equal(P::period_for(128, 256, 32, 1024), 256);
+	assert_int_equal(P::period_for(128, 0, 32, 1024), 128);       // sends: no window
+	assert_int_equal(P::period_for(128, 100, 32, 1024), 0);       // 3200: built per post
+	assert_int_equal(P::period_for(8, 12, 3, 1024), 24);
+	rp::PrebuiltChains pre;
+	assert_int_equal(pre.init(rp::Verb::write, 1, 24, 5, kMsg), -EINVAL);   // not a multiple of the signal
+	assert_int_equal(pre.init(rp::Verb::write, 0, 24, 4, kMsg), -EINVAL);
+	assert_int_equal(pre.init(rp::Verb::write, 1, 24, 4, kMsg), 0);
+}
+
 void qp_table(void **)
 {
 	rp::QpTable t;
@@ -360,6 +468,8 @@ int main()
 		cmocka_unit_test(imm_sequence_wraps_at_31_bits),
 		cmocka_unit_test(every_verb_fills_its_fields),
 		cmocka_unit_test(inline_and_fence_flags),
+		cmocka_unit_test(prebuilt_chains),
+		cmocka_unit_test(prebuilt_period),
 		cmocka_unit_test(qp_table),
 		cmocka_unit_test(signalling_arithmetic),
 		cmocka_unit_test(mr_lookup),

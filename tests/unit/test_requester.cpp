@@ -297,6 +297,52 @@ void completion_error_stops_only_its_qp(void **)
 	assert_true(g.ctl.requester_done.load());
 }
 
+/* A WR of a later round of a prebuilt chain (period 256: seq 300 is entry 44's) fails:
+ * its error names its own sequence, and QP 0 retired only up to its last good signal. */
+void prebuilt_error_names_its_sequence(void **)
+{
+	Rig g(params(rp::Verb::write, 1000));
+	fake::nic().error_at_wr_id = 300;
+	fake::nic().error_status = IBV_WC_REM_ACCESS_ERR;
+	assert_true(g.r.prebuilt);
+	assert_int_equal(g.r.pre.period(), 256);
+	assert_int_equal(rp::requester_run(&g.r), -1);
+	assert_true(g.r.qps[0].failed);
+	assert_int_equal(g.r.c.wc_errors.by_status[IBV_WC_REM_ACCESS_ERR], 1);
+	assert_int_equal(g.r.c.wc_errors.first_wr_id, 300);
+	assert_int_equal(rte_mempool_avail_count(g.pool), kPoolSize);
+}
+
+/* Where no period fits (rings of 128, 256 slots, a signal every 40: 1280), or buffers
+ * are not bound, chains are built per post, as before; sends have no window. */
+void prebuilt_only_where_the_period_fits(void **)
+{
+	{
+		rp::RequesterParams p = params(rp::Verb::write, 1000);
+		p.signal_every = 40;
+		Rig g(p);
+		assert_int_equal(g.r.pre.period(), 0);
+		assert_false(g.r.prebuilt);
+		assert_int_equal(rp::requester_run(&g.r), 0);
+		assert_int_equal(g.r.c.completed, 1000);
+	}
+	{
+		Rig g(params(rp::Verb::send, 1000));
+		assert_int_equal(g.r.pre.period(), 128);   // the buffers' ring
+		assert_true(g.r.prebuilt);
+		assert_int_equal(rp::requester_run(&g.r), 0);
+		assert_int_equal(g.r.c.completed, 1000);
+		assert_int_equal(fake::nic().pattern_mismatches, 0);
+		assert_int_equal(fake::nic().total_wrs(), 1000);
+	}
+	{
+		rp::RequesterParams p = params(rp::Verb::write, 1000);
+		p.inject_loss = 1u << 30;   // plain UC's loss hook relinks chains: built per post
+		Rig g(p);
+		assert_false(g.r.prebuilt);
+	}
+}
+
 void flows_split_messages_and_errors(void **)
 {
 	/* Two flows on one context: a 1-QP flow and a 2-QP flow, 300 messages each. An error
@@ -974,6 +1020,8 @@ int main()
 		cmocka_unit_test(read_that_brings_nothing_is_caught),
 		cmocka_unit_test(atomics_return_values_are_checked),
 		cmocka_unit_test(completion_error_stops_only_its_qp),
+		cmocka_unit_test(prebuilt_error_names_its_sequence),
+		cmocka_unit_test(prebuilt_only_where_the_period_fits),
 		cmocka_unit_test(flows_split_messages_and_errors),
 		cmocka_unit_test(window_limits_what_is_in_flight),
 		cmocka_unit_test(flow_window_bounds_all_qps_together),
