@@ -44,8 +44,9 @@ struct Device;
  * private-data area of the CM message (zero-padded to 56 or 196 bytes on IB/RoCE),
  * so only the length field says how much the sender wrote. */
 inline constexpr uint32_t kCmMagic = 0x5250434d;   // "RPCM"
-inline constexpr uint8_t kCmVersion = 6;   // 2: UC and control QP numbers; 3: chunk bytes; 4: kCmReliable;
-                                           // 5: one-sided verbs' final counts; 6: kCmFlowWindow
+inline constexpr uint8_t kCmVersion = 7;   // 2: UC and control QP numbers; 3: chunk bytes; 4: kCmReliable;
+                                           // 5: one-sided verbs' final counts; 6: kCmFlowWindow;
+                                           // 7: the payload pattern's words (engine/pattern.h)
 inline constexpr size_t kCmParamsBytes = 56;       // CmPrivate on the wire
 inline constexpr size_t kCmRejectBytes = 148;      // header + a reason for the peer: all of an IB REJ
 inline constexpr size_t kCmRejectTextBytes = kCmRejectBytes - 8;

@@ -197,7 +197,7 @@ if start_server 18550 1 --timeout-ms 4000; then
 	wait_server
 	expect_eq "bad private data: bad client exit" "$rc" 0
 	expect_grep "$cout" "^cm_pair bad-client: ok: bad magic: rejected: bad private data: wrong magic 0xdeadbeef \(want 0x5250434d: not an rdmapipe peer\)$"
-	expect_grep "$cout" "^cm_pair bad-client: ok: bad version: rejected: bad private data: private data version 9 \(this build speaks 6\)$"
+	expect_grep "$cout" "^cm_pair bad-client: ok: bad version: rejected: bad private data: private data version 9 \(this build speaks 7\)$"
 	expect_grep "$cout" "^cm_pair bad-client: ok: bad length: rejected: bad private data: private data length field 20, want 56$"
 	expect_grep "$cout" "^cm_pair bad-client: ok: bad window: rejected: bad private data: window of 1048575 x 4294967295 B"
 	expect_eq "bad private data: server exit" "$src" 1
