@@ -1326,7 +1326,7 @@ def main():
     rp64 = [r for r in by_id.get("rp-write_imm", []) if r["ok"] and "wrs_per_post" in r["fig"]]
     if rp64:
         f = rp64[0]["fig"]
-        bl.append(f"rdmapipe's 64 B write run posted {f['posts']:,} chains for {f.get('verified', 0):,} messages "
+        bl.append(f"rdmapipe's 64 B write_imm run posted {f['posts']:,} chains for {f.get('verified', 0):,} messages "
                   f"({f['wrs_per_post']:.1f} work requests per `ibv_post_send`); perftest posts one work request "
                   "per call by default and 32 with `-l 32`. On rxe every `ibv_post_send` is a system call into "
                   "the guest kernel, which builds, checksums and loops back each packet itself."
@@ -1427,12 +1427,13 @@ def main():
               f"{(r.get('why') or '?').replace('|', '/')} |")
         w("")
 
-    # Sections other tools write into the same file (tools/qp-share's, tools/bench-qps's, tools/bench-loss's,
+    # Sections written by hand or by other tools into the same file (the analysis of both ends; tools/qp-share's, tools/bench-qps's, tools/bench-loss's,
     # tools/ab's) are kept.
     if os.path.exists(out):
         with open(out, errors="replace") as f:
             old = f.read()
-        for heading in ("## QP sharing", "## QP scaling", "## Goodput under loss", "## A/B of two builds", "## Soak"):
+        for heading in ("## Both ends, per message", "## QP sharing", "## QP scaling", "## Goodput under loss",
+                        "## A/B of two builds", "## Soak"):
             at = old.find("\n" + heading)
             if at >= 0:
                 nxt = old.find("\n## ", at + 1)
