@@ -74,7 +74,7 @@ uint32_t next_credit_qp(const Responder *r, uint32_t qi)
 	for (uint32_t k = 1; k <= r->nqps; k++) {
 		const uint32_t j = (qi + k) % r->nqps;
 		const ResponderQp &q = r->qps[j];
-		if (!q.failed && q.credit_posted - q.credit_completed < kCreditRing)
+		if (!q.failed && !q.flushed_credit && q.credit_posted - q.credit_completed < kCreditRing)
 			return j;
 	}
 	return r->nqps;
@@ -89,7 +89,7 @@ int send_flow_credit(Responder *r, uint64_t now)
 	const uint32_t cur = r->credit_qp;
 	const bool stuck = r->p.credit_retry_tsc && r->flow_credit_landed < r->flow_credit_last &&
 			   now - r->flow_write_tsc > r->p.credit_retry_tsc;
-	if (cur == r->nqps || r->qps[cur].failed || stuck) {   // nqps: none was free last time
+	if (cur == r->nqps || r->qps[cur].failed || r->qps[cur].flushed_credit || stuck) {   // nqps: none was free last time
 		r->credit_qp = next_credit_qp(r, cur);
 		r->flow_credit_again = true;
 		r->flow_write_tsc = now;   // one move per retry time
@@ -113,11 +113,12 @@ inline void on_credit_wc(Responder *r, uint32_t qi, const ibv_wc &wc)
 	ResponderQp &q = r->qps[qi];
 	r->credit_inflight -= r->credit_inflight != 0;
 	/* A peer process disconnects once its messages are done: a credit write it no longer
-	 * needed is flushed then, which is no error once everything it announced arrived. */
-	if (wc.status == IBV_WC_WR_FLUSH_ERR && r->ctl->counts_known && r->ctl->qp_sent &&
-	    q.received >= r->ctl->qp_sent[qi]) {
+	 * needed is flushed then, which is no error once everything it announced arrived;
+	 * whether it did is judged at the end (responder_finish). */
+	if (wc.status == IBV_WC_WR_FLUSH_ERR && r->ctl->counts_known && r->ctl->qp_sent) {
 		q.credit_completed++;
-		r->c.credit_flushed_late++;
+		if (q.flushed_credit++ == 0 && r->first_flush.status == IBV_WC_SUCCESS)
+			r->first_flush = wc;
 		return;
 	}
 	if (wc.status != IBV_WC_SUCCESS) {
@@ -656,7 +657,8 @@ inline int return_credit(Responder *r, uint64_t now)
 	}
 	for (uint32_t qi = 0; scan && !p.reliable && p.qp_credit && qi < r->nqps; qi++) {
 		ResponderQp &q = r->qps[qi];
-		if (!q.failed && consumed_of(r, q) - q.credit_last >= p.credit_step && send_credit(r, qi) < 0) {
+		if (!q.failed && !q.flushed_credit && consumed_of(r, q) - q.credit_last >= p.credit_step &&
+		    send_credit(r, qi) < 0) {
 			c.fail_reason = "ibv_post_send (credit write) failed";
 			return -1;
 		}
@@ -855,6 +857,21 @@ int responder_finish(Responder *r)
 			busy |= !r->qps[i].failed && r->qps[i].credit_completed < r->qps[i].credit_posted;
 		if (!busy || rte_rdtsc() >= until || poll_credit_completions(r) < 0)
 			break;
+	}
+	/* Credit writes a departed peer flushed: no error if everything it announced on the
+	 * QP arrived, else counted as the completion errors they are. */
+	for (uint32_t i = 0; i < r->nqps; i++) {
+		ResponderQp &q = r->qps[i];
+		if (!q.flushed_credit)
+			continue;
+		if (q.received >= r->ctl->qp_sent[i]) {
+			c.credit_flushed_late += q.flushed_credit;
+		} else {
+			for (uint32_t k = 0; k < q.flushed_credit; k++)
+				c.wc_errors.count(r->first_flush);
+			q.failed = true;
+		}
+		q.flushed_credit = 0;
 	}
 	/* One-sided verbs leave the loop only once the requester is done (or on abort):
 	 * then their effect on our memory can be judged. */

@@ -86,6 +86,10 @@ struct ResponderQp {
 	uint32_t credit_rkey = 0;
 	bool saw_last = false;
 	bool failed = false;
+	/* Credit writes flushed by a peer that announced its counts and left: judged at the
+	 * end, once every receive it sent has been polled (they may still be in the receive
+	 * CQ when the flush is seen); no more credit goes through the QP meanwhile. */
+	uint32_t flushed_credit = 0;
 	/* Reliable: */
 	RxWindow win;
 	CtrlDest ack_to;            // the sender's control QP
@@ -164,6 +168,7 @@ struct Responder {
 	/* Credit writes posted and not completed: with none, and nobody else's completions on
 	 * the send CQ (send_peer), a burst does not poll it. */
 	uint32_t credit_inflight = 0;
+	ibv_wc first_flush{};                    // the first deferred flush (its status and opcode, if counted)
 	bool credit_due = false;                 // messages arrived since the last scan
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
 	uint64_t last_progress = 0;
