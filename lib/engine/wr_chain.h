@@ -103,6 +103,15 @@ public:
 	struct Entry {
 		ibv_send_wr wr;
 		ibv_sge sge;
+
+		/* Setup: the fields every WR of a verb's chain shares (one SGE of msg_bytes). */
+		void init(Verb verb, uint32_t msg_bytes)
+		{
+			sge.length = msg_bytes;
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+			wr.opcode = verb_wr_opcode(verb);
+		}
 	};
 
 	/* Setup: links the entries and fills the constant fields. `flags` go on every WR
@@ -121,10 +130,7 @@ public:
 		msg_bytes_ = msg_bytes;
 		for (uint32_t i = 0; i < batch; i++) {
 			Entry &e = entries_[i];
-			e.sge.length = msg_bytes;
-			e.wr.sg_list = &e.sge;
-			e.wr.num_sge = 1;
-			e.wr.opcode = verb_wr_opcode(verb);
+			e.init(verb, msg_bytes);
 			e.wr.next = i + 1 < batch ? &entries_[i + 1].wr : nullptr;
 		}
 		return 0;
@@ -332,10 +338,7 @@ public:
 			Entry *ring = &entries_[static_cast<size_t>(q) * period];
 			for (uint32_t k = 0; k < period; k++) {
 				Entry &e = ring[k];
-				e.sge.length = msg_bytes;
-				e.wr.sg_list = &e.sge;
-				e.wr.num_sge = 1;
-				e.wr.opcode = verb_wr_opcode(verb);
+				e.init(verb, msg_bytes);
 				e.wr.send_flags = periodic_flags(k);
 				e.wr.next = &ring[k + 1 < period ? k + 1 : 0].wr;
 			}
