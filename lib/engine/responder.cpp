@@ -155,43 +155,55 @@ int poll_credit_completions(Responder *r)
 	return n;
 }
 
-/* Message seq of QP qi's payload at data; a verify stage downstream may check it
- * instead (self-describing format). False (counted) when it differs. */
-bool payload_ok(Responder *r, uint32_t qi, uint64_t seq, const unsigned char *data)
+/* A payload that differs from its pattern: counted, off the hot path. */
+[[gnu::noinline, gnu::cold]] void payload_bad(Responder *r, uint32_t qi, uint64_t seq, ptrdiff_t bad)
 {
-	if (!r->p.verify || r->payload_downstream)
-		return true;
-	uint64_t key;
-	ptrdiff_t bad = r->self_describing ? self_describing_check(data, r->p.msg_bytes, &key)
-					   : pattern_check(data, r->p.msg_bytes, msg_key(qi, seq));
-	if (bad < 0)
-		return true;
 	r->c.payload_errors++;
 	r->c.bad(qi, seq, bad);
+}
+
+/* Message seq of QP qi's payload at data; a verify stage downstream may check it
+ * instead (self-describing format). False (counted) when it differs. */
+inline bool payload_ok(Responder *r, uint32_t qi, uint64_t seq, const unsigned char *data)
+{
+	if (r->payload_check == Responder::PayloadCheck::none)
+		return true;
+	uint64_t key;
+	ptrdiff_t bad = r->payload_check == Responder::PayloadCheck::self_describing
+				? self_describing_check(data, r->p.msg_bytes, &key)
+				: pattern_check(data, r->p.msg_bytes, msg_key(qi, seq));
+	if (bad < 0) [[likely]]
+		return true;
+	payload_bad(r, qi, seq, bad);
 	return false;
 }
 
-/* Checks one received message: sequence (immediate), length, payload. */
-void check_message(Responder *r, uint32_t qi, const ibv_wc &wc)
+/* Checks one received message: sequence (immediate), length, payload. A write_imm's
+ * payload is in its slot of the window (q.slot: received % slots, kept without a
+ * division), a send's in its receive buffer. */
+inline void check_message(Responder *r, uint32_t qi, const ibv_wc &wc)
 {
 	ResponderCounters &c = r->c;
 	ResponderQp &q = r->qps[qi];
-	const Verb v = r->p.verb;
-	uint64_t seq = q.received;
+	const ResponderParams &p = r->p;
+	const uint64_t seq = q.received;
 	bool last = false;
-	bool ok = recv_header_ok(c, wc, v, seq, r->p.msg_bytes, &last);
-	if (last)
+	bool ok = recv_header_ok(c, wc, p.verb, seq, p.msg_bytes, &last);
+	if (last && !q.saw_last) {
 		q.saw_last = true;
+		r->lasts++;
+	}
 	if (ok)
-		ok = payload_ok(r, qi, seq, v == Verb::write_imm
-				? r->memory + (static_cast<uint64_t>(qi) * r->p.slots + seq % r->p.slots) * r->p.msg_bytes
+		ok = payload_ok(r, qi, seq, p.verb == Verb::write_imm
+				? r->memory + (static_cast<uint64_t>(qi) * p.slots + q.slot) * p.msg_bytes
 				: reinterpret_cast<const unsigned char *>(wc.wr_id));
-	if (!ok) {
-		c.bad(qi, seq, -1);
-	} else {
+	if (ok) [[likely]] {
 		c.verified++;
 		q.verified++;
+	} else {
+		c.bad(qi, seq, -1);
 	}
+	q.slot = q.slot + 1 == p.slots ? 0 : q.slot + 1;
 	q.received++;
 	c.received++;
 	c.bytes += wc.byte_len;
@@ -320,6 +332,9 @@ int responder_add_qps(Responder *r, std::string *err)
 
 void responder_start(Responder *r)
 {
+	r->payload_check = !r->p.verify || r->payload_downstream ? Responder::PayloadCheck::none
+			   : r->self_describing			  ? Responder::PayloadCheck::self_describing
+								  : Responder::PayloadCheck::pattern;
 	r->last_progress = rte_rdtsc();
 	r->lasts = 0;
 	r->nheld = 0;
@@ -486,7 +501,7 @@ bool stop_for_restart(Responder *r, ResponderQp &q, uint64_t now)
  * does not fail the QP: the ACKs say it is broken, and the sender pauses it and asks
  * for a restart (reliability.h); so does a flushed receive (the QP went to ERR), and
  * one flushed while the QP is stopped is just its buffer coming back. */
-void on_recv_rel(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
+[[gnu::noinline]] void on_recv_rel(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 {
 	ResponderQp &q = r->qps[qi];
 	unsigned char *buf = r->rx_pool && wc.wr_id ? reinterpret_cast<unsigned char *>(wc.wr_id) : nullptr;
@@ -595,40 +610,58 @@ int send_acks(Responder *r, uint64_t now)
 	return 0;
 }
 
-/* One receive completion of QP qi (ours): checked, and its buffer handed on to the
- * next stage or back to the pool. */
-void on_recv(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
+/* A receive completion in error: the QP is failed and its credit moves on. */
+[[gnu::noinline]] void on_recv_error(Responder *r, uint32_t qi, const ibv_wc &wc)
 {
-	ResponderCounters &c = r->c;
+	r->c.wc_errors.count(wc);
+	r->qps[qi].failed = true;
+	r->credit_due = true;   // the flow's credit may have to move to another QP
+	r->recv_refill().hold(wc.qp_num, true);   // a failed QP's own queue would only flush what it gets
+}
+
+/* A SEND's receive buffer: on to the next stage, which checks the payload and frees it;
+ * else back to the pool, in one bulk put per burst (give_back_buffers), before the
+ * refill takes them again. The window bounds what is held (credit counts what the ring
+ * took); a sender beyond it is counted. */
+inline void recv_buffer_done(Responder *r, uint32_t qi, const ibv_wc &wc)
+{
+	void *buf = reinterpret_cast<void *>(wc.wr_id);
+	const bool ok = wc.status == IBV_WC_SUCCESS;
+	if (r->out && ok && r->nheld < r->held_cap) {
+		r->held[r->nheld] = buf;
+		r->held_qp[r->nheld++] = qi;
+		return;
+	}
+	if (r->out && ok)
+		r->c.held_overflow++;
+	r->freed[r->nfreed++] = buf;
+}
+
+inline void give_back_buffers(Responder *r)
+{
+	if (r->nfreed) {
+		rte_mempool_put_bulk(r->rx_pool, r->freed, r->nfreed);
+		r->nfreed = 0;
+	}
+}
+
+/* One receive completion of QP qi (ours): checked, and its buffer handed on to the
+ * next stage or back to the pool. Small enough to inline into the burst: what is not
+ * the common case (reliable, an error, a buffer) is a call. */
+inline void on_recv(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
+{
 	if (r->p.reliable)
 		return on_recv_rel(r, qi, wc, now);
-	if (wc.status != IBV_WC_SUCCESS) {
-		c.wc_errors.count(wc);
-		r->qps[qi].failed = true;
-		r->credit_due = true;   // the flow's credit may have to move to another QP
-		r->recv_refill().hold(wc.qp_num, true);   // a failed QP's own queue would only flush what it gets
-	} else {
-		if (c.received == 0)
-			c.start_tsc = now;
-		bool had_last = r->qps[qi].saw_last;
+	if (wc.status == IBV_WC_SUCCESS) [[likely]] {
+		if (r->c.received == 0)
+			r->c.start_tsc = now;
 		check_message(r, qi, wc);
-		r->lasts += r->qps[qi].saw_last && !had_last;
 		r->credit_due = true;
+	} else {
+		on_recv_error(r, qi, wc);
 	}
-	if (r->rx_pool && wc.wr_id) {
-		void *buf = reinterpret_cast<void *>(wc.wr_id);
-		/* Received: on to the next stage, which checks the payload and frees it; else
-		 * back to the pool at once, the refill reuses it. The window bounds what is
-		 * held (credit counts what the ring took); a sender beyond it is counted. */
-		if (r->out && wc.status == IBV_WC_SUCCESS && r->nheld < r->held_cap) {
-			r->held[r->nheld] = buf;
-			r->held_qp[r->nheld++] = qi;
-		} else {
-			if (r->out && wc.status == IBV_WC_SUCCESS)
-				c.held_overflow++;
-			rte_mempool_put(r->rx_pool, buf);
-		}
-	}
+	if (r->rx_pool && wc.wr_id)
+		recv_buffer_done(r, qi, wc);
 }
 
 /* Two-sided: credit writes completed, then what is due of ACKs (reliable), each QP's
@@ -739,6 +772,7 @@ uint32_t responder_burst(Responder *r)
 	RecvRefill &rf = r->recv_refill();
 	route_burst(wc, n, r->table, r->recv_peer, now, &c.unknown_qps,
 		    [&](uint32_t qi, const ibv_wc &w) { on_recv(r, qi, w, now); });
+	give_back_buffers(r);
 	if (r->out)
 		flush_out(r);
 	if (r->restarting)
@@ -824,6 +858,7 @@ void responder_on_recv_wc(void *responder, const ibv_wc &wc, uint64_t now)
 		return;
 	}
 	on_recv(r, qi, wc, now);
+	give_back_buffers(r);
 	if (r->out)
 		flush_out(r);
 	r->last_progress = now;   // polled by another role: still progress of ours

@@ -78,6 +78,7 @@ struct ResponderQp {
 	ibv_qp *qp = nullptr;
 	uint64_t received = 0;
 	uint64_t verified = 0;
+	uint32_t slot = 0;          // received % slots: a write_imm's next slot
 	uint64_t credit_posted = 0;
 	uint64_t credit_completed = 0;
 	uint64_t credit_last = 0;   // consumed count last written
@@ -136,6 +137,8 @@ struct Responder {
 	bool self_describing = false;
 	/* A verify stage after the output ring checks the payload: here only the header. */
 	bool payload_downstream = false;
+	/* What the payload is checked against, from the three above (responder_start). */
+	enum class PayloadCheck : uint8_t { none, pattern, self_describing } payload_check = PayloadCheck::none;
 	/* Received buffers the ring has not taken yet, and their QPs. Credit counts only what
 	 * the ring took, so a QP's window bounds what is held: room for every window and a
 	 * poll burst (responder_init). */
@@ -143,6 +146,9 @@ struct Responder {
 	std::unique_ptr<uint32_t[]> held_qp;
 	uint32_t nheld = 0;
 	uint32_t held_cap = 0;
+	/* Received buffers checked here, to go back to the pool in one put per burst. */
+	void *freed[kRxPollBurst];
+	uint32_t nfreed = 0;
 	uint64_t out_full = 0;                   // bursts the ring could not take whole
 	/* Completions of QPs not ours on the send and receive CQs go to the role (or the
 	 * lcore's router) sharing them. */

@@ -4,6 +4,7 @@
 
 #include "cmocka_cpp.h"
 
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -14,6 +15,26 @@ void round_trip(void **)
 		std::vector<unsigned char> b(len);
 		rp::pattern_fill(b.data(), len, 12345);
 		assert_int_equal(rp::pattern_check(b.data(), len, 12345), -1);
+	}
+}
+
+/* The format is the two-host contract (kCmVersion): word i of message seq is its
+ * base plus (i + 1) steps, little-endian, the tail a prefix of the next word,
+ * whichever way the fill goes about it. */
+void every_word_is_the_contract(void **)
+{
+	for (size_t len = 1; len <= 130; len++) {
+		std::vector<unsigned char> b(len);
+		rp::pattern_fill(b.data(), len, 4242);
+		for (size_t i = 0; 8 * i < len; i++) {
+			uint64_t want = rp::pattern_base(4242) + (i + 1) * rp::kPatternStep, got = 0;
+			size_t n = len - 8 * i < 8 ? len - 8 * i : 8;
+			memcpy(&got, b.data() + 8 * i, n);
+			if (n < 8)
+				want &= (1ull << (8 * n)) - 1;
+			assert_int_equal(got, want);
+			assert_int_equal(rp::pattern_word(4242, i) & (n < 8 ? (1ull << (8 * n)) - 1 : ~0ull), want);
+		}
 	}
 }
 
@@ -54,6 +75,7 @@ int main()
 {
 	const CMUnitTest tests[] = {
 		cmocka_unit_test(round_trip),
+		cmocka_unit_test(every_word_is_the_contract),
 		cmocka_unit_test(every_flipped_byte_is_found),
 		cmocka_unit_test(other_sequence_fails),
 		cmocka_unit_test(zero_buffer_fails),
