@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """tools/bench.d/report.py on a synthetic run folder (no VM, no valgrind): each rdmapipe
 rate is paired with the bare loop of its own verb, and the both-ends table takes the
-steady state of rdmapipe's threads and of the bare loop's two functions.
+steady state of each rdmapipe end in its own process (the client's requester, the
+server's responder), against the bare loop's two functions, unverified and --verify,
+with each end's loop iterations; a plain write's passive responder from one process.
 
     bench_report.py REPO_ROOT
 """
@@ -47,9 +49,24 @@ def make_run(d):
             row(rnd, case, rid, tool, 12000, log, cmd)
 
     # callgrind at 2000 and 4000 messages. rdmapipe: requester 150 Ir per message,
-    # responder 120 (send), a plain write's responder 2; bare: sender 130, receiver 115.
+    # responder 120 (send), a plain write's responder 2; bare: sender 130, receiver 115;
+    # bare --verify: sender 160, receiver 140. The one-process send run (requester 900,
+    # responder 2000: valgrind's scheduling) is for information only.
+    iters = {2000: (3230, 14210), 4000: (3389, 16997)}
     for n in (2000, 4000):
-        for verb, req, rsp in (("send", 150, 120), ("write", 140, 2)):
+        for end, fn, lcore, stage, per in (("srv", "responder_burst", 1, "flow0_rx", 120),
+                                           ("cli", "requester_burst", 0, "flow0_tx", 150)):
+            base = os.path.join(logs, f"cg-rp-send-{end}-{n}")
+            ir = 60_000_000 + per * n
+            b, i = iters[n] if end == "srv" else (n // 32, 40 * n)
+            put(base + ".out", f"==1== Collected : {ir + 30000}\n" + rate_log(0.001)[:-len("result: PASS\n")]
+                + f"  lcore {lcore}              {stage}; {b} of {i} iterations busy, CPU 2.970 s (74.25 us per message)\n"
+                + "result: PASS\n")
+            put(base + ".callgrind-01", f"fn=rp::{fn}(...)\ntotals: {ir}\n")
+            put(base + ".callgrind-02", "fn=rte_telemetry_x\ntotals: 30000\n")
+            put(base + ".peer", "result: PASS\n")
+            row("cg", "callgrind", f"cg-rp-send-{end}", "rdmapipe", n, base + ".out", f"valgrind rdmapipe ({end})")
+        for verb, req, rsp in (("send", 900, 2000), ("write", 140, 2)):
             poll = "adaptive"
             base = os.path.join(logs, f"cg-rp-{verb}-{poll}-{n}")
             r_ir, s_ir = 5_000_000 + req * n, 90_000_000 + rsp * n
@@ -57,9 +74,9 @@ def make_run(d):
             put(base + ".callgrind-01", f"fn=rp::responder_burst(...)\ntotals: {s_ir}\n")
             put(base + ".callgrind-02", f"fn=rp::requester_burst(...)\ntotals: {r_ir}\n")
             row("cg", "callgrind", f"cg-rp-{verb}-{poll}", "rdmapipe", n, base + ".out", "valgrind rdmapipe")
-        for verb in ("send", "write"):
+        for verb, snd1, rcv1 in (("send", 130, 115), ("write", 130, 115), ("send-verify", 160, 140)):
             base = os.path.join(logs, f"cg-bare-{verb}-{n}")
-            snd, rcv = 130 * n + 700, 115 * n + 900
+            snd, rcv = snd1 * n + 700, rcv1 * n + 900
             put(base + ".out", f"==1== Collected : {4_000_000 + snd + rcv}\n" + rate_log(0.002, 80.0, False))
             put(base + ".callgrind", f"totals: {4_000_000 + snd + rcv}\n")
             # callgrind_annotate files inlined header lines under the header's file too.
@@ -68,7 +85,7 @@ def make_run(d):
                 f"{snd:,} ( 6.0%)  /src/bare_verbs.cpp:(anonymous namespace)::bare_send_side((anonymous namespace)::Sender&, unsigned long) [/b]\n"
                 f"{snd - 500:,} ( 5.9%)  /usr/include/infiniband/verbs.h:(anonymous namespace)::bare_send_side((anonymous namespace)::Sender&, unsigned long)\n"
                 + (f"{rcv:,} ( 5.0%)  /src/bare_verbs.cpp:(anonymous namespace)::bare_recv_side((anonymous namespace)::Receiver&) [/b]\n"
-                   if verb == "send" else ""))
+                   if verb != "write" else ""))
             row("cg", "callgrind", f"cg-bare-{verb}", "bare", n, base + ".out", f"valgrind bare-verbs -v {verb}")
     put(os.path.join(d, "manifest.tsv"), "\n".join(rows) + "\n")
     put(os.path.join(d, "facts.host"), "quick=1\nrounds=2\n")
@@ -102,13 +119,25 @@ def main():
                bare.get("rp-write_imm", {}).get("bare") == "bare-write_imm"
                and abs(bare["rp-write_imm"]["ratio"] - 0.9) < 1e-9 and "0.90x | >= 0.97x | **no** |" in md)
         ends = res.get("callgrind_ends", {})
-        req = ends.get("cg-rp-send-adaptive:requester", {})
-        rsp = ends.get("cg-rp-send-adaptive:responder", {})
+        req = ends.get("cg-rp-send-cli:requester", {})
+        rsp = ends.get("cg-rp-send-srv:responder", {})
+        reqv = ends.get("cg-rp-send-cli:requester:verified", {})
+        rspv = ends.get("cg-rp-send-srv:responder:verified", {})
+        one = ends.get("cg-rp-send-adaptive:responder", {})
         wrsp = ends.get("cg-rp-write-adaptive:responder", {})
-        expect("send requester 150 against the bare sender 130: not met",
+        expect("send requester (client under callgrind) 150 against the bare sender 130: not met",
                req.get("ir_per_msg") == 150 and req.get("bare_ir_per_msg") == 130 and req.get("met") is False)
-        expect("send responder 120 against the bare receiver 115: met",
+        expect("send responder (server under callgrind) 120 against the bare receiver 115: met",
                rsp.get("ir_per_msg") == 120 and rsp.get("bare_ir_per_msg") == 115 and rsp.get("met") is True)
+        expect("against the verified bare loop: sender 160, receiver 140",
+               reqv.get("bare_ir_per_msg") == 160 and rspv.get("bare_ir_per_msg") == 140
+               and abs((rspv.get("ratio") or 0) - 120 / 140) < 1e-9)
+        expect("the rows against the verified bare loop are in the table",
+               md.count("(bare loop, verified)") == 2 and "| 0.86x | (for information) |" in md)
+        expect("the responder's loop iterations at both counts",
+               rsp.get("iterations") == "3,230 of 14,210; 3,389 of 16,997" and "3,230 of 14,210; 3,389 of 16,997" in md)
+        expect("the one-process send run is for information, not judged",
+               one.get("ir_per_msg") == 2000 and one.get("met") is None)
         expect("a plain write's responder at 2 Ir per message: passive end met",
                wrsp.get("ir_per_msg") == 2 and wrsp.get("met") is True)
         expect("the table is in the report", "### Instructions per message at both ends" in md)

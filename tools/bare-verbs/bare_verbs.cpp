@@ -11,7 +11,14 @@
  * does after its TCP exchange). One thread runs both ends: the sender posts chains and
  * polls the send CQ (bare_send_side); for write_imm and send, the receiver polls its
  * receive CQ and refills its SRQ in batches (bare_recv_side). Each end is one
- * non-inlined function, so that callgrind's inclusive cost of it is that end's. */
+ * non-inlined function, so that callgrind's inclusive cost of it is that end's.
+ *
+ * --verify (write, write_imm, send): the sender stamps every message with rdmapipe's
+ * payload pattern (engine/pattern.h, key = the message's sequence) before posting it,
+ * and the receiver checks every message it receives; each end's extra work stays
+ * inside its function. Without it the loop is the unverified one, unchanged. */
+#include "engine/pattern.h"
+
 #include <infiniband/verbs.h>
 
 #include <arpa/inet.h>
@@ -23,6 +30,7 @@
 #include <cstring>
 #include <ctime>
 #include <getopt.h>
+#include <numeric>
 #include <sys/resource.h>
 #include <vector>
 
@@ -64,6 +72,7 @@ struct Args {
 	uint32_t batch = 32;   // WRs per chain, the last one signalled
 	uint32_t sq_depth = 128;
 	uint32_t srq_depth = 512;
+	bool verify = false;
 };
 
 [[noreturn]] void die(const char *what, int err)
@@ -75,7 +84,7 @@ struct Args {
 void usage(FILE *f)
 {
 	fprintf(f, "usage: bare-verbs -d DEVICE [-v VERB] [-x GID_INDEX] [-s SIZE] [-n MESSAGES] [-b BATCH]\n"
-		   "                  [-q SQ_DEPTH] [-r SRQ_DEPTH]\n"
+		   "                  [-q SQ_DEPTH] [-r SRQ_DEPTH] [--verify]\n"
 		   "  MESSAGES (default 1000000) of VERB over one RC QP pair on DEVICE, both ends in this\n"
 		   "  process and thread, in pre-built chains of BATCH WRs (default 32; one ibv_post_send\n"
 		   "  each, the last WR signalled), at most SQ_DEPTH (default 128) outstanding.\n"
@@ -86,9 +95,15 @@ void usage(FILE *f)
 		   "  have completed on its own receive CQ; the sender never has more messages posted\n"
 		   "  than receives (no RNR). read and atomics: as many outstanding as the device allows.\n"
 		   "  -x: the GID index (default: the first RoCE v2 GID with an IPv4 address).\n"
+		   "  --verify (write, write_imm, send): the sender stamps each message with rdmapipe's\n"
+		   "  payload pattern (key: its sequence) before posting it, from one buffer per message\n"
+		   "  the send queue holds; write_imm and send: the receiver checks every message (its\n"
+		   "  sequence: the immediate, or the order of arrival), into one slot or receive buffer\n"
+		   "  per receive the SRQ holds, and counts mismatches.\n"
 		   "  Prints the message rate, the CPU time per message of its one thread, and the two\n"
 		   "  functions whose inclusive cost (callgrind) is the sender's and the receiver's.\n"
-		   "  Exit status: 0 done, 1 a completion error, 2 bad arguments, 3 set-up failure.\n",
+		   "  Exit status: 0 done, 1 a completion error or (--verify) a payload mismatch, 2 bad\n"
+		   "  arguments, 3 set-up failure.\n",
 		kRecvBatch, kRecvBatch, kRecvBatch);
 }
 
@@ -121,6 +136,10 @@ const char *check(const Args &a)
 		return "-r must be a multiple of 32";
 	if (a.verb->receives && a.srq_depth < a.batch)
 		return "-r must hold one chain (-b)";
+	if (a.verify && (a.verb->atomic || a.verb->op == IBV_WR_RDMA_READ))
+		return "--verify: write, write_imm or send";
+	if (a.verify && a.sq_depth % a.batch)
+		return "--verify: -q must be a multiple of -b (one buffer per message outstanding)";
 	return nullptr;
 }
 
@@ -128,7 +147,8 @@ Args parse(int argc, char **argv)
 {
 	Args a;
 	uint64_t v;
-	for (int c; (c = getopt(argc, argv, "d:v:x:s:n:b:q:r:h")) != -1;) {
+	static const option longs[] = {{"verify", no_argument, nullptr, 'V'}, {"help", no_argument, nullptr, 'h'}, {}};
+	for (int c; (c = getopt_long(argc, argv, "d:v:x:s:n:b:q:r:h", longs, nullptr)) != -1;) {
 		const char *bad = nullptr;
 		switch (c) {
 		case 'd': a.dev = optarg; break;
@@ -139,6 +159,7 @@ Args parse(int argc, char **argv)
 		case 'b': if (number(optarg, 1, 4096, &v)) a.batch = static_cast<uint32_t>(v); else bad = "-b: 1..4096"; break;
 		case 'q': if (number(optarg, 1, 1u << 20, &v)) a.sq_depth = static_cast<uint32_t>(v); else bad = "-q: 1..2^20"; break;
 		case 'r': if (number(optarg, kRecvBatch, 1u << 20, &v)) a.srq_depth = static_cast<uint32_t>(v); else bad = "-r: 32..2^20"; break;
+		case 'V': a.verify = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -260,9 +281,8 @@ ibv_qp *make_qp(ibv_pd *pd, ibv_cq *scq, ibv_cq *rcq, ibv_srq *srq, uint32_t sq_
 
 /* One poll of an end's CQ: the completions it took, each of them a success (else the
  * run ends, naming the end). Inlined into each end, which keeps its cost. */
-inline uint32_t poll_checked(ibv_cq *cq, const char *end)
+inline uint32_t poll_checked(ibv_cq *cq, const char *end, ibv_wc *wc)
 {
-	ibv_wc wc[kPollBatch];
 	const int k = ibv_poll_cq(cq, kPollBatch, wc);
 	if (k < 0) {
 		char what[48];
@@ -273,6 +293,12 @@ inline uint32_t poll_checked(ibv_cq *cq, const char *end)
 		if (wc[i].status != IBV_WC_SUCCESS)
 			completion_error(end, wc[i]);
 	return static_cast<uint32_t>(k);
+}
+
+inline uint32_t poll_checked(ibv_cq *cq, const char *end)
+{
+	ibv_wc wc[kPollBatch];
+	return poll_checked(cq, end, wc);
 }
 
 /* The sender: whole chains, then one of the rest (if any), cut short and signalled. */
@@ -330,22 +356,119 @@ BARE_END void bare_recv_side(Receiver &r)
 	}
 }
 
-/* The send chain, built once: WR i moves buffer i to or from slot i; the last one
- * signalled. Posting it again as it is sends the next batch. */
-std::vector<ibv_send_wr> send_chain(const Args &a, std::vector<ibv_sge> &sge, char *src, const ibv_mr *smr, char *dst,
-				    const ibv_mr *dmr)
+/* --verify: the sender as above, but `most` chains, chain c on its own source buffers
+ * (c * batch ...), posted in turn: a chain is rewritten only after its completion (an RC
+ * send queue completes in order), so no buffer changes while a WR that reads it is
+ * outstanding. Each message is stamped, and a write's target slot and a write_imm's
+ * immediate (its sequence) set, just before its chain is posted. */
+struct VerifiedSender {
+	Sender s;
+	uint32_t size;
+	char *dst;            // writes: the target slots
+	uint64_t dst_slots;   // one per receive the SRQ holds (see main)
+	bool imm;
+};
+
+/* The receiver under --verify. write_imm: message seq (its immediate) is in target slot
+ * seq % slots, checked before its receive is given back (the sender never runs further
+ * ahead than the receives posted). send: the message is in its receive's buffer (wr_id),
+ * its sequence the order of arrival (one RC QP); a buffer is posted again, in the next
+ * refill chain, only after its message was checked. */
+struct VerifiedReceiver {
+	Receiver r;
+	uint32_t size;
+	char *data;             // write_imm: the target slots; send: the receive buffers
+	uint64_t slots;
+	bool by_imm;
+	std::vector<ibv_sge> sge;         // send: one per receive buffer
+	std::vector<uint32_t> free;       // send: buffers checked and not yet posted again (a ring)
+	uint64_t free_head = 0, free_tail = 0;
+	uint64_t mismatches = 0;
+};
+
+BARE_END void bare_send_side(VerifiedSender &v, uint64_t credit)
 {
-	std::vector<ibv_send_wr> wr(a.batch);
-	sge.resize(a.batch);
-	for (uint32_t i = 0; i < a.batch; i++) {
+	Sender &s = v.s;
+	while (s.posted < s.chains && s.posted - s.done < s.most) {
+		const bool last = s.rest && s.posted + 1 == s.chains;
+		const uint32_t n = last ? s.rest : s.batch;
+		if (s.sent + n > credit)
+			break;
+		ibv_send_wr *chain = &s.wr[(s.posted % s.most) * s.batch];
+		if (last) {
+			chain[s.rest - 1].send_flags = IBV_SEND_SIGNALED;
+			chain[s.rest - 1].next = nullptr;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			const uint64_t seq = s.sent + i;
+			rp::pattern_fill(reinterpret_cast<void *>(chain[i].sg_list->addr), v.size, seq);
+			if (v.dst)
+				chain[i].wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(v.dst) + seq % v.dst_slots * v.size;
+			if (v.imm)
+				chain[i].imm_data = htonl(static_cast<uint32_t>(seq));
+		}
+		ibv_send_wr *bad = nullptr;
+		if (int e = ibv_post_send(s.qp, chain, &bad))
+			die("ibv_post_send", e);
+		s.posted++;
+		s.sent += n;
+	}
+	s.done += poll_checked(s.cq, "send");
+}
+
+BARE_END void bare_recv_side(VerifiedReceiver &v)
+{
+	Receiver &r = v.r;
+	ibv_wc wc[kPollBatch];
+	const uint32_t k = poll_checked(r.cq, "receive", wc);
+	for (uint32_t i = 0; i < k; i++) {
+		const uint64_t seq = r.received + i;
+		const char *buf;
+		if (v.by_imm) {
+			v.mismatches += ntohl(wc[i].imm_data) != static_cast<uint32_t>(seq);
+			buf = v.data + seq % v.slots * v.size;
+		} else {
+			buf = v.data + wc[i].wr_id * v.size;
+			v.free[v.free_tail++ % v.slots] = static_cast<uint32_t>(wc[i].wr_id);
+		}
+		v.mismatches += rp::pattern_check(buf, v.size, seq) >= 0;
+	}
+	r.received += k;
+	r.since_refill += k;
+	while (r.since_refill >= kRecvBatch) {
+		if (!v.by_imm)
+			for (uint32_t j = 0; j < kRecvBatch; j++) {
+				const uint32_t b = v.free[v.free_head++ % v.slots];
+				r.wr[j].wr_id = b;
+				r.wr[j].sg_list = &v.sge[b];
+			}
+		ibv_recv_wr *bad = nullptr;
+		if (int e = ibv_post_srq_recv(r.srq, r.wr.data(), &bad))
+			die("ibv_post_srq_recv", e);
+		r.since_refill -= kRecvBatch;
+		r.posted += kRecvBatch;
+	}
+}
+
+/* The send chain, built once: WR i moves buffer i to or from slot i; the last one
+ * signalled. Posting it again as it is sends the next batch. With chains > 1
+ * (--verify), chain c's WRs use buffers and slots c * batch ... */
+std::vector<ibv_send_wr> send_chain(const Args &a, uint32_t chains, std::vector<ibv_sge> &sge, char *src, const ibv_mr *smr,
+				    char *dst, const ibv_mr *dmr)
+{
+	const uint32_t total = a.batch * chains;
+	std::vector<ibv_send_wr> wr(total);
+	sge.resize(total);
+	for (uint32_t i = 0; i < total; i++) {
 		const uint64_t off = static_cast<uint64_t>(i) * a.size;
+		const bool end = (i + 1) % a.batch == 0;
 		sge[i] = {reinterpret_cast<uintptr_t>(src) + off, a.size, smr->lkey};
 		wr[i].wr_id = i;
 		wr[i].sg_list = &sge[i];
 		wr[i].num_sge = 1;
 		wr[i].opcode = a.verb->op;
-		wr[i].send_flags = i + 1 == a.batch ? IBV_SEND_SIGNALED : 0;
-		wr[i].next = i + 1 < a.batch ? &wr[i + 1] : nullptr;
+		wr[i].send_flags = end ? IBV_SEND_SIGNALED : 0;
+		wr[i].next = end ? nullptr : &wr[i + 1];
 		if (a.verb->atomic) {
 			wr[i].wr.atomic.remote_addr = reinterpret_cast<uintptr_t>(dst) + off;
 			wr[i].wr.atomic.rkey = dmr->rkey;
@@ -439,13 +562,18 @@ int main(int argc, char **argv)
 	ibv_pd *pd = ibv_alloc_pd(ctx);
 	if (!pd)
 		die("ibv_alloc_pd", errno);
-	/* The source: one buffer per WR of a chain; the target: as many slots. */
-	const size_t bytes = static_cast<size_t>(a.size) * a.batch;
-	char *src = buffer(bytes), *dst = buffer(bytes);
+	/* The source: one buffer per WR of a chain; the target: as many slots. --verify: one
+	 * source buffer per message the send queue holds (a chain each), and one target slot
+	 * or receive buffer per receive the SRQ holds: the sender is never further ahead of
+	 * the receiver's checks than that. */
+	const uint32_t chains = a.verify ? a.sq_depth / a.batch : 1;
+	const uint64_t slots = a.verify ? (rx ? a.srq_depth : static_cast<uint64_t>(a.batch) * chains) : a.batch;
+	const size_t bytes = static_cast<size_t>(a.size) * a.batch * chains, dst_bytes = static_cast<size_t>(a.size) * slots;
+	char *src = buffer(bytes), *dst = buffer(dst_bytes);
 	const int remote = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			   (a.verb->atomic ? IBV_ACCESS_REMOTE_ATOMIC : 0);
 	ibv_mr *smr = ibv_reg_mr(pd, src, bytes, IBV_ACCESS_LOCAL_WRITE);
-	ibv_mr *dmr = ibv_reg_mr(pd, dst, bytes, remote);
+	ibv_mr *dmr = ibv_reg_mr(pd, dst, dst_bytes, remote);
 	if (!smr || !dmr)
 		die("ibv_reg_mr", errno);
 	ibv_cq *scq = ibv_create_cq(ctx, static_cast<int>(a.sq_depth), nullptr, nullptr, 0);
@@ -466,21 +594,52 @@ int main(int argc, char **argv)
 	to_rts(peer, qp->qp_num, p);
 
 	std::vector<ibv_sge> ssge, rsge;
-	Sender s{qp, scq, send_chain(a, ssge, src, smr, dst, dmr), a.batch, static_cast<uint32_t>(a.messages % a.batch),
+	Sender s{qp, scq, send_chain(a, chains, ssge, src, smr, dst, dmr), a.batch, static_cast<uint32_t>(a.messages % a.batch),
 		 a.sq_depth / a.batch, 0};
 	s.chains = a.messages / a.batch + (s.rest != 0);
-	if (rx) {
+	if (rx)
 		r.wr = recv_chain(a, rsge, dst, dmr);
-		r.since_refill = a.srq_depth;   // fill the SRQ: the first call posts them all
-		bare_recv_side(r);
-	}
 	// Without receives, nothing limits the sender but its send queue.
 	const uint64_t no_limit = UINT64_MAX;
-	const double t0 = now(), c0 = cpu_seconds();
-	while (s.done < s.chains || (rx && r.received < a.messages)) {
-		bare_send_side(s, rx ? r.posted : no_limit);
-		if (rx)
+	double t0, c0;
+	uint64_t mismatches = 0;
+	if (!a.verify) {
+		if (rx) {
+			r.since_refill = a.srq_depth;   // fill the SRQ: the first call posts them all
 			bare_recv_side(r);
+		}
+		t0 = now(), c0 = cpu_seconds();
+		while (s.done < s.chains || (rx && r.received < a.messages)) {
+			bare_send_side(s, rx ? r.posted : no_limit);
+			if (rx)
+				bare_recv_side(r);
+		}
+	} else {
+		const bool remote_write = a.verb->op != IBV_WR_SEND;
+		VerifiedSender vs{std::move(s), a.size, remote_write ? dst : nullptr, slots,
+				  a.verb->op == IBV_WR_RDMA_WRITE_WITH_IMM};
+		VerifiedReceiver vr{std::move(r), a.size, dst, slots, remote_write};
+		if (rx && !vr.by_imm) {
+			vr.sge.resize(slots);
+			for (uint64_t b = 0; b < slots; b++)
+				vr.sge[b] = {reinterpret_cast<uintptr_t>(dst) + b * a.size, a.size, dmr->lkey};
+			vr.free.resize(slots);
+			std::iota(vr.free.begin(), vr.free.end(), 0u);
+			vr.free_tail = slots;
+		}
+		if (rx) {
+			vr.r.since_refill = a.srq_depth;
+			bare_recv_side(vr);
+		}
+		t0 = now(), c0 = cpu_seconds();
+		while (vs.s.done < vs.s.chains || (rx && vr.r.received < a.messages)) {
+			bare_send_side(vs, rx ? vr.r.posted : no_limit);
+			if (rx)
+				bare_recv_side(vr);
+		}
+		mismatches = vr.mismatches;
+		s = std::move(vs.s);
+		r = std::move(vr.r);
 	}
 	const double secs = now() - t0, cpu = cpu_seconds() - c0;
 	printf("bare-verbs: %s, %s %u B, 1 RC QP, chains of %u (one signalled), send queue %u", a.dev, a.verb->name, a.size,
@@ -496,6 +655,13 @@ int main(int argc, char **argv)
 	printf("  cpu per message: %.3f us (user and system time of the one thread, both ends)\n",
 	       cpu / static_cast<double>(a.messages) * 1e6);
 	printf("  ends: sender bare_send_side()%s\n", rx ? ", receiver bare_recv_side()" : ", receiver none (passive)");
+	if (a.verify) {
+		if (rx)
+			printf("  verified:      %" PRIu64 " messages (payload pattern and sequence), %" PRIu64 " mismatches\n",
+			       r.received, mismatches);
+		else
+			printf("  verified:      none here (a write has no receiver; every message was stamped)\n");
+	}
 	ibv_destroy_qp(qp);
 	ibv_destroy_qp(peer);
 	if (r.srq)
@@ -508,5 +674,9 @@ int main(int argc, char **argv)
 	ibv_close_device(ctx);
 	free(src);
 	free(dst);
+	if (mismatches) {
+		fprintf(stderr, "bare-verbs: %" PRIu64 " messages failed their check\n", mismatches);
+		return 1;
+	}
 	return 0;
 }

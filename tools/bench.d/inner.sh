@@ -8,7 +8,9 @@
 #
 # Environment: BENCH_ROUNDS, BENCH_QUICK (0/1), BENCH_CALLGRIND (0/1),
 # BENCH_BUDGET (seconds this script may take; runs that would not fit are recorded
-# as skipped), and tools/softroce's RXE_LOOP_DEV, RXE_LOOP_ADDR, RXE_LOOP_GID.
+# as skipped), and tools/softroce's RXE_LOOP_DEV, RXE_LOOP_ADDR, RXE_LOOP_GID and, for
+# the callgrind runs of one end per process, its pair RXE_A_DEV/RXE_A_ADDR and
+# RXE_B_DEV/RXE_B_ADDR (without them those runs are recorded as skipped).
 #
 # RUN_DIR/manifest.tsv gets one line per run, written as soon as the run ends, so
 # a session cut short still leaves every finished run readable:
@@ -37,29 +39,34 @@ mkdir -p "$logs" || exit 3
 : >"$manifest" || exit 3
 
 # cg_need: the guest time a callgrind run of 64 B writes normally takes (s), with some
-# margin, for fits(); cg_more_need: the same for each of the receive-side verbs'
-# runs (cg_more_verbs: rdmapipe --poll adaptive and the bare loop, both ends). Under TCG, rdmapipe's EAL start-up and teardown under valgrind alone take
-# about 60 s; then --poll adaptive costs about 0.2 ms per message and busy polling
-# about 3.5 ms (valgrind serialises the lcores, and the responder spins through its
-# time slices). ib_write_bw takes 10-15 s. Measured: quick 61/60 s adaptive, 78/95 s
-# busy; full (write_imm, busy) 137-146 s at 20000, 197-207 s at 40000; quick adaptive
-# write_imm 96/102 s, send 87/105 s, the bare loops 7-11 s (full: not measured yet).
+# margin, for fits(); cg_more_need: the same for the runs of both ends, per process
+# (the bare loops, unverified and --verify, for cg_more_verbs; rdmapipe's server
+# under callgrind for cg_more_verbs and its client under callgrind for cg_end_verbs,
+# each against a native peer). Under TCG, rdmapipe's EAL start-up and teardown under
+# valgrind alone take about 60 s; then --poll adaptive costs about 0.2 ms per message
+# and busy polling about 3.5 ms (valgrind serialises the lcores, and the responder
+# spins through its time slices). ib_write_bw takes 10-15 s. Measured: quick 61/60 s
+# adaptive, 78/95 s busy; full (write_imm, busy) 137-146 s at 20000, 197-207 s at
+# 40000; the bare loops 7-11 s (quick), 8-17 s (full, --verify included). One end
+# per process (full counts, its peer's start-up included): a server 29-40 s, a client
+# 24-34 s; EAL start-up and teardown under valgrind are most of it.
 cg_polls=(adaptive busy)
 cg_more_verbs=(write_imm send)
+cg_end_verbs=(write write_imm send)
 if ((quick)); then
 	declare -A count=([msg64]=12000 [big]=250 [atomic]=10000 [lat]=25000)
 	run_tmo=40 typical=4
 	cg_counts=(2000 4000)
 	declare -A cg_need=([pt-2000]=20 [pt-4000]=20 [bare-2000]=15 [bare-4000]=15 [adaptive-2000]=90 [busy-2000]=90
 		[adaptive-4000]=100 [busy-4000]=100)
-	declare -A cg_more_need=([bare-2000]=15 [bare-4000]=15 [adaptive-2000]=110 [adaptive-4000]=120)
+	declare -A cg_more_need=([bare-2000]=15 [bare-4000]=15 [srv-2000]=50 [srv-4000]=50 [cli-2000]=50 [cli-4000]=50)
 else
 	declare -A count=([msg64]=100000 [big]=2000 [atomic]=100000 [lat]=200000)
 	run_tmo=90 typical=10
 	cg_counts=(20000 40000)
 	declare -A cg_need=([pt-20000]=30 [pt-40000]=30 [bare-20000]=20 [bare-40000]=20 [adaptive-20000]=100 [busy-20000]=160
 		[adaptive-40000]=120 [busy-40000]=230)
-	declare -A cg_more_need=([bare-20000]=20 [bare-40000]=20 [adaptive-20000]=150 [adaptive-40000]=180)
+	declare -A cg_more_need=([bare-20000]=20 [bare-40000]=25 [srv-20000]=60 [srv-40000]=60 [cli-20000]=60 [cli-40000]=60)
 fi
 # The rounds leave this much of the budget to the callgrind runs of writes, which come
 # last; the receive-side verbs' runs come after them and run only if they still fit.
@@ -93,6 +100,8 @@ tmo=
 	echo "callgrind_counts=${cg_counts[*]}"
 	echo "callgrind_polls=${cg_polls[*]}"
 	echo "callgrind_more_verbs=${cg_more_verbs[*]}"
+	echo "callgrind_end_verbs=${cg_end_verbs[*]}"
+	echo "pair=${RXE_A_DEV:-}/${RXE_B_DEV:-}"
 	echo "run_timeout=$run_tmo"
 } >"$dir/facts.guest" 2>/dev/null
 
@@ -247,12 +256,25 @@ bare() {
 	timed "$r" "$c" "$id" bare "$n" "$bare" "$@" -d "$dev" -x "$gid" -n "$n"
 }
 
-skip() { # ROUND CASE ID TOOL COUNT
+skip() { # ROUND CASE ID TOOL COUNT [WHY]: WHY nopair, else the time budget
+	local why="time budget used up" rc=skipped
+	[[ ${6:-} == nopair ]] && why="no rxeA/rxeB pair" rc=nopair
 	cpu_now
 	cpu0=("${cpu[@]}")
-	record "$1" "$2" "$3" "$4" "$5" skipped 0 - "(not run: time budget used up)"
+	record "$1" "$2" "$3" "$4" "$5" "$rc" 0 - "(not run: $why)"
 	failed=$((failed + 1))
-	echo "r$1 $3: skipped (time budget used up)"
+	echo "r$1 $3: skipped ($why)"
+}
+
+# wait_for_text FILE TEXT PID SEC: until FILE holds TEXT, PID is gone or SEC have passed.
+wait_for_text() {
+	local i
+	for ((i = 0; i < $4 * 10; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
 }
 
 # ---- warm-up, not recorded ------------------------------------------------------
@@ -350,12 +372,78 @@ cg_perftest() { # N
 	echo "callgrind ib_write_bw -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir, $(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.0f", b-a}') s"
 }
 
+# One end per process: rdmapipe's server (END srv: the responder) or client (END cli:
+# the requester) under callgrind on rxeB or rxeA, its peer native on the other device
+# of the pair (rdma_cm over the veth wire). valgrind runs one thread at a time, so in
+# one process an lcore spins through its time slices while the other works; here the
+# end measured is the slow one and always has work. With -l 1 (server) or -l 0
+# (client) the end is the main thread. Its log: logs/cg-rp-VERB-END-N.out, the peer's
+# LOG.peer.
+cg_end() { # END VERB N
+	local end=$1 verb=$2 n=$3 id=cg-rp-$2-$1 log=$logs/cg-rp-$2-$1-$3 t t0 rc prc pid f nf
+	port=$((port + 1))
+	# --stall-timeout: how long either side waits to connect (default 10 s); a native
+	# server must outwait its client's EAL start-up under valgrind (about a minute).
+	local app=(-v "$verb" -s 64 -n "$n" --stall-timeout 240)
+	local srv=(--listen "$RXE_B_ADDR:$port" -d "$RXE_B_DEV" "${app[@]}")
+	local cli=(--peer "$RXE_B_ADDR:$port" --local "$RXE_A_ADDR" -d "$RXE_A_DEV" "${app[@]}")
+	local vg=(valgrind --tool=callgrind --fair-sched=yes --separate-threads=yes --callgrind-out-file="$log.callgrind")
+	local eal_vg=(--no-huge -m 512 --no-shconf --no-pci --log-level=lib.eal:error)
+	local eal_nat=(--in-memory --no-pci --log-level=lib.eal:error)
+	local first second first_out second_out
+	if [[ $end == srv ]]; then
+		first=("${vg[@]}" "$rdmapipe" -l 1 "${eal_vg[@]}" -- "${srv[@]}") first_out=$log.out
+		second=("$rdmapipe" -l 0 "${eal_nat[@]}" -- "${cli[@]}") second_out=$log.peer
+	else
+		first=("$rdmapipe" -l 1 "${eal_nat[@]}" -- "${srv[@]}") first_out=$log.peer
+		second=("${vg[@]}" "$rdmapipe" -l 0 "${eal_vg[@]}" -- "${cli[@]}") second_out=$log.out
+	fi
+	cpu_now
+	cpu0=("${cpu[@]}")
+	now
+	t0=$t
+	tmo=$(bound $((quick ? 400 : 600)))
+	# The server first; the client once it listens (EAL start-up under valgrind takes
+	# about a minute: bounded at 3).
+	timeout -k 10 "$tmo" "${first[@]}" >"$first_out" 2>&1 &
+	pid=$!
+	if wait_for_text "$first_out" "waiting for" "$pid" 180; then
+		timeout -k 10 "$tmo" "${second[@]}" >"$second_out" 2>&1
+		prc=$?
+	else
+		echo "bench: the server of $id -n $n did not listen (log $first_out)" >"$second_out"
+		prc=listen
+	fi
+	# After a good client the server ends by itself (under valgrind: once its profile is
+	# written); after a failed one it would wait for its timeout.
+	if [[ $prc == 0 ]]; then
+		wait "$pid"
+	else
+		stop "$pid" 30
+	fi
+	rc=$?
+	[[ $end == cli ]] && { local x=$rc; rc=$prc prc=$x; }
+	# rc: the end under callgrind; a peer that failed fails the run too.
+	[[ $rc == 0 && $prc != 0 ]] && rc=peer$prc
+	now
+	cpu_now
+	record cg callgrind "$id" rdmapipe "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
+		"$log.out" "${first[*]} & ${second[*]}"
+	[[ $rc == 0 ]] || failed=$((failed + 1))
+	[[ -s $log.callgrind ]] || rm -f "$log.callgrind"
+	nf=0
+	for f in "$log".callgrind-*; do [[ -f $f ]] && nf=$((nf + 1)); done
+	echo "callgrind rdmapipe -v $verb $end -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir, $nf thread profile(s), $(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.0f", b-a}') s"
+}
+
 # The bare loop at the same counts: the per-message floor, start-up aside. Its ends are
 # the inclusive costs of bare_send_side and bare_recv_side (report.py reads them).
-cg_bare() { # VERB N
-	local verb=$1 n=$2 log=$logs/cg-bare-$1-$2 t t0 rc
+# VERIFY --verify: the sender stamps and the receiver checks every message, as
+# rdmapipe does (ID cg-bare-VERB-verify).
+cg_bare() { # VERB N [--verify]
+	local verb=$1 n=$2 v=${3:-} id=cg-bare-$1${3:+-verify} log=$logs/cg-bare-$1${3:+-verify}-$2 t t0 rc
 	local cmd=(valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="$log.callgrind"
-		"$bare" -v "$verb" -s 64 -d "$dev" -x "$gid" -n "$n")
+		"$bare" -v "$verb" -s 64 -d "$dev" -x "$gid" -n "$n" ${v:+"$v"})
 	cpu_now
 	cpu0=("${cpu[@]}")
 	now
@@ -365,10 +453,10 @@ cg_bare() { # VERB N
 	rc=$?
 	now
 	cpu_now
-	record cg callgrind "cg-bare-$verb" bare "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
+	record cg callgrind "$id" bare "$n" "$rc" "$(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.2f", b-a}')" \
 		"$log.out" "${cmd[*]}"
 	((rc == 0)) || failed=$((failed + 1))
-	echo "callgrind bare-verbs -v $verb -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir, $(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.0f", b-a}') s"
+	echo "callgrind bare-verbs -v $verb${v:+ $v} -n $n rc=$rc: $(sed -n 's/.*Collected : //p' "$log.out") Ir, $(awk -v a="$t0" -v b="$t" 'BEGIN{printf "%.0f", b-a}') s"
 }
 
 if ((callgrind)); then
@@ -382,7 +470,11 @@ if ((callgrind)); then
 			done
 			for verb in "${cg_more_verbs[@]}"; do
 				record cg callgrind "cg-bare-$verb" bare "$n" novalgrind 0 - "(valgrind not installed)"
-				record cg callgrind "cg-rp-$verb-adaptive" rdmapipe "$n" novalgrind 0 - "(valgrind not installed)"
+				record cg callgrind "cg-bare-$verb-verify" bare "$n" novalgrind 0 - "(valgrind not installed)"
+				record cg callgrind "cg-rp-$verb-srv" rdmapipe "$n" novalgrind 0 - "(valgrind not installed)"
+			done
+			for verb in "${cg_end_verbs[@]}"; do
+				record cg callgrind "cg-rp-$verb-cli" rdmapipe "$n" novalgrind 0 - "(valgrind not installed)"
 			done
 		done
 		failed=$((failed + 1))
@@ -402,20 +494,33 @@ if ((callgrind)); then
 				fi
 			done
 		done
-		# Then both ends of the receive-side verbs, each program at both counts (a
-		# steady state needs the pair): the bare loops first, they are cheap.
+		# Then both ends, each program at both counts (a steady state needs the pair):
+		# the bare loops first, they are cheap, unverified and --verify; then rdmapipe's
+		# responder (its server under callgrind), the issue's figure, then its requester
+		# (its client under callgrind), each against a native peer on the rxeA/rxeB pair.
 		for verb in "${cg_more_verbs[@]}"; do
-			for n in "${cg_counts[@]}"; do
-				if fits "${cg_more_need[bare-$n]}"; then cg_bare "$verb" "$n"; else skip cg callgrind "cg-bare-$verb" bare "$n"; fi
+			for v in "" --verify; do
+				for n in "${cg_counts[@]}"; do
+					if fits "${cg_more_need[bare-$n]}"; then
+						cg_bare "$verb" "$n" $v
+					else
+						skip cg callgrind "cg-bare-$verb${v:+-verify}" bare "$n"
+					fi
+				done
 			done
 		done
-		for verb in "${cg_more_verbs[@]}"; do
-			for n in "${cg_counts[@]}"; do
-				if fits "${cg_more_need[adaptive-$n]}"; then
-					cg_rdmapipe "$verb" adaptive "$n"
-				else
-					skip cg callgrind "cg-rp-$verb-adaptive" rdmapipe "$n"
-				fi
+		for end in srv cli; do
+			if [[ $end == srv ]]; then verbs=("${cg_more_verbs[@]}"); else verbs=("${cg_end_verbs[@]}"); fi
+			for verb in "${verbs[@]}"; do
+				for n in "${cg_counts[@]}"; do
+					if [[ -z ${RXE_A_DEV:-} || -z ${RXE_B_DEV:-} || -z ${RXE_A_ADDR:-} || -z ${RXE_B_ADDR:-} ]]; then
+						skip cg callgrind "cg-rp-$verb-$end" rdmapipe "$n" nopair
+					elif fits "${cg_more_need[$end-$n]}"; then
+						cg_end "$end" "$verb" "$n"
+					else
+						skip cg callgrind "cg-rp-$verb-$end" rdmapipe "$n"
+					fi
+				done
 			done
 		done
 		echo "bench: callgrind runs took $((SECONDS - cg_t0)) s"

@@ -70,14 +70,30 @@ CG_NAMES = {
     "cg-rp-send-adaptive": "`rdmapipe -v send -s 64 --poll adaptive`",
     "cg-bare-write_imm": "`bare-verbs -v write_imm -s 64`",
     "cg-bare-send": "`bare-verbs -v send -s 64`",
+    "cg-bare-write_imm-verify": "`bare-verbs --verify -v write_imm -s 64`",
+    "cg-bare-send-verify": "`bare-verbs --verify -v send -s 64`",
+    "cg-rp-write-cli": "`rdmapipe --peer ... -v write -s 64` (client under callgrind, server native)",
+    "cg-rp-write_imm-cli": "`rdmapipe --peer ... -v write_imm -s 64` (client under callgrind, server native)",
+    "cg-rp-send-cli": "`rdmapipe --peer ... -v send -s 64` (client under callgrind, server native)",
+    "cg-rp-write_imm-srv": "`rdmapipe --listen ... -v write_imm -s 64` (server under callgrind, client native)",
+    "cg-rp-send-srv": "`rdmapipe --listen ... -v send -s 64` (server under callgrind, client native)",
 }
 CG_ORDER = ["cg-rp-write-adaptive", "cg-rp-write-busy", "cg-rdmapipe"]
 # Both ends, steady state: (verb, rdmapipe runs, bare loop run). The bare loop's ends are
 # the inclusive costs of its two functions (tools/bare-verbs/bare_verbs.cpp).
-CG_ENDS = [("write", ["cg-rp-write-adaptive", "cg-rp-write-busy"], "cg-bare-write"),
-           ("write_imm", ["cg-rp-write_imm-adaptive"], "cg-bare-write_imm"),
-           ("send", ["cg-rp-send-adaptive"], "cg-bare-send")]
+# Each end in its own process (tools/bench.d/inner.sh's cg_end): the requester from
+# the client under callgrind (-cli), the responder from the server under callgrind
+# (-srv), each against a native peer; these are judged. The one-process runs (both
+# lcores, -l 0-1) give the passive end of a plain write; write_imm's and send's are
+# those of folders from before the split runs.
+# (verb, one-process runs, {end: split run}, bare loop run, bare loop run with --verify)
+CG_ENDS = [("write", ["cg-rp-write-adaptive", "cg-rp-write-busy"], {"req": "cg-rp-write-cli"}, "cg-bare-write", None),
+           ("write_imm", ["cg-rp-write_imm-adaptive"], {"req": "cg-rp-write_imm-cli", "rsp": "cg-rp-write_imm-srv"},
+            "cg-bare-write_imm", "cg-bare-write_imm-verify"),
+           ("send", ["cg-rp-send-adaptive"], {"req": "cg-rp-send-cli", "rsp": "cg-rp-send-srv"},
+            "cg-bare-send", "cg-bare-send-verify")]
 BARE_SENDER_FN, BARE_RECEIVER_FN = "bare_send_side", "bare_recv_side"
+SPLIT_IDS = {i for _, _, split, _, _ in CG_ENDS for i in split.values()}
 # Issue 34's targets: the requester <= 1.1x the bare sender, the responder of a
 # receiving verb <= 1.2x the bare receiver, a passive end < 5 Ir per message.
 END_REQ_TARGET, END_RSP_TARGET, END_PASSIVE_MAX = 1.1, 1.2, 5
@@ -165,6 +181,11 @@ def parse_rdmapipe(text):
             out[role + "_busy"] = int(m.group(1))
             if m.group(2):
                 out[role + "_sleeps"], out[role + "_wakeups"] = int(m.group(2)), int(m.group(3))
+    # `lcore N  STAGES; B of I iterations busy, CPU ...`: did the lcore have work?
+    lc = [dict(lcore=int(m.group(1)), stages=m.group(2), busy=int(m.group(3)), iters=int(m.group(4)))
+          for m in re.finditer(r"^\s*lcore (\d+)\s+(\S+?);\s*(\d+) of (\d+) iterations busy", text, re.M)]
+    if lc:
+        out["lcores"] = lc
     m = re.search(r"^\s*polling:\s*(\S+)", text, re.M)
     if m:
         out["polling"] = m.group(1)
@@ -266,60 +287,125 @@ def thread_profiles(base):
     return sorted(out, key=lambda t: t["num"])
 
 
+def iterations_cell(xs, end):
+    """An end's loop iterations at each count, from the run's summary (`lcore N  STAGES;
+    B of I iterations busy`): the lcore of the end's stage (…_tx the requester, …_rx the
+    responder), or the only lcore of a one-end process. '—' when the output has none."""
+    cells = []
+    for x in xs[:2]:
+        ls = (x.get("fig") or {}).get("lcores") or []
+        suffix = "_tx" if end == "req" else "_rx"
+        pick = [l for l in ls if l["stages"].endswith(suffix)] or (ls if len(ls) == 1 else [])
+        if pick:
+            cells.append(f"{pick[0]['busy']:,} of {pick[0]['iters']:,}")
+    return "; ".join(cells) if cells else "—"
+
+
 def ends_table(cgi, marginal, irs, w, results):
     """Issue 34's table: each end's steady-state Ir per message, rdmapipe's requester and
-    responder threads against the bare loop's sender and receiver functions."""
-    if not any(i in cgi for _, rps, b in CG_ENDS for i in rps + [b]):
+    responder against the bare loop's sender and receiver functions (unverified: the
+    target; verified: for information)."""
+    ids = [i for _, one, split, b, bv in CG_ENDS for i in one + list(split.values()) + [b, bv] if i]
+    if not any(i in cgi for i in ids):
         return
     w("### Instructions per message at both ends")
     w("")
-    w("Steady state: (Ir at the higher count − Ir at the lower) / the extra messages, per end. rdmapipe's ends are "
-      "its threads (per-thread profiles): the requester lcore (the thread that ran `rp::requester_burst`) and the "
-      "responder lcore (`rp::responder_burst`; with `-l 0-1` the main thread, whose start-up and teardown cancel "
-      "out in the difference; a responder that never ran a burst is taken as the main thread). The bare loop's "
+    w("Steady state: (Ir at the higher count − Ir at the lower) / the extra messages, per end. "
+      "**Each end is measured in its own process under callgrind, against a native peer**: rdmapipe's server "
+      "(`--listen` on rxeB, `-l 1`: the responder) under callgrind with its client native on rxeA, and, in "
+      "another pair of runs, its client (`--peer`, `-l 0`: the requester) under callgrind with its server native, "
+      "connected over rdma_cm on the soft-RoCE pair (a veth wire). Why: valgrind runs one thread at a time, so "
+      "with both lcores in one process the responder spins through its time slices while the requester holds "
+      "the CPU (several empty loop iterations per message, all counted), and the figure measures valgrind's "
+      "scheduling rather than the responder's work. Under callgrind an end is the slow one, so it always has "
+      "work; the loop iterations column (from the run's summary line, busy of all, at the lower and the higher "
+      "count) shows it. The end measured is its process's main thread (the one that ran `rp::requester_burst` "
+      "or `rp::responder_burst`; its EAL start-up and teardown cancel out in the difference). The bare loop's "
       f"ends are the inclusive Ir of its two functions, `{BARE_SENDER_FN}` (post the chains, poll the send CQ) and "
-      f"`{BARE_RECEIVER_FN}` (poll the receive CQ, refill the SRQ), from `callgrind_annotate --inclusive=yes`. "
-      f"Targets (issue 34): requester <= {END_REQ_TARGET}x the bare sender, judged on the `--poll adaptive` runs; "
-      f"responder <= {END_RSP_TARGET}x the bare receiver for send and write_imm; a passive end (a plain write's "
-      f"responder) under {END_PASSIVE_MAX} Ir per message, in every run. A figure that is not positive means the "
+      f"`{BARE_RECEIVER_FN}` (poll the receive CQ, refill the SRQ), from `callgrind_annotate --inclusive=yes`; "
+      "both ends run in its one thread, each with work on nearly every call. rdmapipe stamps and checks every "
+      "message's payload; the bare loop does not, so each end is also shown against `bare-verbs --verify` "
+      "(*bare loop, verified*: the sender stamps each message with rdmapipe's pattern before posting it, the "
+      "receiver checks each one, inside the same two functions). "
+      f"Targets (issue 34), judged against the unverified bare loop: requester <= {END_REQ_TARGET}x the bare "
+      f"sender, responder <= {END_RSP_TARGET}x the bare receiver for send and write_imm; a passive end (a plain "
+      f"write's responder, from the one-process runs) under {END_PASSIVE_MAX} Ir per message. The one-process "
+      "runs (`-l 0-1`, both lcores) are kept below for the plain write. A figure that is not positive means the "
       "longer run counted fewer instructions: noise (a polling thread's spins) larger than the per-message cost.")
     w("")
-    w("| verb | end | rdmapipe run | rdmapipe Ir / message | bare loop end | bare Ir / message | ratio | target | met? |")
-    w("|---|---|---|---|---|---|---|---|---|")
+    w("| verb | end | rdmapipe run | rdmapipe Ir / message | its loop iterations, busy of all | bare loop end | "
+      "bare Ir / message | ratio | target | met? |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
     out = {}
-    for verb, rps, bid in CG_ENDS:
-        bxs = cgi.get(bid, [])
+    whats = {"req": "requester", "rsp": "responder"}
+    keys = {"req": "req_ir", "rsp": "rsp_ir"}
+    bfn = {"req": BARE_SENDER_FN, "rsp": BARE_RECEIVER_FN}
+
+    def row(verb, end, i, xs, a, bid, b, bxs, tgt, met, label_extra=""):
+        have = len(xs) >= 2 and all(x["threads"] for x in xs[:2])
+        ratio = a / b if a and a > 0 and b and b > 0 else None
+        acell = ("not run" if not xs else "—" if not have else irs(a) if a is not None else "failed")
+        if a is not None and a <= 0 and not (end == "rsp" and verb in PASSIVE_VERBS):
+            acell = f"{irs(a)} (not meaningful)"
+        bname = CG_NAMES.get(bid, bid).split(" (")[0]
+        if end == "rsp" and verb in PASSIVE_VERBS:
+            bcell, bval = "none (passive)", "—"
+        else:
+            bcell = f"`{bfn[end]}` in {bname}{label_extra}"
+            bval = irs(b) if b is not None else "not run" if not bxs else "failed"
+        w(f"| {verb} | {whats[end]} | {CG_NAMES.get(i, i)} | {acell} | {iterations_cell(xs, end) if xs else '—'} | "
+          f"{bcell} | {bval} | {f'{ratio:.2f}x' if ratio is not None else '—'} | {tgt} | {met} |")
+        return ratio
+
+    def judge(ratio, t):
+        return ("yes" if ratio <= t else "**no**") if ratio is not None else "**no** (not measured)"
+
+    for verb, one, split, bid, bvid in CG_ENDS:
+        bxs, bvxs = cgi.get(bid, []), cgi.get(bvid, []) if bvid else []
         passive = verb in PASSIVE_VERBS
         bare = {"req": marginal(bxs, "send_ir"), "rsp": None if passive else marginal(bxs, "recv_ir")}
-        bname = CG_NAMES.get(bid, bid).split(" (")[0]
-        for i in rps:
-            xs = cgi.get(i, [])
+        barev = {"req": marginal(bvxs, "send_ir"), "rsp": None if passive else marginal(bvxs, "recv_ir")}
+        # Each end in its own process: the judged figures.
+        for end, i in split.items():
+            if i not in cgi:
+                continue
+            xs = cgi[i]
             have = len(xs) >= 2 and all(x["threads"] for x in xs[:2])
-            judged_req = i.endswith("-adaptive")
-            for end, key, what in (("req", "req_ir", "requester"), ("rsp", "rsp_ir", "responder")):
-                a = marginal(xs, key) if have else None
+            a = marginal(xs, keys[end]) if have else None
+            t = END_REQ_TARGET if end == "req" else END_RSP_TARGET
+            ratio = a / bare[end] if a and a > 0 and bare[end] and bare[end] > 0 else None
+            met = judge(ratio, t)
+            row(verb, end, i, xs, a, bid, bare[end], bxs, f"<= {t}x", met)
+            out[f"{i}:{whats[end]}"] = dict(verb=verb, ir_per_msg=a, bare=bid, bare_ir_per_msg=bare[end], ratio=ratio,
+                                            target=f"<= {t}x", met=met.startswith("yes"),
+                                            iterations=iterations_cell(xs, end))
+            if bvid and bvid in cgi:
+                rv = row(verb, end, i, xs, a, bvid, barev[end], bvxs, "(for information)", "", " (bare loop, verified)")
+                out[f"{i}:{whats[end]}:verified"] = dict(verb=verb, ir_per_msg=a, bare=bvid, bare_ir_per_msg=barev[end],
+                                                         ratio=rv)
+        # Both lcores in one process (-l 0-1): the passive end's figure, and the runs of
+        # folders from before each end had its own process.
+        for i in one:
+            if i not in cgi:
+                continue
+            xs = cgi[i]
+            have = len(xs) >= 2 and all(x["threads"] for x in xs[:2])
+            for end in ("req", "rsp"):
+                a = marginal(xs, keys[end]) if have else None
                 b = bare[end]
-                bcell = ("none (passive)" if end == "rsp" and passive else
-                         f"`{BARE_SENDER_FN if end == 'req' else BARE_RECEIVER_FN}` in {bname}")
                 ratio = a / b if a and a > 0 and b and b > 0 else None
                 if end == "rsp" and passive:
                     tgt = f"< {END_PASSIVE_MAX} Ir"
                     met = ("**no** (not measured)" if a is None else "yes" if abs(a) < END_PASSIVE_MAX else
                            "**no**" if a > 0 else "**no** (not measurable: the longer run counted fewer)")
-                elif end == "req" and not judged_req:
-                    tgt, met = "(for information)", ""
-                else:
+                elif split.get(end) in cgi or not i.endswith("-adaptive"):
+                    tgt, met = "(for information; one process)", ""
+                else:   # a folder from before the split runs: judged as it was then
                     t = END_REQ_TARGET if end == "req" else END_RSP_TARGET
-                    tgt = f"<= {t}x"
-                    met = ("yes" if ratio <= t else "**no**") if ratio is not None else "**no** (not measured)"
-                acell = ("not run" if not xs else "—" if not have else irs(a) if a is not None else "failed")
-                if a is not None and a <= 0 and not passive:
-                    acell = f"{irs(a)} (not meaningful)"
-                w(f"| {verb} | {what} | {CG_NAMES.get(i, i)} | {acell} | {bcell} | "
-                  f"{irs(b) if b is not None else ('—' if end == 'rsp' and passive else 'not run' if not bxs else 'failed')} | "
-                  f"{f'{ratio:.2f}x' if ratio is not None else '—'} | {tgt} | {met} |")
-                out[f"{i}:{what}"] = dict(verb=verb, ir_per_msg=a, bare=bid, bare_ir_per_msg=b, ratio=ratio,
-                                          target=tgt, met=met.startswith("yes") if met else None)
+                    tgt, met = f"<= {t}x", judge(ratio, t)
+                row(verb, end, i, xs, a, bid, b, bxs, tgt, met)
+                out[f"{i}:{whats[end]}"] = dict(verb=verb, ir_per_msg=a, bare=bid, bare_ir_per_msg=b, ratio=ratio,
+                                                target=tgt, met=met.startswith("yes") if met else None)
     w("")
     results["callgrind_ends"] = out
 
@@ -365,6 +451,8 @@ def load_runs(d):
                     r["why"] = "skipped (time budget used up)"
                 elif r["rc"] == "novalgrind":
                     r["why"] = "valgrind not installed"
+                elif r["rc"] == "nopair":
+                    r["why"] = "skipped (no rxeA/rxeB pair: tools/softroce --pair, or its VM)"
                 else:
                     after = f" after {r['tmo']} s" if r["tmo"] else ""
                     why = {"124": "timed out" + after, "137": "killed after its timeout" + after}.get(
@@ -868,8 +956,9 @@ def main():
             cgi[k].sort(key=lambda x: x["n"] or 0)
         rp_ids = [i for i in CG_ORDER if i in cgi] + sorted(
             i for i in cgi if i not in CG_ORDER and i != CG_PERFTEST_ID and not i.startswith("cg-bare-"))
-        # The comparisons with ib_write_bw and the bare write loop: plain writes only.
-        rp_write_ids = [i for i in rp_ids if i in CG_ORDER or i.startswith("cg-rp-write-")]
+        # The comparisons with ib_write_bw and the bare write loop: plain writes only, both
+        # lcores in one process (the runs of one end per process are in the both-ends table).
+        rp_write_ids = [i for i in rp_ids if i in CG_ORDER or (i.startswith("cg-rp-write-") and i not in SPLIT_IDS)]
         bare_cg_ids = [i for i in cgi if i.startswith("cg-bare-")]
         bxs = cgi.get(CG_BARE_ID, [])
         pxs = cgi.get(CG_PERFTEST_ID, [])
@@ -910,7 +999,9 @@ def main():
           f"**The target (<= {CG_TARGET}x ib_write_bw's Ir per message) is judged on the whole process of "
           f"{CG_NAMES[CG_TARGET_ID]} at -n {n1}, start-up included.** The requester thread alone and the cost "
           "without start-up (the difference between the run with twice the messages and the shorter run, divided "
-          "by the extra messages) are shown for information only."
+          "by the extra messages) are shown for information only. The runs of one end per process (rdmapipe's "
+          "server or client alone under callgrind, its peer native on the rxeA/rxeB pair) and `bare-verbs --verify` "
+          "are listed here too; they are compared in the both-ends table below."
           + ("" if any(i in cgi for i in ("cg-rp-write-adaptive", "cg-rp-write-busy")) else
              " (This run folder comes from an earlier version of the bench, which ran other rdmapipe workloads, "
              "named in the tables, as one profile for the whole process; the target's run is missing.)"))
