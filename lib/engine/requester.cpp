@@ -31,36 +31,46 @@ inline bool never_arrived(ibv_wc_status st)
 	}
 }
 
+/* A failed send completion of QP qi: only this QP stops; its outstanding WRs come
+ * back flushed. */
+void on_send_error(Requester *r, uint32_t qi, const ibv_wc &wc)
+{
+	RequesterQp &q = r->qps[qi];
+	ibv_wc e = wc;
+	if (r->prebuilt)   // an unsignalled WR's wr_id is its sequence mod the period
+		e.wr_id = r->pre.full_seq(wc.wr_id, q.completed);
+	r->c.wc_errors.count(e);
+	r->flow_errors[q.flow].count(e);
+	{
+		const WcErrorCounts &fe = r->flow_errors[q.flow];
+		FlowLive &fl = r->flow_live[q.flow];
+		const unsigned st = e.status < kWcStatusCount ? e.status : IBV_WC_GENERAL_ERR;
+		fl.by_status[st].store(fe.by_status[st], std::memory_order_relaxed);
+		fl.errors.store(fe.total, std::memory_order_relaxed);
+	}
+	if (!q.failed) {
+		q.failed = true;
+		r->c.failed_qps++;
+	}
+	if (!q.settled) {
+		/* RC completes in order: what came before the failed WR arrived and is
+		 * credited; where its status proves that it and what follows never
+		 * arrived, they leave the flow's window instead of holding it from the
+		 * flow's other QPs. A flush or a retry exceeded proves nothing (an ACK
+		 * may have been lost): those stay counted. */
+		q.settled = true;
+		const uint64_t seq = e.wr_id & kSeqMask;
+		if (r->p.flow_window && never_arrived(e.status) && seq < q.sent)
+			r->flow_credit[q.flow].lost += q.sent - seq;
+	}
+}
+
 /* One send completion of QP qi (ours). */
 inline void on_send_wc(Requester *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 {
 	RequesterQp &q = r->qps[qi];
 	if (wc.status != IBV_WC_SUCCESS) {
-		/* Only this QP stops; its outstanding WRs come back flushed. */
-		r->c.wc_errors.count(wc);
-		r->flow_errors[q.flow].count(wc);
-		{
-			const WcErrorCounts &fe = r->flow_errors[q.flow];
-			FlowLive &fl = r->flow_live[q.flow];
-			const unsigned st = wc.status < kWcStatusCount ? wc.status : IBV_WC_GENERAL_ERR;
-			fl.by_status[st].store(fe.by_status[st], std::memory_order_relaxed);
-			fl.errors.store(fe.total, std::memory_order_relaxed);
-		}
-		if (!q.failed) {
-			q.failed = true;
-			r->c.failed_qps++;
-		}
-		if (!q.settled) {
-			/* RC completes in order: what came before the failed WR arrived and is
-			 * credited; where its status proves that it and what follows never
-			 * arrived, they leave the flow's window instead of holding it from the
-			 * flow's other QPs. A flush or a retry exceeded proves nothing (an ACK
-			 * may have been lost): those stay counted. */
-			q.settled = true;
-			const uint64_t seq = wc.wr_id & kSeqMask;
-			if (r->p.flow_window && never_arrived(wc.status) && seq < q.sent)
-				r->flow_credit[q.flow].lost += q.sent - seq;
-		}
+		on_send_error(r, qi, wc);
 		return;
 	}
 	if (r->p.reliable) {
