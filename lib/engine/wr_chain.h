@@ -393,7 +393,8 @@ public:
 		Entry *const ring = &entries_[static_cast<size_t>(qi) * period_];
 		const uint32_t k0 = static_cast<uint32_t>(first_seq % period_);
 		const uint32_t kn = at(k0, n - 1);
-		ring[k0].wr.send_flags = periodic_flags(k0);
+		if (fence_)   // else build() left the first WR's flags as they were
+			ring[k0].wr.send_flags = periodic_flags(k0);
 		ring[kn].wr.send_flags = periodic_flags(kn);
 		ring[kn].wr.next = &ring[kn + 1 < period_ ? kn + 1 : 0].wr;
 	}
