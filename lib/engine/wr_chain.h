@@ -293,8 +293,9 @@ private:
  * being message seq's: its buffer, lkey, remote slot and periodic signal are written
  * when the QP first sends that entry, then never again. A chain of n from seq is the
  * circle from seq % period, cut after n (restore() closes it again). Per message only
- * what changes is written: wr_id, the immediate, cmp_swap's operands. The bare loop's
- * repost, with rdmapipe's sequences. */
+ * what changes is written: the immediate, cmp_swap's operands; wr_id only where a
+ * completion may name it (the signalled WRs; a failed one's: full_seq). The bare
+ * loop's repost, with rdmapipe's sequences. */
 class PrebuiltChains {
 public:
 	using Entry = SendChain::Entry;
