@@ -134,6 +134,11 @@ inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
  * the hook or a self-describing payload take the payload per message and nothing
  * else (prepare's tests, once a chain). */
 template <Verb V, Src S>
+void fill_chain(Requester *r, uint32_t qi, uint32_t n, bool hook);
+
+/* Inline: a plain write's chain mostly needs nothing, and a call costs more than the
+ * test (callgrind). */
+template <Verb V, Src S>
 inline void prepare_chain(Requester *r, uint32_t qi, uint32_t n)
 {
 	RequesterQp &q = r->qps[qi];
@@ -145,6 +150,15 @@ inline void prepare_chain(Requester *r, uint32_t qi, uint32_t n)
 				q.inflight[(s0 + i) & r->inflight_mask] = r->bufs[i];
 		return;
 	}
+	fill_chain<V, S>(r, qi, n, hook);
+}
+
+/* The rest of prepare_chain: payloads (or poison) for messages q.sent.. (n). */
+template <Verb V, Src S>
+[[gnu::noinline]] void fill_chain(Requester *r, uint32_t qi, uint32_t n, bool hook)
+{
+	RequesterQp &q = r->qps[qi];
+	const uint64_t s0 = q.sent;
 	if (V != Verb::write && S != Src::fed && !r->p.self_describing && !hook) {
 		const uint32_t len = r->p.msg_bytes, mask = r->inflight_mask;
 		for (uint32_t i = 0; i < n; i++) {
