@@ -31,36 +31,46 @@ inline bool never_arrived(ibv_wc_status st)
 	}
 }
 
+/* A failed send completion of QP qi: only this QP stops; its outstanding WRs come
+ * back flushed. */
+void on_send_error(Requester *r, uint32_t qi, const ibv_wc &wc)
+{
+	RequesterQp &q = r->qps[qi];
+	ibv_wc e = wc;
+	if (r->prebuilt)   // an unsignalled WR's wr_id is its sequence mod the period
+		e.wr_id = r->pre.full_seq(wc.wr_id, q.completed);
+	r->c.wc_errors.count(e);
+	r->flow_errors[q.flow].count(e);
+	{
+		const WcErrorCounts &fe = r->flow_errors[q.flow];
+		FlowLive &fl = r->flow_live[q.flow];
+		const unsigned st = e.status < kWcStatusCount ? e.status : IBV_WC_GENERAL_ERR;
+		fl.by_status[st].store(fe.by_status[st], std::memory_order_relaxed);
+		fl.errors.store(fe.total, std::memory_order_relaxed);
+	}
+	if (!q.failed) {
+		q.failed = true;
+		r->c.failed_qps++;
+	}
+	if (!q.settled) {
+		/* RC completes in order: what came before the failed WR arrived and is
+		 * credited; where its status proves that it and what follows never
+		 * arrived, they leave the flow's window instead of holding it from the
+		 * flow's other QPs. A flush or a retry exceeded proves nothing (an ACK
+		 * may have been lost): those stay counted. */
+		q.settled = true;
+		const uint64_t seq = e.wr_id & kSeqMask;
+		if (r->p.flow_window && never_arrived(e.status) && seq < q.sent)
+			r->flow_credit[q.flow].lost += q.sent - seq;
+	}
+}
+
 /* One send completion of QP qi (ours). */
 inline void on_send_wc(Requester *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 {
 	RequesterQp &q = r->qps[qi];
 	if (wc.status != IBV_WC_SUCCESS) {
-		/* Only this QP stops; its outstanding WRs come back flushed. */
-		r->c.wc_errors.count(wc);
-		r->flow_errors[q.flow].count(wc);
-		{
-			const WcErrorCounts &fe = r->flow_errors[q.flow];
-			FlowLive &fl = r->flow_live[q.flow];
-			const unsigned st = wc.status < kWcStatusCount ? wc.status : IBV_WC_GENERAL_ERR;
-			fl.by_status[st].store(fe.by_status[st], std::memory_order_relaxed);
-			fl.errors.store(fe.total, std::memory_order_relaxed);
-		}
-		if (!q.failed) {
-			q.failed = true;
-			r->c.failed_qps++;
-		}
-		if (!q.settled) {
-			/* RC completes in order: what came before the failed WR arrived and is
-			 * credited; where its status proves that it and what follows never
-			 * arrived, they leave the flow's window instead of holding it from the
-			 * flow's other QPs. A flush or a retry exceeded proves nothing (an ACK
-			 * may have been lost): those stay counted. */
-			q.settled = true;
-			const uint64_t seq = wc.wr_id & kSeqMask;
-			if (r->p.flow_window && never_arrived(wc.status) && seq < q.sent)
-				r->flow_credit[q.flow].lost += q.sent - seq;
-		}
+		on_send_error(r, qi, wc);
 		return;
 	}
 	if (r->p.reliable) {
@@ -192,6 +202,7 @@ inline void end_when_due(Requester *r, uint64_t now)
 {
 	if ((now >= r->deadline || (r->ctl->ending() && r->in == nullptr)) && !r->timed_out) {
 		r->timed_out = true;
+		r->deadline = UINT64_MAX;   // past: keep_time need not look every burst
 		for (uint32_t i = 0; i < r->nqps; i++)
 			r->qps[i].target = r->qps[i].sent + 1;
 	}
@@ -200,10 +211,13 @@ inline void end_when_due(Requester *r, uint64_t now)
 /* Per flow, what the control plane set: a rate (what is due by now at the rate in
  * force, a batch ahead so that chains stay whole, less what the flow sent since
  * that rate was set) and a batch. Paused: nothing is due, and waiting is progress. */
-inline void pace_flows(Requester *r, uint64_t now, uint64_t *due, uint32_t *cap)
+inline void pace_flows(Requester *r, uint64_t now)
 {
 	const RequesterParams &p = r->p;
 	const bool paused = r->ctl->is_paused() && !r->timed_out;
+	uint64_t *const due = r->due;
+	uint32_t *const cap = r->cap;
+	r->paced = paused;
 	if (paused)
 		r->last_progress = now;
 	for (uint32_t f = 0; f < r->nflows; f++) {
@@ -212,6 +226,7 @@ inline void pace_flows(Requester *r, uint64_t now, uint64_t *due, uint32_t *cap)
 		const uint64_t tpm = fc.tsc_per_msg.load(std::memory_order_relaxed);
 		if (tpm != pc.tsc_per_msg)
 			pc = Requester::Pace{tpm, now, r->flow_sent[f]};
+		r->paced |= tpm != 0;
 		if (paused)
 			pc.tsc_per_msg = UINT64_MAX;   // resumed: the rate starts again then, no catching up
 		due[f] = paused ? 0 : tpm ? pc.sent0 + (now - pc.t0) / tpm + p.batch : UINT64_MAX;
@@ -350,10 +365,12 @@ inline void after_burst(Requester *r, bool busy, uint64_t now)
 {
 	RequesterCounters &c = r->c;
 	const RequesterParams &p = r->p;
-	if (busy)
+	if (busy) {
 		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
-	else
+	} else {
 		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);
+		r->until_look = 0;   // nothing to do: the next burst looks at the control plane
+	}
 	r->idler.idle(busy);
 	if (now - r->last_progress > p.stall_tsc) {
 		c.fail_reason = p.reliable ? "gave up: nothing acknowledged within the stall timeout while retransmitting (the peer or the path is gone)"
@@ -366,11 +383,28 @@ inline void after_burst(Requester *r, bool busy, uint64_t now)
 
 } // namespace
 
+/* The control plane and the run's clock: a look (kLookEvery) takes in the end, the
+ * pause, the rates and batches; the deadline and the warm-up's end are checked every
+ * burst; a rate in force is paced every burst. */
+inline void keep_time(Requester *r, bool look, uint64_t now)
+{
+	if (look || now >= r->deadline || now >= r->warm_end) {
+		end_warmup(r, now);
+		end_when_due(r, now);
+		pace_flows(r, now);
+		r->until_look = kLookEvery;
+	} else if (r->paced) {
+		pace_flows(r, now);
+	}
+	r->until_look--;
+}
+
 uint32_t requester_burst(Requester *r)
 {
 	RequesterCounters &c = r->c;
 	const RequesterParams &p = r->p;
-	if (r->ctl->aborted()) {
+	const bool look = r->until_look == 0;   // kLookEvery
+	if (look && r->ctl->aborted()) {
 		c.fail_reason = r->ctl->abort_reason();
 		r->finished = true;
 		return 0;
@@ -393,12 +427,7 @@ uint32_t requester_burst(Requester *r)
 		}
 		polled += acks;
 	}
-	end_warmup(r, now);
-	end_when_due(r, now);
-
-	uint64_t due[kMaxFlows];
-	uint32_t cap[kMaxFlows];
-	pace_flows(r, now, due, cap);
+	keep_time(r, look, now);
 	bool all_done = true;
 	uint32_t posted = 0;
 	/* From where the last burst's posts ended: a window or a rate shared by the QPs
@@ -413,7 +442,7 @@ uint32_t requester_burst(Requester *r)
 			ask_when_quiet(r, q);
 		if (q.sent >= q.target || q.paused)
 			continue;   // draining, or waiting for the receiver to restart the QP
-		posted += qp_turn(r, qi, due[q.flow], cap[q.flow], now);
+		posted += qp_turn(r, qi, r->due[q.flow], r->cap[q.flow], now);
 	}
 	if (all_done) {
 		r->finished = true;

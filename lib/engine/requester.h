@@ -28,6 +28,12 @@ namespace rp {
 
 inline constexpr uint32_t kTxPollBurst = 32;
 
+/* Busy bursts between the requester's looks at the control plane (abort, the console's
+ * end, pause, rates and batches): a burst that did nothing looks every time, and the
+ * deadline and the warm-up's end are checked every burst, so a stop is seen at most
+ * this many busy bursts late (microseconds), and a rate in force is paced every burst. */
+inline constexpr uint32_t kLookEvery = 16;
+
 /* Prebuilt chains (PrebuiltChains): a QP's period at most, and all QPs' WRs at most
  * (an entry is a WR and its SGE, 144 B): beyond, chains are built per post. The default
  * one-QP run's period is its 1024-slot window. */
@@ -218,6 +224,13 @@ struct Requester {
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
 	uint64_t deadline = 0;
 	uint64_t last_progress = 0;
+	/* What the last look at the control plane found (kLookEvery): each flow's rate
+	 * target (due, UINT64_MAX: none) and batch (cap); paced: a rate or a pause is in
+	 * force, so due moves with the clock and is worked out every burst. */
+	uint32_t until_look = 0;                // busy bursts until the next look (0: this one)
+	bool paced = false;
+	uint64_t due[kMaxFlows] = {};
+	uint32_t cap[kMaxFlows] = {};
 	uint64_t warm_end = 0;                  // start + p.warmup_tsc
 	uint64_t warm_tsc = 0;                  // when the warm-up ended (0: not yet, or none)
 	uint64_t warm_completed = 0;            // c.completed then

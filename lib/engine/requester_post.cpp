@@ -93,6 +93,19 @@ inline bool overwritten(const Requester *r, const RequesterQp &q, uint64_t seq)
 	return r->p.messages && !r->p.count_from_input && seq + q.remote.slots < q.target;
 }
 
+/* What message seq of QP qi carries (a send or write: the payload pattern), or what
+ * a read or atomic must find replaced (a poison value). */
+template <Verb V>
+inline void payload(void *b, uint32_t len, uint32_t qi, uint64_t seq)
+{
+	if constexpr (V == Verb::read)
+		memset(b, kPoisonByte, len);
+	else if constexpr (verb_is_atomic(V))
+		memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
+	else
+		pattern_fill(b, len, msg_key(qi, seq));
+}
+
 /* Readies buffer b for message seq of QP qi and tracks it until its completion:
  * the payload pattern for sends and writes, a poison value for what reads and atomics
  * bring back. Fed: the buffer came from the input ring, filled by the stage before
@@ -102,15 +115,13 @@ template <Verb V, Src S>
 inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 {
 	const uint32_t len = r->p.msg_bytes;
-	if constexpr (V == Verb::read)
-		memset(b, kPoisonByte, len);
-	else if constexpr (verb_is_atomic(V))
-		memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
+	if constexpr (V == Verb::read || verb_is_atomic(V))
+		payload<V>(b, len, qi, seq);
 	else if constexpr (S == Src::fed) {
 	} else if (r->p.self_describing) {
 		self_describing_fill(b, len, msg_key(qi, seq));
 	} else if (V != Verb::write || !overwritten(r, r->qps[qi], seq))
-		pattern_fill(b, len, msg_key(qi, seq));
+		payload<V>(b, len, qi, seq);
 	if (qi == 0 && seq == r->p.corrupt_msg)
 		static_cast<unsigned char *>(b)[len / 2] ^= 0x5a;
 	if constexpr (S != Src::bound)
@@ -119,17 +130,43 @@ inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 
 /* Readies messages q.sent.. (n) of QP qi. A plain write's chain that later messages
  * will all overwrite needs nothing (overwritten() holds for its last message, so for
- * all of them), unless the corruption hook falls in it. */
+ * all of them), unless the corruption hook falls in it. Other verbs' chains without
+ * the hook or a self-describing payload take the payload per message and nothing
+ * else (prepare's tests, once a chain). */
+template <Verb V, Src S>
+void fill_chain(Requester *r, uint32_t qi, uint32_t n, bool hook);
+
+/* Inline: a plain write's chain mostly needs nothing, and a call costs more than the
+ * test (callgrind). */
 template <Verb V, Src S>
 inline void prepare_chain(Requester *r, uint32_t qi, uint32_t n)
 {
 	RequesterQp &q = r->qps[qi];
 	const uint64_t s0 = q.sent;
-	if (V == Verb::write && S != Src::fed && !r->p.self_describing && overwritten(r, q, s0 + n - 1) &&
-	    (qi != 0 || r->p.corrupt_msg - s0 >= n)) {
+	const bool hook = qi == 0 && r->p.corrupt_msg - s0 < n;
+	if (V == Verb::write && S != Src::fed && !r->p.self_describing && overwritten(r, q, s0 + n - 1) && !hook) {
 		if constexpr (S == Src::pool)
 			for (uint32_t i = 0; i < n; i++)
 				q.inflight[(s0 + i) & r->inflight_mask] = r->bufs[i];
+		return;
+	}
+	fill_chain<V, S>(r, qi, n, hook);
+}
+
+/* The rest of prepare_chain: payloads (or poison) for messages q.sent.. (n). */
+template <Verb V, Src S>
+[[gnu::noinline]] void fill_chain(Requester *r, uint32_t qi, uint32_t n, bool hook)
+{
+	RequesterQp &q = r->qps[qi];
+	const uint64_t s0 = q.sent;
+	if (V != Verb::write && S != Src::fed && !r->p.self_describing && !hook) {
+		const uint32_t len = r->p.msg_bytes, mask = r->inflight_mask;
+		for (uint32_t i = 0; i < n; i++) {
+			void *b = S == Src::bound ? q.inflight[(s0 + i) & mask] : r->bufs[i];
+			payload<V>(b, len, qi, s0 + i);
+			if constexpr (S != Src::bound)
+				q.inflight[(s0 + i) & mask] = b;
+		}
 		return;
 	}
 	for (uint32_t i = 0; i < n; i++)

@@ -280,6 +280,7 @@ void requester_start(Requester *r)
 	uint64_t now = rte_rdtsc();
 	r->deadline = r->p.messages || r->p.count_from_input ? UINT64_MAX : now + r->p.duration_tsc;
 	r->last_progress = now;
+	r->until_look = 0;
 	r->timed_out = false;
 	r->finished = false;
 	r->c.start_tsc = now;

@@ -293,8 +293,9 @@ private:
  * being message seq's: its buffer, lkey, remote slot and periodic signal are written
  * when the QP first sends that entry, then never again. A chain of n from seq is the
  * circle from seq % period, cut after n (restore() closes it again). Per message only
- * what changes is written: wr_id, the immediate, cmp_swap's operands. The bare loop's
- * repost, with rdmapipe's sequences. */
+ * what changes is written: the immediate, cmp_swap's operands; wr_id only where a
+ * completion may name it (the signalled WRs; a failed one's: full_seq). The bare
+ * loop's repost, with rdmapipe's sequences. */
 class PrebuiltChains {
 public:
 	using Entry = SendChain::Entry;
@@ -361,27 +362,13 @@ public:
 		if (first_seq < P)   // the QP's first round: entries first_seq.. are new
 			first_round<V>(ring, first_seq, n < P - first_seq ? n : static_cast<uint32_t>(P - first_seq), bufs,
 				       lkeys, mask, t);
-		/* Per WR what changes with the message: its wr_id (completions and errors name
-		 * it), the immediate, cmp_swap's operands; in runs that do not wrap around. */
-		uint64_t seq = first_seq;
-		for (uint32_t k = k0, left = n; left; k = 0) {
-			const uint32_t run = left < P - k ? left : P - k;
-			Entry *e = &ring[k];
-			Entry *const stop = e + run;
-			/* Unrolled: the loop's own count and branch cost as much as the store (callgrind). */
-#pragma GCC unroll 4
-			for (; e != stop; ++e, ++seq) {
-				e->wr.wr_id = seq;
-				if constexpr (verb_has_imm(V))
-					e->wr.imm_data = htonl(static_cast<uint32_t>(seq & kImmSeqMask));
-				if constexpr (V == Verb::cmp_swap) {
-					e->wr.wr.atomic.compare_add = seq;
-					e->wr.wr.atomic.swap = seq + 1;
-				}
-			}
-			left -= run;
-		}
+		per_message<V>(ring, k0, first_seq, n);
+		/* Completions name the signalled WRs: theirs get the full sequence. An
+		 * unsignalled WR keeps its first round's (seq % period: full_seq()). */
+		for (uint64_t i = signal_every_ - 1 - first_seq % signal_every_; i < n; i += signal_every_)
+			ring[at(k0, static_cast<uint32_t>(i))].wr.wr_id = first_seq + i;
 		Entry &end = ring[at(k0, n - 1)];
+		end.wr.wr_id = first_seq + n - 1;   // signalled when it ends the run, or asked to
 		if (ends_run || signal_end)
 			end.wr.send_flags |= IBV_SEND_SIGNALED;
 		if constexpr (verb_has_imm(V))
@@ -392,13 +379,23 @@ public:
 		return &ring[k0].wr;
 	}
 
+	/* The sequence of a completion's WR of a QP that has retired every message before
+	 * `completed`: a flushed or failed WR may be unsignalled, its wr_id its sequence
+	 * mod the period; what is outstanding spans less than a period. */
+	uint64_t full_seq(uint64_t wr_id, uint64_t completed) const
+	{
+		const uint64_t P = period_;
+		return completed + (wr_id % P + P - completed % P) % P;
+	}
+
 	/* After posting build()'s chain: the circle closed and the flags periodic again. */
 	void restore(uint32_t qi, uint64_t first_seq, uint32_t n)
 	{
 		Entry *const ring = &entries_[static_cast<size_t>(qi) * period_];
 		const uint32_t k0 = static_cast<uint32_t>(first_seq % period_);
 		const uint32_t kn = at(k0, n - 1);
-		ring[k0].wr.send_flags = periodic_flags(k0);
+		if (fence_)   // else build() left the first WR's flags as they were
+			ring[k0].wr.send_flags = periodic_flags(k0);
 		ring[kn].wr.send_flags = periodic_flags(kn);
 		ring[kn].wr.next = &ring[kn + 1 < period_ ? kn + 1 : 0].wr;
 	}
@@ -407,6 +404,32 @@ private:
 	unsigned periodic_flags(uint32_t k) const
 	{
 		return flags_ | (wr_signalled(k, signal_every_) ? IBV_SEND_SIGNALED : 0);
+	}
+
+	/* What changes with every message, in runs that do not wrap around: the
+	 * immediate, cmp_swap's operands (nothing for the other verbs). */
+	template <Verb V>
+	void per_message(Entry *ring, uint32_t k0, uint64_t seq, uint32_t n)
+	{
+		if constexpr (!verb_has_imm(V) && V != Verb::cmp_swap)
+			return;
+		const uint32_t P = period_;
+		for (uint32_t k = k0, left = n; left; k = 0) {
+			const uint32_t run = left < P - k ? left : P - k;
+			Entry *e = &ring[k];
+			Entry *const stop = e + run;
+			/* Unrolled: the loop's own count and branch cost as much as the store (callgrind). */
+#pragma GCC unroll 4
+			for (; e != stop; ++e, ++seq) {
+				if constexpr (verb_has_imm(V))
+					e->wr.imm_data = htonl(static_cast<uint32_t>(seq & kImmSeqMask));
+				if constexpr (V == Verb::cmp_swap) {
+					e->wr.wr.atomic.compare_add = seq;
+					e->wr.wr.atomic.swap = seq + 1;
+				}
+			}
+			left -= run;
+		}
 	}
 
 	/* Entry k0 + i of the circle (i < period). */
@@ -429,6 +452,7 @@ private:
 			const uint32_t b = static_cast<uint32_t>(seq) & mask;
 			e.sge.addr = reinterpret_cast<uintptr_t>(bufs[b]);
 			e.sge.lkey = lkeys[b];
+			e.wr.wr_id = seq;   // for good, unless signalled (build)
 			if constexpr (rdma) {
 				e.wr.wr.rdma.remote_addr = t.base + (seq % t.slots) * msg_bytes_;
 				e.wr.wr.rdma.rkey = t.rkey;

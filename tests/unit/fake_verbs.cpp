@@ -47,6 +47,18 @@ void execute(const ibv_send_wr *wr)
 	}
 }
 
+/* A WR's sequence: its wr_id, but an unsignalled WR of a prebuilt chain keeps an
+ * earlier round's (congruent mod the period): one below its QP's next is that next. */
+uint64_t seq_of(const ibv_qp *qp, const ibv_send_wr *wr)
+{
+	if (qp == nullptr)
+		return wr->wr_id;
+	uint64_t &next = g_nic.next_seq[qp->qp_num];
+	const uint64_t seq = wr->wr_id < next && !(wr->send_flags & IBV_SEND_SIGNALED) ? next : wr->wr_id;
+	next = seq + 1;
+	return seq;
+}
+
 int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad)
 {
 	std::vector<PostedWr> chain;
@@ -56,7 +68,8 @@ int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad)
 			g_nic.chains.push_back(chain);
 			return ENOMEM;
 		}
-		PostedWr p{wr->wr_id, wr->opcode, wr->send_flags, ntohl(wr->imm_data), wr->wr.rdma.remote_addr,
+		const uint64_t seq = seq_of(qp, wr);
+		PostedWr p{seq, wr->wr_id, wr->opcode, wr->send_flags, ntohl(wr->imm_data), wr->wr.rdma.remote_addr,
 			   wr->wr.rdma.rkey, wr->num_sge ? wr->sg_list[0].addr : 0,
 			   wr->num_sge ? wr->sg_list[0].length : 0, wr->num_sge ? wr->sg_list[0].lkey : 0,
 			   wr->num_sge, 0, qp ? qp->qp_num : 0};
@@ -65,15 +78,15 @@ int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad)
 		chain.push_back(p);
 		if (g_nic.check_len && wr->num_sge &&
 		    rp::pattern_check(reinterpret_cast<void *>(wr->sg_list[0].addr), g_nic.check_len,
-				      rp::msg_key(qp ? qp->qp_num - kQpNumBase : 0, wr->wr_id)) >= 0) {
+				      rp::msg_key(qp ? qp->qp_num - kQpNumBase : 0, seq)) >= 0) {
 			if (g_nic.pattern_mismatches++ == 0)
-				g_nic.first_mismatch = wr->wr_id;
+				g_nic.first_mismatch = seq;
 		}
 		if (g_nic.hold_qp_num && qp && qp->qp_num == g_nic.hold_qp_num)
 			continue;
 		if (g_nic.credit_word)
 			*g_nic.credit_word = *g_nic.credit_word + 1;
-		bool err = wr->wr_id == g_nic.error_at_wr_id &&
+		bool err = seq == g_nic.error_at_wr_id &&
 			   (g_nic.error_qp_num == 0 || (qp && qp->qp_num == g_nic.error_qp_num));
 		if (!err)
 			execute(wr);

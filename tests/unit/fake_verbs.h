@@ -19,7 +19,8 @@ struct MrTable;
 namespace fake {
 
 struct PostedWr {
-	uint64_t wr_id;
+	uint64_t wr_id;           // the WR's sequence (seq_of)
+	uint64_t raw_wr_id;       // its wr_id as posted
 	ibv_wr_opcode opcode;
 	unsigned send_flags;
 	uint32_t imm_host;        // ntohl(imm_data)
@@ -83,6 +84,9 @@ struct Nic {
 	 * restart_error (an errno) fail them. */
 	std::vector<uint32_t> stopped, restarted;
 	int stop_error = 0, restart_error = 0;
+
+	/* Per QP (by number), the sequence its next WR carries (seq_of). */
+	std::map<uint32_t, uint64_t> next_seq;
 
 	std::deque<ibv_wc> send_cq;
 	std::deque<ibv_wc> recv_cq;

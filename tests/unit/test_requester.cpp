@@ -142,6 +142,61 @@ void abort_names_its_reason(void **)
 	}
 }
 
+/* Busy bursts look at the control plane every kLookEvery: an abort, the console's end
+ * and a pause are each taken in within that many bursts of a busy run. */
+void control_is_seen_within_a_look(void **)
+{
+	for (int what = 0; what < 3; what++) {
+		Rig g(params(rp::Verb::write, 1000000));
+		rp::requester_start(&g.r);
+		for (int i = 0; i < 7; i++)
+			assert_int_not_equal(rp::requester_burst(&g.r), 0);   // busy: the fake completes at once
+		if (what == 0)
+			g.ctl.abort_with("stopped");
+		else if (what == 1)
+			g.ctl.end();
+		else
+			g.ctl.paused.store(true);
+		uint32_t bursts = 0;
+		const uint64_t sent = g.r.c.sent;
+		while (!g.r.finished && !g.r.timed_out && !(what == 2 && g.r.paced) && bursts <= rp::kLookEvery) {
+			rp::requester_burst(&g.r);
+			bursts++;
+		}
+		assert_true(bursts <= rp::kLookEvery);
+		assert_true(g.r.c.sent - sent <= uint64_t{rp::kLookEvery} * 32);
+		if (what == 0)
+			assert_string_equal(g.r.c.fail_reason, "stopped");
+		if (what == 2) {   // paused: nothing more goes
+			const uint64_t held = g.r.c.sent;
+			for (int i = 0; i < 40; i++)
+				rp::requester_burst(&g.r);
+			assert_int_equal(g.r.c.sent, held);
+			g.ctl.end();
+		}
+		while (!g.r.finished)
+			rp::requester_burst(&g.r);
+		rp::requester_finish(&g.r);
+	}
+}
+
+/* A duration run's deadline is checked every burst, not only at a look. */
+void deadline_is_checked_every_burst(void **)
+{
+	rp::RequesterParams p = params(rp::Verb::write, 0);
+	p.duration_tsc = 1ull << 60;
+	Rig g(p);
+	rp::requester_start(&g.r);
+	for (int i = 0; i < 3; i++)
+		rp::requester_burst(&g.r);
+	g.r.deadline = 0;   // due now
+	rp::requester_burst(&g.r);
+	assert_true(g.r.timed_out);
+	while (!g.r.finished)
+		rp::requester_burst(&g.r);
+	assert_int_equal(rp::requester_finish(&g.r), 0);
+}
+
 void spreads_over_qps(void **)
 {
 	/* 1000 plain writes over 3 QPs (no credit needed): 334 + 333 + 333, each QP its own
@@ -1012,6 +1067,8 @@ int main()
 	const CMUnitTest tests[] = {
 		cmocka_unit_test(sends_all_in_chains),
 		cmocka_unit_test(abort_names_its_reason),
+		cmocka_unit_test(control_is_seen_within_a_look),
+		cmocka_unit_test(deadline_is_checked_every_burst),
 		cmocka_unit_test(spreads_over_qps),
 		cmocka_unit_test(bound_buffers_are_kept_and_reused),
 		cmocka_unit_test(short_pool_is_used_per_chain),
