@@ -13,6 +13,7 @@
 
 #include "engine/wr_chain.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -123,15 +124,23 @@ struct RxWindow {
 		return cum - from;
 	}
 
-	/* The bits of cum + 1 .. cum + kSackBits. */
+	/* The 64 bits of s .. s + 63 in the circular bitmap (two words' shifts). */
+	uint64_t bits64(uint64_t s) const
+	{
+		const uint32_t i = static_cast<uint32_t>(s & mask), w = i >> 6, sh = i & 63;
+		const uint32_t last = mask >> 6;   // words - 1, a power of two less one
+		const uint64_t lo = bits[w] >> sh;
+		return sh == 0 ? lo : lo | bits[(w + 1) & last] << (64 - sh);
+	}
+
+	/* The bits of cum + 1 .. cum + kSackBits within the window, a word at a time (an
+	 * ACK goes every few messages; bit by bit it was most of the receiver's work). */
 	void sack(uint64_t out[kSackWords]) const
 	{
-		for (uint32_t w = 0; w < kSackWords; w++)
-			out[w] = 0;
-		for (uint32_t i = 0; i < kSackBits && i + 1 < window; i++) {
-			uint64_t s = cum + 1 + i;
-			if (bits[(s & mask) >> 6] >> (s & 63) & 1)
-				out[i >> 6] |= 1ull << (i & 63);
+		const uint32_t valid = window == 0 ? 0 : window - 1 < kSackBits ? window - 1 : kSackBits;
+		for (uint32_t w = 0; w < kSackWords; w++) {
+			const uint32_t n = valid > 64 * w ? std::min(valid - 64 * w, 64u) : 0;
+			out[w] = n == 0 ? 0 : bits64(cum + 1 + 64 * w) & (n == 64 ? ~0ull : (1ull << n) - 1);
 		}
 	}
 };
