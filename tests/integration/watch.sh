@@ -151,6 +151,26 @@ assert 'result: PASS' in tail, tail
 assert c.exit_status() == 0
 PY
 
+# The console on a run whose responder sleeps (a plain write's: passive, on the run's
+# bell): quit ends the 60 s run at once, the sleeping lcore woken by it.
+python3 - "$RDMAPIPE" "$DEV" "$(eal_args | sed 's/-l 0-1/--lcores (0-2)@(0-1)/')" <<'PY' && echo "ok: console on a passive responder" || { echo "FAIL: console on a passive responder"; fails=$((fails + 1)); }
+import os, re, sys, time
+sys.path.insert(0, os.environ['TESTDIR'])
+from pty_console import Console
+binary, dev, eal = sys.argv[1], sys.argv[2], sys.argv[3].split()
+c = Console([binary] + eal + ['--', '-i', '-d', dev, '-v', 'write', '-t', '60'])
+c.read_until(r'rdmapipe> ')
+c.poll('show stats flow flow0', r'since start\)', lambda s: int(re.search(r'sent (\d+)', s).group(1)) > 0)
+t0 = time.monotonic()
+c.type('quit')
+tail = c.read_until(r'result: (PASS|FAIL)', timeout=30)
+print(tail)
+assert 'result: PASS' in tail, tail
+assert re.search(r'passive: slept [0-9]+ times? until its end', tail), tail
+assert time.monotonic() - t0 < 30
+assert c.exit_status() == 0
+PY
+
 # The console on a pipeline of rings (conf/relay.conf as a 60 s run): quit ends the 60 s
 # flow, and the relayed flow, fed from it with no count of its own, sends what is left
 # until its input ends; everything sent is verified. The stages keep lcores 0-2, so
