@@ -195,6 +195,7 @@ struct Requester {
 	 * is built per post instead). */
 	PrebuiltChains pre;
 	bool prebuilt = false;                  // post_chain posts from pre
+	uint32_t (*burst)(Requester *) = nullptr;   // requester_burst's shape, chosen at start
 	PostChainFn post_chain = nullptr;       // chosen at setup for p.verb
 	RetireFn retire = nullptr;
 	std::unique_ptr<void *[]> inflight_mem;
@@ -294,6 +295,8 @@ int requester_run(Requester *r);
  * (returns messages posted plus completions seen), then finish. */
 void requester_start(Requester *r);
 uint32_t requester_burst(Requester *r);
+/* Whether the run can take the lean burst (chosen at start: Requester::lean). */
+bool requester_lean(const Requester *r);
 int requester_finish(Requester *r);
 
 /* Fed by a ring: nothing more will come (the stages before it are done and the ring is

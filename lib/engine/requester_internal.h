@@ -29,8 +29,15 @@ inline int post_tracked(Requester *r, RequesterQp &q, ibv_send_wr *head)
 	return r->p.post_api == PostApi::wr ? post_send_ex(q.qpx, head) : r->ops->post_send(q.qp, head, &bad);
 }
 
-/* requester_post.cpp: the verb's post and retire functions, and where buffers come from. */
+/* requester_post.cpp: the verb's post and retire functions, and where buffers come
+ * from; then (at start) the burst's shape for the run (requester_burst.h). */
 void pick_for_verb(Requester *r);
+void pick_burst(Requester *r);
+
+/* requester.cpp: what the burst leaves out of line (requester_burst.h). */
+void on_send_error(Requester *r, uint32_t qi, const ibv_wc &wc);
+int take_handed(Requester *r, uint64_t now);
+bool bind_more(Requester *r, RequesterQp &q, uint32_t n);
 
 /* requester_reliable.cpp: timeouts once per burst, and a paused QP's restart request. */
 int check_timeouts(Requester *r, uint64_t now);

@@ -1,6 +1,6 @@
 /* The requester's post and retire variants, one per verb and buffer source, chosen once
  * at setup (pick_for_verb) and called through Requester::post_chain and ::retire. */
-#include "engine/requester_internal.h"
+#include "engine/requester_burst.h"
 
 #include "engine/pattern.h"
 
@@ -38,7 +38,7 @@ void result_error(Requester *r, uint32_t qi, uint64_t seq, int64_t off)
 /* Retires messages [q.completed, upto] of QP qi: checks what the verb brought back,
  * then returns the buffers to the pool in at most two bulks (bound ones stay). */
 template <Verb V, bool Bound>
-void retire(Requester *r, uint32_t qi, uint64_t upto)
+[[gnu::always_inline]] inline void retire(Requester *r, uint32_t qi, uint64_t upto)
 {
 	RequesterQp &q = r->qps[qi];
 	uint64_t from = q.completed;
@@ -178,7 +178,8 @@ template <Verb V, Src S>
 inline void stamp_posts(Requester *r, RequesterQp &q, uint32_t n, uint64_t t)
 {
 	const uint32_t every = r->p.signal_every;
-	for (uint64_t i = every - 1 - q.sent % every; i < n; i += every)
+	const uint64_t off = (every & (every - 1)) == 0 ? q.sent & (every - 1) : q.sent % every;   // no division, mostly
+	for (uint64_t i = every - 1 - off; i < n; i += every)
 		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;
 	q.post_tsc[(q.sent + n - 1) & r->inflight_mask] = t;
 }
@@ -257,7 +258,7 @@ int post_chain(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
  * prebuilt chain (PrebuiltChains), so that only what changes per message is written;
  * the payloads, stamps and counts as post_chain's. */
 template <Verb V>
-int post_chain_pre(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
+[[gnu::always_inline]] inline int post_chain_pre(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 {
 	RequesterQp &q = r->qps[qi];
 	prepare_chain<V, Src::bound>(r, qi, n);
@@ -272,12 +273,12 @@ int post_chain_pre(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
 		uint32_t ok = 0;
 		for (ibv_send_wr *x = head; x != bad && ok < n; x = x->next)
 			ok++;
-		r->pre.restore(qi, q.sent, n);
+		r->pre.restore();
 		count_sent(r, q, ok);
 		r->c.post_errors++;
 		return -ret;
 	}
-	r->pre.restore(qi, q.sent, n);
+	r->pre.restore();
 	count_sent(r, q, n);
 	return 0;
 }
@@ -425,7 +426,37 @@ void pick(Requester *r)
 	r->retire = r->bound ? retire<V, true> : retire<V, false>;
 }
 
+/* The lean shape's post and retire: the verb's prebuilt post and its retire of bound
+ * buffers, called directly (what pick<V> chose for such a run). */
+template <Verb V>
+struct Direct {
+	[[gnu::always_inline]] static int post(Requester *r, uint32_t qi, uint32_t n, ChainEnd end)
+	{
+		return post_chain_pre<V>(r, qi, n, end);
+	}
+	[[gnu::always_inline]] static void retire(Requester *r, uint32_t qi, uint64_t upto) { rp::retire<V, true>(r, qi, upto); }
+};
+
+template <Verb V>
+void pick_burst_for(Requester *r)
+{
+	r->burst = requester_lean(r) ? req::burst<true, Direct<V>> : req::burst<false, req::ViaPointers>;
+}
+
 } // namespace
+
+void pick_burst(Requester *r)
+{
+	switch (r->p.verb) {
+	case Verb::send: pick_burst_for<Verb::send>(r); break;
+	case Verb::send_imm: pick_burst_for<Verb::send_imm>(r); break;
+	case Verb::write: pick_burst_for<Verb::write>(r); break;
+	case Verb::write_imm: pick_burst_for<Verb::write_imm>(r); break;
+	case Verb::read: pick_burst_for<Verb::read>(r); break;
+	case Verb::fetch_add: pick_burst_for<Verb::fetch_add>(r); break;
+	case Verb::cmp_swap: pick_burst_for<Verb::cmp_swap>(r); break;
+	}
+}
 
 void pick_for_verb(Requester *r)
 {
@@ -438,6 +469,7 @@ void pick_for_verb(Requester *r)
 	case Verb::fetch_add: pick<Verb::fetch_add>(r); break;
 	case Verb::cmp_swap: pick<Verb::cmp_swap>(r); break;
 	}
+	r->burst = req::burst<false, req::ViaPointers>;   // until start picks the shape
 }
 
 } // namespace rp

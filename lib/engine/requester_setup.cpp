@@ -287,6 +287,7 @@ void requester_start(Requester *r)
 	r->warm_end = r->p.warmup_tsc ? now + r->p.warmup_tsc : UINT64_MAX;
 	r->warm_tsc = 0;
 	r->warm_completed = 0;
+	pick_burst(r);   // the lean shape where the run allows it
 }
 
 int requester_finish(Requester *r)

@@ -331,7 +331,9 @@ public:
 			return -EINVAL;
 		entries_.reset(new Entry[static_cast<size_t>(nqps) * period]());
 		period_ = period;
+		pmask_ = (period & (period - 1)) == 0 ? period - 1 : 0;
 		signal_every_ = signal_every;
+		smask_ = (signal_every & (signal_every - 1)) == 0 ? signal_every - 1 : 0;
 		msg_bytes_ = msg_bytes;
 		flags_ = flags;
 		fence_ = fence ? IBV_SEND_FENCE : 0;
@@ -353,30 +355,36 @@ public:
 	 * signalled when it ends the run or is asked to. Call restore() with the same
 	 * arguments after posting. */
 	template <Verb V>
-	ibv_send_wr *build(uint32_t qi, uint64_t first_seq, uint32_t n, void *const *bufs, const uint32_t *lkeys,
+	[[gnu::always_inline]] ibv_send_wr *build(uint32_t qi, uint64_t first_seq, uint32_t n, void *const *bufs, const uint32_t *lkeys,
 			   uint32_t mask, bool ends_run, const RemoteTarget &t, bool signal_end = false)
 	{
 		Entry *const ring = &entries_[static_cast<size_t>(qi) * period_];
 		const uint32_t P = period_;
-		const uint32_t k0 = static_cast<uint32_t>(first_seq % P);
+		const uint32_t k0 = mod(first_seq, P, pmask_);
 		if (first_seq < P)   // the QP's first round: entries first_seq.. are new
 			first_round<V>(ring, first_seq, n < P - first_seq ? n : static_cast<uint32_t>(P - first_seq), bufs,
 				       lkeys, mask, t);
 		per_message<V>(ring, k0, first_seq, n);
 		/* Completions name the signalled WRs: theirs get the full sequence. An
 		 * unsignalled WR keeps its first round's (seq % period: full_seq()). */
-		for (uint64_t i = signal_every_ - 1 - first_seq % signal_every_; i < n; i += signal_every_)
+		for (uint64_t i = signal_every_ - 1 - mod(first_seq, signal_every_, smask_); i < n; i += signal_every_)
 			ring[at(k0, static_cast<uint32_t>(i))].wr.wr_id = first_seq + i;
 		Entry &end = ring[at(k0, n - 1)];
+		/* What restore() puts back: the circle's link and the periodic flags. */
+		first_ = &ring[k0];
+		end_ = &end;
+		first_flags_ = first_->wr.send_flags;
+		end_flags_ = end.wr.send_flags;
+		end_next_ = end.wr.next;
 		end.wr.wr_id = first_seq + n - 1;   // signalled when it ends the run, or asked to
 		if (ends_run || signal_end)
 			end.wr.send_flags |= IBV_SEND_SIGNALED;
 		if constexpr (verb_has_imm(V))
 			if (ends_run)
 				end.wr.imm_data |= htonl(kImmLast);
-		ring[k0].wr.send_flags |= fence_;
+		first_->wr.send_flags |= fence_;
 		end.wr.next = nullptr;
-		return &ring[k0].wr;
+		return &first_->wr;
 	}
 
 	/* The sequence of a completion's WR of a QP that has retired every message before
@@ -388,16 +396,13 @@ public:
 		return completed + (wr_id % P + P - completed % P) % P;
 	}
 
-	/* After posting build()'s chain: the circle closed and the flags periodic again. */
-	void restore(uint32_t qi, uint64_t first_seq, uint32_t n)
+	/* After posting the last build()'s chain: the circle closed and the flags periodic
+	 * again (its first WR's first: they are one WR in a chain of one). */
+	void restore()
 	{
-		Entry *const ring = &entries_[static_cast<size_t>(qi) * period_];
-		const uint32_t k0 = static_cast<uint32_t>(first_seq % period_);
-		const uint32_t kn = at(k0, n - 1);
-		if (fence_)   // else build() left the first WR's flags as they were
-			ring[k0].wr.send_flags = periodic_flags(k0);
-		ring[kn].wr.send_flags = periodic_flags(kn);
-		ring[kn].wr.next = &ring[kn + 1 < period_ ? kn + 1 : 0].wr;
+		end_->wr.next = end_next_;
+		end_->wr.send_flags = end_flags_;
+		first_->wr.send_flags = first_flags_;
 	}
 
 private:
@@ -465,12 +470,21 @@ private:
 		}
 	}
 
+	/* x % m, a mask where m is a power of two (pm = m - 1, else 0): no division per
+	 * chain in the common case. */
+	static uint32_t mod(uint64_t x, uint32_t m, uint32_t pm) { return static_cast<uint32_t>(pm ? x & pm : x % m); }
+
 	std::unique_ptr<Entry[]> entries_;
 	uint32_t period_ = 0;
+	uint32_t pmask_ = 0;   // period_ - 1 when a power of two
 	uint32_t signal_every_ = 1;
+	uint32_t smask_ = 0;   // signal_every_ - 1 when a power of two
 	uint32_t msg_bytes_ = 0;
 	unsigned flags_ = 0;
 	unsigned fence_ = 0;
+	Entry *first_ = nullptr, *end_ = nullptr;   // the last build()'s, for restore()
+	unsigned first_flags_ = 0, end_flags_ = 0;
+	ibv_send_wr *end_next_ = nullptr;
 };
 
 } // namespace rp

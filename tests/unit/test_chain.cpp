@@ -223,7 +223,7 @@ void prebuilt_matches_built(unsigned flags, bool fence)
 		ibv_send_wr *head = pre.build<V>(q, sent[q], n, ring[q], lkeys[q], kRing - 1, last, t[q], signal_end);
 		ibv_send_wr *bad = nullptr;
 		assert_int_equal(fake::kOps.post_send(nullptr, head, &bad), 0);
-		pre.restore(q, sent[q], n);
+		pre.restore();
 		head = ref.build_bound<V>(sent[q], n, ring[q], lkeys[q], kRing - 1, last, t[q], signal_end);
 		assert_int_equal(fake::kOps.post_send(nullptr, head, &bad), 0);
 		ref.relink(n);
@@ -270,7 +270,7 @@ void prebuilt_matches_built(unsigned flags, bool fence)
 		assert_int_equal(w->wr.atomic.compare_add, 1);
 		assert_int_equal(w->wr.atomic.remote_addr, kRemote);
 	}
-	pre.restore(0, total, 2);
+	pre.restore();
 }
 
 void prebuilt_chains(void **)
