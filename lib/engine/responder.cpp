@@ -495,6 +495,31 @@ bool stop_for_restart(Responder *r, ResponderQp &q, uint64_t now)
 	return true;
 }
 
+/* A SEND's receive buffer (hand_on: its message is one to pass on): on to the next
+ * stage, which checks the payload and frees it; else back to the pool, in one bulk put
+ * per burst (give_back_buffers), before the refill takes them again. At most a poll
+ * burst is collected between two give-backs. The window bounds what is held (credit
+ * counts what the ring took); a sender beyond it is counted. */
+inline void recv_buffer_done(Responder *r, uint32_t qi, void *buf, bool hand_on)
+{
+	if (r->out && hand_on && r->nheld < r->held_cap) {
+		r->held[r->nheld] = buf;
+		r->held_qp[r->nheld++] = qi;
+		return;
+	}
+	if (r->out && hand_on)
+		r->c.held_overflow++;
+	r->freed[r->nfreed++] = buf;
+}
+
+inline void give_back_buffers(Responder *r)
+{
+	if (r->nfreed) {
+		rte_mempool_put_bulk(r->rx_pool, r->freed, r->nfreed);
+		r->nfreed = 0;
+	}
+}
+
 /* Reliable: one receive completion of QP qi. Only a first arrival of a send is handed
  * on; everything else goes back to the pool. A message the NIC found broken (a loss
  * inside a multi-packet UC message, reported by rxe with an SRQ as REM_INV_REQ_ERR)
@@ -531,14 +556,9 @@ bool stop_for_restart(Responder *r, ResponderQp &q, uint64_t now)
 			arrived(r, qi, seq, last, r->p.verb == Verb::write_imm ? slot_of(r, qi, r->ck.msg(seq)) : buf, now);
 		r->credit_due = true;
 	}
-	if (buf == nullptr)
-		return;
-	if (fresh && r->out && r->p.verb != Verb::write_imm && r->nheld < r->held_cap) {
-		r->held[r->nheld] = buf;
-		r->held_qp[r->nheld++] = qi;
-	} else {
-		rte_mempool_put(r->rx_pool, buf);
-	}
+	/* write_imm: the buffer carried a retransmission, now copied into the window. */
+	if (buf != nullptr)
+		recv_buffer_done(r, qi, buf, fresh && r->p.verb != Verb::write_imm);
 }
 
 /* A restart step failed: the QP is lost, and so is the run (why: which step). */
@@ -619,32 +639,6 @@ int send_acks(Responder *r, uint64_t now)
 	r->recv_refill().hold(wc.qp_num, true);   // a failed QP's own queue would only flush what it gets
 }
 
-/* A SEND's receive buffer: on to the next stage, which checks the payload and frees it;
- * else back to the pool, in one bulk put per burst (give_back_buffers), before the
- * refill takes them again. The window bounds what is held (credit counts what the ring
- * took); a sender beyond it is counted. */
-inline void recv_buffer_done(Responder *r, uint32_t qi, const ibv_wc &wc)
-{
-	void *buf = reinterpret_cast<void *>(wc.wr_id);
-	const bool ok = wc.status == IBV_WC_SUCCESS;
-	if (r->out && ok && r->nheld < r->held_cap) {
-		r->held[r->nheld] = buf;
-		r->held_qp[r->nheld++] = qi;
-		return;
-	}
-	if (r->out && ok)
-		r->c.held_overflow++;
-	r->freed[r->nfreed++] = buf;
-}
-
-inline void give_back_buffers(Responder *r)
-{
-	if (r->nfreed) {
-		rte_mempool_put_bulk(r->rx_pool, r->freed, r->nfreed);
-		r->nfreed = 0;
-	}
-}
-
 /* One receive completion of QP qi (ours): checked, and its buffer handed on to the
  * next stage or back to the pool. Small enough to inline into the burst: what is not
  * the common case (reliable, an error, a buffer) is a call. */
@@ -661,7 +655,7 @@ inline void on_recv(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 		on_recv_error(r, qi, wc);
 	}
 	if (r->rx_pool && wc.wr_id)
-		recv_buffer_done(r, qi, wc);
+		recv_buffer_done(r, qi, reinterpret_cast<void *>(wc.wr_id), wc.status == IBV_WC_SUCCESS);
 }
 
 /* Two-sided: credit writes completed, then what is due of ACKs (reliable), each QP's

@@ -762,6 +762,45 @@ void reliable_places_by_sequence(void **)
 	rte_mempool_free(pool);
 }
 
+/* Reliable sends: a receive buffer goes back to the pool whatever became of its
+ * message (a first arrival, a duplicate, a broken one), collected and put back in bulk
+ * once the completion's caller is done with it; none is kept or lost. */
+void reliable_send_buffers_go_back(void **)
+{
+	fake::reset();
+	rte_mempool *pool = rte_mempool_create("ut_rel_send", 64, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
+	assert_non_null(pool);
+	ibv_qp qp{};
+	rp::RunControl ctl;
+	rp::Responder r;
+	reliable_one_qp(r, ctl, qp, rp::Verb::send_imm, 16, pool);
+	auto send = [&](uint64_t seq, ibv_wc_status st = IBV_WC_SUCCESS) {
+		void *b = nullptr;
+		assert_int_equal(rte_mempool_get(pool, &b), 0);
+		rp::pattern_fill(b, kMsg, rp::msg_key(0, seq));
+		ibv_wc wc{};
+		wc.status = st;
+		wc.wr_id = reinterpret_cast<uintptr_t>(b);
+		wc.qp_num = qp.qp_num;
+		wc.opcode = IBV_WC_RECV;
+		wc.wc_flags = IBV_WC_WITH_IMM;
+		wc.imm_data = htonl(static_cast<uint32_t>(seq));
+		wc.byte_len = kMsg;
+		rp::responder_on_recv_wc(&r, wc, 1);
+		assert_int_equal(r.nfreed, 0);
+		assert_int_equal(rte_mempool_avail_count(pool), 64);
+	};
+	send(0);
+	send(1);
+	send(1);   // a duplicate
+	send(2, IBV_WC_REM_INV_REQ_ERR);   // broken: the QP waits for its restart
+	assert_int_equal(r.c.received, 2);
+	assert_int_equal(r.c.verified, 2);
+	assert_int_equal(r.c.duplicates, 1);
+	assert_int_equal(r.c.broken, 1);
+	rte_mempool_free(pool);
+}
+
 /* Chunks: messages of 24 bytes in chunks of 10 (10, 10, 4), each chunk its own
  * sequence. A message counts (and its payload is checked) once all its chunks are in,
  * in whatever order; a resent chunk must name its own place and length. */
@@ -984,6 +1023,7 @@ int main()
 		cmocka_unit_test(atomic_final_words_are_checked),
 		cmocka_unit_test(read_window_is_prefilled),
 		cmocka_unit_test(reliable_places_by_sequence),
+		cmocka_unit_test(reliable_send_buffers_go_back),
 		cmocka_unit_test(reliable_chunks_make_whole_messages),
 		cmocka_unit_test(reliable_broken_message_restarts_the_qp),
 		cmocka_unit_test(reliable_stop_failure_fails_the_qp),
