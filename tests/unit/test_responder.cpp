@@ -289,6 +289,35 @@ void stall_ends_the_run(void **)
 	assert_string_equal(g.r.c.fail_reason, "stalled: no message from the requester");
 }
 
+/* A duration run's counts: each reads "not told" (UINT64_MAX) until the peer's write
+ * lands, after the messages. The empty polls meanwhile end nothing; the first one after
+ * the last count landed ends the run, whichever QP's count came last. */
+void counts_told_late_end_the_run(void **)
+{
+	Rig g(rp::Verb::send, 2);
+	std::vector<uint64_t> told(2, UINT64_MAX);
+	g.ctl.qp_sent = told.data();
+	g.ctl.counts_known = true;
+	rp::responder_start(&g.r);
+	g.run_messages(3);
+	for (int i = 0; i < 20; i++)
+		rp::responder_burst(&g.r);
+	assert_false(g.r.finished);
+	assert_int_equal(g.r.c.received, 6);
+	told[0] = 3;
+	rp::responder_burst(&g.r);
+	assert_false(g.r.finished);
+	told[1] = 4;   // one more is on its way
+	rp::responder_burst(&g.r);
+	assert_false(g.r.finished);
+	g.arrive(1, true);
+	rp::responder_burst(&g.r);   // it arrives
+	rp::responder_burst(&g.r);   // empty: all in
+	assert_true(g.r.finished);
+	assert_int_equal(rp::responder_finish(&g.r), 0);
+	assert_int_equal(g.r.c.received, 7);
+}
+
 void requester_gave_up_early(void **)
 {
 	Rig g(rp::Verb::write_imm);
@@ -1010,6 +1039,7 @@ int main()
 		cmocka_unit_test(unexpected_opcode_is_counted),
 		cmocka_unit_test(refill_cut_short_by_empty_pool),
 		cmocka_unit_test(stall_ends_the_run),
+		cmocka_unit_test(counts_told_late_end_the_run),
 		cmocka_unit_test(requester_gave_up_early),
 		cmocka_unit_test(shared_send_cq_hands_other_qps_to_the_peer),
 		cmocka_unit_test(credit_completions_reaped_by_the_peer_free_credit),
