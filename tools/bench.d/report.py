@@ -344,8 +344,10 @@ def ends_table(cgi, marginal, irs, w, results):
       "`--verify` also check each message). Left out at both ends: every poll of the receive CQ, empty or not, "
       "and all an empty iteration does (rdmapipe: its lcore loop, the abort and pause checks, credit "
       "completions reaped, timers, the end-of-run checks), whose count changes from session to session with how "
-      "often the CQ was found empty. It is the per-message work only, not what an end costs per message: the "
-      "targets stay judged on the all-iterations figure before it.")
+      "often the CQ was found empty. It still moves somewhat with how many completions a poll returned (what is "
+      "done once per burst, such as the refill check, credit and counters, is spread over them; the iterations "
+      "column shows busy polls against messages). It is the per-message work only, not what an end costs per "
+      "message: the targets stay judged on the all-iterations figure before it.")
     w("")
     w("| verb | end | rdmapipe run | rdmapipe Ir / message | its loop iterations, busy of all | bare loop end | "
       "bare Ir / message | ratio | target | met? | rdmapipe work / message, empty polls left out | "
