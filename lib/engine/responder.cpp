@@ -248,12 +248,27 @@ void check_final_memory(Responder *r)
 	}
 }
 
-bool all_arrived(const Responder *r)
+/* Every QP failed or has all its sender sent. A QP found so stays so (failed is never
+ * cleared, received only grows, and qp_sent is final when this is asked, or reads
+ * "not told", UINT64_MAX, until the NIC writes the final count): the scan resumes at
+ * the first QP it has not found so yet, not at QP 0 on every empty poll. */
+bool all_arrived_scan(Responder *r)
 {
-	for (uint32_t i = 0; i < r->nqps; i++)
-		if (!r->qps[i].failed && r->qps[i].received < r->ctl->qp_sent[i])
+	for (uint32_t i = r->arrived_qps; i < r->nqps; i++)
+		if (!r->qps[i].failed && r->qps[i].received < r->ctl->qp_sent[i]) {
+			r->arrived_qps = i;
 			return false;
+		}
+	r->arrived_qps = r->nqps;
 	return true;
+}
+
+inline bool all_arrived(Responder *r)
+{
+	const uint32_t i = r->arrived_qps;
+	if (i < r->nqps && !r->qps[i].failed && r->qps[i].received < r->ctl->qp_sent[i])
+		return false;   // the QP the last scan stopped at still waits
+	return all_arrived_scan(r);
 }
 
 } // namespace
@@ -274,6 +289,8 @@ int responder_init(Responder *r, uint32_t nqps, std::string *err)
 		return -EINVAL;
 	}
 	r->nqps = nqps;
+	r->two_sided = verb_consumes_receive(r->p.verb);
+	r->has_imm = verb_has_imm(r->p.verb);
 	r->qps.reset(new ResponderQp[nqps]);
 	uint64_t window = static_cast<uint64_t>(nqps) * r->p.slots;   // what the sender may have unconsumed here
 	if (r->p.flow_window && r->p.flow_window < window)
@@ -335,9 +352,12 @@ void responder_start(Responder *r)
 	r->payload_check = !r->p.verify || r->payload_downstream ? Responder::PayloadCheck::none
 			   : r->self_describing			  ? Responder::PayloadCheck::self_describing
 								  : Responder::PayloadCheck::pattern;
+	r->two_sided = verb_consumes_receive(r->p.verb);
+	r->has_imm = verb_has_imm(r->p.verb);
 	r->last_progress = rte_rdtsc();
 	r->lasts = 0;
 	r->nheld = 0;
+	r->arrived_qps = 0;
 	r->finished = false;
 }
 
@@ -495,6 +515,31 @@ bool stop_for_restart(Responder *r, ResponderQp &q, uint64_t now)
 	return true;
 }
 
+/* A SEND's receive buffer (hand_on: its message is one to pass on): on to the next
+ * stage, which checks the payload and frees it; else back to the pool, in one bulk put
+ * per burst (give_back_buffers), before the refill takes them again. At most a poll
+ * burst is collected between two give-backs. The window bounds what is held (credit
+ * counts what the ring took); a sender beyond it is counted. */
+inline void recv_buffer_done(Responder *r, uint32_t qi, void *buf, bool hand_on)
+{
+	if (r->out && hand_on && r->nheld < r->held_cap) {
+		r->held[r->nheld] = buf;
+		r->held_qp[r->nheld++] = qi;
+		return;
+	}
+	if (r->out && hand_on)
+		r->c.held_overflow++;
+	r->freed[r->nfreed++] = buf;
+}
+
+inline void give_back_buffers(Responder *r)
+{
+	if (r->nfreed) {
+		rte_mempool_put_bulk(r->rx_pool, r->freed, r->nfreed);
+		r->nfreed = 0;
+	}
+}
+
 /* Reliable: one receive completion of QP qi. Only a first arrival of a send is handed
  * on; everything else goes back to the pool. A message the NIC found broken (a loss
  * inside a multi-packet UC message, reported by rxe with an SRQ as REM_INV_REQ_ERR)
@@ -531,14 +576,9 @@ bool stop_for_restart(Responder *r, ResponderQp &q, uint64_t now)
 			arrived(r, qi, seq, last, r->p.verb == Verb::write_imm ? slot_of(r, qi, r->ck.msg(seq)) : buf, now);
 		r->credit_due = true;
 	}
-	if (buf == nullptr)
-		return;
-	if (fresh && r->out && r->p.verb != Verb::write_imm && r->nheld < r->held_cap) {
-		r->held[r->nheld] = buf;
-		r->held_qp[r->nheld++] = qi;
-	} else {
-		rte_mempool_put(r->rx_pool, buf);
-	}
+	/* write_imm: the buffer carried a retransmission, now copied into the window. */
+	if (buf != nullptr)
+		recv_buffer_done(r, qi, buf, fresh && r->p.verb != Verb::write_imm);
 }
 
 /* A restart step failed: the QP is lost, and so is the run (why: which step). */
@@ -619,32 +659,6 @@ int send_acks(Responder *r, uint64_t now)
 	r->recv_refill().hold(wc.qp_num, true);   // a failed QP's own queue would only flush what it gets
 }
 
-/* A SEND's receive buffer: on to the next stage, which checks the payload and frees it;
- * else back to the pool, in one bulk put per burst (give_back_buffers), before the
- * refill takes them again. The window bounds what is held (credit counts what the ring
- * took); a sender beyond it is counted. */
-inline void recv_buffer_done(Responder *r, uint32_t qi, const ibv_wc &wc)
-{
-	void *buf = reinterpret_cast<void *>(wc.wr_id);
-	const bool ok = wc.status == IBV_WC_SUCCESS;
-	if (r->out && ok && r->nheld < r->held_cap) {
-		r->held[r->nheld] = buf;
-		r->held_qp[r->nheld++] = qi;
-		return;
-	}
-	if (r->out && ok)
-		r->c.held_overflow++;
-	r->freed[r->nfreed++] = buf;
-}
-
-inline void give_back_buffers(Responder *r)
-{
-	if (r->nfreed) {
-		rte_mempool_put_bulk(r->rx_pool, r->freed, r->nfreed);
-		r->nfreed = 0;
-	}
-}
-
 /* One receive completion of QP qi (ours): checked, and its buffer handed on to the
  * next stage or back to the pool. Small enough to inline into the burst: what is not
  * the common case (reliable, an error, a buffer) is a call. */
@@ -661,7 +675,7 @@ inline void on_recv(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 		on_recv_error(r, qi, wc);
 	}
 	if (r->rx_pool && wc.wr_id)
-		recv_buffer_done(r, qi, wc);
+		recv_buffer_done(r, qi, reinterpret_cast<void *>(wc.wr_id), wc.status == IBV_WC_SUCCESS);
 }
 
 /* Two-sided: credit writes completed, then what is due of ACKs (reliable), each QP's
@@ -701,6 +715,15 @@ inline int return_credit(Responder *r, uint64_t now)
 		return -1;
 	}
 	return 0;
+}
+
+/* Whether return_credit has anything to do after an empty poll: credit writes in flight
+ * (or a role sharing the send CQ) to reap, arrivals or completed credit writes since the
+ * last scan, ACKs waiting, a flow credit write not landed. Else it would do nothing. */
+inline bool credit_work(const Responder *r)
+{
+	return r->credit_inflight || r->send_peer.on_wc || r->credit_due || r->credit_freed || r->acks_waiting ||
+	       r->flow_credit_landed < r->flow_credit_last;
 }
 
 /* Every QP's last message is in (and handed on); reliable, its sender also
@@ -749,26 +772,16 @@ inline void finish_when_quiet(Responder *r, bool two_sided, uint64_t now)
 
 } // namespace
 
-uint32_t responder_burst(Responder *r)
+namespace {
+
+/* The work after a poll that returned n > 0 completions: each one checked and its
+ * buffer handed on or given back, the receives refilled, credit or ACKs returned, the
+ * run's end when every last message is in. Not inlined: its inclusive cost per message
+ * is the responder's work with the empty polls left out (tools/bench's report). */
+[[gnu::noinline]] uint32_t responder_busy(Responder *r, const ibv_wc *wc, int n)
 {
 	ResponderCounters &c = r->c;
-	const ResponderParams &p = r->p;
-	const bool two_sided = verb_consumes_receive(p.verb);
-	ibv_wc wc[kRxPollBurst];
-	if (r->ctl->aborted()) {
-		c.fail_reason = r->ctl->abort_reason();
-		r->finished = true;
-		return 0;
-	}
-	/* Back-pressure: while the next stage has not taken the last burst, receive nothing
-	 * more (the SRQ then runs dry and the requester waits on RNR or credit). */
-	int n = r->out && !flush_out(r) ? 0 : r->ops->poll_cq(r->recv_cq, kRxPollBurst, wc);
-	if (n < 0) {
-		c.fail_reason = "ibv_poll_cq on the receive CQ failed";
-		r->finished = true;
-		return 0;
-	}
-	uint64_t now = rte_rdtsc();
+	const uint64_t now = rte_rdtsc();
 	RecvRefill &rf = r->recv_refill();
 	route_burst(wc, n, r->table, r->recv_peer, now, &c.unknown_qps,
 		    [&](uint32_t qi, const ibv_wc &w) { on_recv(r, qi, w, now); });
@@ -782,36 +795,95 @@ uint32_t responder_burst(Responder *r)
 		r->finished = true;
 		return static_cast<uint32_t>(n);
 	}
-	if (n > 0) {
-		r->last_progress = now;
-		c.end_tsc = now;
-		rf.consumed(wc, n);
-	}
-	/* Refilled by whichever role polled: a one-sided flow's responder may have polled the
-	 * receives of a ping-pong sharing the lcore. */
+	r->last_progress = now;   // also while paused: what was in flight arrives
+	c.end_tsc = now;
+	rf.consumed(wc, n);
 	if (rf.refill(*r->ops) < 0) {
 		c.fail_reason = rf.per_qp() ? "ibv_post_recv failed" : "ibv_post_srq_recv failed";
 		r->finished = true;
 		return static_cast<uint32_t>(n);
 	}
-	if (two_sided) {
+	if (r->two_sided) {
 		if (return_credit(r, now) < 0) {
 			r->finished = true;
 			return static_cast<uint32_t>(n);
 		}
-		if (verb_has_imm(p.verb) && r->lasts == r->nqps) {
+		if (r->has_imm && r->lasts == r->nqps) {
 			finish_when_all_in(r, now);
 			return static_cast<uint32_t>(n);
 		}
 	}
 	publish_polls(r, n, rf);
+	r->idler.idle(true);
+	return static_cast<uint32_t>(n);
+}
+
+/* An empty poll: nothing of ours arrived, no buffer was collected. Still looked at:
+ * what changes without an arrival here (the output ring, restart and ACK timers, the
+ * control port, receives consumed and credit writes completed as another role of the
+ * lcore polled them, the pause, the idler), and whether the run is over or stalled. */
+inline uint32_t responder_idle(Responder *r)
+{
+	ResponderCounters &c = r->c;
+	const uint64_t now = rte_rdtsc();
+	if (r->out)
+		flush_out(r);
+	if (r->restarting)
+		responder_finish_restarts(r, now);
+	if (r->port && ctrl_port_poll(r->port, now) < 0) {
+		c.fail_reason = "ibv_poll_cq on the control QP failed";
+		r->finished = true;
+		return 0;
+	}
+	/* Refilled by whichever role polled: a one-sided flow's responder may have polled the
+	 * receives of a ping-pong sharing the lcore. */
+	RecvRefill &rf = r->recv_refill();
+	if (rf.refill(*r->ops) < 0) {
+		c.fail_reason = rf.per_qp() ? "ibv_post_recv failed" : "ibv_post_srq_recv failed";
+		r->finished = true;
+		return 0;
+	}
+	if (r->two_sided) {
+		if (credit_work(r) && return_credit(r, now) < 0) {
+			r->finished = true;
+			return 0;
+		}
+		if (r->has_imm && r->lasts == r->nqps) {
+			finish_when_all_in(r, now);
+			return 0;
+		}
+	}
+	publish_polls(r, 0, rf);
 	/* The control plane paused the senders: waiting is not a stall. */
 	if (r->ctl->is_paused())
 		r->last_progress = now;
-	r->idler.idle(n > 0);
-	if (n == 0 && r->nheld == 0)
-		finish_when_quiet(r, two_sided, now);
-	return static_cast<uint32_t>(n);
+	r->idler.idle(false);
+	if (r->nheld == 0)
+		finish_when_quiet(r, r->two_sided, now);
+	return 0;
+}
+
+} // namespace
+
+uint32_t responder_burst(Responder *r)
+{
+	ibv_wc wc[kRxPollBurst];
+	if (r->ctl->aborted()) {
+		r->c.fail_reason = r->ctl->abort_reason();
+		r->finished = true;
+		return 0;
+	}
+	/* Back-pressure: while the next stage has not taken the last burst, receive nothing
+	 * more (the SRQ then runs dry and the requester waits on RNR or credit). */
+	int n = r->out && !flush_out(r) ? 0 : r->ops->poll_cq(r->recv_cq, kRxPollBurst, wc);
+	if (n > 0)
+		return responder_busy(r, wc, n);
+	if (n < 0) {
+		r->c.fail_reason = "ibv_poll_cq on the receive CQ failed";
+		r->finished = true;
+		return 0;
+	}
+	return responder_idle(r);
 }
 
 bool responder_passive(const Responder *r)

@@ -179,6 +179,9 @@ struct Responder {
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
 	uint64_t last_progress = 0;
 	uint32_t lasts = 0;                      // QPs whose last message arrived
+	uint32_t arrived_qps = 0;                // QPs 0..this-1 failed or have all their sender sent
+	bool two_sided = false;                  // p.verb consumes receives (set at init and start)
+	bool has_imm = false;                    // ... and carries an immediate (its last says so)
 	bool finished = false;
 	/* Reliable: the lcore's control QP (ACKs go out on it; restart requests come in
 	 * through port, polled here too), and the QPs' receive bitmaps. */

@@ -289,6 +289,35 @@ void stall_ends_the_run(void **)
 	assert_string_equal(g.r.c.fail_reason, "stalled: no message from the requester");
 }
 
+/* A duration run's counts: each reads "not told" (UINT64_MAX) until the peer's write
+ * lands, after the messages. The empty polls meanwhile end nothing; the first one after
+ * the last count landed ends the run, whichever QP's count came last. */
+void counts_told_late_end_the_run(void **)
+{
+	Rig g(rp::Verb::send, 2);
+	std::vector<uint64_t> told(2, UINT64_MAX);
+	g.ctl.qp_sent = told.data();
+	g.ctl.counts_known = true;
+	rp::responder_start(&g.r);
+	g.run_messages(3);
+	for (int i = 0; i < 20; i++)
+		rp::responder_burst(&g.r);
+	assert_false(g.r.finished);
+	assert_int_equal(g.r.c.received, 6);
+	told[0] = 3;
+	rp::responder_burst(&g.r);
+	assert_false(g.r.finished);
+	told[1] = 4;   // one more is on its way
+	rp::responder_burst(&g.r);
+	assert_false(g.r.finished);
+	g.arrive(1, true);
+	rp::responder_burst(&g.r);   // it arrives
+	rp::responder_burst(&g.r);   // empty: all in
+	assert_true(g.r.finished);
+	assert_int_equal(rp::responder_finish(&g.r), 0);
+	assert_int_equal(g.r.c.received, 7);
+}
+
 void requester_gave_up_early(void **)
 {
 	Rig g(rp::Verb::write_imm);
@@ -762,6 +791,45 @@ void reliable_places_by_sequence(void **)
 	rte_mempool_free(pool);
 }
 
+/* Reliable sends: a receive buffer goes back to the pool whatever became of its
+ * message (a first arrival, a duplicate, a broken one), collected and put back in bulk
+ * once the completion's caller is done with it; none is kept or lost. */
+void reliable_send_buffers_go_back(void **)
+{
+	fake::reset();
+	rte_mempool *pool = rte_mempool_create("ut_rel_send", 64, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
+	assert_non_null(pool);
+	ibv_qp qp{};
+	rp::RunControl ctl;
+	rp::Responder r;
+	reliable_one_qp(r, ctl, qp, rp::Verb::send_imm, 16, pool);
+	auto send = [&](uint64_t seq, ibv_wc_status st = IBV_WC_SUCCESS) {
+		void *b = nullptr;
+		assert_int_equal(rte_mempool_get(pool, &b), 0);
+		rp::pattern_fill(b, kMsg, rp::msg_key(0, seq));
+		ibv_wc wc{};
+		wc.status = st;
+		wc.wr_id = reinterpret_cast<uintptr_t>(b);
+		wc.qp_num = qp.qp_num;
+		wc.opcode = IBV_WC_RECV;
+		wc.wc_flags = IBV_WC_WITH_IMM;
+		wc.imm_data = htonl(static_cast<uint32_t>(seq));
+		wc.byte_len = kMsg;
+		rp::responder_on_recv_wc(&r, wc, 1);
+		assert_int_equal(r.nfreed, 0);
+		assert_int_equal(rte_mempool_avail_count(pool), 64);
+	};
+	send(0);
+	send(1);
+	send(1);   // a duplicate
+	send(2, IBV_WC_REM_INV_REQ_ERR);   // broken: the QP waits for its restart
+	assert_int_equal(r.c.received, 2);
+	assert_int_equal(r.c.verified, 2);
+	assert_int_equal(r.c.duplicates, 1);
+	assert_int_equal(r.c.broken, 1);
+	rte_mempool_free(pool);
+}
+
 /* Chunks: messages of 24 bytes in chunks of 10 (10, 10, 4), each chunk its own
  * sequence. A message counts (and its payload is checked) once all its chunks are in,
  * in whatever order; a resent chunk must name its own place and length. */
@@ -971,6 +1039,7 @@ int main()
 		cmocka_unit_test(unexpected_opcode_is_counted),
 		cmocka_unit_test(refill_cut_short_by_empty_pool),
 		cmocka_unit_test(stall_ends_the_run),
+		cmocka_unit_test(counts_told_late_end_the_run),
 		cmocka_unit_test(requester_gave_up_early),
 		cmocka_unit_test(shared_send_cq_hands_other_qps_to_the_peer),
 		cmocka_unit_test(credit_completions_reaped_by_the_peer_free_credit),
@@ -984,6 +1053,7 @@ int main()
 		cmocka_unit_test(atomic_final_words_are_checked),
 		cmocka_unit_test(read_window_is_prefilled),
 		cmocka_unit_test(reliable_places_by_sequence),
+		cmocka_unit_test(reliable_send_buffers_go_back),
 		cmocka_unit_test(reliable_chunks_make_whole_messages),
 		cmocka_unit_test(reliable_broken_message_restarts_the_qp),
 		cmocka_unit_test(reliable_stop_failure_fails_the_qp),

@@ -437,7 +437,8 @@ cg_end() { # END VERB N
 }
 
 # The bare loop at the same counts: the per-message floor, start-up aside. Its ends are
-# the inclusive costs of bare_send_side and bare_recv_side (report.py reads them).
+# the inclusive costs of bare_send_side and bare_recv_side, and the receiver's work
+# after a non-empty poll that of bare_recv_work (report.py reads them).
 # VERIFY --verify: the sender stamps and the receiver checks every message, as
 # rdmapipe does (ID cg-bare-VERB-verify).
 cg_bare() { # VERB N [--verify]
