@@ -60,9 +60,8 @@ inline bool hand_over(Requester *r, uint32_t owner, uint32_t qi, const ibv_wc &w
 	return true;
 }
 
-/* A burst's shape, chosen once at start (requester_lean): a lean burst leaves out the
- * tests for what its run cannot have (reliability, an input ring, lanes, a WR budget,
- * a flow window, counts from its input); the rest is the same code. */
+/* A poll's completions, by qp_num (and, on shared QPs, by the lane in the wr_id):
+ * how many were ours, or -1 when one could not be handed to its lane. */
 template <bool Lean, class Ops>
 [[gnu::always_inline]] inline int dispatch_send(Requester *r, ibv_wc *wc, int n, uint64_t now)
 {
@@ -91,6 +90,7 @@ template <bool Lean, class Ops>
 			n += take_handed(r, now);
 	return n;
 }
+
 /* Inline: after the first round every buffer is bound. */
 inline bool bind(Requester *r, RequesterQp &q, uint32_t n)
 {
@@ -318,7 +318,6 @@ template <bool Lean, class Ops>
 	}
 }
 
-
 /* The control plane and the run's clock: a look (kLookEvery) takes in the end, the
  * pause, the rates and batches; the deadline and the warm-up's end are checked every
  * burst; a rate in force is paced every burst. */
@@ -335,6 +334,9 @@ template <bool Lean, class Ops>
 	r->until_look--;
 }
 
+/* One burst, in the shape chosen once at start (pick_burst): the lean shape leaves
+ * out the tests for what its run cannot have (reliability, an input ring, lanes, a WR
+ * budget, a flow window, counts from its input); the rest is the same code. */
 template <bool Lean, class Ops>
 uint32_t burst(Requester *r)
 {

@@ -1,5 +1,6 @@
-/* Private to the requester's four files: requester.cpp (the fast path: a burst and
- * the send completions it polls), requester_post.cpp (the post and retire variants),
+/* Private to the requester's files: requester_burst.h (the fast path: a burst and the
+ * send completions it polls), requester.cpp (completions out of the burst, the burst's
+ * entry), requester_post.cpp (the post and retire variants, the bursts instantiated),
  * requester_reliable.cpp (UC made reliable in software: ACKs, retransmission,
  * timeouts, restarts) and requester_setup.cpp (setup, the end of a run, what a stall
  * was). Nothing else includes it. */

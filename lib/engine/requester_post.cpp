@@ -1,5 +1,7 @@
 /* The requester's post and retire variants, one per verb and buffer source, chosen once
- * at setup (pick_for_verb) and called through Requester::post_chain and ::retire. */
+ * at setup (pick_for_verb) and called through Requester::post_chain and ::retire; and
+ * the bursts (requester_burst.h) instantiated here: the lean shape per verb, calling
+ * its prebuilt post and retire directly, and the general one (pick_burst). */
 #include "engine/requester_burst.h"
 
 #include "engine/pattern.h"
