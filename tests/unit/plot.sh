@@ -96,6 +96,22 @@ cat >"$d/job.json" <<'JSON'
   ]
 }
 JSON
+# The file is a job's results by docs/job-results.schema.json (a rank's cut-down results
+# files aside: results_schema checks those).
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+	if /usr/bin/python3 -c 'import json, sys, jsonschema
+s = json.load(open(sys.argv[1]))
+s["properties"]["ranks"]["items"]["properties"]["results"]["items"] = {"type": "object"}
+jsonschema.Draft202012Validator(s).validate(json.load(open(sys.argv[2])))' "$top/docs/job-results.schema.json" "$d/job.json" >"$d/log" 2>&1; then
+		echo "ok: the job's file is valid by job-results.schema.json"
+	else
+		echo "FAIL: the job's file is not valid by job-results.schema.json:"; tail -5 "$d/log"; fails=$((fails + 1))
+	fi
+elif [ -n "${CI:-}" ]; then
+	echo "FAIL: python3-jsonschema missing (tools/install-deps installs it)"; fails=$((fails + 1))
+else
+	echo "skip: python3-jsonschema missing: the job's file not checked against its schema"
+fi
 # expect NAME WHAT: the log has the line WHAT (fixed string, whole line)
 expect() {
 	if grep -qxF -- "$2" "$d/log"; then echo "ok: $1"; else echo "FAIL: $1: no line '$2' in:"; cat "$d/log"; fails=$((fails + 1)); fi
