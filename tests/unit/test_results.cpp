@@ -86,6 +86,7 @@ void latency_hist_buckets(void **)
 {
 	Full x;
 	const json j = json::parse(rp::results_json_text(x.r));
+	assert_true(j["flows"][0].contains("latency_hist"));   // before indexing a const json by it
 	const json &h = j["flows"][0]["latency_hist"];
 	assert_string_equal(h["unit"].get<std::string>().c_str(), "ns");
 	assert_int_equal(h["count"].get<uint64_t>(), 100);
