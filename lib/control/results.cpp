@@ -186,6 +186,12 @@ void latency_json(const FlowResult &x, json *o)
 		cdf.push_back(json::array({rounded(us(h.percentile(q)), 3), q}));
 	cdf.push_back(json::array({rounded(us(h.max()), 3), 1}));
 	(*o)["latency_cdf"] = std::move(cdf);
+	/* The whole histogram, its non-empty buckets only, so a plot can draw every step. */
+	json buckets = json::array();
+	for (size_t i = 0; i < Histogram::kBuckets; i++)
+		if (h.bucket_count(i))
+			buckets.push_back(json::array({Histogram::lower(i), Histogram::upper(i), h.bucket_count(i)}));
+	(*o)["latency_hist"] = {{"unit", "ns"}, {"count", h.count()}, {"buckets", std::move(buckets)}};
 }
 
 json flow_json(const Results &r, const FlowResult &x)

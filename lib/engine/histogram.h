@@ -60,7 +60,10 @@ public:
 		return max_;
 	}
 
-	/* Bucket layout, exposed for tests. */
+	/* Samples in bucket i (0..kBuckets-1), for writing the histogram out after the run. */
+	uint64_t bucket_count(size_t i) const { return counts_[i]; }
+
+	/* Bucket layout, exposed for tests and for the results file's latency_hist. */
 	static size_t index(uint64_t v)
 	{
 		if (v < kLinear)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tools/plot-results on a results file (docs/results.md): a PNG of each flow's rate over
-# time and one of the latency CDFs; on a job's results file (docs/cluster.md): rank x
+# time, one of the latency CDFs and one of latency by percentile (from latency_hist, or
+# latency_cdf in older files), several files overlaid; on a job's results file (docs/cluster.md): rank x
 # rank maps of each pair's rate and p99 latency, flagged and failed pairs marked,
 # unmeasured ones blank; a file that is neither, or a job's without a pair's rate, is
 # refused (exit 2).
@@ -42,6 +43,62 @@ if "$top/tools/plot-results" "$d/run.json" "$d/png" >"$d/log" 2>&1; then
 	grep -q "png/run-rate.png$" "$d/log" && echo "ok: the files are named" || { echo "FAIL: names not printed"; cat "$d/log"; fails=$((fails + 1)); }
 else
 	echo "FAIL: plot-results failed:"; cat "$d/log"; fails=$((fails + 1))
+fi
+# run.json is a file from before latency_hist: the percentile plot too, from latency_cdf
+# and latency_us, and said so.
+# expect NAME WHAT: the log has the line WHAT (fixed string, whole line)
+expect() {
+	if grep -qxF -- "$2" "$d/log"; then echo "ok: $1"; else echo "FAIL: $1: no line '$2' in:"; cat "$d/log"; fails=$((fails + 1)); fi
+}
+png_ok() {
+	if [ "$(head -c 4 "$1" 2>/dev/null | od -An -tx1 | tr -d ' ')" = 89504e47 ] && [ "$(stat -c %s "$1")" -gt 5000 ]; then
+		echo "ok: $(basename "$1")"
+	else
+		echo "FAIL: $1 is not a PNG of a plot"; fails=$((fails + 1))
+	fi
+}
+if "$top/tools/plot-results" "$d/run.json" "$d/png" >"$d/log" 2>&1; then
+	png_ok "$d/png/run-latency-percentiles.png"
+	expect "an old file: the fallback said" "  run-latency-percentiles.png flow one: p50 800.000 p99 2000.000 p99.9 2400.000 us (latency_cdf)"
+	expect "an old file: a flow without latency_us" "  run-latency-percentiles.png flow many: none marked (no latency_us) (latency_cdf)"
+fi
+# A file with latency_hist (docs/results.md): buckets of Histogram's layout (lower, upper
+# in ns), 10000 samples; p99.99 lands in the top bucket, clamped to latency_us.max.
+/usr/bin/python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+f = r["flows"][0]
+f["latency_us"].update(samples=10000, max=1001.2)
+f["latency_hist"] = {"unit": "ns", "count": 10000, "buckets": [[1000, 1003, 5000], [2000, 2007, 4900],
+    [49920, 50175, 90], [299008, 301055, 8], [999424, 1003519, 2]]}
+json.dump(r, open(sys.argv[2], "w"))' "$d/run.json" "$d/hist.json"
+# The marked percentiles worked out here another way: every sample written out as its
+# bucket's upper bound (clamped to max), sorted, the ceil(q * n)-th taken.
+want=$(/usr/bin/python3 -c 'import json, math, sys
+f = json.load(open(sys.argv[1]))["flows"][0]
+top = f["latency_us"]["max"] * 1000
+xs = sorted(min(hi, top) for lo, hi, n in f["latency_hist"]["buckets"] for _ in range(n))
+print(" ".join(f"{m} {xs[math.ceil(q * len(xs)) - 1] / 1000:.3f}" for q, m in ((0.5, "p50"), (0.99, "p99"), (0.999, "p99.9"), (0.9999, "p99.99"))))' "$d/hist.json")
+if "$top/tools/plot-results" "$d/hist.json" "$d/png" >"$d/log" 2>&1; then
+	png_ok "$d/png/hist-latency-cdf.png"
+	png_ok "$d/png/hist-latency-percentiles.png"
+	expect "latency_hist: the marked percentiles are the buckets'" "  hist-latency-percentiles.png flow one: $want us"
+	expect "latency_hist: values as latency_us computes them" "  hist-latency-percentiles.png flow one: p50 1.003 p99 2.007 p99.9 50.175 p99.99 1001.200 us"
+else
+	echo "FAIL: plot-results failed on latency_hist:"; cat "$d/log"; fails=$((fails + 1))
+fi
+# Two files overlaid (before/after): one image of each kind, every flow labelled file:flow.
+rm -rf "$d/ovl"
+if "$top/tools/plot-results" "$d/hist.json" "$d/run.json" -o "$d/ovl" >"$d/log" 2>&1; then
+	png_ok "$d/ovl/hist+run-latency-cdf.png"
+	png_ok "$d/ovl/hist+run-latency-percentiles.png"
+	[ "$(ls "$d/ovl" | wc -l)" -eq 3 ] && echo "ok: overlay: one image of each kind" || { echo "FAIL: overlay wrote:"; ls "$d/ovl"; fails=$((fails + 1)); }
+	expect "overlay: the CDF's legend" "  hist+run-latency-cdf.png legend: hist:one | hist:many | run:one | run:many"
+	expect "overlay: the percentiles' legend" "  hist+run-latency-percentiles.png legend: hist:one | hist:many | run:one | run:many"
+	expect "overlay: the rates' legend" "  hist+run-rate.png legend: hist:one | hist:many | run:one | run:many"
+	expect "overlay: the new file's percentiles" "  hist+run-latency-percentiles.png flow hist:one: $want us"
+	expect "overlay: the old file's, said so" "  hist+run-latency-percentiles.png flow run:one: p50 800.000 p99 2000.000 p99.9 2400.000 us (latency_cdf)"
+else
+	echo "FAIL: plot-results failed on an overlay:"; cat "$d/log"; fails=$((fails + 1))
 fi
 # A job's results file (docs/cluster.md), shaped as rank 0 writes it: job_report() in
 # lib/control/job_report.cpp (pair_json, rank_json, the "job" object) and
@@ -112,10 +169,6 @@ elif [ -n "${CI:-}" ]; then
 else
 	echo "skip: python3-jsonschema missing: the job's file not checked against its schema"
 fi
-# expect NAME WHAT: the log has the line WHAT (fixed string, whole line)
-expect() {
-	if grep -qxF -- "$2" "$d/log"; then echo "ok: $1"; else echo "FAIL: $1: no line '$2' in:"; cat "$d/log"; fails=$((fails + 1)); fi
-}
 if "$top/tools/plot-results" "$d/job.json" "$d/png" >"$d/log" 2>&1; then
 	for f in job-pairs-rate.png job-pairs-latency.png; do
 		if [ "$(head -c 4 "$d/png/$f" 2>/dev/null | od -An -tx1 | tr -d ' ')" = 89504e47 ] && [ "$(stat -c %s "$d/png/$f")" -gt 5000 ]; then

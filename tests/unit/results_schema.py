@@ -40,12 +40,20 @@ broken = {
     "an unknown verb": lambda j: j["run"].__setitem__("verb", "RDMA_WRIT"),
     "latency without its CDF": lambda j: j["flows"][0].pop("latency_cdf"),
     "a CDF point of three": lambda j: j["flows"][0]["latency_cdf"][0].append(3),
+    "a histogram without its percentiles": lambda j: [j["flows"][0].pop(k) for k in ("latency_us", "latency_cdf")],
+    "a histogram bucket of two": lambda j: j["flows"][0]["latency_hist"]["buckets"][0].pop(),
+    "an empty histogram bucket": lambda j: j["flows"][0]["latency_hist"]["buckets"][0].__setitem__(2, 0),
+    "a histogram in us": lambda j: j["flows"][0]["latency_hist"].__setitem__("unit", "us"),
     "stage cycles half there": lambda j: j["stages"][0].pop("cycles_per_object"),
 }
 for name, breaker in broken.items():
     doc = copy.deepcopy(full)
     breaker(doc)
     check("refused: " + name, doc, False)
+
+older = copy.deepcopy(full)
+older["flows"][0].pop("latency_hist")
+check("a file from before latency_hist", older, True)
 
 for path in extra:
     check(path, json.load(open(path)), True)

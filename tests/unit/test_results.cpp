@@ -79,6 +79,42 @@ void every_field_in_place(void **)
 	assert_true(text.find("\"messages_sent\"") < text.find("\"messages_completed\""));
 }
 
+/* latency_hist: the non-empty buckets, [lower_ns, upper_ns, count], increasing, summing
+ * to the count; known values land in the buckets worked out by hand from the layout
+ * (exact below 256 ns, then 128 buckets per power of two). */
+void latency_hist_buckets(void **)
+{
+	Full x;
+	const json j = json::parse(rp::results_json_text(x.r));
+	assert_true(j["flows"][0].contains("latency_hist"));   // before indexing a const json by it
+	const json &h = j["flows"][0]["latency_hist"];
+	assert_string_equal(h["unit"].get<std::string>().c_str(), "ns");
+	assert_int_equal(h["count"].get<uint64_t>(), 100);
+	uint64_t sum = 0, prev_upper = 0;
+	for (size_t i = 0; i < h["buckets"].size(); i++) {
+		const json &b = h["buckets"][i];
+		assert_int_equal(b.size(), 3);
+		const uint64_t lo = b[0].get<uint64_t>(), hi = b[1].get<uint64_t>(), n = b[2].get<uint64_t>();
+		assert_true(lo <= hi);
+		assert_true(i == 0 || lo > prev_upper);
+		assert_true(n > 0);
+		prev_upper = hi;
+		sum += n;
+	}
+	assert_int_equal(sum, 100);
+	assert_int_equal(h["buckets"].size(), 100);   // 1000 ns apart: a bucket each
+
+	rp::Histogram lat;
+	for (uint64_t ns : {5, 5, 255, 256, 257, 1000, 1003, 1004, 100000})
+		lat.record(ns);
+	x.r.flows[0].latency = &lat;
+	const json k = json::parse(rp::results_json_text(x.r));
+	const json want = json::parse(R"([[5, 5, 2], [255, 255, 1], [256, 257, 2], [1000, 1003, 2], [1004, 1007, 1],
+					   [99840, 100351, 1]])");
+	assert_true(k["flows"][0]["latency_hist"]["buckets"] == want);
+	assert_int_equal(k["flows"][0]["latency_hist"]["count"].get<uint64_t>(), 9);
+}
+
 void optional_parts_absent(void **)
 {
 	Full x;
@@ -88,6 +124,7 @@ void optional_parts_absent(void **)
 	assert_false(bare.contains("reliability"));
 	assert_false(bare.contains("latency_us"));
 	assert_false(bare.contains("latency_cdf"));
+	assert_false(bare.contains("latency_hist"));
 	x.r.stage_cycles = false;
 	const json k = json::parse(rp::results_json_text(x.r));
 	assert_false(k["stages"][0].contains("busy_cycles"));
@@ -135,6 +172,7 @@ int main(int argc, char **argv)
 		return write_samples(argv[2]);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_field_in_place),
+		cmocka_unit_test(latency_hist_buckets),
 		cmocka_unit_test(optional_parts_absent),
 		cmocka_unit_test(bad_utf8_replaced),
 		cmocka_unit_test(interrupted_and_unwritable),
