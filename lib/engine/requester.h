@@ -295,7 +295,7 @@ int requester_run(Requester *r);
  * (returns messages posted plus completions seen), then finish. */
 void requester_start(Requester *r);
 uint32_t requester_burst(Requester *r);
-/* Whether the run can take the lean burst (chosen at start: Requester::lean). */
+/* Whether the run can take the lean burst (chosen at start: Requester::burst). */
 bool requester_lean(const Requester *r);
 int requester_finish(Requester *r);
 

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 
 #include <cstring>
+#include <type_traits>
 
 namespace rp {
 
@@ -180,8 +181,7 @@ template <Verb V, Src S>
 inline void stamp_posts(Requester *r, RequesterQp &q, uint32_t n, uint64_t t)
 {
 	const uint32_t every = r->p.signal_every;
-	const uint64_t off = (every & (every - 1)) == 0 ? q.sent & (every - 1) : q.sent % every;   // no division, mostly
-	for (uint64_t i = every - 1 - off; i < n; i += every)
+	for (uint64_t i = every - 1 - seq_mod(q.sent, every, pow2_mask(every)); i < n; i += every)
 		q.post_tsc[(q.sent + i) & r->inflight_mask] = t;
 	q.post_tsc[(q.sent + n - 1) & r->inflight_mask] = t;
 }
@@ -445,32 +445,32 @@ void pick_burst_for(Requester *r)
 	r->burst = requester_lean(r) ? req::burst<true, Direct<V>> : req::burst<false, req::ViaPointers>;
 }
 
+/* f(V) for the requester's verb, V a compile-time constant: the one switch from a run's
+ * verb to the templates chosen for it. */
+template <class F>
+void with_verb(Verb v, F f)
+{
+	switch (v) {
+	case Verb::send: f(std::integral_constant<Verb, Verb::send>{}); break;
+	case Verb::send_imm: f(std::integral_constant<Verb, Verb::send_imm>{}); break;
+	case Verb::write: f(std::integral_constant<Verb, Verb::write>{}); break;
+	case Verb::write_imm: f(std::integral_constant<Verb, Verb::write_imm>{}); break;
+	case Verb::read: f(std::integral_constant<Verb, Verb::read>{}); break;
+	case Verb::fetch_add: f(std::integral_constant<Verb, Verb::fetch_add>{}); break;
+	case Verb::cmp_swap: f(std::integral_constant<Verb, Verb::cmp_swap>{}); break;
+	}
+}
+
 } // namespace
 
 void pick_burst(Requester *r)
 {
-	switch (r->p.verb) {
-	case Verb::send: pick_burst_for<Verb::send>(r); break;
-	case Verb::send_imm: pick_burst_for<Verb::send_imm>(r); break;
-	case Verb::write: pick_burst_for<Verb::write>(r); break;
-	case Verb::write_imm: pick_burst_for<Verb::write_imm>(r); break;
-	case Verb::read: pick_burst_for<Verb::read>(r); break;
-	case Verb::fetch_add: pick_burst_for<Verb::fetch_add>(r); break;
-	case Verb::cmp_swap: pick_burst_for<Verb::cmp_swap>(r); break;
-	}
+	with_verb(r->p.verb, [r](auto v) { pick_burst_for<decltype(v)::value>(r); });
 }
 
 void pick_for_verb(Requester *r)
 {
-	switch (r->p.verb) {
-	case Verb::send: pick<Verb::send>(r); break;
-	case Verb::send_imm: pick<Verb::send_imm>(r); break;
-	case Verb::write: pick<Verb::write>(r); break;
-	case Verb::write_imm: pick<Verb::write_imm>(r); break;
-	case Verb::read: pick<Verb::read>(r); break;
-	case Verb::fetch_add: pick<Verb::fetch_add>(r); break;
-	case Verb::cmp_swap: pick<Verb::cmp_swap>(r); break;
-	}
+	with_verb(r->p.verb, [r](auto v) { pick<decltype(v)::value>(r); });
 	r->burst = req::burst<false, req::ViaPointers>;   // until start picks the shape
 }
 

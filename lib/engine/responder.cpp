@@ -774,6 +774,33 @@ inline void finish_when_quiet(Responder *r, bool two_sided, uint64_t now)
 
 namespace {
 
+/* Every burst, busy or idle: what waits for the next stage handed on, restarts moved
+ * on, the control port polled. False when the run ends (c.fail_reason says why). */
+inline bool tend(Responder *r, uint64_t now)
+{
+	if (r->out)
+		flush_out(r);
+	if (r->restarting)
+		responder_finish_restarts(r, now);
+	if (r->port && ctrl_port_poll(r->port, now) < 0) {
+		r->c.fail_reason = "ibv_poll_cq on the control QP failed";
+		r->finished = true;
+		return false;
+	}
+	return true;
+}
+
+/* The receives refilled in batches; false when the post failed (the run ends). */
+inline bool refill(Responder *r, RecvRefill &rf)
+{
+	if (rf.refill(*r->ops) < 0) {
+		r->c.fail_reason = rf.per_qp() ? "ibv_post_recv failed" : "ibv_post_srq_recv failed";
+		r->finished = true;
+		return false;
+	}
+	return true;
+}
+
 /* The work after a poll that returned n > 0 completions: each one checked and its
  * buffer handed on or given back, the receives refilled, credit or ACKs returned, the
  * run's end when every last message is in. Not inlined: its inclusive cost per message
@@ -786,23 +813,13 @@ namespace {
 	route_burst(wc, n, r->table, r->recv_peer, now, &c.unknown_qps,
 		    [&](uint32_t qi, const ibv_wc &w) { on_recv(r, qi, w, now); });
 	give_back_buffers(r);
-	if (r->out)
-		flush_out(r);
-	if (r->restarting)
-		responder_finish_restarts(r, now);
-	if (r->port && ctrl_port_poll(r->port, now) < 0) {
-		c.fail_reason = "ibv_poll_cq on the control QP failed";
-		r->finished = true;
+	if (!tend(r, now))
 		return static_cast<uint32_t>(n);
-	}
 	r->last_progress = now;   // also while paused: what was in flight arrives
 	c.end_tsc = now;
 	rf.consumed(wc, n);
-	if (rf.refill(*r->ops) < 0) {
-		c.fail_reason = rf.per_qp() ? "ibv_post_recv failed" : "ibv_post_srq_recv failed";
-		r->finished = true;
+	if (!refill(r, rf))
 		return static_cast<uint32_t>(n);
-	}
 	if (r->two_sided) {
 		if (return_credit(r, now) < 0) {
 			r->finished = true;
@@ -824,25 +841,12 @@ namespace {
  * lcore polled them, the pause, the idler), and whether the run is over or stalled. */
 inline uint32_t responder_idle(Responder *r)
 {
-	ResponderCounters &c = r->c;
 	const uint64_t now = rte_rdtsc();
-	if (r->out)
-		flush_out(r);
-	if (r->restarting)
-		responder_finish_restarts(r, now);
-	if (r->port && ctrl_port_poll(r->port, now) < 0) {
-		c.fail_reason = "ibv_poll_cq on the control QP failed";
-		r->finished = true;
-		return 0;
-	}
 	/* Refilled by whichever role polled: a one-sided flow's responder may have polled the
 	 * receives of a ping-pong sharing the lcore. */
 	RecvRefill &rf = r->recv_refill();
-	if (rf.refill(*r->ops) < 0) {
-		c.fail_reason = rf.per_qp() ? "ibv_post_recv failed" : "ibv_post_srq_recv failed";
-		r->finished = true;
+	if (!tend(r, now) || !refill(r, rf))
 		return 0;
-	}
 	if (r->two_sided) {
 		if (credit_work(r) && return_credit(r, now) < 0) {
 			r->finished = true;

@@ -28,6 +28,19 @@ inline bool wr_signalled(uint64_t index, uint32_t every)
 	return (index + 1) % every == 0;
 }
 
+/* m - 1 when m is a power of two, else 0: for seq_mod, taken once where m is fixed. */
+inline uint32_t pow2_mask(uint32_t m)
+{
+	return (m & (m - 1)) == 0 ? m - 1 : 0;
+}
+
+/* x % m, a mask where m is a power of two (pm = pow2_mask(m)): no division per chain in
+ * the common case. */
+inline uint32_t seq_mod(uint64_t x, uint32_t m, uint32_t pm)
+{
+	return static_cast<uint32_t>(pm ? x & pm : x % m);
+}
+
 /* kVerbs keeps verbs.h's values without its header (lib/conf reads the table). */
 static_assert(ibv::kWrRdmaWrite == IBV_WR_RDMA_WRITE && ibv::kWrRdmaWriteImm == IBV_WR_RDMA_WRITE_WITH_IMM &&
 	      ibv::kWrSend == IBV_WR_SEND && ibv::kWrSendImm == IBV_WR_SEND_WITH_IMM &&
@@ -331,9 +344,9 @@ public:
 			return -EINVAL;
 		entries_.reset(new Entry[static_cast<size_t>(nqps) * period]());
 		period_ = period;
-		pmask_ = (period & (period - 1)) == 0 ? period - 1 : 0;
+		pmask_ = pow2_mask(period);
 		signal_every_ = signal_every;
-		smask_ = (signal_every & (signal_every - 1)) == 0 ? signal_every - 1 : 0;
+		smask_ = pow2_mask(signal_every);
 		msg_bytes_ = msg_bytes;
 		flags_ = flags;
 		fence_ = fence ? IBV_SEND_FENCE : 0;
@@ -360,14 +373,14 @@ public:
 	{
 		Entry *const ring = &entries_[static_cast<size_t>(qi) * period_];
 		const uint32_t P = period_;
-		const uint32_t k0 = mod(first_seq, P, pmask_);
+		const uint32_t k0 = seq_mod(first_seq, P, pmask_);
 		if (first_seq < P)   // the QP's first round: entries first_seq.. are new
 			first_round<V>(ring, first_seq, n < P - first_seq ? n : static_cast<uint32_t>(P - first_seq), bufs,
 				       lkeys, mask, t);
 		per_message<V>(ring, k0, first_seq, n);
 		/* Completions name the signalled WRs: theirs get the full sequence. An
 		 * unsignalled WR keeps its first round's (seq % period: full_seq()). */
-		for (uint64_t i = signal_every_ - 1 - mod(first_seq, signal_every_, smask_); i < n; i += signal_every_)
+		for (uint64_t i = signal_every_ - 1 - seq_mod(first_seq, signal_every_, smask_); i < n; i += signal_every_)
 			ring[at(k0, static_cast<uint32_t>(i))].wr.wr_id = first_seq + i;
 		Entry &end = ring[at(k0, n - 1)];
 		/* What restore() puts back: the circle's link and the periodic flags. */
@@ -469,10 +482,6 @@ private:
 			}
 		}
 	}
-
-	/* x % m, a mask where m is a power of two (pm = m - 1, else 0): no division per
-	 * chain in the common case. */
-	static uint32_t mod(uint64_t x, uint32_t m, uint32_t pm) { return static_cast<uint32_t>(pm ? x & pm : x % m); }
 
 	std::unique_ptr<Entry[]> entries_;
 	uint32_t period_ = 0;
