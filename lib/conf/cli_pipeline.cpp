@@ -10,6 +10,24 @@ namespace rp {
 namespace {
 
 /* "size = 64", or a sweep's "sizes = [64, 4096]". */
+/* A flow's traffic keys the command line set, as the file says them ("" : none). */
+std::string traffic_text(const Traffic &tr)
+{
+	std::string t;
+	auto add = [&](const char *k, int v) {
+		if (v >= 0)
+			t += std::string(" ") + k + " = " + std::to_string(v) + ";";
+	};
+	add("traffic_class", tr.traffic_class);
+	add("sl", tr.sl);
+	add("flow_label", tr.flow_label);
+	if (tr.spread)
+		t += " flow_label_spread = true;";
+	add("hop_limit", tr.hop_limit);
+	add("gid_index", tr.gid_index);
+	return t;
+}
+
 std::string sizes_text(const std::vector<uint32_t> &sizes)
 {
 	if (sizes.size() == 1)
@@ -99,6 +117,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		f.rnr_retry = o.rnr_retry;
 		f.retry_cnt = o.retry_cnt;
 		f.min_rnr_timer = o.min_rnr_timer;
+		f.traffic = o.traffic;
 		if (o.duration_s > 0)
 			f.duration_s = o.duration_s;
 		else
@@ -277,6 +296,8 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 				rel += " inject_loss = " + num(f.inject_loss) + ";";
 			t.insert(t.rfind(" }"), rel);
 		}
+		if (const std::string tr = traffic_text(f.traffic); !tr.empty())
+			t.insert(t.rfind(" }"), "\n   " + tr);
 	}
 	t += ");\nstages = (\n";
 	for (size_t i = 0; i < c.stages.size(); i++) {

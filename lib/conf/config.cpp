@@ -35,7 +35,8 @@ const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "
 					    "signal_every", "sq_depth", "window", "inline", "rate", "messages",
 					    "duration", "verify", "pool", "share_qps", "echoed", "post_api", "fence",
 					    "rnr_retry", "retry_cnt", "min_rnr_timer", "reliability", "ack_every", "ack_us", "inject_loss", "chunk",
-					    "flow_window"};
+					    "flow_window", "traffic_class", "sl", "flow_label", "flow_label_spread", "hop_limit",
+					    "gid_index"};
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output", "file", "snaplen"};
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles"};
@@ -272,6 +273,15 @@ void flow_defaults(FlowConf *f)
 		f->window = std::max(f->batch, kDefaultWindow / f->qps);
 }
 
+/* RoCE traffic parameters: left out, the device's (or rdma_cm's) defaults. */
+bool read_traffic(Reader &r, const Setting &g, Traffic *t)
+{
+	return r.uint_as(g, "traffic_class", 0, 255, &t->traffic_class) && r.uint_as(g, "sl", 0, 15, &t->sl) &&
+	       r.uint_as(g, "flow_label", 0, kFlowLabelMax, &t->flow_label) &&
+	       r.boolean(g, "flow_label_spread", &t->spread) && r.uint_as(g, "hop_limit", 1, 255, &t->hop_limit) &&
+	       r.uint_as(g, "gid_index", 0, 255, &t->gid_index);
+}
+
 bool read_flow(Reader &r, const Setting &g, FlowConf *f)
 {
 	f->line = line_of(g);
@@ -293,7 +303,7 @@ bool read_flow(Reader &r, const Setting &g, FlowConf *f)
 	f->post_api = post_api ? PostApi::wr : PostApi::classic;
 	f->transport = transport == 1 ? Transport::uc : Transport::rc;
 	f->verb = kVerbs[verb].verb;
-	if (!read_flow_ends(r, g, f) || !read_sizes(r, g, f))
+	if (!read_flow_ends(r, g, f) || !read_sizes(r, g, f) || !read_traffic(r, g, &f->traffic))
 		return false;
 	r.step(kFlowRate);
 	if (const Setting *s = r.find(g, "rate")) {

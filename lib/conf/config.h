@@ -9,6 +9,7 @@
 
 #include "conf/options.h"
 #include "stages/kinds.h"
+#include "verbs/traffic.h"
 
 #include <cstdint>
 #include <string>
@@ -111,6 +112,7 @@ struct FlowConf {
 	uint8_t rnr_retry = 7;      // 0..7, 7 = forever
 	uint8_t retry_cnt = 7;      // 0..7 (rxe: 7 = forever)
 	uint8_t min_rnr_timer = 12; // 0..31, IB encoding (12 = 0.64 ms)
+	Traffic traffic;            // traffic_class, sl, flow_label(_spread), hop_limit, gid_index
 	std::string pool;
 	int line = 0;
 	KeyLines keys;

@@ -4,6 +4,7 @@
 
 #include "conf/plant.h"
 #include "engine/types.h"   // verbs, post and CQ APIs, bounds
+#include "verbs/traffic.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -88,6 +89,7 @@ struct RunOptions {
 	uint8_t rnr_retry = 7;          // 0..7, 7 = forever
 	uint8_t retry_cnt = 7;          // RC transport retries, 0..7 (rxe: 7 = forever)
 	uint8_t min_rnr_timer = 12;     // 0..31, IB encoding (12 = 0.64 ms)
+	Traffic traffic;                // --tclass, --sl, --flow-label, --flow-label-spread, --hop-limit
 	double stall_timeout_s = 10;    // no progress for this long: give up with an error
 	bool quiet = false;
 	std::string listen;             // --listen [ADDR:]PORT: the server (responder) of a two-process run

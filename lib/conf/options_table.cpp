@@ -356,6 +356,28 @@ const OptionSpec kOptions[] = {
 	{"min-rnr-timer", 0, "N",
 		"responder's RNR NAK timer, IB encoding 0..31 (default 12 = 0.64 ms)",
 		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->min_rnr_timer, a, 0, 31); }},
+	{"tclass", 0, "N",
+		"RoCE traffic class of the flow's packets, 0..255: DSCP << 2 | ECN\n"
+		"(RoCE v2: the IP header's TOS byte; default 0, or rdma_cm's)",
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->traffic.traffic_class, a, 0, 255); }},
+	{"sl", 0, "N",
+		"service level, 0..15 (default 0; rdma_cm: derived from the class;\n"
+		"rxe keeps none: refused there)",
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->traffic.sl, a, 0, 15); }},
+	{"flow-label", 0, "N",
+		"flow label, 0..0xFFFFF (RoCE v2: picks the UDP source port, the\n"
+		"ECMP hash's entropy; default: the provider hashes the QP numbers)",
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->traffic.flow_label, a, 0, kFlowLabelMax); }},
+	{"flow-label-spread", 0, nullptr,
+		"QP i takes flow label N + i (from 1 without --flow-label):\n"
+		"each QP its own UDP source port, so its own ECMP path",
+		nullptr, kShapes, [](ParseState &st, const char *) {
+			st.o->traffic.spread = true;
+			return std::string();
+		}},
+	{"hop-limit", 0, "N",
+		"GRH hop limit, 1..255 (InfiniBand; RoCE takes the IP route's: refused)",
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->traffic.hop_limit, a, 1, 255); }},
 	{"no-verify", 0, nullptr,
 		"do not check payloads (sequence is still checked)",
 		nullptr, kShapes, [](ParseState &st, const char *) {

@@ -635,6 +635,23 @@ bool check_pattern_flows(Errors &e, const PipelineConf &c)
 	return true;
 }
 
+/* A flow's gid_index picks the GID its QPs send from by index; a flow rdma_cm connects
+ * takes the GID of its IP address instead (the peer resolves it from that address). */
+bool check_flow_gids(Errors &e, const PipelineConf &c)
+{
+	for (size_t i = 0; i < c.flows.size(); i++) {
+		const FlowConf &f = c.flows[i];
+		const bool loopback = f.peer == "loopback" && !c.pattern.has(f.name);
+		if (!f.keys.has("gid_index") || (loopback && (f.transport == Transport::uc || c.run.connect == ConnectPath::direct)))
+			continue;
+		return e.fail(where(kSecAcross, "flows", i, f), "gid_index",
+			      "flow '" + f.name + "' connects through rdma_cm, whose GID is its IP address's: " +
+			      (loopback ? "set run.connect = \"direct\" to pick the GID by index"
+					: "give the address of that GID (local, listen) instead"));
+	}
+	return true;
+}
+
 /* Each section on its own, in the file's order. */
 bool check_sections(Errors &e, PipelineConf *c)
 {
@@ -655,7 +672,7 @@ bool check_across(Errors &e, PipelineConf *c)
 	for (size_t i = 0; i < c->rings.size(); i++)
 		if (!check_ring_ends(e, *c, i))
 			return false;
-	if (!check_stage_io(e, c) || !check_flow_stages(e, c) || !check_pool_counts(e, *c))
+	if (!check_stage_io(e, c) || !check_flow_stages(e, c) || !check_flow_gids(e, *c) || !check_pool_counts(e, *c))
 		return false;
 	for (size_t i = 0; i < c->io_contexts.size(); i++)
 		if (!check_cqs(e, *c, i))

@@ -171,6 +171,23 @@ bool gid_ipv4(const ibv_gid &g, std::string *ip)
 	return true;
 }
 
+/* The GID a flow's QPs on dev use: the flow's gid_index (checked against the device's
+ * table), else the device's. */
+int flow_gid(const Device &dev, const Traffic &t, ibv_gid *gid, std::string *err)
+{
+	if (t.gid_index < 0 || t.gid_index == dev.gid_index) {
+		*gid = dev.gid;
+		return 0;
+	}
+	Device d = dev;   // device_pick_gid reads the context and writes gid: a copy's
+	if (device_pick_gid(&d, t.gid_index, err) != 0) {
+		*err = "gid_index: " + *err;
+		return -1;
+	}
+	*gid = d.gid;
+	return 0;
+}
+
 /* Both ends of every pair through rdma_cm, in this process: the server accepts on a
  * thread of its own (setup only) while this thread connects the client. */
 int connect_with_cm(const FlowParams &o, uint32_t nqps, Device &dev_a, Device &dev_b, SharedIOContext &req_io,
@@ -193,6 +210,7 @@ int connect_with_cm(const FlowParams &o, uint32_t nqps, Device &dev_a, Device &d
 		return -1;
 	addr.sin.sin_port = htons(f->cm_server->bound_port());
 	addr.str = ip + ":" + std::to_string(f->cm_server->bound_port());
+	f->cm_client->set_tos(o.traffic.traffic_class);
 	if (f->cm_client->resolve(local, addr, nqps, kLoopbackCmTimeoutMs, err) != 0)
 		return -1;
 	if (f->cm_server->verbs() != dev_b.ctx || f->cm_client->verbs() != dev_a.ctx) {
@@ -207,6 +225,7 @@ int connect_with_cm(const FlowParams &o, uint32_t nqps, Device &dev_a, Device &d
 			return kCmReject;
 		}
 		*spec = cm_qp_spec(dev_b.pd, rsp_io, rsp_qo);
+		spec->qp.qp_index = req.peer.qp_index;
 		spec->access = rsp_access;
 		*reply = CmPrivate{};
 		reply->qp_index = req.peer.qp_index;
@@ -219,6 +238,7 @@ int connect_with_cm(const FlowParams &o, uint32_t nqps, Device &dev_a, Device &d
 	std::vector<CmPrivate> locals(nqps);
 	for (uint32_t i = 0; i < nqps; i++) {
 		specs[i] = cm_qp_spec(dev_a.pd, req_io, req_qo);
+		specs[i].qp.qp_index = i;
 		specs[i].access = req_access;
 		locals[i].qp_index = static_cast<uint16_t>(i);
 		locals[i].verb = static_cast<uint8_t>(static_cast<unsigned>(o.verb) + 1);
@@ -244,6 +264,13 @@ int connect_with_cm(const FlowParams &o, uint32_t nqps, Device &dev_a, Device &d
 }
 
 } // namespace
+
+QpOptions flow_qp_options(const FlowParams &o, uint32_t sq_depth, uint32_t max_inline, bool use_wr, uint32_t rq_depth)
+{
+	QpOptions q{sq_depth, max_inline, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt, rq_depth};
+	q.traffic = o.traffic;
+	return q;
+}
 
 void QpPairs::destroy()
 {
@@ -275,16 +302,21 @@ int qp_pairs_connect(const FlowParams &o, uint32_t n, Device &dev_a, Device &dev
 	/* rdma_cm's port space for connected QPs (RDMA_PS_TCP) makes RC QPs only. */
 	if (o.connect == ConnectPath::cm && !qo_a.uc)
 		return connect_with_cm(o, n, dev_a, dev_b, io_a, io_b, qo_a, qo_b, access_a, access_b, p, err);
+	ibv_gid gid_a, gid_b;
+	if (flow_gid(dev_a, qo_a.traffic, &gid_a, err) != 0 || flow_gid(dev_b, qo_b.traffic, &gid_b, err) != 0)
+		return -1;
 	p->a.assign(n, nullptr);
 	p->b.assign(n, nullptr);
 	for (uint32_t i = 0; i < n; i++) {
 		if ((p->a[i] = rc_qp_create(dev_a, io_a, qo_a, err)) == nullptr ||
 		    (p->b[i] = rc_qp_create(dev_b, io_b, qo_b, err)) == nullptr)
 			return -1;
-		RcPeer to_b{p->b[i]->qp_num, 0x1000 + i, dev_b.gid};
-		RcPeer to_a{p->a[i]->qp_num, 0x80000 + i, dev_a.gid};
-		if (rc_qp_connect(dev_a, p->a[i], qo_a, to_a.psn, to_b, access_a, err) != 0 ||
-		    rc_qp_connect(dev_b, p->b[i], qo_b, to_b.psn, to_a, access_b, err) != 0)
+		RcPeer to_b{p->b[i]->qp_num, 0x1000 + i, gid_b};
+		RcPeer to_a{p->a[i]->qp_num, 0x80000 + i, gid_a};
+		QpOptions qa = qo_a, qb = qo_b;
+		qa.qp_index = qb.qp_index = i;
+		if (rc_qp_connect(dev_a, p->a[i], qa, to_a.psn, to_b, access_a, err) != 0 ||
+		    rc_qp_connect(dev_b, p->b[i], qb, to_b.psn, to_a, access_b, err) != 0)
 			return -1;
 	}
 	p->connected = qo_a.uc ? std::string("UC, directly (rdma_cm connects RC QPs only)")
@@ -436,8 +468,8 @@ int loopback_flow_setup(const FlowParams &o, const char *tag, Device &req_dev, D
 	if (requester_buffers(o, tag, req_dev, false, f, err) != 0 || responder_buffers(o, tag, rsp_dev, false, f, err) != 0)
 		return -1;
 
-	QpOptions req_qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt};
-	QpOptions rsp_qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt, std::max<uint32_t>(1, o.rq_depth)};
+	const QpOptions req_qo = flow_qp_options(o, o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr);
+	const QpOptions rsp_qo = flow_qp_options(o, kCreditRing, 0, false, std::max<uint32_t>(1, o.rq_depth));
 	int req_access = two_sided ? IBV_ACCESS_REMOTE_WRITE : 0;   // credits
 	int rsp_access = shape.mem_access & ~IBV_ACCESS_LOCAL_WRITE;
 	if (qp_pairs_connect(o, nqps, req_dev, rsp_dev, req_io, rsp_io, req_qo, rsp_qo, req_access, rsp_access, &f->pairs, err) != 0)

@@ -97,6 +97,10 @@ struct QpPairs {
 };
 
 /* Returns 0, or -1 with *err naming what failed. */
+/* A QP of flow o: its send depth, inline bytes, send API and receive depth here, the
+ * rest (retries, RNR timer, transport, traffic parameters) the flow's. */
+QpOptions flow_qp_options(const FlowParams &o, uint32_t sq_depth, uint32_t max_inline, bool use_wr, uint32_t rq_depth = 1);
+
 int qp_pairs_connect(const FlowParams &o, uint32_t n, Device &dev_a, Device &dev_b, SharedIOContext &io_a,
 		     SharedIOContext &io_b, const QpOptions &qo_a, const QpOptions &qo_b, int access_a, int access_b,
 		     QpPairs *p, std::string *err);

@@ -39,6 +39,7 @@ struct FlowParams {
 	bool inline_send = false;
 	bool fence = false;
 	uint8_t rnr_retry = 7, retry_cnt = 7, min_rnr_timer = 12;
+	Traffic traffic;                // on every QP of the flow (its service QPs too)
 	ConnectPath connect = ConnectPath::cm;
 	double stall_timeout_s = 10;
 	bool quiet = false;

@@ -30,7 +30,7 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 	 * a two-host flow inlines as its own device allows). */
 	const bool inl = o.inline_send || ((!f.tx || o.msg_bytes <= f.tx->caps->max_inline) &&
 					   (!f.rx || o.msg_bytes <= f.rx->caps->max_inline));
-	QpOptions qo{o.sq_depth, inl ? o.msg_bytes : 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt, std::max<uint32_t>(1, o.rq_depth)};
+	const QpOptions qo = flow_qp_options(o, o.sq_depth, inl ? o.msg_bytes : 0, false, std::max<uint32_t>(1, o.rq_depth));
 	int rc = f.serves() ? remote_accept(o, *f.rx->dev, f.rx->io, qo, f.remote.get(), &obj, {}, err)
 		 : f.remote ? remote_connect(o, *f.tx->dev, f.tx->io, qo, 0, 0, f.remote.get(), &obj, err)
 		 : qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, 0, 0, &obj.pairs, err);

@@ -34,6 +34,7 @@ FlowParams flow_params(const PipelineConf &c, const FlowConf &f)
 	r.rnr_retry = f.rnr_retry;
 	r.retry_cnt = f.retry_cnt;
 	r.min_rnr_timer = f.min_rnr_timer;
+	r.traffic = f.traffic;
 	r.connect = c.run.connect;
 	r.rate_pps = f.rate_pps;
 	if (f.messages)

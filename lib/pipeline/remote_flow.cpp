@@ -162,6 +162,7 @@ int connect_retrying(const FlowParams &o, const Device &dev, RemoteEnd *e, const
 	for (unsigned waited_us = 0;; waited_us += kRetryUs) {
 		f->pairs.cm_client = std::make_unique<CmClient>();
 		CmClient &cli = *f->pairs.cm_client;
+		cli.set_tos(o.traffic.traffic_class);
 		if (cli.resolve(e->local, e->addr, o.qps, kConnectTimeoutMs, err) != 0)
 			return -1;
 		if (cli.verbs() != dev.ctx) {
@@ -195,12 +196,14 @@ int make_uc_qps(Device &dev, SharedIOContext &io, const QpOptions &qo, uint32_t 
 
 /* UC QP qp towards the peer of connection c (its UC QP peer_qpn, its GID as rdma_cm
  * resolved the path). UC checks no PSN across messages: both ends start at 0. */
-int connect_uc(Device &dev, const CmConnSet &cm, unsigned c, ibv_qp *qp, const QpOptions &qo, uint32_t peer_qpn,
-	       int access, ibv_gid *gid, std::string *err)
+int connect_uc(Device &dev, const CmConnSet &cm, unsigned c, ibv_qp *qp, const QpOptions &qo, uint32_t qp_index,
+	       uint32_t peer_qpn, int access, ibv_gid *gid, std::string *err)
 {
 	if (cm.peer_gid(c, gid, err) != 0)
 		return -1;
-	if (rc_qp_connect(dev, qp, qo, 0, RcPeer{peer_qpn, 0, *gid}, access, err) != 0) {
+	QpOptions q = qo;
+	q.qp_index = qp_index;
+	if (rc_qp_connect(dev, qp, q, 0, RcPeer{peer_qpn, 0, *gid}, access, err) != 0) {
 		*err = cm.what() + ", UC QP beside " + cm.conn(c).name + ": " + *err;
 		return -1;
 	}
@@ -211,7 +214,11 @@ int connect_uc(Device &dev, const CmConnSet &cm, unsigned c, ibv_qp *qp, const Q
  * few words (final counts, keep-alive reads). */
 QpOptions service_qo(const QpOptions &qo)
 {
-	return qo.uc ? QpOptions{4, 0, false, qo.rnr_retry, qo.min_rnr_timer, false, qo.retry_cnt} : qo;
+	if (!qo.uc)
+		return qo;
+	QpOptions s{4, 0, false, qo.rnr_retry, qo.min_rnr_timer, false, qo.retry_cnt};
+	s.traffic = qo.traffic;
+	return s;
 }
 
 } // namespace
@@ -232,6 +239,7 @@ int remote_connect(const FlowParams &o, Device &dev, SharedIOContext &io, const 
 	std::vector<CmPrivate> locals(nqps);
 	for (uint32_t i = 0; i < nqps; i++) {
 		specs[i] = cm_qp_spec(dev.pd, io, service_qo(qo));
+		specs[i].qp.qp_index = i;
 		specs[i].access = access;
 		locals[i] = request_of(o, i, e->targets[i]);
 		if (f->credit_words.mr) {   // credit (two-sided verbs), keep-alive (one-sided ones)
@@ -259,7 +267,7 @@ int remote_connect(const FlowParams &o, Device &dev, SharedIOContext &io, const 
 			       " (give both the same transport)";
 			return -1;
 		}
-		if (qo.uc && connect_uc(dev, cli, i, f->pairs.uc[i], qo, c.peer.uc_qpn, access, &e->peer_gid, err) != 0)
+		if (qo.uc && connect_uc(dev, cli, i, f->pairs.uc[i], qo, i, c.peer.uc_qpn, access, &e->peer_gid, err) != 0)
 			return -1;
 		e->peer_uc_qpn.push_back(c.peer.uc_qpn);
 		e->peer_ctrl_qpn.push_back(c.peer.ctrl_qpn);
@@ -277,7 +285,7 @@ int remote_client_setup(const FlowParams &o, const char *tag, Device &dev, const
 	const RoleShape &shape = f->shape;
 	if (requester_buffers(o, tag, dev, true, f, err) != 0)
 		return -1;
-	QpOptions qo{o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt};
+	const QpOptions qo = flow_qp_options(o, o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr);
 	if (remote_connect(o, dev, io, qo, shape.two_sided ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
 			   made_upstream ? kCmSelfDescribing : 0, e, f, err) != 0)
 		return -1;
@@ -372,6 +380,7 @@ int remote_accept(const FlowParams &o, Device &dev, SharedIOContext &io, const Q
 			return kCmReject;
 		}
 		*spec = cm_qp_spec(dev.pd, io, service_qo(qo));
+		spec->qp.qp_index = p.qp_index;
 		spec->access = 0;
 		*reply = CmPrivate{};
 		reply->qp_index = p.qp_index;
@@ -395,7 +404,7 @@ int remote_accept(const FlowParams &o, Device &dev, SharedIOContext &io, const Q
 		const CmPrivate &peer = srv.conn(c).peer;
 		const uint32_t qi = peer.qp_index;
 		f->pairs.b[qi] = qo.uc ? f->pairs.uc[qi] : srv.conn(c).qp;
-		if (qo.uc && connect_uc(dev, srv, c, f->pairs.uc[qi], qo, peer.uc_qpn, access[qi], &e->peer_gid, err) != 0)
+		if (qo.uc && connect_uc(dev, srv, c, f->pairs.uc[qi], qo, qi, peer.uc_qpn, access[qi], &e->peer_gid, err) != 0)
 			return -1;
 		e->peer_uc_qpn[qi] = peer.uc_qpn;
 		e->peer_ctrl_qpn[qi] = peer.ctrl_qpn;
@@ -452,7 +461,7 @@ int remote_server_setup(const FlowParams &o, const char *tag, Device &dev, const
 			e->words[p.qp_index] = RemoteTarget{p.credit_addr, p.credit_rkey, 0};
 		return 0;
 	};
-	QpOptions qo{kCreditRing, 0, false, o.rnr_retry, o.min_rnr_timer, o.uc, o.retry_cnt, std::max<uint32_t>(1, o.rq_depth)};
+	const QpOptions qo = flow_qp_options(o, kCreditRing, 0, false, std::max<uint32_t>(1, o.rq_depth));
 	if (remote_accept(o, dev, io, qo, e, f, fill, err) != 0 || responder_bind(o, ops, io, ctl, f, credits, v, err) != 0)
 		return -1;
 	v->self_describing |= self_describing || hand_on;

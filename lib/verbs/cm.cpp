@@ -314,6 +314,20 @@ CmConn *CmConnSet::conn_of(const rdma_cm_id *id)
 	return &conns_[i - 1];
 }
 
+namespace {
+
+const char *qp_state_str(ibv_qp_state s)
+{
+	switch (s) {
+	case IBV_QPS_INIT: return "INIT";
+	case IBV_QPS_RTR: return "RTR";
+	case IBV_QPS_RTS: return "RTS";
+	default: return "another state";
+	}
+}
+
+} // namespace
+
 int CmConnSet::create_qp(CmConn &c, const CmQpSpec &s, std::string *err)
 {
 	ibv_context *v = c.id->verbs;
@@ -352,27 +366,30 @@ int CmConnSet::create_qp(CmConn &c, const CmQpSpec &s, std::string *err)
 	qa.cap.max_recv_sge = s.srq ? 0 : 1;
 	qa.cap.max_inline_data = s.qp.max_inline;
 	qa.pd = s.pd;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
-	if (s.qp.qp_ex) {
-		qa.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	if (s.qp.qp_ex)
 		qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
 				    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
 				    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-	}
-	if (rdma_create_qp_ex(c.id, &qa) != 0) {
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | (s.qp.qp_ex ? IBV_QP_INIT_ATTR_SEND_OPS_FLAGS : 0);
+	/* Ours, not rdma_create_qp's: librdmacm then leaves its state to us, and RTR takes
+	 * the flow's traffic class, SL, flow label and hop limit (ready_qp). */
+	c.qp = ibv_create_qp_ex(v, &qa);
+	if (c.qp == nullptr) {
 		int ret = errno;
-		*err = conn_what(c) + ": rdma_create_qp (RC on " + dev_name(v) + ", send queue " +
+		*err = conn_what(c) + ": ibv_create_qp_ex (RC on " + dev_name(v) + ", send queue " +
 		       std::to_string(s.qp.sq_depth) + ", inline " + std::to_string(s.qp.max_inline) +
 		       (s.srq ? ", SRQ" : ", receive queue " + std::to_string(s.rq_depth)) +
 		       (s.qp.qp_ex ? ", qp_ex" : "") + "): " + strerror(ret);
 		return -ret;
 	}
-	c.qp = c.id->qp;
 	c.min_rnr_timer = s.qp.min_rnr_timer;
 	c.access = s.access;
+	c.traffic = s.qp.traffic;
+	c.qp_index = s.qp.qp_index;
+	c.has_srq = s.srq != nullptr;
 	if (s.ack_timeout) {
-		/* Used by rdma_cm when it moves the QP to RTS; the default follows the path's
-		 * packet lifetime, seconds on RoCE: a dead peer would take long to notice. */
+		/* rdma_init_qp_attr's RTS timeout; the default follows the path's packet
+		 * lifetime, seconds on RoCE: a dead peer would take long to notice. */
 		uint8_t t = s.ack_timeout;
 		if (rdma_set_option(c.id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)) != 0) {
 			int ret = errno;
@@ -380,25 +397,62 @@ int CmConnSet::create_qp(CmConn &c, const CmQpSpec &s, std::string *err)
 			return -ret;
 		}
 	}
+	return modify_qp(c, IBV_QPS_INIT, err);
+}
+
+/* The QP to `state` with what rdma_cm resolved (the path, the peer's QP and PSN, the
+ * negotiated depths), and ours on top: access at INIT; at RTR the min RNR timer
+ * (rdma_cm's is 655 ms) and the flow's traffic parameters. */
+int CmConnSet::modify_qp(CmConn &c, ibv_qp_state state, std::string *err)
+{
+	ibv_qp_attr a{};
+	int mask = 0;
+	a.qp_state = state;
+	if (rdma_init_qp_attr(c.id, &a, &mask) != 0) {
+		int ret = errno;
+		*err = conn_what(c) + ": rdma_init_qp_attr (" + qp_state_str(state) + "): " + strerror(ret);
+		return -ret;
+	}
+	if (state == IBV_QPS_INIT)
+		a.qp_access_flags = c.access;
+	if (state == IBV_QPS_RTR) {
+		a.min_rnr_timer = c.min_rnr_timer;
+		mask |= IBV_QP_MIN_RNR_TIMER;
+		traffic_apply(c.traffic, c.qp_index, &a.ah_attr);
+		/* As librdmacm: on InfiniBand the kernel's RoCE-only mask bits (21-24) go. */
+		ibv_port_attr pa{};
+		if (ibv_query_port(c.id->verbs, c.id->port_num, &pa) == 0 && pa.link_layer == IBV_LINK_LAYER_INFINIBAND)
+			mask &= ~0x1e00000;
+	}
+	if (int ret = ibv_modify_qp(c.qp, &a, mask); ret != 0) {
+		const std::string t = state == IBV_QPS_RTR ? c.traffic.describe(c.qp_index) : "";
+		*err = conn_what(c) + ": QP " + std::to_string(c.qp->qp_num) + " to " + qp_state_str(state) +
+		       (t.empty() ? "" : " (" + t + ")") + ": " + strerror(ret);
+		return -ret;
+	}
+	if (state == IBV_QPS_RTR)
+		if (int ret = traffic_verify(c.qp, c.traffic, c.qp_index, err); ret != 0) {
+			*err = conn_what(c) + ": " + *err;
+			return ret;
+		}
 	return 0;
 }
 
-/* rdma_cm's RTR has no say on the min RNR timer (0: 655 ms, the longest) and grants
- * remote read and atomic whenever responder resources were negotiated; both may change
- * RTS -> RTS, so set the caller's once the QP is there. */
-int CmConnSet::apply_qp_attrs(CmConn &c, std::string *err)
+int CmConnSet::ready_qp(CmConn &c, std::string *err)
 {
+	int ret = modify_qp(c, IBV_QPS_RTR, err);
+	return ret ? ret : modify_qp(c, IBV_QPS_RTS, err);
+}
+
+/* Our QP in the error state, so what is posted on it flushes (librdmacm does this only
+ * for QPs it made). */
+void CmConnSet::qp_to_error(CmConn &c)
+{
+	if (c.qp == nullptr)
+		return;
 	ibv_qp_attr a{};
-	a.min_rnr_timer = c.min_rnr_timer;
-	a.qp_access_flags = c.access;
-	int ret = ibv_modify_qp(c.qp, &a, IBV_QP_MIN_RNR_TIMER | IBV_QP_ACCESS_FLAGS);
-	if (ret) {
-		*err = conn_what(c) + ": QP " + std::to_string(c.qp->qp_num) + ": min RNR timer " +
-		       std::to_string(c.min_rnr_timer) + " and access " + hex(static_cast<unsigned>(c.access)) +
-		       " (RTS -> RTS): " + strerror(ret);
-		return -ret;
-	}
-	return 0;
+	a.qp_state = IBV_QPS_ERR;
+	ibv_modify_qp(c.qp, &a, IBV_QP_STATE);
 }
 
 unsigned CmConnSet::down() const
@@ -430,10 +484,12 @@ void CmConnSet::close()
 		if (c.id == nullptr)
 			continue;
 		/* QP to ERR and a DREQ, so the peer sees DISCONNECTED instead of timing out. */
-		if (c.state == CmState::kEstablished || c.state == CmState::kConnecting)
+		if (c.state == CmState::kEstablished || c.state == CmState::kConnecting) {
+			qp_to_error(c);
 			rdma_disconnect(c.id);
-		if (c.id->qp)
-			rdma_destroy_qp(c.id);
+		}
+		if (c.qp)
+			ibv_destroy_qp(c.qp);
 		rdma_destroy_id(c.id);
 		c.id = nullptr;
 		c.qp = nullptr;
@@ -458,6 +514,7 @@ bool CmConnSet::note_down(const Event &ev, std::string *why)
 	case RDMA_CM_EVENT_DISCONNECTED:
 		c->cause = "disconnected by the peer (" + event_str(ev.type, ev.status) + ")";
 		/* Our side of the disconnect: the QP goes to ERR, so what is posted flushes. */
+		qp_to_error(*c);
 		rdma_disconnect(c->id);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:

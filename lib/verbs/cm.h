@@ -175,9 +175,12 @@ struct CmConn {
 	CmPrivate peer{};            // what the peer sent, validated
 	std::string name;            // "connection 3 (flow 0 QP 3)" [+ " from 10.2.0.1:40123"]
 	std::string cause;           // why it is down
-	ibv_qp *qp = nullptr;        // made by rdma_create_qp; owned here
-	uint8_t min_rnr_timer = 0;   // applied once the QP is in RTS (rdma_cm's conn_param has none)
+	ibv_qp *qp = nullptr;        // ours (not rdma_create_qp's): its states are ours to set
+	uint8_t min_rnr_timer = 0;   // set at RTR (rdma_cm's conn_param has none)
 	int access = 0;
+	Traffic traffic;             // the flow's, on the address vector at RTR
+	uint32_t qp_index = 0;
+	bool has_srq = false;
 };
 
 /* The connections of one side, their rdma_cm ids and event channel. One thread uses
@@ -225,7 +228,11 @@ protected:
 	template <typename Waiting>
 	int await_event(int64_t deadline_ns, int timeout_ms, Event *ev, Waiting waiting, std::string *err);
 	int create_qp(CmConn &c, const CmQpSpec &s, std::string *err);
-	int apply_qp_attrs(CmConn &c, std::string *err);
+	/* The QP to INIT, RTR or RTS: rdma_init_qp_attr's attributes and ours. */
+	int modify_qp(CmConn &c, ibv_qp_state state, std::string *err);
+	/* RTR then RTS, once the peer's reply (client) or request (server) is in. */
+	int ready_qp(CmConn &c, std::string *err);
+	static void qp_to_error(CmConn &c);
 	/* Handles an event for an up connection (disconnect, device removal). True if it was one. */
 	bool note_down(const Event &ev, std::string *why);
 	CmConn *conn_of(const rdma_cm_id *id);
@@ -247,6 +254,9 @@ public:
 	 * (its IP picks our device; port 0) to `server`, all within timeout_ms. After it,
 	 * verbs() and port_num() say which device to open the PD and CQs on. */
 	int resolve(const CmAddr &local, const CmAddr &server, unsigned n, int timeout_ms, std::string *err);
+	/* The IP traffic class (DSCP, ECN) rdma_cm resolves the routes with (before
+	 * resolve(); RDMA_OPTION_ID_TOS, and the SL it derives from it); -1: its default. */
+	void set_tos(int tos) { tos_ = tos; }
 
 	/* Creates connection i's QP from specs[i] and connects it sending locals[i], then
 	 * waits until every connection is ESTABLISHED with a valid reply from the server
@@ -258,6 +268,7 @@ public:
 private:
 	/* Steps of resolve() and connect(): 0 or -errno with *err. */
 	int start_resolve(unsigned i, const CmAddr &local, int64_t deadline_ns, std::string *err);
+	int tos_ = -1;
 	int await_routes(int64_t deadline_ns, int timeout_ms, std::string *err);
 	int take_device(std::string *err);
 	int start_connect(unsigned i, const CmQpSpec &spec, const CmPrivate &local, std::string *err);

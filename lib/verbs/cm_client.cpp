@@ -52,6 +52,14 @@ int CmClient::start_resolve(unsigned i, const CmAddr &local, int64_t deadline_ns
 		*err = what_ + ": rdma_create_id: " + strerror(ret);
 		return -ret;
 	}
+	if (tos_ >= 0) {
+		uint8_t tos = static_cast<uint8_t>(tos_);
+		if (rdma_set_option(c.id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos)) != 0) {
+			ret = errno;
+			*err = what_ + ": rdma_set_option TOS " + std::to_string(tos_) + ": " + strerror(ret);
+			return -ret;
+		}
+	}
 	c.state = CmState::kResolving;
 	sockaddr_in src = local.sin;
 	sockaddr_in dst = server_.sin;
@@ -195,6 +203,8 @@ int CmClient::start_connect(unsigned i, const CmQpSpec &spec, const CmPrivate &l
 	p.initiator_depth = RDMA_MAX_INIT_DEPTH;
 	p.retry_count = spec.qp.retry_cnt > 7 ? 7 : spec.qp.retry_cnt;
 	p.rnr_retry_count = spec.qp.rnr_retry > 7 ? 7 : spec.qp.rnr_retry;
+	p.qp_num = c.qp->qp_num;   // ours: the reply comes back as CONNECT_RESPONSE
+	p.srq = c.has_srq;
 	if (rdma_connect(c.id, &p) != 0) {
 		ret = errno;
 		*err = conn_what(c) + ": rdma_connect: " + strerror(ret);
@@ -231,14 +241,20 @@ int CmClient::on_connect_event(const Event &ev, CmConn &c, std::string *err)
 {
 	std::string why;
 	switch (ev.type) {
-	case RDMA_CM_EVENT_ESTABLISHED:
-		/* The QP is already in RTS: a bad reply is dropped by disconnecting. */
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
+		/* The server's REP: a bad reply is dropped by disconnecting; else our QP to
+		 * RTR and RTS, and the RTU that establishes the connection. */
 		if (cm_private_decode(ev.priv, ev.priv_len, &c.peer, &why) != 0) {
 			*err = conn_what(c) + ": the server's reply is invalid: " + why;
 			return -EPROTO;
 		}
-		if (int ret = apply_qp_attrs(c, err); ret != 0)
+		if (int ret = ready_qp(c, err); ret != 0)
 			return ret;
+		if (rdma_establish(c.id) != 0) {
+			int ret = errno;
+			*err = conn_what(c) + ": rdma_establish: " + strerror(ret);
+			return -ret;
+		}
 		c.state = CmState::kEstablished;
 		return 0;
 	case RDMA_CM_EVENT_REJECTED:

@@ -67,8 +67,8 @@ int CmServer::reject_request(rdma_cm_id *id, const std::string &who, const std::
 void CmServer::drop(size_t i, const std::string &why)
 {
 	CmConn &c = conns_[i];
-	if (c.id->qp)
-		rdma_destroy_qp(c.id);
+	if (c.qp)
+		ibv_destroy_qp(c.qp);
 	rdma_destroy_id(c.id);
 	rejected_++;
 	last_reject_ = c.name + ": " + why;
@@ -194,12 +194,14 @@ int CmServer::accept_request(rdma_cm_id *id, const std::string &who, const CmPri
 	std::string why;
 	int ret = create_qp(c, spec, &why);
 	if (ret == -EINVAL) {
-		if (id->qp)
-			rdma_destroy_qp(id);
+		if (c.qp)
+			ibv_destroy_qp(c.qp);
 		conns_.pop_back();
 		reject_request(id, who, why);
 		return 0;
 	}
+	if (ret == 0)
+		ret = ready_qp(c, &why);
 	if (ret != 0) {
 		*err = why;
 		return ret;
@@ -213,14 +215,14 @@ int CmServer::accept_request(rdma_cm_id *id, const std::string &who, const CmPri
 	p.responder_resources = (c.access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)) ? RDMA_MAX_RESP_RES : 0;
 	p.initiator_depth = RDMA_MAX_INIT_DEPTH;
 	p.rnr_retry_count = spec.qp.rnr_retry > 7 ? 7 : spec.qp.rnr_retry;
+	p.qp_num = c.qp->qp_num;   // in RTS already (ready_qp): librdmacm leaves it be
+	p.srq = c.has_srq;
 	if (rdma_accept(c.id, &p) != 0) {
 		ret = errno;
 		*err = conn_what(c) + ": rdma_accept: " + strerror(ret);
 		return -ret;
 	}
-	/* rdma_accept left the QP in RTS; the client can send only after our REP reaches
-	 * it, so this lands before its first message in practice. */
-	return apply_qp_attrs(c, err);
+	return 0;
 }
 
 /* An event of an accepted connection or of the listener: 0 to wait on, -errno to fail. */

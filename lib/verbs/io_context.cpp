@@ -182,12 +182,18 @@ int rc_qp_connect(Device &dev, ibv_qp *qp, const QpOptions &o, uint32_t local_ps
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.dlid = dev.port_attr.lid;   // ignored on RoCE, needed on InfiniBand loopback
 	a.ah_attr.port_num = dev.port;
+	traffic_apply(o.traffic, o.qp_index, &a.ah_attr);
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 					   (o.uc ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
 	if (ret) {
+		const std::string t = o.traffic.describe(o.qp_index);
 		*err = dev.name + ": QP " + std::to_string(qp->qp_num) + " to RTR (peer QP " +
-		       std::to_string(peer.qpn) + "): " + strerror(ret);
+		       std::to_string(peer.qpn) + (t.empty() ? "" : ", " + t) + "): " + strerror(ret);
 		return -ret;
+	}
+	if ((ret = traffic_verify(qp, o.traffic, o.qp_index, err)) != 0) {
+		*err = dev.name + ": " + *err;
+		return ret;
 	}
 
 	a = ibv_qp_attr{};

@@ -2,6 +2,8 @@
  * one receive CQ shared by all its QPs, an optional SRQ, and RC QPs bound to them. */
 #pragma once
 
+#include "verbs/traffic.h"
+
 #include <infiniband/verbs.h>
 
 #include <cstdint>
@@ -48,6 +50,8 @@ struct QpOptions {
 	bool uc = false;             // unreliable connected: no acks, no RNR, no reads or atomics
 	uint8_t retry_cnt = 7;       // RC transport retries (rxe: 7 retries forever, as RNR's 7 does)
 	uint32_t rq_depth = 1;       // its own receive queue, where io has no SRQ
+	Traffic traffic;             // its flow's class, SL, flow label, hop limit, GID index
+	uint32_t qp_index = 0;       // its place in the flow (a spread flow label's offset)
 };
 
 /* An RC (or, with o.uc, UC) QP on io's CQs and SRQ, or without one a receive queue of

@@ -82,6 +82,10 @@ cases = {
  'pattern-flow-with-rings': ('run = {', 'pattern = { kind = "pairs"; };\nrun = {'),
  'pattern-flow-with-peer': ('name = "bw";', 'name = "bw"; peer = "10.2.0.2:18515";').__class__ and ('{ name = "bw"; verb = "write_imm"; size = 64; batch = 32; qps = 1; messages = 100000; pool = "tx"; }\n);\nrings = ( { name = "r0"; size = 1024; } );\nstages = (\n  { name = "tx"; kind = "rdma_tx"; lcore = 1; flow = "bw"; },\n  { name = "rx"; kind = "rdma_rx"; lcore = 2; flow = "bw"; output = "r0"; },\n  { name = "vf"; kind = "verify"; lcore = 2; input = "r0"; }\n);', '{ name = "bw"; verb = "write_imm"; size = 64; batch = 32; qps = 1; messages = 100000; pool = "tx"; peer = "10.2.0.2:18515"; }\n);\nstages = (\n  { name = "tx"; kind = "rdma_tx"; lcore = 1; flow = "bw"; }\n);\npattern = { kind = "ring"; };'),
  'pool-cache-default': ('count = 8192; cache = 64;', 'count = 300;'),
+ 'traffic-class-too-big': ('batch = 32;', 'batch = 32; traffic_class = 256;'),
+ 'flow-label-too-big': ('batch = 32;', 'batch = 32; flow_label = 0x100000;'),
+ 'hop-limit-zero': ('batch = 32;', 'batch = 32; hop_limit = 0;'),
+ 'gid-index-through-cm': ('batch = 32;', 'batch = 32; gid_index = 1;'),
  # Two mistakes: the one reported is the first in the order of checks, whether the
  # reader or conf_validate finds it (lib/conf/check_order.h).
  'two-mistakes-ends-then-size': [('name = "bw";', 'name = "bw"; listen = "18515"; peer = "10.0.0.1:18515";'), ('size = 64;', 'size = "64Q";')],

@@ -62,6 +62,13 @@ for want in 'post_api = "wr"' 'duration = 2.5' 'poll = "adaptive"' '{ name = "fl
 	if grep -qF -- "$want" "$dump"; then echo "ok: --dump-conf has $want"; else echo "FAIL: --dump-conf lacks $want"; fails=$((fails + 1)); fi
 done
 rm -f "$dump"
+# The traffic options land in the flow as the file's keys, and the file checks.
+dump=$(mktemp --suffix=.conf)
+check "--dump-conf: traffic" 0 "^    traffic_class = 98; sl = 3; flow_label = 100; flow_label_spread = true; hop_limit = 17;" \
+	"$B" -l 0-1 -- -d rxe0 --tclass 0x62 --sl 3 --flow-label 100 --flow-label-spread --hop-limit 17 --dump-conf
+cp "$t" "$dump"
+check "--dump-conf: traffic, the file checks" 0 "valid \(schema 1\)" "$B" -l 0-1 --check "$dump"
+rm -f "$dump"
 check "--dump-conf with -f" 2 "^rdmapipe: --dump-conf: the file is the pipeline already \(-f\)$" "$B" -l 0-1 -- -f "$conf/default.conf" --dump-conf
 # What flows through a pipeline's rings is checked before EAL starts: a flow fed by a
 # ring sends what it brings, of that size and count, and only with a verb that sends.

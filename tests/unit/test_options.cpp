@@ -113,6 +113,38 @@ void verbs_and_qps(void **)
 	assert_int_equal(o.inject_pool_left, 64);
 }
 
+/* RoCE traffic parameters: each option sets its field, hex or decimal; left out, -1
+ * (the device's default); out of range, refused naming the option. */
+void traffic_options(void **)
+{
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(o.traffic.traffic_class, -1);
+	assert_int_equal(o.traffic.flow_label, -1);
+	assert_false(o.traffic.any());
+	assert_int_equal(static_cast<int>(parse({"--tclass", "0x62", "--sl", "3", "--flow-label", "100", "--flow-label-spread",
+						 "--hop-limit", "17"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(o.traffic.traffic_class, 0x62);
+	assert_int_equal(o.traffic.sl, 3);
+	assert_int_equal(o.traffic.flow_label, 100);
+	assert_true(o.traffic.spread);
+	assert_int_equal(o.traffic.hop_limit, 17);
+	assert_int_equal(o.traffic.label_of(0), 100);
+	assert_int_equal(o.traffic.label_of(3), 103);
+	expect_error({"--tclass", "256"}, "--tclass: '256' is not an integer in 0..255");
+	expect_error({"--sl", "16"}, "--sl: '16' is not an integer in 0..15");
+	expect_error({"--flow-label", "0x100000"}, "--flow-label: '0x100000' is not an integer in 0..1048575");
+	expect_error({"--hop-limit", "0"}, "--hop-limit: '0' is not an integer in 1..255");
+	/* Spread labels wrap inside 1..0xFFFFF, never 0 (which would mean "the provider's hash"). */
+	rp::Traffic t;
+	t.spread = true;
+	assert_int_equal(t.label_of(0), 1);
+	t.flow_label = rp::kFlowLabelMax;
+	assert_int_equal(t.label_of(0), rp::kFlowLabelMax);
+	assert_int_equal(t.label_of(1), 1);
+}
+
 void duration_instead_of_count(void **)
 {
 	rp::RunOptions o;
@@ -482,6 +514,7 @@ int main()
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(every_option),
 		cmocka_unit_test(verbs_and_qps),
+		cmocka_unit_test(traffic_options),
 		cmocka_unit_test(duration_instead_of_count),
 		cmocka_unit_test(bounds),
 		cmocka_unit_test(cross_checks),

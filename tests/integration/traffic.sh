@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# RoCE traffic parameters on the wire: a client on rxeA and a server on rxeB (rdma_cm,
+# across the veth wire) with --tclass, --flow-label and --flow-label-spread; tcpdump
+# captures vA, and every packet of their data QPs must carry the IP TOS byte (DSCP and
+# ECN) asked for, and the QPs' UDP source ports must be exactly those their flow
+# labels map to, one per QP, both ways (the server's ACKs too). Then the same without
+# them (TOS 0), a loopback flow connected directly with its own GID index and class,
+# and the refusals: what the kernel or rxe does not keep (a hop limit on RoCE, an SL
+# on rxe), a GID index the device has not, a GID index through rdma_cm.
+. "$(dirname "$0")/lib.sh"
+port=18900
+. "$(dirname "$0")/remote_lib.sh"
+need_device
+wire_ready || exit 1
+command -v tcpdump >/dev/null || { echo "FAIL: tcpdump is missing (tools/install-deps installs it)"; exit 1; }
+command -v tshark >/dev/null || { echo "FAIL: tshark is missing (tools/install-deps installs it)"; exit 1; }
+cap=$(mktemp -d)
+on_exit 'rm -rf "$cap"'
+
+# capture_start FILE: tcpdump on vA (both directions) into FILE, once it listens.
+capture_start() {
+	tcpdump -i vA -nn -U -w "$1" 'udp port 4791' >"$1.log" 2>&1 &
+	tpid=$!
+	await "tcpdump listening on vA" "$1.log" grep -q "listening on vA" "$1.log"
+}
+capture_stop() { kill -INT "$tpid"; wait "$tpid"; }
+# rows FILE SRC: "dscp ecn ttl sport" of each data-QP packet (BTH dest QP not 1: not
+# rdma_cm's MADs) that SRC sent.
+rows() {
+	tshark -r "$1" -d udp.port==4791,infiniband -Y "ip.src == $2 && infiniband.bth.destqp != 1" -T fields \
+		-E separator=" " -e ip.dsfield.dscp -e ip.dsfield.ecn -e ip.ttl -e udp.srcport 2>/dev/null
+}
+# sport_of LABEL: the UDP source port a flow label maps to (rdma_flow_label_to_udp_sport).
+sport_of() { echo $(((($1 & 0x3fff) ^ ($1 >> 14)) | 0xc000)); }
+
+# Class 0x62 (DSCP 24, ECN 2 = ECT(0)), labels 100..103 on 4 QPs.
+traffic=(--tclass 0x62 --flow-label 100 --flow-label-spread)
+capture_start "$cap/set.pcap"
+pair "traffic set" -v write_imm -Q 4 -n 4000 "${traffic[@]}"
+capture_stop
+expect_eq "traffic set: server verified" "$(field "$sout" 'messages verified')" 4000
+want_ports=$(for l in 100 101 102 103; do sport_of $l; done | sort -n | tr '\n' ' ')
+for end in "$A_ADDR client" "$B_ADDR server"; do
+	read -r addr who <<<"$end"
+	rows "$cap/set.pcap" "$addr" >"$cap/rows"
+	n=$(wc -l <"$cap/rows")
+	[ "$n" -ge 100 ] && echo "ok: $who: $n data packets captured" || { echo "FAIL: $who: $n data packets captured"; fails=$((fails + 1)); }
+	expect_eq "$who: DSCP ECN TTL of every packet" "$(cut -d' ' -f1-3 "$cap/rows" | sort -u | tr '\n' ' ')" "24 2 64 "
+	expect_eq "$who: UDP source ports (labels 100..103)" "$(cut -d' ' -f4 "$cap/rows" | sort -nu | tr '\n' ' ')" "$want_ports"
+done
+
+# Left out: TOS 0, and still a port per QP (rdma_cm's label per connection).
+capture_start "$cap/default.pcap"
+pair "traffic default" -v write_imm -Q 4 -n 4000
+capture_stop
+rows "$cap/default.pcap" "$A_ADDR" >"$cap/rows"
+expect_eq "default: DSCP ECN TTL" "$(cut -d' ' -f1-3 "$cap/rows" | sort -u | tr '\n' ' ')" "0 0 64 "
+nports=$(cut -d' ' -f4 "$cap/rows" | sort -u | wc -l)
+[ "$nports" -ge 2 ] && echo "ok: default: $nports UDP source ports for 4 QPs" || { echo "FAIL: default: $nports UDP source ports for 4 QPs"; fails=$((fails + 1)); }
+
+# Directly connected (no rdma_cm), in one process: the same settings take, here with a
+# GID index given by the flow (the device's RoCE v2 IPv4 one, picked from sysfs).
+gid_idx=$(for f in /sys/class/infiniband/"$DEV"/ports/1/gid_attrs/types/*; do
+	i=${f##*/}
+	[ "$(cat "$f" 2>/dev/null)" = "RoCE v2" ] && grep -q '^0000:0000:0000:0000:0000:ffff:' /sys/class/infiniband/"$DEV"/ports/1/gids/"$i" && echo "$i"
+done | head -n 1)
+scratch_files
+cat >"$conf" <<CONF
+version = 1;
+devices = ( { name = "$DEV"; } );
+pools = ( { name = "p"; elt_size = 256; count = 4096; } );
+flows = ( { name = "f"; verb = "send"; size = 256; qps = 3; messages = 3000; pool = "p";
+            traffic_class = 0x62; flow_label = 7; flow_label_spread = true; gid_index = $gid_idx; } );
+stages = ( { name = "tx"; kind = "rdma_tx"; lcore = 0; flow = "f"; },
+           { name = "rx"; kind = "rdma_rx"; lcore = 1; flow = "f"; } );
+run = { connect = "direct"; };
+CONF
+run_rdmapipe "$out" -f "$conf"
+expect_eq "direct, gid_index $gid_idx: exit status" "$rc" 0
+expect_eq "direct: verified" "$(field "$out" 'messages verified')" 3000
+# What does not take is refused at start, naming it: RoCE's hop limit is the IP
+# route's (the kernel replaces the QP's), and rxe keeps no service level.
+run_rdmapipe "$out" -d "$DEV" -n 100 --hop-limit 17
+expect_eq "--hop-limit on RoCE: exit status" "$rc" 3
+expect_grep "$out" "hop_limit 17 did not take: its address vector holds 64 \(on RoCE the kernel takes the IP route's hop limit"
+run_rdmapipe "$out" -d "$DEV" -n 100 --sl 3 --connect direct
+expect_eq "--sl on rxe: exit status" "$rc" 3
+expect_grep "$out" "sl 3 did not take: its address vector holds 0"
+# A GID index the device has not: refused at start, naming it and the valid ones.
+sed -i "s/gid_index = $gid_idx;/gid_index = 200;/" "$conf"
+run_rdmapipe "$out" -f "$conf"
+expect_eq "gid_index 200: exit status" "$rc" 3
+expect_grep "$out" "gid_index: $DEV port 1: GID index 200 holds no valid GID \(valid: [0-9, ]+\)"
+# Through rdma_cm the GID is the address's: refused before anything starts.
+sed -i 's/run = { connect = "direct"; };/run = { connect = "cm"; };/' "$conf"
+run_rdmapipe "$out" -f "$conf"
+expect_eq "gid_index through rdma_cm: exit status" "$rc" 2
+expect_grep "$out" "flows.\[0\].gid_index: flow 'f' connects through rdma_cm, whose GID is its IP address's"
+
+exit $((fails > 0))
