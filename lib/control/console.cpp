@@ -13,6 +13,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
@@ -459,21 +460,48 @@ Console *console_new(RunView *view, int in_fd, int out_fd, bool tty, std::string
 
 namespace {
 
+/* C-u, unix-line-discard: DPDK 22.11's rdline has no key for it and hides its line
+ * (struct rdline is opaque), so it is made of rdline's own keys. C-k kills what
+ * is right of the caret, which tells us where the caret was; C-a C-k kills the left
+ * part (C-y pastes it back, as in bash); the right part is typed again, C-a. */
+constexpr char key_ctrl_a = '\001', key_ctrl_k = '\013', key_ctrl_u = '\025';
+
+void kill_to_start(cmdline *cl)
+{
+	rdline *rdl = cmdline_get_rdline(cl);
+	std::string line = rdline_get_buffer(rdl);   // left, right, then '\n'
+	rdline_char_in(rdl, key_ctrl_k);
+	size_t left = strlen(rdline_get_buffer(rdl)) - 1;
+	std::string right = line.substr(left, line.size() - 1 - left);
+	rdline_char_in(rdl, key_ctrl_a);
+	rdline_char_in(rdl, key_ctrl_k);
+	for (char ch : right)
+		rdline_char_in(rdl, ch);
+	rdline_char_in(rdl, key_ctrl_a);
+}
+
+/* Reads what was typed a byte at a time (C-u taken here, the rest to cmdline);
+ * true when the console is done: quit, end of input, or the input failed. */
 bool poll_input(Console *c)
 {
 	g_parsing = c;
-	/* cmdline_poll takes one character a call: take all that are there. */
 	for (;;) {
 		pollfd p{c->in_fd, POLLIN, 0};
 		if (poll(&p, 1, 0) <= 0)
-			break;
-		int st = cmdline_poll(c->cl);
-		if (st < 0 || st == RDLINE_EXITED)
+			return false;
+		if (!(p.revents & POLLIN))
+			return true;                     // hung up with nothing left to read
+		char ch;
+		ssize_t n = read(c->in_fd, &ch, 1);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			return false;
+		if (n <= 0)
 			return true;
-		if (p.revents & (POLLHUP | POLLERR) && !(p.revents & POLLIN))
+		if (ch == key_ctrl_u)
+			kill_to_start(c->cl);
+		else if (cmdline_in(c->cl, &ch, 1) < 0)  // quit, or C-d on an empty line
 			return true;
 	}
-	return cmdline_poll(c->cl) == RDLINE_EXITED;
 }
 
 } // namespace

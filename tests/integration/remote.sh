@@ -224,6 +224,53 @@ expect_eq "no server: exit" "$rc" 3
 expect_grep "$cout" "no server listening on port $port"
 [ $((SECONDS - t0)) -le 30 ] && echo "ok: no server: answered in $((SECONDS - t0)) s" || { echo "FAIL: no server took $((SECONDS - t0)) s"; fails=$((fails + 1)); }
 
+# The console on both ends of a two-host run, typed at through terminals: the server's
+# shows the flow its client sends and leaves its setting to the client; the client's
+# (its lines edited as typed) limits and stops the flow, and the server's counts stand
+# still while it is stopped; each ends on quit with its summary.
+port=$((port + 1))
+python3 - "$RDMAPIPE" "$base" "$A" "$B" "$A_ADDR" "$B_ADDR" "$port" "$(dirname "$0")" <<'PY' && echo "ok: consoles on both ends" || { echo "FAIL: consoles on both ends"; fails=$((fails + 1)); }
+import re, sys, time
+binary, base, a, b, a_addr, b_addr, port, testdir = sys.argv[1:]
+sys.path.insert(0, testdir)
+from pty_console import Console
+eal = [binary, '-l', '0-1'] + base.split() + ['--', '-i', '-v', 'send', '-t', '60']
+srv = Console(eal + ['--listen', f'{b_addr}:{port}', '-d', b])
+srv.read_until(r'waiting for')
+cli = Console(eal + ['--peer', f'{b_addr}:{port}', '--local', a_addr])
+cli.read_until(r'rdmapipe> ')
+srv.read_until(r'rdmapipe> ')
+count = lambda s: int(re.search(r'sent (\d+), completed (\d+)', s).group(2))
+cli.poll('show stats flow flow0', r'since start\)', lambda s: count(s) > 0)
+srv.poll('show stats flow flow0', r'since start\)', lambda s: count(s) > 0)
+srv.cmd('show stats', r'flow0 +[0-9.]+ Mmsg/s')
+srv.cmd('set rate flow0 100', r"set rate: flow 'flow0' is sent by the other process")
+cli.cmd('set rate flow0 9\x15set rate flow0 5000', r'flow flow0: at most 5000 msg/s')   # C-u
+cli.cmd('\x1b[A\x174000', r'flow flow0: at most 4000 msg/s')                          # up, C-w
+cli.cmd('stop', r'stopped: the senders post nothing new')
+last = [None]
+def same(s):
+    same, last[0] = count(s) == last[0], count(s)
+    return same
+s1 = srv.poll('show stats flow flow0', r'since start\)', same)
+time.sleep(1)
+s2 = srv.cmd('show stats flow flow0', r'since start\)')
+assert count(s1) == count(s2), (s1, s2)     # the client stopped: nothing arrives
+cli.cmd('start', r'started: the senders post again')
+srv.poll('show stats flow flow0', r'since start\)', lambda s: count(s) > count(s2))
+cli.type('quit')
+tail = cli.read_until(r'result: (PASS|FAIL)', timeout=60)
+print(tail)
+assert 'result: PASS' in tail, tail
+assert cli.exit_status() == 0
+srv.read_until(r'the run has ended \(all sent and checked\)', timeout=60)
+srv.type('quit')
+tail = srv.read_until(r'result: (PASS|FAIL)', timeout=60)
+print(tail)
+assert 'result: PASS' in tail and re.search(r'final counts: +1 of 1 told by the client', tail), tail
+assert srv.exit_status() == 0
+PY
+
 # A peer process killed mid-run, in either role: remote_faults.sh, for every verb.
 # The client's host goes silent (netem drops everything it sends; its link stays up):
 # nothing arrives at a one-sided server, so only its keep-alive reads can tell, and

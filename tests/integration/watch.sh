@@ -135,6 +135,13 @@ cmd('show flows', r'flow0 +RDMA_WRITE_WITH_IMM, 64 B, 1 QP, batch 32, signal eve
 cmd('set batch flow1 8', r'flow flow1: chains of at most 8 WRs')
 cmd('set rate flow0 fast', r"set rate: 'fast' is not a rate")
 cmd('set batch flow1 4096', r'set batch: 4096 is outside 1..32')
+# Line editing as typed at a terminal (docs/console.md's keys): the edited line runs.
+cmd('set rate flow0 9\x15set rate flow0 2500', r'flow flow0: at most 2500 msg/s')       # C-u
+cmd('set rate flow0 2500\x172600', r'flow flow0: at most 2600 msg/s')                   # C-w
+cmd('rate flow0 270\x01set \x050', r'flow flow0: at most 2700 msg/s')                  # C-a, C-e
+cmd('\x1b[A\x172800', r'flow flow0: at most 2800 msg/s')                               # up: the last line
+cmd('\x1b[A\x1b[A', r'flow flow0: at most 2700 msg/s')                                 # up twice
+cmd('show stats flow flow0', r'rate limit 2700 msg/s')
 cmd('launch the missiles', r"unknown command or arguments: 'launch the missiles' \(help lists")
 cmd('stop', r'stopped: the senders post nothing new')
 # Stopped: once a burst under way has gone, nothing new is posted for a whole second.

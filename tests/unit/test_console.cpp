@@ -47,10 +47,11 @@ struct Rig : ViewRig {
 		return s;
 	}
 	/* Types a line; returns what the console printed for it. */
-	std::string type(const std::string &line, bool *done = nullptr)
+	std::string type(const std::string &line, bool *done = nullptr) { return keys(line + "\n", done); }
+	/* Types keys as they are (control keys, escape sequences). */
+	std::string keys(const std::string &k, bool *done = nullptr)
 	{
-		std::string l = line + "\n";
-		assert_int_equal(write(in[1], l.data(), l.size()), static_cast<ssize_t>(l.size()));
+		assert_int_equal(write(in[1], k.data(), k.size()), static_cast<ssize_t>(k.size()));
 		bool d = rp::console_poll(con);
 		if (done)
 			*done = d;
@@ -145,6 +146,30 @@ void start_stop_quit(void **)
 	assert_true(g.run.end_now.load());
 }
 
+/* The line editing keys: the command run is the edited line. C-u is ours (rdline has
+ * none), the others rdline's. */
+void line_editing(void **)
+{
+	Rig g;
+	const std::string up = "\033[A", ctrl_a = "\001", ctrl_e = "\005", ctrl_f = "\006", ctrl_u = "\025",
+			  ctrl_w = "\027", ctrl_y = "\031";
+	assert_true(has(g.keys("frobnicate" + ctrl_u + "set rate bw 111\n"), "flow bw: at most 111 msg/s"));
+	assert_int_equal(g.ctl.tsc_per_msg.load(), 1000000000 / 111);
+	/* C-u keeps what is right of the caret and C-y pastes back what it killed. */
+	std::string s = g.keys("set rate bw 222" + ctrl_a + ctrl_f + ctrl_f + ctrl_f + ctrl_f + ctrl_u + "\n");
+	assert_true(has(s, "unknown command or arguments: 'rate bw 222'"));
+	s = g.keys("set rate bw 333" + ctrl_a + ctrl_f + ctrl_f + ctrl_f + ctrl_f + ctrl_u + ctrl_y + "\n");
+	assert_true(has(s, "flow bw: at most 333 msg/s"));
+	/* C-u on an empty line, and with the caret at the start: nothing lost. */
+	assert_true(has(g.keys(ctrl_u + "set rate bw 334" + ctrl_a + ctrl_u + "\n"), "flow bw: at most 334 msg/s"));
+	assert_true(has(g.keys("set rate bw 999" + ctrl_w + "444\n"), "flow bw: at most 444 msg/s"));
+	assert_true(has(g.keys("rate bw 55" + ctrl_a + "set " + ctrl_e + "5\n"), "flow bw: at most 555 msg/s"));
+	/* History: the up arrow recalls the last line, twice the one before. */
+	assert_true(has(g.keys(up + ctrl_w + "666\n"), "flow bw: at most 666 msg/s"));
+	assert_true(has(g.keys(up + up + "\n"), "flow bw: at most 555 msg/s"));
+	assert_int_equal(g.ctl.tsc_per_msg.load(), 1000000000 / 555);
+}
+
 void closed_input_ends_the_run(void **)
 {
 	Rig g;
@@ -163,6 +188,7 @@ int main()
 		cmocka_unit_test(bad_input_changes_nothing),
 		cmocka_unit_test(show_commands),
 		cmocka_unit_test(start_stop_quit),
+		cmocka_unit_test(line_editing),
 		cmocka_unit_test(closed_input_ends_the_run),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
