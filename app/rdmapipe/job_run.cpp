@@ -214,11 +214,35 @@ struct ListenWaits {
 	}
 };
 
+/* stdout to /dev/null while a rank runs: rank 0 prints the job's table, no rank its
+ * own summary. */
+struct Hush {
+	int saved = -1, null = -1;
+	Hush()
+	{
+		fflush(stdout);
+		saved = dup(STDOUT_FILENO);
+		null = open("/dev/null", O_WRONLY);
+		if (saved >= 0 && null >= 0)
+			dup2(null, STDOUT_FILENO);
+	}
+	~Hush()
+	{
+		fflush(stdout);
+		if (saved >= 0)
+			dup2(saved, STDOUT_FILENO);
+		for (int fd : {saved, null})
+			if (fd >= 0)
+				close(fd);
+	}
+};
+
 /* This rank's part, once the ranks know each other: its pipeline, run with the
  * summary kept off stdout (rank 0 prints the job's). Returns its ExitCode and its
- * results per step in *texts. */
+ * results per step in *texts; *eal says whether EAL is up (the caller cleans it up,
+ * after the re-runs of pattern.confirm). */
 int run_rank(int eal_argc, char **argv, const RunOptions &cli, const PipelineConf &c, const Job &j,
-	     const std::vector<RankInfo> &ranks, const std::vector<bool> &ran, std::vector<std::string> *texts)
+	     const std::vector<RankInfo> &ranks, const std::vector<bool> &ran, std::vector<std::string> *texts, bool *eal)
 {
 	if (!ran[j.rank]) {
 		RP_LOG(NOTICE, APP, "rdmapipe: no pair of the pattern names this rank, and it has no flow of its own: idle\n");
@@ -238,22 +262,13 @@ int run_rank(int eal_argc, char **argv, const RunOptions &cli, const PipelineCon
 		waits.pad(steps);
 		return rc;
 	}
+	*eal = true;
 	RunOptions o = cli;
 	o.output_json.clear();
 	o.output_csv.clear();
-	fflush(stdout);
-	const int saved = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY);
-	if (saved >= 0 && null >= 0)
-		dup2(null, STDOUT_FILENO);
+	Hush hush;
 	rc = run_graph(x, o, texts, [&waits](std::string *e) { return waits.wait(e); });
 	waits.pad(steps);
-	fflush(stdout);
-	if (saved >= 0)
-		dup2(saved, STDOUT_FILENO);
-	for (int fd : {saved, null})
-		if (fd >= 0)
-			close(fd);
-	rte_eal_cleanup();
 	return rc;
 }
 
@@ -267,13 +282,11 @@ int write_text(const std::string &path, const std::string &text)
 	return 0;
 }
 
-/* Rank 0: every rank's results into one report, printed and written; the job's exit
- * status. Ranks that sent nothing in time are named; the caller ends them. */
-int report_job(const RunOptions &cli, const PipelineConf &c, const std::vector<RankInfo> &ranks,
-	       const std::vector<std::string> &texts, const std::vector<uint32_t> &missing, double waited)
+/* Rank 0: what each rank sent (texts, gathered), or why nothing came. */
+std::vector<JobRank> job_ranks(const std::vector<RankInfo> &ranks, const std::vector<std::string> &texts,
+			       const std::vector<uint32_t> &missing, double waited)
 {
 	std::vector<JobRank> jr(ranks.size());
-	int worst = kExitOk;
 	for (size_t r = 0; r < ranks.size(); r++) {
 		jr[r].info = ranks[r];
 		std::string err;
@@ -281,9 +294,22 @@ int report_job(const RunOptions &cli, const PipelineConf &c, const std::vector<R
 			jr[r].error = "sent no results within " + std::to_string(static_cast<int>(waited)) + " s of the others' ends (pattern.timeout)";
 		else if (rank_results_parse(texts[r], &jr[r], &err) != 0)
 			jr[r].error = err;
-		worst = std::max(worst, jr[r].reported ? jr[r].exit : static_cast<int>(kExitRunFailed));
 	}
-	const JobReport rep = job_report(c, jr, step_names(c));
+	return jr;
+}
+
+/* Rank 0: every rank's results (and the flagged pairs' re-runs alone) into one report,
+ * printed and written; the job's exit status. Ranks that sent nothing in time are
+ * named; the caller ends them. */
+int report_job(const RunOptions &cli, const PipelineConf &c, const std::vector<RankInfo> &ranks,
+	       const std::vector<std::string> &texts, const std::vector<uint32_t> &missing, double waited,
+	       const JobAlone &alone = {})
+{
+	const std::vector<JobRank> jr = job_ranks(ranks, texts, missing, waited);
+	int worst = kExitOk;
+	for (const JobRank &x : jr)
+		worst = std::max(worst, x.reported ? x.exit : static_cast<int>(kExitRunFailed));
+	const JobReport rep = job_report(c, jr, step_names(c), alone);
 	printf("%s", rep.table.c_str());
 	fflush(stdout);
 	const std::string json = cli.output_json.empty() ? c.run.json : cli.output_json;
@@ -371,28 +397,121 @@ RankInfo prepare_rank(const Job &j, const PipelineConf &c)
 	return mine;
 }
 
+/* How long a rank idle in a round waits for the pair re-run in it: pattern.timeout,
+ * and as long as the flow may run (its duration, or the run's) and take to give up. */
+double round_wait_s(const PipelineConf &step, const JobConfirm &k)
+{
+	double run_s = step.run.duration_s;
+	for (const FlowConf &f : step.flows)
+		if (f.name == k.jf.tmpl)
+			run_s = std::max(run_s, f.duration_s);
+	return step.pattern.timeout_s + run_s + 2 * step.run.stall_timeout_s;
+}
+
+/* Every rank at the start line of a round (after the last: every re-run over), within
+ * wait_s; one that never comes ends the job. */
+void start_line(const Job &j, size_t round, double wait_s)
+{
+	std::vector<std::string> all;
+	std::string err;
+	if (job_allgather(j, "round " + std::to_string(round), &all, wait_s, &err) != 0) {
+		RP_LOG(ERR, APP, "rdmapipe: re-running flagged pairs alone: %s: ending the job\n", err.c_str());
+		job_abort(j, kExitRunFailed);
+	}
+}
+
+/* One flagged pair re-run alone (its two ranks; the others idle). Returns this rank's
+ * results of it ("" when idle) and its ExitCode in *rc. */
+std::string alone_round(const RunOptions &cli, const PipelineConf &step, const Job &j, const std::vector<RankInfo> &ranks,
+			const JobConfirm &k, bool eal, int *rc)
+{
+	const RankPair p = k.jf.pair;
+	if (p.from != j.rank && p.to != j.rank)
+		return "";
+	ListenWaits waits{j, step, {std::min(p.from, p.to), std::max(p.from, p.to)}};
+	PipelineConf x;
+	std::string err;
+	std::vector<std::string> texts;
+	if (!eal || pattern_expand_alone(step, j.rank, ranks, k.jf.tmpl, p, &x, &err) != 0) {
+		RP_LOG(ERR, APP, "rdmapipe: cannot re-run '%s' alone: %s\n", k.jf.name.c_str(), eal ? err.c_str() : "EAL did not start");
+		*rc = std::max(*rc, static_cast<int>(kExitSetup));
+	} else {
+		RunOptions o = cli;
+		o.output_json.clear();
+		o.output_csv.clear();
+		Hush hush;
+		*rc = std::max(*rc, run_graph(x, o, &texts, [&waits](std::string *e) { return waits.wait(e); }));
+	}
+	waits.pad(1);
+	return texts.empty() ? "" : texts[0];
+}
+
+/* ClusterKit's confirmation (pattern.confirm): rank 0 names the pairs the loaded run
+ * flagged (all: the loaded results it gathered), every rank re-runs them one at a
+ * time, and rank 0 gets every rank's results of the rounds. */
+JobAlone confirm_pairs(const Job &j, const RunOptions &cli, const PipelineConf &c, const std::vector<RankInfo> &ranks,
+		       const std::vector<bool> &ran, const std::vector<std::string> &all, bool eal)
+{
+	JobAlone a;
+	if (c.pattern.confirm == 0)
+		return a;
+	std::string text, err;
+	if (j.rank == 0)
+		text = confirm_text(job_to_confirm(c, job_ranks(ranks, all, {}, 0)));
+	if (job_bcast_text(j, &text, c.pattern.timeout_s, &err) != 0 || confirm_parse(text, &a.rounds, &err) != 0) {
+		RP_LOG(ERR, APP, "rdmapipe: the flagged pairs to re-run alone: %s: ending the job\n", err.c_str());
+		job_abort(j, kExitRunFailed);
+	}
+	if (a.rounds.empty())
+		return a;
+	if (j.rank == 0)
+		RP_LOG(NOTICE, APP, "rdmapipe: re-running %zu flagged pair(s) alone, one at a time (pattern.confirm)\n",
+		       a.rounds.size());
+	std::vector<PipelineConf> steps;
+	if (graph_sweep(c, &steps, &err) != 0)
+		steps = {c};
+	std::vector<std::string> mine(a.rounds.size());
+	int rc = kExitOk;
+	for (size_t i = 0; i < a.rounds.size(); i++) {
+		start_line(j, i, i == 0 ? c.pattern.timeout_s : round_wait_s(steps[a.rounds[i - 1].step], a.rounds[i - 1]));
+		mine[i] = alone_round(cli, steps[a.rounds[i].step], j, ranks, a.rounds[i], eal, &rc);
+	}
+	start_line(j, a.rounds.size(), round_wait_s(steps[a.rounds.back().step], a.rounds.back()));
+	std::vector<std::string> got;
+	std::vector<uint32_t> missing;
+	job_gather(j, rank_results_text(rc, rc == kExitOk ? "" : g_rank_log.last_error, mine), ran, &got, &missing,
+		   c.pattern.timeout_s);
+	if (j.rank == 0)
+		a.ranks = job_ranks(ranks, got, missing, c.pattern.timeout_s);
+	return a;
+}
+
 /* After the runs: every rank's results to rank 0, which reports the job (ending it if
- * a rank never sent any) and tells each rank the job's status, which it returns. */
+ * a rank never sent any; re-running the flagged pairs alone first) and tells each rank
+ * the job's status, which it returns. */
 int finish_job(const Job &j, const RunOptions &cli, const PipelineConf &c, const std::vector<RankInfo> &ranks,
-	       const std::vector<bool> &ran, int rc, const std::vector<std::string> &texts)
+	       const std::vector<bool> &ran, int rc, const std::vector<std::string> &texts, bool eal)
 {
 	std::vector<std::string> all;
 	std::vector<uint32_t> missing;
 	const std::string mine = rank_results_text(rc, rc == kExitOk ? "" : g_rank_log.last_error, texts);
 	job_gather(j, mine, ran, &all, &missing, c.pattern.timeout_s);
-	if (j.rank == 0) {
+	if (j.rank == 0 && !missing.empty()) {
 		/* The reason first: the launcher forwards stdout and stderr in chunks of its
 		 * own, so a line logged after the table could land inside it. */
 		std::string list;
 		for (uint32_t r : missing)
 			list += (list.empty() ? "" : ", ") + std::to_string(r);
-		if (!missing.empty())
-			RP_LOG(ERR, APP, "rdmapipe: rank(s) %s sent no results within %.0f s of the others' ends: ending the job\n",
-			       list.c_str(), c.pattern.timeout_s);
+		RP_LOG(ERR, APP, "rdmapipe: rank(s) %s sent no results within %.0f s of the others' ends: ending the job\n",
+		       list.c_str(), c.pattern.timeout_s);
 		rc = report_job(cli, c, ranks, all, missing, c.pattern.timeout_s);
-		if (!missing.empty())
-			job_abort(j, rc);
+		job_abort(j, rc);
 	}
+	const JobAlone alone = confirm_pairs(j, cli, c, ranks, ran, all, eal);
+	if (eal)
+		rte_eal_cleanup();
+	if (j.rank == 0)
+		rc = report_job(cli, c, ranks, all, missing, c.pattern.timeout_s, alone);
 	std::string err;
 	if (job_bcast(j, &rc, c.pattern.timeout_s, &err) != 0) {
 		RP_LOG(ERR, APP, "rdmapipe: %s\n", err.c_str());
@@ -430,8 +549,9 @@ int run_job(int eal_argc, char **argv, const RunOptions &cli, const PipelineConf
 		fflush(stdout);
 		const std::vector<bool> ran = ranks_that_run(c, ranks);
 		std::vector<std::string> texts;
-		rc = run_rank(eal_argc, argv, cli, c, j, ranks, ran, &texts);
-		rc = finish_job(j, cli, c, ranks, ran, rc, texts);
+		bool eal = false;
+		rc = run_rank(eal_argc, argv, cli, c, j, ranks, ran, &texts, &eal);
+		rc = finish_job(j, cli, c, ranks, ran, rc, texts, eal);
 	}
 	job_finalize(&j);
 	return rc;

@@ -222,6 +222,24 @@ int job_bcast(const Job &j, int *value, double timeout_s, std::string *err)
 	return 0;
 }
 
+int job_bcast_text(const Job &j, std::string *text, double timeout_s, std::string *err)
+{
+	uint64_t len = text->size();
+	std::vector<MPI_Request> req(1);
+	std::vector<bool> done(1, false);
+	const double deadline = j.rank == 0 ? now_s() + timeout_s : HUGE_VAL;
+	MPI_Ibcast(&len, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &req[0]);
+	if (wait_all(&req, &done, deadline)) {
+		text->resize(len);
+		done[0] = false;
+		MPI_Ibcast(text->data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD, &req[0]);
+		if (wait_all(&req, &done, deadline))
+			return 0;
+	}
+	*err = "the ranks did not take rank 0's words within " + std::to_string(static_cast<int>(timeout_s)) + " s";
+	return -1;
+}
+
 void job_abort(const Job &j, int code)
 {
 	(void)j;

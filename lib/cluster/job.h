@@ -53,6 +53,9 @@ int job_gather(const Job &j, const std::string &mine, const std::vector<bool> &r
  * *err after that), the others until it comes (see job_gather). */
 int job_bcast(const Job &j, int *value, double timeout_s, std::string *err);
 
+/* Rank 0's *text to every rank, as job_bcast. */
+int job_bcast_text(const Job &j, std::string *text, double timeout_s, std::string *err);
+
 /* Ends every rank of the job at once (MPI_Abort), with status code. */
 [[noreturn]] void job_abort(const Job &j, int code);
 

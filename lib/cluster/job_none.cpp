@@ -36,6 +36,12 @@ int job_bcast(const Job &, int *, double, std::string *err)
 	return -1;
 }
 
+int job_bcast_text(const Job &, std::string *, double, std::string *err)
+{
+	*err = "no MPI in this build";
+	return -1;
+}
+
 void job_abort(const Job &, int code)
 {
 	exit(code);

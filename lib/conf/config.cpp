@@ -26,7 +26,7 @@ using libconfig::Setting;
 const std::vector<std::string> kRootKeys = {"version", "devices", "pools", "io_contexts", "flows", "rings", "stages", "run",
 					    "pattern"};
 const std::vector<std::string> kPatternKeys = {"kind", "flows", "root", "pairs", "devices", "port", "bw_flag", "lat_flag",
-					       "timeout"};
+					       "confirm", "timeout"};
 const std::vector<std::string> kPatternKinds = {"pairs", "ring", "all_to_all", "incast", "list"};
 const std::vector<std::string> kDeviceKeys = {"name", "port", "gid_index"};
 const std::vector<std::string> kPoolKeys = {"name", "elt_size", "count", "cache"};
@@ -458,6 +458,18 @@ bool read_pairs(Reader &r, const Setting &pl, PatternConf *p)
 	return true;
 }
 
+/* pattern.confirm: how many flagged pairs to re-run alone; true is the default bound,
+ * false none. */
+bool read_confirm(Reader &r, const Setting &g, uint32_t *confirm)
+{
+	const Setting *s = r.find(g, "confirm");
+	if (s && s->getType() == Setting::TypeBoolean) {
+		*confirm = static_cast<bool>(*s) ? PatternConf{}.confirm : 0;
+		return true;
+	}
+	return r.uint_as(g, "confirm", 0, 1024, confirm);
+}
+
 /* The traffic pattern over an MPI job's ranks (docs/cluster.md). Rank counts are
  * known only when the job runs: what depends on them (incast's root, a listed pair's
  * ranks) is checked then (pattern_pairs). */
@@ -476,6 +488,7 @@ bool read_pattern(Reader &r, const Setting &root, PipelineConf *c)
 	    !r.names(*g, "flows", &p.flows, "flow name") || !r.uint_as(*g, "root", 0, 1u << 24, &p.root) ||
 	    !r.names(*g, "devices", &p.devices, "device name") || !r.uint_as(*g, "port", 1, 65535, &p.port) ||
 	    !real(r, *g, "bw_flag", 0, 1, &p.bw_flag) || !real(r, *g, "lat_flag", 1, 1e6, &p.lat_flag) ||
+	    !read_confirm(r, *g, &p.confirm) ||
 	    !r.seconds(*g, "timeout", &p.timeout_s, false))
 		return false;
 	p.kind = static_cast<PatternKind>(kind + 1);

@@ -189,6 +189,7 @@ struct PatternConf {
 	uint32_t port = 18515;             // first listen port
 	double bw_flag = 0.8;              // flag a pair whose rate is under this fraction of the best pair's
 	double lat_flag = 2.0;             // ... or whose median latency is over this factor of the best
+	uint32_t confirm = 8;              // flagged pairs re-run alone afterwards, at most (0: none)
 	double timeout_s = 60;             // bounds each wait of one rank for the others
 	int line = 0;
 	KeyLines keys;

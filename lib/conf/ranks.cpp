@@ -217,4 +217,21 @@ int pattern_expand(const PipelineConf &c, uint32_t me, const std::vector<RankInf
 	return 0;
 }
 
+int pattern_expand_alone(const PipelineConf &c, uint32_t me, const std::vector<RankInfo> &ranks, const std::string &tmpl,
+			 RankPair pair, PipelineConf *out, std::string *err)
+{
+	PipelineConf x;
+	if (pattern_expand(c, me, ranks, &x, err) != 0)
+		return -1;
+	const std::string name = job_flow_name(tmpl, pair);
+	std::erase_if(x.flows, [&](const FlowConf &f) { return f.name != name; });
+	std::erase_if(x.stages, [&](const StageConf &st) { return st.flow != name; });
+	std::set<std::string> used;
+	for (const FlowConf &f : x.flows)
+		used.insert(f.pool);
+	std::erase_if(x.pools, [&](const PoolConf &p) { return !used.count(p.name); });
+	*out = std::move(x);
+	return 0;
+}
+
 } // namespace rp

@@ -62,4 +62,11 @@ int rank_port(const PipelineConf &c, uint32_t n, uint32_t local, uint32_t *port,
 int pattern_expand(const PipelineConf &c, uint32_t me, const std::vector<RankInfo> &ranks, PipelineConf *out,
 		   std::string *err);
 
+/* What rank `me` runs to re-run one pair of template tmpl alone (pattern.confirm): that
+ * pair's end here and nothing else (not the file's own flows), so that every other
+ * rank is idle. c is the step's pipeline (a size sweep's). No stages: the pair does not
+ * name `me`. Returns 0, or -1 with *err. */
+int pattern_expand_alone(const PipelineConf &c, uint32_t me, const std::vector<RankInfo> &ranks, const std::string &tmpl,
+			 RankPair pair, PipelineConf *out, std::string *err);
+
 } // namespace rp

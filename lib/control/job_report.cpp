@@ -30,6 +30,9 @@ struct PairRow {
 	bool pass = false;
 	std::string why;                             // FAIL: the first cause
 	std::vector<std::string> flags;
+	double ref_rate = 0, ref_p50 = -1;           // its flow and step's best pair's: what flags compare with
+	std::string confirmed;                       // flagged: what its re-run alone said ("": not flagged, or pattern.confirm 0)
+	std::vector<PairRow> alone;                  // that re-run (none: not re-run)
 };
 
 const json *flow_in(const json &doc, const std::string &name)
@@ -122,28 +125,99 @@ PairRow pair_row(const std::vector<JobRank> &ranks, const std::vector<std::vecto
 	return p;
 }
 
-/* ClusterKit's bad pairs: among the pairs of one flow and step, the slow and (ping-pongs:
- * a rate flow's completion latency is its queue's, not the path's) the late. */
+/* What is out of tolerance in p's figures against its reference: its rate, and (ping-
+ * pongs: a rate flow's completion latency is its queue's, not the path's) its latency. */
+std::vector<std::string> out_of_tolerance(const PatternConf &pat, const PairRow &p)
+{
+	std::vector<std::string> f;
+	if (p.ref_rate > 0 && p.rate < pat.bw_flag * p.ref_rate)
+		f.push_back("rate");
+	if (p.pingpong && p.ref_p50 > 0 && p.p50 > pat.lat_flag * p.ref_p50)
+		f.push_back("latency");
+	return f;
+}
+
+/* ClusterKit's bad pairs: among the pairs of one flow and step, those out of tolerance
+ * against the best pair's rate and median latency. */
 unsigned flag_rows(const PatternConf &pat, std::vector<PairRow> *rows)
 {
 	unsigned flagged = 0;
 	for (PairRow &p : *rows) {
-		double best_rate = 0, best_p50 = -1;
 		for (const PairRow &q : *rows)
 			if (q.step == p.step && q.jf.tmpl == p.jf.tmpl && q.client_in && q.pass) {
-				best_rate = std::max(best_rate, q.rate);
-				if (q.p50 >= 0 && (best_p50 < 0 || q.p50 < best_p50))
-					best_p50 = q.p50;
+				p.ref_rate = std::max(p.ref_rate, q.rate);
+				if (q.p50 >= 0 && (p.ref_p50 < 0 || q.p50 < p.ref_p50))
+					p.ref_p50 = q.p50;
 			}
 		if (!p.client_in || !p.pass)
 			continue;   // a failed pair is reported as failed, not compared
-		if (best_rate > 0 && p.rate < pat.bw_flag * best_rate)
-			p.flags.push_back("rate");
-		if (p.pingpong && best_p50 > 0 && p.p50 > pat.lat_flag * best_p50)
-			p.flags.push_back("latency");
+		p.flags = out_of_tolerance(pat, p);
 		flagged += !p.flags.empty();
 	}
 	return flagged;
+}
+
+/* The loaded run, pair by pair and step by step, flagged. */
+struct Rows {
+	std::vector<RankPair> pairs;
+	std::vector<JobFlow> jfs;
+	std::vector<PipelineConf> steps;
+	std::vector<std::vector<json>> docs;
+	std::vector<PairRow> rows;
+	unsigned flagged = 0;
+};
+
+Rows loaded_rows(const PipelineConf &c, const std::vector<JobRank> &ranks)
+{
+	Rows x;
+	std::string err;
+	pattern_pairs(c, static_cast<uint32_t>(ranks.size()), &x.pairs, &err);   // checked before the run
+	x.jfs = job_flows(c, x.pairs);
+	if (graph_sweep(c, &x.steps, &err) != 0)
+		x.steps = {c};
+	x.docs = parse_steps(ranks, x.steps.size());
+	for (size_t k = 0; k < x.steps.size(); k++)
+		for (const JobFlow &jf : x.jfs) {
+			uint32_t bytes = 0;
+			for (const FlowConf &f : x.steps[k].flows)
+				if (f.name == jf.tmpl)
+					bytes = f.sizes[0];
+			x.rows.push_back(pair_row(ranks, x.docs, k, jf, bytes));
+			for (const StageConf &st : c.stages)
+				x.rows.back().pingpong |= st.flow == jf.tmpl && stage_kind(st.kind).end == FlowEnd::echo;
+		}
+	x.flagged = flag_rows(c.pattern, &x.rows);
+	return x;
+}
+
+/* ClusterKit's confirmation: each flagged pair re-run alone, against the loaded run's
+ * reference (its best pair's figures), is bad alone or slow only under load. */
+void confirm_rows(const PatternConf &pat, const JobAlone &alone, std::vector<PairRow> *rows)
+{
+	const size_t n = alone.ranks.size();
+	for (size_t i = 0; i < alone.rounds.size(); i++) {
+		const JobConfirm &k = alone.rounds[i];
+		auto it = std::find_if(rows->begin(), rows->end(),
+				       [&](const PairRow &p) { return p.step == k.step && p.jf.name == k.jf.name; });
+		if (it == rows->end() || it->flags.empty())
+			continue;
+		std::vector<std::vector<json>> docs(n, std::vector<json>(1, json::object()));
+		for (size_t r = 0; r < n; r++)
+			if (i < alone.ranks[r].steps.size() && !alone.ranks[r].steps[i].empty())
+				docs[r][0] = json::parse(alone.ranks[r].steps[i], nullptr, false);
+		PairRow a = pair_row(alone.ranks, docs, 0, it->jf, it->bytes);
+		a.step = it->step;
+		a.pingpong = it->pingpong;
+		a.ref_rate = it->ref_rate;
+		a.ref_p50 = it->ref_p50;
+		if (a.pass)
+			a.flags = out_of_tolerance(pat, a);
+		it->confirmed = !a.pass ? "failed alone" : !a.flags.empty() ? "bad alone" : "slow only under load";
+		it->alone = {a};
+	}
+	for (PairRow &p : *rows)
+		if (!p.flags.empty() && p.confirmed.empty() && pat.confirm > 0)
+			p.confirmed = "not re-run";
 }
 
 std::string flag_text(const PairRow &p)
@@ -168,6 +242,20 @@ std::string fmt(const char *f, ...)
 std::string lat_cell(double v)
 {
 	return v < 0 ? std::string("-") : fmt("%.2f", v);
+}
+
+/* A flagged row's verdict: "rate -> bad alone (alone: 612.0 msg/s, p50 -)". */
+std::string confirm_cell(const PairRow &p)
+{
+	std::string s = flag_text(p);
+	if (p.confirmed.empty())
+		return s;
+	s += " -> " + p.confirmed;
+	if (!p.alone.empty()) {
+		const PairRow &a = p.alone[0];
+		s += a.pass ? fmt(" (alone: %.1f msg/s, p50 %s us)", a.rate, lat_cell(a.p50).c_str()) : " (" + a.why + ")";
+	}
+	return s;
 }
 
 /* Per rank: its host, device and result, what it sent over its pairs (a size sweep:
@@ -236,35 +324,40 @@ json pair_json(const PairRow &p, const std::vector<std::string> &step_names)
 		o["latency_us"] = {{"p50", p.p50}, {"p99", p.p99}};
 	if (!p.pass)
 		o["reason"] = p.why;
+	if (!p.confirmed.empty())
+		o["confirmed"] = p.confirmed;
+	if (!p.alone.empty()) {
+		const PairRow &a = p.alone[0];
+		json al = {{"messages_sent", a.sent}, {"messages_verified", a.verified}, {"message_rate", a.rate},
+			   {"gbit_per_s", a.gbps},    {"errors", a.errors},	      {"failed_qps", a.failed_qps},
+			   {"result", a.pass ? "PASS" : "FAIL"}, {"flags", a.flags}};
+		if (a.p50 >= 0)
+			al["latency_us"] = {{"p50", a.p50}, {"p99", a.p99}};
+		if (!a.pass)
+			al["reason"] = a.why;
+		o["alone"] = std::move(al);
+	}
 	return o;
 }
 
 } // namespace
 
-JobReport job_report(const PipelineConf &c, const std::vector<JobRank> &ranks, const std::vector<std::string> &step_names)
+JobReport job_report(const PipelineConf &c, const std::vector<JobRank> &ranks, const std::vector<std::string> &step_names,
+		     const JobAlone &alone)
 {
 	JobReport out;
 	const PatternConf &pat = c.pattern;
-	std::vector<RankPair> pairs;
-	std::string err;
-	pattern_pairs(c, static_cast<uint32_t>(ranks.size()), &pairs, &err);   // checked before the run
-	const std::vector<JobFlow> jfs = job_flows(c, pairs);
-	std::vector<PipelineConf> steps;
-	if (graph_sweep(c, &steps, &err) != 0)
-		steps = {c};
-	const auto docs = parse_steps(ranks, steps.size());
-	std::vector<PairRow> rows;
-	for (size_t k = 0; k < steps.size(); k++)
-		for (const JobFlow &jf : jfs) {
-			uint32_t bytes = 0;
-			for (const FlowConf &f : steps[k].flows)
-				if (f.name == jf.tmpl)
-					bytes = f.sizes[0];
-			rows.push_back(pair_row(ranks, docs, k, jf, bytes));
-			for (const StageConf &st : c.stages)
-				rows.back().pingpong |= st.flow == jf.tmpl && stage_kind(st.kind).end == FlowEnd::echo;
-		}
-	out.flagged = flag_rows(pat, &rows);
+	Rows x = loaded_rows(c, ranks);
+	const std::vector<RankPair> &pairs = x.pairs;
+	const std::vector<JobFlow> &jfs = x.jfs;
+	const auto &docs = x.docs;
+	std::vector<PairRow> &rows = x.rows;
+	out.flagged = x.flagged;
+	confirm_rows(pat, alone, &rows);
+	for (const PairRow &p : rows) {
+		out.bad_alone += p.confirmed == "bad alone";
+		out.load_only += p.confirmed == "slow only under load";
+	}
 	out.pass = true;
 	for (const JobRank &x : ranks)
 		out.pass &= x.reported && x.exit == 0;
@@ -274,20 +367,23 @@ JobReport job_report(const PipelineConf &c, const std::vector<JobRank> &ranks, c
 	std::string &t = out.table;
 	t += fmt("job: %zu ranks, pattern %s, %zu pairs, %zu flows per step\n", ranks.size(), pattern_kind_name(pat.kind),
 		 pairs.size(), jfs.size());
-	rank_table(ranks, docs, rows, steps.size(), &t);
+	rank_table(ranks, docs, rows, x.steps.size(), &t);
 	t += fmt("  %-14s %-7s %9s %12s %10s %10s %10s %8s  %s\n", "pair", "size", "msg/s", "Gbit/s", "p50 us", "p99 us",
 		 "verified", "errors", "result");
 	for (const PairRow &p : rows) {
 		std::string pair = fmt("%s %u->%u", p.jf.tmpl.c_str(), p.jf.pair.from, p.jf.pair.to);
 		std::string res = p.pass ? "PASS" : "FAIL (" + p.why + ")";
 		if (!p.flags.empty())
-			res += "  FLAGGED: " + flag_text(p);
+			res += "  FLAGGED: " + confirm_cell(p);
 		t += fmt("  %-14s %-7u %9.1f %12.6f %10s %10s %10" PRIu64 " %8" PRIu64 "  ", pair.c_str(), p.bytes, p.rate, p.gbps,
 			 lat_cell(p.p50).c_str(), lat_cell(p.p99).c_str(), p.verified, p.errors + p.failed_qps) +
 		     res + "\n";
 	}
 	t += fmt("  flagged pairs: %u (rate under %.2f x the best pair's, or a ping-pong's median latency over %.2f x the best)\n",
 		 out.flagged, pat.bw_flag, pat.lat_flag);
+	if (out.flagged > 0 && pat.confirm > 0)
+		t += fmt("  re-run alone (at most pattern.confirm = %u): %zu, %u bad alone, %u slow only under load\n", pat.confirm,
+			 alone.rounds.size(), out.bad_alone, out.load_only);
 	t += fmt("job result: %s\n", out.pass ? "PASS" : "FAIL");
 
 	json doc;
@@ -298,6 +394,9 @@ JobReport job_report(const PipelineConf &c, const std::vector<JobRank> &ranks, c
 		      {"bw_flag", pat.bw_flag},
 		      {"lat_flag", pat.lat_flag},
 		      {"flagged", out.flagged},
+		      {"confirm", pat.confirm},
+		      {"bad_alone", out.bad_alone},
+		      {"slow_only_under_load", out.load_only},
 		      {"result", out.pass ? "PASS" : "FAIL"}};
 	doc["ranks"] = json::array();
 	for (size_t r = 0; r < ranks.size(); r++)
@@ -308,13 +407,31 @@ JobReport job_report(const PipelineConf &c, const std::vector<JobRank> &ranks, c
 	out.json = doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 
 	out.csv = "step,flow,from,to,message_bytes,messages_sent,messages_completed,messages_verified,message_rate,gbit_per_s,"
-		  "latency_p50_us,latency_p99_us,errors,failed_qps,result,flags\n";
+		  "latency_p50_us,latency_p99_us,errors,failed_qps,result,flags,confirmed\n";
 	for (const PairRow &p : rows)
-		out.csv += fmt("%s,%s,%u,%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,%.6f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%s,%s\n",
+		out.csv += fmt("%s,%s,%u,%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.1f,%.6f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%s,%s,%s\n",
 			       step_names.size() > 1 ? step_names[p.step].c_str() : "", p.jf.tmpl.c_str(), p.jf.pair.from,
 			       p.jf.pair.to, p.bytes, p.sent, p.completed, p.verified, p.rate, p.gbps, p.p50 < 0 ? 0.0 : p.p50,
-			       p.p99 < 0 ? 0.0 : p.p99, p.errors, p.failed_qps, p.pass ? "PASS" : "FAIL", flag_text(p).c_str());
+			       p.p99 < 0 ? 0.0 : p.p99, p.errors, p.failed_qps, p.pass ? "PASS" : "FAIL", flag_text(p).c_str(),
+			       p.confirmed.c_str());
 	return out;
+}
+
+std::vector<JobConfirm> job_to_confirm(const PipelineConf &c, const std::vector<JobRank> &ranks)
+{
+	std::vector<JobConfirm> v;
+	for (const PairRow &p : loaded_rows(c, ranks).rows)
+		if (!p.flags.empty() && v.size() < c.pattern.confirm)
+			v.push_back({p.step, p.jf});
+	return v;
+}
+
+std::string confirm_text(const std::vector<JobConfirm> &v)
+{
+	json a = json::array();
+	for (const JobConfirm &k : v)
+		a.push_back({k.step, k.jf.tmpl, k.jf.index, k.jf.pair.from, k.jf.pair.to});
+	return a.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string rank_info_text(const RankInfo &r)
@@ -373,6 +490,22 @@ int rank_results_parse(const std::string &text, JobRank *r, std::string *err)
 		r->error = o.at("error").get<std::string>();
 		r->steps = o.at("steps").get<std::vector<std::string>>();
 		r->reported = true;
+	});
+}
+
+int confirm_parse(const std::string &text, std::vector<JobConfirm> *v, std::string *err)
+{
+	return read_words(text, "pairs to confirm", err, [v](const json &o) {
+		v->clear();
+		for (const json &e : o.get<std::vector<json>>()) {
+			JobConfirm k;
+			k.step = e.at(0).get<size_t>();
+			k.jf.tmpl = e.at(1).get<std::string>();
+			k.jf.index = e.at(2).get<uint32_t>();
+			k.jf.pair = {e.at(3).get<uint32_t>(), e.at(4).get<uint32_t>()};
+			k.jf.name = job_flow_name(k.jf.tmpl, k.jf.pair);
+			v->push_back(k);
+		}
 	});
 }
 

@@ -79,6 +79,7 @@ cases = {
  'pattern-root-not-incast': ('run = {', 'pattern = { kind = "all_to_all"; root = 1; };\nrun = {'),
  'pattern-unknown-flow': ('run = {', 'pattern = { kind = "ring"; flows = ["bx"]; };\nrun = {'),
  'pattern-bw-flag': ('run = {', 'pattern = { kind = "ring"; bw_flag = 1.5; };\nrun = {'),
+ 'pattern-confirm': ('run = {', 'pattern = { kind = "ring"; confirm = 2000; };\nrun = {'),
  'pattern-flow-with-rings': ('run = {', 'pattern = { kind = "pairs"; };\nrun = {'),
  'pattern-flow-with-peer': ('name = "bw";', 'name = "bw"; peer = "10.2.0.2:18515";').__class__ and ('{ name = "bw"; verb = "write_imm"; size = 64; batch = 32; qps = 1; messages = 100000; pool = "tx"; }\n);\nrings = ( { name = "r0"; size = 1024; } );\nstages = (\n  { name = "tx"; kind = "rdma_tx"; lcore = 1; flow = "bw"; },\n  { name = "rx"; kind = "rdma_rx"; lcore = 2; flow = "bw"; output = "r0"; },\n  { name = "vf"; kind = "verify"; lcore = 2; input = "r0"; }\n);', '{ name = "bw"; verb = "write_imm"; size = 64; batch = 32; qps = 1; messages = 100000; pool = "tx"; peer = "10.2.0.2:18515"; }\n);\nstages = (\n  { name = "tx"; kind = "rdma_tx"; lcore = 1; flow = "bw"; }\n);\npattern = { kind = "ring"; };'),
  'pool-cache-default': ('count = 8192; cache = 64;', 'count = 300;'),

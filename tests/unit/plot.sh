@@ -200,6 +200,20 @@ if "$top/tools/plot-results" "$d/nolat.json" "$d/png" >"$d/log" 2>&1 && [ -s "$d
 else
 	echo "FAIL: a job without latency:"; cat "$d/log"; ls "$d/png"; fails=$((fails + 1))
 fi
+# Flagged pairs re-run alone (pattern.confirm): bad alone and slow only under load
+# marked apart, on both maps.
+/usr/bin/python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+r["pairs"][1]["confirmed"] = "bad alone"
+r["pairs"][6]["confirmed"] = "slow only under load"
+json.dump(r, open(sys.argv[2], "w"))' "$d/job.json" "$d/confirm.json"
+rm -rf "$d/png"
+if "$top/tools/plot-results" "$d/confirm.json" "$d/png" >"$d/log" 2>&1; then
+	expect "confirmed: rate map, bw" "  confirm-pairs-rate.png flow bw, 4096 B: 4 of 4 pairs drawn, marked: rate 1->2; failed 2->3 3->0; bad-alone 1->2; blank: 12 of 16 cells"
+	expect "confirmed: latency map, pp" "  confirm-pairs-latency.png flow pp, 32 B: 3 of 4 pairs drawn, marked: latency 2->3; failed 3->0; load-only 2->3; blank: 13 of 16 cells"
+else
+	echo "FAIL: plot-results failed on confirmed pairs:"; cat "$d/log"; fails=$((fails + 1))
+fi
 # A job's results without what the maps need: refused, naming the pair and the field.
 /usr/bin/python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))

@@ -151,6 +151,30 @@ void a_rank_runs_its_ends(void **)
 	assert_false(x.pattern.on());
 }
 
+/* A flagged pair re-run alone (pattern.confirm): its two ends, where the loaded run had
+ * them, and nothing else: not the rank's other pairs, not the file's own flows. */
+void one_pair_alone(void **)
+{
+	rp::PipelineConf c, x;
+	load(with_pattern("kind = \"ring\"; flows = [\"bw\"]; devices = [\"mlx5_0\", \"mlx5_1\"]; port = 20000;"), &c);
+	const std::vector<rp::RankInfo> ranks = ranks_of(c, 3, 2);
+	std::string err;
+	assert_int_equal(rp::pattern_expand_alone(c, 1, ranks, "bw", {1, 2}, &x, &err), 0);
+	assert_int_equal(x.flows.size(), 1);
+	assert_string_equal(x.flows[0].name.c_str(), "bw_1to2");
+	assert_string_equal(x.flows[0].peer.c_str(), "10.0.1.1:20001");   // as in the loaded run
+	assert_int_equal(x.stages.size(), 1);
+	assert_string_equal(x.stages[0].name.c_str(), "tx_1to2");
+	assert_int_equal(x.pools.size(), 1);
+	assert_string_equal(x.pools[0].name.c_str(), "p_1to2");
+	assert_int_equal(rp::pattern_expand_alone(c, 2, ranks, "bw", {1, 2}, &x, &err), 0);
+	assert_int_equal(x.stages.size(), 1);
+	assert_string_equal(x.stages[0].name.c_str(), "rx_1to2");
+	assert_string_equal(x.flows[0].listen.c_str(), "10.0.1.1:20001");
+	assert_int_equal(rp::pattern_expand_alone(c, 0, ranks, "bw", {1, 2}, &x, &err), 0);
+	assert_true(x.stages.empty() && x.flows.empty());   // idle
+}
+
 /* Every listen address:port of a job is taken once, however many ranks share a host
  * (and its one address). */
 void listen_ports_never_collide(void **)
@@ -281,7 +305,122 @@ void one_report_for_the_job(void **)
 	assert_non_null(strstr(rep.table.c_str(), "FLAGGED: rate"));
 	assert_non_null(strstr(rep.table.c_str(), "job result: FAIL\n"));
 	assert_non_null(strstr(rep.csv.c_str(), ",bw,1,2,4096,100,100,100,700.0,"));
-	assert_non_null(strstr(rep.csv.c_str(), ",FAIL,\n"));
+	assert_non_null(strstr(rep.csv.c_str(), ",FAIL,,\n"));
+	assert_non_null(strstr(rep.csv.c_str(), ",PASS,rate,not re-run\n"));   // pattern.confirm on, no re-run given
+}
+
+/* Rank r's results of the rounds: its flows in the rounds it took part in, "" where idle. */
+rp::JobRank alone_rank(uint32_t r, std::vector<std::string> rounds)
+{
+	rp::JobRank j = reported(r, 0, "");
+	j.steps = std::move(rounds);
+	return j;
+}
+
+/* ClusterKit's confirmation: the flagged pairs (in the table's order, at most
+ * pattern.confirm) re-run alone against the loaded run's best pair: bad alone, slow
+ * only under load, or failed alone; those past the bound not re-run. */
+void flagged_pairs_confirmed_alone(void **)
+{
+	rp::PipelineConf c;
+	load(with_pattern("kind = \"ring\"; flows = [\"bw\"]; bw_flag = 0.8; confirm = 2;"), &c);
+	assert_int_equal(c.pattern.confirm, 2);
+	std::vector<rp::JobRank> ranks = {
+		reported(0, 0, rank_doc("client+server", {{"bw_0to1", 700, true}, {"bw_3to0", 0, true}})),
+		reported(1, 0, rank_doc("client+server", {{"bw_1to2", 600, true}, {"bw_0to1", 0, true}})),
+		reported(2, 0, rank_doc("client+server", {{"bw_2to3", 1000, true}, {"bw_1to2", 0, true}})),
+		reported(3, 0, rank_doc("client+server", {{"bw_3to0", 500, true}, {"bw_2to3", 0, true}})),
+	};
+	rp::JobAlone alone;
+	alone.rounds = rp::job_to_confirm(c, ranks);   // 0->1, 1->2 and 3->0 flagged; the first two re-run
+	assert_int_equal(alone.rounds.size(), 2);
+	std::string err;
+	std::vector<rp::JobConfirm> back;
+	assert_int_equal(rp::confirm_parse(rp::confirm_text(alone.rounds), &back, &err), 0);
+	assert_int_equal(back.size(), 2);
+	assert_string_equal(back[1].jf.name.c_str(), "bw_1to2");
+	assert_int_equal(back[1].jf.pair.from, 1);
+	assert_int_equal(back[1].jf.pair.to, 2);
+	assert_int_equal(rp::confirm_parse("[[0, 7]]", &back, &err), -1);
+	/* Alone, 0->1 does 950 (within 0.8 x the loaded best, 1000): slow only under load;
+	 * 1->2 still 650: bad alone. */
+	alone.ranks = {alone_rank(0, {rank_doc("client", {{"bw_0to1", 950, true}}), ""}),
+		       alone_rank(1, {rank_doc("server", {{"bw_0to1", 0, true}}), rank_doc("client", {{"bw_1to2", 650, true}})}),
+		       alone_rank(2, {"", rank_doc("server", {{"bw_1to2", 0, true}})}), alone_rank(3, {"", ""})};
+	rp::JobReport rep = rp::job_report(c, ranks, {""}, alone);
+	assert_true(rep.pass);   // flags and their confirmation do not fail a job
+	assert_int_equal(rep.flagged, 3);
+	assert_int_equal(rep.bad_alone, 1);
+	assert_int_equal(rep.load_only, 1);
+	json j = json::parse(rep.json);
+	assert_int_equal(j["job"]["confirm"].get<int>(), 2);
+	assert_int_equal(j["job"]["bad_alone"].get<int>(), 1);
+	assert_int_equal(j["job"]["slow_only_under_load"].get<int>(), 1);
+	const json &p01 = j["pairs"][0], &p12 = j["pairs"][1], &p23 = j["pairs"][2], &p30 = j["pairs"][3];
+	assert_string_equal(p01["confirmed"].get<std::string>().c_str(), "slow only under load");
+	assert_true(p01["alone"]["message_rate"].get<double>() == 950);
+	assert_true(p01["alone"]["flags"].empty());
+	assert_string_equal(p12["confirmed"].get<std::string>().c_str(), "bad alone");
+	assert_string_equal(p12["alone"]["flags"][0].get<std::string>().c_str(), "rate");
+	assert_false(p23.contains("confirmed"));   // not flagged
+	assert_string_equal(p30["confirmed"].get<std::string>().c_str(), "not re-run");   // past pattern.confirm
+	assert_false(p30.contains("alone"));
+	assert_non_null(strstr(rep.table.c_str(), "FLAGGED: rate -> slow only under load (alone: 950.0 msg/s, p50 - us)"));
+	assert_non_null(strstr(rep.table.c_str(), "FLAGGED: rate -> bad alone (alone: 650.0 msg/s, p50 - us)"));
+	assert_non_null(strstr(rep.table.c_str(), "re-run alone (at most pattern.confirm = 2): 2, 1 bad alone, 1 slow only under load"));
+	assert_non_null(strstr(rep.csv.c_str(), ",bw,0,1,4096,100,100,100,700.0,0.100000,0.000,0.000,0,0,PASS,rate,slow only under load\n"));
+	assert_non_null(strstr(rep.csv.c_str(), ",PASS,rate,bad alone\n"));
+
+	/* A re-run that fails says so, naming the rank. */
+	alone.ranks[1].steps[1] = rank_doc("client", {{"bw_1to2", 0, false, -1, "gave up: no progress"}});
+	rep = rp::job_report(c, ranks, {""}, alone);
+	j = json::parse(rep.json);
+	assert_string_equal(j["pairs"][1]["confirmed"].get<std::string>().c_str(), "failed alone");
+	assert_string_equal(j["pairs"][1]["alone"]["reason"].get<std::string>().c_str(), "rank 1 (sender) failed it: gave up: no progress");
+	assert_true(rep.pass);
+
+	/* confirm = 0 (or false; true is the default bound): nothing re-run, nothing said. */
+	load(with_pattern("kind = \"ring\"; flows = [\"bw\"]; confirm = true;"), &c);
+	assert_int_equal(c.pattern.confirm, 8);
+	load(with_pattern("kind = \"ring\"; flows = [\"bw\"]; confirm = false;"), &c);
+	assert_int_equal(c.pattern.confirm, 0);
+	assert_true(rp::job_to_confirm(c, ranks).empty());
+	rep = rp::job_report(c, ranks, {""});
+	j = json::parse(rep.json);
+	assert_int_equal(rep.flagged, 3);
+	for (const json &p : j["pairs"])
+		assert_false(p.contains("confirmed"));
+	assert_null(strstr(rep.table.c_str(), "re-run alone"));
+}
+
+/* A ping-pong flagged on latency is judged alone against the loaded run's best median:
+ * better alone is not enough, it must be within lat_flag of that. */
+void latency_confirmed_against_the_loaded_best(void **)
+{
+	rp::PipelineConf c;
+	const std::string text = "version = 1;\n"
+				 "devices = ( { name = \"d\"; } );\n"
+				 "flows = ( { name = \"pp\"; verb = \"send\"; messages = 10; } );\n"
+				 "stages = ( { name = \"t\"; kind = \"rdma_tx\"; flow = \"pp\"; lcore = 1; },\n"
+				 "           { name = \"e\"; kind = \"echo\"; flow = \"pp\"; lcore = 1; } );\n"
+				 "pattern = { kind = \"pairs\"; lat_flag = 2.0; bw_flag = 0.0; };\n";
+	load(text, &c);
+	const std::vector<rp::JobRank> ranks = {
+		reported(0, 0, rank_doc("client+server", {{"pp_0to1", 50, true, 10}, {"pp_1to0", 0, true}})),
+		reported(1, 0, rank_doc("client+server", {{"pp_1to0", 50, true, 40}, {"pp_0to1", 0, true}})),
+	};
+	rp::JobAlone alone;
+	alone.rounds = rp::job_to_confirm(c, ranks);
+	assert_int_equal(alone.rounds.size(), 1);
+	assert_string_equal(alone.rounds[0].jf.name.c_str(), "pp_1to0");
+	for (double p50 : {25.0, 15.0}) {   // 25 > 2 x 10 (though under the loaded 40); 15 within
+		alone.ranks = {alone_rank(0, {rank_doc("server", {{"pp_1to0", 0, true}})}),
+			       alone_rank(1, {rank_doc("client", {{"pp_1to0", 50, true, p50}})})};
+		const json j = json::parse(rp::job_report(c, ranks, {""}, alone).json);
+		assert_string_equal(j["pairs"][1]["confirmed"].get<std::string>().c_str(),
+				    p50 > 20 ? "bad alone" : "slow only under load");
+		assert_true(j["pairs"][1]["alone"]["latency_us"]["p50"].get<double>() == p50);
+	}
 }
 
 /* Ping-pong pairs are compared on latency too; rate pairs never are. */
@@ -350,6 +489,9 @@ int main()
 		cmocka_unit_test(loader_refuses_two_devices_for_one_rank),
 		cmocka_unit_test(one_report_for_the_job),
 		cmocka_unit_test(latency_flags_ping_pongs_only),
+		cmocka_unit_test(flagged_pairs_confirmed_alone),
+		cmocka_unit_test(latency_confirmed_against_the_loaded_best),
+		cmocka_unit_test(one_pair_alone),
 		cmocka_unit_test(rank_words_round_trip),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
