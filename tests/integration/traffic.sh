@@ -49,6 +49,38 @@ for end in "$A_ADDR client" "$B_ADDR server"; do
 	expect_eq "$who: UDP source ports (labels 100..103)" "$(cut -d' ' -f4 "$cap/rows" | sort -nu | tr '\n' ' ')" "$want_ports"
 done
 
+# A job: two ranks under mpirun, rank 0 on rxeA and rank 1 on rxeB, each sending to
+# the other with the flow's class and labels from the file (rdma_cm, as jobs connect).
+if command -v mpirun >/dev/null && ldd "$RDMAPIPE" | grep -q libmpi; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	cat >"$cap/job.conf" <<CONF
+version = 1;
+devices = ( { name = "$A"; } );
+io_contexts = ( { lcore = 0; device = "$A"; } );
+flows = ( { name = "f"; verb = "write_imm"; size = 256; qps = 2; messages = 2000;
+            traffic_class = 0x8a; flow_label = 300; flow_label_spread = true; } );
+stages = ( { name = "tx"; kind = "rdma_tx"; flow = "f"; lcore = 0; },
+           { name = "rx"; kind = "rdma_rx"; flow = "f"; lcore = 0; } );
+pattern = { kind = "pairs"; devices = ["$A", "$B"]; };
+CONF
+	capture_start "$cap/job.pcap"
+	timeout -k 5 300 mpirun --oversubscribe -np 2 "$RDMAPIPE" --lcores '0@(0,1)' --no-huge -m 192 --no-pci \
+		--log-level=lib.eal:error -- -f "$cap/job.conf" >"$cap/job.out" 2>&1
+	rc=$?
+	capture_stop
+	cat "$cap/job.out"
+	expect_eq "job: mpirun exit" "$rc" 0
+	expect_grep "$cap/job.out" "^job result: PASS$"
+	job_ports=$(for l in 300 301; do sport_of $l; done | sort -n | tr '\n' ' ')
+	for addr in "$A_ADDR" "$B_ADDR"; do
+		rows "$cap/job.pcap" "$addr" >"$cap/rows"
+		expect_eq "job, from $addr: DSCP ECN TTL" "$(cut -d' ' -f1-3 "$cap/rows" | sort -u | tr '\n' ' ')" "34 2 64 "
+		expect_eq "job, from $addr: UDP source ports (labels 300, 301)" "$(cut -d' ' -f4 "$cap/rows" | sort -nu | tr '\n' ' ')" "$job_ports"
+	done
+else
+	echo "FAIL: traffic in a job: no mpirun or an rdmapipe built without MPI"; fails=$((fails + 1))
+fi
+
 # Left out: TOS 0, and still a port per QP (rdma_cm's label per connection).
 capture_start "$cap/default.pcap"
 pair "traffic default" -v write_imm -Q 4 -n 4000
