@@ -47,9 +47,11 @@ std::string ends_of(const GraphFlow &f)
 /* How a flow's QP pairs were connected (lanes that own their QPs: each lane's). */
 std::string connected_of(const GraphFlow &f)
 {
+	const std::string t = f.params.traffic.describe(UINT32_MAX);
+	const std::string traffic = t.empty() ? "" : "; " + t;
 	if (!f.lanes.empty() && !f.share_qps)
-		return f.lanes[0]->objs->pairs.connected + " (per lane)";
-	return f.objs->pairs.connected;
+		return f.lanes[0]->objs->pairs.connected + " (per lane)" + traffic;
+	return f.objs->pairs.connected + traffic;
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <infiniband/verbs.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -20,7 +21,12 @@ std::string Traffic::describe(uint32_t qp_index) const
 	};
 	add("traffic_class", traffic_class, true);
 	add("sl", sl, false);
-	add("flow_label", label_of(qp_index), false);
+	if (qp_index == UINT32_MAX && spread) {
+		add("flow_label", label_of(0), false);
+		s += " + QP index";
+	} else {
+		add("flow_label", label_of(qp_index), false);
+	}
 	add("hop_limit", hop_limit, false);
 	add("gid_index", gid_index, false);
 	return s;

@@ -33,7 +33,8 @@ struct Traffic {
 		const uint32_t l = (base - 1 + qp_index) % kFlowLabelMax + 1;   // 1..0xFFFFF: 0 means "hash"
 		return static_cast<int>(l);
 	}
-	/* "traffic_class 0x62, flow_label 101" for QP i; "" when nothing is set. */
+	/* "traffic_class 0x62, flow_label 101" for QP i ("flow_label 100 + QP index" for
+	 * the flow: qp_index UINT32_MAX); "" when nothing is set. */
 	std::string describe(uint32_t qp_index) const;
 };
 

@@ -39,6 +39,7 @@ capture_start "$cap/set.pcap"
 pair "traffic set" -v write_imm -Q 4 -n 4000 "${traffic[@]}"
 capture_stop
 expect_eq "traffic set: server verified" "$(field "$sout" 'messages verified')" 4000
+expect_grep "$cout" "^  connected: +RC, rdma_cm from .*; traffic_class 0x62, flow_label 100 \+ QP index$"
 want_ports=$(for l in 100 101 102 103; do sport_of $l; done | sort -n | tr '\n' ' ')
 for end in "$A_ADDR client" "$B_ADDR server"; do
 	read -r addr who <<<"$end"
