@@ -38,14 +38,15 @@ inline bool gen_over(const Stage *s, uint64_t now)
 }
 
 /* What it made it hands on whole (the stages after it finish those, so that what its
- * flow sent is what it made); then it makes nothing more and is done. Timed: its
- * clock starts at its first burst, as a requester's at its start. */
+ * flow sent is what it made); then it makes nothing more and is done. Its clock (the
+ * duration, the rate) starts at its first burst, as a requester's at its start:
+ * paced, that burst makes one message, not a burst's worth. */
 template <bool Timed>
 uint32_t gen_burst(Stage *s)
 {
 	const uint64_t now = Timed || s->tsc_per_msg || s->start_tsc == 0 ? rte_rdtsc() : 0;
 	if (s->start_tsc == 0) {
-		s->start_tsc = now;
+		s->start_tsc = s->next_tsc = now;
 		s->deadline_tsc = now + s->duration_tsc;
 	}
 	if (!stage_flush_held(s))
