@@ -85,7 +85,8 @@ for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks 
 		expect_grep "$out" "^  elapsed: +[2-3]\.[0-9]+ s$" ;;&
 	gen-duration)
 		# Paced at 2000 msg/s by its gen alone: the flow's rate, sent over elapsed, within
-		# 15% of it; the gen's own measure too (made over its 2 s).
+		# 15% of it (a loaded host loses some: its gen catches up one burst at most); the
+		# gen's own measure too (made over its 2 s).
 		expect_grep "$out" "^  rate limit: +2000 msg/s per flow \(paced by its gen stages\)$"
 		expect_grep "$out" "^  stage gen: +gen on lcore 1: [0-9]+ messages in [0-9]+ bursts, made [0-9]+ in 2\.[0-9]+ s \([0-9]+ msg/s, paced at 2000\)"
 		secs=$(field "$out" elapsed | cut -d' ' -f1)
@@ -93,8 +94,8 @@ for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks 
 		[ "$rate" -ge 1700 ] && [ "$rate" -le 2300 ] && ok=yes || ok="no ($rate msg/s from $sent in ${secs:-?} s)"
 		expect_eq "$name: rate within 15% of 2000 msg/s" "$ok" yes
 		grate=$(sed -n 's/^  stage gen: .* made [0-9]* in [0-9.]* s (\([0-9]*\) msg\/s.*/\1/p' "$out")
-		[ "${grate:-0}" -ge 1800 ] && [ "${grate:-0}" -le 2200 ] && ok=yes || ok="no (${grate:-none})"
-		expect_eq "$name: the gen's measured rate within 10% of 2000 msg/s" "$ok" yes ;;
+		[ "${grate:-0}" -ge 1700 ] && [ "${grate:-0}" -le 2300 ] && ok=yes || ok="no (${grate:-none})"
+		expect_eq "$name: the gen's measured rate within 15% of 2000 msg/s" "$ok" yes ;;
 	gen-duration-unpaced)
 		# Unpaced, both gens made some, far more than a paced run's.
 		for gs in g0 g1; do
