@@ -228,8 +228,9 @@ void print_header(Report &out, const PipelineConf &c, const Graph &g, const Tota
 		out.put("  posting:             %s%s%s%s\n", g.use_wr ? "ibv_qp_ex (ibv_wr_start .. ibv_wr_complete)" : "chained ibv_post_send",
 		        o0.inline_send ? ", inline" : "", o0.fence ? ", fenced chains" : "",
 		        rel_writes_here(g) ? "; retransmitted writes (two SGEs) through ibv_post_send" : "");
-	if (o0.rate_pps > 0 && !f0.params.tx_gen_stage)
-		out.put("  rate limit:          %.0f msg/s per flow (paced by the requester)\n", o0.rate_pps);
+	if (o0.rate_pps > 0)
+		out.put("  rate limit:          %.0f msg/s per flow (paced by %s)\n", o0.rate_pps,
+		        f0.params.tx_gen_stage ? "its gen stages" : "the requester");
 }
 
 /* Why a flow failed, as its roles (or its connections) said it first: "" if none did. */

@@ -115,6 +115,7 @@ struct GraphStage {
 	GraphLcore *lcore = nullptr;
 	GraphFlow *flow = nullptr;         // gen, rdma_tx, rdma_rx
 	std::vector<GraphFlow *> origins;  // the flows whose messages reach its input
+	double duration_s = 0;             // a gen of a flow that runs for a duration: that (0: a count)
 	std::unique_ptr<StageState> state; // what its kind keeps beyond the Stage (st.ctx points in)
 };
 

@@ -67,6 +67,11 @@ struct alignas(64) Stage {
 	uint64_t tsc_per_msg = 0;      // source rate (0: as fast as it goes)
 	const RunControl *ctl = nullptr;   // source: the run ended early (the console's quit): make no more
 	uint64_t next_tsc = 0;
+	/* Source: makes messages this long from its first burst (kTimedGenStage; 0: until
+	 * its limit); when its first burst and its end were (what it made over that is its
+	 * rate) and, timed, when it stops making. */
+	uint64_t duration_tsc = 0;
+	uint64_t start_tsc = 0, end_tsc = 0, deadline_tsc = 0;
 	const Stage *upstream[kMaxUpstreams] = {};   // the input's producers: all done, `in` drained, ends this stage
 	uint32_t nupstream = 0;
 	bool ordered = true;           // verify: sequence numbers must come in order (one source)

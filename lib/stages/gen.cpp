@@ -1,5 +1,6 @@
 /* gen: makes a flow's messages (its sequence and the pattern of it) in the flow's send
- * pool, at the flow's rate, onto its output ring. A flow's gens share its messages and
+ * pool, at the flow's rate, onto its output ring: its count or, for a flow that runs
+ * for a duration, as many as that time makes. A flow's gens share its messages and
  * its rate. */
 #include "pipeline/graph_internal.h"
 #include "stages/stage_kind.h"
@@ -11,9 +12,8 @@ namespace rp {
 namespace {
 
 /* Paced: tokens for the time since the last burst, at most one burst's worth. */
-uint64_t gen_due(Stage *s, uint64_t n)
+uint64_t gen_due(Stage *s, uint64_t n, uint64_t now)
 {
-	uint64_t now = rte_rdtsc();
 	if (now < s->next_tsc)
 		return 0;
 	uint64_t due = (now - s->next_tsc) / s->tsc_per_msg + 1;
@@ -25,25 +25,41 @@ uint64_t gen_due(Stage *s, uint64_t n)
 	return n;
 }
 
+/* Whether to make no more: its count made, the run ending (the console's quit) or,
+ * timed, its duration over. */
+template <bool Timed>
+inline bool gen_over(const Stage *s, uint64_t now)
+{
+	if (s->seq == s->limit || (s->ctl && s->ctl->ending()))
+		return true;
+	if constexpr (Timed)
+		return now >= s->deadline_tsc;
+	return false;
+}
+
+/* What it made it hands on whole (the stages after it finish those, so that what its
+ * flow sent is what it made); then it makes nothing more and is done. Its clock (the
+ * duration, the rate) starts at its first burst, as a requester's at its start:
+ * paced, that burst makes one message, not a burst's worth. */
+template <bool Timed>
 uint32_t gen_burst(Stage *s)
 {
-	if (s->ctl && s->ctl->ending()) {
-		/* The run ends early: what the ring has not taken goes back, nothing more is made. */
-		rte_mempool_put_bulk(s->pool, s->held, s->nheld);
-		s->nheld = 0;
-		s->done.store(true, std::memory_order_release);
-		return 0;
+	const uint64_t now = Timed || s->tsc_per_msg || s->start_tsc == 0 ? rte_rdtsc() : 0;
+	if (s->start_tsc == 0) {
+		s->start_tsc = s->next_tsc = now;
+		s->deadline_tsc = now + s->duration_tsc;
 	}
 	if (!stage_flush_held(s))
 		return 0;
-	if (s->seq == s->limit) {
+	if (gen_over<Timed>(s, now)) {
+		s->end_tsc = rte_rdtsc();
 		s->done.store(true, std::memory_order_release);
 		return 0;
 	}
 	uint64_t n = s->limit - s->seq;
 	if (n > kStageBurst)
 		n = kStageBurst;
-	if (s->tsc_per_msg && (n = gen_due(s, n)) == 0)
+	if (s->tsc_per_msg && (n = gen_due(s, n, now)) == 0)
 		return 0;
 	void *msgs[kStageBurst];
 	if (rte_mempool_get_bulk(s->pool, msgs, static_cast<unsigned>(n)) != 0) {
@@ -68,15 +84,15 @@ std::vector<GraphStage *> gens_of(Graph *g, const GraphFlow *f)
 	return gens;
 }
 
-/* Its share of the flow's messages; the gens keep the flow's rate when they feed its
- * rdma_tx, else the requester does. */
+/* Its share of the flow's messages, or, for a flow that runs for a duration (its own
+ * or the run's), messages for that long; the gens keep the flow's rate when they feed
+ * its rdma_tx, else the requester does. */
 int gen_plan(Graph *g, GraphStage *s, std::string *err)
 {
 	GraphFlow &f = *s->flow;
-	if (f.params.duration_s > 0 || f.params.msg_bytes < 8) {
-		*err = stage_path(*g, *s) + (f.params.msg_bytes < 8 ? "a gen stage writes each message's key into its first 8 bytes: flow '" +
-			f.conf->name + "' sends " + std::to_string(f.params.msg_bytes) + " B"
-			: "a gen stage makes a count of messages: give flow '" + f.conf->name + "' messages, not a duration");
+	if (f.params.msg_bytes < 8) {
+		*err = stage_path(*g, *s) + "a gen stage writes each message's key into its first 8 bytes: flow '" + f.conf->name +
+		       "' sends " + std::to_string(f.params.msg_bytes) + " B";
 		return -1;
 	}
 	if (!verb_info(f.params.verb).payload) {
@@ -86,7 +102,12 @@ int gen_plan(Graph *g, GraphStage *s, std::string *err)
 	}
 	const std::vector<GraphStage *> gens = gens_of(g, &f);
 	const size_t k = std::find(gens.begin(), gens.end(), s) - gens.begin();
-	s->st.limit = f.params.messages / gens.size() + (k < f.params.messages % gens.size());
+	if (f.params.duration_s > 0) {
+		s->duration_s = f.params.duration_s;
+		s->st.limit = UINT64_MAX;
+	} else {
+		s->st.limit = f.params.messages / gens.size() + (k < f.params.messages % gens.size());
+	}
 	s->st.msg_bytes = f.params.msg_bytes;
 	f.has_gen = true;
 	if (f.fed)
@@ -94,6 +115,7 @@ int gen_plan(Graph *g, GraphStage *s, std::string *err)
 	return 0;
 }
 
+/* Its share of a count, or a duration's (UINT64_MAX). */
 uint64_t gen_made(const Graph &, const GraphStage &s, const CountOf &)
 {
 	return s.st.limit;
@@ -114,19 +136,38 @@ rte_mempool *gen_pool(const GraphStage &s, const MrTable **mrs, Device **dev)
 
 int gen_wire(Graph *g, GraphStage *s, const StageInput &, std::string *)
 {
+	const double hz = static_cast<double>(rte_get_tsc_hz());
 	s->st.pool = s->flow->objs->tx_pool;
 	s->st.ctl = &s->flow->ctl;
 	if (s->flow->params.rate_pps > 0) {
 		const size_t gens = gens_of(g, s->flow).size();
-		s->st.tsc_per_msg = static_cast<uint64_t>(static_cast<double>(rte_get_tsc_hz()) * gens / s->flow->params.rate_pps);
+		s->st.tsc_per_msg = static_cast<uint64_t>(hz * static_cast<double>(gens) / s->flow->params.rate_pps);
+	}
+	if (s->duration_s > 0) {   // the variant that watches the clock
+		s->st.ops = &kTimedGenStage;
+		s->st.duration_tsc = static_cast<uint64_t>(s->duration_s * hz);
 	}
 	return 0;
 }
 
+/* What it made over how long (its rate, as measured), and of what it was asked. */
 std::string gen_describe(const GraphStage &s)
 {
 	const StageStats &st = s.st.st;
-	std::string d = ", made " + std::to_string(st.msgs) + " of " + std::to_string(s.st.limit) + stage_describe_output(s);
+	std::string d = ", made " + std::to_string(st.msgs);
+	if (s.duration_s == 0)
+		d += " of " + std::to_string(s.st.limit);
+	const Stage &x = s.st;
+	if (x.end_tsc > x.start_tsc && x.start_tsc) {
+		const double secs = static_cast<double>(x.end_tsc - x.start_tsc) / static_cast<double>(rte_get_tsc_hz());
+		char buf[96];
+		snprintf(buf, sizeof(buf), " in %.3f s (%.0f msg/s", secs, static_cast<double>(st.msgs) / secs);
+		d += buf;
+		if (x.tsc_per_msg)
+			d += ", paced at " + std::to_string(static_cast<uint64_t>(static_cast<double>(rte_get_tsc_hz()) / static_cast<double>(x.tsc_per_msg)));
+		d += ")";
+	}
+	d += stage_describe_output(s);
 	if (st.pool_empty)
 		d += ", " + std::to_string(st.pool_empty) + " bursts short of buffers";
 	return d;
@@ -134,7 +175,8 @@ std::string gen_describe(const GraphStage &s)
 
 } // namespace
 
-const StageOps kGenStage = {"gen", gen_burst};
+const StageOps kGenStage = {"gen", gen_burst<false>};
+const StageOps kTimedGenStage = {"gen", gen_burst<true>};
 
 extern const StageKindOps kGenKind = {
 	.kind = StageKind::gen, .ops = &kGenStage, .plan = gen_plan, .made = gen_made,

@@ -47,7 +47,8 @@ int rdma_tx_place(Graph *g, GraphStage *s, unsigned senders, std::string *err)
 }
 
 /* Fed by a ring: it sends what comes, so many messages (or until its input ends), of
- * the size that comes. */
+ * the size that comes. Its flow's duration is kept by the flow's own gens when they
+ * feed it, and is then no error. */
 int rdma_tx_check(Graph *g, GraphStage *s, uint64_t in, std::string *err)
 {
 	GraphFlow &f = *s->flow;
@@ -70,10 +71,11 @@ int rdma_tx_check(Graph *g, GraphStage *s, uint64_t in, std::string *err)
 		       std::to_string(in) + " messages (leave messages out, or make it that)";
 		return -1;
 	}
-	if (f.conf->duration_s > 0) {
+	const bool own_gens = f.has_gen && s->origins.size() == 1 && s->origins[0] == &f;
+	if (f.conf->duration_s > 0 && !own_gens) {
 		*err = at(c, f.conf->line, flow + ".duration") + "flow '" + f.conf->name + "' sends what its ring brings (" +
 		       (in == UINT64_MAX ? std::string("until its input ends") : std::to_string(in) + " messages") +
-		       "): it runs no duration of its own";
+		       "): it runs no duration of its own (only its own gen stages, feeding it, make messages for a duration)";
 		return -1;
 	}
 	f.params.messages = in == UINT64_MAX ? 0 : in;

@@ -63,11 +63,11 @@ struct StageKindOps {
 const StageKindOps &stage_kind_ops(StageKind k);
 
 /* Each kind's burst (its file): gen makes `limit` messages from `pool` onto `out` (at
- * `rate` if set); forward passes `in` to `out`; verify checks order and payload, then to
+ * `rate` if set; kTimedGenStage: until `duration_tsc` after its first burst); forward passes `in` to `out`; verify checks order and payload, then to
  * `out` or back to the pool; sink counts and frees; rdma_tx (kRdmaTxStage: a Requester
  * in ctx; kPingStage: a ping-pong's PingPong), rdma_rx (a Responder) and echo (a
  * PingPong) run their role one burst at a time and finish it once it is done. */
-extern const StageOps kGenStage, kForwardStage, kVerifyStage, kSinkStage, kCaptureStage;
+extern const StageOps kGenStage, kTimedGenStage, kForwardStage, kVerifyStage, kSinkStage, kCaptureStage;
 extern const StageOps kRdmaTxStage, kPingStage, kRdmaRxStage, kEchoStage;
 
 /* Burst helpers the kinds share (stage.cpp). Offers what is held, then nothing else

@@ -23,7 +23,7 @@ stage_msgs() {
 	sed -n "s/^  stage $1: .* on lcore [0-9]*: \([0-9]*\) messages.*/\1/p" "$out"
 }
 
-for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks mc-ring-adaptive duration pingpong-beside-flows duration-relay lanes-beside-flows lanes-default-sizes; do
+for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks mc-ring-adaptive duration pingpong-beside-flows duration-relay lanes-beside-flows lanes-default-sizes gen-duration gen-duration-unpaced; do
 	# Three lcores where the file has them, mapped onto the guest's two CPUs.
 	EAL_LCORES=
 	grep -q 'lcore = 2;' "$dir/$name.conf" && EAL_LCORES='--lcores (0-2)@(0-1)'
@@ -66,6 +66,46 @@ for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks 
 		done ;;
 	duration)
 		expect_grep "$out" "^  elapsed: +[2-3]\.[0-9]+ s$" ;;
+	gen-duration | gen-duration-unpaced)
+		# Gens that run for 2 s: the flow sends, delivers and verifies exactly what they
+		# made (nothing made is lost at their end), in about the duration.
+		got() { sed -n "s/^  flow g: .* sent \([0-9]*\), completed \([0-9]*\), received \([0-9]*\), verified \([0-9]*\) (sends what its ring brings)$/\\$1/p" "$out"; }
+		made=0
+		for gs in gen g0 g1; do
+			m=$(stage_msgs "$gs")
+			made=$(( made + ${m:-0} ))
+		done
+		expect_eq "$name: sent = made" "$(got 1)" "$made"
+		expect_eq "$name: completed = made" "$(got 2)" "$made"
+		expect_eq "$name: received = made" "$(got 3)" "$made"
+		expect_eq "$name: verified = made" "$(got 4)" "$made"
+		for k in 'payload errors' 'completion errors' 'failed QPs' 'lost messages' 'sequence errors'; do
+			expect_eq "$name: $k" "$(field "$out" "$k")" 0
+		done
+		expect_grep "$out" "^  elapsed: +[2-3]\.[0-9]+ s$" ;;&
+	gen-duration)
+		# Paced at 2000 msg/s by its gen alone: the flow's rate, sent over elapsed, within
+		# 15% of it (a loaded host loses some: its gen catches up one burst at most); the
+		# gen's own measure too (made over its 2 s).
+		expect_grep "$out" "^  rate limit: +2000 msg/s per flow \(paced by its gen stages\)$"
+		expect_grep "$out" "^  stage gen: +gen on lcore 1: [0-9]+ messages in [0-9]+ bursts, made [0-9]+ in 2\.[0-9]+ s \([0-9]+ msg/s, paced at 2000\)"
+		secs=$(field "$out" elapsed | cut -d' ' -f1)
+		rate=$(awk -v n="$sent" -v s="${secs:-0}" 'BEGIN { if (s > 0) printf "%d", n / s; else print 0 }')
+		[ "$rate" -ge 1700 ] && [ "$rate" -le 2300 ] && ok=yes || ok="no ($rate msg/s from $sent in ${secs:-?} s)"
+		expect_eq "$name: rate within 15% of 2000 msg/s" "$ok" yes
+		grate=$(sed -n 's/^  stage gen: .* made [0-9]* in [0-9.]* s (\([0-9]*\) msg\/s.*/\1/p' "$out")
+		[ "${grate:-0}" -ge 1700 ] && [ "${grate:-0}" -le 2300 ] && ok=yes || ok="no (${grate:-none})"
+		expect_eq "$name: the gen's measured rate within 15% of 2000 msg/s" "$ok" yes ;;
+	gen-duration-unpaced)
+		# Unpaced, both gens made some, far more than a paced run's.
+		for gs in g0 g1; do
+			m=$(stage_msgs "$gs")
+			[ "${m:-0}" -gt 0 ] && ok=yes || ok="no (${m:-none})"
+			expect_eq "$name: $gs made some" "$ok" yes
+		done
+		[ "$made" -gt 4000 ] && ok=yes || ok="no ($made)"
+		expect_eq "$name: made more than 4000" "$ok" yes
+		expect_grep "$out" "^  stage g0: +gen on lcore 0: [0-9]+ messages in [0-9]+ bursts, made [0-9]+ in 2\.[0-9]+ s \([0-9]+ msg/s\)" ;;
 	duration-relay)
 		# Each relayed flow sends exactly what the one before it received, until its input ends.
 		got() { sed -n "s/^  flow $1: .* sent \([0-9]*\), completed [0-9]*, received \([0-9]*\), verified \([0-9]*\).*/\\$2/p" "$out"; }

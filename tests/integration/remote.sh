@@ -104,6 +104,25 @@ expect_grep "$sout" "^  stage check: +verify on lcore 0: 20000 messages .*checke
 expect_grep "$sout" "^  stage done: +sink on lcore 0: 20000 messages"
 expect_eq "two-host stages: server verified" "$(field "$sout" 'messages verified')" 20000
 expect_eq "two-host stages: server buffers" "$(field "$sout" 'buffers not returned')" 0
+# The same for 2 s at 2000 msg/s: the client's gen makes messages for the duration and
+# paces them, its rdma_tx sends what comes; the client tells its final counts, and the
+# server verifies every one the gen made.
+gc=$(mktemp --suffix=.conf) gs=$(mktemp --suffix=.conf)
+sed 's/messages = 20000;/duration = 2; rate = 2000;/' "$two_dir/client-gen.conf" >"$gc"
+sed 's/messages = 20000;/duration = 2;/' "$two_dir/server-verify.conf" >"$gs"
+start_server 0-1 -f "$gs"
+listening
+run_client 0-1 -f "$gc"
+server_wait
+both_pass "two-host gen for a duration"
+made=$(sed -n 's/^  stage gen: *gen on lcore 0: \([0-9]*\) messages .* made [0-9]* in [0-9.]* s .*/\1/p' "$cout")
+[ "${made:-0}" -ge 3400 ] && [ "${made:-0}" -le 4100 ] && ok=yes || ok="no (${made:-none})"
+expect_eq "two-host gen for a duration: about 4000 made" "$ok" yes
+expect_eq "two-host gen for a duration: client sent" "$(field "$cout" 'messages sent')" "$made"
+expect_eq "two-host gen for a duration: server received" "$(field "$sout" 'messages received')" "$made"
+expect_eq "two-host gen for a duration: server verified" "$(field "$sout" 'messages verified')" "$made"
+expect_grep "$sout" "^  stage check: +verify on lcore 0: $made messages .*checked $made \(payload errors 0"
+rm -f "$gc" "$gs"
 
 # Two hosts that each serve the other a flow, started together: each listens, accepts
 # on a thread while it connects (asking again until the other listens), so neither

@@ -119,6 +119,74 @@ void a_fed_flow_sends_what_arrives(void **)
 	assert_non_null(strstr(none.err.c_str(), "stages.[1]: an rdma_rx stage hands received buffers on: flow 'in' uses write_imm"));
 }
 
+/* Gens of a flow that runs for a duration (its own or the run's) make messages for that
+ * long: no count, the timed burst, their rdma_tx sending what comes until its input
+ * ends; only a flow's own gens take its duration off its fed rdma_tx. */
+void gens_run_for_a_duration(void **)
+{
+	const std::string stages = "rings = ( { name = \"r\"; size = 512; multi_producer = true; } );\n"
+				   "stages = ( { name = \"g0\"; kind = \"gen\"; lcore = 0; flow = \"f\"; output = \"r\"; },\n"
+				   "  { name = \"g1\"; kind = \"gen\"; lcore = 1; flow = \"f\"; output = \"r\"; },\n"
+				   "  { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; input = \"r\"; },\n"
+				   "  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"f\"; } );\n";
+	Plan p("flows = ( { name = \"f\"; verb = \"send_imm\"; size = 64; duration = 2; rate = 2000; pool = \"p\"; } );\n" + stages);
+	assert_int_equal(p.rc, 0);
+	const rp::GraphFlow &f = *p.g.flows[0];
+	for (const char *g : {"g0", "g1"}) {
+		assert_int_equal(p.stage(g)->st.limit, UINT64_MAX);
+		assert_true(p.stage(g)->duration_s == 2.0);
+	}
+	assert_true(f.fed && f.has_gen);
+	assert_true(f.params.tx_count_from_input);   // sends until its gens are done and the ring is dry
+	assert_int_equal(f.params.messages, 0);
+	assert_true(f.params.duration_s == 0);       // the gens keep it
+	assert_true(f.params.tx_gen_stage);          // and the rate: the requester paces nothing
+	/* Wired: the timed burst, the duration in TSC cycles, each gen half the rate. */
+	std::string err;
+	const uint64_t hz = rte_get_tsc_hz();
+	rp::GraphStage *g0 = p.stage("g0");
+	assert_int_equal(rp::stage_kind_ops(rp::StageKind::gen).wire(&p.g, g0, rp::StageInput{}, &err), 0);
+	assert_ptr_equal(g0->st.ops, &rp::kTimedGenStage);
+	assert_int_equal(g0->st.duration_tsc, 2 * hz);
+	assert_int_equal(g0->st.tsc_per_msg, hz * 2 / 2000);
+	assert_int_equal(rp::requester_params(f.params, false, hz).tsc_per_msg, 0);
+
+	/* The run's duration, unpaced: the same. */
+	Plan run("flows = ( { name = \"f\"; verb = \"send\"; size = 64; pool = \"p\"; } );\n" + stages + "run = { duration = 3; };\n");
+	assert_int_equal(run.rc, 0);
+	assert_true(run.stage("g1")->duration_s == 3.0);
+	assert_true(run.g.flows[0]->params.tx_count_from_input);
+	/* A count keeps the untimed burst. */
+	Plan count("flows = ( { name = \"f\"; verb = \"send\"; size = 64; messages = 10; pool = \"p\"; } );\n" + stages);
+	assert_int_equal(count.rc, 0);
+	assert_true(count.stage("g0")->duration_s == 0);
+	assert_int_equal(rp::stage_kind_ops(rp::StageKind::gen).wire(&count.g, count.stage("g0"), rp::StageInput{}, &err), 0);
+	assert_ptr_equal(count.stage("g0")->st.ops, &rp::kGenStage);
+
+	/* Flow b's gens run for a's duration: b's own duration is its sender's, and it has none. */
+	Plan other("flows = ( { name = \"a\"; verb = \"send\"; size = 64; duration = 2; pool = \"p\"; },\n"
+		   "  { name = \"b\"; verb = \"send\"; size = 64; duration = 2; pool = \"p\"; } );\n"
+		   "rings = ( { name = \"r\"; size = 512; } );\n"
+		   "stages = ( { name = \"g\"; kind = \"gen\"; lcore = 0; flow = \"a\"; output = \"r\"; },\n"
+		   "  { name = \"atx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"a\"; },\n"
+		   "  { name = \"arx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"a\"; },\n"
+		   "  { name = \"btx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"b\"; input = \"r\"; },\n"
+		   "  { name = \"brx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"b\"; } );\n");
+	assert_int_equal(other.rc, -1);
+	assert_non_null(strstr(other.err.c_str(), "flows.[1].duration: flow 'b' sends what its ring brings (until its input ends): it runs no duration of its own"));
+	/* Gens into a sink beside the flow's own requester: both run for the duration. */
+	Plan sink("flows = ( { name = \"a\"; verb = \"send\"; size = 64; duration = 2; pool = \"p\"; } );\n"
+		  "rings = ( { name = \"r\"; size = 64; } );\n"
+		  "stages = ( { name = \"g\"; kind = \"gen\"; lcore = 0; flow = \"a\"; output = \"r\"; },\n"
+		  "  { name = \"k\"; kind = \"sink\"; lcore = 1; input = \"r\"; },\n"
+		  "  { name = \"atx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"a\"; },\n"
+		  "  { name = \"arx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"a\"; } );\n");
+	assert_int_equal(sink.rc, 0);
+	assert_true(sink.stage("g")->duration_s == 2.0);
+	assert_true(sink.g.flows[0]->params.duration_s == 2.0);
+	assert_false(sink.g.flows[0]->params.tx_count_from_input);
+}
+
 void one_pool_per_ring(void **)
 {
 	/* Two flows' gens into one ring: the sink could not tell which pool a buffer is of. */
@@ -643,6 +711,7 @@ int main(int, char **argv)
 	const CMUnitTest tests[] = {
 		cmocka_unit_test(gens_split_their_flow),
 		cmocka_unit_test(a_fed_flow_sends_what_arrives),
+		cmocka_unit_test(gens_run_for_a_duration),
 		cmocka_unit_test(one_pool_per_ring),
 		cmocka_unit_test(rings_without_cycles),
 		cmocka_unit_test(two_host_flows_have_one_end_here),

@@ -237,6 +237,59 @@ void active_lcore_polls(void **)
 	passive_run(&kBusyWaiterStage, [](rp::RunControl *c) { c->finish_requesting(); }, false);
 }
 
+/* A timed gen makes messages until its duration from its first burst is over (at most
+ * its rate's worth when paced), then hands on whatever its full ring held back: the
+ * sink gets every message it made, in order and intact, and every buffer is back. */
+void timed_gen_stops_and_hands_on_all(void **)
+{
+	const uint64_t hz = rte_get_tsc_hz();
+	for (bool paced : {false, true}) {
+		Chain c(0, 4, 40, 64);   // rings of 4: it holds messages back when its time is up
+		c.src.ops = &rp::kTimedGenStage;
+		c.src.limit = UINT64_MAX;
+		c.src.duration_tsc = hz / 20;   // 50 ms
+		if (paced)
+			c.src.tsc_per_msg = hz / 20000;   // 1000 messages in 50 ms
+		assert_int_equal(rp::lcore_loop_run(&c.loop), 0);
+		assert_true(c.src.done.load() && c.ver.done.load() && c.snk.done.load());
+		assert_true(c.src.st.msgs > 0);
+		assert_true(c.src.end_tsc - c.src.start_tsc >= c.src.duration_tsc);   // not before its time
+		if (paced)   // one at its first burst, then one per tsc_per_msg from then
+			assert_true(c.src.st.msgs <= 1000 + 1);
+		assert_int_equal(c.ver.st.msgs, c.src.st.msgs);
+		assert_int_equal(c.snk.st.msgs, c.src.st.msgs);
+		assert_int_equal(c.ver.st.seq_errors, 0);
+		assert_int_equal(c.ver.st.payload_errors, 0);
+		assert_int_equal(rte_mempool_avail_count(c.pool), 40);
+	}
+}
+
+/* The run ended (the console's quit): a gen, timed or counting, makes nothing more and
+ * hands on what it made, so that what follows it counts the same. */
+void ended_gen_hands_on_what_it_made(void **)
+{
+	for (const rp::StageOps *ops : {&rp::kGenStage, &rp::kTimedGenStage}) {
+		rp::RunControl run;
+		Chain c(0, 4, 40, 64);
+		c.src.ops = ops;
+		c.src.limit = UINT64_MAX;
+		c.src.duration_tsc = UINT64_MAX / 2;   // would not end by itself
+		c.src.ctl = &run;
+		std::thread t([&] { rp::lcore_loop_run(&c.loop); });
+		const bool made = within(10, [&] { return c.src.live.msgs.load() > 100; });
+		run.end();
+		const bool ended = within(10, [&] { return c.loop.finished.load(); });
+		if (!ended)
+			c.loop.stop.store(true);
+		t.join();
+		assert_true(made && ended);
+		assert_true(c.src.st.msgs > 100);
+		assert_int_equal(c.snk.st.msgs, c.src.st.msgs);
+		assert_int_equal(c.ver.st.seq_errors, 0);
+		assert_int_equal(rte_mempool_avail_count(c.pool), 40);
+	}
+}
+
 } // namespace
 
 /* The kinds' two tables agree row for row: the declaration the .conf reader reads
@@ -273,6 +326,8 @@ int main()
 		cmocka_unit_test(done_waits_for_the_ring_to_drain),
 		cmocka_unit_test(stage_stats_published),
 		cmocka_unit_test(stop_ends_the_loop),
+		cmocka_unit_test(timed_gen_stops_and_hands_on_all),
+		cmocka_unit_test(ended_gen_hands_on_what_it_made),
 		cmocka_unit_test(passive_lcore_sleeps_until_requester_done),
 		cmocka_unit_test(passive_lcore_wakes_on_abort_and_end),
 		cmocka_unit_test(active_lcore_polls),
