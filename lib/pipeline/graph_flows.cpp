@@ -301,18 +301,16 @@ GraphLane::~GraphLane()
 	objs.reset();   // its QPs before their CQs
 	if (has_io)
 		shared_io_context_destroy(&io);
-	if (has_passive_io)
-		shared_io_context_destroy(&passive_io);
 }
 
 GraphFlow::~GraphFlow()
 {
+	lanes.clear();  // their QPs (owned) before the flow's far-end memory they write to
 	objs.reset();   // its QPs before the MRs they may use and the CQs they post to
 	ctrl_dest_destroy(&ack_dest);
 	ctrl_dest_destroy(&request_dest);
 	if (hdr_mr)
 		ibv_dereg_mr(hdr_mr);
-	lanes.clear();
 	if (has_lane_io)
 		shared_io_context_destroy(&lane_io);
 	if (has_passive_io)
