@@ -62,8 +62,8 @@ struct GraphLane {
 	Requester requester;
 	std::unique_ptr<FlowObjects> objs;           // its own QPs and pool (not shared)
 	Responder passive;                           // its far ends' QPs: set up, never run (no memory)
-	SharedIOContext io;                          // its send CQ (not shared; its far ends are on the flow's passive_io)
-	bool has_io = false;
+	SharedIOContext io, passive_io;              // its send CQ and its far ends' context (not shared)
+	bool has_io = false, has_passive_io = false;
 	~GraphLane();
 };
 
@@ -88,7 +88,7 @@ struct GraphFlow {
 	 * template their QPs come from and lane_io the send CQ all of them poll. */
 	std::vector<std::unique_ptr<GraphLane>> lanes;
 	bool share_qps = false;
-	SharedIOContext lane_io, passive_io;   // shared: the lanes' send CQ; the far ends' context (every lane's)
+	SharedIOContext lane_io, passive_io;   // shared: the lanes' send CQ; the far ends' context
 	bool has_lane_io = false, has_passive_io = false;
 	std::vector<rte_ring *> lane_rings;    // shared: each lane's completions handed over
 	/* The lanes' final counts by slice of the far end (QP, or a lane's of a shared QP),

@@ -99,49 +99,57 @@ int far_end_setup(GraphFlow &f, std::string *err)
 	return 0;
 }
 
-/* Lanes owning their QPs: lane t's QP i is the flow's QP i x T + t, its window (or word)
- * in the flow's memory; a send CQ of its own. */
+/* Lanes owning their QPs, each with a send CQ and a far-end context of its own on its
+ * device. Checked by an rdma_rx stage (writes, atomics), lane t's QP i is the flow's QP
+ * i x T + t, its window (or word) in the flow's memory, so all lanes are on one device;
+ * unchecked (reads), each lane's far ends have their memory and may be on its device. */
 int split_lanes_setup(GraphFlow &f, bool use_wr, std::string *err)
 {
 	const uint32_t nl = static_cast<uint32_t>(f.lanes.size());
-	Device &dev = *f.tx->dev;
+	const bool checked = f.rx_stage != nullptr;
 	f.objs->shape = f.shape;
-	if (responder_buffers(f.params, f.conf->name, dev, false, f.objs.get(), err) != 0 ||
-	    shared_io_context_create(dev, 1, 1, 0, false, false, &f.passive_io, err) != 0)
+	if (checked && responder_buffers(f.params, f.conf->name, *f.tx->dev, false, f.objs.get(), err) != 0)
 		return -1;
-	f.has_passive_io = true;
-	const uintptr_t mem = reinterpret_cast<uintptr_t>(f.objs->memory.addr);
-	const uint32_t rkey = f.objs->memory.mr ? f.objs->memory.mr->rkey : 0;
+	const RegisteredBuf &mem = f.objs->memory;
 	for (uint32_t t = 0; t < nl; t++) {
 		GraphLane &ln = *f.lanes[t];
-		if (ln.lcore->dev != &dev) {
-			*err = "lanes post to one device's far end: lcore " + std::to_string(ln.lcore->lcore) + " is on " +
-			       ln.lcore->dev->name + ", lcore " + std::to_string(f.tx->lcore) + " on " + dev.name;
+		Device &dev = *ln.lcore->dev;
+		if (checked && &dev != f.tx->dev) {
+			*err = "its lanes' far end is checked in one memory (rdma_rx stage): lcore " + std::to_string(ln.lcore->lcore) +
+			       " is on " + dev.name + ", lcore " + std::to_string(f.tx->lcore) + " on " + f.tx->dev->name;
 			return -1;
 		}
 		ln.objs = std::make_unique<FlowObjects>();
 		ln.objs->shape = role_shape(ln.params);
-		ln.objs->shape.mem_per_qp = 0;   // the flow's memory, not the lane's
 		budget_shape(ln.params, 1, &ln.objs->shape);
-		for (uint32_t i = 0; i < ln.params.qps && f.shape.mem_per_qp; i++)
-			ln.objs->far.push_back(RemoteTarget{mem + (static_cast<uint64_t>(i) * nl + t) * f.shape.mem_per_qp, rkey,
-							    verb_is_atomic(f.params.verb) ? 0 : f.params.slots});
+		if (checked) {
+			ln.objs->shape.mem_per_qp = 0;   // the flow's memory, not the lane's
+			for (uint32_t i = 0; i < ln.params.qps && f.shape.mem_per_qp; i++)
+				ln.objs->far.push_back(RemoteTarget{reinterpret_cast<uintptr_t>(mem.addr) + (static_cast<uint64_t>(i) * nl + t) * f.shape.mem_per_qp,
+								    mem.mr->rkey, verb_is_atomic(f.params.verb) ? 0 : f.params.slots});
+		}
 		const std::string tag = f.conf->name + "_lane" + std::to_string(t);
 		if (shared_io_context_create(dev, static_cast<uint32_t>(ln.objs->shape.req_send_cq), 1, 0, false,
 					     ln.lcore->ops != &kIbvOps, &ln.io, err) != 0)
 			return -1;
 		ln.has_io = true;
-		if (loopback_flow_setup(ln.params, tag.c_str(), dev, dev, ln.lcore->ops, use_wr, ln.io, f.passive_io, &f.ctl,
+		if (shared_io_context_create(dev, 1, 1, 0, false, false, &ln.passive_io, err) != 0)
+			return -1;
+		ln.has_passive_io = true;
+		if (loopback_flow_setup(ln.params, tag.c_str(), dev, dev, ln.lcore->ops, use_wr, ln.io, ln.passive_io, &f.ctl,
 					ln.objs.get(), &ln.requester, &ln.passive, err) != 0)
 			return -1;
 		ln.requester.idler.channel = nullptr;   // the lcore idles
 	}
-	/* The flow's responder over every lane's far-end QPs, in the flow's QP order. */
+	if (!checked)
+		return 0;
+	/* The flow's responder over every lane's far-end QPs, in the flow's QP order; it
+	 * polls lane 0's far-end CQs, where nothing completes (one-sided verbs). */
 	Responder &v = f.responder;
 	v.ops = f.tx->ops;
-	v.recv_cq = f.passive_io.recv_cq;
-	v.send_cq = f.passive_io.send_cq;
-	v.memory = static_cast<unsigned char *>(f.objs->memory.addr);
+	v.recv_cq = f.lanes[0]->passive_io.recv_cq;
+	v.send_cq = f.lanes[0]->passive_io.send_cq;
+	v.memory = static_cast<unsigned char *>(mem.addr);
 	v.ctl = &f.ctl;
 	v.p = responder_params(f.params, rte_get_tsc_hz());
 	if (responder_init(&v, f.params.qps, err) != 0)
@@ -217,7 +225,9 @@ int lanes_setup(GraphFlow &f, std::string *err)
 {
 	const bool use_wr = f.params.post_api == PostApi::wr;
 	const int rc = f.share_qps ? shared_lanes_setup(f, use_wr, err) : split_lanes_setup(f, use_wr, err);
-	return rc != 0 ? rc : far_end_setup(f, err);
+	if (rc != 0 || (!f.share_qps && !f.rx_stage))
+		return rc;   // unchecked reads on their own QPs: each lane's far ends are its own
+	return far_end_setup(f, err);
 }
 
 /* The sending end: its retransmission headers registered, its ACKs routed to it, its
@@ -301,6 +311,8 @@ GraphLane::~GraphLane()
 	objs.reset();   // its QPs before their CQs
 	if (has_io)
 		shared_io_context_destroy(&io);
+	if (has_passive_io)
+		shared_io_context_destroy(&passive_io);
 }
 
 GraphFlow::~GraphFlow()

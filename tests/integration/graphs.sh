@@ -244,6 +244,31 @@ if [ -n "${RXE_A_DEV:-}" ] && [ -n "${RXE_B_DEV:-}" ] && [ -e "/sys/class/infini
 		expect_grep "$out" "^  port counters: .*$RXE_A_DEV:sent_pkts [1-9]"
 		expect_grep "$out" "^  port counters: .*$RXE_B_DEV:sent_pkts [1-9]"
 	done
+	# Lanes owning their QPs, one on each device: reads (each lane's far end its own) run;
+	# writes, whose far end is checked in one memory, are refused, naming why.
+	for verb in read write; do
+		conf=$(mktemp --suffix=.conf)
+		cat >"$conf" <<-EOF
+		version = 1;
+		devices = ( { name = "$RXE_A_DEV"; }, { name = "$RXE_B_DEV"; } );
+		io_contexts = ( { lcore = 0; device = "$RXE_A_DEV"; }, { lcore = 1; device = "$RXE_B_DEV"; }, { lcore = 2; device = "$RXE_A_DEV"; } );
+		flows = ( { name = "f"; verb = "$verb"; size = 256; qps = 4; messages = 20000; } );
+		stages = ( { name = "l0"; kind = "rdma_tx"; lcore = 0; flow = "f"; }, { name = "l1"; kind = "rdma_tx"; lcore = 1; flow = "f"; }
+		EOF
+		[ $verb = write ] && echo ', { name = "far"; kind = "rdma_rx"; lcore = 2; flow = "f"; }' >>"$conf"
+		echo ');' >>"$conf"
+		EAL_LCORES='--lcores (0-2)@(0-1)'
+		run_rdmapipe "$out" -f "$conf"
+		EAL_LCORES=
+		rm -f "$conf"
+		if [ $verb = read ]; then
+			expect_eq "read lanes on two devices: exit status" "$rc" 0
+			expect_grep "$out" "^  flow f: +RDMA_READ, 256 B, 4 QPs, lanes on lcores 0,1 -> a passive far end: sent 20000, completed 20000, received 20000, verified 20000$"
+		else
+			expect_eq "write lanes on two devices: refused" "$rc" 3
+			expect_grep "$out" "flow 'f': its lanes' far end is checked in one memory \\(rdma_rx stage\\): lcore 1 is on $RXE_B_DEV, lcore 0 on $RXE_A_DEV"
+		fi
+	done
 elif [ -n "${CI:-}" ]; then
 	echo "FAIL: no rxeA/rxeB pair (RXE_A_DEV, RXE_B_DEV), and CI must run this on rxe (use tools/softroce)"
 	fails=$((fails + 1))
