@@ -432,6 +432,29 @@ FlowEnds flow_ends(const PipelineConf &c, const FlowConf &f)
 	return n;
 }
 
+/* Several rdma_tx stages (lanes) post one-sided verbs to a passive far end of the flow
+ * (loopback): reads check their own results; what writes and atomics leave there is
+ * checked at the end by its rdma_rx stage. Two-sided verbs and write_imm are refused:
+ * their receiver takes each QP's messages as one sequence, which lanes sharing a QP
+ * would interleave, and the lanes' far end posts no receives. */
+bool check_flow_lanes(Errors &e, const FlowConf &f, const FlowEnds &n, const Where &w)
+{
+	const std::string lanes = "flow '" + f.name + "' has " + std::to_string(n.tx) + " rdma_tx stages (lanes)";
+	if (!f.listen.empty() || f.peer != "loopback")
+		return e.fail(w, lanes + ": that takes a loopback flow (both ends on this host)");
+	if (verb_consumes_receive(f.verb))
+		return e.fail(w, "verb", lanes + ": lanes post one-sided verbs (read, write, fetch_add, cmp_swap) to a "
+			      "passive far end; " + verb_name(f.verb) + " consumes a receive there, whose receiver takes each "
+			      "QP's messages as one sequence (lanes sharing a QP would interleave theirs)");
+	if (n.echo != 0 || n.rx > 1 || (f.verb != Verb::read && n.rx != 1))
+		return e.fail(w, lanes + " of " + verb_name(f.verb) + ": " +
+			      (f.verb == Verb::read ? std::string("reads check their own results; at most one rdma_rx stage")
+						    : std::string("one rdma_rx stage (on an lcore of its own) checks what they left in "
+								  "the far end's memory at the end")) +
+			      ", it has " + std::to_string(n.rx + n.echo));
+	return true;
+}
+
 /* Who posts and who receives: a loopback flow both here, a client flow posts here and is
  * received by the server's host, a server flow the other way round. */
 bool check_flow_roles(Errors &e, const FlowConf &f, const FlowEnds &n, const Where &w)
@@ -452,14 +475,7 @@ bool check_flow_roles(Errors &e, const FlowConf &f, const FlowEnds &n, const Whe
 	if (f.share_qps && n.tx < 2)
 		return e.fail(w, "share_qps", "sharing QPs needs two or more rdma_tx stages of flow '" + f.name +
 			      "' (on the lcores that share them), it has " + std::to_string(n.tx));
-	/* Several rdma_tx stages (lanes) post RDMA READs to a passive far end: the reads check
-	 * their own results. A receiver could not tell interleaved messages apart, and with
-	 * no rdma_rx stage nothing would check what writes or atomics left. */
-	if (n.tx > 1 && (server || !loopback || f.verb != Verb::read || n.rx + n.echo != 0))
-		return e.fail(w, "flow '" + f.name + "' has " + std::to_string(n.tx) +
-			      " rdma_tx stages (lanes): that takes a loopback flow of RDMA READs (they "
-			      "check their own results) and no rdma_rx stage");
-	return true;
+	return n.tx < 2 || check_flow_lanes(e, f, n, w);
 }
 
 /* Where a flow is received, and that its two ends here run on lcores of their own. */
@@ -565,7 +581,8 @@ IoLoad io_load(const PipelineConf &c, const IoContextConf &io)
 			if (f.name != st.flow)
 				continue;
 			const FlowEnd end = stage_kind(st.kind).end;
-			if (end == FlowEnd::requester || end == FlowEnd::echo)
+			const bool lanes = flow_ends(c, f).tx > 1;   // their send CQs are their own, not the io context's
+			if ((end == FlowEnd::requester && !lanes) || end == FlowEnd::echo)
 				l.send += static_cast<uint64_t>(f.qps) * f.sq_depth;
 			if ((end == FlowEnd::responder || end == FlowEnd::echo) && verb_consumes_receive(f.verb)) {
 				l.receives = true;

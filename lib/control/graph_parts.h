@@ -20,7 +20,7 @@ namespace rp {
 /* The shapes a flow takes, told apart in the builder's order (flow_setup): each is
  * tallied, viewed and reported its own way. */
 enum class FlowShape {
-	lanes,      // several rdma_tx stages of one loopback flow of READs
+	lanes,      // several rdma_tx stages of one loopback flow of one-sided verbs
 	pingpong,   // an echo stage (here, or the server's on another host)
 	server,     // a two-host flow's receiving end
 	client,     // a two-host flow's sending end
@@ -36,6 +36,19 @@ inline FlowShape flow_shape(const GraphFlow &f)
 	if (f.serves())
 		return FlowShape::server;
 	return f.remote ? FlowShape::client : FlowShape::loopback;
+}
+
+/* A lane's messages that checked out: its read results and atomic return values; a
+ * plain write's, all it completed once the flow's rdma_rx stage found the far end's
+ * memory as the lanes' counts say it must be. */
+inline uint64_t lane_verified(const GraphFlow &f, const Requester &q)
+{
+	const ResponderCounters &v = f.responder.c;
+	if (f.params.verb != Verb::write)
+		return q.c.verified;
+	const bool memory_ok = f.rx_stage && f.rx_stage->done.load() && f.rx_stage->rc == 0 && v.payload_errors == 0 &&
+			       (v.window_slots_checked > 0 || !f.params.verify);
+	return memory_ok ? q.c.completed : 0;
 }
 
 /* What each flow delivered and how much of it checked out. What "verified" means

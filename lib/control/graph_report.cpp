@@ -95,7 +95,7 @@ void print_lanes(Report &out, const GraphFlow &f)
 		const RequesterCounters &c = ln->requester.c;
 		const double lane_cpu = ln->lcore->cpu_s;
 		out.put("  lane on lcore %-3u    sent %" PRIu64 ", completed %" PRIu64 ", verified %" PRIu64 ", handed over %" PRIu64
-		        ", handed in %" PRIu64 ", CPU %.3f s (%.0f ns/msg)\n", ln->lcore->lcore, c.sent, c.completed, c.verified,
+		        ", handed in %" PRIu64 ", CPU %.3f s (%.0f ns/msg)\n", ln->lcore->lcore, c.sent, c.completed, lane_verified(f, ln->requester),
 		        c.handed_over, c.handed_in, lane_cpu, c.completed ? lane_cpu * 1e9 / static_cast<double>(c.completed) : 0.0);
 		print_wc_errors(out, ("lane " + std::to_string(ln->lcore->lcore)).c_str(), c.wc_errors);
 		if (c.fail_reason)
@@ -184,6 +184,8 @@ std::string flow_ends(const GraphFlow &f)
 	std::string ends = "lanes on lcores ";
 	for (const auto &ln : f.lanes)
 		ends += (ln == f.lanes[0] ? "" : ",") + std::to_string(ln->lcore->lcore);
+	if (f.rx_stage)   // the far end's memory is checked at the end there
+		return ends + " -> a passive far end, checked by lcore " + std::to_string(f.rx->lcore);
 	return ends + " -> a passive far end";
 }
 

@@ -8,15 +8,15 @@ namespace rp {
 namespace {
 
 /* A results flow from a requester's own counters (a lane's). */
-FlowResult lane_result(const std::string &name, const Requester &q, uint32_t msg_bytes)
+FlowResult lane_result(const std::string &name, const GraphFlow &f, const Requester &q)
 {
 	FlowResult x;
 	x.name = name;
 	x.qps = q.nqps;
 	x.sent = q.c.sent;
 	x.completed = q.c.completed;
-	x.verified = q.c.verified;
-	x.bytes = x.completed * msg_bytes;
+	x.verified = lane_verified(f, q);
+	x.bytes = x.completed * f.params.msg_bytes;
 	x.failed_qps = q.c.failed_qps;
 	x.errors = &q.flow_errors[0];
 	x.latency = &q.flow_latency[0];
@@ -86,7 +86,7 @@ void result_flows(const Graph &g, const Totals &x, Results *res)
 			continue;
 		}
 		for (const auto &ln : f.lanes)
-			res->flows.push_back(lane_result(f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore), ln->requester, f.params.msg_bytes));
+			res->flows.push_back(lane_result(f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore), f, ln->requester));
 	}
 }
 

@@ -72,6 +72,20 @@ FlowTally tally_lanes(const GraphFlow &f)
 		done &= ln->stage->st.done.load() && ln->stage->st.rc == 0;
 	}
 	t.delivered = t.completed;
+	/* The far end's memory, checked by its rdma_rx stage: a plain write's every window
+	 * slot, an atomic's every word (a lane's slice of each shared QP). */
+	if (f.rx_stage) {
+		const ResponderCounters &v = f.responder.c;
+		const bool write = f.params.verb == Verb::write;
+		const bool memory_ok = v.payload_errors == 0 && v.fail_reason == nullptr &&
+				       (write ? v.window_slots_checked > 0 || !f.params.verify
+					      : !verb_is_atomic(f.params.verb) || v.counters_checked == uint64_t{f.params.qps} * f.params.slices);
+		if (write)
+			t.verified = memory_ok ? t.completed : 0;
+		t.data_errors += v.payload_errors;
+		t.errors += v.wc_errors.total;
+		done &= f.rx_stage->done.load() && f.rx_stage->rc == 0 && memory_ok;
+	}
 	const bool count_ok = f.params.duration_s > 0 || t.sent == f.params.messages;
 	t.ok = done && count_ok && t.verified == t.sent && t.errors == 0 && t.data_errors == 0;
 	return t;
@@ -206,6 +220,8 @@ void merge_lanes(Totals *x, const GraphFlow &f)
 		q.handed_over += ln->requester.c.handed_over;
 		merge(&q.wc_errors, ln->requester.c.wc_errors);
 	}
+	x->v.window_slots_checked += f.responder.c.window_slots_checked;   // the far end's check, if it ran
+	x->v.counters_checked += f.responder.c.counters_checked;
 }
 
 /* A ping-pong's two sides: the pinging side's errors as a requester's, the echoing

@@ -222,6 +222,13 @@ struct Requester {
 	rte_ring *const *lane_rings = nullptr;
 	uint32_t nlanes = 0;
 	uint64_t wr_tag = 0;                    // lane << kLaneShift, in every wr_id
+	/* A lane of a flow whose far end checks its memory (requester_join_lanes): QP qi is
+	 * the far end's slice qi x key_stride + key_lane (its payload keys and counts); the
+	 * flow's counts by slice, and the lanes yet to finish (the last one publishes them). */
+	uint32_t key_stride = 1, key_lane = 0;
+	uint64_t *lanes_sent = nullptr;
+	bool *lanes_failed = nullptr;
+	std::atomic<uint32_t> *lanes_left = nullptr;
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
 	uint64_t deadline = 0;
 	uint64_t last_progress = 0;
@@ -287,6 +294,20 @@ int requester_set_input(Requester *r, rte_ring *in, rte_mempool *pool, const MrT
  * lane l's completions that another lane polled. Each lane's send queue budget
  * (p.sq_depth) must be its share of the QPs' depth. Returns 0 or -EINVAL with *err. */
 int requester_set_lane(Requester *r, uint32_t lane, rte_ring *const *rings, uint32_t nlanes, std::string *err);
+
+/* Optional, after requester_init: this requester is lane `lane` of `nlanes` of one
+ * flow, its QP qi the far end's slice qi x nlanes + lane (shared QPs: lane's slice of QP
+ * qi; else the flow's QP of that index). Its payload keys follow the slice's, and at its
+ * end it writes its counts into sent[slice] and failed[slice]; the last of the lanes to
+ * finish (*left counts them down) publishes them to its RunControl. */
+int requester_join_lanes(Requester *r, uint32_t lane, uint32_t nlanes, uint64_t *sent, bool *failed,
+			 std::atomic<uint32_t> *left, std::string *err);
+
+/* The pattern key's QP index of this requester's QP qi (its far end's slice). */
+inline uint32_t key_qp(const Requester *r, uint32_t qi)
+{
+	return qi * r->key_stride + r->key_lane;
+}
 
 /* Lcore body. Returns 0 when every message was posted, completed and checked. */
 int requester_run(Requester *r);

@@ -51,7 +51,7 @@ template <Verb V, bool Bound>
 	if constexpr (V == Verb::read) {
 		for (uint64_t s = from; s <= upto; s++) {
 			uint64_t slot = s % q.remote.slots;
-			ptrdiff_t bad = pattern_check(q.inflight[s & r->inflight_mask], r->p.msg_bytes, msg_key(qi, slot));
+			ptrdiff_t bad = pattern_check(q.inflight[s & r->inflight_mask], r->p.msg_bytes, msg_key(key_qp(r, qi), slot));
 			if (bad >= 0) {
 				result_error(r, qi, s, bad);
 			} else {
@@ -96,17 +96,17 @@ inline bool overwritten(const Requester *r, const RequesterQp &q, uint64_t seq)
 	return r->p.messages && !r->p.count_from_input && seq + q.remote.slots < q.target;
 }
 
-/* What message seq of QP qi carries (a send or write: the payload pattern), or what
- * a read or atomic must find replaced (a poison value). */
+/* What message seq carries (a send or write: the payload pattern of its key's QP
+ * index, key_qp), or what a read or atomic must find replaced (a poison value). */
 template <Verb V>
-inline void payload(void *b, uint32_t len, uint32_t qi, uint64_t seq)
+inline void payload(void *b, uint32_t len, uint32_t kq, uint64_t seq)
 {
 	if constexpr (V == Verb::read)
 		memset(b, kPoisonByte, len);
 	else if constexpr (verb_is_atomic(V))
 		memcpy(b, &kPoisonWord, sizeof(kPoisonWord));
 	else
-		pattern_fill(b, len, msg_key(qi, seq));
+		pattern_fill(b, len, msg_key(kq, seq));
 }
 
 /* Readies buffer b for message seq of QP qi and tracks it until its completion:
@@ -119,12 +119,12 @@ inline void prepare(Requester *r, uint32_t qi, uint64_t seq, void *b)
 {
 	const uint32_t len = r->p.msg_bytes;
 	if constexpr (V == Verb::read || verb_is_atomic(V))
-		payload<V>(b, len, qi, seq);
+		payload<V>(b, len, key_qp(r, qi), seq);
 	else if constexpr (S == Src::fed) {
 	} else if (r->p.self_describing) {
-		self_describing_fill(b, len, msg_key(qi, seq));
+		self_describing_fill(b, len, msg_key(key_qp(r, qi), seq));
 	} else if (V != Verb::write || !overwritten(r, r->qps[qi], seq))
-		payload<V>(b, len, qi, seq);
+		payload<V>(b, len, key_qp(r, qi), seq);
 	if (qi == 0 && seq == r->p.corrupt_msg)
 		static_cast<unsigned char *>(b)[len / 2] ^= 0x5a;
 	if constexpr (S != Src::bound)
@@ -166,7 +166,7 @@ template <Verb V, Src S>
 		const uint32_t len = r->p.msg_bytes, mask = r->inflight_mask;
 		for (uint32_t i = 0; i < n; i++) {
 			void *b = S == Src::bound ? q.inflight[(s0 + i) & mask] : r->bufs[i];
-			payload<V>(b, len, qi, s0 + i);
+			payload<V>(b, len, key_qp(r, qi), s0 + i);
 			if constexpr (S != Src::bound)
 				q.inflight[(s0 + i) & mask] = b;
 		}

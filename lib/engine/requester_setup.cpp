@@ -213,6 +213,23 @@ int requester_set_lane(Requester *r, uint32_t lane, rte_ring *const *rings, uint
 	return 0;
 }
 
+int requester_join_lanes(Requester *r, uint32_t lane, uint32_t nlanes, uint64_t *sent, bool *failed,
+			 std::atomic<uint32_t> *left, std::string *err)
+{
+	if (lane >= nlanes || nlanes > kMaxLanes || sent == nullptr || failed == nullptr || left == nullptr ||
+	    static_cast<uint64_t>(r->nqps) * nlanes > static_cast<uint64_t>(kMaxQps) * kMaxLanes) {
+		*err = "requester: lane " + std::to_string(lane) + " of " + std::to_string(nlanes) + " (at most " +
+		       std::to_string(kMaxLanes) + ") with nowhere to publish its counts";
+		return -EINVAL;
+	}
+	r->key_stride = nlanes;
+	r->key_lane = lane;
+	r->lanes_sent = sent;
+	r->lanes_failed = failed;
+	r->lanes_left = left;
+	return 0;
+}
+
 /* The rate run's prebuilt chains (PrebuiltChains), where each QP's buffers, remote
  * slots and signals repeat within a period that fits: a QP's bound buffers (its
  * in-flight ring), the window of a verb that writes or reads slots, a signal every
@@ -299,10 +316,22 @@ int requester_finish(Requester *r)
 		r->qp_sent[i] = r->qps[i].sent;
 		r->qp_failed[i] = r->qps[i].failed;
 	}
-	r->ctl->qp_sent = r->qp_sent.get();
-	r->ctl->qp_failed = r->qp_failed.get();
 	if (c.fail_reason == nullptr && c.failed_qps)
 		c.fail_reason = "completion errors";
+	if (r->lanes_left) {   // a lane: its slices' counts, the flow's published by the last lane
+		for (uint32_t i = 0; i < r->nqps; i++) {
+			r->lanes_sent[key_qp(r, i)] = r->qps[i].sent;
+			r->lanes_failed[key_qp(r, i)] = r->qps[i].failed;
+		}
+		if (r->lanes_left->fetch_sub(1, std::memory_order_acq_rel) == 1) {
+			r->ctl->qp_sent = r->lanes_sent;
+			r->ctl->qp_failed = r->lanes_failed;
+			r->ctl->finish_requesting();
+		}
+		return c.fail_reason || c.result_errors ? -1 : 0;
+	}
+	r->ctl->qp_sent = r->qp_sent.get();
+	r->ctl->qp_failed = r->qp_failed.get();
 	r->ctl->finish_requesting();   // all of the above published
 	return c.fail_reason || c.result_errors ? -1 : 0;
 }

@@ -209,28 +209,30 @@ inline void check_message(Responder *r, uint32_t qi, const ibv_wc &wc)
 	c.bytes += wc.byte_len;
 }
 
-/* After the requester is done: the state one-sided verbs left in our memory. */
+/* After the requester is done: the state one-sided verbs left in our memory, slice by
+ * slice (a QP's, or each lane's of it: ResponderParams::slices). */
 void check_final_memory(Responder *r)
 {
 	ResponderCounters &c = r->c;
 	const ResponderParams &p = r->p;
-	for (uint32_t qi = 0; qi < r->nqps; qi++) {
-		uint64_t sent = r->ctl->qp_sent[qi];
+	const uint32_t nslices = r->nqps * p.slices;
+	for (uint32_t v = 0; v < nslices; v++) {
+		uint64_t sent = r->ctl->qp_sent[v];
 		/* A failed QP executed an unknowable number of its unsignalled WRs. */
-		if (r->ctl->qp_failed && r->ctl->qp_failed[qi])
+		if (r->ctl->qp_failed && r->ctl->qp_failed[v])
 			continue;
 		if (p.verb == Verb::write && p.verify) {
 			/* Slot k holds the last message s < sent with s % slots == k. */
 			uint64_t used = sent < p.slots ? sent : p.slots;
 			for (uint64_t k = 0; k < used; k++) {
 				uint64_t s = k + (sent - 1 - k) / p.slots * p.slots;
-				const unsigned char *slot = r->memory + (static_cast<uint64_t>(qi) * p.slots + k) * p.msg_bytes;
+				const unsigned char *slot = r->memory + (static_cast<uint64_t>(v) * p.slots + k) * p.msg_bytes;
 				uint64_t key;
 				ptrdiff_t bad = r->self_describing ? self_describing_check(slot, p.msg_bytes, &key)
-								   : pattern_check(slot, p.msg_bytes, msg_key(qi, s));
+								   : pattern_check(slot, p.msg_bytes, msg_key(v, s));
 				if (bad >= 0) {
 					c.payload_errors++;
-					c.bad(qi, s, bad);
+					c.bad(v, s, bad);
 				}
 				c.window_slots_checked++;
 			}
@@ -238,10 +240,10 @@ void check_final_memory(Responder *r)
 		if (verb_is_atomic(p.verb)) {
 			/* Every FETCH_AND_ADD added 1; every CMP_AND_SWP moved seq to seq + 1. */
 			uint64_t word;
-			memcpy(&word, r->memory + static_cast<uint64_t>(qi) * 8, sizeof(word));
+			memcpy(&word, r->memory + static_cast<uint64_t>(v) * 8, sizeof(word));
 			if (word != sent) {
 				c.payload_errors++;
-				c.bad(qi, word, -1);
+				c.bad(v, word, -1);
 			}
 			c.counters_checked++;
 		}
@@ -286,6 +288,10 @@ int responder_init(Responder *r, uint32_t nqps, std::string *err)
 {
 	if (nqps == 0 || nqps > kMaxQps) {
 		*err = "responder: " + std::to_string(nqps) + " QPs is outside 1.." + std::to_string(kMaxQps);
+		return -EINVAL;
+	}
+	if (r->p.slices == 0 || r->p.slices > kMaxQps || (r->p.slices > 1 && verb_consumes_receive(r->p.verb))) {
+		*err = "responder: " + std::to_string(r->p.slices) + " slices per QP (lanes sharing QPs of a one-sided verb)";
 		return -EINVAL;
 	}
 	r->nqps = nqps;
@@ -338,12 +344,15 @@ int responder_add_qps(Responder *r, std::string *err)
 			*err = "responder: QP " + std::to_string(i) + " is missing or its qp_num is a duplicate";
 			return -EINVAL;
 		}
-		/* Reads fetch slot seq % slots of their QP: give each slot its pattern. */
-		if (r->p.verb == Verb::read)
-			for (uint32_t k = 0; k < r->p.slots; k++)
-				pattern_fill(r->memory + (static_cast<uint64_t>(i) * r->p.slots + k) * r->p.msg_bytes,
-					     r->p.msg_bytes, msg_key(i, k));
 	}
+	/* Reads fetch slot seq % slots of their QP's slice: give each slot its pattern (no
+	 * memory: another responder holds the far end's, lanes_setup). */
+	const uint32_t nslices = r->nqps * r->p.slices;
+	if (r->p.verb == Verb::read && r->memory)
+		for (uint32_t v = 0; v < nslices; v++)
+			for (uint32_t k = 0; k < r->p.slots; k++)
+				pattern_fill(r->memory + (static_cast<uint64_t>(v) * r->p.slots + k) * r->p.msg_bytes,
+					     r->p.msg_bytes, msg_key(v, k));
 	return 0;
 }
 

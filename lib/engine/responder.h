@@ -69,6 +69,10 @@ struct ResponderParams {
 	/* A flow credit write not landed after this long goes again through the next QP:
 	 * the sender's end of its QP may have failed, which this end cannot see (0: never). */
 	uint64_t credit_retry_tsc = 0;
+	/* Lanes sharing the QPs (one-sided verbs): each QP's memory is this many slices, lane
+	 * t's of QP qi being slice qi x slices + t, with its own window (or word) and count
+	 * (RunControl::qp_sent, by slice), so the final check sees every lane's last writes. */
+	uint32_t slices = 1;
 };
 
 struct CtrlQp;

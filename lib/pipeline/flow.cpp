@@ -37,7 +37,7 @@ RoleShape role_shape(const FlowParams &o)
 	r.two_sided = vi.consumes_receive;
 	r.local_access = vi.local_access;
 	r.mem_access = vi.remote_access;
-	r.mem_per_qp = responder_memory_per_qp(verb, o.msg_bytes, o.slots);
+	r.mem_per_qp = responder_memory_per_qp(verb, o.msg_bytes, o.slots) * o.slices;
 	const uint64_t window_total = flow_inflight(o);
 	r.srq_depth = r.two_sided ? static_cast<uint32_t>(window_total + o.srq_refill) : 0;
 	r.req_send_cq = static_cast<uint64_t>(o.qps) * o.sq_depth;
@@ -122,6 +122,7 @@ ResponderParams responder_params(const FlowParams &o, uint64_t hz)
 	p.flow_step = flow_credit_step(o.flow_window);
 	p.qp_credit = qp_credit(o);
 	p.credit_retry_tsc = static_cast<uint64_t>(kCreditRetryS * static_cast<double>(hz));
+	p.slices = o.slices;
 	if (o.uc && o.reliability == Reliability::software) {
 		p.reliable = true;
 		p.verb = reliable_wire_verb(o.verb);
@@ -475,10 +476,10 @@ int loopback_flow_setup(const FlowParams &o, const char *tag, Device &req_dev, D
 	if (qp_pairs_connect(o, nqps, req_dev, rsp_dev, req_io, rsp_io, req_qo, rsp_qo, req_access, rsp_access, &f->pairs, err) != 0)
 		return -1;
 
-	std::vector<RemoteTarget> targets;
+	std::vector<RemoteTarget> targets = f->far;
 	std::vector<CreditTarget> credits;
 	for (uint32_t i = 0; i < nqps; i++) {
-		if (shape.mem_per_qp)
+		if (shape.mem_per_qp && f->far.empty())
 			targets.push_back(RemoteTarget{reinterpret_cast<uintptr_t>(f->memory.addr) + i * shape.mem_per_qp,
 						       f->memory.mr->rkey, verb_is_atomic(o.verb) ? 0 : o.slots});
 		if (two_sided)

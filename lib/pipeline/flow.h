@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include <vector>
 
 struct rte_mempool;
 
@@ -122,6 +123,9 @@ struct FlowObjects {
 	/* A ring feeds the requester buffers of another pool (requester_set_input): no
 	 * send pool of its own. */
 	bool fed = false;
+	/* Where the requester's QPs write or read, given: the far end's memory is another
+	 * object's (a lane's QPs into its flow's; then shape.mem_per_qp is 0 here). */
+	std::vector<RemoteTarget> far;
 	~FlowObjects();
 };
 

@@ -35,6 +35,7 @@ struct FlowParams {
 	uint32_t chunk_bytes = 0;
 	uint32_t wr_budget = 0;         // WRs outstanding over its QPs at most (fit_send_cq; 0: none)
 	uint32_t rq_depth = 0, rq_refill = 0;   // per-QP receive queues (recv_queue = "qp")
+	uint32_t slices = 1;            // lanes sharing its QPs: a slice of the far end's memory each
 	PostApi post_api = PostApi::classic;
 	bool inline_send = false;
 	bool fence = false;

@@ -50,17 +50,18 @@ struct GraphLcore;
 struct GraphStage;
 
 /* One lane of a flow with several rdma_tx stages (seed 002's QP sharing): a requester
- * on its stage's lcore, posting RDMA READs to a passive far end. Shared: every lane
- * posts to all of the flow's QPs, with its share of each send queue, and polls their
- * one send CQ, handing the other lanes' completions over through rings. Else the lane
- * owns its QPs (every T-th) and a send CQ of its own. */
+ * on its stage's lcore, posting one-sided verbs to a passive far end. Shared: every
+ * lane posts to all of the flow's QPs, into its own slice of each QP's memory, with its
+ * share of each send queue, and polls their one send CQ, handing the other lanes'
+ * completions over through rings. Else the lane owns its QPs (every T-th) and a send CQ
+ * of its own. The far end's memory is the flow's, checked by its responder. */
 struct GraphLane {
 	GraphStage *stage = nullptr;
 	GraphLcore *lcore = nullptr;
 	FlowParams params;                           // its share: QPs, messages, send queue
 	Requester requester;
 	std::unique_ptr<FlowObjects> objs;           // its own QPs and pool (not shared)
-	Responder passive;                           // the far ends' role: set up, never run
+	Responder passive;                           // its far ends' QPs: set up, never run (no memory)
 	SharedIOContext io, passive_io;              // its send CQ and its far ends' context (not shared)
 	bool has_io = false, has_passive_io = false;
 	~GraphLane();
@@ -90,6 +91,11 @@ struct GraphFlow {
 	SharedIOContext lane_io, passive_io;   // shared: the lanes' send CQ; the far ends' context
 	bool has_lane_io = false, has_passive_io = false;
 	std::vector<rte_ring *> lane_rings;    // shared: each lane's completions handed over
+	/* The lanes' final counts by slice of the far end (QP, or a lane's of a shared QP),
+	 * which the last lane to finish publishes to the responder (requester_join_lanes). */
+	std::vector<uint64_t> lanes_sent;
+	std::unique_ptr<bool[]> lanes_failed;
+	std::atomic<uint32_t> lanes_left{0};
 	/* Ping-pong: an echo stage answers its rdma_tx; ping and pong are its roles then
 	 * (requester and responder stay unused). */
 	bool pingpong = false;

@@ -53,8 +53,8 @@ int assign_devices(const PipelineConf &c, const std::vector<GraphDevice> &devs, 
 				l->caps = devs[i].caps;
 				for (GraphFlow *f : l->requesters)
 					qps[i] += f->params.qps;
-				for (GraphFlow *f : l->responders)
-					qps[i] += f->params.qps;
+				for (GraphFlow *f : l->responders)   // a lanes flow's far end: counted with its lanes
+					qps[i] += f->lanes.empty() ? f->params.qps : 0;
 				for (GraphFlow *f : l->pingers)
 					qps[i] += f->params.qps;
 				for (GraphFlow *f : l->echoers)

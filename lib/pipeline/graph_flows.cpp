@@ -67,37 +67,105 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 	return 0;
 }
 
-/* A flow's lanes (seed 002): their QPs to a passive far end (READs need no CPU there),
- * on send CQs of their own: one polled by all lanes when they share the QPs (each
- * hands the others' completions over through their rings), else one per lane. */
-int lanes_setup(GraphFlow &f, std::string *err)
+/* A lane's requester with a WR budget (fit_lanes) keeps at most that many WRs, and
+ * their buffers, outstanding: its send CQ and pool need hold no more. */
+void budget_shape(const FlowParams &o, uint32_t nl, RoleShape *shape)
+{
+	if (o.wr_budget == 0)
+		return;
+	shape->req_send_cq = std::min<uint64_t>(shape->req_send_cq, static_cast<uint64_t>(o.wr_budget) * nl);
+	shape->tx_pool_n = std::max(std::min<unsigned>(shape->tx_pool_n, nl * (o.wr_budget + 2 * o.batch) + 1), o.pool_count);
+}
+
+/* The far end of a flow's lanes: the flow's memory (each QP's window or word; with
+ * shared QPs a slice of it per lane), on QPs of the lanes' device, passive; checked at
+ * the end by the flow's responder, which its rdma_rx stage runs (READs check their own
+ * results and need none). Its counts come from the lanes (requester_join_lanes). */
+int far_end_setup(GraphFlow &f, std::string *err)
+{
+	const uint32_t nl = static_cast<uint32_t>(f.lanes.size());
+	const size_t nslices = static_cast<size_t>(f.params.qps) * f.params.slices;
+	f.lanes_sent.assign(nslices, 0);
+	f.lanes_failed.reset(new bool[nslices]());
+	f.lanes_left.store(nl, std::memory_order_relaxed);
+	for (uint32_t t = 0; t < nl; t++)
+		if (requester_join_lanes(&f.lanes[t]->requester, t, nl, f.lanes_sent.data(), f.lanes_failed.get(), &f.lanes_left,
+					 err) != 0)
+			return -1;
+	if (f.rx_stage) {   // its rdma_rx stage's lcore polls nothing of its own
+		f.responder.ops = f.rx->ops;
+		f.responder.idler.channel = nullptr;
+	}
+	return 0;
+}
+
+/* Lanes owning their QPs, each with a send CQ and a far-end context of its own on its
+ * device. Checked by an rdma_rx stage (writes, atomics), lane t's QP i is the flow's QP
+ * i x T + t, its window (or word) in the flow's memory, so all lanes are on one device;
+ * unchecked (reads), each lane's far ends have their memory and may be on its device. */
+int split_lanes_setup(GraphFlow &f, bool use_wr, std::string *err)
+{
+	const uint32_t nl = static_cast<uint32_t>(f.lanes.size());
+	const bool checked = f.rx_stage != nullptr;
+	f.objs->shape = f.shape;
+	if (checked && responder_buffers(f.params, f.conf->name, *f.tx->dev, false, f.objs.get(), err) != 0)
+		return -1;
+	const RegisteredBuf &mem = f.objs->memory;
+	for (uint32_t t = 0; t < nl; t++) {
+		GraphLane &ln = *f.lanes[t];
+		Device &dev = *ln.lcore->dev;
+		if (checked && &dev != f.tx->dev) {
+			*err = "its lanes' far end is checked in one memory (rdma_rx stage): lcore " + std::to_string(ln.lcore->lcore) +
+			       " is on " + dev.name + ", lcore " + std::to_string(f.tx->lcore) + " on " + f.tx->dev->name;
+			return -1;
+		}
+		ln.objs = std::make_unique<FlowObjects>();
+		ln.objs->shape = role_shape(ln.params);
+		budget_shape(ln.params, 1, &ln.objs->shape);
+		if (checked) {
+			ln.objs->shape.mem_per_qp = 0;   // the flow's memory, not the lane's
+			for (uint32_t i = 0; i < ln.params.qps && f.shape.mem_per_qp; i++)
+				ln.objs->far.push_back(RemoteTarget{reinterpret_cast<uintptr_t>(mem.addr) + (static_cast<uint64_t>(i) * nl + t) * f.shape.mem_per_qp,
+								    mem.mr->rkey, verb_is_atomic(f.params.verb) ? 0 : f.params.slots});
+		}
+		const std::string tag = f.conf->name + "_lane" + std::to_string(t);
+		if (shared_io_context_create(dev, static_cast<uint32_t>(ln.objs->shape.req_send_cq), 1, 0, false,
+					     ln.lcore->ops != &kIbvOps, &ln.io, err) != 0)
+			return -1;
+		ln.has_io = true;
+		if (shared_io_context_create(dev, 1, 1, 0, false, false, &ln.passive_io, err) != 0)
+			return -1;
+		ln.has_passive_io = true;
+		if (loopback_flow_setup(ln.params, tag.c_str(), dev, dev, ln.lcore->ops, use_wr, ln.io, ln.passive_io, &f.ctl,
+					ln.objs.get(), &ln.requester, &ln.passive, err) != 0)
+			return -1;
+		ln.requester.idler.channel = nullptr;   // the lcore idles
+	}
+	if (!checked)
+		return 0;
+	/* The flow's responder over every lane's far-end QPs, in the flow's QP order; it
+	 * polls lane 0's far-end CQs, where nothing completes (one-sided verbs). */
+	Responder &v = f.responder;
+	v.ops = f.tx->ops;
+	v.recv_cq = f.lanes[0]->passive_io.recv_cq;
+	v.send_cq = f.lanes[0]->passive_io.send_cq;
+	v.memory = static_cast<unsigned char *>(mem.addr);
+	v.ctl = &f.ctl;
+	v.p = responder_params(f.params, rte_get_tsc_hz());
+	if (responder_init(&v, f.params.qps, err) != 0)
+		return -1;
+	for (uint32_t k = 0; k < f.params.qps; k++)
+		v.qps[k].qp = f.lanes[k % nl]->objs->pairs.b[k / nl];
+	return responder_add_qps(&v, err);
+}
+
+/* Lanes sharing the QPs: the flow's QPs once (a template requester on them, their far
+ * end the flow's responder, a slice of each QP's memory per lane), then a requester per
+ * lane on all of them, with its share of every send queue, into its slice. */
+int shared_lanes_setup(GraphFlow &f, bool use_wr, std::string *err)
 {
 	const uint64_t hz = rte_get_tsc_hz();
-	const bool use_wr = f.params.post_api == PostApi::wr;
 	const uint32_t nl = static_cast<uint32_t>(f.lanes.size());
-	if (!f.share_qps) {
-		for (uint32_t t = 0; t < nl; t++) {
-			GraphLane &ln = *f.lanes[t];
-			Device &dev = *ln.lcore->dev;
-			ln.objs = std::make_unique<FlowObjects>();
-			ln.objs->shape = role_shape(ln.params);
-			const std::string tag = f.conf->name + "_lane" + std::to_string(t);
-			if (shared_io_context_create(dev, static_cast<uint32_t>(ln.objs->shape.req_send_cq), 1, 0, false,
-						     ln.lcore->ops != &kIbvOps, &ln.io, err) != 0)
-				return -1;
-			ln.has_io = true;
-			if (shared_io_context_create(dev, 1, 1, 0, false, false, &ln.passive_io, err) != 0)
-				return -1;
-			ln.has_passive_io = true;
-			if (loopback_flow_setup(ln.params, tag.c_str(), dev, dev, ln.lcore->ops, use_wr, ln.io, ln.passive_io, &f.ctl,
-						ln.objs.get(), &ln.requester, &ln.passive, err) != 0)
-				return -1;
-			ln.requester.idler.channel = nullptr;   // the lcore idles
-		}
-		return 0;
-	}
-	/* Shared: the flow's QPs once (a template requester on them), then a requester per
-	 * lane on all of them, with its share of every send queue. */
 	Device &dev = *f.tx->dev;
 	for (auto &ln : f.lanes)
 		if (ln->lcore->dev != &dev) {
@@ -105,18 +173,19 @@ int lanes_setup(GraphFlow &f, std::string *err)
 			       ln->lcore->dev->name + ", lcore " + std::to_string(f.tx->lcore) + " on " + dev.name;
 			return -1;
 		}
-	if (shared_io_context_create(dev, static_cast<uint32_t>(f.shape.req_send_cq), 1, 0, false, f.tx->ops != &kIbvOps,
+	f.objs->shape = f.shape;
+	budget_shape(f.lanes[0]->params, nl, &f.objs->shape);
+	if (shared_io_context_create(dev, static_cast<uint32_t>(f.objs->shape.req_send_cq), 1, 0, false, f.tx->ops != &kIbvOps,
 				     &f.lane_io, err) != 0)
 		return -1;
 	f.has_lane_io = true;
 	if (shared_io_context_create(dev, 1, 1, 0, false, false, &f.passive_io, err) != 0)
 		return -1;
 	f.has_passive_io = true;
-	f.objs->shape = f.shape;
 	if (loopback_flow_setup(f.params, f.conf->name.c_str(), dev, dev, f.tx->ops, use_wr, f.lane_io, f.passive_io, &f.ctl,
 				f.objs.get(), &f.requester, &f.responder, err) != 0)
 		return -1;
-	const unsigned ring_size = rte_align32pow2(f.params.qps * f.params.sq_depth + 1);
+	const unsigned ring_size = rte_align32pow2(static_cast<uint32_t>(f.objs->shape.req_send_cq) + 1);   // every WR outstanding
 	for (uint32_t t = 0; t < nl; t++) {
 		std::string name = ("rp_" + f.conf->name + "_lane" + std::to_string(t)).substr(0, RTE_RING_NAMESIZE - 1);
 		rte_ring *ring = rte_ring_create(name.c_str(), ring_size, static_cast<int>(rte_socket_id()), RING_F_SC_DEQ);
@@ -126,6 +195,7 @@ int lanes_setup(GraphFlow &f, std::string *err)
 		}
 		f.lane_rings.push_back(ring);
 	}
+	const uint64_t slice = f.shape.mem_per_qp / f.params.slices;
 	for (uint32_t t = 0; t < nl; t++) {
 		Requester &q = f.lanes[t]->requester;
 		q.ops = f.tx->ops;
@@ -140,11 +210,24 @@ int lanes_setup(GraphFlow &f, std::string *err)
 			q.qps[i].qp = f.requester.qps[i].qp;
 			q.qps[i].qpx = f.requester.qps[i].qpx;
 			q.qps[i].remote = f.requester.qps[i].remote;
+			q.qps[i].remote.base += t * slice;   // its slice of the QP's memory
 		}
 		if (requester_add_qps(&q, err) != 0 || requester_set_lane(&q, t, f.lane_rings.data(), nl, err) != 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* A flow's lanes (seed 002): their QPs to a passive far end, the flow's, on send CQs of
+ * their own: one polled by all lanes when they share the QPs (each hands the others'
+ * completions over through their rings), else one per lane. */
+int lanes_setup(GraphFlow &f, std::string *err)
+{
+	const bool use_wr = f.params.post_api == PostApi::wr;
+	const int rc = f.share_qps ? shared_lanes_setup(f, use_wr, err) : split_lanes_setup(f, use_wr, err);
+	if (rc != 0 || (!f.share_qps && !f.rx_stage))
+		return rc;   // unchecked reads on their own QPs: each lane's far ends are its own
+	return far_end_setup(f, err);
 }
 
 /* The sending end: its retransmission headers registered, its ACKs routed to it, its
@@ -234,12 +317,12 @@ GraphLane::~GraphLane()
 
 GraphFlow::~GraphFlow()
 {
+	lanes.clear();  // their QPs (owned) before the flow's far-end memory they write to
 	objs.reset();   // its QPs before the MRs they may use and the CQs they post to
 	ctrl_dest_destroy(&ack_dest);
 	ctrl_dest_destroy(&request_dest);
 	if (hdr_mr)
 		ibv_dereg_mr(hdr_mr);
-	lanes.clear();
 	if (has_lane_io)
 		shared_io_context_destroy(&lane_io);
 	if (has_passive_io)

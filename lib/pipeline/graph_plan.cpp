@@ -112,16 +112,20 @@ int plan_lanes(const PipelineConf &c, GraphFlow *f, std::string *err)
 				return -1;
 			}
 	f->share_qps = fc.share_qps;
+	if (f->share_qps)
+		f->params.slices = nl;   // each lane writes (or reads) its own slice of every QP's memory
 	if (!f->share_qps && fc.qps % nl != 0) {
 		*err = at(c, fc.line, flow + ".qps") + std::to_string(fc.qps) + " QPs do not split evenly over " + std::to_string(nl) +
 		       " lanes (or set share_qps = true)";
 		return -1;
 	}
 	const uint32_t need = std::max(2 * fc.signal_every, fc.batch);
-	if (f->share_qps && fc.sq_depth / nl < need) {
-		*err = at(c, fc.line, flow + ".sq_depth") + "each of the " + std::to_string(nl) + " lanes gets sq_depth / " +
-		       std::to_string(nl) + " = " + std::to_string(fc.sq_depth / nl) +
-		       " of every shared send queue, below max(batch, 2 x signal_every) = " + std::to_string(need);
+	if (f->share_qps && fc.sq_depth / nl < need) {   // left out, it is capped at kMaxSqDepth: the batch is too large
+		*err = at(c, fc.line, flow + (fc.sq_depth_given ? ".sq_depth" : fc.signal_given ? ".signal_every" : ".batch")) + "each of the " +
+		       std::to_string(nl) + " lanes gets sq_depth / " + std::to_string(nl) + " = " + std::to_string(fc.sq_depth / nl) +
+		       " of every shared send queue, below max(batch, 2 x signal_every) = " + std::to_string(need) +
+		       (fc.sq_depth_given ? "" : " (sq_depth left out: " + std::to_string(nl) + " x the default, at most " +
+						      std::to_string(kMaxSqDepth) + ")");
 		return -1;
 	}
 	for (uint32_t t = 0; t < nl; t++) {

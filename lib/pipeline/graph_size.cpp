@@ -263,6 +263,52 @@ int fit_send_cq(Graph *g, GraphLcore *l, std::string *said, std::string *err)
 	return 0;
 }
 
+/* A flow's lanes post on send CQs of their own (shared QPs: one for every lane; else
+ * one per lane), each holding every WR of the QPs posting on it. A send queue left to
+ * its default is cut to the device's max_qp_wr (one the file gave is the error); where
+ * the CQ would pass max_cqe, each lane gets a budget of outstanding WRs instead (as
+ * fit_send_cq gives a flow), unless that would not hold one chain. */
+int fit_lanes(Graph *g, GraphFlow *f, std::string *said, std::string *err)
+{
+	FlowParams &o = f->params;
+	const Device &dev = *f->tx->dev;
+	const uint32_t nl = static_cast<uint32_t>(f->lanes.size());
+	const uint32_t share = f->share_qps ? nl : 1;   // lanes posting to each QP
+	const uint64_t max_wr = static_cast<uint64_t>(dev.dev_attr.max_qp_wr), max_cqe = static_cast<uint64_t>(dev.dev_attr.max_cqe);
+	const std::string flow = "flows.[" + std::to_string(f->conf - g->conf->flows.data()) + "].";
+	auto path = [&](const char *key) { return at(*g->conf, f->conf->line, flow + key); };
+	const uint32_t need = std::max(2 * o.signal_every, o.batch);
+	if (o.sq_depth > max_wr) {
+		const uint32_t lane_depth = static_cast<uint32_t>(max_wr / share);
+		if (f->conf->sq_depth_given || lane_depth < need) {
+			*err = path("sq_depth") + "flow '" + f->conf->name + "': a send queue of " + std::to_string(o.sq_depth) + " WRs is above " +
+			       dev.name + "'s max_qp_wr " + std::to_string(max_wr);
+			return -1;
+		}
+		o.sq_depth = lane_depth * share;
+		for (auto &ln : f->lanes)
+			ln->params.sq_depth = f->share_qps ? lane_depth : o.sq_depth;
+		*said += std::string(said->empty() ? "" : "; ") + "flow '" + f->conf->name + "': send queues of " + std::to_string(o.sq_depth) + " WRs";
+	}
+	const uint64_t cq_qps = f->share_qps ? o.qps : o.qps / nl;
+	if (cq_qps * o.sq_depth <= max_cqe)
+		return 0;
+	const uint32_t budget = static_cast<uint32_t>(std::min<uint64_t>(max_cqe / share, UINT32_MAX));
+	if (budget < o.batch) {
+		*err = path("qps") + "flow '" + f->conf->name + "': its lanes' send CQ" + (f->share_qps ? "" : "s") + " would hold " +
+		       std::to_string(cq_qps * o.sq_depth) + " WRs, " + dev.name + " allows " + std::to_string(max_cqe) +
+		       ", and each lane's share (" + std::to_string(budget) + " WRs) would not hold one chain of " + std::to_string(o.batch) +
+		       " (fewer QPs or lanes)";
+		return -1;
+	}
+	for (auto &ln : f->lanes)
+		ln->params.wr_budget = budget;
+	*said += std::string(said->empty() ? "" : "; ") + "flow '" + f->conf->name + "': each lane at most " + std::to_string(budget) +
+		 " WRs outstanding (its QPs' send queues of " + std::to_string(o.sq_depth) + " would need " + std::to_string(cq_qps * o.sq_depth) +
+		 " CQ entries, " + dev.name + " allows " + std::to_string(max_cqe) + ")";
+	return 0;
+}
+
 } // namespace
 
 /* The receives a flow's windows take in its receiving lcore's SRQ: one per message,
@@ -350,6 +396,13 @@ int fit_device(Graph *g, std::string *err)
 		if (l->conf && l->has_roles() && fit_send_cq(g, l, &said[i], err) != 0)
 			return -1;
 	}
+	for (auto &f : g->flows)   // said with lane 0's lcore
+		if (!f->lanes.empty()) {
+			const size_t i = static_cast<size_t>(std::find_if(g->lcores.begin(), g->lcores.end(), [&](const auto &l) { return l.get() == f->tx; }) -
+							     g->lcores.begin());
+			if (fit_lanes(g, f.get(), &said[i], err) != 0)
+				return -1;
+		}
 	size_graph(g);
 	for (size_t i = 0; i < g->lcores.size(); i++)
 		if (!said[i].empty() && !(g->flows.size() && g->flows[0]->params.quiet))

@@ -9,7 +9,8 @@ namespace rp {
 
 namespace {
 
-/* One lane of a flow with several rdma_tx stages; lane 0's lcore stands for the flow. */
+/* One lane of a flow with several rdma_tx stages; lane 0's lcore stands for the flow
+ * (for its far end too, unless an rdma_rx stage runs that). */
 void place_lane(GraphStage *s)
 {
 	GraphFlow &f = *s->flow;
@@ -20,7 +21,9 @@ void place_lane(GraphStage *s)
 	s->lcore->lanes.push_back(&lane);
 	if (f.lanes.size() == 1) {
 		f.tx_stage = &s->st;
-		f.tx = f.rx = s->lcore;
+		f.tx = s->lcore;
+		if (f.rx_stage == nullptr)
+			f.rx = s->lcore;
 	}
 }
 

@@ -23,10 +23,15 @@ stage_msgs() {
 	sed -n "s/^  stage $1: .* on lcore [0-9]*: \([0-9]*\) messages.*/\1/p" "$out"
 }
 
-for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks mc-ring-adaptive duration pingpong-beside-flows duration-relay lanes-beside-flows lanes-default-sizes gen-duration gen-duration-unpaced; do
-	# Three lcores where the file has them, mapped onto the guest's two CPUs.
-	EAL_LCORES=
-	grep -q 'lcore = 2;' "$dir/$name.conf" && EAL_LCORES='--lcores (0-2)@(0-1)'
+# lcores_of FILE: three or four lcores where the file has them, mapped onto the guest's two CPUs.
+lcores_of() {
+	if grep -q 'lcore = 3;' "$1"; then echo '--lcores (0-3)@(0-1)'
+	elif grep -q 'lcore = 2;' "$1"; then echo '--lcores (0-2)@(0-1)'
+	fi
+}
+
+for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks mc-ring-adaptive duration pingpong-beside-flows duration-relay lanes-beside-flows lanes-default-sizes lanes-writes gen-duration gen-duration-unpaced; do
+	EAL_LCORES=$(lcores_of "$dir/$name.conf")
 	run "$name"
 	EAL_LCORES=
 	expect_eq "$name: exit status" "$rc" 0
@@ -128,6 +133,13 @@ for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks 
 	lanes-default-sizes)
 		expect_grep "$out" "^  flow reads: +RDMA_READ, 1024 B, 6 QPs, lanes on lcores 0,1,2 -> a passive far end: sent 30000, completed 30000, received 30000, verified 30000$"
 		expect_grep "$out" "^  lane on lcore 2 +sent 10000, completed 10000, verified 10000, " ;;
+	lanes-writes)
+		expect_grep "$out" "^  flow writes: +RDMA_WRITE, 256 B, 6 QPs, lanes on lcores 0,1,2 -> a passive far end, checked by lcore 3: sent 30000, completed 30000, received 30000, verified 30000$"
+		expect_grep "$out" "^  QP sharing: +6 QPs shared by 3 lcores"
+		expect_grep "$out" "^  lane on lcore 1 +sent 10000, completed 10000, verified 10000, "
+		# Each lane's window in each QP (1024 / 6 = 170 slots) holds its last writes.
+		expect_eq "$name: window slots checked" "$(field "$out" 'window slots checked')" $((3 * 6 * 170))
+		expect_eq "$name: payload errors" "$(field "$out" 'payload errors')" 0 ;;
 	pingpong-beside-flows)
 		expect_grep "$out" "^  flow lat: +SEND_WITH_IMM, 64 B, 2 QPs, lcore 0 -> lcore 1: sent 6000, completed 6000, received 6000, verified 6000$"
 		expect_grep "$out" "^  flow bw: +RDMA_WRITE_WITH_IMM, 256 B, 2 QPs, lcore 1 -> lcore 0: sent 30000, completed 30000, received 30000, verified 30000$"
@@ -137,6 +149,55 @@ for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks 
 		expect_eq "$name: unknown QPs" "$(field "$out" 'unknown QPs')" 0 ;;
 	esac
 done
+
+# Lanes of every one-sided verb, from the two files above: writes over QPs each lane
+# owns (every third), atomics on shared QPs and on owned ones (a word per lane per QP),
+# and the 6-QP 3-lane READ flow with no sizes given on QPs not shared. Every message
+# checked: the far end's memory by its rdma_rx stage, atomics' returns by each lane.
+EAL_LCORES='--lcores (0-3)@(0-1)'
+lanes_variant() {   # lanes_variant FILE NAME SED: graphs/FILE.conf changed by SED, run
+	conf=$(mktemp --suffix=.conf)
+	sed -e "s/\"rxe0\"/\"$DEV\"/g" -e "$3" "$dir/$1.conf" >"$conf"
+	run_rdmapipe "$out" -f "$conf"
+	rm -f "$conf"
+	expect_eq "$2: exit status" "$rc" 0
+	expect_grep "$out" "^result: PASS$"
+	expect_eq "$2: payload errors" "$(field "$out" 'payload errors')" 0
+	expect_eq "$2: buffers not returned" "$(field "$out" 'buffers not returned')" 0
+}
+lanes_variant lanes-writes "write lanes, QPs owned" 's/share_qps = true;/share_qps = false;/'
+expect_grep "$out" "^  flow writes: +RDMA_WRITE, 256 B, 6 QPs, lanes on lcores 0,1,2 -> a passive far end, checked by lcore 3: sent 30000, completed 30000, received 30000, verified 30000$"
+expect_grep "$out" "^  QP sharing: +none: 6 QPs split over 3 lcores \(2 each, a send CQ each\)"
+expect_eq "write lanes, QPs owned: window slots checked" "$(field "$out" 'window slots checked')" $((6 * 170))
+for share in true false; do
+	for verb in fetch_add cmp_swap; do
+		lanes_variant lanes-writes "$verb lanes, share_qps $share" "s/verb = \"write\"; size = 256;/verb = \"$verb\"; size = 8;/; s/share_qps = true;/share_qps = $share;/"
+		expect_grep "$out" "^  flow writes: +ATOMIC_[A-Z_]+, 8 B, 6 QPs, lanes on lcores 0,1,2 -> a passive far end, checked by lcore 3: sent 30000, completed 30000, received 30000, verified 30000$"
+		[ "$share" = true ] && words=18 || words=6
+		expect_eq "$verb lanes, share_qps $share: final words checked" "$(field "$out" 'final words checked')" "$words"
+	done
+done
+lanes_variant lanes-default-sizes "6-QP 3-lane reads, no sizes, QPs owned" 's/share_qps = true;/share_qps = false;/'
+expect_grep "$out" "^  flow reads: +RDMA_READ, 1024 B, 6 QPs, lanes on lcores 0,1,2 -> a passive far end: sent 30000, completed 30000, received 30000, verified 30000$"
+
+# A byte flipped in a message of lane 0's QP 0 in its last window (170 slots), so that
+# no later write covers it: shared, lane 0 writes 1667 messages into QP 0 (10000 over 6
+# QPs), owning its QPs 5000 into each of its two. The far end's final check names it
+# (slice 0: lane 0's of QP 0, or the flow's QP 0) and the run fails.
+for variant in "true 1600" "false 4900"; do
+	set -- $variant
+	share=$1
+	conf=$(mktemp --suffix=.conf)
+	sed -e "s/\"rxe0\"/\"$DEV\"/g" -e "s/share_qps = true;/share_qps = $share;/" "$dir/lanes-writes.conf" >"$conf"
+	run_rdmapipe "$out" -f "$conf" --inject-corruption "$2"
+	rm -f "$conf"
+	expect_eq "write lanes share_qps $share, corrupted: exit status" "$rc" 1
+	expect_eq "write lanes share_qps $share, corrupted: payload errors" "$(field "$out" 'payload errors')" 1
+	expect_eq "write lanes share_qps $share, corrupted: first bad message" "$(field "$out" 'first bad message')" \
+		"QP 0 seq $2, byte 128 differs from the pattern"
+	expect_grep "$out" "^result: FAIL$"
+done
+EAL_LCORES=
 
 # Per-stage costs (rte_graph's node stats): with --stage-cycles every stage's line
 # says its calls and TSC cycles per message, and the results file has them.
@@ -222,6 +283,31 @@ if [ -n "${RXE_A_DEV:-}" ] && [ -n "${RXE_B_DEV:-}" ] && [ -e "/sys/class/infini
 		# The packets crossed the wire: both ports counted them.
 		expect_grep "$out" "^  port counters: .*$RXE_A_DEV:sent_pkts [1-9]"
 		expect_grep "$out" "^  port counters: .*$RXE_B_DEV:sent_pkts [1-9]"
+	done
+	# Lanes owning their QPs, one on each device: reads (each lane's far end its own) run;
+	# writes, whose far end is checked in one memory, are refused, naming why.
+	for verb in read write; do
+		conf=$(mktemp --suffix=.conf)
+		cat >"$conf" <<-EOF
+		version = 1;
+		devices = ( { name = "$RXE_A_DEV"; }, { name = "$RXE_B_DEV"; } );
+		io_contexts = ( { lcore = 0; device = "$RXE_A_DEV"; }, { lcore = 1; device = "$RXE_B_DEV"; }, { lcore = 2; device = "$RXE_A_DEV"; } );
+		flows = ( { name = "f"; verb = "$verb"; size = 256; qps = 4; messages = 20000; } );
+		stages = ( { name = "l0"; kind = "rdma_tx"; lcore = 0; flow = "f"; }, { name = "l1"; kind = "rdma_tx"; lcore = 1; flow = "f"; }
+		EOF
+		[ $verb = write ] && echo ', { name = "far"; kind = "rdma_rx"; lcore = 2; flow = "f"; }' >>"$conf"
+		echo ');' >>"$conf"
+		EAL_LCORES='--lcores (0-2)@(0-1)'
+		run_rdmapipe "$out" -f "$conf"
+		EAL_LCORES=
+		rm -f "$conf"
+		if [ $verb = read ]; then
+			expect_eq "read lanes on two devices: exit status" "$rc" 0
+			expect_grep "$out" "^  flow f: +RDMA_READ, 256 B, 4 QPs, lanes on lcores 0,1 -> a passive far end: sent 20000, completed 20000, received 20000, verified 20000$"
+		else
+			expect_eq "write lanes on two devices: refused" "$rc" 3
+			expect_grep "$out" "flow 'f': its lanes' far end is checked in one memory \\(rdma_rx stage\\): lcore 1 is on $RXE_B_DEV, lcore 0 on $RXE_A_DEV"
+		fi
 	done
 elif [ -n "${CI:-}" ]; then
 	echo "FAIL: no rxeA/rxeB pair (RXE_A_DEV, RXE_B_DEV), and CI must run this on rxe (use tools/softroce)"

@@ -6,6 +6,7 @@
 #include "conf/config.h"
 #include "engine/cq_router.h"
 #include "pipeline/graph.h"
+#include "pipeline/graph_internal.h"
 #include "stages/stage_kind.h"
 #include "eal_for_tests.h"
 
@@ -314,6 +315,138 @@ void lanes_share_a_flow(void **)
 	assert_int_equal(three.g.flows[0]->params.sq_depth, 3 * 4 * 32);
 	for (const auto &lane : three.g.flows[0]->lanes)
 		assert_int_equal(lane->params.sq_depth, 4 * 32);
+}
+
+/* Lanes of every one-sided verb: writes and atomics with the rdma_rx stage that checks
+ * the far end's memory (shared QPs: a slice of each QP's per lane); two-sided verbs and
+ * write_imm, and writes with nothing to check them, refused with the reason. */
+void lanes_of_every_one_sided_verb(void **)
+{
+	const std::string lanes = "stages = ( { name = \"l0\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+				  "  { name = \"l1\"; kind = \"rdma_tx\"; lcore = 0; flow = \"f\"; }";
+	const std::string rx = ",\n  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 2; flow = \"f\"; } );\n";
+	Plan split("flows = ( { name = \"f\"; verb = \"write\"; size = 64; messages = 1000; qps = 4; } );\n" + lanes + rx);
+	assert_int_equal(split.rc, 0);
+	rp::GraphFlow &f = *split.g.flows[0];
+	assert_ptr_equal(f.rx, split.stage("rx")->lcore);   // the far end's check runs there
+	assert_ptr_equal(f.tx, split.stage("l0")->lcore);
+	assert_int_equal(f.params.slices, 1);
+	assert_int_equal(f.shape.mem_per_qp, uint64_t{f.params.slots} * 64);
+
+	/* The rdma_rx stage first in the file: still the flow's far end. */
+	Plan rx_first("flows = ( { name = \"f\"; verb = \"write\"; size = 64; messages = 1000; qps = 2; share_qps = true; } );\n"
+		      "stages = ( { name = \"rx\"; kind = \"rdma_rx\"; lcore = 2; flow = \"f\"; },\n"
+		      "  { name = \"l0\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+		      "  { name = \"l1\"; kind = \"rdma_tx\"; lcore = 0; flow = \"f\"; } );\n");
+	assert_int_equal(rx_first.rc, 0);
+	rp::GraphFlow &s = *rx_first.g.flows[0];
+	assert_ptr_equal(s.rx, rx_first.stage("rx")->lcore);
+	assert_int_equal(s.params.slices, 2);   // a window per lane in each QP's memory
+	assert_int_equal(s.shape.mem_per_qp, 2 * uint64_t{s.params.slots} * 64);
+	assert_int_equal(s.lanes[1]->params.qps, 2);
+
+	Plan atomics("flows = ( { name = \"f\"; verb = \"cmp_swap\"; size = 8; messages = 1000; qps = 3; share_qps = true; } );\n" +
+		     lanes + rx);
+	assert_int_equal(atomics.rc, 0);
+	assert_int_equal(atomics.g.flows[0]->shape.mem_per_qp, 2 * 8);   // a word per lane
+	Plan faa("flows = ( { name = \"f\"; verb = \"fetch_add\"; size = 8; messages = 1000; qps = 2; } );\n" + lanes + rx);
+	assert_int_equal(faa.rc, 0);
+
+	/* Reads check their own results: an rdma_rx stage may run their far end, or none. */
+	Plan reads("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 1000; qps = 2; } );\n" + lanes + rx);
+	assert_int_equal(reads.rc, 0);
+
+	/* Refused when the file is read (conf_validate), naming why. */
+	auto refused = [](const std::string &body, const char *want) {
+		rp::PipelineConf c;
+		std::string err;
+		assert_int_equal(try_load(std::string(kHead) + body, &c, &err), -1);
+		if (strstr(err.c_str(), want) == nullptr)
+			fprintf(stderr, "got: %s\n", err.c_str());
+		assert_non_null(strstr(err.c_str(), want));
+	};
+	refused("flows = ( { name = \"f\"; verb = \"write\"; size = 64; messages = 1000; qps = 2; } );\n" + lanes + " );\n",
+		"flows.[0]: flow 'f' has 2 rdma_tx stages (lanes) of write: one rdma_rx stage (on an lcore of its own) checks "
+		"what they left in the far end's memory at the end, it has 0");
+	refused("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 1000; qps = 2; } );\n" + lanes +
+		",\n  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 2; flow = \"f\"; },\n"
+		"  { name = \"rx2\"; kind = \"rdma_rx\"; lcore = 3; flow = \"f\"; } );\n",
+		"at most one rdma_rx stage, it has 2");
+	for (const char *verb : {"write_imm", "send", "send_imm"}) {
+		refused(std::string("flows = ( { name = \"f\"; verb = \"") + verb +
+				"\"; size = 64; messages = 1000; qps = 2; share_qps = true; } );\n" + lanes + rx,
+			"flows.[0].verb: flow 'f' has 2 rdma_tx stages (lanes): lanes post one-sided verbs");
+		refused(std::string("flows = ( { name = \"f\"; verb = \"") + verb + "\"; size = 64; messages = 1000; qps = 2; } );\n" +
+				lanes + rx,
+			"takes each QP's messages as one sequence");
+	}
+	refused("flows = ( { name = \"f\"; verb = \"write\"; size = 64; messages = 1000; qps = 2; } );\n" + lanes +
+			",\n  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"f\"; } );\n",
+		"has both ends on lcore 0");
+	refused("flows = ( { name = \"f\"; verb = \"write\"; size = 64; messages = 1000; qps = 2; peer = \"10.2.0.2:18800\"; } );\n" +
+			lanes + " );\n",
+		"flow 'f' has 2 rdma_tx stages (lanes): that takes a loopback flow (both ends on this host)");
+	/* An io context's send CQ holds its lcore's roles' WRs, not its lanes' (their CQs are
+	 * their own): a small one given is no reason to refuse them. */
+	Plan small_cq("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 1000; qps = 8; share_qps = true; } );\n"
+		      "io_contexts = ( { lcore = 0; device = \"rxe0\"; send_cq = 16; }, { lcore = 1; device = \"rxe0\"; send_cq = 16; } );\n" +
+		      lanes + " );\n", "version = 1;\ndevices = ( { name = \"rxe0\"; } );\n");
+	assert_int_equal(small_cq.rc, 0);
+}
+
+/* The lanes' derived sizes fitted to the device: 3 lanes over 6 QPs, no sizes given,
+ * plan and fit, shared or not; a send CQ past max_cqe gives each lane a WR budget; a
+ * send queue past max_qp_wr is cut when derived, refused (named) when given. */
+void lanes_sizes_fitted(void **)
+{
+	const std::string lanes3 = "stages = ( { name = \"l0\"; kind = \"rdma_tx\"; lcore = 0; flow = \"f\"; },\n"
+				   "  { name = \"l1\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; },\n"
+				   "  { name = \"l2\"; kind = \"rdma_tx\"; lcore = 2; flow = \"f\"; } );\n";
+	const char *head = "version = 1;\ndevices = ( { name = \"rxe0\"; } );\n";
+	auto fit = [](Plan &p, int max_cqe, int max_qp_wr, std::string *err) {
+		static rp::Device dev;
+		dev.name = "rxe0";
+		dev.dev_attr.max_cqe = max_cqe;
+		dev.dev_attr.max_qp_wr = max_qp_wr;
+		dev.dev_attr.max_srq_wr = 1 << 20;
+		for (auto &l : p.g.lcores)
+			l->dev = &dev;
+		return rp::fit_device(&p.g, err);
+	};
+	for (const char *share : {"true", "false"}) {
+		Plan p(std::string("flows = ( { name = \"f\"; verb = \"read\"; size = 1024; messages = 30000; qps = 6; share_qps = ") + share +
+			       "; } );\n" + lanes3, head);
+		assert_int_equal(p.rc, 0);
+		std::string err;
+		assert_int_equal(fit(p, 32767, 1 << 20, &err), 0);   // rxe's: nothing to fit
+		for (const auto &lane : p.g.flows[0]->lanes) {
+			assert_int_equal(lane->params.wr_budget, 0);
+			assert_int_equal(lane->params.sq_depth, 4 * 32);
+			assert_int_equal(lane->params.messages, 10000);
+		}
+	}
+	Plan shared("flows = ( { name = \"f\"; verb = \"write\"; size = 64; messages = 3000; qps = 6; share_qps = true; } );\n"
+		    "stages = ( { name = \"rx\"; kind = \"rdma_rx\"; lcore = 3; flow = \"f\"; },\n" + lanes3.substr(11), head);
+	assert_int_equal(shared.rc, 0);
+	std::string err;
+	assert_int_equal(fit(shared, 1000, 1 << 20, &err), 0);   // 6 QPs x 384 WRs would pass 1000 CQ entries
+	for (const auto &lane : shared.g.flows[0]->lanes)
+		assert_int_equal(lane->params.wr_budget, 1000 / 3);
+	Plan split("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 3000; qps = 6; } );\n" + lanes3, head);
+	assert_int_equal(fit(split, 200, 1 << 20, &err), 0);   // each lane's CQ: 2 QPs x 128 WRs
+	assert_int_equal(split.g.flows[0]->lanes[2]->params.wr_budget, 200);
+	assert_int_equal(fit(split, 16, 1 << 20, &err), -1);
+	assert_non_null(strstr(err.c_str(), "flows.[0].qps: flow 'f': its lanes' send CQs would hold 256 WRs, rxe0 allows 16"));
+
+	Plan deep("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 3000; qps = 6; share_qps = true; } );\n" + lanes3, head);
+	assert_int_equal(fit(deep, 32767, 300, &err), 0);   // 3 x 128 derived: cut to 3 x 100
+	assert_int_equal(deep.g.flows[0]->params.sq_depth, 300);
+	assert_int_equal(deep.g.flows[0]->lanes[0]->params.sq_depth, 100);
+	Plan given("flows = ( { name = \"f\"; verb = \"read\"; size = 64; messages = 3000; qps = 6; share_qps = true; sq_depth = 384; } );\n" +
+		   lanes3, head);
+	assert_int_equal(given.rc, 0);
+	assert_int_equal(fit(given, 32767, 300, &err), -1);
+	assert_non_null(strstr(err.c_str(), "flows.[0].sq_depth: flow 'f': a send queue of 384 WRs is above rxe0's max_qp_wr 300"));
 }
 
 /* A ping-pong's two sides: both send and receive, one message in flight per QP, so
@@ -721,6 +854,8 @@ int main(int, char **argv)
 		cmocka_unit_test(flow_window_default),
 		cmocka_unit_test(size_lists_sweep_in_step),
 		cmocka_unit_test(lanes_share_a_flow),
+		cmocka_unit_test(lanes_of_every_one_sided_verb),
+		cmocka_unit_test(lanes_sizes_fitted),
 		cmocka_unit_test(command_line_settings_reach_the_flows),
 		cmocka_unit_test(plants_act_on_the_flows_they_match),
 		cmocka_unit_test(devices_the_plan_uses),
