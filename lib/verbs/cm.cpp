@@ -386,7 +386,6 @@ int CmConnSet::create_qp(CmConn &c, const CmQpSpec &s, std::string *err)
 	c.access = s.access;
 	c.traffic = s.qp.traffic;
 	c.qp_index = s.qp.qp_index;
-	c.has_srq = s.srq != nullptr;
 	if (s.ack_timeout) {
 		/* rdma_init_qp_attr's RTS timeout; the default follows the path's packet
 		 * lifetime, seconds on RoCE: a dead peer would take long to notice. */

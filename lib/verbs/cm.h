@@ -138,7 +138,7 @@ struct CmQpSpec {
 	ibv_cq *recv_cq = nullptr;
 	ibv_srq *srq = nullptr;      // nullptr: the QP gets its own receive queue of rq_depth
 	uint32_t rq_depth = 1;
-	QpOptions qp;                // send depth, max inline, qp_ex, rnr_retry, min_rnr_timer
+	QpOptions qp;                // send depth, max inline, qp_ex, retries, RNR timer, traffic
 	int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	uint8_t ack_timeout = 14;    // 4.096 us * 2^14 = 67 ms, as in io_context; 0: rdma_cm's
 };
@@ -180,7 +180,6 @@ struct CmConn {
 	int access = 0;
 	Traffic traffic;             // the flow's, on the address vector at RTR
 	uint32_t qp_index = 0;
-	bool has_srq = false;
 };
 
 /* The connections of one side, their rdma_cm ids and event channel. One thread uses

@@ -204,7 +204,7 @@ int CmClient::start_connect(unsigned i, const CmQpSpec &spec, const CmPrivate &l
 	p.retry_count = spec.qp.retry_cnt > 7 ? 7 : spec.qp.retry_cnt;
 	p.rnr_retry_count = spec.qp.rnr_retry > 7 ? 7 : spec.qp.rnr_retry;
 	p.qp_num = c.qp->qp_num;   // ours: the reply comes back as CONNECT_RESPONSE
-	p.srq = c.has_srq;
+	p.srq = c.qp->srq != nullptr;
 	if (rdma_connect(c.id, &p) != 0) {
 		ret = errno;
 		*err = conn_what(c) + ": rdma_connect: " + strerror(ret);

@@ -216,7 +216,7 @@ int CmServer::accept_request(rdma_cm_id *id, const std::string &who, const CmPri
 	p.initiator_depth = RDMA_MAX_INIT_DEPTH;
 	p.rnr_retry_count = spec.qp.rnr_retry > 7 ? 7 : spec.qp.rnr_retry;
 	p.qp_num = c.qp->qp_num;   // in RTS already (ready_qp): librdmacm leaves it be
-	p.srq = c.has_srq;
+	p.srq = c.qp->srq != nullptr;
 	if (rdma_accept(c.id, &p) != 0) {
 		ret = errno;
 		*err = conn_what(c) + ": rdma_accept: " + strerror(ret);
