@@ -56,6 +56,20 @@ class Console:
                 raise SystemExit(f'console: {line!r} did not show what was awaited within {timeout} s')
             time.sleep(every)
 
+    def held(self, line, expect, value, secs=1):
+        """Once value(what line shows) stops changing (a burst under way has gone), it
+        stays the same for secs more: what nothing should move (a stopped sender).
+        Returns the last reading."""
+        last = [None]
+        def same(s):
+            same, last[0] = value(s) == last[0], value(s)
+            return same
+        s1 = self.poll(line, expect, same)
+        time.sleep(secs)   # absence has nothing to observe: it is held for this long
+        s2 = self.cmd(line, expect)
+        assert value(s1) == value(s2), (s1, s2)
+        return s2
+
     def exit_status(self):
         _, status = os.waitpid(self.pid, 0)
         return os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1

@@ -393,18 +393,20 @@ void flagged_pairs_confirmed_alone(void **)
 	assert_null(strstr(rep.table.c_str(), "re-run alone"));
 }
 
+/* Ping-pongs between pairs of ranks, flagged on latency only. */
+const char *const kPingPongPairs = "version = 1;\n"
+				   "devices = ( { name = \"d\"; } );\n"
+				   "flows = ( { name = \"pp\"; verb = \"send\"; messages = 10; } );\n"
+				   "stages = ( { name = \"t\"; kind = \"rdma_tx\"; flow = \"pp\"; lcore = 1; },\n"
+				   "           { name = \"e\"; kind = \"echo\"; flow = \"pp\"; lcore = 1; } );\n"
+				   "pattern = { kind = \"pairs\"; lat_flag = 2.0; bw_flag = 0.0; };\n";
+
 /* A ping-pong flagged on latency is judged alone against the loaded run's best median:
  * better alone is not enough, it must be within lat_flag of that. */
 void latency_confirmed_against_the_loaded_best(void **)
 {
 	rp::PipelineConf c;
-	const std::string text = "version = 1;\n"
-				 "devices = ( { name = \"d\"; } );\n"
-				 "flows = ( { name = \"pp\"; verb = \"send\"; messages = 10; } );\n"
-				 "stages = ( { name = \"t\"; kind = \"rdma_tx\"; flow = \"pp\"; lcore = 1; },\n"
-				 "           { name = \"e\"; kind = \"echo\"; flow = \"pp\"; lcore = 1; } );\n"
-				 "pattern = { kind = \"pairs\"; lat_flag = 2.0; bw_flag = 0.0; };\n";
-	load(text, &c);
+	load(kPingPongPairs, &c);
 	const std::vector<rp::JobRank> ranks = {
 		reported(0, 0, rank_doc("client+server", {{"pp_0to1", 50, true, 10}, {"pp_1to0", 0, true}})),
 		reported(1, 0, rank_doc("client+server", {{"pp_1to0", 50, true, 40}, {"pp_0to1", 0, true}})),
@@ -427,13 +429,7 @@ void latency_confirmed_against_the_loaded_best(void **)
 void latency_flags_ping_pongs_only(void **)
 {
 	rp::PipelineConf c;
-	const std::string text = "version = 1;\n"
-				 "devices = ( { name = \"d\"; } );\n"
-				 "flows = ( { name = \"pp\"; verb = \"send\"; messages = 10; } );\n"
-				 "stages = ( { name = \"t\"; kind = \"rdma_tx\"; flow = \"pp\"; lcore = 1; },\n"
-				 "           { name = \"e\"; kind = \"echo\"; flow = \"pp\"; lcore = 1; } );\n"
-				 "pattern = { kind = \"pairs\"; lat_flag = 2.0; bw_flag = 0.0; };\n";
-	load(text, &c);
+	load(kPingPongPairs, &c);
 	std::vector<rp::JobRank> ranks = {
 		reported(0, 0, rank_doc("client+server", {{"pp_0to1", 50, true, 10}, {"pp_1to0", 0, true}})),
 		reported(1, 0, rank_doc("client+server", {{"pp_1to0", 50, true, 25}, {"pp_0to1", 0, true}})),
