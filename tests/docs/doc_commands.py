@@ -97,13 +97,16 @@ class Runner:
         if not want:
             return
         end = time.time() + 120
-        while time.time() < end and p.poll() is None:
+        while True:
+            ended = p.poll() is not None   # before the read: what it printed before it ended counts
             log.seek(0)
-            if any(want[0][1].search(l) for l in log.read().splitlines()):
+            output = log.read()
+            if any(want[0][1].search(l) for l in output.splitlines()):
                 return
+            if ended or time.time() >= end:
+                break
             time.sleep(0.2)
-        log.seek(0)
-        self.verdict(n, text, False, f'no "{want[0][0]}" before it ended or within 120 s', log.read())
+        self.verdict(n, text, False, f'no "{want[0][0]}" before it ended or within 120 s', output)
         self.end_bg(check=False)
 
     def end_bg(self, check=True):

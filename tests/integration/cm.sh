@@ -39,22 +39,6 @@ on_exit cleanup
 
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
-wait_line() {   # FILE REGEX SECONDS [PID]: bounded wait for a line, cut short if PID exits
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -qE "$2" "$1" && return 0
-		if [ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null; then
-			grep -qE "$2" "$1" && return 0
-			break
-		fi
-		sleep 0.1
-	done
-	echo "FAIL: no /$2/ within $3 s:"
-	cat "$1"
-	fails=$((fails + 1))
-	return 1
-}
-
 # Bounds catch hangs, not slowness: a failure must come within the run's timeout plus
 # this much for process start-up on a slow (emulated) machine.
 slack_ms=5000
@@ -75,7 +59,7 @@ start_server() {   # PORT N [args]: in the background, once it listens; sets spi
 	timeout -k 5 120 "$CM_PAIR" --server "$B" "$port" "$@" >"$sout" 2>&1 &
 	spid=$!
 	pids+=("$spid")
-	wait_line "$sout" "listening on" 60 "$spid"
+	await_line "$sout" "listening on" "$spid"
 }
 
 server_pid() {   # cm_pair's own pid (spid is timeout's), from its "listening" line
@@ -161,7 +145,7 @@ if start_server 18530 8 --stall; then
 	timeout -k 5 120 "$CM_PAIR" --client "$B" 18530 8 --local "$A" --timeout-ms 10000 >"$cout" 2>&1 &
 	cpid=$!
 	pids+=("$cpid")
-	wait_line "$cout" "waiting for the server's verdicts" 60 "$cpid"
+	await_line "$cout" "waiting for the server's verdicts" "$cpid"
 	# Killed whatever the client did: a stalled server would otherwise sit for a minute.
 	kill -9 "$(server_pid)"
 	tk=$(date +%s%N)
@@ -216,7 +200,7 @@ timeout -k 5 60 "$RDMAPIPE" -l 1 $(eal_args | sed 's/-l 0-1 //') -- --listen "$B
 	-v write -s 64 --slots 32 -Q 4 -n 400 --stall-timeout 5 >"$sout" 2>&1 &
 spid=$!
 pids+=("$spid")
-if wait_line "$sout" "waiting for" 60 "$spid"; then
+if await_line "$sout" "waiting for" "$spid"; then
 	t0=$(date +%s%N)
 	timeout -k 5 60 "$CM_PAIR" --hostile-writer "$B" 18570 --local "$A" --size 64 --slots 32 --messages 100 >"$cout" 2>&1
 	rc=$?

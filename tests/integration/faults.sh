@@ -14,22 +14,9 @@ start_bg() {
 	# shellcheck disable=SC2046
 	timeout -k 5 120 "$RDMAPIPE" $(eal_args) -- "$@" >"$out" 2>&1 &
 	tpid=$!
-	for _ in $(seq 1 50); do
-		bpid=$(pgrep -P "$tpid" | head -n 1)
-		[ -n "$bpid" ] && return 0
-		sleep 0.1
-	done
-	echo "FAIL: rdmapipe did not start"; fails=$((fails + 1))
+	await "rdmapipe started (a child of timeout, pid $tpid)" "$out" bpid_found
 }
-# until_line REGEX: waits (bounded) until the output has a line matching REGEX.
-until_line() {
-	for _ in $(seq 1 600); do
-		grep -qE "$1" "$out" && return 0
-		kill -0 "$tpid" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "FAIL: no line /$1/ in:"; cat "$out"; fails=$((fails + 1))
-}
+bpid_found() { bpid=$(pgrep -P "$tpid" | head -n 1); [ -n "$bpid" ]; }
 # signal_and_wait SIG: sends SIG, waits; sets $rc and $ms (from the signal to the exit).
 signal_and_wait() {
 	local t0
@@ -47,7 +34,7 @@ for sig in INT:130 TERM:143; do
 	name=${sig%%:*} want=${sig##*:}
 	rm -f "$json"   # this run's results, not the last one's
 	start_bg -d "$DEV" -v write_imm -n 100000000 --stats-period 1 --output "$json"
-	until_line "^  flow0 +[0-9.]+ Mmsg/s"
+	await_line "$out" "^  flow0 +[0-9.]+ Mmsg/s" "$tpid"
 	signal_and_wait "$name"
 	expect_eq "SIG$name mid-run: exit status" "$rc" "$want"
 	expect_grep "$out" "^  run: +stopped by SIG$name before its end"
@@ -64,7 +51,7 @@ done
 addr=${RXE_LOOP_ADDR:-}
 if [ -n "$addr" ]; then
 	start_bg -d "$DEV" --listen "$addr:18990" -v send -n 1000 --stall-timeout 60
-	until_line "waiting for"
+	await_line "$out" "waiting for" "$tpid"
 	signal_and_wait INT
 	expect_eq "SIGINT while listening: exit status" "$rc" 130
 	expect_grep "$out" "interrupted while waiting"
@@ -124,7 +111,7 @@ expect_grep "$out" "^result: PASS$"
 netdev=$(rdma link show "$DEV/1" 2>/dev/null | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
 if [ -n "$netdev" ]; then
 	start_bg -d "$DEV" -v write_imm -n 100000000 --stats-period 1
-	until_line "^  flow0 +[0-9.]+ Mmsg/s"
+	await_line "$out" "^  flow0 +[0-9.]+ Mmsg/s" "$tpid"
 	t0=$SECONDS
 	ip link set "$netdev" down
 	wait "$tpid"
@@ -137,11 +124,7 @@ if [ -n "$netdev" ]; then
 	expect_no_grep "$out" "stalled"
 	expect_grep "$out" "^result: FAIL$"
 	within "link down" $((SECONDS - t0)) 6
-	for _ in $(seq 1 100); do
-		grep -q ACTIVE "/sys/class/infiniband/$DEV/ports/1/state" && break
-		sleep 0.1
-	done
-	expect_grep "/sys/class/infiniband/$DEV/ports/1/state" "ACTIVE"
+	await_line "/sys/class/infiniband/$DEV/ports/1/state" ACTIVE "" 10 && echo "ok: $DEV's port is ACTIVE again"
 else
 	echo "FAIL: no netdev found under $DEV (rdma link show)"; fails=$((fails + 1))
 fi

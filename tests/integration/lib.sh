@@ -123,6 +123,45 @@ finish() {
 	exit 0
 }
 
+# await WHAT FILE CMD...: CMD again every 0.1 s until it succeeds, for 60 s at most;
+# then a failure that names WHAT and shows FILE, the output waited on; returns 1.
+await() {
+	local what=$1 file=$2 end=$((SECONDS + 60))
+	shift 2
+	until "$@"; do
+		if [ "$SECONDS" -gt "$end" ]; then
+			echo "FAIL: $what within 60 s: $file:"
+			cat "$file" 2>/dev/null || echo "(no $file)"
+			fails=$((fails + 1))
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# await_line FILE REGEX [PID] [SECS]: waits until FILE has a line matching REGEX (grep
+# -E), for SECS (60) at most; with PID (not ""), no longer than that process lives (FILE
+# is read once more after it ended: its last words count). Else a failure, "FAIL: no
+# /REGEX/ within N s", with FILE shown; returns 1.
+await_line() {
+	local file=$1 re=$2 pid=${3:-} secs=${4:-60} end ended=
+	end=$((SECONDS + secs))
+	until grep -qsE -- "$re" "$file"; do
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+			grep -qsE -- "$re" "$file" && return 0
+			ended=" (process $pid ended first)"
+			break
+		fi
+		[ "$SECONDS" -gt "$end" ] && break
+		sleep 0.1
+	done
+	grep -qsE -- "$re" "$file" && return 0
+	echo "FAIL: no /$re/ within $secs s$ended: $file:"
+	cat "$file" 2>/dev/null || echo "(no $file)"
+	fails=$((fails + 1))
+	return 1
+}
+
 # pass_with_losses LABEL N: a run of N messages passed, every one verified, and it had
 # to retransmit.
 pass_with_losses() {

@@ -16,26 +16,8 @@ start_server() {   # LCORES ARGS...: the server's rdmapipe in the background ($s
 	timeout -k 5 120 "$RDMAPIPE" -l "$1" $base -- "${@:2}" >"$sout" 2>&1 &
 	spid=$!
 }
-listening() {   # waits (bounded) until the server says it waits for its clients
-	for _ in $(seq 1 300); do
-		grep -q "waiting for" "$sout" && return 0
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "FAIL: the server did not come up:"; cat "$sout"; fails=$((fails + 1))
-}
-# await WHAT FILE CMD...: CMD again every 0.1 s until it succeeds, for 60 s at most;
-# then a failure that names WHAT and shows FILE, the output waited on.
-await() {
-	local what=$1 file=$2
-	shift 2
-	for _ in $(seq 1 600); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	echo "FAIL: $what within 60 s:"; cat "$file"; fails=$((fails + 1))
-	return 1
-}
+# listening: until the server says it waits for its clients (bounded; cut short if it ends).
+listening() { await_line "$sout" "waiting for" "$spid"; }
 # flowing FILE [FLOW]: until FILE, the output of an end run with --stats-period, has a
 # stats line of FLOW (flow0) with messages completed: connected, and the data moves.
 flowing() {

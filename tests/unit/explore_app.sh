@@ -4,6 +4,7 @@
 # reproducers pass rdmapipe --check; a hang and a crash are findings, not the end; a
 # child that cannot start stops the search; bad space files are refused file:line.
 set -u
+. "$(dirname "$0")/../integration/lib.sh"   # await_line (its RDMAPIPE, $1, is unused here)
 X=$(realpath "${1:?usage: explore_app.sh rdmapipe-explore rdmapipe}")
 R=$(realpath "${2:?usage: explore_app.sh rdmapipe-explore rdmapipe}")
 FAKE=$(cd "$(dirname "$0")" && pwd)/fake_rdmapipe.py
@@ -68,7 +69,7 @@ grep -q 'before its first point: EAL: cannot init (fake)' "$T/d.out" || fail "th
 sed 's/budget = 150;/budget = "10m";/' "$T/space.conf" > "$T/long.conf"
 FAKE_DELAY=0.05 "$X" -q -f "$T/long.conf" -o "$T/e" --rdmapipe "$FAKE" > "$T/e.out" 2>&1 &
 pid=$!
-for _ in $(seq 200); do [ "$(cat "$T/e/points.jsonl" 2>/dev/null | wc -l)" -ge 5 ] && break; sleep 0.1; done
+await_line "$T/e/points.jsonl" '"n":5[,}]' "$pid"   # its fifth point
 kill -INT $pid
 wait $pid
 rc=$?
