@@ -17,6 +17,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -40,6 +41,7 @@ const char kUsage[] =
 	"      --budget B       points (200) or wall time (90s, 10m, 2h); default: the file's, else 10m\n"
 	"      --seed N         the search's seed (the same seed, the same points)\n"
 	"      --strategy S     anneal (default), random or grid\n"
+	"      --stop-after N   stop once N anomalies are found and minimised (default: spend the budget)\n"
 	"  -o, --out DIR        the output folder (default explore-YYYYmmdd-HHMMSS; must be new or empty)\n"
 	"      --rdmapipe PATH  the child binary (default: the rdmapipe beside this program, else PATH's)\n"
 	"      --plant SPEC     test hook, repeatable: passed to every child as --plant SPEC\n"
@@ -58,7 +60,7 @@ const char kUsage[] =
 struct Args {
 	std::string space, out, rdmapipe, budget, strategy;
 	bool check = false, quiet = false;
-	long long seed = -1, repeats = -1, need = -1;
+	long long seed = -1, repeats = -1, need = -1, stop_after = -1;
 	double perf_flag = -1;
 	std::vector<std::string> plants, eal;
 	std::string command;   // as given, for the report
@@ -67,7 +69,7 @@ struct Args {
 volatile sig_atomic_t g_stop = 0;
 void on_signal(int) { g_stop = 1; }
 
-enum { kOptCheck = 256, kOptBudget, kOptSeed, kOptStrategy, kOptRdmapipe, kOptPlant, kOptRepeats, kOptNeed, kOptPerfFlag, kOptVersion };
+enum { kOptCheck = 256, kOptBudget, kOptSeed, kOptStrategy, kOptRdmapipe, kOptPlant, kOptRepeats, kOptNeed, kOptPerfFlag, kOptStopAfter, kOptVersion };
 
 bool number(const char *s, long long lo, long long hi, long long *out)
 {
@@ -117,6 +119,10 @@ int parse_option(int c, Args *a)
 		if (number(optarg, 1, 20, c == kOptRepeats ? &a->repeats : &a->need)) return -1;
 		fprintf(stderr, "rdmapipe-explore: --%s: '%s' is not 1..20\n", c == kOptRepeats ? "repeats" : "need", optarg);
 		return kExitUsage;
+	case kOptStopAfter:
+		if (number(optarg, 1, UINT32_MAX, &a->stop_after)) return -1;
+		fprintf(stderr, "rdmapipe-explore: --stop-after: '%s' is not a number of findings (1 or more)\n", optarg);
+		return kExitUsage;
 	case kOptPerfFlag: {
 		char *end = nullptr;
 		a->perf_flag = strtod(optarg, &end);
@@ -138,6 +144,7 @@ int parse_args(int argc, char **argv, Args *a)
 		{"strategy", required_argument, nullptr, kOptStrategy}, {"rdmapipe", required_argument, nullptr, kOptRdmapipe},
 		{"plant", required_argument, nullptr, kOptPlant}, {"repeats", required_argument, nullptr, kOptRepeats},
 		{"need", required_argument, nullptr, kOptNeed},  {"perf-flag", required_argument, nullptr, kOptPerfFlag},
+		{"stop-after", required_argument, nullptr, kOptStopAfter},
 		{nullptr, 0, nullptr, 0}};
 	for (int i = 0; i < argc; i++)
 		a->command += (i ? " " : "") + std::string(argv[i]);
@@ -176,6 +183,8 @@ int apply_args(const Args &a, Space *s)
 		c.need = static_cast<uint32_t>(a.need);
 	if (a.perf_flag > 0)
 		c.perf_flag = a.perf_flag;
+	if (a.stop_after > 0)
+		c.stop_after = static_cast<uint32_t>(a.stop_after);
 	if (c.need > c.repeats) {
 		fprintf(stderr, "rdmapipe-explore: need (%u) is more than repeats (%u)\n", c.need, c.repeats);
 		return kExitUsage;
@@ -373,13 +382,15 @@ int explore(const Args &a, const Space &space, PointConf &pc)
 	Explorer ex(space, runner, rec, [] { return g_stop ? INFINITY : now_s(); });
 	const SearchResult r = ex.search();
 	runner.stop();
-	SearchTotals t{r.points, r.invalid, r.cached, r.skipped, r.crashed, r.hung, now_s() - t0, r.fatal, g_stop != 0};
+	SearchTotals t{r.points, r.invalid, r.cached, r.skipped, r.crashed, r.hung, now_s() - t0, r.fatal, g_stop != 0,
+		r.stopped_after ? space.search.stop_after : 0};
 	if (rec.finish(&err) == 0)
 		draw_plots(dir, a.quiet);
 	if (err.empty() && rec.report(t, &err) != 0)
 		fprintf(stderr, "rdmapipe-explore: %s\n", err.c_str());
-	printf("%s%llu points, %zu anomal%s; report: %s/report.md\n", a.quiet ? "" : "\n", static_cast<unsigned long long>(r.points),
-	       r.findings.size(), r.findings.size() == 1 ? "y" : "ies", dir.c_str());
+	printf("%s%llu points, %zu anomal%s%s; report: %s/report.md\n", a.quiet ? "" : "\n", static_cast<unsigned long long>(r.points),
+	       r.findings.size(), r.findings.size() == 1 ? "y" : "ies", r.stopped_after ? " (--stop-after: the budget not spent)" : "",
+	       dir.c_str());
 	for (const Finding &f : r.findings)
 		printf("  %u %-11s %s  (%s)\n", f.id, anomaly_kind_name(f.verdict.kind), f.mfs_text.c_str(), f.verdict.why.c_str());
 	if (!r.fatal.empty()) {

@@ -47,6 +47,7 @@ struct SearchConf {
 	double point_seconds = 1.0;     // traffic per point (the pipeline's run.duration)
 	double point_timeout_s = 60;    // a point that takes longer: killed, a hang
 	double stall_timeout_s = 5;     // the children's --stall-timeout: no progress this long, the run fails
+	uint32_t stop_after = 0;        // stop once this many findings are minimised (0: spend the budget)
 	/* hw_counters: a counter that moves more than this per message is an anomaly. */
 	std::vector<std::pair<std::string, double>> counter_flags;
 	int line = 0;

@@ -211,6 +211,9 @@ int FolderRecorder::report(const SearchTotals &t, std::string *err)
 		r += "- **stopped**: " + t.fatal + "\n";
 	if (t.interrupted)
 		r += "- **interrupted** by a signal\n";
+	if (t.stopped_after > 0)
+		r += "- stopped after " + std::to_string(t.stopped_after) + " finding" + (t.stopped_after == 1 ? "" : "s") +
+		     " (--stop-after), the budget not spent\n";
 	r += "\n## Findings\n\n";
 	if (findings_.empty())
 		r += "None.\n";

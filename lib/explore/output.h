@@ -17,6 +17,7 @@ struct SearchTotals {
 	double elapsed_s = 0;
 	std::string fatal;
 	bool interrupted = false;
+	uint32_t stopped_after = 0;   // --stop-after N ended the search: N (0: it did not)
 };
 
 class FolderRecorder : public Recorder {

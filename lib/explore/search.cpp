@@ -291,14 +291,22 @@ SearchResult Explorer::search()
 	case Strategy::random: random(); break;
 	case Strategy::grid: grid(); break;
 	}
+	res_.stopped_after = enough_found();
 	rec_.progress(res_.points, res_.findings.size(), now_() - start_s_, budget_left_s());
 	return res_;
 }
 
+bool Explorer::enough_found() const
+{
+	return s_.search.stop_after > 0 && res_.findings.size() >= s_.search.stop_after;
+}
+
+/* Checked between points only: a minimisation that started finishes (and is recorded)
+ * before the search stops, whatever stopped it. */
 bool Explorer::out_of_budget() const
 {
 	const SearchConf &c = s_.search;
-	if (!res_.fatal.empty() || idle_ >= kMaxIdleVisits)
+	if (!res_.fatal.empty() || idle_ >= kMaxIdleVisits || enough_found())
 		return true;
 	if (c.budget_s > 0 && now_() - start_s_ >= c.budget_s)
 		return true;

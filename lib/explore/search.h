@@ -12,7 +12,8 @@
  *   counter near its threshold; the temperature decays from each (re)start;
  * - the budget (time or points, every phase's runs counted) is checked between
  *   points: a minimisation that started finishes, bounded by its candidates
- *   (minimise.cpp); 2000 visits in a row with nothing new end the search (exhausted);
+ *   (minimise.cpp); 2000 visits in a row with nothing new end the search (exhausted),
+ *   and so does the stop_after-th finding, once minimised and recorded;
  * - a dimension already at its simplest is tried one step away, so that an MFS can
  *   name a setting the anomaly needs at its simplest value ("inline = false"). */
 #pragma once
@@ -90,6 +91,7 @@ struct SearchResult {
 	uint64_t crashed = 0, hung = 0;
 	std::vector<Finding> findings;
 	std::string fatal;      // why the search stopped early ("" when it did not)
+	bool stopped_after = false;   // ended by search.stop_after findings, not the budget
 };
 
 class Explorer {
@@ -118,6 +120,7 @@ private:
 	};
 
 	bool out_of_budget() const;
+	bool enough_found() const;   // search.stop_after findings recorded
 	Outcome run(const Point &p);
 	void record(const Point &p, const Outcome &o, const Verdict &v, const char *phase);
 	const Outcome *lookup(const Point &p) const;

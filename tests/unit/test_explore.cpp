@@ -620,6 +620,47 @@ void minimisation_outlives_the_budget(void **)
 	assert_true(r.points > 10);
 }
 
+/* search.stop_after (--stop-after N): the search ends once its N-th finding is minimised
+ * and recorded, nothing run after it; up to there it is the same search (the same
+ * points, the same findings). More findings wanted than the space holds: the budget
+ * ends it, as without. */
+void stop_after_ends_the_search(void **)
+{
+	for (Strategy strategy : {Strategy::anneal, Strategy::random}) {
+		Rig full(make_space(strategy, 600));
+		const SearchResult all = full.ex.search();
+		assert_int_equal(all.findings.size(), 3);
+		assert_false(all.stopped_after);
+		for (uint32_t n : {1u, 2u, 3u, 4u}) {
+			Space s = make_space(strategy, 600);
+			s.search.stop_after = n;
+			Rig rig(s);
+			const SearchResult r = rig.ex.search();
+			const size_t want = std::min<size_t>(n, 3);
+			assert_int_equal(r.findings.size(), want);
+			assert_int_equal(rig.log.findings.size(), want);
+			assert_true(r.stopped_after == (n <= 3));
+			assert_int_equal(rig.runner.total, rig.log.points.size());   // every run recorded ...
+			for (const auto &rec : rig.log.points)
+				if (n <= 3)
+					assert_true(rec.findings_before < n);   // ... and none after the N-th finding
+			if (n <= 3)
+				assert_true(r.points < all.points);
+			else
+				assert_int_equal(r.points, all.points);
+			assert_true(rig.log.points.size() <= full.log.points.size());
+			for (size_t i = 0; i < rig.log.points.size(); i++) {
+				assert_true(rig.log.points[i].p == full.log.points[i].p);
+				assert_string_equal(rig.log.points[i].phase.c_str(), full.log.points[i].phase.c_str());
+			}
+			for (size_t k = 0; k < want; k++) {
+				assert_string_equal(r.findings[k].mfs_text.c_str(), all.findings[k].mfs_text.c_str());
+				assert_int_equal(r.findings[k].runs, all.findings[k].runs);
+			}
+		}
+	}
+}
+
 void fatal_stops_at_once(void **)
 {
 	for (int at : {1, 40, 200}) {
@@ -689,6 +730,7 @@ int main()
 		cmocka_unit_test(minimise_counters),
 		cmocka_unit_test(full_search_finds_the_planted),
 		cmocka_unit_test(minimisation_outlives_the_budget),
+		cmocka_unit_test(stop_after_ends_the_search),
 		cmocka_unit_test(fatal_stops_at_once),
 		cmocka_unit_test(noise_is_told_from_anomalies),
 		cmocka_unit_test(time_budget_stops_the_search),
