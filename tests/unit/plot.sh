@@ -167,7 +167,7 @@ jsonschema.Draft202012Validator(s).validate(json.load(open(sys.argv[2])))' "$top
 elif [ -n "${CI:-}" ]; then
 	echo "FAIL: python3-jsonschema missing (tools/install-deps installs it)"; fails=$((fails + 1))
 else
-	echo "skip: python3-jsonschema missing: the job's file not checked against its schema"
+	echo "SKIP: python3-jsonschema missing: the job's file not checked against its schema"
 fi
 if "$top/tools/plot-results" "$d/job.json" "$d/png" >"$d/log" 2>&1; then
 	for f in job-pairs-rate.png job-pairs-latency.png; do
