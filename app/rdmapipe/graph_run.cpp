@@ -265,6 +265,10 @@ int load_pipeline(const LcoreSet &lcores, const std::string &file, const RunOpti
 		return kExitUsage;
 	}
 	apply_cli(cli, conf);
+	if (cli.connect_timeout_s > 0 && !conf_connects_hosts(*conf)) {
+		RP_LOG(ERR, CONF, "rdmapipe: --connect-timeout with %s: %s\n", file.c_str(), kConnectTimeoutNoHost);
+		return kExitUsage;
+	}
 	std::vector<PipelineConf> steps;
 	if (graph_sweep(*conf, &steps, &err) != 0) {
 		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());

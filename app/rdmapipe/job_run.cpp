@@ -398,14 +398,16 @@ RankInfo prepare_rank(const Job &j, const PipelineConf &c)
 }
 
 /* How long a rank idle in a round waits for the pair re-run in it: pattern.timeout,
- * and as long as the flow may run (its duration, or the run's) and take to give up. */
+ * and as long as the flow may take to connect (run.connect_timeout), run (its
+ * duration, or the run's) and give up (a stall, then the server's wait for its
+ * client to go: two stall timeouts). */
 double round_wait_s(const PipelineConf &step, const JobConfirm &k)
 {
 	double run_s = step.run.duration_s;
 	for (const FlowConf &f : step.flows)
 		if (f.name == k.jf.tmpl)
 			run_s = std::max(run_s, f.duration_s);
-	return step.pattern.timeout_s + run_s + 2 * step.run.stall_timeout_s;
+	return step.pattern.timeout_s + step.run.connect_timeout_s + run_s + 2 * step.run.stall_timeout_s;
 }
 
 /* Every rank at the start line of a round (after the last: every re-run over), within

@@ -163,6 +163,8 @@ void apply_cli(const RunOptions &o, PipelineConf *c)
 	h.inject_bad_retx_header = o.inject_bad_retx_header;
 	h.plants = o.plants;
 	c->run.stall_timeout_s = o.stall_timeout_s;
+	if (o.connect_timeout_s > 0)
+		c->run.connect_timeout_s = o.connect_timeout_s;
 	c->run.quiet = o.quiet;
 	c->run.stage_cycles |= o.stage_cycles;
 	if (o.stats_period_s > 0)
@@ -308,6 +310,8 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 	t += ");\nrun = {\n  warmup = " + num(c.run.warmup_s) + ";\n  stats_period = " + num(c.run.stats_period_s) +
 	     ";\n  connect = \"" + (c.run.connect == ConnectPath::direct ? "direct" : "cm") + "\";\n  stage_cycles = " +
 	     (c.run.stage_cycles ? "true" : "false") + ";\n";
+	if (conf_connects_hosts(c))   // elsewhere the key is refused: it would bound nothing
+		t += "  connect_timeout = " + num(c.run.connect_timeout_s) + ";\n";
 	if (!c.run.json.empty() || !c.run.csv.empty()) {
 		t += "  output = {";
 		if (!c.run.json.empty())

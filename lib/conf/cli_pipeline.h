@@ -29,8 +29,8 @@ bool cli_lcores(const LcoreSet &lcores, bool interactive, bool one_end, unsigned
 		std::string *err);
 
 /* What the command line sets of a pipeline it runs (-f FILE, or its own): the test
- * hooks, the stall timeout, quiet, and the results files, stats period and stage
- * cycles where given (they win over the file's). */
+ * hooks, the stall timeout, quiet, and the results files, stats period, stage cycles
+ * and connect timeout where given (they win over the file's). */
 void apply_cli(const RunOptions &o, PipelineConf *c);
 
 /* c as a libconfig file that `rdmapipe -f` runs and `--check` validates; settings with

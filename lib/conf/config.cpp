@@ -39,7 +39,8 @@ const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "
 					    "gid_index"};
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output", "file", "snaplen"};
-const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles"};
+const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles",
+					   "connect_timeout"};
 const std::vector<std::string> kOutputKeys = {"json", "csv"};
 /* The verb key's choices, kVerbs' names in its order (a choice's index is its row). */
 const std::vector<std::string> kVerbNames = [] {
@@ -406,6 +407,17 @@ bool read_run(Reader &r, const Setting &root, PipelineConf *c)
 	if (!r.choice(*g, "connect", {"cm", "direct"}, &connect) || !r.boolean(*g, "stage_cycles", &c->run.stage_cycles))
 		return false;
 	c->run.connect = connect ? ConnectPath::direct : ConnectPath::cm;
+	if (const Setting *s = r.find(*g, "connect_timeout")) {
+		if (!s->isNumber())
+			return r.fail(*s, "expected a number of seconds");
+		const double v = as_double(*s);
+		if (const std::string why = connect_timeout_problem(v); !why.empty()) {
+			char b[32];
+			snprintf(b, sizeof(b), "%g ", v);
+			return r.fail(*s, b + why);
+		}
+		c->run.connect_timeout_s = v;
+	}
 	if (const Setting *o = r.find(*g, "output")) {
 		if (!o->isGroup())
 			return r.fail(*o, "expected a group { json = \"FILE\"; csv = \"FILE\"; }");

@@ -150,7 +150,8 @@ struct RunConf {
 	std::string csv;
 	ConnectPath connect = ConnectPath::cm;   // loopback QP pairs: rdma_cm, or directly
 	bool stage_cycles = false;  // the lcore loops count TSC cycles per stage call
-	double stall_timeout_s = 10;   // no progress for this long: a flow gives up (--stall-timeout)
+	double stall_timeout_s = 10;   // a running flow with no progress for this long gives up (--stall-timeout)
+	double connect_timeout_s = kDefaultConnectTimeoutS;   // connecting waits this long for the other host (connect_timeout)
 	bool quiet = false;            // no progress lines (-q)
 	int line = 0;
 	KeyLines keys;
@@ -234,6 +235,10 @@ int config_load(const std::string &path, const LcoreSet &lcores, PipelineConf *o
  * stages, shared lanes' send queue depth, a pattern's flows. Call once per conf.
  * Returns 0, or -1 with *err = "FILE:LINE: PATH: what" (the first refusal). */
 int conf_validate(PipelineConf *c, std::string *err);
+
+/* Whether a flow of c connects to another host (its listen or peer = "HOST:PORT", or
+ * the pattern's ranks run it): what run.connect_timeout bounds. */
+bool conf_connects_hosts(const PipelineConf &c);
 
 /* The keys a file's flow, io context and run groups may set (the schema's). */
 const std::vector<std::string> &conf_flow_keys();

@@ -4,6 +4,7 @@
 
 #include <getopt.h>
 
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -174,6 +175,10 @@ int check_transport(RunOptions *o, std::string *err)
 		*err = "--local goes with --peer (the client's address)";
 		return -1;
 	}
+	if (o->connect_timeout_s > 0 && o->listen.empty() && o->peer.empty()) {
+		*err = std::string("--connect-timeout: ") + kConnectTimeoutNoHost;
+		return -1;
+	}
 	return 0;
 }
 
@@ -335,6 +340,15 @@ int check_points(const RunOptions &o, const std::string &shaping, std::string *e
 }
 
 } // namespace
+
+std::string connect_timeout_problem(double s)
+{
+	if (s > 0 && s <= kMaxConnectTimeoutS)   // NaN fails both
+		return "";
+	char b[64];
+	snprintf(b, sizeof(b), "is not a number of seconds in (0, %g]", kMaxConnectTimeoutS);
+	return b;
+}
 
 ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err)
 {

@@ -90,7 +90,8 @@ struct RunOptions {
 	uint8_t retry_cnt = 7;          // RC transport retries, 0..7 (rxe: 7 = forever)
 	uint8_t min_rnr_timer = 12;     // 0..31, IB encoding (12 = 0.64 ms)
 	Traffic traffic;                // --tclass, --sl, --flow-label, --flow-label-spread, --hop-limit
-	double stall_timeout_s = 10;    // no progress for this long: give up with an error
+	double stall_timeout_s = 10;    // a running flow with no progress for this long gives up with an error
+	double connect_timeout_s = 0;   // --connect-timeout: connecting waits this long for the other host (0: not given)
 	bool quiet = false;
 	std::string listen;             // --listen [ADDR:]PORT: the server (responder) of a two-process run
 	std::string peer;               // --peer ADDR:PORT: the client (requester)
@@ -116,6 +117,21 @@ inline constexpr uint64_t kDefaultMessages = 1000000;
 inline constexpr uint64_t kDefaultPingPongIterations = 100000;
 inline constexpr uint32_t kDefaultPingPongBytes = 2;   // ib_send_lat's default
 inline constexpr uint32_t kDefaultWindow = 1024;   // messages in flight over a flow
+
+/* How long connecting waits for the other host (run.connect_timeout, --connect-timeout):
+ * a client for a server that is not listening (yet) or not there, a server for its
+ * clients. rdma_cm's waits take int milliseconds: a day is well within them. */
+inline constexpr double kDefaultConnectTimeoutS = 10;
+inline constexpr double kMaxConnectTimeoutS = 86400;
+/* The one check of a connect timeout's value, for the command line and files alike:
+ * "" when s seconds is one, else what is wrong with it ("is not ..."), for the caller
+ * to put after the setting's name. */
+std::string connect_timeout_problem(double s);
+/* Why a connect timeout is refused where no flow connects to another host, after
+ * the setting's name. */
+inline constexpr const char *kConnectTimeoutNoHost =
+	"no flow connects to another host (--listen or --peer; in a file, a flow's listen or peer = \"HOST:PORT\", "
+	"or a pattern), and only that waits: a loopback flow's ends connect within this process";
 
 /* The flow window of a flow that leaves it out: kDefaultWindow where it can share one
  * (`shareable`: its verb consumes receives, through an SRQ, and nothing else returns

@@ -434,9 +434,23 @@ const OptionSpec kOptions[] = {
 			return std::string();
 		}},
 	{"stall-timeout", 0, "SEC",
-		"fail when nothing progresses for SEC seconds (default 10); two\n"
-		"processes also wait this long (at least 10 s) to connect",
+		"fail a running flow when nothing progresses for SEC seconds\n"
+		"(default 10); it does not bound connecting: --connect-timeout",
 		nullptr, kAside, [](ParseState &st, const char *a) { return set_seconds(st, &st.o->stall_timeout_s, a); }},
+	{"connect-timeout", 0, "SEC",
+		"two processes: how long connecting waits for the other host,\n"
+		"a client for its server to listen, a server for its clients\n"
+		"(default 10; with -f: the file's run.connect_timeout)",
+		nullptr, kAside, [](ParseState &st, const char *a) {
+			char *end = nullptr;
+			const double v = strtod(a, &end);
+			if (end == a || *end != '\0')
+				return bad_value(st, a, connect_timeout_problem(0).c_str());
+			if (std::string why = connect_timeout_problem(v); !why.empty())
+				return bad_value(st, a, why.c_str());
+			st.o->connect_timeout_s = v;
+			return std::string();
+		}},
 	{"config", 'f', "FILE",
 		"run the pipeline FILE describes (libconfig; see conf/default.conf);\n"
 		"'rdmapipe [EAL options] --check FILE' validates it without running",

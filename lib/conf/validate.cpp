@@ -669,6 +669,15 @@ bool check_flow_gids(Errors &e, const PipelineConf &c)
 	return true;
 }
 
+/* run.connect_timeout bounds the waits for another host: where no flow has one, it
+ * would bound nothing. */
+bool check_connect_timeout(Errors &e, const PipelineConf &c)
+{
+	if (!c.run.keys.has("connect_timeout") || conf_connects_hosts(c))
+		return true;
+	return e.fail(Where{"run", c.run.line, &c.run.keys}, "connect_timeout", kConnectTimeoutNoHost);
+}
+
 /* Each section on its own, in the file's order. */
 bool check_sections(Errors &e, PipelineConf *c)
 {
@@ -689,7 +698,8 @@ bool check_across(Errors &e, PipelineConf *c)
 	for (size_t i = 0; i < c->rings.size(); i++)
 		if (!check_ring_ends(e, *c, i))
 			return false;
-	if (!check_stage_io(e, c) || !check_flow_stages(e, c) || !check_flow_gids(e, *c) || !check_pool_counts(e, *c))
+	if (!check_stage_io(e, c) || !check_flow_stages(e, c) || !check_flow_gids(e, *c) || !check_pool_counts(e, *c) ||
+	    !check_connect_timeout(e, *c))
 		return false;
 	for (size_t i = 0; i < c->io_contexts.size(); i++)
 		if (!check_cqs(e, *c, i))
@@ -698,6 +708,14 @@ bool check_across(Errors &e, PipelineConf *c)
 }
 
 } // namespace
+
+bool conf_connects_hosts(const PipelineConf &c)
+{
+	for (const FlowConf &f : c.flows)
+		if (f.peer != "loopback" || c.pattern.has(f.name))
+			return true;
+	return false;
+}
 
 int conf_validate_before(PipelineConf *c, ConfPos limit, std::string *err)
 {

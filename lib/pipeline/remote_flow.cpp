@@ -9,22 +9,32 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <thread>
 
 namespace rp {
 
 namespace {
 
-constexpr int kConnectTimeoutMs = 10000;
 constexpr useconds_t kWatchPeriodUs = 10000;   // the control thread's look at CM events
 constexpr unsigned kProbeEvery = 100;          // watch periods: a keep-alive read per QP a second
 constexpr unsigned kProbeDeadline = 300;       // unanswered for 3 s: the client is gone
 
-/* How long either end waits for the other to connect: as long as the stall timeout
- * allows, at least 10 s (rdma_cm resends a lost REQ, REP or RTU only after ~4 s). */
-int connect_wait_ms(const FlowParams &o)
+/* What a connect that ran out of time adds to its error: the setting that bounds it. */
+std::string bounded_by(const RemoteEnd &e)
 {
-	return static_cast<int>(std::max(o.stall_timeout_s * 1000, static_cast<double>(kConnectTimeoutMs)));
+	return ", bounded by " + e.connect_setting;
+}
+
+std::string seconds_str(int ms)
+{
+	char b[32];
+	snprintf(b, sizeof(b), "%g s", ms / 1000.0);
+	return b;
 }
 
 /* "FILE:LINE: flows.[i].KEY: " in a file, "--KEY VALUE: " on the command line. */
@@ -108,6 +118,9 @@ int remote_end_init(const PipelineConf &c, const FlowConf &fc, RemoteEnd *e, std
 		*err = where(c, fc, "local", fc.local) + *err;
 		return -1;
 	}
+	/* At least 1 ms: rdma_cm's waits take whole milliseconds (the value is checked in (0, a day]). */
+	e->connect_timeout_ms = static_cast<int>(std::max(1.0, std::ceil(c.run.connect_timeout_s * 1000)));
+	e->connect_setting = c.file == kCliPipeline ? "--connect-timeout" : "run.connect_timeout";
 	return 0;
 }
 
@@ -128,8 +141,11 @@ int remote_device_name(const PipelineConf &c, const FlowConf &fc, std::string *n
 		return 0;
 	}
 	CmClient cli;
-	if (cli.resolve(e.local, e.addr, 1, kConnectTimeoutMs, err) != 0)
+	if (int rc = cli.resolve(e.local, e.addr, 1, e.connect_timeout_ms, err); rc != 0) {
+		if (rc == -ETIMEDOUT)
+			*err += bounded_by(e);
 		return -1;
+	}
 	*name = dev_name_of(cli.verbs());
 	return 0;
 }
@@ -151,34 +167,42 @@ int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, FlowObjects *f,
 
 namespace {
 
-/* Connects the client's QPs. A server that is not listening yet (it starts later, or
- * is between two steps of a size sweep) is asked again every 200 ms for up to 10 s;
- * any other refusal or failure is final. */
+/* Connects the client's QPs, all within the end's connect timeout: a server that is
+ * not listening yet (it starts later, or is between two steps of a size sweep) is
+ * asked again every 200 ms until then; any other refusal or failure is final. */
 int connect_retrying(const FlowParams &o, const Device &dev, RemoteEnd *e, const std::vector<CmQpSpec> &specs,
 		     const std::vector<CmPrivate> &locals, FlowObjects *f, std::string *err)
 {
-	constexpr useconds_t kRetryUs = 200000;
-	const int wait_ms = connect_wait_ms(o);
-	for (unsigned waited_us = 0;; waited_us += kRetryUs) {
+	using Clock = std::chrono::steady_clock;
+	constexpr auto kRetry = std::chrono::milliseconds(200);
+	const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(e->connect_timeout_ms);
+	auto left_ms = [&] {
+		const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+		return static_cast<int>(std::max<int64_t>(1, left));
+	};
+	for (;;) {
 		f->pairs.cm_client = std::make_unique<CmClient>();
 		CmClient &cli = *f->pairs.cm_client;
 		cli.set_tos(o.traffic.traffic_class);
-		if (cli.resolve(e->local, e->addr, o.qps, kConnectTimeoutMs, err) != 0)
-			return -1;
-		if (cli.verbs() != dev.ctx) {
+		int rc = cli.resolve(e->local, e->addr, o.qps, left_ms(), err);
+		if (rc == 0 && cli.verbs() != dev.ctx) {
 			*err = "rdma_cm: the route to " + e->addr.str + " is on " + dev_name_of(cli.verbs()) +
 			       ", the flow's io context uses " + dev.name + " (give local = an address of " + dev.name + ")";
 			return -1;
 		}
-		if (cli.connect(specs, locals, wait_ms, err) == 0)
+		if (rc == 0 && (rc = cli.connect(specs, locals, left_ms(), err)) == 0)
 			return 0;
-		if (err->find("no server listening") == std::string::npos || waited_us >= wait_ms * 1000u)
-			break;
-		usleep(kRetryUs);
+		const bool unheard = rc != -ETIMEDOUT && err->find("no server listening") != std::string::npos;
+		if (unheard && Clock::now() + kRetry < deadline) {
+			std::this_thread::sleep_for(kRetry);
+			continue;
+		}
+		if (unheard)
+			*err += ", asked again for " + seconds_str(e->connect_timeout_ms) + bounded_by(*e);
+		else if (rc == -ETIMEDOUT)
+			*err += ", " + seconds_str(e->connect_timeout_ms) + " in all" + bounded_by(*e);
+		return -1;
 	}
-	if (err->find("no server listening") != std::string::npos)
-		*err += " (asked again for " + std::to_string(wait_ms / 1000) + " s)";
-	return -1;
 }
 
 /* A UC flow's data QPs, beside the RC service connections rdma_cm makes (owned by
@@ -394,8 +418,11 @@ int remote_accept(const FlowParams &o, Device &dev, SharedIOContext &io, const Q
 		return kCmAccept;
 	};
 	CmServer &srv = *f->pairs.cm_server;
-	if (srv.accept(nqps, connect_wait_ms(o), choose, err) != 0)   // the client may come later than us
+	if (int rc = srv.accept(nqps, e->connect_timeout_ms, choose, err); rc != 0) {   // the client may come later than us
+		if (rc == -ETIMEDOUT)
+			*err += bounded_by(*e);
 		return -1;
+	}
 	/* The set is in arrival order; the roles' tables want QP index order. */
 	f->pairs.b.assign(nqps, nullptr);
 	e->peer_uc_qpn.assign(nqps, 0);

@@ -37,6 +37,10 @@ struct RemoteEnd {
 	bool server = false;
 	CmAddr addr;                       // the server's (ours when listening)
 	CmAddr local;                      // client: the address (and so the device) to connect from
+	/* How long connecting waits for the other end (run.connect_timeout), and the
+	 * setting's name as this run was given it, for the message when that runs out. */
+	int connect_timeout_ms = static_cast<int>(kDefaultConnectTimeoutS * 1000);
+	std::string connect_setting = "run.connect_timeout";
 	std::vector<uint64_t> targets;     // per QP, the messages the client sends (0 each: a duration)
 	/* A duration run has no count to announce: the client writes each QP's final count
 	 * into a word of the server's (named in the server's reply) before it disconnects.
@@ -70,12 +74,14 @@ struct RemoteEnd {
 	~RemoteEnd();
 };
 
-/* The end's addresses, from flow fc. Returns 0 or -1 with *err naming the key. */
+/* The end's addresses, from flow fc, and how long it waits to connect, from c's run.
+ * Returns 0 or -1 with *err naming the key. */
 int remote_end_init(const PipelineConf &c, const FlowConf &fc, RemoteEnd *e, std::string *err);
 
 /* The device rdma_cm puts flow fc's connections on (the client: the one its local
- * address, or the route to the server, is on; the server: its listen address's).
- * Returns 0 or -1 with *err (a server on any address names no device). */
+ * address, or the route to the server, is on, resolved within c's connect timeout;
+ * the server: its listen address's). Returns 0 or -1 with *err (a server on any
+ * address names no device). */
 int remote_device_name(const PipelineConf &c, const FlowConf &fc, std::string *name, std::string *err);
 
 /* Server: binds and listens (never blocks) with room for qps requests, checking the
@@ -83,14 +89,15 @@ int remote_device_name(const PipelineConf &c, const FlowConf &fc, std::string *n
 int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, FlowObjects *f, std::string *err);
 
 /* Client: resolves, makes the requester's buffers, connects o.qps QPs on io (announcing
- * the counts, and whether its payloads are made upstream, each with its key) and sets
- * up q on them with the server's windows. */
+ * the counts, and whether its payloads are made upstream, each with its key; asking
+ * again while no server listens, all within e->connect_timeout_ms) and sets up q on
+ * them with the server's windows. */
 int remote_client_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
 			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, FlowObjects *f, Requester *q,
 			std::string *err);
 
 /* Server: makes the responder's buffers, accepts o.qps connections (each checked against
- * o, waiting up to o.stall_timeout_s and at least 10 s) and sets up v on them; ctl gets
+ * o, waiting up to e->connect_timeout_ms for them) and sets up v on them; ctl gets
  * the announced counts. hand_on: its rdma_rx stage hands messages to stages that check
  * each alone (the client is asked for payloads that carry their key). The receive pool
  * and SRQ are the lcore's (f->srq_by_lcore). */

@@ -6,6 +6,7 @@
 #include "conf/config.h"
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -165,6 +166,69 @@ void validate_plain_structs(void **)
 					 "need lcores of their own");
 }
 
+/* Loads `text` as a file; *name gets its path (gone on return). */
+int load_text(const std::string &text, rp::PipelineConf *c, std::string *err, std::string *name)
+{
+	char path[] = "/tmp/test_config_XXXXXX";
+	const int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	std::ofstream(path) << text;
+	*name = path;
+	const int rc = rp::config_load(path, rp::LcoreSet{}, c, err);
+	unlink(path);
+	return rc;
+}
+
+/* run.connect_timeout: read where a flow connects to another host (default 10 s), its
+ * value checked as --connect-timeout's, and refused where no flow waits for a host. */
+void connect_timeout_key(void **)
+{
+	const std::string server = "version = 1;\n"
+				   "devices = ( { name = \"rxeB\"; } );\n"
+				   "flows = ( { name = \"bw\"; listen = \"10.2.0.2:18800\"; verb = \"send\"; pool = \"p\"; } );\n"
+				   "pools = ( { name = \"p\"; elt_size = 64; count = 2048; } );\n"
+				   "stages = ( { name = \"rx\"; kind = \"rdma_rx\"; lcore = 1; flow = \"bw\"; } );\n";
+	rp::PipelineConf c;
+	std::string err, f;
+	assert_int_equal(load_text(server, &c, &err, &f), 0);
+	assert_true(c.run.connect_timeout_s == 10);
+	c = rp::PipelineConf{};
+	assert_int_equal(load_text(server + "run = { connect_timeout = 2.5; };\n", &c, &err, &f), 0);
+	assert_true(c.run.connect_timeout_s == 2.5);
+	c = rp::PipelineConf{};
+	assert_int_equal(load_text(server + "run = { connect_timeout = 86400; };\n", &c, &err, &f), 0);
+	assert_true(c.run.connect_timeout_s == 86400);
+	const std::pair<const char *, const char *> bad[] = {
+		{"0", "0 is not a number of seconds in (0, 86400]"},
+		{"-1.5", "-1.5 is not a number of seconds in (0, 86400]"},
+		{"86401", "86401 is not a number of seconds in (0, 86400]"},
+		{"\"2\"", "expected a number of seconds"},
+		{"true", "expected a number of seconds"},
+	};
+	for (const auto &[value, why] : bad) {
+		c = rp::PipelineConf{};
+		assert_int_equal(load_text(server + "run = {\n  connect_timeout = " + value + ";\n};\n", &c, &err, &f), -1);
+		assert_string_equal(err.c_str(), (f + ":7: run.connect_timeout: " + why).c_str());
+	}
+	c = rp::PipelineConf{};
+	assert_int_equal(load_text(server + "run = { connect_timout = 2; };\n", &c, &err, &f), -1);
+	assert_string_equal(err.c_str(), (f + ":6: run.connect_timout: unknown setting; did you mean 'connect_timeout'?").c_str());
+	/* Loopback flows only: nothing waits for another host. */
+	std::string loopback = server;
+	const std::string listen = "listen = \"10.2.0.2:18800\"", stages = "stages = (";
+	loopback.replace(loopback.find(listen), listen.size(), "peer = \"loopback\"");
+	loopback.replace(loopback.find(stages), stages.size(), stages + " { name = \"tx\"; kind = \"rdma_tx\"; lcore = 2; flow = \"bw\"; },");
+	c = rp::PipelineConf{};
+	assert_int_equal(load_text(loopback, &c, &err, &f), 0);
+	c = rp::PipelineConf{};
+	assert_int_equal(load_text(loopback + "run = { connect_timeout = 2; };\n", &c, &err, &f), -1);
+	assert_string_equal(err.c_str(), (f + ":6: run.connect_timeout: no flow connects to another host (--listen or --peer; in a "
+					     "file, a flow's listen or peer = \"HOST:PORT\", or a pattern), and only that waits: a "
+					     "loopback flow's ends connect within this process").c_str());
+	assert_true(!rp::conf_connects_hosts(c));
+}
+
 void missing_file(void **)
 {
 	rp::PipelineConf c;
@@ -218,6 +282,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(good_files_load),
 		cmocka_unit_test(base_file_values),
 		cmocka_unit_test(validate_plain_structs),
+		cmocka_unit_test(connect_timeout_key),
 		cmocka_unit_test(missing_file),
 		cmocka_unit_test(did_you_mean),
 		cmocka_unit_test(lcore_sets),

@@ -1,13 +1,19 @@
 /* Argument parsing: defaults, every bound, cross-checks, and the exact error text. */
+#include "conf/cli_pipeline.h"
+#include "conf/config.h"
 #include "conf/options.h"
 #include "conf/options_table.h"
 
-#include "cmocka_cpp.h"
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include "cmocka_cpp.h"   // last: it defines fail()
 
 namespace {
 
@@ -487,6 +493,74 @@ void plant_matcher(void **)
 	assert_true(match("slow:verb!=read,qps>=1"));
 }
 
+/* --connect-timeout: how long connecting waits for the other host, the pipeline's
+ * run.connect_timeout; --stall-timeout no longer touches it. The bad values are
+ * refused naming the option, and so is a run with no other host to wait for. */
+void connect_timeout(void **)
+{
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(static_cast<int>(parse({"--peer", "10.2.0.2:18515", "--connect-timeout", "2.5"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.connect_timeout_s == 2.5);
+	assert_true(rp::pipeline_from_options(o, 1, 1).run.connect_timeout_s == 2.5);
+	assert_int_equal(static_cast<int>(parse({"--listen", "18515", "--connect-timeout", "86400"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_true(rp::pipeline_from_options(o, 1, 1).run.connect_timeout_s == 86400);
+	/* Not given: the default, 10 s, whatever the stall timeout. */
+	assert_int_equal(static_cast<int>(parse({"--listen", "18515", "--stall-timeout", "30"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	assert_true(o.connect_timeout_s == 0);
+	const rp::PipelineConf c = rp::pipeline_from_options(o, 1, 1);
+	assert_true(c.run.connect_timeout_s == rp::kDefaultConnectTimeoutS && rp::kDefaultConnectTimeoutS == 10);
+	assert_true(c.run.stall_timeout_s == 30);
+	for (const char *bad : {"0", "-1", "86401", "abc", "", "2s", "nan", "inf"})
+		expect_error({"--peer", "10.2.0.2:1", "--connect-timeout", bad},
+			     (std::string("--connect-timeout: '") + bad + "' is not a number of seconds in (0, 86400]").c_str());
+	expect_error({"--connect-timeout", "2"},
+		     "--connect-timeout: no flow connects to another host (--listen or --peer; in a file, a flow's listen or "
+		     "peer = \"HOST:PORT\", or a pattern), and only that waits: a loopback flow's ends connect within this process");
+	/* With -f, the file decides where it applies (checked when it is loaded). */
+	assert_int_equal(static_cast<int>(parse({"-f", "x.conf", "--connect-timeout", "3"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	rp::PipelineConf f;
+	f.run.connect_timeout_s = 7;
+	rp::apply_cli(o, &f);
+	assert_true(f.run.connect_timeout_s == 3);
+	o = rp::RunOptions{};
+	f.run.connect_timeout_s = 7;
+	rp::apply_cli(o, &f);   // not given: the file's stands
+	assert_true(f.run.connect_timeout_s == 7);
+}
+
+/* --dump-conf writes the connect timeout as the file's key, which reads back the same;
+ * a loopback pipeline, where the key would be refused, has none. */
+void connect_timeout_dump(void **)
+{
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(static_cast<int>(parse({"-d", "rxeA", "--peer", "10.2.0.2:18515", "--connect-timeout", "2.5"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
+	const std::string text = rp::pipeline_to_text(rp::pipeline_from_options(o, 1, 1), o);
+	assert_non_null(strstr(text.c_str(), "\n  connect_timeout = 2.5;\n"));
+	char path[] = "/tmp/test_options_dump_XXXXXX";
+	const int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	std::ofstream(path) << text;
+	rp::PipelineConf back;
+	const int rc = rp::config_load(path, rp::LcoreSet{}, &back, &err);
+	unlink(path);
+	if (rc != 0)
+		print_error("%s\n%s\n", err.c_str(), text.c_str());
+	assert_int_equal(rc, 0);
+	assert_true(back.run.connect_timeout_s == 2.5);
+	assert_string_equal(back.flows[0].peer.c_str(), "10.2.0.2:18515");
+
+	assert_int_equal(static_cast<int>(parse({"-d", "rxe0"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_null(strstr(rp::pipeline_to_text(rp::pipeline_from_options(o, 1, 2), o).c_str(), "connect_timeout"));
+}
+
 /* --points refuses what makes no sense per point, naming it and why. */
 void points_refusals(void **)
 {
@@ -527,6 +601,8 @@ int main()
 		cmocka_unit_test(plant_parser),
 		cmocka_unit_test(plant_matcher),
 		cmocka_unit_test(points_refusals),
+		cmocka_unit_test(connect_timeout),
+		cmocka_unit_test(connect_timeout_dump),
 	};
 	return cmocka_run_group_tests_name("options", tests, nullptr, nullptr);
 }
