@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rdmapipe-explore end to end on the host, its child a stand-in (fake_rdmapipe.py) with
 # planted corners: the search finds and minimises each, writes the output folder, the
-# reproducers pass rdmapipe --check; a hang and a crash are findings, not the end; a
+# reproducers pass rdmapipe --check; --stop-after ends it at a finding; a hang and a crash are findings, not the end; a
 # child that cannot start stops the search; bad space files are refused file:line.
 set -u
 . "$(dirname "$0")/../integration/lib.sh"   # await_line (its RDMAPIPE, $1, is unused here)
@@ -41,6 +41,22 @@ lines=$(wc -l < "$T/a/points.jsonl")
 [ "$lines" -ge 20 ] || fail "points.jsonl has $lines lines"
 python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/a/points.jsonl" || fail "points.jsonl is not JSON lines"
 grep -q '| 1 | correctness | size >= 8192, qps >= 4 |' "$T/a/report.md" || fail "report.md has no table of findings"
+
+# 1b. --stop-after 1: the search ends at its first finding, minimised and written as
+# its reproducer, having run the same points as the whole search up to there.
+"$X" -q -f "$T/space.conf" -o "$T/s" --rdmapipe "$FAKE" --stop-after 1 > "$T/s.out" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "--stop-after 1: exit $rc, not 1: $(cat "$T/s.out")"
+n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/s/findings.json")
+[ "$n" = 1 ] || fail "--stop-after 1: $n findings"
+[ -s "$T/s/anomalies/1/reproduce.conf" ] || fail "--stop-after 1: anomalies/1/reproduce.conf missing"
+grep -q -- '- stopped after 1 finding (--stop-after)' "$T/s/report.md" || fail "--stop-after 1: report.md does not say so"
+grep -q -- '(--stop-after: the budget not spent)' "$T/s.out" || fail "--stop-after 1: the summary does not say so"
+ns=$(wc -l < "$T/s/points.jsonl")
+[ "$ns" -lt "$(wc -l < "$T/a/points.jsonl")" ] || fail "--stop-after 1 ran $ns points, as many as the whole search"
+cmp -s <(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/s/points.jsonl") \
+	<(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/a/points.jsonl" | head -n "$ns") ||
+	fail "--stop-after 1: not the same points as the whole search up to its stop"
 
 # 2. The same seed, the same points.
 "$X" -q -f "$T/space.conf" -o "$T/b" --rdmapipe "$FAKE" > /dev/null 2>&1
@@ -113,6 +129,10 @@ out=$("$X" -f "$T/space.conf" -o "$T/a" --rdmapipe "$FAKE" 2>&1)
 [ $? -eq 2 ] && grep -q 'the folder is not empty' <<<"$out" || fail "-o into a used folder: '$out'"
 out=$("$X" -f "$T/space.conf" --budget 5x 2>&1)
 [ $? -eq 2 ] && grep -q -- "--budget: '5x'" <<<"$out" || fail "--budget 5x: '$out'"
+for v in 0 -1 two; do
+	out=$("$X" -f "$T/space.conf" --stop-after "$v" 2>&1)
+	[ $? -eq 2 ] && grep -q -- "--stop-after: '$v' is not a number of findings" <<<"$out" || fail "--stop-after $v: '$out'"
+done
 for f in explore-default explore-wire; do
 	"$X" --check -f "$(dirname "$0")/../../conf/$f.conf" > /dev/null || fail "conf/$f.conf: --check refuses it"
 done
