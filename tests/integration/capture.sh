@@ -9,7 +9,7 @@ need_device
 scratch_files
 dir=$(mktemp -d)
 on_exit 'rm -rf "$dir"'
-command -v tshark >/dev/null || { echo "FAIL: tshark is missing (tools/install-deps installs it)"; exit 1; }
+command -v tshark >/dev/null || skip_or_fail "tshark is missing (tools/install-deps installs it)"
 
 # tshark's fields of every record of $1, one line each.
 fields() { tshark -r "$1" -T fields -E separator=" " "${@:2}" 2>/dev/null; }

@@ -57,7 +57,7 @@ if [ -n "$addr" ]; then
 	expect_grep "$out" "interrupted while waiting"
 	[ "$ms" -le 3000 ] && echo "ok: SIGINT while listening: stopped in $ms ms" || { echo "FAIL: SIGINT while listening took $ms ms"; fails=$((fails + 1)); }
 else
-	echo "FAIL: no RXE_LOOP_ADDR to listen on (run under tools/softroce)"; fails=$((fails + 1))
+	part_skipped "SIGINT while listening: no RXE_LOOP_ADDR to listen on (run under tools/softroce)"
 fi
 
 # use_conf FILE: FILE (under tests/integration) pointed at this machine's device, in $conf.

@@ -16,20 +16,42 @@ run_exit_cmds() {
 }
 on_exit() { exit_cmds+=("$1"); trap run_exit_cmds EXIT; }
 
-# No device: skip (exit 77) on a user's box, fail in CI, where a skip would hide
-# that nothing ran on rxe.
+# skip_or_fail WHY: the test cannot run here. In CI (CI set), where a skip would hide
+# that it did not run, a failure; elsewhere "SKIP: WHY" and exit 77, which meson counts
+# as skipped (after a failed check, exit 1 all the same).
+skip_or_fail() {
+	if [ -n "${CI:-}" ]; then
+		echo "FAIL: $1 (CI must run this)"
+		exit 1
+	fi
+	echo "SKIP: $1"
+	[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+	exit 77
+}
+
+# part_skipped WHY: a part of the test cannot run here; the rest goes on. In CI a
+# failure counted; elsewhere "SKIP: WHY", and finish then exits 77 (skipped), not 0: a
+# test that left a part out has not passed, and meson must not count it so.
+skipped=0
+part_skipped() {
+	if [ -n "${CI:-}" ]; then
+		echo "FAIL: $1 (CI must run this)"
+		fails=$((fails + 1))
+		return
+	fi
+	echo "SKIP: $1"
+	skipped=$((skipped + 1))
+}
+
+# No device: skip on a user's box, fail in CI, where a skip would hide that nothing
+# ran on rxe.
 need_device() {
 	DEV=${RXE_LOOP_DEV:-}
 	if [ -z "$DEV" ]; then
 		DEV=$(ls /sys/class/infiniband 2>/dev/null | head -n 1)
 	fi
 	if [ -z "$DEV" ] || [ ! -e "/sys/class/infiniband/$DEV" ]; then
-		if [ -n "${CI:-}" ]; then
-			echo "FAIL: no RDMA device, and CI must run this on rxe (use tools/softroce)"
-			exit 1
-		fi
-		echo "SKIP: no RDMA device (run under tools/softroce)"
-		exit 77
+		skip_or_fail "no RDMA device (run under tools/softroce)"
 	fi
 }
 
@@ -115,10 +137,16 @@ within() {
 	if [ "$2" -le "$3" ]; then echo "ok: $1: ended in $2 s"; else echo "FAIL: $1: took $2 s (bound $3 s)"; fails=$((fails + 1)); fi
 }
 
+# finish: exit 1 if a check failed; else 77 (skipped) if a part was skipped
+# (part_skipped); else 0.
 finish() {
 	if [ "$fails" -ne 0 ]; then
 		echo "$fails check(s) failed"
 		exit 1
+	fi
+	if [ "$skipped" -ne 0 ]; then
+		echo "$skipped part(s) skipped (the SKIP lines above): not a pass"
+		exit 77
 	fi
 	exit 0
 }
@@ -175,13 +203,14 @@ pass_with_losses() {
 }
 
 # wire_ready: the rxeA/rxeB wire (veth vA, vB) and netem are there, with no rule left
-# on it; if not, a failure.
+# on it; if not, returns 1, the part that needs them skipped (part_skipped: in CI a
+# failure).
 wire_ready() {
 	if [ -n "${RXE_A_DEV:-}" ] && ip link show vA >/dev/null 2>&1 && modprobe sch_netem 2>/dev/null; then
 		netem_clear
 		return 0
 	fi
-	echo "FAIL: no rxeA/rxeB wire (vA) or no netem"; fails=$((fails + 1))
+	part_skipped "no rxeA/rxeB wire (vA) or no netem (run under tools/softroce)"
 	return 1
 }
 

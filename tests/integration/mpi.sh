@@ -6,15 +6,10 @@
 # naming the rank, within a bound.
 . "$(dirname "$0")/lib.sh"
 need_device
-wire_ready
-if ! command -v mpirun >/dev/null; then
-	echo "FAIL: no mpirun (tools/install-deps installs openmpi-bin)"
-	exit 1
-fi
-if ! "$RDMAPIPE" --version >/dev/null || ! ldd "$RDMAPIPE" | grep -q libmpi; then
-	echo "FAIL: $RDMAPIPE was built without MPI (meson setup -Dmpi=enabled)"
-	exit 1
-fi
+wire_ready || finish
+command -v mpirun >/dev/null || skip_or_fail "no mpirun (tools/install-deps installs openmpi-bin)"
+"$RDMAPIPE" --version >/dev/null || { echo "FAIL: $RDMAPIPE --version"; exit 1; }
+ldd "$RDMAPIPE" | grep -q libmpi || skip_or_fail "$RDMAPIPE was built without MPI (meson setup -Dmpi=enabled)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
