@@ -7,9 +7,12 @@ set -u
 . "$(dirname "$0")/../integration/lib.sh"   # await_line (its RDMAPIPE, $1, is unused here)
 X=$(realpath "${1:?usage: explore_app.sh rdmapipe-explore rdmapipe}")
 R=$(realpath "${2:?usage: explore_app.sh rdmapipe-explore rdmapipe}")
-FAKE=$(cd "$(dirname "$0")" && pwd)/fake_rdmapipe.py
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+# A copy of its own, so that 'pgrep -f "$FAKE"' sees this test's children only, not
+# those of another test run beside it (meson runs the unit suite in parallel).
+FAKE=$T/fake_rdmapipe.py
+cp "$(dirname "$0")/fake_rdmapipe.py" "$FAKE"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
