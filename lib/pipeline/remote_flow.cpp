@@ -180,6 +180,7 @@ int connect_retrying(const FlowParams &o, const Device &dev, RemoteEnd *e, const
 		const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
 		return static_cast<int>(std::max<int64_t>(1, left));
 	};
+	std::string unheard_err;   // the last "no server listening", for a last try the deadline cuts short
 	for (;;) {
 		f->pairs.cm_client = std::make_unique<CmClient>();
 		CmClient &cli = *f->pairs.cm_client;
@@ -194,8 +195,15 @@ int connect_retrying(const FlowParams &o, const Device &dev, RemoteEnd *e, const
 			return 0;
 		const bool unheard = rc != -ETIMEDOUT && err->find("no server listening") != std::string::npos;
 		if (unheard && Clock::now() + kRetry < deadline) {
+			unheard_err = *err;
 			std::this_thread::sleep_for(kRetry);
 			continue;
+		}
+		if (rc == -ETIMEDOUT && !unheard_err.empty()) {   // the deadline cut short a try after no server listened
+			const size_t at = err->find("timed out");
+			*err = unheard_err + ", asked again for " + seconds_str(e->connect_timeout_ms) + bounded_by(*e) +
+			       " (the last try " + (at == std::string::npos ? *err : err->substr(at)) + ")";
+			return -1;
 		}
 		if (unheard)
 			*err += ", asked again for " + seconds_str(e->connect_timeout_ms) + bounded_by(*e);
