@@ -11,14 +11,21 @@ dir=$(mktemp -d)
 on_exit 'rm -rf "$dir"'
 command -v tshark >/dev/null || skip_or_fail "tshark is missing (tools/install-deps installs it)"
 
-# tshark's fields of every record of $1, one line each.
-fields() { tshark -r "$1" -T fields -E separator=" " "${@:2}" 2>/dev/null; }
+# read_pcap FILE: one tshark pass over FILE (a start costs seconds in the guest), every
+# field the checks below want, one record a line in FILE.fields: frame number, BTH
+# opcode, UDP destination port, destination QP, PSN, captured length, length on the wire.
+read_pcap() {
+	tshark -r "$1" -T fields -E separator=, -e frame.number -e infiniband.bth.opcode -e udp.dstport \
+		-e infiniband.bth.destqp -e infiniband.bth.psn -e frame.cap_len -e frame.len >"$1.fields" 2>/dev/null
+}
+# col FILE N...: those columns of FILE's records (read_pcap), space-separated.
+col() { local f=$1; shift; awk -F, -v c="$*" 'BEGIN { n = split(c, k, " ") } { l = $k[1]; for (i = 2; i <= n; i++) l = l " " $k[i]; print l }' "$f.fields"; }
 
 # check_psns FILE QPS TOTAL: TOTAL records over QPS destination QPs, each QP's PSNs
 # 0..n-1 once each (every record its own message, none lost or repeated).
 check_psns() {
 	local f=$1 got
-	got=$(fields "$f" -e infiniband.bth.destqp -e infiniband.bth.psn | sort | uniq -c |
+	got=$(col "$f" 4 5 | sort | uniq -c |
 		awk '$1 != 1 {dup++} {n[$2]++; t++; if ($3 + 0 > max[$2] + 0) max[$2] = $3 + 0}
 		     END {for (q in n) if (n[q] != max[q] + 1) gap++; printf "%d QPs, %d records, %d repeated, %d with gaps\n", length(n), t, dup, gap}')
 	expect_eq "$f: QPs and PSNs" "$got" "$2 QPs, $3 records, 0 repeated, 0 with gaps"
@@ -43,12 +50,13 @@ expect_eq "after rdma_rx: exit status" "$rc" 0
 expect_grep "$out" "^result: PASS$"
 expect_eq "after rdma_rx: verified" "$(field "$out" 'messages verified')" 4000
 expect_grep "$out" "^  stage cap: +capture on lcore 0: 4000 messages .*4000 records to $dir/rx.pcap; "
-expect_eq "rx.pcap: records" "$(fields "$dir/rx.pcap" -e frame.number | wc -l)" 4000
-expect_eq "rx.pcap: opcodes" "$(fields "$dir/rx.pcap" -e infiniband.bth.opcode | sort -u | tr '\n' ' ')" "5 "
+read_pcap "$dir/rx.pcap"
+expect_eq "rx.pcap: records" "$(col "$dir/rx.pcap" 1 | wc -l)" 4000
+expect_eq "rx.pcap: opcodes" "$(col "$dir/rx.pcap" 2 | sort -u | tr '\n' ' ')" "5 "
 # Every record a RoCE v2 packet tshark's InfiniBand dissector takes (its BTH and ICRC
 # decoded). What it then guesses a payload holds from its first bytes (an EtherType,
 # SMC) is no error of ours: the ICRCs are checked by the unit test (test_pcap_writer).
-expect_eq "rx.pcap: records decoded as RoCE v2" "$(fields "$dir/rx.pcap" -e infiniband.bth.opcode -e udp.dstport | grep -c '^5 4791$')" 4000
+expect_eq "rx.pcap: records decoded as RoCE v2" "$(col "$dir/rx.pcap" 2 3 | grep -c '^5 4791$')" 4000
 check_psns "$dir/rx.pcap" 2 4000
 
 # Made by a gen, captured before rdma_tx sends them, cut to 64 bytes of payload.
@@ -71,12 +79,13 @@ run_rdmapipe "$out" -f "$conf"
 expect_eq "before rdma_tx: exit status" "$rc" 0
 expect_grep "$out" "^result: PASS$"
 expect_eq "before rdma_tx: verified" "$(field "$out" 'messages verified')" 3000
-expect_eq "tx.pcap: records" "$(fields "$dir/tx.pcap" -e frame.number | wc -l)" 3000
-expect_eq "tx.pcap: opcodes" "$(fields "$dir/tx.pcap" -e infiniband.bth.opcode | sort -u | tr '\n' ' ')" "4 "
+read_pcap "$dir/tx.pcap"
+expect_eq "tx.pcap: records" "$(col "$dir/tx.pcap" 1 | wc -l)" 3000
+expect_eq "tx.pcap: opcodes" "$(col "$dir/tx.pcap" 2 | sort -u | tr '\n' ' ')" "4 "
 # A gen's messages have not gone over a QP yet: the flow's first QP names them all.
 check_psns "$dir/tx.pcap" 1 3000
 expect_eq "tx.pcap: records cut to the snaplen (captured/on the wire)" \
-	"$(fields "$dir/tx.pcap" -e frame.cap_len -e frame.len | sort -u | tr '\n' ' ')" "$((14 + 20 + 8 + 12 + 64)) $((14 + 20 + 8 + 12 + 512 + 4)) "
+	"$(col "$dir/tx.pcap" 6 7 | sort -u | tr '\n' ' ')" "$((14 + 20 + 8 + 12 + 64)) $((14 + 20 + 8 + 12 + 512 + 4)) "
 
 # A file that cannot be written: refused at start, named, nothing sent.
 sed -i "s#$dir/tx.pcap#$dir/none/tx.pcap#" "$conf"
