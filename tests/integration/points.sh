@@ -27,6 +27,14 @@ start_child() {
 	on_exit "kill $CHILD_PID 2>/dev/null"
 }
 
+# resources: how many QPs, CQs, MRs, PDs and cm_ids (in that order, as in $kinds) rdma
+# resource shows of the child, "N N N N N ".
+kinds=(qp cq mr pd cm_id)
+resources() {
+	local r
+	for r in "${kinds[@]}"; do rdma resource show "$r" 2>/dev/null | grep -c "pid $CHILD_PID "; done | tr '\n' ' '
+}
+
 # ask LINE: one request; $answer gets the reply line ("" when none came in 120 s).
 ask() {
 	printf '%s\n' "$1" >&"${CHILD[1]}"
@@ -114,14 +122,17 @@ mkconf long -v write_imm -t 60
 : >"$dir/long.log"
 start_child
 printf '%s\t%s\n' "$dir/long.conf" "$dir/long.log" >&"${CHILD[1]}"
-for _ in $(seq 1 300); do   # bounded: the run is up within 30 s
-	grep -q "^rdmapipe: running" "$dir/long.log" && break
-	sleep 0.1
+await_line "$dir/long.log" "^rdmapipe: running" "$CHILD_PID"
+# The leak check below counts what rdma resource shows of the child between points,
+# kind by kind: a count that stays 0 there is an absence only if that kind of the
+# child's shows while it runs. (On rxe each does; the passive side's QP of a loopback
+# connection shows without its pid, the active side's with it. A cm_id goes with its
+# event channel's fd: its count moves when both are kept, as the fds do.)
+read -ra live <<<"$(resources)"
+for k in 0 1 2 3 4; do
+	[ "${live[k]:-0}" -gt 0 ] && echo "ok: rdma resource shows the running child's ${live[k]} ${kinds[k]}(s)" ||
+		{ echo "FAIL: rdma resource shows no ${kinds[k]} of the running child"; fails=$((fails + 1)); }
 done
-# The leak check below counts what rdma resource shows of the child: it does show a run's.
-live=$(rdma resource show qp 2>/dev/null | grep -c "pid $CHILD_PID ")
-[ "$live" -gt 0 ] && echo "ok: rdma resource shows the running child's $live QPs" ||
-	{ echo "FAIL: rdma resource shows no QP of the running child"; fails=$((fails + 1)); }
 kill -TERM "$CHILD_PID"
 answer=
 IFS= read -r -t 60 answer <&"${CHILD[0]}" || answer=
@@ -147,7 +158,7 @@ for i in $(seq 1 30); do
 	if [ "$i" = 6 ] || [ "$i" = 30 ]; then
 		fds_at+=("$(ls /proc/"$CHILD_PID"/fd | wc -l)")
 		free_at+=("$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)")
-		res_at+=("$(for r in qp cq mr pd cm_id; do rdma resource show "$r" 2>/dev/null | grep -c "pid $CHILD_PID "; done | tr '\n' ' ')")
+		res_at+=("$(resources)")
 	fi
 done
 echo "fds after points 6 and 30: ${fds_at[*]}; free hugepages: ${free_at[*]}"
