@@ -33,7 +33,7 @@ fw_writes=$(field "$sout" 'credit writes')
 	{ echo "FAIL: flow window: '$fw_writes' credit writes (want about 20000 / 256)"; fails=$((fails + 1)); }
 # A server whose QPs each have their own receive queue takes no flow window: it
 # refuses the client's, saying what to give it.
-server -v send -Q 64 -n 1000 --recv-queue qp --stall-timeout 3
+server -v send -Q 64 -n 1000 --recv-queue qp --connect-timeout 6
 client -v send -Q 64 -n 1000
 server_wait
 expect_eq "flow window against per-QP receive queues: client exit" "$rc" 3
@@ -116,8 +116,11 @@ run_client 0-1 -f "$gc"
 server_wait
 both_pass "two-host gen for a duration"
 made=$(sed -n 's/^  stage gen: *gen on lcore 0: \([0-9]*\) messages .* made [0-9]* in [0-9.]* s .*/\1/p' "$cout")
-[ "${made:-0}" -ge 3400 ] && [ "${made:-0}" -le 4100 ] && ok=yes || ok="no (${made:-none})"
-expect_eq "two-host gen for a duration: about 4000 made" "$ok" yes
+# 2 s at 2000 msg/s: at most 4000 and a burst (the pace's promise); at least half of it,
+# as a starved gen catches up one burst at most (a loaded host made 3895, 85% was the
+# floor before and too near), while the made count must still equal every count below.
+[ "${made:-0}" -ge 2000 ] && [ "${made:-0}" -le 4100 ] && ok=yes || ok="no (${made:-none})"
+expect_eq "two-host gen for a duration: paced, 2000..4100 made" "$ok" yes
 expect_eq "two-host gen for a duration: client sent" "$(field "$cout" 'messages sent')" "$made"
 expect_eq "two-host gen for a duration: server received" "$(field "$sout" 'messages received')" "$made"
 expect_eq "two-host gen for a duration: server verified" "$(field "$sout" 'messages verified')" "$made"
@@ -128,10 +131,10 @@ rm -f "$gc" "$gs"
 # on a thread while it connects (asking again until the other listens), so neither
 # waits on the other; each verifies what it receives. Two EALs starting at once on the
 # VM's 2 CPUs: one end once gave up on the other after the default 10 s ("no server
-# listening ... (asked again for 10 s)"); --stall-timeout, which bounds the asking
-# too, gives them 30.
-start_server 0-1 -f "$two_dir/both-b.conf" --output "$sout.json" --stall-timeout 30   # host B
-run_client 0-1 -f "$two_dir/both-a.conf" --stall-timeout 30                            # host A, at once
+# listening ... (asked again for 10 s)"); --connect-timeout, which bounds the asking,
+# gives them 30.
+start_server 0-1 -f "$two_dir/both-b.conf" --output "$sout.json" --connect-timeout 30   # host B
+run_client 0-1 -f "$two_dir/both-a.conf" --connect-timeout 30                            # host A, at once
 server_wait
 both_pass "both ways (A: client, B: server)"
 expect_grep "$cout" "^  flow b2a: +RDMA_WRITE_WITH_IMM, 64 B, 2 QPs, 10.2.0.1:18795's client -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
@@ -143,8 +146,8 @@ rm -f "$sout.json"
 # client's final counts, which that client writes once its role is done, though its
 # lcore still serves) beside a client of reliable UC (the lcore's one control QP, made
 # before the server's accept thread and the client's connect could both make it).
-start_server 0 -f "$two_dir/one-lcore-b.conf" --stall-timeout 30   # host B, on CPU 0
-run_client 1 -f "$two_dir/one-lcore-a.conf" --stall-timeout 30     # host A, on CPU 1
+start_server 0 -f "$two_dir/one-lcore-b.conf" --connect-timeout 30   # host B, on CPU 0
+run_client 1 -f "$two_dir/one-lcore-a.conf" --connect-timeout 30     # host A, on CPU 1
 server_wait
 both_pass "both ways on one lcore"
 expect_grep "$cout" "^  final counts: +flow w: 1 of 1 told by the client$"
@@ -227,7 +230,7 @@ for out in "$cout" "$sout"; do
 done
 
 # Options that disagree: the server refuses, and both say why.
-server -v write_imm -n 1000 --stall-timeout 3
+server -v write_imm -n 1000 --connect-timeout 6
 client -v send -n 1000
 server_wait
 expect_eq "mismatch: client exit" "$rc" 3
@@ -238,7 +241,7 @@ expect_grep "$sout" "rejected"
 # No server at all: a fast, clear refusal.
 port=$((port + 1))
 t0=$SECONDS
-client -v write_imm -n 1000
+client -v write_imm -n 1000 --connect-timeout 3
 expect_eq "no server: exit" "$rc" 3
 expect_grep "$cout" "no server listening on port $port"
 [ $((SECONDS - t0)) -le 30 ] && echo "ok: no server: answered in $((SECONDS - t0)) s" || { echo "FAIL: no server took $((SECONDS - t0)) s"; fails=$((fails + 1)); }
