@@ -50,7 +50,7 @@ done
 # once (not at its connect timeout) and says why.
 addr=${RXE_LOOP_ADDR:-}
 if [ -n "$addr" ]; then
-	start_bg -d "$DEV" --listen "$addr:18990" -v send -n 1000 --stall-timeout 60
+	start_bg -d "$DEV" --listen "$addr:18990" -v send -n 1000 --connect-timeout 60
 	await_line "$out" "waiting for" "$tpid"
 	signal_and_wait INT
 	expect_eq "SIGINT while listening: exit status" "$rc" 130

@@ -29,7 +29,7 @@ job() {
 	out=$work/out.$((++runs))
 	start=$(date +%s)
 	timeout -k 5 300 mpirun --oversubscribe -np "$np" "$RDMAPIPE" --lcores '0@(0,1),1@(0,1)' --no-huge -m 192 \
-		--no-pci --log-level=lib.eal:error -- -f "$file" --stall-timeout 20 "$@" >"$out" 2>&1
+		--no-pci --log-level=lib.eal:error -- -f "$file" --stall-timeout 20 --connect-timeout 20 "$@" >"$out" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - start))
 	echo "--- mpirun -np $np $file $* (exit $rc, $secs s)"
@@ -167,11 +167,11 @@ expect_no_grep "$out" "^job result"
 within "missing device" "$secs" 30
 
 # Ranks that cannot reach each other (the wire between rxeA and rxeB cut before the
-# start): every pair of the ring crosses it, each fails to connect (rdma_cm waits the
-# stall timeout, at least 10 s), named with its rank; the job ends with status 3 (its
-# flows could not be set up), and no rank waits on.
+# start): every pair of the ring crosses it, each fails to connect (within its connect
+# timeout, 5 s here), named with its rank; the job ends with status 3 (its flows could
+# not be set up), and no rank waits on.
 netem_loss 100%
-job 4 "$(conf ring)" --stall-timeout 5 --output "$work/cut.json"
+job 4 "$(conf ring)" --stall-timeout 5 --connect-timeout 5 --output "$work/cut.json"
 netem_off
 expect_eq "cut wire: mpirun exit" "$rc" 3
 expect_grep "$out" "^job result: FAIL$"

@@ -382,9 +382,9 @@ cg_perftest() { # N
 cg_end() { # END VERB N
 	local end=$1 verb=$2 n=$3 id=cg-rp-$2-$1 log=$logs/cg-rp-$2-$1-$3 t t0 rc prc pid f nf
 	port=$((port + 1))
-	# --stall-timeout: how long either side waits to connect (default 10 s); a native
+	# --connect-timeout: how long either side waits to connect (default 10 s); a native
 	# server must outwait its client's EAL start-up under valgrind (about a minute).
-	local app=(-v "$verb" -s 64 -n "$n" --stall-timeout 240)
+	local app=(-v "$verb" -s 64 -n "$n" --connect-timeout 240 --stall-timeout 240)
 	local srv=(--listen "$RXE_B_ADDR:$port" -d "$RXE_B_DEV" "${app[@]}")
 	local cli=(--peer "$RXE_B_ADDR:$port" --local "$RXE_A_ADDR" -d "$RXE_A_DEV" "${app[@]}")
 	local vg=(valgrind --tool=callgrind --fair-sched=yes --separate-threads=yes --callgrind-out-file="$log.callgrind")
