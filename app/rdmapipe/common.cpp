@@ -218,11 +218,31 @@ bool eal_wants_syslog(int eal_argc, char **argv)
 }
 
 /* The first SIGINT or SIGTERM stops the run in order (summary and results written);
- * a second one, should that stop hang, ends the process as the signal's default does. */
+ * one more, should that stop hang, ends the process as the signal's default does. A
+ * repeat within a second is the same request delivered twice, not a second one:
+ * timeout(1) signals its child and then the child's process group, and a kill of a
+ * process group reaches a launcher's wrapper and the run alike. */
+std::atomic<int64_t> g_first_signal_ns{-1};
+
+int64_t monotonic_ns()
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);   // async-signal-safe
+	return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 void on_signal(int sig)
 {
-	request_stop(sig);
+	constexpr int64_t kRepeatNs = 1000000000;
+	int64_t now = monotonic_ns(), first = -1;
+	if (g_first_signal_ns.compare_exchange_strong(first, now)) {
+		request_stop(sig);
+		return;
+	}
+	if (now - first < kRepeatNs)
+		return;
 	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 FILE *g_log_stream = stderr;

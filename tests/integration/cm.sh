@@ -51,6 +51,7 @@ start_server() {   # PORT N [args]: in the background, once it listens; sets spi
 	local port=$1
 	shift
 	sout=$tmp/server.$port
+	: >"$sout"
 	timeout -k 5 120 "$CM_PAIR" --server "$B" "$port" "$@" >"$sout" 2>&1 &
 	spid=$!
 	pids+=("$spid")
@@ -137,6 +138,7 @@ expect_lt "no host: ms to fail" "$elapsed" $((2000 + slack_ms))
 # The server is killed while the client waits for its verdicts: the client hears
 # of it from the CM (the kernel disconnects a dead process's ids), within its bound.
 if start_server 18530 8 --stall; then
+	: >"$cout"
 	timeout -k 5 120 "$CM_PAIR" --client "$B" 18530 8 --local "$A" --timeout-ms 10000 >"$cout" 2>&1 &
 	cpid=$!
 	pids+=("$cpid")

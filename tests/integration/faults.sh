@@ -11,6 +11,7 @@ out=$(mktemp) json=$(mktemp)
 
 # start_bg ARGS...: rdmapipe in the background ($bpid: rdmapipe itself, not timeout).
 start_bg() {
+	: >"$out"
 	# shellcheck disable=SC2046
 	timeout -k 5 120 "$RDMAPIPE" $(eal_args) -- "$@" >"$out" 2>&1 &
 	tpid=$!

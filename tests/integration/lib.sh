@@ -170,7 +170,9 @@ await() {
 # await_line FILE REGEX [PID] [SECS]: waits until FILE has a line matching REGEX (grep
 # -E), for SECS (60) at most; with PID (not ""), no longer than that process lives (FILE
 # is read once more after it ended: its last words count). Else a failure, "FAIL: no
-# /REGEX/ within N s", with FILE shown; returns 1.
+# /REGEX/ within N s", with FILE shown; returns 1. A FILE a background command writes
+# must be emptied before that command starts (`: >FILE`): `cmd >FILE &` truncates it in
+# the child, maybe after the first look here has matched an earlier run's line.
 await_line() {
 	local file=$1 re=$2 pid=${3:-} secs=${4:-60} end ended=
 	end=$((SECONDS + secs))

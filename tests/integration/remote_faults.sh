@@ -46,6 +46,7 @@ killed_pair() {
 	shift
 	start_server 1 -f "$sconf" --stall-timeout 5
 	listening
+	: >"$cout"
 	# shellcheck disable=SC2086
 	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- -f "$cconf" --stats-period 0.2 "$@" >"$cout" 2>&1 &
 	cpid=$!

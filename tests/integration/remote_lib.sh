@@ -10,6 +10,7 @@ on_exit 'rm -f "$sout" "$cout"'
 base=$(eal_args | sed 's/-l 0-1 //')
 
 start_server() {   # LCORES ARGS...: the server's rdmapipe in the background ($spid)
+	: >"$sout"
 	# shellcheck disable=SC2086
 	timeout -k 5 120 "$RDMAPIPE" -l "$1" $base -- "${@:2}" >"$sout" 2>&1 &
 	spid=$!
@@ -55,6 +56,7 @@ run_client() {   # LCORES ARGS...: the client's rdmapipe, to its end; sets $rc
 	rc=$?
 }
 client_bg() {   # ARGS...: the client of the last server, on lcore 0, in the background ($cpid)
+	: >"$cout"
 	# shellcheck disable=SC2086
 	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" "$@" >"$cout" 2>&1 &
 	cpid=$!

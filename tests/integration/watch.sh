@@ -51,6 +51,7 @@ else
 	# to end (an 8 s run once ended before a busy guest had answered; under load a
 	# Python start alone takes seconds there). -t 600 and the timeout only bound a test
 	# gone wrong.
+	: >"$out"   # now: the background shell's own truncation may come after await_line's first look
 	# shellcheck disable=SC2046
 	timeout -k 5 660 "$RDMAPIPE" $(eal_args | sed 's/--in-memory//') --file-prefix $prefix -- -d "$DEV" -t 600 -Q 1,1 \
 		--rate 20000 >"$out" 2>&1 &
@@ -59,8 +60,9 @@ else
 	# EAL's init, the telemetry socket among it, is done once the run says it runs.
 	if await_line "$out" "^rdmapipe: running" $pid 120; then
 		# One connection, as dpdk-telemetry.py makes (the same socket and messages),
-		# kept for every question: /rdmapipe/stats until both flows have completed
-		# messages and the run is half a second old, then every endpoint once.
+		# kept for every question: /rdmapipe/stats and /stages until both flows have
+		# completed messages, published by their stages, and the run is half a second
+		# old, then every endpoint once.
 		python3 - "/var/run/dpdk/$prefix/dpdk_telemetry.v2" >"$tel" 2>&1 <<'PY' && echo "ok: telemetry answers with both flows running" ||
 import json, socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -72,9 +74,13 @@ def ask(q):
 end = time.monotonic() + 60
 while True:
     st = ask('/rdmapipe/stats')['/rdmapipe/stats']
-    if float(st['elapsed_s']) > 0.5 and all(st.get(f, {}).get('completed', 0) > 0 for f in ('flow0', 'flow1')):
+    # A busy lcore publishes its stages' counters every 1024 loop iterations (lcore_loop):
+    # at 20000 msg/s in batches of 32, a second or more after the first messages.
+    sg = ask('/rdmapipe/stages')['/rdmapipe/stages']
+    if (float(st['elapsed_s']) > 0.5 and all(st.get(f, {}).get('completed', 0) > 0 for f in ('flow0', 'flow1'))
+            and all(sg.get(f'{f}_tx', {}).get('calls', 0) > 0 for f in ('flow0', 'flow1'))):
         break
-    assert time.monotonic() < end, f'60 s and the flows are not both running: {st}'
+    assert time.monotonic() < end, f'60 s and the flows are not both running: {st} {sg}'
     time.sleep(0.2)
 for q in ('/rdmapipe/stats', '/rdmapipe/stats,flow0', '/rdmapipe/flows', '/rdmapipe/lcores', '/rdmapipe/config', '/rdmapipe/stages'):
     print(json.dumps(ask(q)))
@@ -85,6 +91,8 @@ PY
 		expect_grep "$tel.py" '^\{"/rdmapipe/config": \{.*"device"'
 		rm -f "$tel.py"
 	fi
+	# To timeout, which passes it to rdmapipe and then to its process group: rdmapipe
+	# gets SIGINT twice at once, one stop (a second one a second later would end it).
 	kill -INT $pid
 	wait $pid
 	rc=$?
