@@ -17,7 +17,10 @@ start_bg() {
 	tpid=$!
 	await "rdmapipe started (a child of timeout, pid $tpid)" "$out" bpid_found
 }
-bpid_found() { bpid=$(pgrep -P "$tpid" | head -n 1); [ -n "$bpid" ]; }
+# By name: $tpid is the background shell until it execs timeout, and its first child
+# may be that shell's $(eal_args) subshell, gone a moment later (a SIGTERM sent to it
+# once left the run going on to its 120 s timeout: "kill: No such process").
+bpid_found() { bpid=$(pgrep -P "$tpid" -x "$(basename "$RDMAPIPE" | cut -c1-15)" | head -n 1); [ -n "$bpid" ]; }
 # signal_and_wait SIG: sends SIG, waits; sets $rc and $ms (from the signal to the exit).
 signal_and_wait() {
 	local t0
