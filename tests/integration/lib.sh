@@ -69,27 +69,130 @@ dev_attr() { ibv_devinfo -v -d "$DEV" | awk -v k="$1:" '$1 == k {print $2; exit}
 # or $EAL_LCORES (a run on more lcores than the VM's 2 CPUs maps them onto both).
 eal_args() {
 	local lcores=${EAL_LCORES:--l 0-1}
-	if [ "$(cat /proc/sys/vm/nr_hugepages 2>/dev/null || echo 0)" -gt 0 ]; then
+	local huge=0
+	read -r huge 2>/dev/null </proc/sys/vm/nr_hugepages
+	if [ "${huge:-0}" -gt 0 ]; then
 		echo "$lcores --in-memory --no-pci --log-level=lib.eal:error"
 	else
 		echo "$lcores --no-huge -m 512 --no-shconf --no-pci --log-level=lib.eal:error"
 	fi
 }
 
-# run_rdmapipe OUT_FILE [app args...]: runs with a hard time bound; sets $rc.
+# run_rdmapipe OUT_FILE [app args...]: runs with a hard time bound; sets $rc. A run of a
+# pipeline file alone (-f FILE, no other argument) goes to a points child (below).
 run_rdmapipe() {
-	local out=$1
+	local out=$1 how=
 	shift
-	# shellcheck disable=SC2046
-	timeout -k 5 240 "$RDMAPIPE" $(eal_args) -- "$@" >"$out" 2>&1
-	rc=$?
-	echo "--- rdmapipe $* (exit $rc)"
+	if [ $# -eq 2 ] && [ "$1" = -f ] && [ "${RDMAPIPE_POINTS:-1}" = 1 ]; then
+		points_run "$out" "$2"
+		how="; in the points child, pid ${pt_pid[$pt_key]:-gone}"
+	else
+		# shellcheck disable=SC2046
+		timeout -k 5 240 "$RDMAPIPE" $(eal_args) -- "$@" >"$out" 2>&1
+		rc=$?
+	fi
+	echo "--- rdmapipe $* (exit $rc$how)"
 	cat "$out"
 }
 
-# field OUT_FILE NAME: the value of a "  name:   value" summary line.
+# Points children: rdmapipe --points (app/rdmapipe/points.h), one per EAL lcore set,
+# EAL started once, each run a pipeline file given on its stdin and answered with the
+# status -f would exit with, -f's output in the file named with it. A process start
+# costs about 1 s in the guest, over 50 runs of the suite (issue 44).
+# RDMAPIPE_POINTS=0: a process each run, as before.
+declare -A pt_pid=() pt_w=() pt_r=()
+pt_dir= pt_key= pt_n=0
+# points_run OUT CONF: CONF run by the child for $(eal_args), its output in OUT; sets rc
+# (124 when no answer came in 240 s, 125 when the child died).
+points_run() {
+	local out=$1 conf=$2 answer= n w r k
+	[[ $out == /* ]] || out=$PWD/$out
+	[[ $conf == /* ]] || conf=$PWD/$conf
+	pt_key=$(eal_args)
+	if [ -z "${pt_pid[$pt_key]:-}" ]; then
+		[ -n "$pt_dir" ] || { pt_dir=$(mktemp -d); on_exit 'points_stop; rm -rf "$pt_dir"'; }
+		n=$((pt_n++))
+		mkfifo "$pt_dir/in$n" "$pt_dir/out$n"
+		# Without the other children's pipes: each must see its own input end.
+		(
+			for k in "${!pt_w[@]}"; do
+				w=${pt_w[$k]} r=${pt_r[$k]}
+				exec {w}>&- {r}<&-
+			done
+			# shellcheck disable=SC2086
+			exec "$RDMAPIPE" $pt_key -- --points <"$pt_dir/in$n" >"$pt_dir/out$n" 2>>"$pt_dir/err$n"
+		) &
+		pt_pid[$pt_key]=$!
+		exec {w}>"$pt_dir/in$n" {r}<"$pt_dir/out$n"
+		pt_w[$pt_key]=$w pt_r[$pt_key]=$r
+	fi
+	: >"$out"
+	# In a subshell: a child gone gives it, not the test, the SIGPIPE.
+	(printf '%s\t%s\n' "$conf" "$out" >&"${pt_w[$pt_key]}") 2>/dev/null
+	IFS= read -r -t 240 answer <&"${pt_r[$pt_key]}"
+	rc=$?
+	if [ $rc -eq 0 ] && [[ $answer =~ ^done$'\t'([0-9]+)$ ]]; then
+		rc=${BASH_REMATCH[1]}
+		return
+	fi
+	if [ $rc -gt 128 ] && kill -0 "${pt_pid[$pt_key]}" 2>/dev/null; then
+		rc=124
+		echo "FAIL: the points child (pid ${pt_pid[$pt_key]}, $pt_key) gave no answer in 240 s; its stderr:"
+	else
+		rc=125
+		echo "FAIL: the points child (pid ${pt_pid[$pt_key]}, $pt_key) answered '$answer' and ended; its stderr:"
+	fi
+	cat "$pt_dir"/err* 2>/dev/null
+	fails=$((fails + 1))
+	points_stop_one "$pt_key"
+}
+# points_stop_one KEY: that child's input closed: it ends EAL and exits 0. A process the
+# test left running may hold a copy of that input (started after the child): after
+# 5 s, SIGTERM, which an idle child answers with 143. Any other status (a sanitizer's
+# report at exit) is a failure; after 10 more seconds, SIGKILL.
+points_stop_one() {
+	local pid=${pt_pid[$1]} w=${pt_w[$1]} r=${pt_r[$1]} i st ok=0
+	exec {w}>&- {r}<&-
+	for ((i = 0; i < 150; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		[ $i -eq 50 ] && { kill -TERM "$pid"; ok=143; }
+		sleep 0.1
+	done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid"
+	st=$?
+	[ $st -eq 0 ] || [ $st -eq $ok ] ||
+		{ echo "FAIL: the points child (pid $pid, $1) exited $st"; fails=$((fails + 1)); }
+	unset "pt_pid[$1]" "pt_w[$1]" "pt_r[$1]"
+}
+points_stop() {
+	local k
+	for k in "${!pt_pid[@]}"; do points_stop_one "$k"; done
+}
+
+# run_bg OUT CMD...: CMD in the background, its stdout and stderr into OUT; sets bg_pid
+# (CMD's pid: its arguments, $(eal_args) too, are expanded here first). OUT is emptied
+# here, before the start: `CMD >OUT &` truncates it in the child, which can come after a
+# wait's first look at OUT, and that wait then sees an earlier run's line.
+run_bg() {
+	local out=$1
+	shift
+	: >"$out"
+	"$@" >"$out" 2>&1 &
+	bg_pid=$!
+}
+
+# field OUT_FILE NAME: the value of the first "  NAME:   value" summary line. Bash's own
+# read, no sed and head: their starts cost 0.1 s a call in the guest, 189 calls in ten
+# of the tests.
 field() {
-	sed -n "s/^  $2: *//p" "$1" | head -n 1
+	local line
+	while IFS= read -r line || [ -n "$line" ]; do
+		[[ $line == "  $2:"* ]] || continue
+		line=${line#"  $2:"}
+		printf '%s\n' "${line#"${line%%[! ]*}"}"
+		return
+	done <"$1"
 }
 
 expect_eq() {   # what got want
@@ -168,6 +271,7 @@ within() {
 # finish: exit 1 if a check failed; else 77 (skipped) if a part was skipped
 # (part_skipped); else 0.
 finish() {
+	points_stop
 	json_checks_run
 	if [ "$fails" -ne 0 ]; then
 		echo "$fails check(s) failed"
@@ -200,8 +304,7 @@ await() {
 # -E), for SECS (60) at most; with PID (not ""), no longer than that process lives (FILE
 # is read once more after it ended: its last words count). Else a failure, "FAIL: no
 # /REGEX/ within N s", with FILE shown; returns 1. A FILE a background command writes
-# must be emptied before that command starts (`: >FILE`): `cmd >FILE &` truncates it in
-# the child, maybe after the first look here has matched an earlier run's line.
+# must be emptied before that command starts: run_bg does.
 await_line() {
 	local file=$1 re=$2 pid=${3:-} secs=${4:-60} end ended=
 	end=$((SECONDS + secs))
