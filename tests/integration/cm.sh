@@ -51,9 +51,8 @@ start_server() {   # PORT N [args]: in the background, once it listens; sets spi
 	local port=$1
 	shift
 	sout=$tmp/server.$port
-	: >"$sout"
-	timeout -k 5 120 "$CM_PAIR" --server "$B" "$port" "$@" >"$sout" 2>&1 &
-	spid=$!
+	run_bg "$sout" timeout -k 5 120 "$CM_PAIR" --server "$B" "$port" "$@"
+	spid=$bg_pid
 	pids+=("$spid")
 	await_line "$sout" "listening on" "$spid"
 }
@@ -138,9 +137,8 @@ expect_lt "no host: ms to fail" "$elapsed" $((2000 + slack_ms))
 # The server is killed while the client waits for its verdicts: the client hears
 # of it from the CM (the kernel disconnects a dead process's ids), within its bound.
 if start_server 18530 8 --stall; then
-	: >"$cout"
-	timeout -k 5 120 "$CM_PAIR" --client "$B" 18530 8 --local "$A" --timeout-ms 10000 >"$cout" 2>&1 &
-	cpid=$!
+	run_bg "$cout" timeout -k 5 120 "$CM_PAIR" --client "$B" 18530 8 --local "$A" --timeout-ms 10000
+	cpid=$bg_pid
 	pids+=("$cpid")
 	await_line "$cout" "waiting for the server's verdicts" "$cpid"
 	# Killed whatever the client did: a stalled server would otherwise sit for a minute.
@@ -193,9 +191,9 @@ fi
 # within its bounds, saying that its client went away before its end.
 sout=$tmp/rdmapipe-server
 # shellcheck disable=SC2046
-timeout -k 5 60 "$RDMAPIPE" -l 1 $(eal_args | sed 's/-l 0-1 //') -- --listen "$B:18570" -d "$RXE_B_DEV" \
-	-v write -s 64 --slots 32 -Q 4 -n 400 --stall-timeout 5 >"$sout" 2>&1 &
-spid=$!
+run_bg "$sout" timeout -k 5 60 "$RDMAPIPE" -l 1 $(eal_args | sed 's/-l 0-1 //') -- --listen "$B:18570" -d "$RXE_B_DEV" \
+	-v write -s 64 --slots 32 -Q 4 -n 400 --stall-timeout 5
+spid=$bg_pid
 pids+=("$spid")
 if await_line "$sout" "waiting for" "$spid"; then
 	t0=$(date +%s%N)

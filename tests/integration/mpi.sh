@@ -201,10 +201,9 @@ hit() {
 	local sig=$1 file=$2 mpid start p
 	out=$work/hit.$sig
 	start=$(date +%s)
-	: >"$out"
-	timeout -k 5 300 mpirun --oversubscribe -np 4 "$RDMAPIPE" --lcores '0@(0,1),1@(0,1)' --no-huge -m 192 --no-pci \
-		--log-level=lib.eal:error -- -f "$file" --stall-timeout 5 >"$out" 2>&1 &
-	mpid=$!
+	run_bg "$out" timeout -k 5 300 mpirun --oversubscribe -np 4 "$RDMAPIPE" --lcores '0@(0,1),1@(0,1)' --no-huge -m 192 --no-pci \
+		--log-level=lib.eal:error -- -f "$file" --stall-timeout 5
+	mpid=$bg_pid
 	victim=
 	# Rank 2's process, once its client is set up, and once it has sent data.
 	if await_line "$out" "^rank 2: .*flow 'bw_2to3': client" "$mpid"; then

@@ -46,10 +46,9 @@ killed_pair() {
 	shift
 	start_server 1 -f "$sconf" --stall-timeout 5
 	listening
-	: >"$cout"
 	# shellcheck disable=SC2086
-	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- -f "$cconf" --stats-period 0.2 "$@" >"$cout" 2>&1 &
-	cpid=$!
+	run_bg "$cout" timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- -f "$cconf" --stats-period 0.2 "$@"
+	cpid=$bg_pid
 	for v in "${verbs[@]}"; do flowing "$cout" "$v" || break; done
 }
 

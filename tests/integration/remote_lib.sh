@@ -10,10 +10,9 @@ on_exit 'rm -f "$sout" "$cout"'
 base=$(eal_args | sed 's/-l 0-1 //')
 
 start_server() {   # LCORES ARGS...: the server's rdmapipe in the background ($spid)
-	: >"$sout"
 	# shellcheck disable=SC2086
-	timeout -k 5 120 "$RDMAPIPE" -l "$1" $base -- "${@:2}" >"$sout" 2>&1 &
-	spid=$!
+	run_bg "$sout" timeout -k 5 120 "$RDMAPIPE" -l "$1" $base -- "${@:2}"
+	spid=$bg_pid
 }
 # listening: until the server says it waits for its clients (bounded; cut short if it ends).
 listening() { await_line "$sout" "waiting for" "$spid"; }
@@ -56,10 +55,9 @@ run_client() {   # LCORES ARGS...: the client's rdmapipe, to its end; sets $rc
 	rc=$?
 }
 client_bg() {   # ARGS...: the client of the last server, on lcore 0, in the background ($cpid)
-	: >"$cout"
 	# shellcheck disable=SC2086
-	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" "$@" >"$cout" 2>&1 &
-	cpid=$!
+	run_bg "$cout" timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" "$@"
+	cpid=$bg_pid
 }
 server() {   # ARGS...: a server on the next port, on lcore 1, once it listens
 	port=$((port + 1))

@@ -19,9 +19,8 @@ on_exit 'rm -rf "$cap"'
 
 # capture_start FILE: tcpdump on vA (both directions) into FILE, once it listens.
 capture_start() {
-	: >"$1.log"
-	tcpdump -i vA -nn -U -w "$1" 'udp port 4791' >"$1.log" 2>&1 &
-	tpid=$!
+	run_bg "$1.log" tcpdump -i vA -nn -U -w "$1" 'udp port 4791'
+	tpid=$bg_pid
 	await "tcpdump listening on vA" "$1.log" grep -q "listening on vA" "$1.log"
 }
 capture_stop() { kill -INT "$tpid"; wait "$tpid"; }

@@ -51,11 +51,10 @@ else
 	# to end (an 8 s run once ended before a busy guest had answered; under load a
 	# Python start alone takes seconds there). -t 600 and the timeout only bound a test
 	# gone wrong.
-	: >"$out"   # now: the background shell's own truncation may come after await_line's first look
 	# shellcheck disable=SC2046
-	timeout -k 5 660 "$RDMAPIPE" $(eal_args | sed 's/--in-memory//') --file-prefix $prefix -- -d "$DEV" -t 600 -Q 1,1 \
-		--rate 20000 >"$out" 2>&1 &
-	pid=$!
+	run_bg "$out" timeout -k 5 660 "$RDMAPIPE" $(eal_args | sed 's/--in-memory//') --file-prefix $prefix -- -d "$DEV" -t 600 -Q 1,1 \
+		--rate 20000
+	pid=$bg_pid
 	tel=$(mktemp)
 	# EAL's init, the telemetry socket among it, is done once the run says it runs.
 	if await_line "$out" "^rdmapipe: running" $pid 120; then
