@@ -172,9 +172,7 @@ int run_watched(const std::vector<LcoreJob> &jobs, Sampler *sampler, bool sample
 	set_running(nullptr);
 	sampler_stop(sampler);
 	telemetry_set_run(nullptr);
-	/* Events raised by the run's last moments (a QP going to error) arrive within a
-	 * poll period of the watcher. */
-	usleep(100000);
+	/* Each watcher takes the events already raised (the run's last moments) as it stops. */
 	for (AsyncEventWatch *w : async)
 		async_watch_stop(w);
 	return kExitOk;

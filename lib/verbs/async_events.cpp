@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -12,8 +14,6 @@
 namespace rp {
 
 namespace {
-
-constexpr int kPollMs = 50;   // how late a stop request may be noticed
 
 void keep_line(AsyncEventWatch *w, const ibv_async_event &ev)
 {
@@ -48,24 +48,39 @@ void keep_line(AsyncEventWatch *w, const ibv_async_event &ev)
 	w->kept.store(k + 1, std::memory_order_release);
 }
 
+void take(AsyncEventWatch *w)
+{
+	ibv_async_event ev;
+	if (ibv_get_async_event(w->ctx, &ev) != 0)
+		return;
+	unsigned t = ev.event_type < kAsyncEventTypes ? ev.event_type : 0;
+	w->counts[t].fetch_add(1, std::memory_order_relaxed);
+	keep_line(w, ev);
+	const AsyncEventHook *h = w->hook.load(std::memory_order_acquire);
+	if (const char *why = async_event_ends_run(ev.event_type); why && h && h->fn)
+		h->fn(h->arg, why, ev.event_type == IBV_EVENT_PORT_ERR ? ev.element.port_num : 0);
+	ibv_ack_async_event(&ev);
+}
+
+/* Sleeps until an event or the stop request (the wake eventfd); on the stop, takes
+ * what the device has already raised (the run's last moments) and ends. */
 void *watch(void *arg)
 {
 	auto *w = static_cast<AsyncEventWatch *>(arg);
-	while (!w->stop.load(std::memory_order_relaxed)) {
-		pollfd p{w->ctx->async_fd, POLLIN, 0};
-		if (::poll(&p, 1, kPollMs) <= 0)
-			continue;
-		ibv_async_event ev;
-		if (ibv_get_async_event(w->ctx, &ev) != 0)
-			continue;
-		unsigned t = ev.event_type < kAsyncEventTypes ? ev.event_type : 0;
-		w->counts[t].fetch_add(1, std::memory_order_relaxed);
-		keep_line(w, ev);
-		const AsyncEventHook *h = w->hook.load(std::memory_order_acquire);
-		if (const char *why = async_event_ends_run(ev.event_type); why && h && h->fn)
-			h->fn(h->arg, why, ev.event_type == IBV_EVENT_PORT_ERR ? ev.element.port_num : 0);
-		ibv_ack_async_event(&ev);
+	pollfd p[2] = {{w->ctx->async_fd, POLLIN, 0}, {w->wake_fd, POLLIN, 0}};
+	for (;;) {
+		if (::poll(p, 2, -1) < 0)
+			continue;   // EINTR
+		if (p[1].revents)
+			break;
+		if (p[0].revents & POLLIN)
+			take(w);
+		else if (p[0].revents)   // the device is gone: nothing more will come from it
+			p[0].fd = -1;
 	}
+	pollfd a{w->ctx->async_fd, POLLIN, 0};
+	for (int i = 0; i < 256 && ::poll(&a, 1, 0) > 0 && (a.revents & POLLIN); i++)
+		take(w);
 	return nullptr;
 }
 
@@ -91,9 +106,16 @@ int async_watch_start(AsyncEventWatch *w, ibv_context *ctx, std::string *err)
 		*err = std::string("async event fd: fcntl: ") + strerror(errno);
 		return -errno;
 	}
+	w->wake_fd = eventfd(0, EFD_CLOEXEC);
+	if (w->wake_fd < 0) {
+		*err = std::string("async event watcher: eventfd: ") + strerror(errno);
+		return -errno;
+	}
 	int ret = rte_ctrl_thread_create(&w->thread, "rp-async", nullptr, watch, w);
 	if (ret != 0) {
 		*err = std::string("async event thread: ") + strerror(-ret);
+		close(w->wake_fd);
+		w->wake_fd = -1;
 		return ret;
 	}
 	w->running = true;
@@ -104,8 +126,11 @@ void async_watch_stop(AsyncEventWatch *w)
 {
 	if (!w->running)
 		return;
-	w->stop.store(true);
+	const uint64_t one = 1;
+	[[maybe_unused]] ssize_t n = write(w->wake_fd, &one, sizeof(one));   // cannot fail: ours, once
 	pthread_join(w->thread, nullptr);
+	close(w->wake_fd);
+	w->wake_fd = -1;
 	w->running = false;
 }
 

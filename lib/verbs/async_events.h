@@ -1,5 +1,6 @@
 /* Async events (QP fatal, SRQ limit reached, port state, ...) are read off the data
- * path by a DPDK control thread that sleeps in poll() on the device's async fd; the
+ * path by a DPDK control thread that sleeps in poll() on the device's async fd (and an
+ * eventfd that stops it at once, after taking what the device has raised); the
  * lcores never see them. Counts and the first few events are kept for the summary,
  * and the two that end what runs on the device (its port down, the device failed)
  * are handed to the run's hook at once, so that it need not wait for completions that
@@ -29,7 +30,7 @@ struct AsyncEventWatch {
 	ibv_context *ctx = nullptr;
 	pthread_t thread{};
 	bool running = false;
-	std::atomic<bool> stop{false};                     // main: wo, watcher: ro
+	int wake_fd = -1;                                  // main writes it to stop the watcher
 	std::atomic<uint64_t> counts[kAsyncEventTypes]{};  // watcher: wo, main: ro
 	std::atomic<uint32_t> kept{0};
 	char lines[kAsyncEventsKept][96] = {};             // watcher writes line i before kept = i + 1
@@ -41,7 +42,7 @@ const char *async_event_ends_run(ibv_event_type t);
 
 /* Starts the watcher thread. Returns 0 or -errno with *err. */
 int async_watch_start(AsyncEventWatch *w, ibv_context *ctx, std::string *err);
-/* Stops and joins it (idempotent). */
+/* Stops and joins it (idempotent), once it has taken the events already raised. */
 void async_watch_stop(AsyncEventWatch *w);
 
 } // namespace rp
