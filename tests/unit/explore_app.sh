@@ -67,13 +67,18 @@ cmp -s <(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in op
 	<(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/b/points.jsonl") ||
 	fail "seed 3 twice gave different points"
 
-# 3. A hang and a crash are findings; the search goes on in a fresh child.
+# 3. A hang and a crash are findings, each minimised to its planted point; the search
+# goes on in a fresh child. (One point hangs: each ask of it costs point_timeout.)
 FAKE_HANG=1 FAKE_CRASH=1 "$X" -q -f "$T/space.conf" -o "$T/c" --rdmapipe "$FAKE" --strategy grid --budget 1000 > "$T/c.out" 2>&1
 rc=$?
 [ $rc -eq 1 ] || fail "hang and crash: exit $rc: $(tail -3 "$T/c.out")"
 grep -q '"status":"hung"' "$T/c/points.jsonl" || fail "no hung point recorded"
 grep -q '"status":"crashed"' "$T/c/points.jsonl" || fail "no crashed point recorded"
 grep -q 'killed by Segmentation fault' "$T/c/points.jsonl" || fail "the crash's signal is not named"
+grep -q 'correctness size = 1024, qps = 2, batch = 4, inline = false  (hung: no answer within 2 s)' "$T/c.out" ||
+	fail "the hang is not minimised to its point: $(cat "$T/c.out")"
+grep -q 'correctness size = 4096, batch = 8  (crashed: killed by Segmentation fault)' "$T/c.out" ||
+	fail "the crash is not minimised to its settings: $(cat "$T/c.out")"
 n=$(grep -c '"status":"ran"' "$T/c/points.jsonl")
 [ "$n" -ge 40 ] || fail "only $n points ran around the hang and the crash"
 

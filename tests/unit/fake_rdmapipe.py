@@ -2,9 +2,10 @@
 """A stand-in for `rdmapipe --points` in rdmapipe-explore's tests (no RDMA): answers each
 point from its pipeline file with planted corners: a payload failure when size >= 8192
 and qps >= 4, 1000 msg/s instead of 20000 when batch <= 2 and inline, and (FAKE_HANG=1)
-no answer when size is 1024 and qps 2, (FAKE_CRASH=1) death by SIGSEGV when size is 4096
-and batch 8. FAKE_EXIT=N: exits N before reading any point (a child that cannot start).
-FAKE_DELAY=S: each point takes S seconds."""
+no answer at the one point size 1024, qps 2, batch 4, no inline (each ask of it costs the
+search a point_timeout), (FAKE_CRASH=1) death by SIGSEGV when size is 4096 and batch 8.
+FAKE_EXIT=N: exits N before reading any point (a child that cannot start). FAKE_DELAY=S:
+each point takes S seconds."""
 import json
 import os
 import re
@@ -27,7 +28,7 @@ for line in sys.stdin:
 
     size, qps, batch = int(get("size", 64)), int(get("qps", 1)), int(get("batch", 32))
     inline = get("inline", "false") == "true"
-    if os.environ.get("FAKE_HANG") and size == 1024 and qps == 2:
+    if os.environ.get("FAKE_HANG") and (size, qps, batch, inline) == (1024, 2, 4, False):
         time.sleep(3600)
     if os.environ.get("FAKE_CRASH") and size == 4096 and batch == 8:
         os.kill(os.getpid(), signal.SIGSEGV)
