@@ -328,4 +328,19 @@ int run_graph(const PipelineConf &c, const RunOptions &cli, std::vector<std::str
 	return worst;
 }
 
+int run_pipeline(PipelineConf conf, const RunOptions &cli)
+{
+	if (cli.config_file.empty()) {
+		unsigned tx, rx = 0;
+		const bool two_process = !cli.listen.empty() || !cli.peer.empty();
+		const int rc = two_process ? place_end(cli, &tx)
+					   : place_roles(cli, cli.mode == Mode::pingpong ? "ping-pong run (pinging and echoing)"
+											 : "loopback run (a requester and a responder)", &tx, &rx);
+		if (rc != kExitOk)
+			return rc;
+		conf = pipeline_from_options(cli, tx, rx);
+	}
+	return run_graph(conf, cli);
+}
+
 } // namespace rp

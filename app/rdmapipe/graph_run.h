@@ -25,4 +25,8 @@ int load_pipeline(const LcoreSet &lcores, const std::string &file, const RunOpti
 int run_graph(const PipelineConf &c, const RunOptions &cli, std::vector<std::string> *texts = nullptr,
 	      const std::function<int(std::string *)> &listening = {});
 
+/* After rte_eal_init: the pipeline a file gave (cli.config_file set: conf), or the
+ * command line's own, placed on the lcores EAL gave, run by run_graph. */
+int run_pipeline(PipelineConf conf, const RunOptions &cli);
+
 } // namespace rp

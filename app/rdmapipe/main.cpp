@@ -242,21 +242,10 @@ int dump_conf(int eal_argc, char **argv, rp::RunOptions opts, bool two_process)
 int run(int eal_argc, char **argv, const rp::RunOptions &opts, rp::PipelineConf conf)
 {
 	const bool cli_graph = opts.config_file.empty();
-	const bool two_process = !opts.listen.empty() || !opts.peer.empty();
 	if (int rc = rp::eal_start(eal_argc, argv, cli_graph ? "a pipeline from the command line" : opts.config_file.c_str());
 	    rc != rp::kExitOk)
 		return rc;
-	int rc = rp::kExitOk;
-	if (cli_graph) {
-		unsigned tx, rx = 0;
-		rc = two_process ? rp::place_end(opts, &tx)
-				 : rp::place_roles(opts, opts.mode == rp::Mode::pingpong ? "ping-pong run (pinging and echoing)"
-										 : "loopback run (a requester and a responder)", &tx, &rx);
-		if (rc == rp::kExitOk)
-			conf = rp::pipeline_from_options(opts, tx, rx);
-	}
-	if (rc == rp::kExitOk)
-		rc = rp::run_graph(conf, opts);
+	const int rc = rp::run_pipeline(std::move(conf), opts);
 	rte_eal_cleanup();
 	RP_LOG(DEBUG, APP, "rdmapipe: exit status %d\n", rc);
 	if (const int sig = rp::stop_signal()) {

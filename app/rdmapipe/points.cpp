@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace rp {
 
@@ -58,18 +59,41 @@ bool next_line(LineReader *r, std::string *line)
 	}
 }
 
-/* CONF<TAB>LOG; false with *err when the line is not that. */
-bool parse_request(const std::string &line, std::string *conf, std::string *log, std::string *err)
+/* One request line: CONF<TAB>LOG, or --<TAB>LOG<TAB>ARG... (rdmapipe's own arguments). */
+struct Request {
+	std::string conf, log;
+	std::vector<std::string> args;
+	bool command_line = false;
+};
+
+std::vector<std::string> split_tabs(const std::string &line)
 {
-	const size_t tab = line.find('\t');
-	if (tab == std::string::npos || line.find('\t', tab + 1) != std::string::npos) {
-		*err = "not CONF<TAB>LOG (one tab between the two paths)";
+	std::vector<std::string> f;
+	for (size_t at = 0;;) {
+		const size_t tab = line.find('\t', at);
+		f.push_back(line.substr(at, tab == std::string::npos ? std::string::npos : tab - at));
+		if (tab == std::string::npos)
+			return f;
+		at = tab + 1;
+	}
+}
+
+/* false with *err when the line is neither form. */
+bool parse_request(const std::string &line, Request *q, std::string *err)
+{
+	std::vector<std::string> f = split_tabs(line);
+	q->command_line = f[0] == "--";
+	if (f.size() < 2 || (!q->command_line && f.size() != 2)) {
+		*err = "not CONF<TAB>LOG, nor --<TAB>LOG<TAB>ARG... (fields between single tabs)";
 		return false;
 	}
-	*conf = line.substr(0, tab);
-	*log = line.substr(tab + 1);
-	if (conf->empty() || log->empty()) {
-		*err = conf->empty() ? "no CONF before the tab" : "no LOG after the tab";
+	q->log = f[1];
+	if (q->command_line)
+		q->args.assign(f.begin() + 2, f.end());
+	else
+		q->conf = f[0];
+	if (q->log.empty() || (!q->command_line && q->conf.empty())) {
+		*err = q->log.empty() ? "no LOG in its field" : "no CONF before the tab";
 		return false;
 	}
 	return true;
@@ -119,21 +143,62 @@ void restore(Redirect *r)
 	close(r->err);
 }
 
-/* One point: CONF loaded and checked as -f CONF would be (a job's pattern refused),
- * then run. Returns what -f CONF would exit with. */
-int run_point(int eal_argc, char **argv, const RunOptions &opts, const std::string &file)
+/* A request's arguments read as the command line's after "--" would be (the same
+ * errors, the same usage); false with the exit status in *rc when they run nothing. */
+bool request_options(const std::vector<std::string> &args, char *prog, RunOptions *o, int *rc)
+{
+	std::vector<std::string> a = args;
+	std::vector<char *> av{prog};
+	for (std::string &s : a)
+		av.push_back(s.data());
+	av.push_back(nullptr);
+	std::string err;
+	switch (parse_options(static_cast<int>(av.size()) - 1, av.data(), o, &err)) {
+	case ParseResult::ok:
+		break;
+	case ParseResult::error:
+		RP_LOG(ERR, CONF, "rdmapipe: %s\n\n%s", err.c_str(), options_usage());
+		*rc = kExitUsage;
+		return false;
+	case ParseResult::help:
+	case ParseResult::version:
+		err = "--help or --version";
+		break;
+	}
+	if (err.empty() && (o->points || o->dump_conf || o->interactive))
+		err = o->points ? "--points" : o->dump_conf ? "--dump-conf" : "-i (the console wants a terminal)";
+	if (!err.empty()) {
+		RP_LOG(ERR, APP, "rdmapipe: --points: a request runs a pipeline: %s has no place in one\n", err.c_str());
+		*rc = kExitUsage;
+		return false;
+	}
+	return true;
+}
+
+/* One point: a pipeline file (CONF, or the arguments' -f) loaded and checked as -f
+ * would (a job's pattern refused), or the command line's pipeline, then run. Returns
+ * what the same command line would exit with. */
+int run_point(int eal_argc, char **argv, const RunOptions &opts, const Request &q)
 {
 	RunOptions o = opts;
-	o.config_file = file;
-	PipelineConf conf;
-	if (int rc = load_pipeline(lcore_set_from_eal_args(eal_argc, argv), file, o, &conf); rc != kExitOk)
-		return rc;
-	if (conf.pattern.on()) {
-		RP_LOG(ERR, CONF, "rdmapipe: %s: --points: a pattern's job runs under mpirun, one process per rank, not as a point\n",
-		       file.c_str());
-		return kExitUsage;
+	if (q.command_line) {
+		o = RunOptions{};
+		if (int rc; !request_options(q.args, argv[0], &o, &rc))
+			return rc;
+	} else {
+		o.config_file = q.conf;
 	}
-	const int rc = run_graph(conf, o);
+	PipelineConf conf;
+	if (!o.config_file.empty()) {
+		if (int rc = load_pipeline(lcore_set_from_eal_args(eal_argc, argv), o.config_file, o, &conf); rc != kExitOk)
+			return rc;
+		if (conf.pattern.on()) {
+			RP_LOG(ERR, CONF, "rdmapipe: %s: --points: a pattern's job runs under mpirun, one process per rank, not as a point\n",
+			       o.config_file.c_str());
+			return kExitUsage;
+		}
+	}
+	const int rc = run_pipeline(std::move(conf), o);
 	if (const int sig = stop_signal()) {
 		RP_LOG(NOTICE, APP, "rdmapipe: stopped by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
 		return 128 + sig;
@@ -159,14 +224,15 @@ void answer(int fd, int rc)
 /* A request: its line checked, its output redirected, the point run. */
 int serve(int eal_argc, char **argv, const RunOptions &opts, const std::string &line)
 {
-	std::string conf, log, err;
+	Request q;
+	std::string err;
 	Redirect r;
-	if (!parse_request(line, &conf, &log, &err) || redirect_to(log, &r, &err) != 0) {
+	if (!parse_request(line, &q, &err) || redirect_to(q.log, &r, &err) != 0) {
 		RP_LOG(ERR, APP, "rdmapipe: --points: request '%s': %s\n", line.c_str(), err.c_str());
 		return kExitUsage;
 	}
-	const int rc = run_point(eal_argc, argv, opts, conf);
-	RP_LOG(DEBUG, APP, "rdmapipe: %s: exit status %d\n", conf.c_str(), rc);
+	const int rc = run_point(eal_argc, argv, opts, q);
+	RP_LOG(DEBUG, APP, "rdmapipe: %s: exit status %d\n", q.command_line ? "a command line" : q.conf.c_str(), rc);
 	restore(&r);
 	return rc;
 }

@@ -464,10 +464,11 @@ const OptionSpec kOptions[] = {
 			return std::string();
 		}},
 	{"points", 0, nullptr,
-		"run many pipeline files in one process, EAL started once: each\n"
-		"line on stdin is CONF<TAB>LOG (the file, where its output goes),\n"
-		"each answered 'done<TAB>STATUS' on stdout (not with -f, -i,\n"
-		"--dump-conf, --listen, --peer, --output, --csv)",
+		"run many pipelines in one process, EAL started once: each line\n"
+		"on stdin is CONF<TAB>LOG (a file, where its output goes) or\n"
+		"--<TAB>LOG<TAB>ARG... (a command line's arguments), each answered\n"
+		"'done<TAB>STATUS' on stdout (not with -f, -i, --dump-conf,\n"
+		"--listen, --peer, --output, --csv)",
 		nullptr, kAside, [](ParseState &st, const char *) {
 			st.o->points = true;
 			return std::string();

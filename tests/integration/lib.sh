@@ -78,13 +78,16 @@ eal_args() {
 	fi
 }
 
-# run_rdmapipe OUT_FILE [app args...]: runs with a hard time bound; sets $rc. A run of a
-# pipeline file alone (-f FILE, no other argument) goes to a points child (below).
+# run_rdmapipe OUT_FILE [app args...]: runs with a hard time bound; sets $rc. The run
+# goes to a points child (below) unless RDMAPIPE_POINTS=0 or an argument holds a tab
+# or a newline (which a request line cannot carry).
 run_rdmapipe() {
-	local out=$1 how=
+	local out=$1 how= a own=0
 	shift
-	if [ $# -eq 2 ] && [ "$1" = -f ] && [ "${RDMAPIPE_POINTS:-1}" = 1 ]; then
-		points_run "$out" "$2"
+	[ "${RDMAPIPE_POINTS:-1}" = 1 ] || own=1
+	for a in "$@"; do [[ $a == *[$'\t\n']* ]] && own=1; done
+	if [ $own -eq 0 ]; then
+		points_run "$out" "$@"
 		how="; in the points child, pid ${pt_pid[$pt_key]:-gone}"
 	else
 		# shellcheck disable=SC2046
@@ -95,20 +98,21 @@ run_rdmapipe() {
 	cat "$out"
 }
 
-# Points children: rdmapipe --points (app/rdmapipe/points.h), one per EAL lcore set,
-# EAL started once, each run a pipeline file given on its stdin and answered with the
-# status -f would exit with, -f's output in the file named with it. A process start
-# costs about 1 s in the guest, over 50 runs of the suite (issue 44).
-# RDMAPIPE_POINTS=0: a process each run, as before.
+# Points children: rdmapipe --points (app/rdmapipe/points.h), one per EAL lcore set
+# and working folder, EAL started once, each run a command line's arguments given on
+# its stdin and answered with the status the command would exit with, its output in
+# the file named with it. A process start costs 0.7-1 s in the guest (2-3 s under
+# ASan), over the suite's 150 runs (issue 44). RDMAPIPE_POINTS=0: a process each run.
 declare -A pt_pid=() pt_w=() pt_r=()
 pt_dir= pt_key= pt_n=0
-# points_run OUT CONF: CONF run by the child for $(eal_args), its output in OUT; sets rc
-# (124 when no answer came in 240 s, 125 when the child died).
+# points_run OUT ARG...: rdmapipe $(eal_args) -- ARG... run by the child, its output in
+# OUT; sets rc (124 when no answer came in 240 s, 125 when the child died).
 points_run() {
-	local out=$1 conf=$2 answer= n w r k
+	local out=$1 answer= n w r k a eal line
+	shift
 	[[ $out == /* ]] || out=$PWD/$out
-	[[ $conf == /* ]] || conf=$PWD/$conf
-	pt_key=$(eal_args)
+	eal=$(eal_args)
+	pt_key="$eal in $PWD"   # relative paths among the arguments: the child's folder
 	if [ -z "${pt_pid[$pt_key]:-}" ]; then
 		[ -n "$pt_dir" ] || { pt_dir=$(mktemp -d); on_exit 'points_stop; rm -rf "$pt_dir"'; }
 		n=$((pt_n++))
@@ -120,15 +124,17 @@ points_run() {
 				exec {w}>&- {r}<&-
 			done
 			# shellcheck disable=SC2086
-			exec "$RDMAPIPE" $pt_key -- --points <"$pt_dir/in$n" >"$pt_dir/out$n" 2>>"$pt_dir/err$n"
+			exec "$RDMAPIPE" $eal -- --points <"$pt_dir/in$n" >"$pt_dir/out$n" 2>>"$pt_dir/err$n"
 		) &
 		pt_pid[$pt_key]=$!
 		exec {w}>"$pt_dir/in$n" {r}<"$pt_dir/out$n"
 		pt_w[$pt_key]=$w pt_r[$pt_key]=$r
 	fi
 	: >"$out"
+	line="--"$'\t'"$out"
+	for a in "$@"; do line+=$'\t'"$a"; done
 	# In a subshell: a child gone gives it, not the test, the SIGPIPE.
-	(printf '%s\t%s\n' "$conf" "$out" >&"${pt_w[$pt_key]}") 2>/dev/null
+	(printf '%s\n' "$line" >&"${pt_w[$pt_key]}") 2>/dev/null
 	IFS= read -r -t 240 answer <&"${pt_r[$pt_key]}"
 	rc=$?
 	if [ $rc -eq 0 ] && [[ $answer =~ ^done$'\t'([0-9]+)$ ]]; then

@@ -2,7 +2,8 @@
 # --points: one rdmapipe process, EAL started once, runs the pipeline files named on its
 # stdin in turn. Different verbs, QP counts (1, 64) and sizes, a file that does not
 # load, a planted corruption that fails its run, a good one again, a ping-pong, a job's
-# pattern and a malformed request: each answered with -f's exit status, each results
+# pattern, command lines (a run, a bad argument, -i) and a malformed request: each
+# answered with the exit status of -f (or of the command line), each results
 # file checked. A slow plant halves (at least) its corner's rate. Then 30 points in one
 # child: none fails, and its file descriptors and hugepages do not grow.
 . "$(dirname "$0")/lib.sh"
@@ -90,6 +91,21 @@ point pp 0
 json_check "$dir/pp.json" "assert r['run']['result'] == 'PASS' and r['run']['mode'] == 'pingpong'" "pp: ping-pong PASS"
 point job 2
 expect_grep "$dir/job.log" "job\.conf: --points: a pattern's job runs under mpirun"
+# A command line's arguments (--<TAB>LOG<TAB>ARG...), answered as the command would
+# exit: in the corrupt plant's corner, which the request does not take from the child's
+# own options (--plant, -q), so it passes.
+ask "--	$dir/cl.log	-d	$DEV	-v	write_imm	-Q	3	-s	1K	-n	3000	--output	$dir/cl.json"
+expect_eq "command line: answer" "$answer" "done	0"
+verified cl 3000
+expect_no_grep "$dir/cl.log" "corrupt:qps=3"
+expect_grep "$dir/cl.log" "^result: PASS$"
+ask "--	$dir/clbad.log	-d	$DEV	-n	lots"
+expect_eq "command line, a bad argument: answer" "$answer" "done	2"
+expect_grep "$dir/clbad.log" "^rdmapipe: --messages: 'lots' is not an integer"
+expect_grep "$dir/clbad.log" "^Usage: rdmapipe"
+ask "--	$dir/cli.log	-d	$DEV	-i"
+expect_eq "command line with -i: answer" "$answer" "done	2"
+expect_grep "$dir/cli.log" "^rdmapipe: --points: a request runs a pipeline: -i \\(the console wants a terminal\\) has no place in one$"
 ask "no tab here"
 expect_eq "malformed request: answer" "$answer" "done	2"
 expect_grep "$dir/child.err" "rdmapipe: --points: request 'no tab here': not CONF<TAB>LOG"
