@@ -4,6 +4,10 @@ set -u
 
 RDMAPIPE=${1:?usage: $0 PATH/TO/rdmapipe}
 fails=0
+case ${RDMAPIPE_POINTS:-1} in
+0 | 1) ;;
+*) echo "FAIL: RDMAPIPE_POINTS='$RDMAPIPE_POINTS': 1 (runs in a points child, the default) or 0 (a process each)"; exit 1 ;;
+esac
 
 # on_exit CMD: CMD runs when the test exits, however it exits (an abort too), after
 # those given before. Then any process the test left in the background is killed, so
@@ -78,11 +82,12 @@ eal_args() {
 	fi
 }
 
-# run_rdmapipe OUT_FILE [app args...]: runs with a hard time bound; sets $rc. The run
-# goes to a points child (below) unless RDMAPIPE_POINTS=0 or an argument holds a tab
-# or a newline (which a request line cannot carry).
-run_rdmapipe() {
-	local out=$1 how= a own=0
+# rdmapipe_to OUT ARGS...: rdmapipe $(eal_args) -- ARGS..., its output in OUT, bounded;
+# sets $rc, and $how (where it ran). It goes to a points child (below) unless
+# RDMAPIPE_POINTS=0 or an argument holds a tab or a newline (which a request line
+# cannot carry): then a process of its own.
+rdmapipe_to() {
+	local out=$1 a own=0
 	shift
 	[ "${RDMAPIPE_POINTS:-1}" = 1 ] || own=1
 	for a in "$@"; do [[ $a == *[$'\t\n']* ]] && own=1; done
@@ -93,7 +98,14 @@ run_rdmapipe() {
 		# shellcheck disable=SC2046
 		timeout -k 5 240 "$RDMAPIPE" $(eal_args) -- "$@" >"$out" 2>&1
 		rc=$?
+		how=
 	fi
+}
+# run_rdmapipe OUT_FILE [app args...]: rdmapipe_to, then the command and its output.
+run_rdmapipe() {
+	local out=$1
+	shift
+	rdmapipe_to "$out" "$@"
 	echo "--- rdmapipe $* (exit $rc$how)"
 	cat "$out"
 }
@@ -103,7 +115,7 @@ run_rdmapipe() {
 # its stdin and answered with the status the command would exit with, its output in
 # the file named with it. A process start costs 0.7-1 s in the guest (2-3 s under
 # ASan), over the suite's 150 runs (issue 44). RDMAPIPE_POINTS=0: a process each run.
-declare -A pt_pid=() pt_w=() pt_r=()
+declare -A pt_pid=() pt_w=() pt_r=() pt_err=()
 pt_dir= pt_key= pt_n=0
 # points_run OUT ARG...: rdmapipe $(eal_args) -- ARG... run by the child, its output in
 # OUT; sets rc (124 when no answer came in 240 s, 125 when the child died).
@@ -126,7 +138,7 @@ points_run() {
 			# shellcheck disable=SC2086
 			exec "$RDMAPIPE" $eal -- --points <"$pt_dir/in$n" >"$pt_dir/out$n" 2>>"$pt_dir/err$n"
 		) &
-		pt_pid[$pt_key]=$!
+		pt_pid[$pt_key]=$! pt_err[$pt_key]=$pt_dir/err$n
 		exec {w}>"$pt_dir/in$n" {r}<"$pt_dir/out$n"
 		pt_w[$pt_key]=$w pt_r[$pt_key]=$r
 	fi
@@ -148,7 +160,7 @@ points_run() {
 		rc=125
 		echo "FAIL: the points child (pid ${pt_pid[$pt_key]}, $pt_key) answered '$answer' and ended; its stderr:"
 	fi
-	cat "$pt_dir"/err* 2>/dev/null
+	cat "${pt_err[$pt_key]}" 2>/dev/null
 	fails=$((fails + 1))
 	points_stop_one "$pt_key"
 }
@@ -169,7 +181,7 @@ points_stop_one() {
 	st=$?
 	[ $st -eq 0 ] || [ $st -eq $ok ] ||
 		{ echo "FAIL: the points child (pid $pid, $1) exited $st"; fails=$((fails + 1)); }
-	unset "pt_pid[$1]" "pt_w[$1]" "pt_r[$1]"
+	unset "pt_pid[$1]" "pt_w[$1]" "pt_r[$1]" "pt_err[$1]"
 }
 points_stop() {
 	local k

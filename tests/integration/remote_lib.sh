@@ -49,10 +49,8 @@ pair_bg() {
 	netem_off
 	echo "--- client (exit $rc), $loss lost from the start of its run"; cat "$cout"; echo "--- server (exit $src)"; cat "$sout"
 }
-run_client() {   # LCORES ARGS...: the client's rdmapipe, to its end; sets $rc
-	# shellcheck disable=SC2086
-	timeout -k 5 120 "$RDMAPIPE" -l "$1" $base -- "${@:2}" >"$cout" 2>&1
-	rc=$?
+run_client() {   # LCORES ARGS...: the client's rdmapipe, to its end (rdmapipe_to); sets $rc
+	EAL_LCORES="-l $1" rdmapipe_to "$cout" "${@:2}"
 }
 client_bg() {   # ARGS...: the client of the last server, on lcore 0, in the background ($cpid)
 	# shellcheck disable=SC2086

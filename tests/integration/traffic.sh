@@ -107,6 +107,11 @@ for f in /sys/class/infiniband/"$DEV"/ports/1/gid_attrs/types/*; do
 	read -r g 2>/dev/null <"/sys/class/infiniband/$DEV/ports/1/gids/$i"
 	[ "$t" = "RoCE v2" ] && [[ $g == 0000:0000:0000:0000:0000:ffff:* ]] && { gid_idx=$i; break; }
 done
+if [ -z "$gid_idx" ]; then   # the rest names a GID index: nothing to run without one
+	echo "FAIL: $DEV port 1 has no RoCE v2 IPv4-mapped GID (gid_attrs/types, gids)"
+	fails=$((fails + 1))
+	finish
+fi
 scratch_files
 cat >"$conf" <<CONF
 version = 1;
