@@ -39,7 +39,11 @@ with open(csv, 'a') as f:
         f.write('seconds,rss_kib,' + ','.join(sorted(pools)) + '\n')
     f.write(f"{now},{rss}," + ','.join(str(pools[k]) for k in sorted(pools)) + '\n')
 PY
-	sleep "$period"
+	# The period, or less once the run has ended (not a whole period past its end).
+	for ((i = 0; i < period * 5; i++)); do
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.2
+	done
 done
 wait $pid
 rc=$?
