@@ -180,9 +180,8 @@ bool request_options(const std::vector<std::string> &args, char *prog, RunOption
  * what the same command line would exit with. */
 int run_point(int eal_argc, char **argv, const RunOptions &opts, const Request &q)
 {
-	RunOptions o = opts;
+	RunOptions o = q.command_line ? RunOptions{} : opts;   // a command line's options are its own
 	if (q.command_line) {
-		o = RunOptions{};
 		if (int rc; !request_options(q.args, argv[0], &o, &rc))
 			return rc;
 	} else {

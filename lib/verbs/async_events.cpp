@@ -69,8 +69,11 @@ void *watch(void *arg)
 	auto *w = static_cast<AsyncEventWatch *>(arg);
 	pollfd p[2] = {{w->ctx->async_fd, POLLIN, 0}, {w->wake_fd, POLLIN, 0}};
 	for (;;) {
-		if (::poll(p, 2, -1) < 0)
-			continue;   // EINTR
+		if (::poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;   // it cannot wait: it ends, or the stop's join would never return
+		}
 		if (p[1].revents)
 			break;
 		if (p[0].revents & POLLIN)
