@@ -20,10 +20,10 @@ listening() { await_line "$sout" "waiting for" "$spid"; }
 # stats line of FLOW (flow0) with messages completed: connected, and the data moves.
 flowing() {
 	await "no stats line of ${2:-flow0} with messages completed" "$1" \
-		grep -qE "^  ${2:-flow0} +[0-9.]+ Mmsg/s .*  [1-9][0-9]* (of|done)" "$1"
+		has_line "$1" "^  ${2:-flow0} +[0-9.]+ Mmsg/s .*  [1-9][0-9]* (of|done)"
 }
 # until_running FILE: until FILE, an end's output, says it runs (its connections made).
-until_running() { await "no 'rdmapipe: running' line" "$1" grep -q "^rdmapipe: running" "$1"; }
+until_running() { await "no 'rdmapipe: running' line" "$1" has_line "$1" "^rdmapipe: running"; }
 # run_for FILE SECS: until FILE, as for flowing, has a stats block at SECS or more into
 # the run (the run's own clock).
 run_for() {

@@ -21,7 +21,7 @@ on_exit 'rm -rf "$cap"'
 capture_start() {
 	run_bg "$1.log" tcpdump -i vA -nn -U -w "$1" 'udp port 4791'
 	tpid=$bg_pid
-	await "tcpdump listening on vA" "$1.log" grep -q "listening on vA" "$1.log"
+	await "tcpdump listening on vA" "$1.log" has_line "$1.log" "listening on vA"
 }
 capture_stop() { kill -INT "$tpid"; wait "$tpid"; }
 # read_pcap FILE: "src dscp ecn ttl sport" of each data-QP packet (BTH dest QP not 1:
