@@ -79,20 +79,22 @@ class Runner:
             text = re.sub(r'(?<![\w.-])' + re.escape(a) + r'(?![\w-])', lambda _: b, text)
         return text
 
-    def verdict(self, n, text, ok, why, output):
+    def verdict(self, n, text, ok, why, output, t0=None):
+        # Each command's seconds: where a slow test's time goes (issue 44).
         what = f'line {n}: {first_line(text)}'
+        secs = f' ({time.time() - t0:.1f} s)' if t0 else ''
         if ok:
             self.passed += 1
-            print(f'ok: {what}')
+            print(f'ok: {what}{secs}')
         else:
             self.failed += 1
-            print(f'FAIL: {what}: {why}\n--- it printed:\n{output}---')
+            print(f'FAIL: {what}: {why}{secs}\n--- it printed:\n{output}---')
 
     def start_bg(self, n, text):
         log = open(os.path.join(self.dir, f'bg.{n}.log'), 'w+')
         p = subprocess.Popen(['bash', '-e', '-o', 'pipefail', '-c', self.script(text)], cwd=self.dir,
                              env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        self.bg = (n, text, p, log)
+        self.bg = (n, text, p, log, time.time())
         want = expected(text)[:1]
         if not want:
             return
@@ -110,7 +112,7 @@ class Runner:
         self.end_bg(check=False)
 
     def end_bg(self, check=True):
-        n, text, p, log = self.bg
+        n, text, p, log, t0 = self.bg
         self.bg = None
         try:
             rc = p.wait(timeout=120)
@@ -122,7 +124,7 @@ class Runner:
         if check:
             lost = missing(text, output)
             self.verdict(n, text, rc == 0 and not lost,
-                         f'exit {rc}' if rc else f'no line "{lost[0] if lost else ""}"', output)
+                         f'exit {rc}' if rc else f'no line "{lost[0] if lost else ""}"', output, t0)
 
     def run(self, n, kind, text):
         if kind == 'setup':
@@ -130,6 +132,7 @@ class Runner:
             absent = [l for l in text.splitlines() if l.strip() and not l.startswith('#') and l.strip() not in steps]
             self.verdict(n, text, not absent, f'not a step of tools/run-default: {absent[:1]}', text)
             return
+        t0 = time.time()
         try:
             r = subprocess.run(['bash', '-e', '-o', 'pipefail', '-c', self.script(text)], cwd=self.dir, env=self.env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -138,7 +141,8 @@ class Runner:
         except subprocess.TimeoutExpired as e:
             rc, output = 'timeout', (e.stdout or b'').decode(errors='replace')
         lost = missing(text, output)
-        self.verdict(n, text, rc == 0 and not lost, f'exit {rc}' if rc != 0 else f'no line "{lost[0] if lost else ""}"', output)
+        self.verdict(n, text, rc == 0 and not lost, f'exit {rc}' if rc != 0 else f'no line "{lost[0] if lost else ""}"',
+                     output, t0)
         if self.bg:
             self.end_bg()
 
