@@ -11,6 +11,11 @@ command -v mpirun >/dev/null || skip_or_fail "no mpirun (tools/install-deps inst
 "$RDMAPIPE" --version >/dev/null || { echo "FAIL: $RDMAPIPE --version"; exit 1; }
 ldd "$RDMAPIPE" | grep -q libmpi || skip_or_fail "$RDMAPIPE was built without MPI (meson setup -Dmpi=enabled)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI's own messages between ranks of one host go over shared memory (vader) and
+# self, what it picks there anyway: its TCP BTL and the cm PML are not opened at all,
+# whose probing cost each job 0.6-1.5 s of MPI_Init in the guest (three rounds of a
+# 4-rank MPI_Init, interleaved). The ranks' data is rdmapipe's, over rdma_cm.
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 on_exit 'rm -rf "$work"'
@@ -240,13 +245,14 @@ within "killed rank: the job ended" "$((end - killed))" 15
 
 # A rank that hangs (stopped, not dead): its peers' flows stall and fail (5 s), the
 # others end, and rank 0, having waited pattern.timeout for its results, names it and
-# ends the job. 20 s of data: the stop (once rank 2's data moves; its client started up
-# to 16 s after mpirun under a loaded VM) lands while the flows run, not after rank 2
-# has sent its results. The timeout, 15 s, counts from the last healthy end (rank 0's
-# own, at the end of its 20 s, or a later one's): ranks 1 and 3 end a stall timeout (5 s)
-# after the stop, so at most about 5 s after rank 0 (a stop at its very end), a third
-# of it. (It was 25 s: 10 s more of the test for nothing.)
-sed -e 's/messages = 4000;/duration = 20;/' -e 's/pattern = { kind = "ring";/pattern = { kind = "ring"; timeout = 15;/' \
+# ends the job. 10 s of data, counted from each flow's start: the stop lands once rank
+# 2's send PSNs move, about a second after its flow started (rdma resource show qp read
+# by bash alone; it was 20 s while a tr, grep and sed each look made that up to 10 s),
+# while the flows run, not after rank 2 has sent its results (which the checks below
+# would fail on). The timeout, 15 s, counts from the last healthy end (rank 0's own, at
+# the end of its 10 s, or a later one's): ranks 1 and 3 end a stall timeout (5 s) after
+# the stop, so at most about 5 s after rank 0 (a stop at its very end), a third of it.
+sed -e 's/messages = 4000;/duration = 10;/' -e 's/pattern = { kind = "ring";/pattern = { kind = "ring"; timeout = 15;/' \
 	"$(conf ring)" >"$work/stopped.conf"
 hit STOP "$work/stopped.conf"
 expect_grep "$out" "rank 0: rdmapipe: rank\\(s\\) 2 sent no results within 15 s of the others' ends: ending the job$"
