@@ -8,6 +8,7 @@
 # after -f, directories after -o and the strategies after --strategy, with
 # bash-completion's helpers and without them. No RDMA needed.
 set -u
+here=$(cd "$(dirname "$0")" && pwd)
 usage="usage: explore_docs.sh PATH/TO/rdmapipe-explore PATH/TO/rdmapipe-explore.1 PATH/TO/rdmapipe-explore.bash"
 B=${1:?$usage}
 PAGE=${2:?$usage}
@@ -54,21 +55,10 @@ trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/cwd/sub"
 touch "$dir/cwd/a.conf" "$dir/cwd/b.txt"
 for helpers in with without; do
-	out=$(cd "$dir/cwd" && HELPERS=$helpers COMP="$COMP" OPTS="$opts" bash --norc --noprofile <<'SH'
+	out=$(cd "$dir/cwd" && HELPERS=$helpers COMP="$COMP" WORDS="$here/words.sh" OPTS="$opts" bash --norc --noprofile <<'SH'
 [ "$HELPERS" = with ] && [ -f /usr/share/bash-completion/bash_completion ] && . /usr/share/bash-completion/bash_completion
 . "$COMP"
-# words: the replies sorted as sort(1) sorts them (strcoll), a space after each, in bash
-# itself: a sort and a tr started per line were most of this test's time.
-words() {
-	local -a r=()
-	local w i
-	for w in "$@"; do
-		i=${#r[@]}
-		while ((i > 0)) && [[ ${r[i - 1]} > $w ]]; do r[i]=${r[i - 1]}; i=$((i - 1)); done
-		r[i]=$w
-	done
-	printf '%s ' "${r[@]}"
-}
+. "$WORDS"
 complete_line() {   # the words of a command line, the last one being completed
 	COMP_WORDS=("$@")
 	COMP_CWORD=$(($# - 1))

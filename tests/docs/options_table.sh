@@ -4,6 +4,7 @@
 # main's own two; the completion offers every option, the table's fixed choices after
 # each that has them, files after those taking a FILE, and no words after the others.
 set -u
+here=$(cd "$(dirname "$0")" && pwd)
 usage='usage: options_table.sh PATH/TO/options_doc PATH/TO/rdmapipe PATH/TO/rdmapipe.bash PATH/TO/rdmapipe.1'
 DOC=${1:?$usage}
 B=${2:?$usage}
@@ -39,21 +40,10 @@ n=0
 for helpers in with without; do
 	# Each line of the table: its words, then what completes its argument; one line out
 	# per check, "word|what|COMPREPLY".
-	out=$(cd "$dir/cwd" && PATH="$dir/bin:$PATH" HELPERS=$helpers COMP="$COMP" TABLE="$table" bash --norc --noprofile <<'SH'
+	out=$(cd "$dir/cwd" && PATH="$dir/bin:$PATH" HELPERS=$helpers COMP="$COMP" WORDS="$here/words.sh" TABLE="$table" bash --norc --noprofile <<'SH'
 [ "$HELPERS" = with ] && [ -f /usr/share/bash-completion/bash_completion ] && . /usr/share/bash-completion/bash_completion
 . "$COMP"
-# words: the replies sorted as sort(1) sorts them (strcoll), a space after each, in bash
-# itself: a sort and a tr started per line were most of this test's time.
-words() {
-	local -a r=()
-	local w i
-	for w in "$@"; do
-		i=${#r[@]}
-		while ((i > 0)) && [[ ${r[i - 1]} > $w ]]; do r[i]=${r[i - 1]}; i=$((i - 1)); done
-		r[i]=$w
-	done
-	printf '%s ' "${r[@]}"
-}
+. "$WORDS"
 complete_line() {
 	COMP_WORDS=("$@")
 	COMP_CWORD=$(($# - 1))
