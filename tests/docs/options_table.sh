@@ -58,10 +58,8 @@ while read -r -a row; do
 	i=0
 	while [[ ${row[i]} == -* ]]; do i=$((i + 1)); done
 	what=${row[i]}
-	ws=()
-	for w in "${row[@]:i+1}"; do [ -n "$w" ] && ws+=("$w"); done
 	want=
-	[ ${#ws[@]} -eq 0 ] || want=$(words "${ws[@]}")
+	[ ${#row[@]} -le $((i + 1)) ] || want=$(words "${row[@]:i+1}")
 	for w in "${row[@]:0:i}"; do
 		[[ $all == *" $w "* ]] && echo "$w|offered|yes" || echo "$w|offered|no"
 		[ "$w" = --device ] || [ "$w" = -d ] && continue   # the host's RDMA devices

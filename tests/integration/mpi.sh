@@ -207,7 +207,7 @@ rank2_moving() {
 # hit SIGNAL CONF: a ring from CONF in the background, and rank 2 given SIGNAL once its
 # data moves; sets $rc, $out, $victim, $killed (when) and $end (when mpirun ended).
 hit() {
-	local sig=$1 file=$2 mpid start p env
+	local sig=$1 file=$2 mpid start p environ
 	out=$work/hit.$sig
 	start=$(date +%s)
 	run_bg "$out" timeout -k 5 300 mpirun --oversubscribe -np 4 "$RDMAPIPE" --lcores '0@(0,1),1@(0,1)' --no-huge -m 192 --no-pci \
@@ -217,9 +217,9 @@ hit() {
 	# Rank 2's process, once its client is set up, and once it has sent data.
 	if await_line "$out" "^rank 2: .*flow 'bw_2to3': client" "$mpid"; then
 		for p in $(pgrep -f "rdmapipe.*${file##*/}"); do
-			env=()
-			mapfile -d '' -t env 2>/dev/null <"/proc/$p/environ"
-			[[ " ${env[*]} " == *" OMPI_COMM_WORLD_RANK=2 "* ]] && victim=$p
+			environ=()
+			mapfile -d '' -t environ 2>/dev/null <"/proc/$p/environ"
+			[[ " ${environ[*]} " == *" OMPI_COMM_WORLD_RANK=2 "* ]] && victim=$p
 		done
 		psn0=
 		await "rank 2's QPs' send PSNs moving (rdma resource show qp)" "$work/qps" rank2_moving &&
