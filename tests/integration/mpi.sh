@@ -99,11 +99,14 @@ assert sorted({p['step'] for p in r['pairs']}) == ['64B', '8192B'], r['pairs']
 assert all(p['to'] == 1 and p['messages_verified'] == 2000 for p in r['pairs']), r['pairs']
 assert all(len(k['results']) == 2 for k in r['ranks'])"
 
-# A list of pairs, each a ping-pong: latency percentiles per pair.
-pattern list 4 2 "
+# A list of pairs, each a ping-pong: latency percentiles per pair. A rank no pair names
+# (the list's pairs among ranks 0..3, a job of 5) is idle, and the job still passes.
+pattern list 5 2 "
 assert sorted((p['from'], p['to']) for p in r['pairs']) == [(0, 3), (2, 1)]
 for p in r['pairs']:
-    assert p['latency_us']['p50'] > 0 and p['latency_us']['p99'] >= p['latency_us']['p50'], p"
+    assert p['latency_us']['p50'] > 0 and p['latency_us']['p99'] >= p['latency_us']['p50'], p
+assert r['ranks'][4]['reported'] and r['ranks'][4]['results'] == [], r['ranks'][4]"
+expect_grep "$out" "rank 4: rdmapipe: no pair of the pattern names this rank, and it has no flow of its own: idle$"
 
 # Flagged pairs confirmed alone (pattern.confirm): netem caps the wire out of rxeA at
 # 10 Mbit/s and delays it 20 ms each way. Rank 0's bulk to rank 1 across it is flagged
@@ -146,15 +149,6 @@ assert r['job']['flagged'] == 2 and r['job']['confirm'] == 0, r['job']
 assert not any('confirmed' in p or 'alone' in p for p in r['pairs']), r['pairs']" "nothing confirmed" job-results.schema.json
 netem_clear
 
-# A rank no pair names (the list's pairs among ranks 0..3, a job of 5) is idle, and the
-# job still passes.
-job 5 "$(conf list)" --output "$work/idle.json"
-expect_eq "idle rank: mpirun exit" "$rc" 0
-expect_grep "$out" "rank 4: rdmapipe: no pair of the pattern names this rank, and it has no flow of its own: idle$"
-json_check "$work/idle.json" "
-assert r['job']['result'] == 'PASS' and len(r['pairs']) == 2
-assert r['ranks'][4]['reported'] and r['ranks'][4]['results'] == [], r['ranks'][4]" "an idle rank" job-results.schema.json
-
 # The examples in conf/, as they are (they name rxeA and rxeB).
 for f in "$here"/../../conf/job-*.conf; do
 	job 4 "$f"
@@ -174,9 +168,10 @@ within "missing device" "$secs" 30
 # Ranks that cannot reach each other (the wire between rxeA and rxeB cut before the
 # start): every pair of the ring crosses it, each fails to connect (within its connect
 # timeout, 5 s here), named with its rank; the job ends with status 3 (its flows could
-# not be set up), and no rank waits on.
+# not be set up), and no rank waits on. Two ranks, one on each side: 0->1 and 1->0
+# (four cost 2-3 s more of Open MPI's start-up in the guest, and cross the same wire).
 netem_loss 100%
-job 4 "$(conf ring)" --stall-timeout 5 --connect-timeout 5 --output "$work/cut.json"
+job 2 "$(conf ring)" --stall-timeout 5 --connect-timeout 5 --output "$work/cut.json"
 netem_off
 expect_eq "cut wire: mpirun exit" "$rc" 3
 expect_grep "$out" "^job result: FAIL$"
