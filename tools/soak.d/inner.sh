@@ -4,7 +4,7 @@ set -u
 secs=$1 period=$2 allow_kib=$3
 dir=build/soak
 mkdir -p "$dir"
-conf=$dir/soak.conf out=$dir/summary.txt csv=$dir/samples.csv tel=$dir/tel.json
+conf=$dir/soak.conf out=$dir/summary.txt csv=$dir/samples.csv
 dev=${RXE_LOOP_DEV:?no rxe device (run through tools/softroce)}
 sed "s/\"rxe0\"/\"$dev\"/; s/duration = 600;/duration = $secs;/" tools/soak.d/soak.conf >"$conf"
 prefix=rpsoak$$
@@ -16,35 +16,58 @@ for _ in $(seq 1 300); do
 	kill -0 $pid 2>/dev/null || break
 	sleep 0.1
 done
-t0=$(date +%s)
-: >"$csv"
-while kill -0 $pid 2>/dev/null; do
-	now=$(($(date +%s) - t0))
-	rss=$(awk '/^VmRSS:/ {print $2}' /proc/$pid/status 2>/dev/null)
-	echo /rdmapipe/lcores | timeout 10 dpdk-telemetry.py -f $prefix >"$tel" 2>/dev/null
-	python3 - "$tel" "$now" "${rss:-}" "$csv" <<'PY'
-import json, sys
-tel, now, rss, csv = sys.argv[1:]
-pools = {}
-for line in open(tel):
-    line = line.strip()
-    if line.startswith('{'):
-        d = json.loads(line).get('/rdmapipe/lcores') or {}
-        pools = {k[:-len('_in_use')]: v for k, v in d.items() if k.endswith('_in_use')}
-if not rss or not pools:
-    sys.exit(0)   # setting up or finished: no run to sample
-new = open(csv).read() == ''
-with open(csv, 'a') as f:
-    if new:
-        f.write('seconds,rss_kib,' + ','.join(sorted(pools)) + '\n')
-    f.write(f"{now},{rss}," + ','.join(str(pools[k]) for k in sorted(pools)) + '\n')
+# One sampler for the whole run, not a dpdk-telemetry.py and a python3 started for each
+# sample: in the busy guest those took 7-15 s a sample, which left 4-5 samples in a
+# 2-minute soak against the 4 it needs. Each period: RSS from /proc, then
+# /rdmapipe/lcores over EAL's telemetry socket (what dpdk-telemetry.py does).
+python3 - "$pid" "$prefix" "$period" "$csv" <<'PY'
+import json, os, socket, sys, time
+pid, prefix, period, csv = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), sys.argv[4]
+path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+t0 = time.monotonic()
+open(csv, 'w').close()
+
+def alive():
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False
+
+def rss_kib():
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+def pools():
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+            s.settimeout(10)
+            s.connect(path)
+            size = json.loads(s.recv(1024).decode())['max_output_len']
+            s.send(b'/rdmapipe/lcores')
+            d = json.loads(s.recv(size).decode()).get('/rdmapipe/lcores') or {}
+    except (OSError, ValueError, KeyError):
+        return {}   # setting up or finished: no run to sample
+    return {k[:-len('_in_use')]: v for k, v in d.items() if k.endswith('_in_use')}
+
+while alive():
+    now, rss, p = int(time.monotonic() - t0), rss_kib(), pools()
+    if rss and p:
+        new = os.path.getsize(csv) == 0
+        with open(csv, 'a') as f:
+            if new:
+                f.write('seconds,rss_kib,' + ','.join(sorted(p)) + '\n')
+            f.write(f"{now},{rss}," + ','.join(str(p[k]) for k in sorted(p)) + '\n')
+    # The period, or less once the run has ended (not a whole period past its end).
+    end = time.monotonic() + period
+    while alive() and time.monotonic() < end:
+        time.sleep(0.2)
 PY
-	# The period, or less once the run has ended (not a whole period past its end).
-	for ((i = 0; i < period * 5; i++)); do
-		kill -0 $pid 2>/dev/null || break
-		sleep 0.2
-	done
-done
 wait $pid
 rc=$?
 cat "$out"
