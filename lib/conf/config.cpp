@@ -83,23 +83,6 @@ bool read_name(Reader &r, const Setting &g, std::string *out)
 	return true;
 }
 
-bool ipv4(const std::string &a)
-{
-	in_addr x;
-	return inet_pton(AF_INET, a.c_str(), &x) == 1;
-}
-
-/* "loopback" or IPV4:PORT (rdma_cm here speaks IPv4 addresses). */
-bool parse_peer(const std::string &p)
-{
-	if (p == "loopback")
-		return true;
-	size_t colon = p.rfind(':');
-	if (colon == std::string::npos || colon == 0 || colon + 1 == p.size())
-		return false;
-	uint64_t port;
-	return parse_size(p.substr(colon + 1).c_str(), 1, 65535, &port) && ipv4(p.substr(0, colon));
-}
 
 bool read_devices(Reader &r, const Setting &root, PipelineConf *c)
 {
@@ -213,22 +196,19 @@ bool read_reliability(Reader &r, const Setting &g, FlowConf *f)
 bool read_flow_ends(Reader &r, const Setting &g, FlowConf *f)
 {
 	r.step(kFlowPeer);
-	if (!parse_peer(f->peer))
+	if (f->peer != "loopback" && !addr_ipv4_port(f->peer))
 		return r.fail(g["peer"], "'" + f->peer + "' is not \"loopback\" or IPV4:PORT");
 	r.step(kFlowEndsRead);
 	if (!r.string(g, "listen", &f->listen) || !r.string(g, "local", &f->local))
 		return false;
 	r.step(kFlowListen);
 	if (!f->listen.empty()) {
-		std::string l = f->listen.find(':') == std::string::npos ? "0.0.0.0:" + f->listen : f->listen;
-		if (l[0] == ':')
-			l = "0.0.0.0" + l;
-		if (!parse_peer(l))
+		if (!addr_listen(f->listen))
 			return r.fail(g["listen"], "'" + f->listen + "' is not [IPV4:]PORT");
 		f->peer = "";
 	}
 	r.step(kFlowLocal);
-	if (!f->local.empty() && !ipv4(f->local))
+	if (!f->local.empty() && !addr_ipv4(f->local))
 		return r.fail(g["local"], "'" + f->local + "' is not an IPv4 address");
 	return true;
 }
@@ -514,6 +494,28 @@ bool read_pattern(Reader &r, const Setting &root, PipelineConf *c)
 }
 
 } // namespace
+
+bool addr_ipv4(const std::string &a)
+{
+	in_addr x;
+	return inet_pton(AF_INET, a.c_str(), &x) == 1;
+}
+
+bool addr_ipv4_port(const std::string &a)
+{
+	const size_t colon = a.rfind(':');
+	if (colon == std::string::npos || colon == 0 || colon + 1 == a.size())
+		return false;
+	uint64_t port;
+	return parse_size(a.substr(colon + 1).c_str(), 1, 65535, &port) && addr_ipv4(a.substr(0, colon));
+}
+
+bool addr_listen(const std::string &a)
+{
+	if (a.find(':') == std::string::npos)
+		return addr_ipv4_port("0.0.0.0:" + a);
+	return addr_ipv4_port(a[0] == ':' ? "0.0.0.0" + a : a);
+}
 
 const char *pattern_kind_name(PatternKind k)
 {

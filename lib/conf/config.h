@@ -227,6 +227,13 @@ bool lcore_set_from_mask(const char *mask, LcoreSet *set);
 /* Looks for -l, -c or --lcores among EAL arguments (argv[1..argc-1]). */
 LcoreSet lcore_set_from_eal_args(int argc, char *const *argv);
 
+/* Addresses, one rule for a file's keys and the command line's options (rdma_cm here
+ * speaks IPv4): IPV4 (local), IPV4:PORT (peer), [IPV4:]PORT (listen; no address is
+ * 0.0.0.0), PORT 1..65535. */
+bool addr_ipv4(const std::string &a);
+bool addr_ipv4_port(const std::string &a);
+bool addr_listen(const std::string &a);
+
 /* Reads and validates `path`. Returns 0, or -1 with *err = "FILE:LINE: PATH: what". */
 int config_load(const std::string &path, const LcoreSet &lcores, PipelineConf *out, std::string *err);
 

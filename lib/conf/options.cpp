@@ -5,6 +5,7 @@
 #include <getopt.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -145,6 +146,24 @@ int check_reliability(RunOptions *o, std::string *err)
 	return 0;
 }
 
+
+/* Flow i of a two-process run listens on (or connects to) PORT + i (cli_pipeline.cpp):
+ * the last one's port must still be one. */
+int check_ports(const RunOptions &o, std::string *err)
+{
+	const std::string &a = o.peer.empty() ? o.listen : o.peer;
+	if (a.empty() || o.flows.size() < 2)
+		return 0;
+	const size_t colon = a.rfind(':');
+	const unsigned long port = strtoul(a.c_str() + (colon == std::string::npos ? 0 : colon + 1), nullptr, 10);   // 1..65535, checked
+	const unsigned long last = port + o.flows.size() - 1;
+	if (last <= 65535)
+		return 0;
+	*err = std::string(o.peer.empty() ? "--listen" : "--peer") + ": the " + std::to_string(o.flows.size()) +
+	       " flows (-Q) take ports " + std::to_string(port) + ".." + std::to_string(last) +
+	       ", past 65535: give a lower port";
+	return -1;
+}
 
 /* What the transport allows, and who gives what in a two-process run. */
 int check_transport(RunOptions *o, std::string *err)
@@ -373,7 +392,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	}
 	/* Cross-checks and derived defaults. */
 	if (check_transport(o, err) != 0 || (o->mode == Mode::pingpong && settle_pingpong(&st, err) != 0) ||
-	    check_verb(&st, err) != 0 || settle_queues(st, err) != 0 || settle_srq(o, err) != 0)
+	    check_verb(&st, err) != 0 || settle_queues(st, err) != 0 || settle_srq(o, err) != 0 || check_ports(*o, err) != 0)
 		return ParseResult::error;
 	return ParseResult::ok;
 }

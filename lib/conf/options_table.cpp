@@ -1,4 +1,5 @@
 #include "conf/options_table.h"
+#include "conf/config.h"
 
 #include <cerrno>
 #include <cinttypes>
@@ -78,6 +79,15 @@ std::string set_text(const ParseState &st, std::string *field, const char *a, co
 {
 	if (*a == '\0')
 		return std::string("--") + st.spec->name + ": " + empty;
+	*field = a;
+	return {};
+}
+
+/* An address, by the rule a file's key of the same meaning takes (config.h). */
+std::string set_addr(const ParseState &st, std::string *field, const char *a, bool (*ok)(const std::string &), const char *what)
+{
+	if (!ok(a))
+		return std::string("--") + st.spec->name + ": '" + a + "' is not " + what;
 	*field = a;
 	return {};
 }
@@ -482,16 +492,14 @@ const OptionSpec kOptions[] = {
 		}},
 	{"listen", 0, "[ADDR:]PORT",
 		"two processes: be the server (the responder) on ADDR:PORT;",
-		nullptr, kShapes, [](ParseState &st, const char *a) {
-			return set_text(st, &st.o->listen, a, "empty address");
-		}},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_addr(st, &st.o->listen, a, addr_listen, "[ADDR:]PORT"); }},
 	{"peer", 0, "ADDR:PORT",
 		"... or the client (the requester) of that server, over rdma_cm;",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_text(st, &st.o->peer, a, "empty address"); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_addr(st, &st.o->peer, a, addr_ipv4_port, "ADDR:PORT"); }},
 	{"local", 0, "ADDR",
 		"the client's own address (picks its device); both sides take\n"
 		"the same run options (the server checks them)",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_text(st, &st.o->local, a, "empty address"); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_addr(st, &st.o->local, a, addr_ipv4, "an IPv4 address"); }},
 	{"output", 0, "FILE.json",
 		"write the results as JSON (docs/results.md); --csv FILE: as CSV",
 		nullptr, kAside, [](ParseState &st, const char *a) {

@@ -30,6 +30,9 @@ check "-- --version" 0 "^rdma-core [0-9]+" "$B" -- --version
 check "bad app option" 2 "^rdmapipe: unknown option '--bogus'" "$B" $EAL -- --bogus
 check "bad app option shows usage" 2 "^Usage: rdmapipe" "$B" $EAL -- --bogus
 check "bad app value" 2 "^rdmapipe: --batch: '0' is not an integer in 1..512" "$B" $EAL -- -b 0
+# A port that is not one: refused naming the option, before anything runs (it once
+# aborted in std::stoul building the two flows' addresses).
+check "bad --peer port" 2 "^rdmapipe: --peer: '10.0.0.1:x' is not ADDR:PORT$" "$B" $EAL -- --peer 10.0.0.1:x -Q 1,1 --dump-conf
 check "bad EAL option" 2 "rdmapipe: EAL initialisation failed: .*bad EAL arguments" "$B" --bogus-eal -- -n 1
 # Pipeline files: validated before EAL starts, without a device.
 conf=$(cd "$(dirname "$0")/../../conf" && pwd)

@@ -324,7 +324,7 @@ void two_processes(void **)
 			 static_cast<int>(rp::ParseResult::ok));
 	assert_string_equal(o.peer.c_str(), "10.2.0.2:18515");
 	assert_string_equal(o.local.c_str(), "10.2.0.1");
-	expect_error({"--listen", "1", "--peer", "a:1"}, "--listen and --peer are exclusive: the server listens, the client names it");
+	expect_error({"--listen", "1", "--peer", "10.0.0.1:1"}, "--listen and --peer are exclusive: the server listens, the client names it");
 	/* A ping-pong across two processes: the client pings, the server echoes. */
 	assert_int_equal(static_cast<int>(parse({"--peer", "10.2.0.2:1", "--pingpong"}, &o, &err)),
 			 static_cast<int>(rp::ParseResult::ok));
@@ -332,7 +332,22 @@ void two_processes(void **)
 	/* A duration across two processes: the client tells the server its final counts. */
 	assert_int_equal(static_cast<int>(parse({"--listen", "1", "-t", "2"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
 	expect_error({"--local", "10.0.0.1"}, "--local goes with --peer (the client's address)");
-	expect_error({"--peer", ""}, "--peer: empty address");
+	/* Addresses by the rule a file's listen, peer and local keys take (config.h), named
+	 * by their option, before anything uses them (a bad port once aborted in stoul). */
+	expect_error({"--peer", ""}, "--peer: '' is not ADDR:PORT");
+	expect_error({"--peer", "10.0.0.1:x", "-Q", "1,1", "--dump-conf"}, "--peer: '10.0.0.1:x' is not ADDR:PORT");
+	expect_error({"--peer", "10.0.0.1:65536"}, "--peer: '10.0.0.1:65536' is not ADDR:PORT");
+	expect_error({"--peer", "host:1"}, "--peer: 'host:1' is not ADDR:PORT");
+	expect_error({"--peer", "loopback"}, "--peer: 'loopback' is not ADDR:PORT");
+	expect_error({"--listen", "x"}, "--listen: 'x' is not [ADDR:]PORT");
+	expect_error({"--listen", "10.0.0.1:0"}, "--listen: '10.0.0.1:0' is not [ADDR:]PORT");
+	assert_int_equal(static_cast<int>(parse({"--listen", ":18515"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_int_equal(static_cast<int>(parse({"--listen", "10.2.0.2:18515"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	expect_error({"--peer", "10.0.0.1:1", "--local", "10.0.0"}, "--local: '10.0.0' is not an IPv4 address");
+	/* Flow i takes PORT + i: the last one's must be a port. */
+	expect_error({"--peer", "10.0.0.1:65535", "-Q", "1,1"}, "--peer: the 2 flows (-Q) take ports 65535..65536, past 65535: give a lower port");
+	expect_error({"--listen", "65534", "-Q", "1,1,1"}, "--listen: the 3 flows (-Q) take ports 65534..65536, past 65535: give a lower port");
+	assert_int_equal(static_cast<int>(parse({"--listen", "65534", "-Q", "1,1"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
 }
 
 void bad_syntax(void **)
@@ -573,7 +588,7 @@ void points_refusals(void **)
 	expect_error({"--points", "--dump-conf"}, "--points with --dump-conf: there is no command-line pipeline to print");
 	expect_error({"--points", "-i"}, "--points with -i: no console reads stdin, the requests do");
 	expect_error({"--points", "--listen", "1"}, "--points with --listen: each point is a pipeline file (its flows name their peers)");
-	expect_error({"--peer", "a:1", "--points"}, "--points with --peer: each point is a pipeline file (its flows name their peers)");
+	expect_error({"--peer", "10.0.0.1:1", "--points"}, "--points with --peer: each point is a pipeline file (its flows name their peers)");
 	expect_error({"--points", "--output", "a.json"},
 		     "--points with --output: every point would overwrite it (each file's run.output is its results)");
 	expect_error({"--points", "--csv", "a.csv"}, "--points with --csv: every point would overwrite it (each file's run.csv is its results)");
