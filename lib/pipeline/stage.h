@@ -40,6 +40,9 @@ struct StageOps {
 	/* Nothing to do per message (a one-sided flow's responder), decided by setup: an lcore
 	 * whose stages are all passive sleeps until the run's bell rings (nullptr: never). */
 	bool (*passive)(const Stage *s) = nullptr;
+	/* A source whose messages leave in sequence order (a gen, timed or not): a verify
+	 * fed by it alone checks their order. A property of the kind, not of one variant. */
+	bool in_order = false;
 };
 
 /* The kinds' StageOps are in their files of lib/stages/ (stage_kind.h). */

@@ -175,8 +175,8 @@ std::string gen_describe(const GraphStage &s)
 
 } // namespace
 
-const StageOps kGenStage = {"gen", gen_burst<false>};
-const StageOps kTimedGenStage = {"gen", gen_burst<true>};
+const StageOps kGenStage = {.kind = "gen", .burst = gen_burst<false>, .in_order = true};
+const StageOps kTimedGenStage = {.kind = "gen", .burst = gen_burst<true>, .in_order = true};
 
 extern const StageKindOps kGenKind = {
 	.kind = StageKind::gen, .ops = &kGenStage, .plan = gen_plan, .made = gen_made,

@@ -24,7 +24,7 @@ int stage_wire_input(Graph *, GraphStage *s, const StageInput &in, std::string *
 	Stage &st = s->st;
 	st.pool = in.pool;
 	st.msg_bytes = in.bytes;
-	st.ordered = st.nupstream == 1 && st.upstream[0]->ops == &kGenStage;
+	st.ordered = st.nupstream == 1 && st.upstream[0]->ops->in_order;
 	return 0;
 }
 

@@ -38,7 +38,8 @@ uint32_t verify_burst(Stage *s)
 std::string verify_describe(const GraphStage &s)
 {
 	const StageStats &st = s.st.st;
-	return ", checked " + std::to_string(st.msgs) + " (payload errors " + std::to_string(st.payload_errors) +
+	return ", checked " + std::to_string(st.msgs) + (s.st.ordered ? " in order" : "") + " (payload errors " +
+	       std::to_string(st.payload_errors) +
 	       ", sequence errors " + std::to_string(st.seq_errors) + ")" + stage_describe_output(s);
 }
 

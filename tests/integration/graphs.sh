@@ -117,6 +117,8 @@ for name in gen-across-lcores two-gens-mp-ring crossing-flows forward-and-sinks 
 		# one burst at most, so a guest loaded 2x loses up to half (a loaded host lost 8%
 		# in one run), and an unpaced gen makes thousands more (gen-duration-unpaced).
 		expect_grep "$out" "^  rate limit: +2000 msg/s per flow \(paced by its gen stages\)$"
+		# Its one gen, timed, feeds the verify: the verify checks their order too.
+		expect_grep "$out" "^  stage v: +verify on lcore 1: [0-9]+ messages .*checked [0-9]+ in order \(payload errors 0, sequence errors 0\)"
 		expect_grep "$out" "^  stage gen: +gen on lcore 1: [0-9]+ messages in [0-9]+ bursts, made [0-9]+ in 2\.[0-9]+ s \([0-9]+ msg/s, paced at 2000\)"
 		secs=$(field "$out" elapsed | cut -d' ' -f1)
 		rate=$(awk -v n="$sent" -v s="${secs:-0}" 'BEGIN { if (s > 0) printf "%d", n / s; else print 0 }')

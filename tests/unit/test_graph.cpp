@@ -123,6 +123,28 @@ void a_fed_flow_sends_what_arrives(void **)
 /* Gens of a flow that runs for a duration (its own or the run's) make messages for that
  * long: no count, the timed burst, their rdma_tx sending what comes until its input
  * ends; only a flow's own gens take its duration off its fed rdma_tx. */
+/* A verify fed by one gen checks order, the gen counting or timed: a property of the
+ * gen's kind, not of its variant's ops (a timed gen's verify, wired after it in file
+ * order as wire_stages does, checked no order: issue 45). */
+void verify_after_a_gen_checks_order(void **)
+{
+	const std::string stages = "rings = ( { name = \"m\"; size = 256; }, { name = \"c\"; size = 256; } );\n"
+				   "stages = ( { name = \"g\"; kind = \"gen\"; lcore = 1; flow = \"f\"; output = \"m\"; },\n"
+				   "  { name = \"v\"; kind = \"verify\"; lcore = 1; input = \"m\"; output = \"c\"; },\n"
+				   "  { name = \"tx\"; kind = \"rdma_tx\"; lcore = 1; flow = \"f\"; input = \"c\"; },\n"
+				   "  { name = \"rx\"; kind = \"rdma_rx\"; lcore = 0; flow = \"f\"; } );\n";
+	for (const char *run : {"messages = 1000;", "duration = 2;"}) {
+		Plan p(std::string("flows = ( { name = \"f\"; verb = \"send\"; size = 64; ") + run + " pool = \"p\"; } );\n" + stages);
+		assert_int_equal(p.rc, 0);
+		rp::GraphStage *g = p.stage("g"), *v = p.stage("v");
+		std::string err;
+		assert_int_equal(rp::stage_kind_ops(rp::StageKind::gen).wire(&p.g, g, rp::StageInput{}, &err), 0);
+		assert_true(rp::stage_feed(&v->st, &g->st));
+		assert_int_equal(rp::stage_kind_ops(rp::StageKind::verify).wire(&p.g, v, rp::StageInput{}, &err), 0);
+		assert_true(v->st.ordered);
+	}
+}
+
 void gens_run_for_a_duration(void **)
 {
 	const std::string stages = "rings = ( { name = \"r\"; size = 512; multi_producer = true; } );\n"
@@ -845,6 +867,7 @@ int main(int, char **argv)
 		cmocka_unit_test(gens_split_their_flow),
 		cmocka_unit_test(a_fed_flow_sends_what_arrives),
 		cmocka_unit_test(gens_run_for_a_duration),
+		cmocka_unit_test(verify_after_a_gen_checks_order),
 		cmocka_unit_test(one_pool_per_ring),
 		cmocka_unit_test(rings_without_cycles),
 		cmocka_unit_test(two_host_flows_have_one_end_here),
