@@ -42,11 +42,9 @@ std::string sizes_text(const std::vector<uint32_t> &sizes)
 std::string addr_plus(const std::string &a, size_t i)
 {
 	const size_t colon = a.rfind(':');
-	const std::string host = colon == std::string::npos ? "" : a.substr(0, colon + 1);
-	const std::string port = colon == std::string::npos ? a : a.substr(colon + 1);
 	if (i == 0)
 		return a;
-	return host + std::to_string(std::stoul(port) + i);
+	return (colon == std::string::npos ? "" : a.substr(0, colon + 1)) + std::to_string(addr_port(a) + i);
 }
 
 } // namespace

@@ -83,7 +83,6 @@ bool read_name(Reader &r, const Setting &g, std::string *out)
 	return true;
 }
 
-
 bool read_devices(Reader &r, const Setting &root, PipelineConf *c)
 {
 	r.at(kSecDevices, kListHead);
@@ -501,20 +500,23 @@ bool addr_ipv4(const std::string &a)
 	return inet_pton(AF_INET, a.c_str(), &x) == 1;
 }
 
+uint32_t addr_port(const std::string &a)
+{
+	const size_t colon = a.rfind(':');
+	uint64_t port;
+	return parse_size(a.c_str() + (colon == std::string::npos ? 0 : colon + 1), 1, 65535, &port) ? static_cast<uint32_t>(port) : 0;
+}
+
 bool addr_ipv4_port(const std::string &a)
 {
 	const size_t colon = a.rfind(':');
-	if (colon == std::string::npos || colon == 0 || colon + 1 == a.size())
-		return false;
-	uint64_t port;
-	return parse_size(a.substr(colon + 1).c_str(), 1, 65535, &port) && addr_ipv4(a.substr(0, colon));
+	return colon != std::string::npos && addr_port(a) != 0 && addr_ipv4(a.substr(0, colon));
 }
 
 bool addr_listen(const std::string &a)
 {
-	if (a.find(':') == std::string::npos)
-		return addr_ipv4_port("0.0.0.0:" + a);
-	return addr_ipv4_port(a[0] == ':' ? "0.0.0.0" + a : a);
+	const size_t colon = a.rfind(':');
+	return addr_port(a) != 0 && (colon == std::string::npos || colon == 0 || addr_ipv4(a.substr(0, colon)));
 }
 
 const char *pattern_kind_name(PatternKind k)

@@ -231,6 +231,8 @@ LcoreSet lcore_set_from_eal_args(int argc, char *const *argv);
  * speaks IPv4): IPV4 (local), IPV4:PORT (peer), [IPV4:]PORT (listen; no address is
  * 0.0.0.0), PORT 1..65535. */
 bool addr_ipv4(const std::string &a);
+/* The PORT of IPV4:PORT or [IPV4:]PORT, 0 when it is not one. */
+uint32_t addr_port(const std::string &a);
 bool addr_ipv4_port(const std::string &a);
 bool addr_listen(const std::string &a);
 

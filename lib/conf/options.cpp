@@ -1,11 +1,11 @@
 #include "conf/options.h"
 
+#include "conf/config.h"
 #include "conf/options_table.h"
 
 #include <getopt.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -154,9 +154,7 @@ int check_ports(const RunOptions &o, std::string *err)
 	const std::string &a = o.peer.empty() ? o.listen : o.peer;
 	if (a.empty() || o.flows.size() < 2)
 		return 0;
-	const size_t colon = a.rfind(':');
-	const unsigned long port = strtoul(a.c_str() + (colon == std::string::npos ? 0 : colon + 1), nullptr, 10);   // 1..65535, checked
-	const unsigned long last = port + o.flows.size() - 1;
+	const uint64_t port = addr_port(a), last = port + o.flows.size() - 1;   // a checked at its option
 	if (last <= 65535)
 		return 0;
 	*err = std::string(o.peer.empty() ? "--listen" : "--peer") + ": the " + std::to_string(o.flows.size()) +

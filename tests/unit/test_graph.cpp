@@ -120,9 +120,6 @@ void a_fed_flow_sends_what_arrives(void **)
 	assert_non_null(strstr(none.err.c_str(), "stages.[1]: an rdma_rx stage hands received buffers on: flow 'in' uses write_imm"));
 }
 
-/* Gens of a flow that runs for a duration (its own or the run's) make messages for that
- * long: no count, the timed burst, their rdma_tx sending what comes until its input
- * ends; only a flow's own gens take its duration off its fed rdma_tx. */
 /* A verify fed by one gen checks order, the gen counting or timed: a property of the
  * gen's kind, not of its variant's ops (a timed gen's verify, wired after it in file
  * order as wire_stages does, checked no order: issue 45). */
@@ -145,6 +142,9 @@ void verify_after_a_gen_checks_order(void **)
 	}
 }
 
+/* Gens of a flow that runs for a duration (its own or the run's) make messages for that
+ * long: no count, the timed burst, their rdma_tx sending what comes until its input
+ * ends; only a flow's own gens take its duration off its fed rdma_tx. */
 void gens_run_for_a_duration(void **)
 {
 	const std::string stages = "rings = ( { name = \"r\"; size = 512; multi_producer = true; } );\n"
