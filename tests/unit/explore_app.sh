@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # rdmapipe-explore end to end on the host, its child a stand-in (fake_rdmapipe.py) with
 # planted corners: the search finds and minimises each, writes the output folder, the
-# reproducers pass rdmapipe --check; --stop-after ends it at a finding; a hang and a crash are findings, not the end; a
-# child that cannot start stops the search; bad space files are refused file:line.
+# reproducers pass rdmapipe --check; --stop-after ends it at a finding; a hang and a
+# crash are findings, not the end; a child that cannot start stops the search; bad space
+# files are refused file:line.
+#   explore_app.sh EXPLORE RDMAPIPE [search|faults]
+# Two halves meson runs side by side (the whole took 37 s, the unit suite's longest, and
+# ended it alone): 'faults' is the hang and the crash (each ask of a hung point costs
+# point_timeout), 'search' all the rest; neither argument: both.
 set -u
 . "$(dirname "$0")/../integration/lib.sh"   # await_line (its RDMAPIPE, $1, is unused here)
-X=$(realpath "${1:?usage: explore_app.sh rdmapipe-explore rdmapipe}")
-R=$(realpath "${2:?usage: explore_app.sh rdmapipe-explore rdmapipe}")
+usage="usage: explore_app.sh rdmapipe-explore rdmapipe [search|faults]"
+X=$(realpath "${1:?$usage}")
+R=$(realpath "${2:?$usage}")
+part=${3:-all}
+case $part in search | faults | all) ;; *) echo "$usage" >&2; exit 2 ;; esac
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 # A copy of its own, so that 'pgrep -f "$FAKE"' sees this test's children only, not
@@ -27,138 +35,144 @@ dimensions = (
 search = { budget = 150; seed = 3; point_seconds = 0.2; stall_timeout = 0.5; point_timeout = 2; };
 S
 
-# 1. Both planted corners found and minimised to exactly their settings.
-"$X" -q -f "$T/space.conf" -o "$T/a" --rdmapipe "$FAKE" > "$T/a.out" 2>&1
-rc=$?
-[ $rc -eq 1 ] || fail "a search with findings exits 1, not $rc: $(cat "$T/a.out")"
-mfs=$(python3 -c 'import json,sys; print(";".join(sorted(f["kind"]+":"+f["mfs"] for f in json.load(open(sys.argv[1])))))' "$T/a/findings.json")
-[ "$mfs" = "correctness:size >= 8192, qps >= 4;performance:batch <= 2, inline = true" ] || fail "findings: '$mfs'"
-for n in 1 2; do
-	for f in reproduce.conf command results.json log mfs.txt; do
-		[ -s "$T/a/anomalies/$n/$f" ] || fail "anomalies/$n/$f missing"
-	done
-	(cd "$T/a/anomalies/$n" && "$R" --check reproduce.conf > /dev/null) || fail "anomalies/$n/reproduce.conf: rdmapipe --check refuses it"
-	grep -q 'json = "results.json"' "$T/a/anomalies/$n/reproduce.conf" || fail "anomalies/$n/reproduce.conf writes over the search's evidence"
-done
-lines=$(wc -l < "$T/a/points.jsonl")
-[ "$lines" -ge 20 ] || fail "points.jsonl has $lines lines"
-python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/a/points.jsonl" || fail "points.jsonl is not JSON lines"
-grep -q '| 1 | correctness | size >= 8192, qps >= 4 |' "$T/a/report.md" || fail "report.md has no table of findings"
-
-# 1b. --stop-after 1: the search ends at its first finding, minimised and written as
-# its reproducer, having run the same points as the whole search up to there.
-"$X" -q -f "$T/space.conf" -o "$T/s" --rdmapipe "$FAKE" --stop-after 1 > "$T/s.out" 2>&1
-rc=$?
-[ $rc -eq 1 ] || fail "--stop-after 1: exit $rc, not 1: $(cat "$T/s.out")"
-n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/s/findings.json")
-[ "$n" = 1 ] || fail "--stop-after 1: $n findings"
-[ -s "$T/s/anomalies/1/reproduce.conf" ] || fail "--stop-after 1: anomalies/1/reproduce.conf missing"
-grep -q -- '- stopped after 1 finding (--stop-after)' "$T/s/report.md" || fail "--stop-after 1: report.md does not say so"
-grep -q -- '(--stop-after: the budget not spent)' "$T/s.out" || fail "--stop-after 1: the summary does not say so"
-ns=$(wc -l < "$T/s/points.jsonl")
-[ "$ns" -lt "$(wc -l < "$T/a/points.jsonl")" ] || fail "--stop-after 1 ran $ns points, as many as the whole search"
-cmp -s <(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/s/points.jsonl") \
-	<(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/a/points.jsonl" | head -n "$ns") ||
-	fail "--stop-after 1: not the same points as the whole search up to its stop"
-
-# 2. The same seed, the same points.
-"$X" -q -f "$T/space.conf" -o "$T/b" --rdmapipe "$FAKE" > /dev/null 2>&1
-cmp -s <(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/a/points.jsonl") \
-	<(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/b/points.jsonl") ||
-	fail "seed 3 twice gave different points"
-
-# 3. A hang and a crash are findings, each minimised to its planted point; the search
-# goes on in a fresh child. (One point hangs: each ask of it costs point_timeout.)
-FAKE_HANG=1 FAKE_CRASH=1 "$X" -q -f "$T/space.conf" -o "$T/c" --rdmapipe "$FAKE" --strategy grid --budget 1000 > "$T/c.out" 2>&1
-rc=$?
-[ $rc -eq 1 ] || fail "hang and crash: exit $rc: $(tail -3 "$T/c.out")"
-grep -q '"status":"hung"' "$T/c/points.jsonl" || fail "no hung point recorded"
-grep -q '"status":"crashed"' "$T/c/points.jsonl" || fail "no crashed point recorded"
-grep -q 'killed by Segmentation fault' "$T/c/points.jsonl" || fail "the crash's signal is not named"
-grep -q 'correctness size = 1024, qps = 2, batch = 4, inline = false  (hung: no answer within 2 s)' "$T/c.out" ||
-	fail "the hang is not minimised to its point: $(cat "$T/c.out")"
-grep -q 'correctness size = 4096, batch = 8  (crashed: killed by Segmentation fault)' "$T/c.out" ||
-	fail "the crash is not minimised to its settings: $(cat "$T/c.out")"
-n=$(grep -c '"status":"ran"' "$T/c/points.jsonl")
-[ "$n" -ge 40 ] || fail "only $n points ran around the hang and the crash"
-
-# 4. A child that cannot start stops the search with its reason (exit 3).
-FAKE_EXIT=3 "$X" -q -f "$T/space.conf" -o "$T/d" --rdmapipe "$FAKE" > "$T/d.out" 2>&1
-rc=$?
-[ $rc -eq 3 ] || fail "a child that cannot start: exit $rc"
-grep -q 'before its first point: EAL: cannot init (fake)' "$T/d.out" || fail "the child's reason is not named: $(cat "$T/d.out")"
-[ "$(wc -l < "$T/d/points.jsonl")" -le 1 ] || fail "a child that cannot start recorded more than one point"
-
-# 4b. SIGINT: the search stops, the report is written, exit 130, no child left.
-sed 's/budget = 150;/budget = "10m";/' "$T/space.conf" > "$T/long.conf"
-FAKE_DELAY=0.05 "$X" -q -f "$T/long.conf" -o "$T/e" --rdmapipe "$FAKE" > "$T/e.out" 2>&1 &
-pid=$!
-await_line "$T/e/points.jsonl" '"n":5[,}]' "$pid"   # its fifth point
-kill -INT $pid
-wait $pid
-rc=$?
-[ $rc -eq 130 ] || fail "SIGINT: exit $rc"
-grep -q 'interrupted' "$T/e/report.md" 2>/dev/null || fail "SIGINT: report.md does not say the search was interrupted"
-pgrep -f "$FAKE" > /dev/null && fail "SIGINT: a child is left running"
-
-# 5. Bad space files and options, refused before anything runs.
-bad() {   # NAME EXPECTED-MESSAGE SPACE-TEXT
-	printf '%s\n' "$3" > "$T/$1.conf"
-	out=$("$X" --check -f "$T/$1.conf" 2>&1)
+search() {
+	# 1. Both planted corners found and minimised to exactly their settings.
+	"$X" -q -f "$T/space.conf" -o "$T/a" --rdmapipe "$FAKE" > "$T/a.out" 2>&1
 	rc=$?
-	[ $rc -eq 2 ] || fail "$1: exit $rc, not 2"
-	grep -qF -- "$2" <<<"$out" || fail "$1: '$out' does not say '$2'"
-}
-bad unknown "$T/unknown.conf:2: dimensions.[0].setting: unknown setting 'sise' (did you mean 'size'?)" \
-	'version = 1; dimensions = (
-  { setting = "sise"; values = [64]; simplest = 64; } );'
-bad empty-range "$T/empty-range.conf:2: dimensions.[0].range: an empty range: 64 > 8" \
-	'version = 1; dimensions = (
-  { setting = "size"; range = [64, 8]; simplest = 64; } );'
-bad simplest "$T/simplest.conf:2: dimensions.[0].simplest: simplest value 3 is not among the dimension's values" \
-	'version = 1; dimensions = (
-  { setting = "qps"; values = [1, 2, 4]; simplest = 3; } );'
-bad no-valid "the simplest point (batch=0) is not a valid pipeline" \
-	'version = 1; dimensions = (
-  { setting = "batch"; values = [0, 600]; simplest = 0; } );'
-bad bad-value "$T/bad-value.conf:3: setting 'verb': the value fly makes no valid point" \
-	'version = 1; dimensions = (
-  { setting = "size"; values = [8, 64]; simplest = 64; },
-  { setting = "verb"; values = ["send", "fly"]; simplest = "send"; } );'
-bad mixed "$T/mixed.conf:2: dimensions.[0]: values mix numbers with names" \
-	'version = 1; dimensions = (
-  { setting = "qps"; values = (1, "two"); simplest = 1; } );'
-bad fixed-too "$T/fixed-too.conf:1: fixed.qps: is a dimension too (line 2)" \
-	'version = 1; fixed = { qps = 2; }; dimensions = (
-  { setting = "qps"; values = [1, 2]; simplest = 1; } );'
-bad no-version "$T/no-version.conf:0: (top): version = 1; is required" \
-	'dimensions = ( { setting = "qps"; values = [1]; simplest = 1; } );'
-out=$("$X" -f "$T/space.conf" -o "$T/a" --rdmapipe "$FAKE" 2>&1)
-[ $? -eq 2 ] && grep -q 'the folder is not empty' <<<"$out" || fail "-o into a used folder: '$out'"
-out=$("$X" -f "$T/space.conf" --budget 5x 2>&1)
-[ $? -eq 2 ] && grep -q -- "--budget: '5x'" <<<"$out" || fail "--budget 5x: '$out'"
-for v in 0 -1 two; do
-	out=$("$X" -f "$T/space.conf" --stop-after "$v" 2>&1)
-	[ $? -eq 2 ] && grep -q -- "--stop-after: '$v' is not a number of findings" <<<"$out" || fail "--stop-after $v: '$out'"
-done
-for f in explore-default explore-wire; do
-	"$X" --check -f "$(dirname "$0")/../../conf/$f.conf" > /dev/null || fail "conf/$f.conf: --check refuses it"
-done
-# A base pipeline's flows take every setting (their pool grows with size); copies of
-# its flow, two devices, an io context's setting.
-conf_dir=$(cd "$(dirname "$0")/../../conf" && pwd)
-printf 'version = 1; pipeline = "%s/two-flows.conf";\ndimensions = (\n%s );\n' "$conf_dir" \
-	'{ setting = "size"; values = [64, 4096]; simplest = 64; },
-	 { setting = "flows"; values = [1, 2]; simplest = 1; },
-	 { setting = "device"; values = ["rxe0", "rxeA>rxeB"]; simplest = "rxe0"; },
-	 { setting = "poll"; values = ["busy", "adaptive"]; simplest = "busy"; }' > "$T/base.conf"
-out=$("$X" --check -f "$T/base.conf" 2>&1) && grep -q "valid: 4 dimensions, 16 points" <<<"$out" || fail "a base pipeline: '$out'"
-# (the relay's stages share rings: copies of its flow would not; its own lcores 0-2)
-sed "s|two-flows|relay|; /setting = \"flows\"/d" "$T/base.conf" > "$T/relay.conf"
-out=$("$X" --check -f "$T/relay.conf" 2>&1)
-[ $? -eq 2 ] && grep -q "relay.conf:[0-9]*: io_contexts.\[1\].lcore: lcore 2 is not in the EAL lcore set" <<<"$out" ||
-	fail "a base pipeline on lcores the children lack: '$out'"
-"$X" --check -f "$T/relay.conf" -- -l 0-2 --in-memory > /dev/null || fail "relay.conf with -l 0-2: refused"
+	[ $rc -eq 1 ] || fail "a search with findings exits 1, not $rc: $(cat "$T/a.out")"
+	mfs=$(python3 -c 'import json,sys; print(";".join(sorted(f["kind"]+":"+f["mfs"] for f in json.load(open(sys.argv[1])))))' "$T/a/findings.json")
+	[ "$mfs" = "correctness:size >= 8192, qps >= 4;performance:batch <= 2, inline = true" ] || fail "findings: '$mfs'"
+	for n in 1 2; do
+		for f in reproduce.conf command results.json log mfs.txt; do
+			[ -s "$T/a/anomalies/$n/$f" ] || fail "anomalies/$n/$f missing"
+		done
+		(cd "$T/a/anomalies/$n" && "$R" --check reproduce.conf > /dev/null) || fail "anomalies/$n/reproduce.conf: rdmapipe --check refuses it"
+		grep -q 'json = "results.json"' "$T/a/anomalies/$n/reproduce.conf" || fail "anomalies/$n/reproduce.conf writes over the search's evidence"
+	done
+	lines=$(wc -l < "$T/a/points.jsonl")
+	[ "$lines" -ge 20 ] || fail "points.jsonl has $lines lines"
+	python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/a/points.jsonl" || fail "points.jsonl is not JSON lines"
+	grep -q '| 1 | correctness | size >= 8192, qps >= 4 |' "$T/a/report.md" || fail "report.md has no table of findings"
 
-[ $fails -eq 0 ] && echo "explore_app: all passed" || echo "explore_app: $fails failed"
+	# 1b. --stop-after 1: the search ends at its first finding, minimised and written as
+	# its reproducer, having run the same points as the whole search up to there.
+	"$X" -q -f "$T/space.conf" -o "$T/s" --rdmapipe "$FAKE" --stop-after 1 > "$T/s.out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || fail "--stop-after 1: exit $rc, not 1: $(cat "$T/s.out")"
+	n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/s/findings.json")
+	[ "$n" = 1 ] || fail "--stop-after 1: $n findings"
+	[ -s "$T/s/anomalies/1/reproduce.conf" ] || fail "--stop-after 1: anomalies/1/reproduce.conf missing"
+	grep -q -- '- stopped after 1 finding (--stop-after)' "$T/s/report.md" || fail "--stop-after 1: report.md does not say so"
+	grep -q -- '(--stop-after: the budget not spent)' "$T/s.out" || fail "--stop-after 1: the summary does not say so"
+	ns=$(wc -l < "$T/s/points.jsonl")
+	[ "$ns" -lt "$(wc -l < "$T/a/points.jsonl")" ] || fail "--stop-after 1 ran $ns points, as many as the whole search"
+	cmp -s <(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/s/points.jsonl") \
+		<(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/a/points.jsonl" | head -n "$ns") ||
+		fail "--stop-after 1: not the same points as the whole search up to its stop"
+
+	# 2. The same seed, the same points.
+	"$X" -q -f "$T/space.conf" -o "$T/b" --rdmapipe "$FAKE" > /dev/null 2>&1
+	cmp -s <(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/a/points.jsonl") \
+		<(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/b/points.jsonl") ||
+		fail "seed 3 twice gave different points"
+
+	# 4. A child that cannot start stops the search with its reason (exit 3).
+	FAKE_EXIT=3 "$X" -q -f "$T/space.conf" -o "$T/d" --rdmapipe "$FAKE" > "$T/d.out" 2>&1
+	rc=$?
+	[ $rc -eq 3 ] || fail "a child that cannot start: exit $rc"
+	grep -q 'before its first point: EAL: cannot init (fake)' "$T/d.out" || fail "the child's reason is not named: $(cat "$T/d.out")"
+	[ "$(wc -l < "$T/d/points.jsonl")" -le 1 ] || fail "a child that cannot start recorded more than one point"
+
+	# 4b. SIGINT: the search stops, the report is written, exit 130, no child left.
+	sed 's/budget = 150;/budget = "10m";/' "$T/space.conf" > "$T/long.conf"
+	FAKE_DELAY=0.05 "$X" -q -f "$T/long.conf" -o "$T/e" --rdmapipe "$FAKE" > "$T/e.out" 2>&1 &
+	pid=$!
+	await_line "$T/e/points.jsonl" '"n":5[,}]' "$pid"   # its fifth point
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	[ $rc -eq 130 ] || fail "SIGINT: exit $rc"
+	grep -q 'interrupted' "$T/e/report.md" 2>/dev/null || fail "SIGINT: report.md does not say the search was interrupted"
+	pgrep -f "$FAKE" > /dev/null && fail "SIGINT: a child is left running"
+
+	# 5. Bad space files and options, refused before anything runs.
+	bad() {   # NAME EXPECTED-MESSAGE SPACE-TEXT
+		printf '%s\n' "$3" > "$T/$1.conf"
+		out=$("$X" --check -f "$T/$1.conf" 2>&1)
+		rc=$?
+		[ $rc -eq 2 ] || fail "$1: exit $rc, not 2"
+		grep -qF -- "$2" <<<"$out" || fail "$1: '$out' does not say '$2'"
+	}
+	bad unknown "$T/unknown.conf:2: dimensions.[0].setting: unknown setting 'sise' (did you mean 'size'?)" \
+		'version = 1; dimensions = (
+	  { setting = "sise"; values = [64]; simplest = 64; } );'
+	bad empty-range "$T/empty-range.conf:2: dimensions.[0].range: an empty range: 64 > 8" \
+		'version = 1; dimensions = (
+	  { setting = "size"; range = [64, 8]; simplest = 64; } );'
+	bad simplest "$T/simplest.conf:2: dimensions.[0].simplest: simplest value 3 is not among the dimension's values" \
+		'version = 1; dimensions = (
+	  { setting = "qps"; values = [1, 2, 4]; simplest = 3; } );'
+	bad no-valid "the simplest point (batch=0) is not a valid pipeline" \
+		'version = 1; dimensions = (
+	  { setting = "batch"; values = [0, 600]; simplest = 0; } );'
+	bad bad-value "$T/bad-value.conf:3: setting 'verb': the value fly makes no valid point" \
+		'version = 1; dimensions = (
+	  { setting = "size"; values = [8, 64]; simplest = 64; },
+	  { setting = "verb"; values = ["send", "fly"]; simplest = "send"; } );'
+	bad mixed "$T/mixed.conf:2: dimensions.[0]: values mix numbers with names" \
+		'version = 1; dimensions = (
+	  { setting = "qps"; values = (1, "two"); simplest = 1; } );'
+	bad fixed-too "$T/fixed-too.conf:1: fixed.qps: is a dimension too (line 2)" \
+		'version = 1; fixed = { qps = 2; }; dimensions = (
+	  { setting = "qps"; values = [1, 2]; simplest = 1; } );'
+	bad no-version "$T/no-version.conf:0: (top): version = 1; is required" \
+		'dimensions = ( { setting = "qps"; values = [1]; simplest = 1; } );'
+	out=$("$X" -f "$T/space.conf" -o "$T/a" --rdmapipe "$FAKE" 2>&1)
+	[ $? -eq 2 ] && grep -q 'the folder is not empty' <<<"$out" || fail "-o into a used folder: '$out'"
+	out=$("$X" -f "$T/space.conf" --budget 5x 2>&1)
+	[ $? -eq 2 ] && grep -q -- "--budget: '5x'" <<<"$out" || fail "--budget 5x: '$out'"
+	for v in 0 -1 two; do
+		out=$("$X" -f "$T/space.conf" --stop-after "$v" 2>&1)
+		[ $? -eq 2 ] && grep -q -- "--stop-after: '$v' is not a number of findings" <<<"$out" || fail "--stop-after $v: '$out'"
+	done
+	for f in explore-default explore-wire; do
+		"$X" --check -f "$(dirname "$0")/../../conf/$f.conf" > /dev/null || fail "conf/$f.conf: --check refuses it"
+	done
+	# A base pipeline's flows take every setting (their pool grows with size); copies of
+	# its flow, two devices, an io context's setting.
+	conf_dir=$(cd "$(dirname "$0")/../../conf" && pwd)
+	printf 'version = 1; pipeline = "%s/two-flows.conf";\ndimensions = (\n%s );\n' "$conf_dir" \
+		'{ setting = "size"; values = [64, 4096]; simplest = 64; },
+		 { setting = "flows"; values = [1, 2]; simplest = 1; },
+		 { setting = "device"; values = ["rxe0", "rxeA>rxeB"]; simplest = "rxe0"; },
+		 { setting = "poll"; values = ["busy", "adaptive"]; simplest = "busy"; }' > "$T/base.conf"
+	out=$("$X" --check -f "$T/base.conf" 2>&1) && grep -q "valid: 4 dimensions, 16 points" <<<"$out" || fail "a base pipeline: '$out'"
+	# (the relay's stages share rings: copies of its flow would not; its own lcores 0-2)
+	sed "s|two-flows|relay|; /setting = \"flows\"/d" "$T/base.conf" > "$T/relay.conf"
+	out=$("$X" --check -f "$T/relay.conf" 2>&1)
+	[ $? -eq 2 ] && grep -q "relay.conf:[0-9]*: io_contexts.\[1\].lcore: lcore 2 is not in the EAL lcore set" <<<"$out" ||
+		fail "a base pipeline on lcores the children lack: '$out'"
+	"$X" --check -f "$T/relay.conf" -- -l 0-2 --in-memory > /dev/null || fail "relay.conf with -l 0-2: refused"
+}
+
+faults() {
+	# 3. A hang and a crash are findings, each minimised to its planted point; the search
+	# goes on in a fresh child. (One point hangs: each ask of it costs point_timeout.)
+	FAKE_HANG=1 FAKE_CRASH=1 "$X" -q -f "$T/space.conf" -o "$T/c" --rdmapipe "$FAKE" --strategy grid --budget 1000 > "$T/c.out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || fail "hang and crash: exit $rc: $(tail -3 "$T/c.out")"
+	grep -q '"status":"hung"' "$T/c/points.jsonl" || fail "no hung point recorded"
+	grep -q '"status":"crashed"' "$T/c/points.jsonl" || fail "no crashed point recorded"
+	grep -q 'killed by Segmentation fault' "$T/c/points.jsonl" || fail "the crash's signal is not named"
+	grep -q 'correctness size = 1024, qps = 2, batch = 4, inline = false  (hung: no answer within 2 s)' "$T/c.out" ||
+		fail "the hang is not minimised to its point: $(cat "$T/c.out")"
+	grep -q 'correctness size = 4096, batch = 8  (crashed: killed by Segmentation fault)' "$T/c.out" ||
+		fail "the crash is not minimised to its settings: $(cat "$T/c.out")"
+	n=$(grep -c '"status":"ran"' "$T/c/points.jsonl")
+	[ "$n" -ge 40 ] || fail "only $n points ran around the hang and the crash"
+}
+
+[ "$part" = faults ] || search
+[ "$part" = search ] || faults
+[ $fails -eq 0 ] && echo "explore_app $part: all passed" || echo "explore_app $part: $fails failed"
 exit $((fails > 0))
