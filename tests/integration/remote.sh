@@ -33,7 +33,7 @@ fw_writes=$(field "$sout" 'credit writes')
 	{ echo "FAIL: flow window: '$fw_writes' credit writes (want about 20000 / 256)"; fails=$((fails + 1)); }
 # A server whose QPs each have their own receive queue takes no flow window: it
 # refuses the client's, saying what to give it.
-server -v send -Q 64 -n 1000 --recv-queue qp --connect-timeout 6
+server -v send -Q 64 -n 1000 --recv-queue qp --connect-timeout 4
 client -v send -Q 64 -n 1000
 server_wait
 expect_eq "flow window against per-QP receive queues: client exit" "$rc" 3
@@ -230,7 +230,7 @@ for out in "$cout" "$sout"; do
 done
 
 # Options that disagree: the server refuses, and both say why.
-server -v write_imm -n 1000 --connect-timeout 6
+server -v write_imm -n 1000 --connect-timeout 4
 client -v send -n 1000
 server_wait
 expect_eq "mismatch: client exit" "$rc" 3

@@ -57,6 +57,9 @@ client_bg() {   # ARGS...: the client of the last server, on lcore 0, in the bac
 	run_bg "$cout" timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" "$@"
 	cpid=$bg_pid
 }
+# A server that refuses its client waits out its connect timeout for a right one: the
+# tests of refusals give it 4 s (their client connects within about a second of the
+# server's listen line, in the guest) rather than wait the default's 10.
 server() {   # ARGS...: a server on the next port, on lcore 1, once it listens
 	port=$((port + 1))
 	start_server 1 --listen "$B_ADDR:$port" -d "$B" "$@"

@@ -81,17 +81,17 @@ if wire_ready; then
 fi
 
 # Ends that disagree: refused by the server, the reason on both sides.
-server --transport uc -v write_imm -n 1000 --connect-timeout 6
+server --transport uc -v write_imm -n 1000 --connect-timeout 4
 client -v write_imm -n 1000
 server_wait
 expect_eq "RC client, UC server: client exit" "$rc" 3
 expect_grep "$cout" "rejected by the peer: the client runs RC, this server UC \(give both the same transport\)"
-server --transport uc -v send_imm -n 1000 --connect-timeout 6
+server --transport uc -v send_imm -n 1000 --connect-timeout 4
 client --transport uc --reliability none -v send_imm -n 1000
 server_wait
 expect_eq "reliability mismatch: client exit" "$rc" 3
 expect_grep "$cout" "rejected by the peer: the client runs UC without software reliability, this server with \(give both the same reliability\)"
-server --transport uc -v write_imm -s 8192 -n 100 --connect-timeout 6
+server --transport uc -v write_imm -s 8192 -n 100 --connect-timeout 4
 client --transport uc -v write_imm -s 8192 -n 100 --chunk 500
 server_wait
 expect_eq "chunk mismatch: client exit" "$rc" 3
