@@ -59,6 +59,8 @@ mapfile -t rxe_env <<<"$rxe_env"
 env=("${SR_ENV[@]}" "${rxe_env[@]}" "${SR_ENV_USER[@]}")
 echo "stage2: devices ready: ${rxe_env[*]}"
 
+# The host's matplotlib font list (tools/softroce copies it when the host has one).
+[[ -d $run/matplotlib ]] && mkdir -p /root/.cache && cp -r $run/matplotlib /root/.cache/
 cd "$SR_CWD" || finish "cannot cd to $SR_CWD in the guest"
 # Held open to the end: a serial tty forgets its window size at its last
 # close, and that last close is also what waits for the output to drain.
