@@ -338,7 +338,16 @@ int run_pipeline(PipelineConf conf, const RunOptions &cli)
 											 : "loopback run (a requester and a responder)", &tx, &rx);
 		if (rc != kExitOk)
 			return rc;
+		/* Through the one validator, as a file's pipeline: the options' own checks have
+		 * refused what it would (tests/fuzz/fuzz_cli.cpp holds them to that). */
 		conf = pipeline_from_options(cli, tx, rx);
+		std::string err;
+		if (conf_validate(&conf, &err) != 0) {
+			const std::string at = std::string(kCliPipeline) + ":0: ";
+			RP_LOG(ERR, CONF, "rdmapipe: the command line's pipeline (--dump-conf prints it): %s\n",
+			       err.compare(0, at.size(), at) == 0 ? err.c_str() + at.size() : err.c_str());
+			return kExitUsage;
+		}
 	}
 	return run_graph(conf, cli);
 }

@@ -79,7 +79,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		PoolConf p;
 		p.name = name;
 		const std::vector<uint32_t> sizes = o.sizes.empty() ? std::vector<uint32_t>{o.msg_bytes} : o.sizes;
-		/* count 0: sized by the builder; a pool's buffers are 8 B at least (ping-pong's 2 B fit). */
+		/* count: conf_size's; a pool's buffers are 8 B at least (ping-pong's 2 B fit). */
 		p.elt_size = std::max<uint32_t>(8, *std::max_element(sizes.begin(), sizes.end()));
 		c.pools.push_back(p);
 		FlowConf f;
@@ -147,6 +147,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 	c.run.json = o.output_json;
 	c.run.csv = o.output_csv;
 	apply_cli(o, &c);
+	conf_size(&c);
 	return c;
 }
 
@@ -236,18 +237,8 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 	t += ");\npools = (\n";
 	for (size_t i = 0; i < c.pools.size(); i++) {
 		const PoolConf &p = c.pools[i];
-		/* The builder's own sizing when count is 0: qps x (sq_depth + batch) and a cache. */
-		uint32_t count = p.count;
-		for (const FlowConf &f : c.flows)
-			if (f.pool == p.name && count == 0)
-				count = f.qps * (f.sq_depth + f.batch) + 2 * f.batch + 1;
-		uint32_t batch = 32;
-		for (const FlowConf &f : c.flows)
-			if (f.pool == p.name)
-				batch = f.batch;
-		const uint32_t cache = std::min<uint32_t>({2 * batch, count * 2 / 3, 512});
 		t += "  { name = \"" + p.name + "\"; elt_size = " + std::to_string(p.elt_size) + "; count = " +
-		     std::to_string(count) + "; cache = " + std::to_string(cache) + "; }" + (i + 1 < c.pools.size() ? "," : "") + "\n";
+		     std::to_string(p.count) + "; cache = " + std::to_string(p.cache) + "; }" + (i + 1 < c.pools.size() ? "," : "") + "\n";
 	}
 	t += ");\nio_contexts = (\n";
 	/* Queue sizes are the builder's, from the flows and fitted to the device: written,

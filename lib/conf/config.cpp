@@ -53,7 +53,6 @@ const std::vector<std::string> kVerbNames = [] {
 constexpr uint32_t kMaxLcore = 1023;
 constexpr uint32_t kMaxCqe = 1u << 22;
 constexpr uint32_t kMaxRing = 1u << 24;
-constexpr uint32_t kMaxPool = 1u << 24;
 
 bool valid_name(const std::string &n)
 {

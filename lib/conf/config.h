@@ -45,6 +45,9 @@ struct DeviceConf {
 	KeyLines keys;
 };
 
+/* A pool's buffers at most (pools.count). */
+inline constexpr uint32_t kMaxPool = 1u << 24;
+
 struct PoolConf {
 	std::string name;
 	uint32_t elt_size = 0;  // bytes per buffer
@@ -239,8 +242,13 @@ bool addr_listen(const std::string &a);
 /* Reads and validates `path`. Returns 0, or -1 with *err = "FILE:LINE: PATH: what". */
 int config_load(const std::string &path, const LcoreSet &lcores, PipelineConf *out, std::string *err);
 
+/* What c leaves to be derived (a pool's count 0: its flows' messages in flight and a
+ * burst's slack, and its cache), derived: the one sizing step (conf_size.cpp). The
+ * command line's pipeline is sized as it is made; conf_validate sizes what it checks. */
+void conf_size(PipelineConf *c);
+
 /* The checks across keys and objects of a conf whose keys each were read and range-
- * checked (validate.cpp); completes what they derive: io contexts for lcores with RDMA
+ * checked (validate.cpp); completes what they derive (conf_size first): io contexts for lcores with RDMA
  * stages, shared lanes' send queue depth, a pattern's flows. Call once per conf.
  * Returns 0, or -1 with *err = "FILE:LINE: PATH: what" (the first refusal). */
 int conf_validate(PipelineConf *c, std::string *err);

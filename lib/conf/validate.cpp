@@ -698,8 +698,10 @@ bool check_across(Errors &e, PipelineConf *c)
 	for (size_t i = 0; i < c->rings.size(); i++)
 		if (!check_ring_ends(e, *c, i))
 			return false;
-	if (!check_stage_io(e, c) || !check_flow_stages(e, c) || !check_flow_gids(e, *c) || !check_pool_counts(e, *c) ||
-	    !check_connect_timeout(e, *c))
+	if (!check_stage_io(e, c) || !check_flow_stages(e, c) || !check_flow_gids(e, *c))
+		return false;
+	conf_size(c);
+	if (!check_pool_counts(e, *c) || !check_connect_timeout(e, *c))
 		return false;
 	for (size_t i = 0; i < c->io_contexts.size(); i++)
 		if (!check_cqs(e, *c, i))

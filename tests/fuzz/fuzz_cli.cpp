@@ -1,6 +1,7 @@
 /* The command line as a user types it (the options after `--`, one a line of the
  * input), through the option parser, its cross-checks and, when it takes them, the
- * pipeline they make and its file (what --dump-conf prints): no device, no EAL.
+ * pipeline they make, its file (what --dump-conf prints) and the one validator (what a
+ * run checks it with): no device, no EAL.
  * Asserted: no crash, no uncaught exception, no sanitizer report, and a refusal always
  * says why. */
 #include "conf/cli_pipeline.h"
@@ -42,6 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* What --dump-conf prints, with the requester on lcore 1 and the responder on 0. */
 	const rp::PipelineConf c = rp::pipeline_from_options(o, 1, 0);
 	if (rp::pipeline_to_text(c, o).empty())
+		abort();
+	/* Then the one validator, as a run takes it: it may refuse (a rule lives there
+	 * only), saying why. */
+	rp::PipelineConf v = c;
+	err.clear();
+	if (rp::conf_validate(&v, &err) != 0 && err.empty())
 		abort();
 	return 0;
 }

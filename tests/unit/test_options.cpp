@@ -35,6 +35,18 @@ void expect_error(std::vector<std::string> args, const char *msg)
 	assert_string_equal(err.c_str(), msg);
 }
 
+/* Options the parser takes whose pipeline the one validator refuses (a rule that lives
+ * there only), with its message. */
+void expect_refused_pipeline(std::vector<std::string> args, const char *msg)
+{
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(static_cast<int>(parse(args, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	rp::PipelineConf c = rp::pipeline_from_options(o, 1, 0);
+	assert_int_equal(rp::conf_validate(&c, &err), -1);
+	assert_string_equal(err.c_str(), msg);
+}
+
 void defaults(void **)
 {
 	rp::RunOptions o;
@@ -183,13 +195,19 @@ void bounds(void **)
 
 void cross_checks(void **)
 {
+	/* The receiver's memory, for the largest of a sweep's sizes too (the options' own
+	 * copy of the rule checked the first size only). */
+	expect_refused_pipeline({"-s", "1G", "--slots", "4", "-b", "4"},
+				"(command line):0: flows.[0]: window x size x qps is 4294967296 bytes; the receiver's memory "
+				"for a flow is limited to 2 GiB");
+	expect_refused_pipeline({"-s", "64,1G", "--slots", "4", "-b", "4"},
+				"(command line):0: flows.[0]: window x size x qps is 4294967296 bytes; the receiver's memory "
+				"for a flow is limited to 2 GiB");
 	expect_error({"-S", "64", "--sq-depth", "100"}, "--sq-depth 100 is below 2 x --signal-every (128)");
 	expect_error({"-b", "64", "-S", "8", "--sq-depth", "32"}, "--sq-depth 32 cannot hold one chain of --batch 64");
 	expect_error({"-b", "64", "--slots", "32"},
 		     "--slots 32 is below --batch 64: a chain would not fit the receive window");
 	expect_error({"--slots", "100", "--srq-refill", "101"}, "--srq-refill 101 exceeds --slots x --qps (100)");
-	expect_error({"-s", "1G", "--slots", "4", "-b", "4"},
-		     "--slots x --size x --qps is 4294967296 bytes; the responder's memory is limited to 2 GiB");
 	expect_error({"-Q", "4", "--inject-bad-rkey", "4"}, "--inject-bad-rkey 4: the flow has only 4 QP(s)");
 	expect_error({"-v", "send", "--inject-bad-rkey", "0"}, "--inject-bad-rkey: send uses no rkey");
 	expect_error({"-v", "fetch_add", "-s", "16"}, "--size 16: fetch_add works on 8-byte words only");
