@@ -4,102 +4,15 @@
  * range; each object's `keys` holds the line of every key the file set, so a refusal
  * names the key as the reader would: "FILE:LINE: flows.[0].window: ...". Each check
  * has its place in the order of a file's checks (check_order.h), and they run in it. */
-#include "conf/check_order.h"
-#include "conf/config.h"
+#include "conf/validate_internal.h"
 
-#include <algorithm>
 #include <set>
 
 namespace rp {
 
 namespace {
 
-/* What a message points at: an object ("flows.[0]", "run") with the lines of its keys,
- * and its place in the order of checks. */
-struct Where {
-	std::string path;
-	int line = 0;
-	const KeyLines *keys = nullptr;
-	int section = 0, index = 0;
-};
-
-template <typename T>
-Where where(int section, const char *list, size_t i, const T &obj)
-{
-	return {std::string(list) + ".[" + std::to_string(i) + "]", obj.line, &obj.keys, section, static_cast<int>(i)};
-}
-
-/* Stops before the reader's first refusal (`limit`), or at its own first, written as
- * "FILE:LINE: PATH: message". */
-class Errors {
-public:
-	Errors(const std::string &file, ConfPos limit, std::string *err) : file_(file), limit_(limit), err_(err) {}
-
-	bool failed() const { return failed_; }
-
-	/* Whether checks at this place come before the reader's refusal. */
-	bool reach(int section, int index, int step) const { return ConfPos{section, index, step} < limit_; }
-	bool reach(const Where &w, int step) const { return reach(w.section, w.index, step); }
-
-	bool fail_at(int line, const std::string &path, const std::string &msg)
-	{
-		*err_ = file_ + ":" + std::to_string(line) + ": " + path + ": " + msg;
-		failed_ = true;
-		return false;
-	}
-
-	/* At the object itself. */
-	bool fail(const Where &w, const std::string &msg) { return fail_at(w.line, w.path, msg); }
-
-	/* At the object's key when the file set it, else at the object. */
-	bool fail(const Where &w, const char *key, const std::string &msg)
-	{
-		if (w.keys == nullptr || !w.keys->has(key))
-			return fail(w, msg);
-		return fail_at(w.keys->line(key), w.path + "." + key, msg);
-	}
-
-private:
-	const std::string &file_;
-	ConfPos limit_;
-	std::string *err_;
-	bool failed_ = false;
-};
-
-template <typename T>
-std::vector<std::string> names_of(const std::vector<T> &v)
-{
-	std::vector<std::string> n;
-	for (const T &x : v)
-		n.push_back(x.name);
-	return n;
-}
-
-bool known(const std::vector<std::string> &names, const std::string &n)
-{
-	return std::find(names.begin(), names.end(), n) != names.end();
-}
-
-bool unknown_ref(Errors &e, const Where &w, const char *key, const char *what, const std::string &name,
-		 const std::vector<std::string> &names)
-{
-	std::string hint = closest_name(name, names);
-	return e.fail(w, key, std::string("no ") + what + " named '" + name + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
-}
-
-/* "a gen stage", "an echo stage". */
-std::string a_stage(StageKind k)
-{
-	return std::string(stage_kind(k).article) + " " + stage_kind_name(k) + " stage";
-}
-
-std::string joined(const std::vector<std::string> &v)
-{
-	std::string s;
-	for (const std::string &x : v)
-		s += (s.empty() ? "" : ", ") + x;
-	return s;
-}
+using namespace check;
 
 /* Names are unique within their list: element i's is not one an earlier element has. */
 template <typename T>
@@ -413,25 +326,6 @@ bool check_stage_io(Errors &e, PipelineConf *c)
 	return true;
 }
 
-/* A flow's stages by the end they play. */
-struct FlowEnds {
-	unsigned tx = 0, rx = 0, echo = 0;
-};
-
-FlowEnds flow_ends(const PipelineConf &c, const FlowConf &f)
-{
-	FlowEnds n;
-	for (const StageConf &st : c.stages) {
-		if (st.flow != f.name)
-			continue;
-		const FlowEnd end = stage_kind(st.kind).end;
-		n.tx += end == FlowEnd::requester;
-		n.rx += end == FlowEnd::responder;
-		n.echo += end == FlowEnd::echo;
-	}
-	return n;
-}
-
 /* Several rdma_tx stages (lanes) post one-sided verbs to a passive far end of the flow
  * (loopback): reads check their own results; what writes and atomics leave there is
  * checked at the end by its rdma_rx stage. Two-sided verbs and write_imm are refused:
@@ -549,73 +443,6 @@ bool check_pool_counts(Errors &e, const PipelineConf &c)
 				      std::to_string(need) + " messages in flight of flow(s) " + joined(users) +
 				      " (qps x (sq_depth + batch))");
 	}
-	return true;
-}
-
-/* The receives a flow received through an SRQ (`srq`) takes there: its QPs' windows, or
- * the flow window they share (given, or the default; graph_plan refuses what cannot
- * share one). */
-uint64_t flow_receives(const FlowConf &f, bool srq)
-{
-	const uint64_t per_qp = static_cast<uint64_t>(f.qps) * f.window;
-	const bool shareable = srq && !(f.transport == Transport::uc && f.reliability == Reliability::software);
-	const uint32_t fw = !shareable ? 0 : f.flow_window_given ? f.flow_window : default_flow_window(true, f.window_given, f.qps, f.window);
-	if (fw == 0)
-		return per_qp;
-	return verb_info(f.verb).fills_receive ? fw : std::min<uint64_t>(fw, per_qp);   // a send's QPs each take up to fw
-}
-
-/* What an lcore's stages keep outstanding on its CQs and receive queue. */
-struct IoLoad {
-	uint64_t send = 0, window = 0;
-	bool receives = false;
-};
-
-IoLoad io_load(const PipelineConf &c, const IoContextConf &io)
-{
-	IoLoad l;
-	for (const StageConf &st : c.stages) {
-		if (st.lcore != io.lcore)
-			continue;
-		for (const FlowConf &f : c.flows) {
-			if (f.name != st.flow)
-				continue;
-			const FlowEnd end = stage_kind(st.kind).end;
-			const bool lanes = flow_ends(c, f).tx > 1;   // their send CQs are their own, not the io context's
-			if ((end == FlowEnd::requester && !lanes) || end == FlowEnd::echo)
-				l.send += static_cast<uint64_t>(f.qps) * f.sq_depth;
-			if ((end == FlowEnd::responder || end == FlowEnd::echo) && verb_consumes_receive(f.verb)) {
-				l.receives = true;
-				l.window += flow_receives(f, end == FlowEnd::responder && !io.rq_per_qp);
-			}
-		}
-	}
-	return l;
-}
-
-/* CQs that could overflow: a send CQ holds every WR of every QP posting on it (a failed
- * QP flushes all of them); a receive CQ holds every posted receive. */
-bool check_cqs(Errors &e, const PipelineConf &c, size_t i)
-{
-	const IoContextConf &io = c.io_contexts[i];
-	const Where w = where(kSecAcross, "io_contexts", i, io);
-	const IoLoad l = io_load(c, io);
-	if (io.send_cq && l.send > io.send_cq)
-		return e.fail(w, "send_cq", "a send CQ of " + std::to_string(io.send_cq) + " could overflow: its QPs can have " +
-			      std::to_string(l.send) + " work requests outstanding (qps x sq_depth)");
-	if (l.receives && io.srq == 0 && io.srq_given)
-		return e.fail(w, "lcore " + std::to_string(io.lcore) +
-			      " receives messages that consume receives, but its io context has no SRQ (srq = 0; recv_queue = \"qp\" gives each QP its own receive queue instead)");
-	if (l.receives && io.srq && io.srq < l.window)
-		return e.fail(w, "srq", "an SRQ of " + std::to_string(io.srq) + " cannot hold the receive windows of its flows (" +
-			      std::to_string(l.window) + " = qps x window)");
-	if (l.receives && io.rq_per_qp && io.recv_cq && io.recv_cq < l.window)
-		return e.fail(w, "recv_cq", "a receive CQ of " + std::to_string(io.recv_cq) +
-			      " could overflow: its QPs' receive queues hold at least " + std::to_string(l.window) +
-			      " receives (qps x window), all of which can complete before a poll");
-	if (l.receives && io.recv_cq && io.recv_cq < io.srq)
-		return e.fail(w, "recv_cq", "a receive CQ of " + std::to_string(io.recv_cq) + " could overflow: every one of the SRQ's " +
-			      std::to_string(io.srq) + " receives can complete before a poll");
 	return true;
 }
 
