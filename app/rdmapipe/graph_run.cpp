@@ -338,14 +338,12 @@ int run_pipeline(PipelineConf conf, const RunOptions &cli)
 											 : "loopback run (a requester and a responder)", &tx, &rx);
 		if (rc != kExitOk)
 			return rc;
-		/* Through the one validator, as a file's pipeline: the options' own checks have
-		 * refused what it would (tests/fuzz/fuzz_cli.cpp holds them to that). */
+		/* Through the one validator, as a file's pipeline: a refusal names the option
+		 * that set the key, or the pipeline's object (--dump-conf prints it). */
 		conf = pipeline_from_options(cli, tx, rx);
 		std::string err;
 		if (conf_validate(&conf, &err) != 0) {
-			const std::string at = std::string(kCliPipeline) + ":0: ";
-			RP_LOG(ERR, CONF, "rdmapipe: the command line's pipeline (--dump-conf prints it): %s\n",
-			       err.compare(0, at.size(), at) == 0 ? err.c_str() + at.size() : err.c_str());
+			RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
 			return kExitUsage;
 		}
 	}

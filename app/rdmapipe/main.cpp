@@ -231,9 +231,16 @@ int dump_conf(int eal_argc, char **argv, rp::RunOptions opts, bool two_process)
 	} else if (opts.device.empty() && rp::count_devices(&names, &why) > 0) {
 		opts.device = names.substr(0, names.find(' '));
 	}
+	/* Only a pipeline the run would take: the one validator's refusal, as a run's. */
+	const rp::PipelineConf conf = rp::pipeline_from_options(opts, tx, rx);
+	rp::PipelineConf checked = conf;
+	if (rp::conf_validate(&checked, &err) != 0) {
+		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
+		return rp::kExitUsage;
+	}
 	if (opts.device.empty())
 		printf("# No RDMA device here (%s): give -d NAME for the file to name one.\n", why.c_str());
-	printf("%s", rp::pipeline_to_text(rp::pipeline_from_options(opts, tx, rx), opts).c_str());
+	printf("%s", rp::pipeline_to_text(conf, opts).c_str());
 	return rp::kExitOk;
 }
 

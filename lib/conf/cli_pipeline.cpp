@@ -47,6 +47,27 @@ std::string addr_plus(const std::string &a, size_t i)
 	return (colon == std::string::npos ? "" : a.substr(0, colon + 1)) + std::to_string(addr_port(a) + i);
 }
 
+bool among(const std::vector<std::string> &keys, const std::string &k)
+{
+	return std::find(keys.begin(), keys.end(), k) != keys.end();
+}
+
+/* The keys the options set, recorded as given on the objects that have them (line 0):
+ * the validator checks what was given and names its option (option_of_key). */
+void mark_given(const RunOptions &o, PipelineConf *c)
+{
+	for (const std::string &k : o.keys_given) {
+		if (among(conf_flow_keys(), k))
+			for (FlowConf &f : c->flows)
+				f.keys.set(k, 0);
+		if (among(conf_io_keys(), k))
+			for (IoContextConf &io : c->io_contexts)
+				io.keys.set(k, 0);
+		if (among(conf_run_keys(), k))
+			c->run.keys.set(k, 0);
+	}
+}
+
 } // namespace
 
 PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore)
@@ -147,6 +168,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 	c.run.json = o.output_json;
 	c.run.csv = o.output_csv;
 	apply_cli(o, &c);
+	mark_given(o, &c);
 	conf_size(&c);
 	return c;
 }

@@ -11,6 +11,7 @@
 #include "stages/kinds.h"
 #include "verbs/traffic.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -20,8 +21,9 @@ namespace rp {
 
 inline constexpr int kConfigVersion = 1;
 
-/* The line of each key an object's group set in the file (none for what the command
- * line made): conf_validate knows which keys were given and names the one it refuses. */
+/* The line of each key an object's group set in the file (line 0: an option of the
+ * command line set it): conf_validate knows which keys were given and names the one it
+ * refuses. */
 struct KeyLines {
 	std::vector<std::pair<std::string, int>> lines;
 	void set(const std::string &key, int line) { lines.emplace_back(key, line); }
@@ -32,7 +34,10 @@ struct KeyLines {
 				return kl.second;
 		return 0;
 	}
-	bool has(const std::string &key) const { return line(key) != 0; }
+	bool has(const std::string &key) const
+	{
+		return std::any_of(lines.begin(), lines.end(), [&](const auto &kl) { return kl.first == key; });
+	}
 };
 
 enum class Transport : uint8_t { rc, uc };

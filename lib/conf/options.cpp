@@ -73,7 +73,10 @@ std::string apply_option(ParseState *st, const OptionSpec &spec, const char *arg
 	st->spec = &spec;
 	if (spec.choices != nullptr && option_choice(spec, arg) < 0)
 		return std::string("--") + spec.name + ": '" + arg + "' is not " + choices_text(spec.choices);
-	return spec.set(*st, arg);
+	std::string err = spec.set(*st, arg);
+	if (err.empty() && spec.key != nullptr)
+		st->o->keys_given.emplace_back(spec.key);
+	return err;
 }
 
 /* Applies each option in turn; *shaping gets the first one that describes the run
@@ -106,29 +109,12 @@ ParseResult read_arguments(int argc, char **argv, ParseState *st, std::string *s
 	return ParseResult::ok;
 }
 
-/* Software reliability's settings go with UC and the verbs it can track; RC is
- * reliable in the NIC. Settles o->reliability (none unless UC). */
+/* The test hooks of loss and retransmission (the command line's, not a flow's keys) go
+ * with UC and the verbs they act on; a flow's reliability settings are the validator's.
+ * Settles o->reliability (none unless UC). */
 int check_reliability(RunOptions *o, std::string *err)
 {
 	const bool soft = o->uc && o->reliability == Reliability::software;
-	if (!o->uc && o->reliability_given) {
-		*err = "--reliability: applies to --transport uc (RC is reliable in the NIC)";
-		return -1;
-	}
-	if (soft && !verb_consumes_receive(o->verb)) {
-		*err = "--transport uc -v write: software reliability needs a completion at the receiver: use write_imm, "
-		       "send or send_imm, or --reliability none for plain UC writes";
-		return -1;
-	}
-	if (o->chunk != kChunkAuto && (!soft || !verb_info(o->verb).chunkable)) {
-		*err = "--chunk: cuts write_imm messages of --transport uc with software reliability";
-		return -1;
-	}
-	if (!soft && (o->ack_every != kDefaultAckEvery || o->ack_us != kDefaultAckUs)) {
-		*err = std::string(o->ack_every != kDefaultAckEvery ? "--ack-every" : "--ack-us") +
-		       ": applies to --transport uc with software reliability";
-		return -1;
-	}
 	if (o->inject_loss > 0 && !o->uc) {
 		*err = "--inject-loss: needs --transport uc (an RC QP cannot skip a message)";
 		return -1;
@@ -226,22 +212,15 @@ int settle_pingpong(ParseState *st, std::string *err)
 	return 0;
 }
 
-/* What the verb allows, and how long the run lasts. */
+/* What the verb allows of the test hooks, its size where none was given, and how long
+ * the run lasts (a size, inline or a count the verb refuses: the validator's). */
 int check_verb(ParseState *st, std::string *err)
 {
 	RunOptions *o = st->o;
-	if (const uint32_t fixed = verb_info(o->verb).fixed_bytes) {
-		if (st->have_size && (o->msg_bytes != fixed || !o->sizes.empty())) {
-			*err = std::string("--size ") + std::to_string(o->msg_bytes) + ": " + verb_name(o->verb) + " works on " +
-			       std::to_string(fixed) + "-byte words only";
-			return -1;
-		}
+	/* A verb of fixed size takes its size where none was given (the validator refuses
+	 * any other). */
+	if (const uint32_t fixed = verb_info(o->verb).fixed_bytes; fixed && !st->have_size)
 		o->msg_bytes = fixed;
-	}
-	if (o->inline_send && !verb_info(o->verb).inlinable) {
-		*err = std::string("--inline: ") + verb_name(o->verb) + " carries no payload to inline";
-		return -1;
-	}
 	if (o->bad_rkey_qp >= 0 && verb_info(o->verb).remote_access == 0) {
 		*err = std::string("--inject-bad-rkey: ") + verb_name(o->verb) + " uses no rkey";
 		return -1;
@@ -252,18 +231,16 @@ int check_verb(ParseState *st, std::string *err)
 		       " QP(s)";
 		return -1;
 	}
-	if (st->have_messages && o->duration_s > 0) {
-		*err = "--messages and --duration are exclusive: give one";
-		return -1;
-	}
 	if (!st->have_messages && o->duration_s == 0)
 		o->messages = kDefaultMessages;
 	return 0;
 }
 
-/* The send queue and the receive window: derived where not given, each able to
- * hold a chain. */
-int settle_queues(const ParseState &st, std::string *err)
+/* The send queue and the receive window, derived where not given. The rules between
+ * them and the batch, the signalling and the sizes (a chain fits each; sq_depth at least
+ * 2 x signal_every; the receiver's 2 GiB) are the validator's: conf_validate checks the
+ * pipeline these options make, as it does a file's, and names the option. */
+void settle_queues(const ParseState &st)
 {
 	RunOptions *o = st.o;
 	if (o->signal_every == 0)
@@ -273,18 +250,6 @@ int settle_queues(const ParseState &st, std::string *err)
 		uint64_t d = static_cast<uint64_t>(kSqDepthPerUnit) * unit;
 		o->sq_depth = d > kMaxSqDepth ? kMaxSqDepth : static_cast<uint32_t>(d);
 	}
-	/* A signalled WR every N frees SQ slots in steps of N: with less than 2N slots the
-	 * sender would stall waiting for a completion it has not asked for yet. */
-	if (o->sq_depth < 2ull * o->signal_every) {
-		*err = "--sq-depth " + std::to_string(o->sq_depth) + " is below 2 x --signal-every (" +
-		       std::to_string(2ull * o->signal_every) + ")";
-		return -1;
-	}
-	if (o->sq_depth < o->batch) {
-		*err = "--sq-depth " + std::to_string(o->sq_depth) + " cannot hold one chain of --batch " +
-		       std::to_string(o->batch);
-		return -1;
-	}
 	/* The default window is 1024 messages over the whole flow, at least a chain per QP. */
 	o->slots_given = st.have_slots;
 	if (!st.have_slots) {
@@ -292,19 +257,6 @@ int settle_queues(const ParseState &st, std::string *err)
 		if (o->slots < o->batch)
 			o->slots = o->batch;
 	}
-	if (o->slots < o->batch) {
-		*err = "--slots " + std::to_string(o->slots) + " is below --batch " +
-		       std::to_string(o->batch) + ": a chain would not fit the receive window";
-		return -1;
-	}
-	if (o->flow_window && o->flow_window < o->batch) {
-		*err = "--flow-window " + std::to_string(o->flow_window) + " is below --batch " + std::to_string(o->batch) +
-		       ": a chain would not fit the flow's window";
-		return -1;
-	}
-	/* The receiver's memory (window x size x qps, the largest of a sweep's sizes): the
-	 * validator's rule, checked when the run takes the pipeline (conf_validate). */
-	return 0;
 }
 
 /* The SRQ's refill point: derived where not given, within the window the SRQ holds. */
@@ -321,6 +273,8 @@ int settle_srq(RunOptions *o, std::string *err)
 		if (o->srq_refill < o->batch)
 			o->srq_refill = o->batch;
 	}
+	if (o->srq_refill > window_total && !o->srq_refill_given)
+		o->srq_refill = static_cast<uint32_t>(window_total);   // a window below the batch: the validator's
 	if (o->srq_refill > window_total) {
 		*err = "--srq-refill " + std::to_string(o->srq_refill) + " exceeds --slots x --qps (" +
 		       std::to_string(window_total) + ")";
@@ -386,7 +340,7 @@ ParseResult parse_options(int argc, char **argv, RunOptions *o, std::string *err
 	}
 	/* Cross-checks and derived defaults. */
 	if (check_transport(o, err) != 0 || (o->mode == Mode::pingpong && settle_pingpong(&st, err) != 0) ||
-	    check_verb(&st, err) != 0 || settle_queues(st, err) != 0 || settle_srq(o, err) != 0 || check_ports(*o, err) != 0)
+	    check_verb(&st, err) != 0 || (settle_queues(st), settle_srq(o, err) != 0) || check_ports(*o, err) != 0)
 		return ParseResult::error;
 	return ParseResult::ok;
 }

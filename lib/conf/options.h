@@ -101,6 +101,9 @@ struct RunOptions {
 	bool points = false;            // --points: run the pipeline files stdin names, one EAL for all
 	bool stage_cycles = false;      // --stage-cycles: count TSC cycles per stage call
 	std::vector<std::string> argv_app;   // the arguments after "--" (for --dump-conf's header)
+	/* The pipeline keys the options given set (OptionSpec::key): its objects record them
+	 * as given (KeyLines, line 0), so the validator checks and names them. */
+	std::vector<std::string> keys_given;
 	std::string output_json;        // results files written at the end ("": none)
 	std::string output_csv;
 	std::vector<std::string> flow_names;   // from a pipeline file; else flow0, flow1, ...

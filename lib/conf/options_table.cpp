@@ -182,13 +182,13 @@ const OptionSpec kOptions[] = {
 				return bad_value(st, a, ("is not one of " + verb_names_list()).c_str());
 			st.have_verb = true;
 			return std::string();
-		}},
+		}, "verb"},
 	{"qps", 'Q', "N[,N...]",
 		"QPs in the flow (1..1024, default 1); a list makes one flow per\n"
 		"entry (up to 16, -Q 1,64), every QP of every flow sharing the\n"
 		"lcore's CQ pair and SRQ; each flow sends --messages; QPs are\n"
 		"numbered across the flows in order (for --inject-bad-rkey)",
-		nullptr, kShapes, set_qps},
+		nullptr, kShapes, set_qps, "qps"},
 	{"device", 'd', "NAME",
 		"RDMA device (default: the first one found)",
 		nullptr, kShapes, [](ParseState &st, const char *a) {
@@ -203,37 +203,37 @@ const OptionSpec kOptions[] = {
 	{"size", 's', "BYTES[,...]",
 		"message size, 1..1G, K/M/G suffixes (default 64; atomics: 8);\n"
 		"a list (-s 64,1K,64K) is a size sweep: the run once per size",
-		nullptr, kShapes, set_sizes},
+		nullptr, kShapes, set_sizes, "size"},
 	{"messages", 'n', "N",
 		"stop after N messages (default 1000000)",
 		nullptr, kShapes, [](ParseState &st, const char *a) {
 			st.have_messages = true;
 			return set_uint(st, &st.o->messages, a, 1, UINT64_MAX >> 1);
-		}},
+		}, "messages"},
 	{"duration", 't', "SEC",
 		"stop after SEC seconds instead of a count",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_seconds(st, &st.o->duration_s, a); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_seconds(st, &st.o->duration_s, a); }, "duration"},
 	{"batch", 'b', "N",
 		"work requests per chain, one ibv_post_send each (1..512, default 32)",
 		nullptr, kShapes, [](ParseState &st, const char *a) {
 			st.o->batch_given = true;
 			return set_uint(st, &st.o->batch, a, 1, kMaxBatch);
-		}},
+		}, "batch"},
 	{"signal-every", 'S', "N",
 		"one signalled work request per N (default: batch)",
 		nullptr, kShapes, [](ParseState &st, const char *a) {
 			st.o->signal_given = true;
 			return set_uint(st, &st.o->signal_every, a, 1, kMaxSqDepth / 2);
-		}},
+		}, "signal_every"},
 	{"sq-depth", 0, "N",
 		"send queue depth (default 4 x max(batch, signal-every))",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->sq_depth, a, 2, kMaxSqDepth); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->sq_depth, a, 2, kMaxSqDepth); }, "sq_depth"},
 	{"slots", 0, "N",
 		"responder window slots per QP (default 1024 / qps, at least batch)",
 		nullptr, kShapes, [](ParseState &st, const char *a) {
 			st.have_slots = true;
 			return set_uint(st, &st.o->slots, a, 1, kMaxSlots);
-		}},
+		}, "window"},
 	{"flow-window", 0, "N",
 		"messages in flight over all of a flow's QPs, credited once for\n"
 		"the flow, so the SRQ holds N whatever the QP count (0: none;\n"
@@ -242,46 +242,46 @@ const OptionSpec kOptions[] = {
 		nullptr, kShapes, [](ParseState &st, const char *a) {
 			st.o->flow_window_given = true;
 			return set_uint(st, &st.o->flow_window, a, 0, kMaxSlots);
-		}},
+		}, "flow_window"},
 	{"srq-refill", 0, "N",
 		"repost SRQ receives once N are consumed (default slots x qps / 8)",
 		nullptr, kShapes, [](ParseState &st, const char *a) {
 			st.o->srq_refill_given = true;
 			return set_uint(st, &st.o->srq_refill, a, 1, kMaxSlots);
-		}},
+		}, "srq_refill"},
 	{"recv-queue", 0, "Q",
 		"srq: the receiving lcore's QPs share one SRQ (default); qp: each\n"
 		"QP its own receive queue, refilled once 1/8 of it is consumed",
 		"srq qp", kShapes, [](ParseState &st, const char *a) {
 			st.o->rq_per_qp = choice(st, a) == 1;
 			return std::string();
-		}},
+		}, "recv_queue"},
 	{"post-api", 0, "API",
 		"classic: chained ibv_post_send (default); wr: ibv_qp_ex\n"
 		"ibv_wr_start ... ibv_wr_complete, where the device has it",
 		"classic wr", kShapes, [](ParseState &st, const char *a) {
 			st.o->post_api = choice(st, a) == 1 ? PostApi::wr : PostApi::classic;
 			return std::string();
-		}},
+		}, "post_api"},
 	{"inline", 0, nullptr,
 		"send payloads inline (send and write verbs, up to the device's max)",
 		nullptr, kShapes, [](ParseState &st, const char *) {
 			st.o->inline_send = true;
 			return std::string();
-		}},
+		}, "inline"},
 	{"fence", 0, nullptr,
 		"IBV_SEND_FENCE on the first WR of each chain",
 		nullptr, kShapes, [](ParseState &st, const char *) {
 			st.o->fence = true;
 			return std::string();
-		}},
+		}, "fence"},
 	{"cq-api", 0, "API",
 		"classic: ibv_poll_cq into an array (default); ex: extended CQs,\n"
 		"ibv_start_poll / ibv_next_poll, where the device has them",
 		"classic ex", kShapes, [](ParseState &st, const char *a) {
 			st.o->cq_api = choice(st, a) == 1 ? CqApi::ex : CqApi::classic;
 			return std::string();
-		}},
+		}, "cq_api"},
 	{"interactive", 'i', nullptr,
 		"the console on the main lcore while the run goes on (show stats,\n"
 		"set rate, stop, start, quit, ...; needs 2 lcores besides the main one)",
@@ -295,14 +295,14 @@ const OptionSpec kOptions[] = {
 		nullptr, kAside, [](ParseState &st, const char *a) {
 			return set_real(st, &st.o->stats_period_s, a, 0.1, false, 3600,
 					"is not a period in 0.1..3600 seconds");
-		}},
+		}, "stats_period"},
 	{"transport", 0, "T",
 		"rc (default) or uc: unreliable connected QPs (sends and writes;\n"
 		"no acks, no RNR: a message with no receive posted is lost)",
 		"rc uc", kShapes, [](ParseState &st, const char *a) {
 			st.o->uc = choice(st, a) == 1;
 			return std::string();
-		}},
+		}, "transport"},
 	{"reliability", 0, "R",
 		"with --transport uc: software (default: sequence numbers, ACK + SACK\n"
 		"on a UD control QP, fast and timed retransmission; write_imm, send\n"
@@ -311,27 +311,27 @@ const OptionSpec kOptions[] = {
 			st.o->reliability = choice(st, a) == 0 ? Reliability::software : Reliability::none;
 			st.o->reliability_given = true;
 			return std::string();
-		}},
+		}, "reliability"},
 	{"ack-every", 0, "N",
 		"software reliability: an ACK every N messages of a QP (default 16) ...",
 		nullptr, kShapes, [](ParseState &st, const char *a) {
 			return set_uint(st, &st.o->ack_every, a, 1, kMaxAckEvery);
-		}},
+		}, "ack_every"},
 	{"ack-us", 0, "N",
 		"... or N us after the first unacknowledged one (default 100)",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->ack_us, a, 1, kMaxAckUs); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->ack_us, a, 1, kMaxAckUs); }, "ack_us"},
 	{"chunk", 0, "N",
 		"software reliability, write_imm: cut each message into chunks of N\n"
 		"bytes, each its own WRITE_WITH_IMM, tracked and resent on its own\n"
 		"(default: the path MTU less 12 when a message does not fit one\n"
 		"packet; 0: never cut; at most 4095)",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->chunk, a, 0, kMaxChunk); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->chunk, a, 0, kMaxChunk); }, "chunk"},
 	{"rate", 0, "N",
 		"at most N messages per second per flow (a pace kept by the requester)",
 		nullptr, kShapes, [](ParseState &st, const char *a) {
 			return set_real(st, &st.o->rate_pps, a, 0, true, 1e9,
 					"is not a message rate in (0, 1e9] messages per second");
-		}},
+		}, "rate"},
 	{"connect", 0, "PATH",
 		"loopback runs: cm (default) connects the QP pairs through rdma_cm\n"
 		"on the device's own IPv4 address, as two hosts do; direct\n"
@@ -339,7 +339,7 @@ const OptionSpec kOptions[] = {
 		"cm direct", kShapes, [](ParseState &st, const char *a) {
 			st.o->connect = choice(st, a) == 1 ? ConnectPath::direct : ConnectPath::cm;
 			return std::string();
-		}},
+		}, "connect"},
 	{"pingpong", 0, nullptr,
 		"latency: one message in flight per QP, echoed back by an echo\n"
 		"stage; reports half round-trip percentiles like ib_send_lat\n"
@@ -355,45 +355,45 @@ const OptionSpec kOptions[] = {
 		"busy adaptive", kShapes, [](ParseState &st, const char *a) {
 			st.o->adaptive_poll = choice(st, a) == 1;
 			return std::string();
-		}},
+		}, "poll"},
 	{"rnr-retry", 0, "N",
 		"RNR retries, 0..7 (7 = forever, default)",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->rnr_retry, a, 0, 7); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->rnr_retry, a, 0, 7); }, "rnr_retry"},
 	{"retry-cnt", 0, "N",
 		"RC transport retries of an unanswered packet, 0..7 (default 7;\n"
 		"rxe retries forever at 7, so only the stall timeout notices a dead path)",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->retry_cnt, a, 0, 7); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->retry_cnt, a, 0, 7); }, "retry_cnt"},
 	{"min-rnr-timer", 0, "N",
 		"responder's RNR NAK timer, IB encoding 0..31 (default 12 = 0.64 ms)",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->min_rnr_timer, a, 0, 31); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->min_rnr_timer, a, 0, 31); }, "min_rnr_timer"},
 	{"tclass", 0, "N",
 		"RoCE traffic class of the flow's packets, 0..255: DSCP << 2 | ECN\n"
 		"(RoCE v2: the IP header's TOS byte; default 0, or rdma_cm's)",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->traffic.traffic_class, a, 0, 255); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->traffic.traffic_class, a, 0, 255); }, "traffic_class"},
 	{"sl", 0, "N",
 		"service level, 0..15 (default 0; rdma_cm: derived from the class;\n"
 		"rxe keeps none: refused there)",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->traffic.sl, a, 0, 15); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->traffic.sl, a, 0, 15); }, "sl"},
 	{"flow-label", 0, "N",
 		"flow label, 0..0xFFFFF (RoCE v2: picks the UDP source port, the\n"
 		"ECMP hash's entropy; default: the provider hashes the QP numbers)",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->traffic.flow_label, a, 0, kFlowLabelMax); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->traffic.flow_label, a, 0, kFlowLabelMax); }, "flow_label"},
 	{"flow-label-spread", 0, nullptr,
 		"QP i takes flow label N + i (from 1 without --flow-label):\n"
 		"each QP its own UDP source port, so its own ECMP path",
 		nullptr, kShapes, [](ParseState &st, const char *) {
 			st.o->traffic.spread = true;
 			return std::string();
-		}},
+		}, "flow_label_spread"},
 	{"hop-limit", 0, "N",
 		"GRH hop limit, 1..255 (InfiniBand; RoCE takes the IP route's: refused)",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->traffic.hop_limit, a, 1, 255); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->traffic.hop_limit, a, 1, 255); }, "hop_limit"},
 	{"no-verify", 0, nullptr,
 		"do not check payloads (sequence is still checked)",
 		nullptr, kShapes, [](ParseState &st, const char *) {
 			st.o->verify = false;
 			return std::string();
-		}},
+		}, "verify"},
 	{"inject-corruption", 0, "N",
 		"flip one byte of message N before it is sent (tests the checker)",
 		nullptr, kAside, [](ParseState &st, const char *a) {
@@ -460,7 +460,7 @@ const OptionSpec kOptions[] = {
 				return bad_value(st, a, why.c_str());
 			st.o->connect_timeout_s = v;
 			return std::string();
-		}},
+		}, "connect_timeout"},
 	{"config", 'f', "FILE",
 		"run the pipeline FILE describes (libconfig; see conf/default.conf);\n"
 		"'rdmapipe [EAL options] --check FILE' validates it without running",
@@ -492,14 +492,14 @@ const OptionSpec kOptions[] = {
 		}},
 	{"listen", 0, "[ADDR:]PORT",
 		"two processes: be the server (the responder) on ADDR:PORT;",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_addr(st, &st.o->listen, a, addr_listen, "[ADDR:]PORT"); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_addr(st, &st.o->listen, a, addr_listen, "[ADDR:]PORT"); }, "listen"},
 	{"peer", 0, "ADDR:PORT",
 		"... or the client (the requester) of that server, over rdma_cm;",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_addr(st, &st.o->peer, a, addr_ipv4_port, "ADDR:PORT"); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_addr(st, &st.o->peer, a, addr_ipv4_port, "ADDR:PORT"); }, "peer"},
 	{"local", 0, "ADDR",
 		"the client's own address (picks its device); both sides take\n"
 		"the same run options (the server checks them)",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_addr(st, &st.o->local, a, addr_ipv4, "an IPv4 address"); }},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_addr(st, &st.o->local, a, addr_ipv4, "an IPv4 address"); }, "local"},
 	{"output", 0, "FILE.json",
 		"write the results as JSON (docs/results.md); --csv FILE: as CSV",
 		nullptr, kAside, [](ParseState &st, const char *a) {
@@ -584,6 +584,15 @@ std::string make_usage()
 std::span<const OptionSpec> option_table()
 {
 	return kOptions;
+}
+
+std::string option_of_key(const std::string &key)
+{
+	const std::string k = key == "sizes" ? "size" : key;   // -s takes one size or a sweep's
+	for (const OptionSpec &o : kOptions)
+		if (o.key != nullptr && k == o.key)
+			return (o.letter ? std::string("-") + o.letter + "/" : std::string()) + "--" + o.name;
+	return "";
 }
 
 int option_choice(const OptionSpec &spec, const char *arg)

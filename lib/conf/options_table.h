@@ -35,10 +35,17 @@ struct OptionSpec {
 	const char *choices;
 	bool shapes;           // describes the run, so cannot be combined with -f
 	OptionSetter set;
+	/* The pipeline key it sets (a flow's, an io context's or run's, as a file names it):
+	 * the command line's pipeline records it as given, and the validator's refusal of
+	 * that key names this option. nullptr: none. */
+	const char *key = nullptr;
 };
 
 /* The rows, in --help's order. */
 std::span<const OptionSpec> option_table();
+
+/* "-Q/--qps": the option that sets pipeline key `key` ("" when none does). */
+std::string option_of_key(const std::string &key);
 
 /* Index of arg among spec.choices, -1 when it is none of them. */
 int option_choice(const OptionSpec &spec, const char *arg);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include "conf/check_order.h"
+#include "conf/cli_pipeline.h"
 #include "conf/config.h"
+#include "conf/options_table.h"
 
 #include <algorithm>
 #include <string>
@@ -38,9 +40,12 @@ public:
 	bool reach(int section, int index, int step) const { return ConfPos{section, index, step} < limit_; }
 	bool reach(const Where &w, int step) const { return reach(w.section, w.index, step); }
 
+	/* "FILE:LINE: PATH: what"; the command line's pipeline has no lines: "the command
+	 * line's pipeline (--dump-conf prints it): PATH: what". */
 	bool fail_at(int line, const std::string &path, const std::string &msg)
 	{
-		*err_ = file_ + ":" + std::to_string(line) + ": " + path + ": " + msg;
+		*err_ = file_ == kCliPipeline ? "the command line's pipeline (--dump-conf prints it): " + path + ": " + msg
+					      : file_ + ":" + std::to_string(line) + ": " + path + ": " + msg;
 		failed_ = true;
 		return false;
 	}
@@ -48,11 +53,18 @@ public:
 	/* At the object itself. */
 	bool fail(const Where &w, const std::string &msg) { return fail_at(w.line, w.path, msg); }
 
-	/* At the object's key when the file set it, else at the object. */
+	/* At the object's key when the file set it (the command line: the option that set
+	 * it, "-Q/--qps: what"), else at the object. */
 	bool fail(const Where &w, const char *key, const std::string &msg)
 	{
 		if (w.keys == nullptr || !w.keys->has(key))
 			return fail(w, msg);
+		if (file_ == kCliPipeline)
+			if (const std::string opt = option_of_key(key); !opt.empty()) {
+				*err_ = opt + ": " + msg;
+				failed_ = true;
+				return false;
+			}
 		return fail_at(w.keys->line(key), w.path + "." + key, msg);
 	}
 
