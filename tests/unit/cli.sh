@@ -88,8 +88,13 @@ sed 's/{ name = "in"; verb = "send_imm";/{ name = "in"; verb = "write_imm";/' "$
 check "rdma_rx handing on a verb without buffers" 2 "^rdmapipe: $relay:29: stages.\[1\]: an rdma_rx stage hands received buffers on: flow 'in' uses write_imm, which fills no receive buffer \(use send or send_imm\)$" "$B" -l 0-2 --no-huge -m 128 -- -f "$relay"
 rm -f "$relay"
 check "one lcore" 2 "needs 2 lcores" "$B" -l 0 --no-huge -m 128 --no-shconf --no-pci -- -n 1
-# The command line's pipeline through the one validator, before any device: a sweep whose
-# largest size needs more than the receiver's 2 GiB.
+# The command line's pipeline through the one validator, before any device: a rule of
+# the file's keys, refused naming the option that set the key; --dump-conf prints only
+# what a run would take.
+check "a validator's rule names the option" 2 "^rdmapipe: --sq-depth: send queue depth 100 is below 2 x signal_every \(128\)$" \
+	"$B" -l 0-1 --no-huge -m 128 --no-shconf --no-pci --log-level=lib.eal:error -- -S 64 --sq-depth 100 -n 1
+check "--dump-conf of a refused pipeline" 2 "^rdmapipe: --sq-depth: send queue depth 100" "$B" -- -S 64 --sq-depth 100 --dump-conf
+# A sweep whose largest size needs more than the receiver's 2 GiB.
 check "a sweep past 2 GiB" 2 "^rdmapipe: the command line's pipeline \(--dump-conf prints it\): flows\.\[0\]: window x size x qps is 1099511627776 bytes" \
 	"$B" -l 0-1 --no-huge -m 128 --no-shconf --no-pci --log-level=lib.eal:error -- -s 64,1G -n 1
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
