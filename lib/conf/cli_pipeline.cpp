@@ -68,6 +68,76 @@ void mark_given(const RunOptions &o, PipelineConf *c)
 	}
 }
 
+/* Flow i of the command line, named `name` (its pool's name too). */
+FlowConf flow_of(const RunOptions &o, size_t i, const std::string &name, const std::vector<uint32_t> &sizes)
+{
+	const bool server = !o.listen.empty(), client = !o.peer.empty();
+	FlowConf f;
+	f.name = name;
+	f.peer = client ? addr_plus(o.peer, i) : server ? "" : "loopback";
+	f.listen = server ? addr_plus(o.listen, i) : "";
+	f.local = o.local;
+	f.echoed = client && o.mode == Mode::pingpong;   // the server's echo stage answers it
+	f.transport = o.uc ? Transport::uc : Transport::rc;
+	f.reliability = o.uc ? o.reliability : Reliability::none;
+	f.ack_every = o.ack_every;
+	f.ack_us = o.ack_us;
+	f.inject_loss = o.inject_loss;
+	f.qps = o.flows[i];
+	f.verb = o.verb;
+	f.sizes = sizes;   // several: a size sweep
+	f.batch = o.batch;
+	f.signal_every = o.signal_every;
+	f.sq_depth = o.sq_depth;
+	f.window = o.slots;
+	f.window_given = o.slots_given;
+	f.flow_window = o.flow_window;
+	f.flow_window_given = o.flow_window_given;
+	f.batch_given = o.batch_given;
+	f.signal_given = o.signal_given;
+	f.chunk = o.chunk;
+	f.inline_send = o.inline_send;
+	f.rate_pps = o.rate_pps;
+	f.verify = o.verify;
+	f.pool = name;
+	f.post_api = o.post_api;
+	f.fence = o.fence;
+	f.rnr_retry = o.rnr_retry;
+	f.retry_cnt = o.retry_cnt;
+	f.min_rnr_timer = o.min_rnr_timer;
+	f.traffic = o.traffic;
+	if (o.duration_s > 0)
+		f.duration_s = o.duration_s;
+	else
+		f.messages = o.messages ? o.messages : kDefaultMessages;
+	return f;
+}
+
+/* Its stages: an rdma_tx on the requester's lcore and an rdma_rx (ping-pong: an echo) on
+ * the responder's; two processes, this process's end only. */
+void add_stages(const RunOptions &o, const std::string &name, unsigned tx_lcore, unsigned rx_lcore, PipelineConf *c)
+{
+	const bool server = !o.listen.empty(), client = !o.peer.empty();
+	StageConf tx, rx;
+	tx.name = name + "_tx";
+	tx.kind = stage_kind_of_end(FlowEnd::requester);
+	tx.lcore = tx_lcore;
+	tx.flow = name;
+	const bool pp = o.mode == Mode::pingpong;
+	rx.name = name + (pp ? "_echo" : "_rx");
+	rx.kind = stage_kind_of_end(pp ? FlowEnd::echo : FlowEnd::responder);
+	rx.lcore = rx_lcore;
+	rx.flow = name;
+	if (server) {
+		rx.lcore = tx_lcore;
+		c->stages.push_back(rx);
+		return;
+	}
+	c->stages.push_back(tx);
+	if (!client)
+		c->stages.push_back(rx);
+}
+
 } // namespace
 
 PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore)
@@ -103,63 +173,8 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		/* count: conf_size's; a pool's buffers are 8 B at least (ping-pong's 2 B fit). */
 		p.elt_size = std::max<uint32_t>(8, *std::max_element(sizes.begin(), sizes.end()));
 		c.pools.push_back(p);
-		FlowConf f;
-		f.name = name;
-		f.peer = client ? addr_plus(o.peer, i) : server ? "" : "loopback";
-		f.listen = server ? addr_plus(o.listen, i) : "";
-		f.local = o.local;
-		f.echoed = client && o.mode == Mode::pingpong;   // the server's echo stage answers it
-		f.transport = o.uc ? Transport::uc : Transport::rc;
-		f.reliability = o.uc ? o.reliability : Reliability::none;
-		f.ack_every = o.ack_every;
-		f.ack_us = o.ack_us;
-		f.inject_loss = o.inject_loss;
-		f.qps = o.flows[i];
-		f.verb = o.verb;
-		f.sizes = sizes;   // several: a size sweep
-		f.batch = o.batch;
-		f.signal_every = o.signal_every;
-		f.sq_depth = o.sq_depth;
-		f.window = o.slots;
-		f.window_given = o.slots_given;
-		f.flow_window = o.flow_window;
-		f.flow_window_given = o.flow_window_given;
-		f.batch_given = o.batch_given;
-		f.signal_given = o.signal_given;
-		f.chunk = o.chunk;
-		f.inline_send = o.inline_send;
-		f.rate_pps = o.rate_pps;
-		f.verify = o.verify;
-		f.pool = name;
-		f.post_api = o.post_api;
-		f.fence = o.fence;
-		f.rnr_retry = o.rnr_retry;
-		f.retry_cnt = o.retry_cnt;
-		f.min_rnr_timer = o.min_rnr_timer;
-		f.traffic = o.traffic;
-		if (o.duration_s > 0)
-			f.duration_s = o.duration_s;
-		else
-			f.messages = o.messages ? o.messages : kDefaultMessages;
-		c.flows.push_back(f);
-		StageConf tx, rx;
-		tx.name = name + "_tx";
-		tx.kind = stage_kind_of_end(FlowEnd::requester);
-		tx.lcore = tx_lcore;
-		tx.flow = name;
-		const bool pp = o.mode == Mode::pingpong;
-		rx.name = name + (pp ? "_echo" : "_rx");
-		rx.kind = stage_kind_of_end(pp ? FlowEnd::echo : FlowEnd::responder);
-		rx.lcore = rx_lcore;
-		rx.flow = name;
-		if (server) {
-			rx.lcore = tx_lcore;
-			c.stages.push_back(rx);
-			continue;
-		}
-		c.stages.push_back(tx);
-		if (!client)
-			c.stages.push_back(rx);
+		c.flows.push_back(flow_of(o, i, name, sizes));
+		add_stages(o, name, tx_lcore, rx_lcore, &c);
 	}
 	c.run.warmup_s = o.warmup_s;
 	c.run.connect = o.connect;
