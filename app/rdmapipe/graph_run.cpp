@@ -125,11 +125,8 @@ void log_flows(const PipelineConf &c)
 		       f.listen.empty() ? f.peer.c_str() : f.listen.c_str());
 }
 
-} // namespace
-
-/* One pipeline (one step of a size sweep): build, run, summarise. */
-int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, std::vector<std::string> *texts,
-		   const std::function<int(std::string *)> &listening)
+/* Every stage on an lcore EAL has, and none on the console's (-i). */
+int check_stage_lcores(const PipelineConf &c, const RunOptions &cli)
 {
 	const unsigned main_lc = rte_get_main_lcore();
 	for (const StageConf &st : c.stages) {
@@ -144,6 +141,46 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 			return kExitUsage;
 		}
 	}
+	return kExitOk;
+}
+
+/* "rdmapipe: running pipeline F on DEVS: N flows, M stages on lcores ...". */
+void print_running(const std::string &what, const Graph &g, const std::vector<GraphDevice> &gdevs)
+{
+	std::string on;
+	for (const GraphDevice &d : gdevs)
+		on += (on.empty() ? "" : ", ") + d.dev->name;
+	printf("rdmapipe: running %s on %s: %zu flow%s, %zu stages on lcores", what.c_str(), on.c_str(), g.flows.size(),
+	       g.flows.size() > 1 ? "s" : "", g.stages.size());
+	for (const auto &l : g.lcores)
+		printf(" %u", l->lcore);
+	printf("\n");
+}
+
+/* The run is over; the console (if any) stays until quit, or its input closes. */
+void console_until_quit(Console *con, bool *con_done, const Graph &g)
+{
+	if (con == nullptr)
+		return;
+	bool ok = true;
+	for (const auto &l : g.lcores)
+		ok &= l->rc == 0;
+	if (!*con_done)
+		console_run_ended(con, ok ? "all sent and checked" : "with errors");
+	while (!*con_done && !g.run.abort.load()) {
+		*con_done = console_poll(con);
+		usleep(10000);
+	}
+}
+
+} // namespace
+
+/* One pipeline (one step of a size sweep): build, run, summarise. */
+int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, std::vector<std::string> *texts,
+		   const std::function<int(std::string *)> &listening)
+{
+	if (int rc = check_stage_lcores(c, cli); rc != kExitOk)
+		return rc;
 	if (log_enabled(RTE_LOG_DEBUG, rp_logtype_conf))
 		log_flows(c);
 	std::string err;
@@ -173,16 +210,9 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 		if (graph_build(c, gdevs, g.get(), &err) != 0 || remote_watch_start(&g->watch, &err) != 0) {
 			rc = setup_error(err);
 		} else {
-			std::string what = "pipeline " + c.file, on;
-			for (const GraphDevice &d : gdevs)
-				on += (on.empty() ? "" : ", ") + d.dev->name;
-			if (!cli.quiet) {
-				printf("rdmapipe: running %s on %s: %zu flow%s, %zu stages on lcores", what.c_str(), on.c_str(),
-				       g->flows.size(), g->flows.size() > 1 ? "s" : "", g->stages.size());
-				for (const auto &l : g->lcores)
-					printf(" %u", l->lcore);
-				printf("\n");
-			}
+			const std::string what = "pipeline " + c.file;
+			if (!cli.quiet)
+				print_running(what, *g, gdevs);
 			fflush(stdout);
 			RunView view = graph_view(c, *g, what);
 			Sampler sampler;
@@ -209,20 +239,7 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 						if (con && !con_done)
 							con_done = console_poll(con);
 					},
-					[&] {
-						if (con == nullptr)
-							return;
-						/* The run is over; the console stays until quit (or the input closes). */
-						bool ok = true;
-						for (const auto &l : g->lcores)
-							ok &= l->rc == 0;
-						if (!con_done)
-							console_run_ended(con, ok ? "all sent and checked" : "with errors");
-						while (!con_done && !g->run.abort.load()) {
-							con_done = console_poll(con);
-							usleep(10000);
-						}
-					});
+					[&] { console_until_quit(con, &con_done, *g); });
 				for (auto &d : devs)   // (run_watched stopped them unless it failed to start)
 					async_watch_stop(&d->async);
 				console_free(con);

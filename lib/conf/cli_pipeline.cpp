@@ -260,6 +260,52 @@ std::string num(double v)
 
 } // namespace
 
+namespace {
+
+/* Flow f as the file's group (last: no comma after it). */
+std::string flow_text(const FlowConf &f, bool last)
+{
+	/* Settings left to their defaults stay so: the builder fits them to the device
+	 * (and a window to the chunks), which the file would otherwise pin. A window the
+	 * file would derive otherwise (-Q A,B: the command line's is over all flows'
+	 * QPs, a file's over each flow's) is written. */
+	const std::string ends = !f.listen.empty() ? "listen = \"" + f.listen + "\""
+				 : "peer = \"" + f.peer + "\"" + (f.local.empty() ? "" : "; local = \"" + f.local + "\"");
+	std::string t = "  { name = \"" + f.name + "\"; " + ends + "; transport = \"" +
+	     (f.transport == Transport::uc ? "uc" : "rc") + "\"; qps = " + std::to_string(f.qps) + "; verb = \"" +
+	     verb_name(f.verb) + "\"; " + sizes_text(f.sizes) +
+	     (f.batch_given ? "; batch = " + std::to_string(f.batch) : std::string()) +
+	     (f.signal_given ? "; signal_every = " + std::to_string(f.signal_every) : std::string()) +
+	     "; sq_depth = " + std::to_string(f.sq_depth) +
+	     (f.window_given || f.window != std::max(f.batch, kDefaultWindow / f.qps) ? "; window = " + std::to_string(f.window)
+										   : std::string()) +
+	     (f.flow_window_given ? "; flow_window = " + std::to_string(f.flow_window) : std::string()) +
+	     "; inline = " + (f.inline_send ? "true" : "false") +
+	     "; rate = " + num(f.rate_pps) + "; " +
+	     (f.duration_s > 0 ? "duration = " + num(f.duration_s) : "messages = " + std::to_string(f.messages) + "L") +
+	     "; verify = " + (f.verify ? "true" : "false") + "; pool = \"" + f.pool + "\";\n    post_api = \"" +
+	     (f.post_api == PostApi::wr ? "wr" : "classic") + "\"; fence = " + (f.fence ? "true" : "false") +
+	     "; rnr_retry = " + std::to_string(f.rnr_retry) + "; retry_cnt = " + std::to_string(f.retry_cnt) + "; min_rnr_timer = " + std::to_string(f.min_rnr_timer) + "; }" +
+	     (last ? "" : ",") + "\n";
+	if (f.echoed)   // inside the group: before its closing brace
+		t.insert(t.rfind(" }"), " echoed = true;");
+	if (f.transport == Transport::uc) {
+		std::string rel = std::string("\n    reliability = \"") + (f.reliability == Reliability::software ? "software" : "none") + "\";";
+		if (f.reliability == Reliability::software && !f.echoed)   // a ping-pong's echoes are its ACKs
+			rel += " ack_every = " + std::to_string(f.ack_every) + "; ack_us = " + std::to_string(f.ack_us) + ";";
+		if (f.chunk != kChunkAuto)
+			rel += " chunk = " + std::to_string(f.chunk) + ";";
+		if (f.inject_loss > 0)
+			rel += " inject_loss = " + num(f.inject_loss) + ";";
+		t.insert(t.rfind(" }"), rel);
+	}
+	if (const std::string tr = traffic_text(f.traffic); !tr.empty())
+		t.insert(t.rfind(" }"), "\n   " + tr);
+	return t;
+}
+
+} // namespace
+
 std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 {
 	std::string t = "# The pipeline of: rdmapipe ... --";
@@ -288,45 +334,8 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		     (i + 1 < c.io_contexts.size() ? "," : "") + "\n";
 	}
 	t += ");\nflows = (\n";
-	for (size_t i = 0; i < c.flows.size(); i++) {
-		const FlowConf &f = c.flows[i];
-		/* Settings left to their defaults stay so: the builder fits them to the device
-		 * (and a window to the chunks), which the file would otherwise pin. A window the
-		 * file would derive otherwise (-Q A,B: the command line's is over all flows'
-		 * QPs, a file's over each flow's) is written. */
-		const std::string ends = !f.listen.empty() ? "listen = \"" + f.listen + "\""
-					 : "peer = \"" + f.peer + "\"" + (f.local.empty() ? "" : "; local = \"" + f.local + "\"");
-		t += "  { name = \"" + f.name + "\"; " + ends + "; transport = \"" +
-		     (f.transport == Transport::uc ? "uc" : "rc") + "\"; qps = " + std::to_string(f.qps) + "; verb = \"" +
-		     verb_name(f.verb) + "\"; " + sizes_text(f.sizes) +
-		     (f.batch_given ? "; batch = " + std::to_string(f.batch) : std::string()) +
-		     (f.signal_given ? "; signal_every = " + std::to_string(f.signal_every) : std::string()) +
-		     "; sq_depth = " + std::to_string(f.sq_depth) +
-		     (f.window_given || f.window != std::max(f.batch, kDefaultWindow / f.qps) ? "; window = " + std::to_string(f.window)
-											   : std::string()) +
-		     (f.flow_window_given ? "; flow_window = " + std::to_string(f.flow_window) : std::string()) +
-		     "; inline = " + (f.inline_send ? "true" : "false") +
-		     "; rate = " + num(f.rate_pps) + "; " +
-		     (f.duration_s > 0 ? "duration = " + num(f.duration_s) : "messages = " + std::to_string(f.messages) + "L") +
-		     "; verify = " + (f.verify ? "true" : "false") + "; pool = \"" + f.pool + "\";\n    post_api = \"" +
-		     (f.post_api == PostApi::wr ? "wr" : "classic") + "\"; fence = " + (f.fence ? "true" : "false") +
-		     "; rnr_retry = " + std::to_string(f.rnr_retry) + "; retry_cnt = " + std::to_string(f.retry_cnt) + "; min_rnr_timer = " + std::to_string(f.min_rnr_timer) + "; }" +
-		     (i + 1 < c.flows.size() ? "," : "") + "\n";
-		if (f.echoed)   // inside the group: before its closing brace
-			t.insert(t.rfind(" }"), " echoed = true;");
-		if (f.transport == Transport::uc) {
-			std::string rel = std::string("\n    reliability = \"") + (f.reliability == Reliability::software ? "software" : "none") + "\";";
-			if (f.reliability == Reliability::software && !f.echoed)   // a ping-pong's echoes are its ACKs
-				rel += " ack_every = " + std::to_string(f.ack_every) + "; ack_us = " + std::to_string(f.ack_us) + ";";
-			if (f.chunk != kChunkAuto)
-				rel += " chunk = " + std::to_string(f.chunk) + ";";
-			if (f.inject_loss > 0)
-				rel += " inject_loss = " + num(f.inject_loss) + ";";
-			t.insert(t.rfind(" }"), rel);
-		}
-		if (const std::string tr = traffic_text(f.traffic); !tr.empty())
-			t.insert(t.rfind(" }"), "\n   " + tr);
-	}
+	for (size_t i = 0; i < c.flows.size(); i++)
+		t += flow_text(c.flows[i], i + 1 == c.flows.size());
 	t += ");\nstages = (\n";
 	for (size_t i = 0; i < c.stages.size(); i++) {
 		const StageConf &s = c.stages[i];
