@@ -66,7 +66,8 @@ bool check_io_context(Errors &e, const PipelineConf &c, size_t i)
 	for (const char *k : {"srq", "srq_refill"})
 		if (io.rq_per_qp && io.keys.has(k))
 			return e.fail(w, k, "set, but recv_queue = \"qp\" gives each QP its own receive queue and the lcore no SRQ");
-	if (io.srq == 0 && io.keys.has("srq_refill"))
+	/* srq = 0 given: no SRQ; not given, the builder sizes it (and takes the refill). */
+	if (io.srq == 0 && io.srq_given && io.keys.has("srq_refill"))
 		return e.fail(w, "srq_refill", "set without an SRQ (srq = 0)");
 	if (io.srq_refill > io.srq && io.srq)
 		return e.fail(w, "srq_refill", std::to_string(io.srq_refill) + " exceeds the SRQ depth " + std::to_string(io.srq));

@@ -193,8 +193,22 @@ void bounds(void **)
 		     "--verb: 'writ' is not one of send, send_imm, write, write_imm, read, fetch_add, cmp_swap");
 }
 
+/* What the parser takes, the validator takes too. */
+void expect_valid_pipeline(std::vector<std::string> args)
+{
+	rp::RunOptions o;
+	std::string err;
+	assert_int_equal(static_cast<int>(parse(args, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	rp::PipelineConf c = rp::pipeline_from_options(o, 1, 0);
+	if (rp::conf_validate(&c, &err) != 0)
+		fail_msg("%s", err.c_str());
+}
+
 void cross_checks(void **)
 {
+	/* A refill point with the SRQ's size left to the builder (loopback_shapes' case,
+	 * refused for a while as "set without an SRQ"). */
+	expect_valid_pipeline({"-b", "7", "-S", "50", "--slots", "40", "--srq-refill", "9"});
 	/* The receiver's memory, for the largest of a sweep's sizes too (the options' own
 	 * copy of the rule checked the first size only). */
 	expect_refused_pipeline({"-s", "1G", "--slots", "4", "-b", "4"},
