@@ -10,7 +10,8 @@
 #include "engine/pattern.h"
 #include "pipeline/lcore_loop.h"
 #include "pipeline/stage.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
+#include "stages/stages.h"
 
 #include <rte_cycles.h>
 #include <rte_eal.h>

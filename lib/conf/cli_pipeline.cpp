@@ -339,7 +339,7 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 	t += ");\nstages = (\n";
 	for (size_t i = 0; i < c.stages.size(); i++) {
 		const StageConf &s = c.stages[i];
-		t += "  { name = \"" + s.name + "\"; kind = \"" + stage_kind_name(s.kind) + "\"; lcore = " + std::to_string(s.lcore) +
+		t += "  { name = \"" + s.name + "\"; kind = \"" + s.kind->name + "\"; lcore = " + std::to_string(s.lcore) +
 		     "; flow = \"" + s.flow + "\"; }" + (i + 1 < c.stages.size() ? "," : "") + "\n";
 	}
 	t += ");\nrun = {\n  warmup = " + num(c.run.warmup_s) + ";\n  stats_period = " + num(c.run.stats_period_s) +

@@ -338,8 +338,8 @@ bool read_rings(Reader &r, const Setting &root, PipelineConf *c)
 std::vector<std::string> stage_kind_names()
 {
 	std::vector<std::string> n;
-	for (const StageKindInfo &k : kStageKinds)
-		n.push_back(k.name);
+	for (const StageKindInfo *k : stage_kinds())
+		n.push_back(k->name);
 	return n;
 }
 
@@ -362,7 +362,7 @@ bool read_stages(Reader &r, const Setting &root, const LcoreSet &lcores, Pipelin
 		    !r.string(g, "flow", &st.flow) || !r.names(g, "input", &st.inputs) || !r.names(g, "output", &st.outputs) ||
 		    !r.string(g, "file", &st.file) || !r.uint_as(g, "snaplen", 1, kCaptureSnaplenMax, &st.snaplen))
 			return false;
-		st.kind = static_cast<StageKind>(kind);
+		st.kind = stage_kinds()[static_cast<size_t>(kind)];
 		if (!lcores.contains(st.lcore))
 			return r.fail(g["lcore"], "lcore " + std::to_string(st.lcore) + " is not in the EAL lcore set (-l)");
 	}

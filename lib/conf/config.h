@@ -8,7 +8,7 @@
 #pragma once
 
 #include "conf/options.h"
-#include "stages/kinds.h"
+#include "conf/stage_kinds.h"
 #include "verbs/traffic.h"
 
 #include <algorithm>
@@ -139,7 +139,7 @@ struct RingConf {
 
 struct StageConf {
 	std::string name;
-	StageKind kind{};
+	const StageKindInfo *kind = nullptr;   // registered by its file of lib/stages/
 	uint32_t lcore = 0;
 	std::string flow;                    // gen, rdma_tx, rdma_rx, echo
 	std::vector<std::string> inputs;     // ring names

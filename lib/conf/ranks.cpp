@@ -54,7 +54,7 @@ void add_end(const PipelineConf &c, const FlowConf &f, uint32_t k, RankPair p, b
 	x.pool = clone_pool(c, f.pool, p, out);
 	bool echo = false;
 	for (const StageConf &st : c.stages)
-		echo |= st.flow == f.name && stage_kind(st.kind).end == FlowEnd::echo;
+		echo |= st.flow == f.name && st.kind->end == FlowEnd::echo;
 	if (client) {
 		x.peer = endpoint(ranks[p.to], k, p.from, n);
 		x.local = ranks[p.from].addr;
@@ -65,7 +65,7 @@ void add_end(const PipelineConf &c, const FlowConf &f, uint32_t k, RankPair p, b
 	}
 	out->flows.push_back(x);
 	for (const StageConf &st : c.stages) {
-		if (st.flow != f.name || (stage_kind(st.kind).end == FlowEnd::requester) != client)
+		if (st.flow != f.name || (st.kind->end == FlowEnd::requester) != client)
 			continue;
 		StageConf y = st;
 		y.name = job_flow_name(st.name, p);

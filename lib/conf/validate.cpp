@@ -210,7 +210,9 @@ bool check_stage(Errors &e, const PipelineConf &c, size_t i)
 		for (const std::string &n : *v)
 			if (!known(rings, n))
 				return unknown_ref(e, w, v == &st.inputs ? "input" : "output", "ring", n, rings);
-	const StageKindInfo &kind_info = stage_kind(st.kind);
+	if (st.kind == nullptr)   // a pipeline made in code that named none
+		return e.fail(w, "kind", "the stage has no kind");
+	const StageKindInfo &kind_info = *st.kind;
 	if (kind_info.needs_flow && st.flow.empty())
 		return e.fail(w, a_stage(st.kind) + " needs a flow");
 	if (!kind_info.needs_flow && !st.flow.empty())
@@ -308,7 +310,7 @@ bool has_io(const PipelineConf &c, uint32_t lcore)
 bool check_stage_io(Errors &e, PipelineConf *c)
 {
 	for (const StageConf &st : c->stages) {
-		if (!stage_kind(st.kind).needs_io || has_io(*c, st.lcore) || c->devices.size() != 1)
+		if (!st.kind->needs_io || has_io(*c, st.lcore) || c->devices.size() != 1)
 			continue;
 		IoContextConf io;
 		io.lcore = st.lcore;
@@ -319,7 +321,7 @@ bool check_stage_io(Errors &e, PipelineConf *c)
 	}
 	for (size_t i = 0; i < c->stages.size(); i++) {
 		const StageConf &st = c->stages[i];
-		if (stage_kind(st.kind).needs_io && !has_io(*c, st.lcore))
+		if (st.kind->needs_io && !has_io(*c, st.lcore))
 			return e.fail(where(kSecAcross, "stages", i, st), "lcore", a_stage(st.kind) + " needs an io context on lcore " +
 				      std::to_string(st.lcore) + " (io_contexts): the file has " + std::to_string(c->devices.size()) +
 				      " devices, say which one this lcore uses");
@@ -382,10 +384,10 @@ bool check_flow_receivers(Errors &e, const PipelineConf &c, const FlowConf &f, c
 	if (loopback && !c.pattern.has(f.name))   // a pattern's two ends are two ranks
 		for (const StageConf &a : c.stages)
 			for (const StageConf &b : c.stages)
-				if (a.flow == f.name && b.flow == f.name && stage_kind(a.kind).end == FlowEnd::requester &&
-				    stage_kind(b.kind).end >= FlowEnd::responder && a.lcore == b.lcore)
+				if (a.flow == f.name && b.flow == f.name && a.kind->end == FlowEnd::requester &&
+				    b.kind->end >= FlowEnd::responder && a.lcore == b.lcore)
 					return e.fail(w, "flow '" + f.name + "' has both ends on lcore " + std::to_string(a.lcore) +
-						      ": its rdma_tx and " + stage_kind_name(b.kind) + " stages need lcores of their own");
+						      ": its rdma_tx and " + b.kind->name + " stages need lcores of their own");
 	if (loopback && n.tx == 1 && n.rx + n.echo != 1)
 		return e.fail(w, "loopback flow '" + f.name + "' needs exactly one rdma_rx or echo stage, it has " +
 			      std::to_string(n.rx + n.echo));

@@ -97,9 +97,9 @@ inline bool unknown_ref(Errors &e, const Where &w, const char *key, const char *
 }
 
 /* "a gen stage", "an echo stage". */
-inline std::string a_stage(StageKind k)
+inline std::string a_stage(const StageKindInfo *k)
 {
-	return std::string(stage_kind(k).article) + " " + stage_kind_name(k) + " stage";
+	return std::string(k->article) + " " + k->name + " stage";
 }
 
 inline std::string joined(const std::vector<std::string> &v)
@@ -121,7 +121,7 @@ inline FlowEnds flow_ends(const PipelineConf &c, const FlowConf &f)
 	for (const StageConf &st : c.stages) {
 		if (st.flow != f.name)
 			continue;
-		const FlowEnd end = stage_kind(st.kind).end;
+		const FlowEnd end = st.kind->end;
 		n.tx += end == FlowEnd::requester;
 		n.rx += end == FlowEnd::responder;
 		n.echo += end == FlowEnd::echo;

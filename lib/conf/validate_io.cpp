@@ -34,7 +34,7 @@ IoLoad io_load(const PipelineConf &c, const IoContextConf &io)
 		for (const FlowConf &f : c.flows) {
 			if (f.name != st.flow)
 				continue;
-			const FlowEnd end = stage_kind(st.kind).end;
+			const FlowEnd end = st.kind->end;
 			const bool lanes = flow_ends(c, f).tx > 1;   // their send CQs are their own, not the io context's
 			if ((end == FlowEnd::requester && !lanes) || end == FlowEnd::echo)
 				l.send += static_cast<uint64_t>(f.qps) * f.sq_depth;

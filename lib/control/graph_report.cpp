@@ -3,7 +3,7 @@
  * figures, a ping-pong's latency and the first bad message. */
 #include "control/graph_parts.h"
 #include "control/report.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
 
 #include <cinttypes>
 #include <cstring>
@@ -71,7 +71,7 @@ void print_stage(Report &out, const GraphStage &s)
 {
 	const StageStats &st = s.st.st;
 	out.put("  stage %-13s %s on lcore %u: %" PRIu64 " messages in %" PRIu64 " bursts", (s.conf->name + ":").c_str(),
-	        stage_kind_name(s.conf->kind), s.lcore->lcore, st.msgs, st.bursts);
+	        s.conf->kind->name, s.lcore->lcore, st.msgs, st.bursts);
 	out.put("%s; %" PRIu64 " calls", stage_describe(s).c_str(), st.calls);
 	if (s.lcore->loop.count_cycles)
 		out.put(", %.1f cycles per message", st.msgs ? static_cast<double>(st.cycles) / static_cast<double>(st.msgs) : 0.0);
@@ -266,7 +266,7 @@ void print_flows(Report &out, const Graph &g, const Totals &x)
 	}
 	/* The RDMA stages' work is in the flow lines; their cost too when cycles are counted. */
 	for (const auto &s : g.stages)
-		if (!stage_kind(s->conf->kind).needs_io ||
+		if (!s->conf->kind->needs_io ||
 		    s->lcore->loop.count_cycles)
 			print_stage(out, *s);
 }

@@ -1,7 +1,7 @@
 /* The results files of a finished run: its flows (one per flow, one per lane), its
  * lcores and stages, this host's role and the sampled series. */
 #include "control/graph_parts.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
 
 namespace rp {
 
@@ -110,7 +110,7 @@ void graph_results(const Graph &g, const Totals &x, const RunView &view, const S
 		res->lcores.push_back({l->lcore, lcore_roles(*l), l->loop.busy_iterations, l->loop.iterations - l->loop.busy_iterations,
 				       l->cpu_s, cpu_us_per_msg(*l, x), l->loop.passive_sleeps});
 	for (const auto &s : g.stages)
-		res->stages.push_back({s->conf->name, stage_kind_name(s->conf->kind), s->lcore->lcore, s->st.st.calls, s->st.st.msgs,
+		res->stages.push_back({s->conf->name, s->conf->kind->name, s->lcore->lcore, s->st.st.calls, s->st.st.msgs,
 				       s->st.st.cycles});
 	res->stage_cycles = !g.lcores.empty() && g.lcores[0]->loop.count_cycles;
 	res->period_s = sampler.period_s;

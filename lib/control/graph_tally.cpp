@@ -2,7 +2,7 @@
  * two-host end, a loopback flow) and the run's totals over them. */
 #include "control/graph_parts.h"
 #include "control/report.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
 
 #include <algorithm>
 
@@ -48,7 +48,7 @@ uint64_t ring_brought(const GraphFlow &f, const Graph &g)
 {
 	uint64_t n = 0;
 	for (const auto &s : g.stages)
-		if (s->flow == &f && stage_kind(s->conf->kind).end == FlowEnd::requester)
+		if (s->flow == &f && s->conf->kind->end == FlowEnd::requester)
 			for (const auto &r : g.rings)
 				if (r->conf->name == s->conf->inputs[0])
 					for (const GraphStage *p : r->producers)
@@ -153,7 +153,7 @@ FlowTally tally_loopback(const GraphFlow &f, const Graph &g)
 		t.verified = q.c.verified;
 	/* Payload errors a verify stage found in this flow's messages (when it sees only this flow's). */
 	for (const auto &s : g.stages)
-		if (stage_kind(s->conf->kind).checks_payload && s->origins.size() == 1 && s->origins[0] == &f) {
+		if (s->conf->kind->checks_payload && s->origins.size() == 1 && s->origins[0] == &f) {
 			t.data_errors += s->st.st.payload_errors;
 			t.verified -= std::min(t.verified, s->st.st.payload_errors);
 		}
@@ -324,7 +324,7 @@ Totals totals_of(const Graph &g)
 	 * no one flow's. */
 	uint64_t stage_errors = 0, unattributed = 0;
 	for (const auto &s : g.stages)
-		if (stage_kind(s->conf->kind).checks_payload) {
+		if (s->conf->kind->checks_payload) {
 			stage_errors += s->st.st.payload_errors + (s->st.ordered ? s->st.st.seq_errors : 0);
 			x.pass &= s->st.done.load();
 			if (s->origins.size() != 1)

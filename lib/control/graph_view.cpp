@@ -2,7 +2,7 @@
  * pipeline while it runs, and the words for its lcores and flows. */
 #include "control/graph_parts.h"
 #include "control/graph_report.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
 
 #include <rte_cycles.h>
 
@@ -149,7 +149,7 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 	for (const auto &r : g.rings)
 		v.rings.push_back({r->conf->name, r->ring});
 	for (const auto &s : g.stages)
-		v.stages.push_back({s->conf->name, stage_kind_name(s->conf->kind), s->lcore->lcore, &s->st.live});
+		v.stages.push_back({s->conf->name, s->conf->kind->name, s->lcore->lcore, &s->st.live});
 	v.stage_cycles = !g.lcores.empty() && g.lcores[0]->loop.count_cycles;
 	v.config = {"pipeline file: " + c.file,
 		    "flows: " + std::to_string(g.flows.size()) + ", stages: " + std::to_string(g.stages.size()) +

@@ -184,7 +184,7 @@ Rows loaded_rows(const PipelineConf &c, const std::vector<JobRank> &ranks)
 					bytes = f.sizes[0];
 			x.rows.push_back(pair_row(ranks, x.docs, k, jf, bytes));
 			for (const StageConf &st : c.stages)
-				x.rows.back().pingpong |= st.flow == jf.tmpl && stage_kind(st.kind).end == FlowEnd::echo;
+				x.rows.back().pingpong |= st.flow == jf.tmpl && st.kind->end == FlowEnd::echo;
 		}
 	x.flagged = flag_rows(c.pattern, &x.rows);
 	return x;

@@ -1,7 +1,7 @@
 /* graph_build: from a plan to a built pipeline, in phases: devices, sizes fitted, io
  * contexts, flows connected, rings, stages wired, each lcore's loop. */
 #include "pipeline/graph_internal.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
 
 namespace rp {
 
@@ -92,7 +92,7 @@ void log_lcores(const Graph &g)
 		std::string stages;
 		for (const auto &s : g.stages)
 			if (s->lcore == l.get())
-				stages += (stages.empty() ? "" : ", ") + s->conf->name + " (" + stage_kind_name(s->conf->kind) + ")";
+				stages += (stages.empty() ? "" : ", ") + s->conf->name + " (" + s->conf->kind->name + ")";
 		RP_LOG(DEBUG, PIPELINE, "rdmapipe: lcore %u runs %s%s\n", l->lcore, stages.c_str(),
 		       l->has_io ? ", sharing one io context" : "");
 	}
@@ -236,7 +236,7 @@ int wire_stages(Graph *g, std::string *err)
 				return -1;
 			pool = source_pool(src, &mrs, &pool_dev);
 		}
-		const StageKindOps &kind = stage_kind_ops(sc.kind);
+		const StageKindOps &kind = kind_ops(sc.kind);
 		if (kind.wire && kind.wire(g, &s, StageInput{pool, mrs, pool_dev, bytes}, err) != 0)
 			return -1;
 	}

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "pipeline/graph.h"
+#include "pipeline/stage_kind.h"
 #include "conf/cli_pipeline.h"
 #include "engine/verbs_ops.h"
 #include "log/log.h"
@@ -37,18 +38,11 @@ namespace rp {
 /* A ping-pong's receives are reposted in batches of this many. */
 inline constexpr uint32_t kPingPongRefill = 16;
 
-/* graph_topology.cpp */
-/* "FILE:LINE: PATH: " for an error about a setting of c ("" for the command line's
- * pipeline: its message names the flow and the option). */
-std::string at(const PipelineConf &c, int line, const std::string &path);
-std::string stage_path(const Graph &g, const GraphStage &s);
+/* graph_topology.cpp (and what the kinds may use of it: stage_kind.h) */
 GraphLcore *lcore_of(Graph *g, unsigned lc);   // made on first use
 GraphRing *ring_named(Graph *g, const std::string &name);
-const GraphStage *tx_of(const Graph *g, const GraphFlow *f);
 void derive_origins(Graph *g, std::vector<uint64_t> *out_count);
 const GraphStage *find_cycle(Graph *g);
-uint64_t downstream_hold(Graph *g, const GraphStage *s, std::set<const GraphStage *> *seen);
-bool has_verify_downstream(Graph *g, const GraphStage *s, std::set<const GraphStage *> *seen);
 int input_source(Graph *g, const GraphStage &s, const GraphStage **source, uint32_t *bytes, std::string *err);
 rte_mempool *source_pool(const GraphStage *src, const MrTable **mrs, Device **dev);
 

@@ -2,7 +2,7 @@
  * flow windows decided, and everything that flows through rings checked, before EAL or any
  * device. */
 #include "pipeline/graph_internal.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
 
 namespace rp {
 
@@ -229,14 +229,14 @@ GraphFlow *flow_named(Graph *g, const std::string &n)
 int plan_roles(const PipelineConf &c, Graph *g, std::map<GraphFlow *, unsigned> *ntx, std::string *err)
 {
 	for (const StageConf &sc : c.stages)
-		if (stage_kind(sc.kind).end == FlowEnd::echo)
+		if (sc.kind->end == FlowEnd::echo)
 			if (GraphFlow *f = flow_named(g, sc.flow); f && plan_pingpong(c, f, err) != 0)
 				return -1;
 	for (auto &f : g->flows)   // the client of a ping-pong whose echo is on another host
 		if (f->conf->echoed && plan_pingpong(c, f.get(), err) != 0)
 			return -1;
 	for (const StageConf &sc : c.stages)
-		if (stage_kind(sc.kind).end == FlowEnd::requester)
+		if (sc.kind->end == FlowEnd::requester)
 			(*ntx)[flow_named(g, sc.flow)]++;
 	return 0;
 }
@@ -254,7 +254,7 @@ int place_stages(const PipelineConf &c, Graph *g, std::map<GraphFlow *, unsigned
 		s.conf = &sc;
 		s.lcore = lcore_of(g, sc.lcore);
 		s.flow = sc.flow.empty() ? nullptr : flow_named(g, sc.flow);
-		const StageKindOps &kind = stage_kind_ops(sc.kind);
+		const StageKindOps &kind = kind_ops(sc.kind);
 		stage_init(&s.st, kind.ops, sc.name.c_str());
 		for (const std::string &o : sc.outputs)
 			ring_named(g, o)->producers.push_back(&s);
@@ -271,7 +271,7 @@ int place_stages(const PipelineConf &c, Graph *g, std::map<GraphFlow *, unsigned
 int plan_stages(Graph *g, std::string *err)
 {
 	for (auto &s : g->stages) {
-		const StageKindOps &kind = stage_kind_ops(s->conf->kind);
+		const StageKindOps &kind = kind_ops(s->conf->kind);
 		if (kind.plan && kind.plan(g, s.get(), err) != 0)
 			return -1;
 	}
@@ -283,7 +283,7 @@ int check_ring_flows(Graph *g, const std::vector<uint64_t> &out_count, std::stri
 {
 	for (size_t i = 0; i < g->stages.size(); i++) {
 		GraphStage &s = *g->stages[i];
-		const StageKindOps &kind = stage_kind_ops(s.conf->kind);
+		const StageKindOps &kind = kind_ops(s.conf->kind);
 		if (kind.check && kind.check(g, &s, out_count[i], err) != 0)
 			return -1;
 	}
@@ -406,7 +406,7 @@ int check_inputs(const PipelineConf &c, Graph *g, std::string *err)
 		uint32_t bytes = 0;
 		if (!s->conf->inputs.empty() && input_source(g, *s, &src, &bytes, err) != 0)
 			return -1;
-		const StageKindOps &kind = stage_kind_ops(s->conf->kind);
+		const StageKindOps &kind = kind_ops(s->conf->kind);
 		if (!s->conf->inputs.empty() && kind.check_input && kind.check_input(g, s.get(), bytes, err) != 0)
 			return -1;
 	}

@@ -1,7 +1,7 @@
 /* Sizing and fitting: each lcore's io context, SRQ and receive pool and each flow's pools
  * from its roles, then fitted to the devices' limits (max_cqe, max_srq_wr, max_qp_wr). */
 #include "pipeline/graph_internal.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
 
 namespace rp {
 
@@ -71,8 +71,8 @@ void size_lcore(Graph *g, GraphLcore *l)
 		return;
 	uint64_t n = l->srq + 2 * kRxPollBurst + 1 + echo_held;
 	for (auto &s : g->stages)   // received buffers handed on
-		if (s->lcore == l && stage_kind(s->conf->kind).source == BufferSource::lcore_pool)
-			n += stage_kind_ops(s->conf->kind).pool_need(g, *s);
+		if (s->lcore == l && s->conf->kind->source == BufferSource::lcore_pool)
+			n += kind_ops(s->conf->kind).pool_need(g, *s);
 	l->rx_pool_n = static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX));
 }
 
@@ -328,8 +328,8 @@ void size_graph(Graph *g)
 	for (auto &f : g->flows) {
 		f->shape = role_shape(f->params);
 		for (auto &s : g->stages)   // gens' buffers
-			if (s->flow == f.get() && stage_kind(s->conf->kind).source == BufferSource::flow_pool)
-				f->shape.tx_pool_n += static_cast<unsigned>(stage_kind_ops(s->conf->kind).pool_need(g, *s));
+			if (s->flow == f.get() && s->conf->kind->source == BufferSource::flow_pool)
+				f->shape.tx_pool_n += static_cast<unsigned>(kind_ops(s->conf->kind).pool_need(g, *s));
 	}
 }
 

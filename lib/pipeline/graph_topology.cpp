@@ -1,7 +1,7 @@
 /* The pipeline's shape, before any object exists: where stages, rings and lcores are, what
  * reaches each stage's input, and the paths in the file that errors name. */
 #include "pipeline/graph_internal.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
 
 namespace rp {
 
@@ -53,7 +53,7 @@ GraphRing *ring_named(Graph *g, const std::string &name)
 const GraphStage *tx_of(const Graph *g, const GraphFlow *f)
 {
 	for (const auto &s : g->stages)
-		if (s->flow == f && stage_kind(s->conf->kind).end == FlowEnd::requester)
+		if (s->flow == f && s->conf->kind->end == FlowEnd::requester)
 			return s.get();
 	return nullptr;
 }
@@ -74,8 +74,8 @@ void derive_origins(Graph *g, std::vector<uint64_t> *out_count)
 	for (size_t pass = 0; pass <= n; pass++)
 		for (size_t i = 0; i < n; i++) {
 			GraphStage &s = *g->stages[i];
-			const StageKindOps &kind = stage_kind_ops(s.conf->kind);
-			if (stage_kind(s.conf->kind).source != BufferSource::upstream) {
+			const StageKindOps &kind = kind_ops(s.conf->kind);
+			if (s.conf->kind->source != BufferSource::upstream) {
 				s.origins = {s.flow};
 				(*out_count)[i] = kind.made(*g, s, count_of);
 				continue;
@@ -132,7 +132,7 @@ uint64_t downstream_hold(Graph *g, const GraphStage *s, std::set<const GraphStag
 		n += r->conf->size;
 		for (GraphStage *c : r->consumers) {
 			n += kStageBurst;
-			if (stage_kind(c->conf->kind).end == FlowEnd::requester)   // its send queues
+			if (c->conf->kind->end == FlowEnd::requester)   // its send queues
 				n += static_cast<uint64_t>(c->flow->params.qps) * (c->flow->params.sq_depth + c->flow->params.batch);
 			n += downstream_hold(g, c, seen);
 		}
@@ -146,7 +146,7 @@ bool has_verify_downstream(Graph *g, const GraphStage *s, std::set<const GraphSt
 		return false;
 	for (const std::string &out : s->conf->outputs)
 		for (GraphStage *c : ring_named(g, out)->consumers)
-			if (stage_kind(c->conf->kind).checks_payload || has_verify_downstream(g, c, seen))
+			if (c->conf->kind->checks_payload || has_verify_downstream(g, c, seen))
 				return true;
 	return false;
 }
@@ -166,7 +166,7 @@ int input_source(Graph *g, const GraphStage &s, const GraphStage **source, uint3
 			continue;
 		for (const std::string &in : x->conf->inputs)
 			for (GraphStage *p : ring_named(g, in)->producers) {
-				if (stage_kind(p->conf->kind).source == BufferSource::upstream) {
+				if (p->conf->kind->source == BufferSource::upstream) {
 					todo.push_back(p);
 					continue;
 				}
@@ -187,7 +187,7 @@ int input_source(Graph *g, const GraphStage &s, const GraphStage **source, uint3
 	/* Buffers go back to the pool they came from: one pool per input. */
 	auto same_pool = [](const GraphStage *a, const GraphStage *b) {
 		return a->conf->kind == b->conf->kind &&
-		       (stage_kind(a->conf->kind).source == BufferSource::flow_pool ? a->flow == b->flow : a->lcore == b->lcore);
+		       (a->conf->kind->source == BufferSource::flow_pool ? a->flow == b->flow : a->lcore == b->lcore);
 	};
 	for (const GraphStage *x : sources)
 		if (!same_pool(x, sources[0])) {
@@ -202,7 +202,7 @@ int input_source(Graph *g, const GraphStage &s, const GraphStage **source, uint3
 
 rte_mempool *source_pool(const GraphStage *src, const MrTable **mrs, Device **dev)
 {
-	return stage_kind_ops(src->conf->kind).pool(*src, mrs, dev);
+	return kind_ops(src->conf->kind).pool(*src, mrs, dev);
 }
 
 std::vector<const DeviceConf *> graph_devices(const Graph &g)

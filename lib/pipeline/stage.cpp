@@ -1,5 +1,5 @@
 #include "pipeline/stage.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
 
 #include <cstdio>
 #include <cstring>

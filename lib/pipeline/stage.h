@@ -5,7 +5,7 @@
  * its 8-byte sequence number, the rest is the payload pattern of that sequence, so a
  * verify stage can check order and content without any other header.
  *
- * Stage kinds are tables too (lib/stages/): each kind's file has its burst.
+ * Stage kinds register themselves (stage_kind.h): each kind's file has its burst.
  *
  * Ownership: a Stage belongs to the lcore that runs it; `done` is its only field
  * another lcore reads (the stage downstream, and main). */
@@ -45,7 +45,7 @@ struct StageOps {
 	bool in_order = false;
 };
 
-/* The kinds' StageOps are in their files of lib/stages/ (stage_kind.h). */
+/* The kinds' StageOps are in their files of lib/stages/ (stages/stages.h). */
 
 struct alignas(64) StageStats {
 	uint64_t calls = 0;          // bursts called (by the lcore loop)

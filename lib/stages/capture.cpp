@@ -4,8 +4,8 @@
  * which QP of its flow it went over and its sequence there (pattern.h's msg_key): the
  * record's destination QP and PSN. A file that cannot keep up holds the ring (the
  * stages before it wait); a record that cannot be written fails the run, named. */
-#include "pipeline/graph_internal.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
+#include "stages/stages.h"
 
 #include "capture/pcap_writer.h"
 
@@ -123,8 +123,21 @@ std::string capture_describe(const GraphStage &s)
 
 const StageOps kCaptureStage = {"capture", capture_burst};
 
-extern const StageKindOps kCaptureKind = {
-	.kind = StageKind::capture, .ops = &kCaptureStage, .wire = capture_wire, .describe = capture_describe,
+namespace {
+
+const StageKindOps kCaptureOps = {.ops = &kCaptureStage, .wire = capture_wire, .describe = capture_describe,
 };
+
+const StageKindInfo kCaptureKind = {
+	.name = "capture", .article = "a", .in = kOneRing, .out = kOptionalRing,
+	.needs_flow = false, .needs_io = false, .end = FlowEnd::none, .source = BufferSource::upstream,
+	.checks_payload = false, .writes_file = true,
+	.what = "writes each message as a RoCE v2 packet of a pcap file (tshark, Wireshark read it), then passes it on or frees it",
+	.ops = &kCaptureOps,
+};
+
+} // namespace
+
+RP_STAGE_KIND_REGISTER(kCaptureKind)
 
 } // namespace rp

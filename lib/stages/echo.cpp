@@ -1,8 +1,8 @@
 /* echo: a ping-pong's far end: sends back each message of its flow as it arrives, from
  * the buffer it arrived in. Its flow's rdma_tx is the pinging side. */
-#include "pipeline/graph_internal.h"
+#include "pipeline/stage_kind.h"
 #include "stages/role_stage.h"
-#include "stages/stage_kind.h"
+#include "stages/stages.h"
 
 namespace rp {
 
@@ -27,6 +27,20 @@ int echo_wire(Graph *, GraphStage *s, const StageInput &, std::string *)
 
 const StageOps kEchoStage = {"echo", role_burst<PingPong, pingpong_burst, pingpong_finish>, true};
 
-extern const StageKindOps kEchoKind = {.kind = StageKind::echo, .ops = &kEchoStage, .place = echo_place, .wire = echo_wire};
+namespace {
+
+const StageKindOps kEchoOps = {.ops = &kEchoStage, .place = echo_place, .wire = echo_wire};
+
+const StageKindInfo kEchoKind = {
+	.name = "echo", .article = "an", .in = kNoRing, .out = kNoRing,
+	.needs_flow = true, .needs_io = true, .end = FlowEnd::echo, .source = BufferSource::upstream,
+	.checks_payload = false, .writes_file = false,
+	.what = "sends back each message of a flow as it arrives (a ping-pong's far end)",
+	.ops = &kEchoOps,
+};
+
+} // namespace
+
+RP_STAGE_KIND_REGISTER(kEchoKind)
 
 } // namespace rp

@@ -1,6 +1,6 @@
 /* forward: passes messages from its input ring to its output ring as they are. */
-#include "pipeline/graph_internal.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
+#include "stages/stages.h"
 
 namespace rp {
 
@@ -24,6 +24,20 @@ uint32_t forward_burst(Stage *s)
 
 const StageOps kForwardStage = {"forward", forward_burst};
 
-extern const StageKindOps kForwardKind = {.kind = StageKind::forward, .ops = &kForwardStage, .wire = stage_wire_input};
+namespace {
+
+const StageKindOps kForwardOps = {.ops = &kForwardStage, .wire = stage_wire_input};
+
+const StageKindInfo kForwardKind = {
+	.name = "forward", .article = "a", .in = kOneRing, .out = kOneRing,
+	.needs_flow = false, .needs_io = false, .end = FlowEnd::none, .source = BufferSource::upstream,
+	.checks_payload = false, .writes_file = false,
+	.what = "passes messages from its input ring to its output ring",
+	.ops = &kForwardOps,
+};
+
+} // namespace
+
+RP_STAGE_KIND_REGISTER(kForwardKind)
 
 } // namespace rp

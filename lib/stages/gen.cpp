@@ -2,14 +2,16 @@
  * pool, at the flow's rate, onto its output ring: its count or, for a flow that runs
  * for a duration, as many as that time makes. A flow's gens share its messages and
  * its rate. */
-#include "pipeline/graph_internal.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
+#include "stages/stages.h"
 
 #include "engine/pattern.h"
 
 namespace rp {
 
 namespace {
+
+extern const StageKindInfo kGenKind;   // this file's kind, below
 
 /* Paced: tokens for the time since the last burst, at most one burst's worth. */
 uint64_t gen_due(Stage *s, uint64_t n, uint64_t now)
@@ -79,7 +81,7 @@ std::vector<GraphStage *> gens_of(Graph *g, const GraphFlow *f)
 {
 	std::vector<GraphStage *> gens;
 	for (auto &s : g->stages)
-		if (s->flow == f && s->conf->kind == StageKind::gen)
+		if (s->flow == f && s->conf->kind == &kGenKind)
 			gens.push_back(s.get());
 	return gens;
 }
@@ -178,9 +180,22 @@ std::string gen_describe(const GraphStage &s)
 const StageOps kGenStage = {.kind = "gen", .burst = gen_burst<false>, .in_order = true};
 const StageOps kTimedGenStage = {.kind = "gen", .burst = gen_burst<true>, .in_order = true};
 
-extern const StageKindOps kGenKind = {
-	.kind = StageKind::gen, .ops = &kGenStage, .plan = gen_plan, .made = gen_made,
+namespace {
+
+const StageKindOps kGenOps = {.ops = &kGenStage, .plan = gen_plan, .made = gen_made,
 	.pool_need = gen_pool_need, .pool = gen_pool, .wire = gen_wire, .describe = gen_describe,
 };
+
+const StageKindInfo kGenKind = {
+	.name = "gen", .article = "a", .in = kNoRing, .out = kOneRing,
+	.needs_flow = true, .needs_io = false, .end = FlowEnd::none, .source = BufferSource::flow_pool,
+	.checks_payload = false, .writes_file = false,
+	.what = "makes a flow's messages (sequence and pattern) in its send pool, at its rate",
+	.ops = &kGenOps,
+};
+
+} // namespace
+
+RP_STAGE_KIND_REGISTER(kGenKind)
 
 } // namespace rp

@@ -1,8 +1,8 @@
 /* rdma_rx: a flow's responder: polls the lcore's shared receive CQ, refills its SRQ in
  * batches, returns credit, and hands received buffers on to its output ring (sends). */
-#include "pipeline/graph_internal.h"
+#include "pipeline/stage_kind.h"
 #include "stages/role_stage.h"
-#include "stages/stage_kind.h"
+#include "stages/stages.h"
 
 namespace rp {
 
@@ -92,10 +92,23 @@ bool rdma_rx_passive(const Stage *s)
 const StageOps kRdmaRxStage = {"rdma_rx", role_burst<Responder, responder_burst, responder_finish>, true,
 			       rdma_rx_passive};
 
-extern const StageKindOps kRdmaRxKind = {
-	.kind = StageKind::rdma_rx, .ops = &kRdmaRxStage, .place = rdma_rx_place, .made = rdma_rx_made,
+namespace {
+
+const StageKindOps kRdmaRxOps = {.ops = &kRdmaRxStage, .place = rdma_rx_place, .made = rdma_rx_made,
 	.check = rdma_rx_check, .pool_need = rdma_rx_pool_need, .pool = rdma_rx_pool, .wire = rdma_rx_wire,
 	.describe = rdma_rx_describe,
 };
+
+const StageKindInfo kRdmaRxKind = {
+	.name = "rdma_rx", .article = "a", .in = kNoRing, .out = kOptionalRing,
+	.needs_flow = true, .needs_io = true, .end = FlowEnd::responder, .source = BufferSource::lcore_pool,
+	.checks_payload = false, .writes_file = false,
+	.what = "receives a flow: polls the shared receive CQ, refills the SRQ, returns credit, hands received buffers on",
+	.ops = &kRdmaRxOps,
+};
+
+} // namespace
+
+RP_STAGE_KIND_REGISTER(kRdmaRxKind)
 
 } // namespace rp

@@ -1,9 +1,9 @@
 /* rdma_tx: a flow's requester (its messages posted as chained WRs, their completions
  * reaped), fed by a ring or making its own; a ping-pong's pinging side when the flow has
  * an echo; one lane of several when the flow has several rdma_tx stages (seed 002). */
-#include "pipeline/graph_internal.h"
+#include "pipeline/stage_kind.h"
 #include "stages/role_stage.h"
-#include "stages/stage_kind.h"
+#include "stages/stages.h"
 
 namespace rp {
 
@@ -142,9 +142,22 @@ int rdma_tx_wire(Graph *g, GraphStage *s, const StageInput &in, std::string *err
 const StageOps kRdmaTxStage = {"rdma_tx", role_burst<Requester, requester_burst, requester_finish>, true};
 const StageOps kPingStage = {"rdma_tx", role_burst<PingPong, pingpong_burst, pingpong_finish>, true};
 
-extern const StageKindOps kRdmaTxKind = {
-	.kind = StageKind::rdma_tx, .ops = &kRdmaTxStage, .place = rdma_tx_place, .check = rdma_tx_check,
+namespace {
+
+const StageKindOps kRdmaTxOps = {.ops = &kRdmaTxStage, .place = rdma_tx_place, .check = rdma_tx_check,
 	.check_input = rdma_tx_check_input, .wire = rdma_tx_wire,
 };
+
+const StageKindInfo kRdmaTxKind = {
+	.name = "rdma_tx", .article = "a", .in = kOptionalRing, .out = kOptionalRing,
+	.needs_flow = true, .needs_io = true, .end = FlowEnd::requester, .source = BufferSource::upstream,
+	.checks_payload = false, .writes_file = false,
+	.what = "posts a flow's messages as chained WRs (its own, or its input ring's) and reaps their completions",
+	.ops = &kRdmaTxOps,
+};
+
+} // namespace
+
+RP_STAGE_KIND_REGISTER(kRdmaTxKind)
 
 } // namespace rp

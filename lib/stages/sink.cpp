@@ -1,6 +1,6 @@
 /* sink: counts the messages of its input ring and frees them. */
-#include "pipeline/graph_internal.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
+#include "stages/stages.h"
 
 namespace rp {
 
@@ -22,6 +22,20 @@ uint32_t sink_burst(Stage *s)
 
 const StageOps kSinkStage = {"sink", sink_burst};
 
-extern const StageKindOps kSinkKind = {.kind = StageKind::sink, .ops = &kSinkStage, .wire = stage_wire_input};
+namespace {
+
+const StageKindOps kSinkOps = {.ops = &kSinkStage, .wire = stage_wire_input};
+
+const StageKindInfo kSinkKind = {
+	.name = "sink", .article = "a", .in = kOneRing, .out = kNoRing,
+	.needs_flow = false, .needs_io = false, .end = FlowEnd::none, .source = BufferSource::upstream,
+	.checks_payload = false, .writes_file = false,
+	.what = "counts and frees",
+	.ops = &kSinkOps,
+};
+
+} // namespace
+
+RP_STAGE_KIND_REGISTER(kSinkKind)
 
 } // namespace rp

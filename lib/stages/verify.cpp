@@ -1,7 +1,7 @@
 /* verify: checks each message's pattern against its sequence number and, where one gen
  * feeds it straight, their order; then passes it on or frees it. */
-#include "pipeline/graph_internal.h"
-#include "stages/stage_kind.h"
+#include "pipeline/stage_kind.h"
+#include "stages/stages.h"
 
 #include "engine/pattern.h"
 
@@ -47,7 +47,21 @@ std::string verify_describe(const GraphStage &s)
 
 const StageOps kVerifyStage = {"verify", verify_burst};
 
-extern const StageKindOps kVerifyKind = {.kind = StageKind::verify, .ops = &kVerifyStage, .wire = stage_wire_input,
+namespace {
+
+const StageKindOps kVerifyOps = {.ops = &kVerifyStage, .wire = stage_wire_input,
 					 .describe = verify_describe};
+
+const StageKindInfo kVerifyKind = {
+	.name = "verify", .article = "a", .in = kOneRing, .out = kOptionalRing,
+	.needs_flow = false, .needs_io = false, .end = FlowEnd::none, .source = BufferSource::upstream,
+	.checks_payload = true, .writes_file = false,
+	.what = "checks each message's pattern and sequence, then passes it on or frees it",
+	.ops = &kVerifyOps,
+};
+
+} // namespace
+
+RP_STAGE_KIND_REGISTER(kVerifyKind)
 
 } // namespace rp

@@ -6,7 +6,7 @@
  *                         ("choices WORD...", "files", "value" or "none")
  *   options_doc stage-kinds  docs/configuration.md's table of stage kinds (kinds.h) */
 #include "conf/options_table.h"
-#include "stages/kinds.h"
+#include "conf/stage_kinds.h"
 
 #include <cctype>
 #include <cstdio>
@@ -81,10 +81,10 @@ void print_completion(const rp::OptionSpec &s)
 void print_stage_kinds()
 {
 	printf("| kind | input | output | flow | io context | what it does |\n|---|---|---|---|---|---|\n");
-	for (const rp::StageKindInfo &k : rp::kStageKinds)
-		printf("| `%s` | %s | %s | %s | %s | %s%s |\n", k.name, rp::ring_count_text(k.in, true).c_str(),
-		       rp::ring_count_text(k.out, false).c_str(), k.needs_flow ? "yes" : "no", k.needs_io ? "yes" : "no", k.what,
-		       k.writes_file ? " (`file`, `snaplen`)" : "");
+	for (const rp::StageKindInfo *k : rp::stage_kinds())
+		printf("| `%s` | %s | %s | %s | %s | %s%s |\n", k->name, rp::ring_count_text(k->in, true).c_str(),
+		       rp::ring_count_text(k->out, false).c_str(), k->needs_flow ? "yes" : "no", k->needs_io ? "yes" : "no", k->what,
+		       k->writes_file ? " (`file`, `snaplen`)" : "");
 }
 
 int main(int argc, char **argv)

@@ -101,7 +101,7 @@ void base_file_values(void **)
 	assert_string_equal(f.peer.c_str(), "loopback");
 	assert_int_equal(c.io_contexts[1].srq_refill, 128);
 	assert_int_equal(c.stages[2].inputs.size(), 1);
-	assert_true(c.stages[2].kind == rp::StageKind::verify);
+	assert_true(c.stages[2].kind == rp::stage_kind_named("verify"));
 	assert_string_equal(c.run.json.c_str(), "out.json");
 	assert_true(c.run.stats_period_s == 1.0);
 }

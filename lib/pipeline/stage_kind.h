@@ -1,25 +1,27 @@
-/* What each stage kind does in the engine: its burst (StageOps, the fast path) and its
- * hooks into the builder's phases, one StageKindOps per kind in its own file of
- * lib/stages/, listed by kind in stage_kind.cpp (row for row with kStageKinds, which
- * declares the kind to the .conf reader). The builder's phases call the hooks in file
- * order; a kind leaves out (nullptr) what it has nothing to do for. Like grout's node
- * registrations and rdma-core's provider ops tables: the builder knows kinds only
- * through these tables and their declared properties (kinds.h). */
+/* The interface of a stage kind to the pipeline builder: what each kind does in the
+ * engine (its burst, StageOps, the fast path, and its hooks into the builder's phases,
+ * StageKindOps) and what of the builder a kind may use. lib/pipeline owns it and names
+ * no kind; each kind is one file of lib/stages/ that fills a StageKindOps and a
+ * StageKindInfo (conf/stage_kinds.h) and registers them (RP_STAGE_KIND_REGISTER). The
+ * builder's phases call the hooks in file order; a kind leaves out (nullptr) what it has
+ * nothing to do for. Like grout's node registrations and rdma-core's provider ops
+ * tables: the builder knows kinds only through these tables and their declared
+ * properties. */
 #pragma once
 
+#include "conf/stage_kinds.h"
+#include "pipeline/graph.h"
 #include "pipeline/stage.h"
-#include "stages/kinds.h"
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 
 struct rte_mempool;
 
 namespace rp {
 
-struct Graph;
-struct GraphStage;
 struct MrTable;
 struct Device;
 
@@ -36,7 +38,6 @@ struct StageInput {
 using CountOf = std::function<uint64_t(const GraphStage *)>;
 
 struct StageKindOps {
-	StageKind kind{};
 	const StageOps *ops = nullptr;   // its burst
 	/* graph_plan, as the file's stages are placed on their lcores in order: the flow's
 	 * end it is (s->flow and s->lcore are set; `senders`: the flow's rdma_tx stages). */
@@ -60,15 +61,11 @@ struct StageKindOps {
 	std::string (*describe)(const GraphStage &s) = nullptr;
 };
 
-const StageKindOps &stage_kind_ops(StageKind k);
-
-/* Each kind's burst (its file): gen makes `limit` messages from `pool` onto `out` (at
- * `rate` if set; kTimedGenStage: until `duration_tsc` after its first burst); forward passes `in` to `out`; verify checks order and payload, then to
- * `out` or back to the pool; sink counts and frees; rdma_tx (kRdmaTxStage: a Requester
- * in ctx; kPingStage: a ping-pong's PingPong), rdma_rx (a Responder) and echo (a
- * PingPong) run their role one burst at a time and finish it once it is done. */
-extern const StageOps kGenStage, kTimedGenStage, kForwardStage, kVerifyStage, kSinkStage, kCaptureStage;
-extern const StageOps kRdmaTxStage, kPingStage, kRdmaRxStage, kEchoStage;
+/* A kind's hooks. */
+inline const StageKindOps &kind_ops(const StageKindInfo *k)
+{
+	return *k->ops;
+}
 
 /* Burst helpers the kinds share (stage.cpp). Offers what is held, then nothing else
  * until the ring took all of it: true when nothing is held. */
@@ -77,12 +74,25 @@ bool stage_flush_held(Stage *s);
 void stage_pass_on(Stage *s, void **msgs, uint32_t n);
 /* Nothing came in: the stage is over once its producers are and its ring is drained. */
 uint32_t stage_idle(Stage *s);
-/* The wiring of a kind that takes its input's buffers (verify, sink, forward): they go
- * back to the input's pool; in order only from one gen straight before it. */
+
+/* What the builder offers the kinds' hooks (stage_kind.cpp, graph_topology.cpp). The
+ * wiring of a kind that takes its input's buffers (verify, sink, forward): they go back
+ * to the input's pool; in order only from one in-order source straight before it. */
 int stage_wire_input(Graph *g, GraphStage *s, const StageInput &in, std::string *err);
 /* ", N bursts held back by a full ring" for a stage with an output ring, else "". */
 std::string stage_describe_output(const GraphStage &s);
 /* A stage's summary after "N messages in B bursts": its kind's describe, or the above. */
 std::string stage_describe(const GraphStage &s);
+/* "FILE:LINE: PATH: " for an error about a setting of c ("" for the command line's
+ * pipeline: its message names the flow and the option). */
+std::string at(const PipelineConf &c, int line, const std::string &path);
+/* "FILE:LINE: stages.[i]: " of a stage, for its errors. */
+std::string stage_path(const Graph &g, const GraphStage &s);
+/* A flow's (first) rdma_tx stage. */
+const GraphStage *tx_of(const Graph *g, const GraphFlow *f);
+/* Buffers the stages after s hold at most (their rings and bursts). */
+uint64_t downstream_hold(Graph *g, const GraphStage *s, std::set<const GraphStage *> *seen);
+/* Whether a stage after s checks each message's payload. */
+bool has_verify_downstream(Graph *g, const GraphStage *s, std::set<const GraphStage *> *seen);
 
 } // namespace rp
