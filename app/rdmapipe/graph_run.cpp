@@ -355,11 +355,8 @@ int run_pipeline(PipelineConf conf, const RunOptions &cli)
 											 : "loopback run (a requester and a responder)", &tx, &rx);
 		if (rc != kExitOk)
 			return rc;
-		/* Through the one validator, as a file's pipeline: a refusal names the option
-		 * that set the key, or the pipeline's object (--dump-conf prints it). */
-		conf = pipeline_from_options(cli, tx, rx);
 		std::string err;
-		if (conf_validate(&conf, &err) != 0) {
+		if (validated_pipeline(cli, tx, rx, &conf, &err) != 0) {
 			RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
 			return kExitUsage;
 		}

@@ -232,9 +232,8 @@ int dump_conf(int eal_argc, char **argv, rp::RunOptions opts, bool two_process)
 		opts.device = names.substr(0, names.find(' '));
 	}
 	/* Only a pipeline the run would take: the one validator's refusal, as a run's. */
-	const rp::PipelineConf conf = rp::pipeline_from_options(opts, tx, rx);
-	rp::PipelineConf checked = conf;
-	if (rp::conf_validate(&checked, &err) != 0) {
+	rp::PipelineConf conf;
+	if (rp::validated_pipeline(opts, tx, rx, &conf, &err) != 0) {
 		RP_LOG(ERR, CONF, "rdmapipe: %s\n", err.c_str());
 		return rp::kExitUsage;
 	}

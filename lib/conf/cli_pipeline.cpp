@@ -188,6 +188,12 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 	return c;
 }
 
+int validated_pipeline(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore, PipelineConf *c, std::string *err)
+{
+	*c = pipeline_from_options(o, tx_lcore, rx_lcore);
+	return conf_validate(c, err);
+}
+
 void apply_cli(const RunOptions &o, PipelineConf *c)
 {
 	HooksConf &h = c->hooks;

@@ -19,6 +19,10 @@ inline constexpr const char *kCliPipeline = "(command line)";
  * two-process run (--listen, --peer) is one end per flow, all on lcore tx: flow i
  * listens on (or connects to) PORT + i. */
 PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore);
+/* The same, through the one validator as a file's pipeline: -1 with *err naming the
+ * option that set the key, or the pipeline's object (--dump-conf prints it). What a
+ * run and --dump-conf take. */
+int validated_pipeline(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore, PipelineConf *c, std::string *err);
 
 /* Where a command-line run's two ends go when EAL will have `lcores` (not known: every
  * CPU of this machine): the responder on the first worker (the main lcore when there is

@@ -60,7 +60,6 @@ struct RunOptions {
 	ConnectPath connect = ConnectPath::cm;
 	bool uc = false;                // --transport uc: unreliable connected QPs
 	Reliability reliability = Reliability::software;   // --reliability (uc only; rc: none, the NIC's)
-	bool reliability_given = false;
 	uint32_t ack_every = kDefaultAckEvery;   // --ack-every N
 	uint32_t ack_us = kDefaultAckUs;         // --ack-us N
 	uint32_t chunk = kChunkAuto;             // --chunk N: software write_imm's chunk bytes (0: whole)

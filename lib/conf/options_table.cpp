@@ -309,7 +309,6 @@ const OptionSpec kOptions[] = {
 		"and send_imm) or none (plain UC: losses are counted, the run fails)",
 		"software none", kShapes, [](ParseState &st, const char *a) {
 			st.o->reliability = choice(st, a) == 0 ? Reliability::software : Reliability::none;
-			st.o->reliability_given = true;
 			return std::string();
 		}, "reliability"},
 	{"ack-every", 0, "N",

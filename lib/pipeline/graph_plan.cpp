@@ -88,11 +88,6 @@ int plan_pingpong(const PipelineConf &c, GraphFlow *f, std::string *err)
 		       " QPs busy (one at least on each)";
 		return -1;
 	}
-	if (fc.sq_depth < 2 * fc.signal_every) {
-		*err = key("sq_depth") + std::to_string(fc.sq_depth) + " must be at least 2 x signal_every (" +
-		       std::to_string(fc.signal_every) + ")";
-		return -1;
-	}
 	f->hist = std::make_unique<Histogram>();
 	return 0;
 }
