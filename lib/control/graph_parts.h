@@ -17,25 +17,11 @@
 
 namespace rp {
 
-/* The shapes a flow takes, told apart in the builder's order (flow_setup): each is
- * tallied, viewed and reported its own way. */
-enum class FlowShape {
-	lanes,      // several rdma_tx stages of one loopback flow of one-sided verbs
-	pingpong,   // an echo stage (here, or the server's on another host)
-	server,     // a two-host flow's receiving end
-	client,     // a two-host flow's sending end
-	loopback,   // both ends here
-};
-
+/* The shape of a flow (pipeline/flow_shape.h), its row chosen when it was planned: each
+ * is tallied, viewed and reported its own way. */
 inline FlowShape flow_shape(const GraphFlow &f)
 {
-	if (!f.lanes.empty())
-		return FlowShape::lanes;
-	if (f.pingpong)
-		return FlowShape::pingpong;
-	if (f.serves())
-		return FlowShape::server;
-	return f.remote ? FlowShape::client : FlowShape::loopback;
+	return f.form->shape;
 }
 
 /* A lane's messages that checked out: its read results and atomic return values; a

@@ -25,6 +25,7 @@
 #include "engine/run_control.h"
 #include "pipeline/flow.h"
 #include "pipeline/flow_params.h"
+#include "pipeline/flow_shape.h"
 #include "pipeline/lcore_loop.h"
 #include "pipeline/remote_flow.h"
 #include "pipeline/stage.h"
@@ -72,6 +73,7 @@ struct GraphFlow {
 	const FlowConf *conf = nullptr;
 	FlowParams params;                 // the flow as its roles run it (sizes, counts, hooks)
 	RoleShape shape;                   // its sizes (graph_plan): pools, CQ entries, memory
+	const FlowShapeOps *form = nullptr;   // its shape's row (graph_plan, once its stages are placed)
 	std::unique_ptr<RemoteEnd> remote; // two hosts: this end (client: tx only; server: rx only)
 	std::unique_ptr<FlowObjects> objs = std::make_unique<FlowObjects>();
 	Requester requester;

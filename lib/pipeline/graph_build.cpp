@@ -151,7 +151,7 @@ int connect_flows(Graph *g, std::string *err)
 	/* Each lcore's control QP before the threads: two ends of reliable flows on one lcore
 	 * (a server accepting beside a client connecting) would otherwise both make it. */
 	for (auto &f : g->flows)
-		if (f->reliable() && f->remote && !f->pingpong && ensure_ctrl(f->end_here(), err) != 0)
+		if (f->reliable() && f->form->ctrl_first && ensure_ctrl(f->end_here(), err) != 0)
 			return -1;
 	const size_t nflows = g->flows.size();
 	std::vector<std::thread> accepting;
@@ -176,21 +176,11 @@ int connect_flows(Graph *g, std::string *err)
 	for (auto &l : g->lcores)
 		if (l->has_io && check_lcore_rqs(l.get(), err) != 0)
 			return -1;
-	for (auto &f : g->flows)
-		if (f->serves())
-			g->watch.ends.push_back({f->remote.get(), f->objs->pairs.cm_server.get(), &f->ctl});
-		else if (f->remote)   // a client: its requester's final counts go to the server (duration runs)
-			g->watch.ends.push_back({f->remote.get(), f->objs->pairs.cm_client.get(), &f->ctl,
-						 f->pingpong ? nullptr : &f->requester, f->tx->io.send_cq});
 	for (auto &f : g->flows) {
-		if (!f->lanes.empty())
-			continue;   // passive far ends
-		if (f->rx)
-			f->responder.rx_pool = f->rx->rx_pool;
-		if (f->pingpong && f->tx)
-			f->ping.rx_pool = f->tx->rx_pool;
-		if (f->pingpong && f->rx)
-			f->pong.rx_pool = f->rx->rx_pool;
+		if (f->form->watch)
+			f->form->watch(g, *f);
+		if (f->form->receive_pools)   // lanes: passive far ends
+			f->form->receive_pools(*f);
 	}
 	return 0;
 }

@@ -345,54 +345,63 @@ int ensure_ctrl(GraphLcore *l, std::string *err)
 	return 0;
 }
 
-/* One flow's objects and roles: lanes, a ping-pong, a two-host flow's end here, or a
- * loopback flow's two ends. */
-int flow_setup(Graph *g, GraphFlow &f, std::string *err)
+/* The shapes' hooks (flow_shape.cpp's rows), shape by shape. */
+
+static void note_server(Graph *g, const GraphFlow &f, bool echoed)
 {
-	FlowObjects &o = *f.objs;
-	o.shape = f.shape;
-	o.srq_by_lcore = true;
-	o.fed = f.fed && !f.has_gen;   // gen stages make the flow's messages in its send pool
-	const char *name = f.conf->name.c_str();
-	int rc;
-	if (f.serves() && g->note)
+	if (g->note)
 		g->note("flow '" + f.conf->name + "': server on " + f.remote->addr.str + " (" + f.rx->dev->name + "), waiting for " +
 			std::to_string(f.params.qps) + " connection" + (f.params.qps > 1 ? "s" : "") + " (" + verb_opcode_name(f.params.verb) +
-			", " + std::to_string(f.params.msg_bytes) + " B" + (f.pingpong ? ", echoed" : "") + ")");
-	if (!f.lanes.empty()) {
-		rc = lanes_setup(f, err);
-	} else if (f.pingpong) {
-		rc = pingpong_setup(f, err);
-	} else if (f.serves()) {
-		/* The handshake names the control QP the client's restart requests come to. */
-		if (f.reliable() && ensure_ctrl(f.rx, err) != 0)
-			return -1;
-		f.remote->ctrl_qpn = f.reliable() ? f.rx->ctrl.qpn() : 0;
-		rc = remote_server_setup(f.params, name, *f.rx->dev, f.rx->ops, f.rx->io, f.handed_on, &f.ctl, f.remote.get(), &o, &f.responder, err);
-	} else if (f.remote) {
-		if (g->note)
-			g->note("flow '" + f.conf->name + "': client of " + f.remote->addr.str + " on " + f.tx->dev->name + ", " +
-				std::to_string(f.params.qps) + " QP" + (f.params.qps > 1 ? "s" : "") + ", " + verb_opcode_name(f.params.verb) + ", " +
-				std::to_string(f.params.msg_bytes) + " B, " + std::to_string(f.params.messages) + " messages");
-		/* The handshake names the control QP the client's ACKs come to. */
-		if (f.reliable() && ensure_ctrl(f.tx, err) != 0)
-			return -1;
-		f.remote->ctrl_qpn = f.reliable() ? f.tx->ctrl.qpn() : 0;
-		rc = remote_client_setup(f.params, name, *f.tx->dev, f.tx->ops, f.params.post_api == PostApi::wr, f.tx->io, f.fed, &f.ctl,
-					 f.remote.get(), &o, &f.requester, err);
-	} else {
-		rc = loopback_flow_setup(f.params, name, *f.tx->dev, *f.rx->dev, f.tx->ops, f.params.post_api == PostApi::wr, f.tx->io,
-					 f.rx->io, &f.ctl, &o, &f.requester, &f.responder, err);
-	}
-	if (rc != 0) {
-		*err = "flow '" + f.conf->name + "': " + *err;
+			", " + std::to_string(f.params.msg_bytes) + " B" + (echoed ? ", echoed" : "") + ")");
+}
+
+int loopback_setup(Graph *, GraphFlow &f, std::string *err)
+{
+	return loopback_flow_setup(f.params, f.conf->name.c_str(), *f.tx->dev, *f.rx->dev, f.tx->ops,
+				   f.params.post_api == PostApi::wr, f.tx->io, f.rx->io, &f.ctl, f.objs.get(), &f.requester,
+				   &f.responder, err);
+}
+
+int client_setup(Graph *g, GraphFlow &f, std::string *err)
+{
+	if (g->note)
+		g->note("flow '" + f.conf->name + "': client of " + f.remote->addr.str + " on " + f.tx->dev->name + ", " +
+			std::to_string(f.params.qps) + " QP" + (f.params.qps > 1 ? "s" : "") + ", " + verb_opcode_name(f.params.verb) + ", " +
+			std::to_string(f.params.msg_bytes) + " B, " + std::to_string(f.params.messages) + " messages");
+	/* The handshake names the control QP the client's ACKs come to. */
+	if (f.reliable() && ensure_ctrl(f.tx, err) != 0)
 		return -1;
-	}
-	if (fill_flow_rqs(f.tx, f, err) != 0 || (f.rx != f.tx && fill_flow_rqs(f.rx, f, err) != 0))
+	f.remote->ctrl_qpn = f.reliable() ? f.tx->ctrl.qpn() : 0;
+	return remote_client_setup(f.params, f.conf->name.c_str(), *f.tx->dev, f.tx->ops, f.params.post_api == PostApi::wr,
+				   f.tx->io, f.fed, &f.ctl, f.remote.get(), f.objs.get(), &f.requester, err);
+}
+
+int server_setup(Graph *g, GraphFlow &f, std::string *err)
+{
+	note_server(g, f, false);
+	/* The handshake names the control QP the client's restart requests come to. */
+	if (f.reliable() && ensure_ctrl(f.rx, err) != 0)
 		return -1;
-	if (!f.lanes.empty() || f.pingpong)
-		return 0;
-	/* The lcore idles, not a role; the lcore's SRQ is refilled once for all its flows. */
+	f.remote->ctrl_qpn = f.reliable() ? f.rx->ctrl.qpn() : 0;
+	return remote_server_setup(f.params, f.conf->name.c_str(), *f.rx->dev, f.rx->ops, f.rx->io, f.handed_on, &f.ctl,
+				   f.remote.get(), f.objs.get(), &f.responder, err);
+}
+
+int pingpong_shape_setup(Graph *g, GraphFlow &f, std::string *err)
+{
+	if (f.serves())
+		note_server(g, f, true);
+	return pingpong_setup(f, err);
+}
+
+int lanes_shape_setup(Graph *, GraphFlow &f, std::string *err)
+{
+	return lanes_setup(f, err);
+}
+
+/* The lcore idles, not a role; the lcore's SRQ is refilled once for all its flows. */
+void roles_ready(GraphFlow &f)
+{
 	if (f.tx) {
 		f.requester.ops = f.tx->ops;
 		f.requester.idler.channel = nullptr;
@@ -402,42 +411,95 @@ int flow_setup(Graph *g, GraphFlow &f, std::string *err)
 		f.responder.idler.channel = nullptr;
 		f.responder.shared_refill = &f.rx->refill;
 	}
+}
+
+int loopback_reliability(Graph *, GraphFlow &f, std::string *err)
+{
+	if (ensure_ctrl(f.rx, err) != 0 ||
+	    reliability_tx(f, f.rx->dev->gid, f.rx->ctrl.qpn(), qp_nums(f.responder).data(), err) != 0)
+		return -1;
+	return reliability_rx(f, f.tx->dev->gid, f.tx->ctrl.qpn(), qp_nums(f.requester).data(), err);
+}
+
+/* A two-host client: the server's reply named its QPs. */
+int client_reliability(Graph *, GraphFlow &f, std::string *err)
+{
+	const RemoteEnd &e = *f.remote;
+	return reliability_tx(f, e.peer_gid, e.peer_ctrl_qpn.empty() ? 0 : e.peer_ctrl_qpn[0], e.peer_uc_qpn.data(), err);
+}
+
+/* A two-host server addresses its ACKs as the client's handshake said. */
+int server_reliability(Graph *, GraphFlow &f, std::string *err)
+{
+	if (ensure_ctrl(f.rx, err) != 0)
+		return -1;
+	const RemoteEnd &e = *f.remote;
+	for (uint32_t q : e.peer_ctrl_qpn)
+		if (q == 0 || q != e.peer_ctrl_qpn[0]) {
+			*err = "flow '" + f.conf->name + "': the client named no control QP, or not one for all QPs";
+			return -1;
+		}
+	return reliability_rx(f, e.peer_gid, e.peer_ctrl_qpn[0], e.peer_uc_qpn.data(), err);
+}
+
+void watch_server(Graph *g, GraphFlow &f)
+{
+	g->watch.ends.push_back({f.remote.get(), f.objs->pairs.cm_server.get(), &f.ctl});
+}
+
+/* A client: its requester's final counts go to the server (duration runs). */
+void watch_client(Graph *g, GraphFlow &f)
+{
+	g->watch.ends.push_back({f.remote.get(), f.objs->pairs.cm_client.get(), &f.ctl, &f.requester, f.tx->io.send_cq});
+}
+
+/* A ping-pong across two hosts: its end here (no requester's counts to send). */
+void watch_pingpong(Graph *g, GraphFlow &f)
+{
+	if (f.serves())
+		watch_server(g, f);
+	else if (f.remote)
+		g->watch.ends.push_back({f.remote.get(), f.objs->pairs.cm_client.get(), &f.ctl, nullptr, f.tx->io.send_cq});
+}
+
+void responder_pool(GraphFlow &f)
+{
+	f.responder.rx_pool = f.rx->rx_pool;
+}
+
+void pingpong_pools(GraphFlow &f)
+{
+	if (f.tx)
+		f.ping.rx_pool = f.tx->rx_pool;
+	if (f.rx)
+		f.pong.rx_pool = f.rx->rx_pool;
+}
+
+/* One flow's objects and roles, as its shape makes them. */
+int flow_setup(Graph *g, GraphFlow &f, std::string *err)
+{
+	FlowObjects &o = *f.objs;
+	o.shape = f.shape;
+	o.srq_by_lcore = true;
+	o.fed = f.fed && !f.has_gen;   // gen stages make the flow's messages in its send pool
+	if (f.form->setup(g, f, err) != 0) {
+		*err = "flow '" + f.conf->name + "': " + *err;
+		return -1;
+	}
+	if (fill_flow_rqs(f.tx, f, err) != 0 || (f.rx != f.tx && fill_flow_rqs(f.rx, f, err) != 0))
+		return -1;
+	if (f.form->ready)
+		f.form->ready(f);
 	return 0;
 }
 
 /* Reliable UC flows: a control QP on each lcore with an end of one; the ends here set
- * up (a two-host flow's server addresses its ACKs as the client's handshake said). */
+ * up as their shape addresses them. */
 int reliability_setup(Graph *g, std::string *err)
 {
-	for (auto &fp : g->flows) {
-		GraphFlow &f = *fp;
-		if (!f.reliable() || f.pingpong || !f.lanes.empty())
-			continue;
-		if (f.rx && ensure_ctrl(f.rx, err) != 0)
+	for (auto &f : g->flows)
+		if (f->reliable() && f->form->reliability && f->form->reliability(g, *f, err) != 0)
 			return -1;
-		if (f.tx && f.remote) {   // a two-host client: the server's reply named its QPs
-			const RemoteEnd &e = *f.remote;
-			if (reliability_tx(f, e.peer_gid, e.peer_ctrl_qpn.empty() ? 0 : e.peer_ctrl_qpn[0], e.peer_uc_qpn.data(), err) != 0)
-				return -1;
-		} else if (f.tx && reliability_tx(f, f.rx->dev->gid, f.rx->ctrl.qpn(), qp_nums(f.responder).data(), err) != 0) {
-			return -1;
-		}
-		if (!f.rx)
-			continue;
-		if (f.serves()) {
-			const RemoteEnd &e = *f.remote;
-			for (uint32_t q : e.peer_ctrl_qpn)
-				if (q == 0 || q != e.peer_ctrl_qpn[0]) {
-					*err = "flow '" + f.conf->name + "': the client named no control QP, or not one for all QPs";
-					return -1;
-				}
-			if (reliability_rx(f, e.peer_gid, e.peer_ctrl_qpn[0], e.peer_uc_qpn.data(), err) != 0)
-				return -1;
-			continue;
-		}
-		if (reliability_rx(f, f.tx->dev->gid, f.tx->ctrl.qpn(), qp_nums(f.requester).data(), err) != 0)
-			return -1;
-	}
 	return 0;
 }
 

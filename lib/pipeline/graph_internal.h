@@ -65,4 +65,26 @@ int ensure_ctrl(GraphLcore *l, std::string *err);
 int flow_setup(Graph *g, GraphFlow &f, std::string *err);
 int reliability_setup(Graph *g, std::string *err);
 
+/* The shapes' hooks (flow_shape.h; flow_shape.cpp's rows), from the phases' files:
+ * graph_plan.cpp */
+int check_pingpong(const PipelineConf &c, GraphFlow &f, std::string *err);
+/* graph_io.cpp */
+std::vector<ibv_qp *> pingpong_rq_qps(const GraphFlow &f, const GraphLcore *l);
+std::vector<ibv_qp *> responder_rq_qps(const GraphFlow &f, const GraphLcore *l);
+/* graph_flows.cpp */
+int loopback_setup(Graph *g, GraphFlow &f, std::string *err);
+int client_setup(Graph *g, GraphFlow &f, std::string *err);
+int server_setup(Graph *g, GraphFlow &f, std::string *err);
+int pingpong_shape_setup(Graph *g, GraphFlow &f, std::string *err);
+int lanes_shape_setup(Graph *g, GraphFlow &f, std::string *err);
+void roles_ready(GraphFlow &f);
+int loopback_reliability(Graph *g, GraphFlow &f, std::string *err);
+int client_reliability(Graph *g, GraphFlow &f, std::string *err);
+int server_reliability(Graph *g, GraphFlow &f, std::string *err);
+void watch_server(Graph *g, GraphFlow &f);
+void watch_client(Graph *g, GraphFlow &f);
+void watch_pingpong(Graph *g, GraphFlow &f);
+void responder_pool(GraphFlow &f);
+void pingpong_pools(GraphFlow &f);
+
 } // namespace rp

@@ -96,6 +96,29 @@ int fill_lcore_srq(GraphLcore *l, bool starve, std::string *err)
 	return 0;
 }
 
+/* The shapes' rq_qps hooks: a ping-pong's QPs on either of its sides that is l (both,
+ * one lcore doing both); a responder's, when its verb consumes receives. */
+std::vector<ibv_qp *> pingpong_rq_qps(const GraphFlow &f, const GraphLcore *l)
+{
+	std::vector<ibv_qp *> qps;
+	if (l == f.tx)
+		for (uint32_t i = 0; i < f.ping.nqps; i++)
+			qps.push_back(f.ping.qps[i].qp);
+	if (l == f.rx)
+		for (uint32_t i = 0; i < f.pong.nqps; i++)
+			qps.push_back(f.pong.qps[i].qp);
+	return qps;
+}
+
+std::vector<ibv_qp *> responder_rq_qps(const GraphFlow &f, const GraphLcore *l)
+{
+	std::vector<ibv_qp *> qps;
+	if (l == f.rx && verb_consumes_receive(f.params.verb))
+		for (uint32_t i = 0; i < f.responder.nqps; i++)
+			qps.push_back(f.responder.qps[i].qp);
+	return qps;
+}
+
 /* recv_queue = "qp": flow f's receiving QPs on lcore l (a responder's, either side of a
  * ping-pong) get their receives as soon as the flow is set up, not after every flow: a
  * server's client may send while this host still accepts the clients of its other
@@ -103,23 +126,14 @@ int fill_lcore_srq(GraphLcore *l, bool starve, std::string *err)
  * only). A starved lcore (--inject-rnr) posts nothing. */
 int fill_flow_rqs(GraphLcore *l, GraphFlow &f, std::string *err)
 {
-	if (l == nullptr || !l->refill.per_qp() || !f.lanes.empty())
+	if (l == nullptr || !l->refill.per_qp() || f.form->rq_qps == nullptr)
 		return 0;
 	std::lock_guard<std::mutex> lock(l->rq_mu);
-	auto add = [&](auto &qps, uint32_t n) {
-		for (uint32_t i = 0; i < n; i++)
-			if (int ret = l->refill.add_qp(qps[i].qp, f.params.rq_depth, f.params.rq_refill); ret != 0) {
-				*err = "flow '" + f.conf->name + "': QP " + std::to_string(qps[i].qp->qp_num) + "'s receive queue: " + strerror(-ret);
-				return false;
-			}
-		return true;
-	};
-	if (l == f.tx && f.pingpong && !add(f.ping.qps, f.ping.nqps))
-		return -1;
-	if (l == f.rx && f.pingpong && !add(f.pong.qps, f.pong.nqps))
-		return -1;
-	if (l == f.rx && !f.pingpong && verb_consumes_receive(f.params.verb) && !add(f.responder.qps, f.responder.nqps))
-		return -1;
+	for (ibv_qp *qp : f.form->rq_qps(f, l))
+		if (int ret = l->refill.add_qp(qp, f.params.rq_depth, f.params.rq_refill); ret != 0) {
+			*err = "flow '" + f.conf->name + "': QP " + std::to_string(qp->qp_num) + "'s receive queue: " + strerror(-ret);
+			return -1;
+		}
 	if (l->starved)
 		return 0;
 	const int ret = l->refill.fill(*l->ops);

@@ -151,7 +151,7 @@ int plan_flow_window(const PipelineConf &c, GraphFlow *f, std::string *err)
 	FlowParams &o = f->params;
 	const FlowConf &fc = *f->conf;
 	const char *why = !verb_consumes_receive(o.verb) ? "its verb consumes no receive at the far end: there is no window to share"
-			  : f->pingpong	       ? "a ping-pong keeps one message in flight per QP"
+			  : f->form->no_flow_window ? f->form->no_flow_window
 			  : f->reliable()      ? "UC made reliable in software returns credit per QP, in its ACKs"
 			  : f->rx && f->rx->conf && f->rx->conf->rq_per_qp
 				? "its receiving lcore gives each QP a receive queue of its own (recv_queue = \"qp\"), which must hold that QP's window"
@@ -285,26 +285,12 @@ int check_ring_flows(Graph *g, const std::vector<uint64_t> &out_count, std::stri
 	return 0;
 }
 
-/* A reliable ping-pong is stop-and-wait: each echo is the ACK of its ping. */
-int check_pingpongs(const PipelineConf &c, Graph *g, std::string *err)
+/* Each flow's shape's own refusals (a ping-pong's: check_pingpong). */
+int check_shapes(const PipelineConf &c, Graph *g, std::string *err)
 {
-	for (auto &f : g->flows) {
-		if (!f->pingpong)
-			continue;
-		const FlowConf &fc = *f->conf;
-		const std::string path = "flows.[" + std::to_string(&fc - c.flows.data()) + "].";
-		const bool acks = f->reliable() && (fc.ack_every != kDefaultAckEvery || fc.ack_us != kDefaultAckUs);
-		if (acks) {
-			*err = at(c, fc.line, path + (fc.ack_every != kDefaultAckEvery ? "ack_every" : "ack_us")) + "flow '" +
-			       fc.name + "' is a ping-pong: each echo acknowledges its ping, no ACKs are sent";
+	for (auto &f : g->flows)
+		if (f->form->check && f->form->check(c, *f, err) != 0)
 			return -1;
-		}
-		if (f->params.inject_loss > 0) {
-			*err = (fc.inject_loss > 0 ? at(c, fc.line, path + "inject_loss") : std::string("--inject-loss: ")) + "flow '" +
-			       fc.name + "' is a ping-pong: no loss is injected into pings (netem loss on a wire is the way)";
-			return -1;
-		}
-	}
 	return 0;
 }
 
@@ -371,8 +357,8 @@ std::string plant_act(const PlantSpec &s, GraphFlow *f)
 							     : "";
 		return "message " + std::to_string(kPlantCorruptMsg) + " of its first QP has a byte flipped" + unseen;
 	}
-	if (f->pingpong)
-		return "a ping-pong has no rate to cap: not slowed";
+	if (f->form->no_rate)
+		return std::string(f->form->no_rate) + ": not slowed";
 	const double rate = p.rate_pps > 0 ? std::min(p.rate_pps / 4, kPlantSlowPps) : kPlantSlowPps;
 	p.rate_pps = rate;
 	for (auto &ln : f->lanes)
@@ -422,6 +408,26 @@ int check_inputs(const PipelineConf &c, Graph *g, std::string *err)
 
 } // namespace
 
+/* A ping-pong's refusals: a reliable one is stop-and-wait (each echo is the ACK of its
+ * ping), and loss is not injected into pings. */
+int check_pingpong(const PipelineConf &c, GraphFlow &f, std::string *err)
+{
+	const FlowConf &fc = *f.conf;
+	const std::string path = "flows.[" + std::to_string(&fc - c.flows.data()) + "].";
+	const bool acks = f.reliable() && (fc.ack_every != kDefaultAckEvery || fc.ack_us != kDefaultAckUs);
+	if (acks) {
+		*err = at(c, fc.line, path + (fc.ack_every != kDefaultAckEvery ? "ack_every" : "ack_us")) + "flow '" + fc.name +
+		       "' is a ping-pong: each echo acknowledges its ping, no ACKs are sent";
+		return -1;
+	}
+	if (f.params.inject_loss > 0) {
+		*err = (fc.inject_loss > 0 ? at(c, fc.line, path + "inject_loss") : std::string("--inject-loss: ")) + "flow '" +
+		       fc.name + "' is a ping-pong: no loss is injected into pings (netem loss on a wire is the way)";
+		return -1;
+	}
+	return 0;
+}
+
 int graph_plan(const PipelineConf &c, Graph *g, std::string *err)
 {
 	g->conf = &c;
@@ -432,6 +438,8 @@ int graph_plan(const PipelineConf &c, Graph *g, std::string *err)
 	for (auto &f : g->flows)
 		if (!f->lanes.empty() && plan_lanes(c, f.get(), err) != 0)
 			return -1;
+	for (auto &f : g->flows)
+		f->form = flow_shape_of(*f);   // its stages placed: its shape is known
 	if (const GraphStage *x = find_cycle(g)) {
 		*err = stage_path(*g, *x) + "stage '" + x->conf->name + "' is reached again by its own output through rings: "
 					    "the stages of such a cycle would wait on each other for ever";
@@ -439,7 +447,7 @@ int graph_plan(const PipelineConf &c, Graph *g, std::string *err)
 	}
 	std::vector<uint64_t> out_count;
 	derive_origins(g, &out_count);
-	if (check_ring_flows(g, out_count, err) != 0 || check_pingpongs(c, g, err) != 0)
+	if (check_ring_flows(g, out_count, err) != 0 || check_shapes(c, g, err) != 0)
 		return -1;
 	for (auto &f : g->flows)
 		if (plan_flow_window(c, f.get(), err) != 0)

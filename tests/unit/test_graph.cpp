@@ -96,6 +96,7 @@ void gens_split_their_flow(void **)
 	assert_int_equal(p.stage("g0")->st.limit, 20001);
 	assert_int_equal(p.stage("g1")->st.limit, 20000);
 	assert_true(p.g.flows[0]->fed);
+	assert_string_equal(p.g.flows[0]->form->name, "loopback");   // its shape's row, chosen once
 	assert_int_equal(p.g.flows[0]->params.messages, 40001);
 	assert_true(p.g.flows[0]->params.tx_gen_stage);   // the gens keep the rate
 	assert_int_equal(p.g.lcores.size(), 2);
@@ -302,6 +303,7 @@ void two_host_flows_have_one_end_here(void **)
 	assert_null(cf.rx);
 	assert_int_equal(cf.tx->requesters.size(), 1);
 	assert_true(cf.tx->responders.empty());
+	assert_int_equal(static_cast<int>(cf.form->shape), static_cast<int>(rp::FlowShape::client));
 
 	Plan server("flows = ( { name = \"f\"; listen = \"18800\"; verb = \"send\"; size = 64; qps = 2; messages = 1000;\n"
 		    "  pool = \"p\"; } );\n"
@@ -313,6 +315,7 @@ void two_host_flows_have_one_end_here(void **)
 	assert_null(sf.tx);
 	assert_int_equal(sf.rx->responders.size(), 1);
 	assert_true(sf.rx->srq > 0);   // its receives are the lcore's SRQ's, sized for it
+	assert_int_equal(static_cast<int>(sf.form->shape), static_cast<int>(rp::FlowShape::server));
 
 	Plan timed("flows = ( { name = \"f\"; peer = \"10.2.0.2:18800\"; verb = \"send\"; size = 64; duration = 2.0;\n"
 		   "  pool = \"p\"; } );\n"
@@ -339,6 +342,7 @@ void lanes_share_a_flow(void **)
 	assert_int_equal(split.rc, 0);
 	rp::GraphFlow &f = *split.g.flows[0];
 	assert_int_equal(f.lanes.size(), 2);
+	assert_int_equal(static_cast<int>(f.form->shape), static_cast<int>(rp::FlowShape::lanes));
 	assert_false(f.share_qps);
 	assert_int_equal(f.lanes[0]->params.qps, 2);
 	assert_int_equal(f.lanes[0]->params.messages, 501);
@@ -518,6 +522,7 @@ void pingpong_sides_sized(void **)
 	assert_int_equal(p.rc, 0);
 	rp::GraphFlow &f = *p.g.flows[0];
 	assert_true(f.pingpong);
+	assert_int_equal(static_cast<int>(f.form->shape), static_cast<int>(rp::FlowShape::pingpong));
 	assert_int_equal(f.params.messages, rp::kDefaultPingPongIterations);   // no messages: ib_send_lat's default
 	assert_ptr_equal(p.stage("tx")->st.ops, &rp::kPingStage);
 	assert_ptr_equal(p.stage("e")->st.ops, &rp::kEchoStage);

@@ -1,0 +1,61 @@
+/* The shapes a flow takes, as rows of hooks (like rdma-core's provider ops): each flow
+ * gets its row once, when graph_plan has placed its stages (flow_shape_of), and the
+ * builder calls the row's hooks where its phases differ by shape; the report's
+ * per-shape functions (lib/control) switch on the row's `shape`. Told apart in this
+ * order: several rdma_tx stages (lanes), an echo (a ping-pong, here or across two
+ * hosts), a two-host flow's server, its client, else both ends here. */
+#pragma once
+
+#include <string>
+#include <vector>
+
+struct ibv_qp;
+
+namespace rp {
+
+struct Graph;
+struct GraphFlow;
+struct GraphLcore;
+struct PipelineConf;
+
+enum class FlowShape {
+	lanes,      // several rdma_tx stages of one loopback flow of one-sided verbs
+	pingpong,   // an echo stage (here, or the server's on another host)
+	server,     // a two-host flow's receiving end
+	client,     // a two-host flow's sending end
+	loopback,   // both ends here
+};
+
+struct FlowShapeOps {
+	FlowShape shape;
+	const char *name;
+	/* graph_plan: why a flow window (a window shared by the flow's QPs) does not apply,
+	 * and why a planted slowdown does not (nullptr: they do). */
+	const char *no_flow_window = nullptr;
+	const char *no_rate = nullptr;
+	/* graph_plan, once the flows' messages are known: what the shape refuses. */
+	int (*check)(const PipelineConf &c, GraphFlow &f, std::string *err) = nullptr;
+	/* graph_io: the QPs with receive queues of their own (recv_queue = "qp") that
+	 * lcore l fills for f (nullptr: none). */
+	std::vector<ibv_qp *> (*rq_qps)(const GraphFlow &f, const GraphLcore *l) = nullptr;
+	/* graph_build (flow_setup): its objects and roles on its lcores' io contexts. */
+	int (*setup)(Graph *g, GraphFlow &f, std::string *err) = nullptr;
+	/* Once its receive queues are filled: its roles take the lcore's ops, idler and
+	 * refill (nullptr: its roles are its own, a ping-pong's or the lanes'). */
+	void (*ready)(GraphFlow &f) = nullptr;
+	/* Software reliability's ends (UC made reliable), the control QPs addressed
+	 * (nullptr: none here, or set up with its roles). */
+	int (*reliability)(Graph *g, GraphFlow &f, std::string *err) = nullptr;
+	/* Its lcore's control QP made before any flow connects (two hosts: a server
+	 * accepting on a thread beside a client connecting on the same lcore). */
+	bool ctrl_first = false;
+	/* After connecting: what the watch thread watches of it (two hosts). */
+	void (*watch)(Graph *g, GraphFlow &f) = nullptr;
+	/* Once the SRQs are filled: where its roles' receive buffers go back to. */
+	void (*receive_pools)(GraphFlow &f) = nullptr;
+};
+
+/* The row of f's shape (flow_shape.cpp): the one place that tells shapes apart. */
+const FlowShapeOps *flow_shape_of(const GraphFlow &f);
+
+} // namespace rp
