@@ -447,10 +447,15 @@ void watch_server(Graph *g, GraphFlow &f)
 	g->watch.ends.push_back({f.remote.get(), f.objs->pairs.cm_server.get(), &f.ctl});
 }
 
-/* A client: its requester's final counts go to the server (duration runs). */
+/* A client's end: counts, when given, go to the server at the end (duration runs). */
+static void watch_client_end(Graph *g, GraphFlow &f, Requester *counts)
+{
+	g->watch.ends.push_back({f.remote.get(), f.objs->pairs.cm_client.get(), &f.ctl, counts, f.tx->io.send_cq});
+}
+
 void watch_client(Graph *g, GraphFlow &f)
 {
-	g->watch.ends.push_back({f.remote.get(), f.objs->pairs.cm_client.get(), &f.ctl, &f.requester, f.tx->io.send_cq});
+	watch_client_end(g, f, &f.requester);
 }
 
 /* A ping-pong across two hosts: its end here (no requester's counts to send). */
@@ -459,7 +464,7 @@ void watch_pingpong(Graph *g, GraphFlow &f)
 	if (f.serves())
 		watch_server(g, f);
 	else if (f.remote)
-		g->watch.ends.push_back({f.remote.get(), f.objs->pairs.cm_client.get(), &f.ctl, nullptr, f.tx->io.send_cq});
+		watch_client_end(g, f, nullptr);
 }
 
 void responder_pool(GraphFlow &f)
