@@ -2,7 +2,7 @@
  * what each flow and the whole run came to (graph_tally.cpp), the words for an lcore
  * or a flow (graph_view.cpp), the per-flow lines (graph_report.cpp), the totals and
  * the verdict (graph_summary.cpp) and the results files' contents (graph_results.cpp).
- * Each flow shape (FlowShape) is tallied, viewed and reported by its own function. */
+ * Each flow shape is tallied, viewed and reported by its row's hooks (shape_report.h). */
 #pragma once
 
 #include "control/report_writer.h"
@@ -16,13 +16,6 @@
 #include <vector>
 
 namespace rp {
-
-/* The shape of a flow (pipeline/flow_shape.h), its row chosen when it was planned: each
- * is tallied, viewed and reported its own way. */
-inline FlowShape flow_shape(const GraphFlow &f)
-{
-	return f.form->shape;
-}
 
 /* A lane's messages that checked out: its read results and atomic return values; a
  * plain write's, all it completed once the flow's rdma_rx stage found the far end's

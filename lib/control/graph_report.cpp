@@ -1,7 +1,7 @@
 /* The summary's lines of its parts: the head (devices, the shape the flows share,
  * posting and polling), a line per flow and per stage, each flow's errors, lanes'
  * figures, a ping-pong's latency and the first bad message. */
-#include "control/graph_parts.h"
+#include "control/shape_report.h"
 #include "control/report.h"
 #include "pipeline/stage_kind.h"
 
@@ -44,28 +44,6 @@ std::string windows_str(const Graph &g)
 	return same ? first : each;
 }
 
-/* A flow's errors and failures, when the run has several (one flow's are the run's). */
-void print_flow_errors(Report &out, const GraphFlow &f)
-{
-	const std::string name = "flow " + f.conf->name;
-	if (f.pingpong) {
-		print_wc_errors(out, (name + " ping").c_str(), f.ping.c.wc_errors);
-		print_wc_errors(out, (name + " echo").c_str(), f.pong.c.wc_errors);
-		for (const PingPong *pp : {&f.ping, &f.pong})
-			if (pp->c.fail_reason)
-				out.put("  %s %s failed: %s\n", name.c_str(), pp->echo ? "echo" : "ping", pp->c.fail_reason);
-		return;
-	}
-	print_wc_errors(out, (name + " requester").c_str(), f.requester.c.wc_errors);
-	print_wc_errors(out, (name + " responder").c_str(), f.responder.c.wc_errors);
-	if (f.requester.c.fail_reason)
-		out.put("  %s requester failed: %s\n", name.c_str(), f.requester.c.fail_reason);
-	if (f.responder.c.fail_reason)
-		out.put("  %s responder failed: %s\n", name.c_str(), f.responder.c.fail_reason);
-	if (f.responder.c.held_overflow)
-		out.put("  %s receiver:    %" PRIu64 " beyond the window\n", name.c_str(), f.responder.c.held_overflow);
-}
-
 /* A stage: its messages and bursts, what its kind says of it, its cost. */
 void print_stage(Report &out, const GraphStage &s)
 {
@@ -78,9 +56,41 @@ void print_stage(Report &out, const GraphStage &s)
 	out.put("\n");
 }
 
-/* Seed 002's figures: how the QPs were shared, each lane's work and CPU per message,
- * and the completions the lanes handed each other. */
-void print_lanes(Report &out, const GraphFlow &f)
+} // namespace
+
+/* A ping-pong's errors and failures, when the run has several flows (one flow's are
+ * the run's). */
+void detail_pingpong(Report &out, const GraphFlow &f, bool several)
+{
+	if (!several)
+		return;
+	const std::string name = "flow " + f.conf->name;
+	print_wc_errors(out, (name + " ping").c_str(), f.ping.c.wc_errors);
+	print_wc_errors(out, (name + " echo").c_str(), f.pong.c.wc_errors);
+	for (const PingPong *pp : {&f.ping, &f.pong})
+		if (pp->c.fail_reason)
+			out.put("  %s %s failed: %s\n", name.c_str(), pp->echo ? "echo" : "ping", pp->c.fail_reason);
+}
+
+/* A requester's and a responder's errors and failures, when the run has several flows. */
+void detail_ends(Report &out, const GraphFlow &f, bool several)
+{
+	if (!several)
+		return;
+	const std::string name = "flow " + f.conf->name;
+	print_wc_errors(out, (name + " requester").c_str(), f.requester.c.wc_errors);
+	print_wc_errors(out, (name + " responder").c_str(), f.responder.c.wc_errors);
+	if (f.requester.c.fail_reason)
+		out.put("  %s requester failed: %s\n", name.c_str(), f.requester.c.fail_reason);
+	if (f.responder.c.fail_reason)
+		out.put("  %s responder failed: %s\n", name.c_str(), f.responder.c.fail_reason);
+	if (f.responder.c.held_overflow)
+		out.put("  %s receiver:    %" PRIu64 " beyond the window\n", name.c_str(), f.responder.c.held_overflow);
+}
+
+/* Under a flow with lanes, seed 002's figures: how the QPs were shared, each lane's
+ * work and CPU per message, and the completions the lanes handed each other. */
+void detail_lanes(Report &out, const GraphFlow &f, bool)
 {
 	const size_t nl = f.lanes.size();
 	if (f.share_qps)
@@ -160,27 +170,9 @@ bool first_bad_ends(Report &out, const GraphFlow &f, const std::string &who)
 	return true;
 }
 
-/* A flow's first bad message, if it had one (lanes: a lane's, else the flow's own). */
-bool first_bad(Report &out, const GraphFlow &f, const std::string &who)
+/* Where a flow with lanes goes: from their lcores. */
+std::string lanes_ends(const GraphFlow &f)
 {
-	switch (flow_shape(f)) {
-	case FlowShape::pingpong:
-		return first_bad_pingpong(out, f, who);
-	case FlowShape::lanes:
-		return first_bad_lanes(out, f, who) || first_bad_ends(out, f, who);
-	case FlowShape::server:
-	case FlowShape::client:
-	case FlowShape::loopback:
-		break;
-	}
-	return first_bad_ends(out, f, who);
-}
-
-/* Where a flow goes; lanes go from their lcores. */
-std::string flow_ends(const GraphFlow &f)
-{
-	if (flow_shape(f) != FlowShape::lanes)
-		return ends_of(f);
 	std::string ends = "lanes on lcores ";
 	for (const auto &ln : f.lanes)
 		ends += (ln == f.lanes[0] ? "" : ",") + std::to_string(ln->lcore->lcore);
@@ -188,8 +180,6 @@ std::string flow_ends(const GraphFlow &f)
 		return ends + " -> a passive far end, checked by lcore " + std::to_string(f.rx->lcore);
 	return ends + " -> a passive far end";
 }
-
-} // namespace
 
 /* Devices, the pipeline, the shape the flows share, how QPs were connected, posted
  * and polled. */
@@ -254,15 +244,13 @@ void print_flows(Report &out, const Graph &g, const Totals &x)
 				   : f.params.rate_pps > 0 ? ", at " + std::to_string(static_cast<uint64_t>(f.params.rate_pps)) + " msg/s" : "";
 		if (ft.failed_qps)
 			tail += ", failed QPs " + std::to_string(ft.failed_qps);
-		const std::string ends = flow_ends(f);
+		const ShapeReport &r = shape_report(f);
+		const std::string ends = r.ends(f);
 		out.put("  flow %-14s %s, %u B, %u QP%s, %s: sent %" PRIu64 ", completed %" PRIu64 ", received %" PRIu64
 		        ", verified %" PRIu64 "%s\n",
 		        (f.conf->name + ":").c_str(), verb_opcode_name(f.params.verb), f.params.msg_bytes, f.params.qps, f.params.qps > 1 ? "s" : "",
 		        ends.c_str(), ft.sent, ft.completed, ft.delivered, ft.verified, tail.c_str());
-		if (!f.lanes.empty())
-			print_lanes(out, f);
-		else if (g.flows.size() > 1)
-			print_flow_errors(out, f);
+		r.detail(out, f, g.flows.size() > 1);
 	}
 	/* The RDMA stages' work is in the flow lines; their cost too when cycles are counted. */
 	for (const auto &s : g.stages)
@@ -305,7 +293,7 @@ void print_first_bad(Report &out, const Graph &g)
 {
 	for (const auto &f : g.flows) {
 		const std::string who = g.flows.size() > 1 ? "flow " + f->conf->name + " " : "";
-		if (first_bad(out, *f, who))
+		if (shape_report(*f).first_bad(out, *f, who))
 			return;
 	}
 }

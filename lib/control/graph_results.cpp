@@ -1,6 +1,6 @@
 /* The results files of a finished run: its flows (one per flow, one per lane), its
  * lcores and stages, this host's role and the sampled series. */
-#include "control/graph_parts.h"
+#include "control/shape_report.h"
 #include "pipeline/stage_kind.h"
 
 namespace rp {
@@ -57,6 +57,7 @@ void result_ends(const GraphFlow &f, const FlowTally &ft, FlowResult *r)
 		r->latency_what = "RTT: message posted to its cumulative ACK, messages sent once (Karn)";
 }
 
+/* What a flow's results have whatever its shape. */
 FlowResult flow_result(const GraphFlow &f, const FlowTally &ft)
 {
 	FlowResult r;
@@ -69,28 +70,29 @@ FlowResult flow_result(const GraphFlow &f, const FlowTally &ft)
 	r.failed_qps = ft.failed_qps;
 	r.pass = ft.ok;
 	r.failure = flow_failure(f);
-	if (flow_shape(f) == FlowShape::pingpong)
-		result_pingpong(f, ft, &r);
-	else
-		result_ends(f, ft, &r);
 	return r;
 }
 
-/* One per flow, one per lane of a flow with lanes (as the stats lines have them). */
-void result_flows(const Graph &g, const Totals &x, Results *res)
+} // namespace
+
+/* One per lane (as the stats lines have them). */
+void results_lanes(const GraphFlow &f, const FlowTally &, Results *res)
 {
-	for (size_t i = 0; i < g.flows.size(); i++) {
-		const GraphFlow &f = *g.flows[i];
-		if (flow_shape(f) != FlowShape::lanes) {
-			res->flows.push_back(flow_result(f, x.t[i]));
-			continue;
-		}
-		for (const auto &ln : f.lanes)
-			res->flows.push_back(lane_result(f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore), f, ln->requester));
-	}
+	for (const auto &ln : f.lanes)
+		res->flows.push_back(lane_result(f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore), f, ln->requester));
 }
 
-} // namespace
+void results_pingpong(const GraphFlow &f, const FlowTally &t, Results *res)
+{
+	res->flows.push_back(flow_result(f, t));
+	result_pingpong(f, t, &res->flows.back());
+}
+
+void results_ends(const GraphFlow &f, const FlowTally &t, Results *res)
+{
+	res->flows.push_back(flow_result(f, t));
+	result_ends(f, t, &res->flows.back());
+}
 
 void graph_results(const Graph &g, const Totals &x, const RunView &view, const Sampler &sampler, int stop_signal,
 		   Results *res)
@@ -98,7 +100,8 @@ void graph_results(const Graph &g, const Totals &x, const RunView &view, const S
 	const GraphFlow &f0 = *g.flows[0];
 	*res = results_of(x.npingpong == g.flows.size() ? "pingpong" : "rate", f0.params.verb, f0.params.msg_bytes, view.device, x.secs,
 			  x.pass);
-	result_flows(g, x, res);
+	for (size_t i = 0; i < g.flows.size(); i++)
+		shape_report(*g.flows[i]).results(*g.flows[i], x.t[i], res);
 	res->stop_signal = stop_signal;
 	bool client = false, server = false;   // two hosts: this host's role, as the peer's results say theirs
 	for (const auto &f : g.flows)

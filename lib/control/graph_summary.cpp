@@ -1,7 +1,6 @@
 /* The summary's totals, over all flows: what moved and what went wrong, what
  * recovering cost, how the lcores polled; then the verdict and the results. */
-#include "control/graph_parts.h"
-#include "control/graph_report.h"
+#include "control/shape_report.h"
 #include "control/report.h"
 
 #include <cinttypes>
@@ -72,6 +71,152 @@ void print_remote(Report &out, const Graph &g)
 	}
 }
 
+/* UC flows made reliable in software: what recovering cost, per flow, as each end
+ * here sees it (a two-host end only its own half). */
+void print_reliability(Report &out, const Graph &g)
+{
+	for (const auto &fp : g.flows) {
+		const GraphFlow &f = *fp;
+		if (!f.reliable())
+			continue;
+		const std::string n = g.flows.size() > 1 ? "flow " + f.conf->name + ": " : "";
+		shape_report(f).reliability(out, f, n);
+	}
+}
+
+/* What moved and what went wrong, over all flows. */
+void print_counts(Report &out, const Graph &g, const Totals &x, const std::vector<const AsyncEventWatch *> &async, const RunView &view)
+{
+	const GraphFlow &f0 = *g.flows[0];
+	const FlowTally &all = x.all;
+	out.put("  messages sent:       %" PRIu64 "\n", all.sent);
+	out.put("  messages completed:  %" PRIu64 "\n", all.completed);
+	out.put("  messages received:   %" PRIu64 "\n", all.delivered);
+	out.put("  messages verified:   %" PRIu64 "%s\n", all.verified, x.same ? verified_how(f0) : "");
+	if (x.writes)
+		out.put("  window slots checked: %" PRIu64 "\n", x.v.window_slots_checked);
+	if (x.atomics)
+		out.put("  final words checked: %" PRIu64 "\n", x.v.counters_checked);
+	out.put("  bytes:               %" PRIu64 "\n", x.bytes);
+	out.put("  elapsed:             %.3f s\n", x.secs);
+	out.put("  message rate:        %.4f Mmsg/s\n", static_cast<double>(all.delivered) / x.secs / 1e6);
+	out.put("  throughput:          %.4f Gbit/s\n", static_cast<double>(x.bytes) * 8 / x.secs / 1e9);
+	if (f0.params.warmup_s > 0)
+		print_warmup(out, g);
+	out.put("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", x.q.post_calls,
+	        x.q.post_calls ? static_cast<double>(x.wrs) / static_cast<double>(x.q.post_calls) : 0.0);
+	if (x.two_sided) {
+		if (x.srq_posts || !x.rq_posts)
+			out.put("  srq posts:           %" PRIu64 " (%" PRIu64 " cut short by an empty receive pool)\n", x.srq_posts, x.shortfalls);
+		if (x.rq_posts)   // recv_queue = "qp"
+			out.put("  receive posts:       %" PRIu64 " to QPs' own receive queues (%" PRIu64 " cut short by an empty receive pool)\n",
+			        x.rq_posts, x.shortfalls);
+		out.put("  credit writes:       %" PRIu64 "%s\n", x.v.credit_writes,
+		        x.v.flow_credit_moves ? (" (" + std::to_string(x.v.flow_credit_moves) + " flow credit moved to another QP, not landed in " +
+						std::to_string(static_cast<int>(kCreditRetryS * 1000)) + " ms)").c_str() : "");
+		out.put("  sequence errors:     %" PRIu64 "\n", x.v.sequence_errors);
+		out.put("  length errors:       %" PRIu64 "\n", x.v.length_errors);
+		out.put("  unexpected opcodes:  %" PRIu64 "\n", x.v.unexpected_opcodes);
+		out.put("  unknown QPs:         %" PRIu64 "\n", x.v.unknown_qps);
+	}
+	out.put("  payload errors:      %" PRIu64 "\n", all.data_errors);
+	out.put("  completion errors:   %" PRIu64 "\n", all.errors);
+	out.put("  failed QPs:          %" PRIu64 "\n", all.failed_qps);
+	out.put("  lost messages:       %" PRIu64 "\n", x.lost);
+	print_reliability(out, g);
+	out.put("  buffers not returned: %" PRIu64 "\n", x.held);
+	print_remote(out, g);
+	print_first_bad(out, g);
+	print_async_events(out, async);
+	std::string hw_line;
+	for (const auto &[name, n] : ports_moved(view))
+		hw_line += (hw_line.empty() ? "" : ", ") + name + " " + std::to_string(n);
+	out.put("  port counters:       %s\n", hw_line.empty() ? "none moved (or the device has none)" : hw_line.c_str());
+	const bool pp = x.npingpong == g.flows.size();
+	print_wc_errors(out, pp ? "ping" : "requester", x.q.wc_errors);
+	print_wc_errors(out, pp ? "echo" : "responder", x.v.wc_errors);
+	if (g.flows.size() == 1)
+		shape_report(f0).failures(out, f0);
+	if (x.q.credit_anomalies)
+		out.put("  credit anomalies:    %" PRIu64 "\n", x.q.credit_anomalies);
+}
+
+/* How the lcores polled and what CPU they took, also per message of the run. */
+void print_lcores(Report &out, const Graph &g, const Totals &x)
+{
+	const double secs = x.secs;
+	bool adaptive = false, busy = false;
+	for (const auto &l : g.lcores)
+		if (l->has_io)
+			(l->conf->adaptive_poll ? adaptive : busy) = true;
+	out.put("  polling:             %s\n", adaptive && busy ? "adaptive on some lcores, busy on the others"
+					     : adaptive ? "adaptive (sleeps on a completion channel when idle)" : "busy");
+	for (const auto &l : g.lcores) {
+		out.put("  lcore %-3u            %s; %" PRIu64 " of %" PRIu64 " iterations busy, CPU %.3f s (%.2f us per message)%s",
+		        l->lcore, lcore_stages(*l).c_str(), l->loop.busy_iterations, l->loop.iterations, l->cpu_s,
+		        cpu_us_per_msg(*l, x), l->loop.idler.channel ? (", slept " + std::to_string(l->loop.idler.sleeps) +
+									 " times, woken by events " + std::to_string(l->loop.idler.wakeups) + " times").c_str() : "");
+		if (l->loop.passive_sleeps)
+			out.put(", passive: slept %" PRIu64 " times until its end", l->loop.passive_sleeps);
+		out.put("\n");
+	}
+	/* A requester lcore and a responder lcore (every command-line rate run): their CPU
+	 * as a share of the run, as tools/bench reads it. */
+	const GraphLcore *req = nullptr, *rsp = nullptr;
+	for (const auto &l : g.lcores) {
+		const std::string r = lcore_roles(*l);
+		if (r == "requester")
+			req = l.get();
+		else if (r == "responder")
+			rsp = l.get();
+	}
+	if (g.lcores.size() != 2 || !req || !rsp)
+		return;
+	for (const GraphLcore *l : {req, rsp}) {
+		out.put("  %s CPU:       %.3f s (%.0f%% of %.3f s, %.2f us per message)", l == req ? "requester" : "responder",
+		        l->cpu_s, 100 * l->cpu_s / secs, secs, cpu_us_per_msg(*l, x));
+		if (l->loop.idler.channel)
+			out.put(", %" PRIu64 " sleeps, %" PRIu64 " woken by events", l->loop.idler.sleeps, l->loop.idler.wakeups);
+		out.put("\n");
+	}
+}
+
+/* One flow of a requester here, not a ping-pong's: its chains' completion latency
+ * (a reliable flow's RTT is in its reliability lines). */
+void print_latency(Report &out, const Graph &g)
+{
+	const GraphFlow &f0 = *g.flows[0];
+	const Histogram *lat = g.flows.size() == 1 ? shape_report(f0).completion_latency(f0) : nullptr;
+	if (lat && lat->count() && !f0.reliable())
+		out.put("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
+		        static_cast<double>(lat->percentile(0.5)) / 1e3, static_cast<double>(lat->percentile(0.99)) / 1e3,
+		        static_cast<double>(lat->max()) / 1e3);
+}
+
+/* How the run ended, and the verdict the tests grep for. */
+void print_verdict(Report &out, const Graph &g, const Totals &x, int sig)
+{
+	if (sig)
+		out.put("  run:                 stopped by %s before its end: no new posts, what was in flight completed; "
+		        "the counts cover what ran\n", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+	else if (g.run.abort.load())
+		out.put("  run:                 stopped before its end (a stage joined by rings failed)\n");
+	out.put("result: %s\n", sig ? "INTERRUPTED" : x.pass ? "PASS" : "FAIL");
+}
+
+void sweep_row(const Graph &g, const Totals &x, SweepRow *row)
+{
+	const GraphFlow &f0 = *g.flows[0];
+	row->mmsgs = static_cast<double>(x.all.delivered) / x.secs / 1e6;
+	row->gbps = static_cast<double>(x.bytes) * 8 / x.secs / 1e9;
+	if (const Histogram *h = shape_report(f0).half_rtt(f0))
+		row->median_us = us(h->percentile(0.5));
+	row->pass = x.pass;
+	row->ran = true;
+}
+
+} // namespace
+
 /* A reliable ping-pong (stop-and-wait): pings sent again, repeats on either side. */
 void print_pingpong_reliability(Report &out, const GraphFlow &f, const std::string &n)
 {
@@ -129,162 +274,34 @@ void print_ends_reliability(Report &out, const GraphFlow &f, const std::string &
 		out.put("  injected losses:     %s%" PRIu64 " data WRs never posted (inject_loss)\n", n.c_str(), q.injected_losses);
 }
 
-/* UC flows made reliable in software: what recovering cost, per flow, as each end
- * here sees it (a two-host end only its own half). */
-void print_reliability(Report &out, const Graph &g)
+/* A run of one ping-pong: why its sides failed. */
+void failures_pingpong(Report &out, const GraphFlow &f)
 {
-	for (const auto &fp : g.flows) {
-		const GraphFlow &f = *fp;
-		if (!f.reliable())
-			continue;
-		const std::string n = g.flows.size() > 1 ? "flow " + f.conf->name + ": " : "";
-		if (flow_shape(f) == FlowShape::pingpong)
-			print_pingpong_reliability(out, f, n);
-		else
-			print_ends_reliability(out, f, n);
-	}
+	for (const PingPong *p : {&f.ping, &f.pong})
+		if (p->c.fail_reason)
+			out.put("  %s failed:         %s\n", p->echo ? "echo" : "ping", p->c.fail_reason);
 }
 
-/* What moved and what went wrong, over all flows. */
-void print_counts(Report &out, const Graph &g, const Totals &x, const std::vector<const AsyncEventWatch *> &async, const RunView &view)
+/* A run of one flow of a requester and a responder: why they failed. */
+void failures_ends(Report &out, const GraphFlow &f)
 {
-	const GraphFlow &f0 = *g.flows[0];
-	const FlowTally &all = x.all;
-	out.put("  messages sent:       %" PRIu64 "\n", all.sent);
-	out.put("  messages completed:  %" PRIu64 "\n", all.completed);
-	out.put("  messages received:   %" PRIu64 "\n", all.delivered);
-	out.put("  messages verified:   %" PRIu64 "%s\n", all.verified, x.same ? verified_how(f0) : "");
-	if (x.writes)
-		out.put("  window slots checked: %" PRIu64 "\n", x.v.window_slots_checked);
-	if (x.atomics)
-		out.put("  final words checked: %" PRIu64 "\n", x.v.counters_checked);
-	out.put("  bytes:               %" PRIu64 "\n", x.bytes);
-	out.put("  elapsed:             %.3f s\n", x.secs);
-	out.put("  message rate:        %.4f Mmsg/s\n", static_cast<double>(all.delivered) / x.secs / 1e6);
-	out.put("  throughput:          %.4f Gbit/s\n", static_cast<double>(x.bytes) * 8 / x.secs / 1e9);
-	if (f0.params.warmup_s > 0)
-		print_warmup(out, g);
-	out.put("  send posts:          %" PRIu64 " (%.1f WRs per ibv_post_send)\n", x.q.post_calls,
-	        x.q.post_calls ? static_cast<double>(x.wrs) / static_cast<double>(x.q.post_calls) : 0.0);
-	if (x.two_sided) {
-		if (x.srq_posts || !x.rq_posts)
-			out.put("  srq posts:           %" PRIu64 " (%" PRIu64 " cut short by an empty receive pool)\n", x.srq_posts, x.shortfalls);
-		if (x.rq_posts)   // recv_queue = "qp"
-			out.put("  receive posts:       %" PRIu64 " to QPs' own receive queues (%" PRIu64 " cut short by an empty receive pool)\n",
-			        x.rq_posts, x.shortfalls);
-		out.put("  credit writes:       %" PRIu64 "%s\n", x.v.credit_writes,
-		        x.v.flow_credit_moves ? (" (" + std::to_string(x.v.flow_credit_moves) + " flow credit moved to another QP, not landed in " +
-						std::to_string(static_cast<int>(kCreditRetryS * 1000)) + " ms)").c_str() : "");
-		out.put("  sequence errors:     %" PRIu64 "\n", x.v.sequence_errors);
-		out.put("  length errors:       %" PRIu64 "\n", x.v.length_errors);
-		out.put("  unexpected opcodes:  %" PRIu64 "\n", x.v.unexpected_opcodes);
-		out.put("  unknown QPs:         %" PRIu64 "\n", x.v.unknown_qps);
-	}
-	out.put("  payload errors:      %" PRIu64 "\n", all.data_errors);
-	out.put("  completion errors:   %" PRIu64 "\n", all.errors);
-	out.put("  failed QPs:          %" PRIu64 "\n", all.failed_qps);
-	out.put("  lost messages:       %" PRIu64 "\n", x.lost);
-	print_reliability(out, g);
-	out.put("  buffers not returned: %" PRIu64 "\n", x.held);
-	print_remote(out, g);
-	print_first_bad(out, g);
-	print_async_events(out, async);
-	std::string hw_line;
-	for (const auto &[name, n] : ports_moved(view))
-		hw_line += (hw_line.empty() ? "" : ", ") + name + " " + std::to_string(n);
-	out.put("  port counters:       %s\n", hw_line.empty() ? "none moved (or the device has none)" : hw_line.c_str());
-	const bool pp = x.npingpong == g.flows.size();
-	print_wc_errors(out, pp ? "ping" : "requester", x.q.wc_errors);
-	print_wc_errors(out, pp ? "echo" : "responder", x.v.wc_errors);
-	if (g.flows.size() == 1 && f0.pingpong) {
-		for (const PingPong *p : {&f0.ping, &f0.pong})
-			if (p->c.fail_reason)
-				out.put("  %s failed:         %s\n", p->echo ? "echo" : "ping", p->c.fail_reason);
-	} else if (g.flows.size() == 1) {
-		if (f0.requester.c.fail_reason)
-			out.put("  requester failed:    %s\n", f0.requester.c.fail_reason);
-		if (f0.responder.c.fail_reason)
-			out.put("  responder failed:    %s\n", f0.responder.c.fail_reason);
-	}
-	if (x.q.credit_anomalies)
-		out.put("  credit anomalies:    %" PRIu64 "\n", x.q.credit_anomalies);
+	if (f.requester.c.fail_reason)
+		out.put("  requester failed:    %s\n", f.requester.c.fail_reason);
+	if (f.responder.c.fail_reason)
+		out.put("  responder failed:    %s\n", f.responder.c.fail_reason);
 }
 
-/* How the lcores polled and what CPU they took, also per message of the run. */
-void print_lcores(Report &out, const Graph &g, const Totals &x)
+/* A requester here: its chains' completion latency. */
+const Histogram *ends_latency(const GraphFlow &f)
 {
-	const double secs = x.secs;
-	bool adaptive = false, busy = false;
-	for (const auto &l : g.lcores)
-		if (l->has_io)
-			(l->conf->adaptive_poll ? adaptive : busy) = true;
-	out.put("  polling:             %s\n", adaptive && busy ? "adaptive on some lcores, busy on the others"
-					     : adaptive ? "adaptive (sleeps on a completion channel when idle)" : "busy");
-	for (const auto &l : g.lcores) {
-		out.put("  lcore %-3u            %s; %" PRIu64 " of %" PRIu64 " iterations busy, CPU %.3f s (%.2f us per message)%s",
-		        l->lcore, lcore_stages(*l).c_str(), l->loop.busy_iterations, l->loop.iterations, l->cpu_s,
-		        cpu_us_per_msg(*l, x), l->loop.idler.channel ? (", slept " + std::to_string(l->loop.idler.sleeps) +
-									 " times, woken by events " + std::to_string(l->loop.idler.wakeups) + " times").c_str() : "");
-		if (l->loop.passive_sleeps)
-			out.put(", passive: slept %" PRIu64 " times until its end", l->loop.passive_sleeps);
-		out.put("\n");
-	}
-	/* A requester lcore and a responder lcore (every command-line rate run): their CPU
-	 * as a share of the run, as tools/bench reads it. */
-	const GraphLcore *req = nullptr, *rsp = nullptr;
-	for (const auto &l : g.lcores) {
-		const std::string r = lcore_roles(*l);
-		if (r == "requester")
-			req = l.get();
-		else if (r == "responder")
-			rsp = l.get();
-	}
-	if (g.lcores.size() != 2 || !req || !rsp)
-		return;
-	for (const GraphLcore *l : {req, rsp}) {
-		out.put("  %s CPU:       %.3f s (%.0f%% of %.3f s, %.2f us per message)", l == req ? "requester" : "responder",
-		        l->cpu_s, 100 * l->cpu_s / secs, secs, cpu_us_per_msg(*l, x));
-		if (l->loop.idler.channel)
-			out.put(", %" PRIu64 " sleeps, %" PRIu64 " woken by events", l->loop.idler.sleeps, l->loop.idler.wakeups);
-		out.put("\n");
-	}
+	return f.tx ? &f.requester.flow_latency[0] : nullptr;
 }
 
-/* One flow of a requester here, not a ping-pong's: its chains' completion latency
- * (a reliable flow's RTT is in its reliability lines). */
-void print_latency(Report &out, const Graph &g)
+/* A ping-pong timed here, where its pings are. */
+const Histogram *pingpong_half_rtt(const GraphFlow &f)
 {
-	const GraphFlow &f0 = *g.flows[0];
-	const Histogram *lat = g.flows.size() == 1 && !f0.pingpong && f0.lanes.empty() && f0.tx ? &f0.requester.flow_latency[0] : nullptr;
-	if (lat && lat->count() && !f0.reliable())
-		out.put("  completion latency:  p50 %.1f us, p99 %.1f us, max %.1f us (chain posted to its signalled completion)\n",
-		        static_cast<double>(lat->percentile(0.5)) / 1e3, static_cast<double>(lat->percentile(0.99)) / 1e3,
-		        static_cast<double>(lat->max()) / 1e3);
+	return f.tx ? f.hist.get() : nullptr;
 }
-
-/* How the run ended, and the verdict the tests grep for. */
-void print_verdict(Report &out, const Graph &g, const Totals &x, int sig)
-{
-	if (sig)
-		out.put("  run:                 stopped by %s before its end: no new posts, what was in flight completed; "
-		        "the counts cover what ran\n", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
-	else if (g.run.abort.load())
-		out.put("  run:                 stopped before its end (a stage joined by rings failed)\n");
-	out.put("result: %s\n", sig ? "INTERRUPTED" : x.pass ? "PASS" : "FAIL");
-}
-
-void sweep_row(const Graph &g, const Totals &x, SweepRow *row)
-{
-	const GraphFlow &f0 = *g.flows[0];
-	row->mmsgs = static_cast<double>(x.all.delivered) / x.secs / 1e6;
-	row->gbps = static_cast<double>(x.bytes) * 8 / x.secs / 1e9;
-	if (f0.pingpong && f0.tx)
-		row->median_us = us(f0.hist->percentile(0.5));
-	row->pass = x.pass;
-	row->ran = true;
-}
-
-} // namespace
 
 bool graph_summary(Report &out, const PipelineConf &c, const Graph &g, const std::vector<const AsyncEventWatch *> &async,
 		   const RunView &view, const Sampler &sampler, SweepRow *row, Results *res)
@@ -296,7 +313,7 @@ bool graph_summary(Report &out, const PipelineConf &c, const Graph &g, const std
 	print_counts(out, g, x, async, view);
 	print_lcores(out, g, x);
 	for (const auto &f : g.flows)
-		if (f->pingpong && f->tx)   // timed where the pings are
+		if (shape_report(*f).half_rtt(*f))   // timed where the pings are
 			print_pingpong(out, *f, x.npingpong > 1);
 	print_latency(out, g);
 	const int sig = g.run.stop_signal.load();

@@ -1,6 +1,6 @@
 /* What each flow of a finished run came to (by its shape: lanes, a ping-pong, a
  * two-host end, a loopback flow) and the run's totals over them. */
-#include "control/graph_parts.h"
+#include "control/shape_report.h"
 #include "control/report.h"
 #include "pipeline/stage_kind.h"
 
@@ -10,9 +10,50 @@ namespace rp {
 
 namespace {
 
+/* What the stages before a fed flow's rdma_tx put on its ring. */
+uint64_t ring_brought(const GraphFlow &f, const Graph &g)
+{
+	uint64_t n = 0;
+	for (const auto &s : g.stages)
+		if (s->flow == &f && s->conf->kind->end == FlowEnd::requester)
+			for (const auto &r : g.rings)
+				if (r->conf->name == s->conf->inputs[0])
+					for (const GraphStage *p : r->producers)
+						n += p->st.st.msgs;
+	return n;
+}
+
+/* Counts merged over flows (what a single flow's run printed as its own). */
+void merge(WcErrorCounts *to, const WcErrorCounts &e)
+{
+	for (unsigned st = 0; st < kWcStatusCount; st++)
+		to->by_status[st] += e.by_status[st];
+	if (to->total == 0 && e.total) {
+		to->first_status = e.first_status;
+		to->first_opcode = e.first_opcode;
+		to->first_wr_id = e.first_wr_id;
+	}
+	to->total += e.total;
+}
+
+/* The flows share a verb, size and chain shape (every command-line run): the summary
+ * then says it once, as a single flow's run did. */
+bool uniform(const Graph &g)
+{
+	const FlowParams &a = g.flows[0]->params;
+	for (const auto &f : g.flows) {
+		const FlowParams &b = f->params;
+		if (b.verb != a.verb || b.msg_bytes != a.msg_bytes || b.batch != a.batch || b.signal_every != a.signal_every ||
+		    b.sq_depth != a.sq_depth || b.verify != a.verify)
+			return false;
+	}
+	return true;
+}
+
+} // namespace
 
 /* A ping-pong: pings sent, echoes back and checked; the echoing side checked each ping. */
-FlowTally tally_pingpong(const GraphFlow &f)
+FlowTally tally_pingpong(const GraphFlow &f, const Graph &)
 {
 	const ResponderCounters &pc = f.ping.c, &ec = f.pong.c;
 	FlowTally t;
@@ -43,21 +84,8 @@ FlowTally tally_pingpong(const GraphFlow &f)
 	return t;
 }
 
-/* What the stages before a fed flow's rdma_tx put on its ring. */
-uint64_t ring_brought(const GraphFlow &f, const Graph &g)
-{
-	uint64_t n = 0;
-	for (const auto &s : g.stages)
-		if (s->flow == &f && s->conf->kind->end == FlowEnd::requester)
-			for (const auto &r : g.rings)
-				if (r->conf->name == s->conf->inputs[0])
-					for (const GraphStage *p : r->producers)
-						n += p->st.st.msgs;
-	return n;
-}
-
 /* Lanes: what each lane's requester posted and checked (READs check their results). */
-FlowTally tally_lanes(const GraphFlow &f)
+FlowTally tally_lanes(const GraphFlow &f, const Graph &)
 {
 	FlowTally t;
 	bool done = true;
@@ -95,7 +123,7 @@ FlowTally tally_lanes(const GraphFlow &f)
  * results and atomic return values checked (the server checks the rest). The server:
  * what arrived of what the client announced, or for one-sided verbs, which it does not
  * see, the window's or words' final state; nothing else is observed here. */
-FlowTally tally_remote(const GraphFlow &f)
+FlowTally tally_remote(const GraphFlow &f, const Graph &)
 {
 	const RemoteEnd &e = *f.remote;
 	const Verb verb = f.params.verb;
@@ -166,49 +194,6 @@ FlowTally tally_loopback(const GraphFlow &f, const Graph &g)
 	return t;
 }
 
-FlowTally tally(const GraphFlow &f, const Graph &g)
-{
-	switch (flow_shape(f)) {
-	case FlowShape::lanes:
-		return tally_lanes(f);
-	case FlowShape::pingpong:
-		return tally_pingpong(f);
-	case FlowShape::server:
-	case FlowShape::client:
-		return tally_remote(f);
-	case FlowShape::loopback:
-		break;
-	}
-	return tally_loopback(f, g);
-}
-
-/* Counts merged over flows (what a single flow's run printed as its own). */
-void merge(WcErrorCounts *to, const WcErrorCounts &e)
-{
-	for (unsigned st = 0; st < kWcStatusCount; st++)
-		to->by_status[st] += e.by_status[st];
-	if (to->total == 0 && e.total) {
-		to->first_status = e.first_status;
-		to->first_opcode = e.first_opcode;
-		to->first_wr_id = e.first_wr_id;
-	}
-	to->total += e.total;
-}
-
-/* The flows share a verb, size and chain shape (every command-line run): the summary
- * then says it once, as a single flow's run did. */
-bool uniform(const Graph &g)
-{
-	const FlowParams &a = g.flows[0]->params;
-	for (const auto &f : g.flows) {
-		const FlowParams &b = f->params;
-		if (b.verb != a.verb || b.msg_bytes != a.msg_bytes || b.batch != a.batch || b.signal_every != a.signal_every ||
-		    b.sq_depth != a.sq_depth || b.verify != a.verify)
-			return false;
-	}
-	return true;
-}
-
 /* A flow's lanes: each its own requester. */
 void merge_lanes(Totals *x, const GraphFlow &f)
 {
@@ -273,28 +258,29 @@ void merge_ends(Totals *x, const GraphFlow &f)
 	merge(&v.wc_errors, r.wc_errors);
 }
 
-/* One flow's counters into the merged ones, as its shape has them. */
-void merge_roles(Totals *x, const GraphFlow &f)
+/* One WR per post: pings, echoes, and the repeats of either. */
+uint64_t wrs_pingpong(const GraphFlow &f, const FlowTally &)
 {
-	switch (flow_shape(f)) {
-	case FlowShape::lanes:
-		return merge_lanes(x, f);
-	case FlowShape::pingpong:
-		return merge_pingpong(x, f);
-	case FlowShape::server:
-	case FlowShape::client:
-	case FlowShape::loopback:
-		return merge_ends(x, f);
-	}
+	return f.ping.post_calls + f.pong.post_calls;
 }
 
-} // namespace
+/* A message a WR, but a reliable flow's chunks and retransmissions are WRs too. */
+uint64_t wrs_ends(const GraphFlow &f, const FlowTally &t)
+{
+	if (!f.reliable() || !f.tx || !f.requester.qps)
+		return t.sent;
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < f.requester.nqps; i++)
+		n += f.requester.qps[i].wr_posted;
+	return n;
+}
 
 Totals totals_of(const Graph &g)
 {
 	Totals x;
 	for (const auto &f : g.flows) {
-		x.t.push_back(tally(*f, g));
+		const ShapeReport &r = shape_report(*f);
+		x.t.push_back(r.tally(*f, g));
 		const FlowTally &ft = x.t.back();
 		x.all.sent += ft.sent;
 		x.all.completed += ft.completed;
@@ -308,17 +294,11 @@ Totals totals_of(const Graph &g)
 		x.two_sided |= verb_consumes_receive(f->params.verb);
 		x.writes |= f->params.verb == Verb::write;
 		x.atomics |= verb_is_atomic(f->params.verb);
-		x.npingpong += f->pingpong;
+		x.npingpong += r.pingpong;
 		x.qps += f->params.qps;
 		x.bytes += ft.delivered * f->params.msg_bytes;
-		if (f->reliable() && f->tx && !f->pingpong && f->requester.qps)   // chunks and retransmissions are WRs too
-			for (uint32_t i = 0; i < f->requester.nqps; i++)
-				x.wrs += f->requester.qps[i].wr_posted;
-		else if (f->pingpong)   // one WR per post: pings, echoes, and the repeats of either
-			x.wrs += f->ping.post_calls + f->pong.post_calls;
-		else
-			x.wrs += ft.sent;
-		merge_roles(&x, *f);
+		x.wrs += r.wrs(*f, ft);
+		r.merge(&x, *f);
 	}
 	/* Verify stages: their errors fail the run; those of several flows' messages are
 	 * no one flow's. */

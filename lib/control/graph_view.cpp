@@ -1,7 +1,6 @@
 /* What the console, the stats lines, telemetry and the results sampler see of a built
  * pipeline while it runs, and the words for its lcores and flows. */
-#include "control/graph_parts.h"
-#include "control/graph_report.h"
+#include "control/shape_report.h"
 #include "pipeline/stage_kind.h"
 
 #include <rte_cycles.h>
@@ -54,14 +53,16 @@ std::string connected_of(const GraphFlow &f)
 	return f.objs->pairs.connected + traffic;
 }
 
-namespace {
-
-/* What a flow's stats line counts (lanes have one each): the pinging side's, the
- * requester's, or on a server what arrives of a requester on another host. */
-const FlowLive *flow_live(const GraphFlow &f)
+/* A ping-pong's stats line counts its pings' echoes, or on another host's server the
+ * pings that arrive. */
+static const FlowLive *pingpong_live(const GraphFlow &f)
 {
-	if (f.pingpong)
-		return f.tx ? &f.ping.live : &f.pong.live;
+	return f.tx ? &f.ping.live : &f.pong.live;
+}
+
+/* A requester's, or on a server what arrives of a requester on another host. */
+static const FlowLive *ends_live(const GraphFlow &f)
+{
 	return f.tx ? &f.requester.flow_live[0] : &f.responder.arrived;
 }
 
@@ -80,8 +81,8 @@ void view_lanes(const GraphFlow &f, RunView *v)
 /* Nothing to set: one message in flight per QP. */
 void view_pingpong(const GraphFlow &f, RunView *v)
 {
-	v->flows.push_back({f.conf->name, f.params.qps, f.params.verb, f.params.msg_bytes, 1, f.params.signal_every, f.params.messages, flow_live(f),
-			    nullptr});
+	v->flows.push_back({f.conf->name, f.params.qps, f.params.verb, f.params.msg_bytes, 1, f.params.signal_every, f.params.messages,
+			    pingpong_live(f), nullptr});
 	for (uint32_t k = 0; k < f.params.qps; k++) {
 		if (f.tx)
 			v->qps.push_back({f.conf->name, k, f.ping.qps[k].qp->qp_num, "ping"});
@@ -96,7 +97,7 @@ void view_ends(const GraphFlow &f, RunView *v)
 {
 	const bool server = f.serves();
 	v->flows.push_back({f.conf->name, f.params.qps, f.params.verb, f.params.msg_bytes, f.params.batch, f.params.signal_every,
-			    !server && f.params.duration_s > 0 ? 0 : f.params.messages, flow_live(f), server ? nullptr : &f.requester.flow_ctl[0]});
+			    !server && f.params.duration_s > 0 ? 0 : f.params.messages, ends_live(f), server ? nullptr : &f.requester.flow_ctl[0]});
 	for (uint32_t k = 0; k < f.params.qps; k++) {
 		if (f.tx)
 			v->qps.push_back({f.conf->name, k, f.requester.qps[k].qp->qp_num, "requester"});
@@ -105,21 +106,21 @@ void view_ends(const GraphFlow &f, RunView *v)
 	}
 }
 
-void view_flow(const GraphFlow &f, RunView *v)
+void sampled_lanes(const GraphFlow &f, Sampler *s)
 {
-	switch (flow_shape(f)) {
-	case FlowShape::lanes:
-		return view_lanes(f, v);
-	case FlowShape::pingpong:
-		return view_pingpong(f, v);
-	case FlowShape::server:
-	case FlowShape::client:
-	case FlowShape::loopback:
-		return view_ends(f, v);
-	}
+	for (const auto &ln : f.lanes)
+		s->live.push_back(&ln->requester.flow_live[0]);
 }
 
-} // namespace
+void sampled_pingpong(const GraphFlow &f, Sampler *s)
+{
+	s->live.push_back(pingpong_live(f));
+}
+
+void sampled_ends(const GraphFlow &f, Sampler *s)
+{
+	s->live.push_back(ends_live(f));
+}
 
 RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &what)
 {
@@ -133,7 +134,7 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 	v.duration_s = c.run.duration_s;
 	v.ctl = const_cast<RunControl *>(&g.run);
 	for (const auto &f : g.flows)
-		view_flow(*f, &v);
+		shape_report(*f).view(*f, &v);
 	for (const auto &l : g.lcores) {
 		const RoleLive *live = !l->requesters.empty() ? &l->requesters[0]->requester.live
 				       : !l->responders.empty() ? &l->responders[0]->responder.live
@@ -166,11 +167,7 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 void graph_sampled_flows(const Graph &g, Sampler *s)
 {
 	for (const auto &f : g.flows)
-		if (flow_shape(*f) == FlowShape::lanes)
-			for (const auto &ln : f->lanes)
-				s->live.push_back(&ln->requester.flow_live[0]);
-		else
-			s->live.push_back(flow_live(*f));
+		shape_report(*f).sampled(*f, s);
 }
 
 } // namespace rp

@@ -26,6 +26,7 @@ const FlowShapeOps kServer = {
 };
 const FlowShapeOps kClient = {
 	.shape = FlowShape::client, .name = "two-host client",
+	.no_default_flow_window = client_rq_per_qp,
 	.setup = client_setup, .ready = roles_ready, .reliability = client_reliability, .ctrl_first = true,
 	.watch = watch_client,
 };

@@ -1,7 +1,7 @@
 /* The shapes a flow takes, as rows of hooks (like rdma-core's provider ops): each flow
  * gets its row once, when graph_plan has placed its stages (flow_shape_of), and the
- * builder calls the row's hooks where its phases differ by shape; the report's
- * per-shape functions (lib/control) switch on the row's `shape`. Told apart in this
+ * builder calls the row's hooks where its phases differ by shape; the report's hooks
+ * (lib/control/shape_report.h) are a row of the same shape. Told apart in this
  * order: several rdma_tx stages (lanes), an echo (a ping-pong, here or across two
  * hosts), a two-host flow's server, its client, else both ends here. */
 #pragma once
@@ -33,6 +33,9 @@ struct FlowShapeOps {
 	 * and why a planted slowdown does not (nullptr: they do). */
 	const char *no_flow_window = nullptr;
 	const char *no_rate = nullptr;
+	/* graph_plan: whether its flow window, left out, stays 0 where other flows get one
+	 * (nullptr: never). */
+	bool (*no_default_flow_window)(const GraphFlow &f) = nullptr;
 	/* graph_plan, once the flows' messages are known: what the shape refuses. */
 	int (*check)(const PipelineConf &c, GraphFlow &f, std::string *err) = nullptr;
 	/* graph_io: the QPs with receive queues of their own (recv_queue = "qp") that

@@ -68,6 +68,7 @@ int reliability_setup(Graph *g, std::string *err);
 /* The shapes' hooks (flow_shape.h; flow_shape.cpp's rows), from the phases' files:
  * graph_plan.cpp */
 int check_pingpong(const PipelineConf &c, GraphFlow &f, std::string *err);
+bool client_rq_per_qp(const GraphFlow &f);
 /* graph_io.cpp */
 std::vector<ibv_qp *> pingpong_rq_qps(const GraphFlow &f, const GraphLcore *l);
 std::vector<ibv_qp *> responder_rq_qps(const GraphFlow &f, const GraphLcore *l);

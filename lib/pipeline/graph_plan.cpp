@@ -168,11 +168,9 @@ int plan_flow_window(const PipelineConf &c, GraphFlow *f, std::string *err)
 			return -1;
 		}
 	}
-	/* A client cannot see its server's receive queues: per-QP ones on its own lcore
-	 * (as the command line sets both ends) say the server has them too. */
-	const bool client_rq = f->remote && !f->rx && f->tx && f->tx->conf && f->tx->conf->rq_per_qp;
+	const bool no_default = f->form->no_default_flow_window && f->form->no_default_flow_window(*f);
 	if (!o.flow_window_given)
-		o.flow_window = default_flow_window(why == nullptr && !client_rq, o.slots_given, o.qps, o.slots);
+		o.flow_window = default_flow_window(why == nullptr && !no_default, o.slots_given, o.qps, o.slots);
 	if (o.flow_window == 0)
 		return 0;
 	if (verb_info(o.verb).fills_receive)
@@ -410,6 +408,13 @@ int check_inputs(const PipelineConf &c, Graph *g, std::string *err)
 
 /* A ping-pong's refusals: a reliable one is stop-and-wait (each echo is the ACK of its
  * ping), and loss is not injected into pings. */
+/* A client cannot see its server's receive queues: per-QP ones on its own lcore (as the
+ * command line sets both ends) say the server has them too, and takes no flow window. */
+bool client_rq_per_qp(const GraphFlow &f)
+{
+	return f.tx && f.tx->conf && f.tx->conf->rq_per_qp;
+}
+
 int check_pingpong(const PipelineConf &c, GraphFlow &f, std::string *err)
 {
 	const FlowConf &fc = *f.conf;
