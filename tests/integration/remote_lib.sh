@@ -32,8 +32,8 @@ run_for() {
 }
 # pair_bg WAIT LOSS ARGS...: a server and a client (in the background) with ARGS; once
 # WAIT (a function of the client's output: until_running, flowing) holds, netem drops
-# LOSS of the packets both ways until both have ended. Sets $rc, $src and $t0 (when the
-# loss began); prints both outputs.
+# LOSS of the packets both ways until both have ended (heal=1: until the client has).
+# Sets $rc, $src and $t0 (when the loss began); prints both outputs.
 pair_bg() {
 	local wait=$1 loss=$2
 	shift 2
@@ -44,6 +44,7 @@ pair_bg() {
 	t0=$SECONDS
 	wait "$cpid"
 	rc=$?
+	[ "${heal:-0}" = 1 ] && netem_off
 	wait "$spid"
 	src=$?
 	netem_off
