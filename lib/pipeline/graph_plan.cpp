@@ -406,8 +406,6 @@ int check_inputs(const PipelineConf &c, Graph *g, std::string *err)
 
 } // namespace
 
-/* A ping-pong's refusals: a reliable one is stop-and-wait (each echo is the ACK of its
- * ping), and loss is not injected into pings. */
 /* A client cannot see its server's receive queues: per-QP ones on its own lcore (as the
  * command line sets both ends) say the server has them too, and takes no flow window. */
 bool client_rq_per_qp(const GraphFlow &f)
@@ -415,6 +413,8 @@ bool client_rq_per_qp(const GraphFlow &f)
 	return f.tx && f.tx->conf && f.tx->conf->rq_per_qp;
 }
 
+/* A ping-pong's refusals: a reliable one is stop-and-wait (each echo is the ACK of its
+ * ping), and loss is not injected into pings. */
 int check_pingpong(const PipelineConf &c, GraphFlow &f, std::string *err)
 {
 	const FlowConf &fc = *f.conf;
