@@ -8,11 +8,13 @@ namespace rp {
 namespace {
 
 const FlowShapeOps kLanes = {
-	.shape = FlowShape::lanes, .name = "lanes",
-	.setup = lanes_shape_setup,
+	.shape = FlowShape::lanes, .name = "lanes", .sender = FlowSender::lane,
+	.placed = plan_lanes,
+	.setup = lanes_shape_setup, .fit = fit_lanes,
 };
 const FlowShapeOps kPingPong = {
-	.shape = FlowShape::pingpong, .name = "ping-pong",
+	.shape = FlowShape::pingpong, .name = "ping-pong", .sender = FlowSender::pinger,
+	.plan = plan_pingpong,
 	.no_flow_window = "a ping-pong keeps one message in flight per QP",
 	.no_rate = "a ping-pong has no rate to cap",
 	.check = check_pingpong, .rq_qps = pingpong_rq_qps,
@@ -39,11 +41,11 @@ const FlowShapeOps kLoopback = {
 
 } // namespace
 
-const FlowShapeOps *flow_shape_of(const GraphFlow &f)
+const FlowShapeOps *flow_shape_of(const GraphFlow &f, unsigned senders, bool echoed)
 {
-	if (!f.lanes.empty())
+	if (senders > 1)
 		return &kLanes;
-	if (f.pingpong)
+	if (echoed)
 		return &kPingPong;
 	if (f.serves())
 		return &kServer;

@@ -73,7 +73,7 @@ struct GraphFlow {
 	const FlowConf *conf = nullptr;
 	FlowParams params;                 // the flow as its roles run it (sizes, counts, hooks)
 	RoleShape shape;                   // its sizes (graph_plan): pools, CQ entries, memory
-	const FlowShapeOps *form = nullptr;   // its shape's row (graph_plan, once its stages are placed)
+	const FlowShapeOps *form = nullptr;   // its shape's row (graph_plan, before its stages are placed)
 	std::unique_ptr<RemoteEnd> remote; // two hosts: this end (client: tx only; server: rx only)
 	std::unique_ptr<FlowObjects> objs = std::make_unique<FlowObjects>();
 	Requester requester;
@@ -100,7 +100,6 @@ struct GraphFlow {
 	std::atomic<uint32_t> lanes_left{0};
 	/* Ping-pong: an echo stage answers its rdma_tx; ping and pong are its roles then
 	 * (requester and responder stay unused). */
-	bool pingpong = false;
 	PingPong ping, pong;
 	std::unique_ptr<Histogram> hist;   // ping-pong: half round trips, ns
 	/* UC with software reliability: the responder's address of the requester's control

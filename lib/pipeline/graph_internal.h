@@ -67,8 +67,12 @@ int reliability_setup(Graph *g, std::string *err);
 
 /* The shapes' hooks (flow_shape.h; flow_shape.cpp's rows), from the phases' files:
  * graph_plan.cpp */
+int plan_pingpong(const PipelineConf &c, GraphFlow *f, std::string *err);
+int plan_lanes(const PipelineConf &c, GraphFlow *f, std::string *err);
 int check_pingpong(const PipelineConf &c, GraphFlow &f, std::string *err);
 bool client_rq_per_qp(const GraphFlow &f);
+/* graph_size.cpp */
+int fit_lanes(Graph *g, GraphFlow *f, std::string *said, std::string *err);
 /* graph_io.cpp */
 std::vector<ibv_qp *> pingpong_rq_qps(const GraphFlow &f, const GraphLcore *l);
 std::vector<ibv_qp *> responder_rq_qps(const GraphFlow &f, const GraphLcore *l);

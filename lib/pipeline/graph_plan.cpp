@@ -4,6 +4,8 @@
 #include "pipeline/graph_internal.h"
 #include "pipeline/stage_kind.h"
 
+#include <set>
+
 namespace rp {
 
 FlowParams flow_params(const PipelineConf &c, const FlowConf &f)
@@ -62,8 +64,6 @@ FlowParams flow_params(const PipelineConf &c, const FlowConf &f)
 	return r;
 }
 
-namespace {
-
 /* A flow with an echo stage is a ping-pong: one message in flight per QP, timed, for a
  * number of round trips (the flow's messages, else ib_send_lat's default). */
 int plan_pingpong(const PipelineConf &c, GraphFlow *f, std::string *err)
@@ -71,7 +71,6 @@ int plan_pingpong(const PipelineConf &c, GraphFlow *f, std::string *err)
 	const FlowConf &fc = *f->conf;
 	const std::string flow = "flows.[" + std::to_string(&fc - c.flows.data()) + "]";
 	auto key = [&](const char *k) { return at(c, fc.line, flow + "." + k); };
-	f->pingpong = true;
 	if (fc.rate_pps > 0) {
 		*err = key("rate") + "a ping-pong sends the next message when the echo of the last one is back: no rate applies";
 		return -1;
@@ -141,6 +140,8 @@ int plan_lanes(const PipelineConf &c, GraphFlow *f, std::string *err)
 	}
 	return 0;
 }
+
+namespace {
 
 /* A flow's window shared by its QPs (FlowParams::flow_window): given, it must be one
  * the flow can keep; left out, it is kDefaultWindow where the flow's default per-QP
@@ -217,25 +218,30 @@ GraphFlow *flow_named(Graph *g, const std::string &n)
 	return nullptr;
 }
 
-/* Flows with an echo stage are ping-pongs; a flow with several rdma_tx stages has lanes
- * (*ntx: its rdma_tx stages). */
-int plan_roles(const PipelineConf &c, Graph *g, std::map<GraphFlow *, unsigned> *ntx, std::string *err)
+/* Each flow's shape, from its rdma_tx stages (several: lanes) and whether it is echoed
+ * (an echo stage here, or its server's on another host), and the shape's own plan
+ * before its stages are placed. */
+int plan_roles(const PipelineConf &c, Graph *g, std::string *err)
 {
-	for (const StageConf &sc : c.stages)
+	std::map<const GraphFlow *, unsigned> ntx;
+	std::set<const GraphFlow *> echoed;
+	for (const StageConf &sc : c.stages) {
+		GraphFlow *f = flow_named(g, sc.flow);
 		if (sc.kind->end == FlowEnd::echo)
-			if (GraphFlow *f = flow_named(g, sc.flow); f && plan_pingpong(c, f, err) != 0)
-				return -1;
-	for (auto &f : g->flows)   // the client of a ping-pong whose echo is on another host
-		if (f->conf->echoed && plan_pingpong(c, f.get(), err) != 0)
+			echoed.insert(f);
+		else if (sc.kind->end == FlowEnd::requester)
+			ntx[f]++;
+	}
+	for (auto &f : g->flows) {
+		f->form = flow_shape_of(*f, ntx[f.get()], f->conf->echoed || echoed.count(f.get()));
+		if (f->form->plan && f->form->plan(c, f.get(), err) != 0)
 			return -1;
-	for (const StageConf &sc : c.stages)
-		if (sc.kind->end == FlowEnd::requester)
-			(*ntx)[flow_named(g, sc.flow)]++;
+	}
 	return 0;
 }
 
 /* Stages onto lcores, rings between them, each flow's ends and lanes. */
-int place_stages(const PipelineConf &c, Graph *g, std::map<GraphFlow *, unsigned> &ntx, std::string *err)
+int place_stages(const PipelineConf &c, Graph *g, std::string *err)
 {
 	for (const RingConf &rc : c.rings) {
 		g->rings.push_back(std::make_unique<GraphRing>());
@@ -253,7 +259,7 @@ int place_stages(const PipelineConf &c, Graph *g, std::map<GraphFlow *, unsigned
 			ring_named(g, o)->producers.push_back(&s);
 		for (const std::string &in : sc.inputs)
 			ring_named(g, in)->consumers.push_back(&s);
-		if (kind.place && kind.place(g, &s, s.flow ? ntx[s.flow] : 0, err) != 0)
+		if (kind.place && kind.place(g, &s, err) != 0)
 			return -1;
 	}
 	return 0;
@@ -436,15 +442,12 @@ int check_pingpong(const PipelineConf &c, GraphFlow &f, std::string *err)
 int graph_plan(const PipelineConf &c, Graph *g, std::string *err)
 {
 	g->conf = &c;
-	std::map<GraphFlow *, unsigned> ntx;
-	if (plan_flows(c, g, err) != 0 || plan_roles(c, g, &ntx, err) != 0 || place_stages(c, g, ntx, err) != 0 ||
+	if (plan_flows(c, g, err) != 0 || plan_roles(c, g, err) != 0 || place_stages(c, g, err) != 0 ||
 	    plan_stages(g, err) != 0)
 		return -1;
 	for (auto &f : g->flows)
-		if (!f->lanes.empty() && plan_lanes(c, f.get(), err) != 0)
+		if (f->form->placed && f->form->placed(c, f.get(), err) != 0)
 			return -1;
-	for (auto &f : g->flows)
-		f->form = flow_shape_of(*f);   // its stages placed: its shape is known
 	if (const GraphStage *x = find_cycle(g)) {
 		*err = stage_path(*g, *x) + "stage '" + x->conf->name + "' is reached again by its own output through rings: "
 					    "the stages of such a cycle would wait on each other for ever";

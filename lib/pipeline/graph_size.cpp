@@ -263,6 +263,8 @@ int fit_send_cq(Graph *g, GraphLcore *l, std::string *said, std::string *err)
 	return 0;
 }
 
+} // namespace
+
 /* A flow's lanes post on send CQs of their own (shared QPs: one for every lane; else
  * one per lane), each holding every WR of the QPs posting on it. A send queue left to
  * its default is cut to the device's max_qp_wr (one the file gave is the error); where
@@ -308,8 +310,6 @@ int fit_lanes(Graph *g, GraphFlow *f, std::string *said, std::string *err)
 		 " CQ entries, " + dev.name + " allows " + std::to_string(max_cqe) + ")";
 	return 0;
 }
-
-} // namespace
 
 /* The receives a flow's windows take in its receiving lcore's SRQ: one per message,
  * or per chunk of a message cut into chunks. */
@@ -396,11 +396,11 @@ int fit_device(Graph *g, std::string *err)
 		if (l->conf && l->has_roles() && fit_send_cq(g, l, &said[i], err) != 0)
 			return -1;
 	}
-	for (auto &f : g->flows)   // said with lane 0's lcore
-		if (!f->lanes.empty()) {
+	for (auto &f : g->flows)   // said with the lcore of its end here (lanes: lane 0's)
+		if (f->form->fit) {
 			const size_t i = static_cast<size_t>(std::find_if(g->lcores.begin(), g->lcores.end(), [&](const auto &l) { return l.get() == f->tx; }) -
 							     g->lcores.begin());
-			if (fit_lanes(g, f.get(), &said[i], err) != 0)
+			if (f->form->fit(g, f.get(), &said[i], err) != 0)
 				return -1;
 		}
 	size_graph(g);

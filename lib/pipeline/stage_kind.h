@@ -40,8 +40,8 @@ using CountOf = std::function<uint64_t(const GraphStage *)>;
 struct StageKindOps {
 	const StageOps *ops = nullptr;   // its burst
 	/* graph_plan, as the file's stages are placed on their lcores in order: the flow's
-	 * end it is (s->flow and s->lcore are set; `senders`: the flow's rdma_tx stages). */
-	int (*place)(Graph *g, GraphStage *s, unsigned senders, std::string *err) = nullptr;
+	 * end it is (s->flow and s->lcore are set, and the flow's shape row, s->flow->form). */
+	int (*place)(Graph *g, GraphStage *s, std::string *err) = nullptr;
 	/* graph_plan, once every stage is placed: what it needs of its flow. */
 	int (*plan)(Graph *g, GraphStage *s, std::string *err) = nullptr;
 	/* A source (BufferSource other than upstream): the messages it emits. */

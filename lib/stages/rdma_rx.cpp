@@ -8,7 +8,7 @@ namespace rp {
 
 namespace {
 
-int rdma_rx_place(Graph *, GraphStage *s, unsigned, std::string *)
+int rdma_rx_place(Graph *, GraphStage *s, std::string *)
 {
 	GraphFlow &f = *s->flow;
 	f.rx_stage = &s->st;

@@ -27,25 +27,36 @@ void place_lane(GraphStage *s)
 	}
 }
 
-int rdma_tx_place(Graph *g, GraphStage *s, unsigned senders, std::string *err)
+/* Its flow's one requester, fed by a ring or making its own messages. */
+int place_requester(Graph *, GraphStage *s, std::string *)
 {
 	GraphFlow &f = *s->flow;
-	if (senders > 1) {
-		place_lane(s);
-		return 0;
-	}
 	f.tx_stage = &s->st;
 	f.tx = s->lcore;
 	f.fed = !s->conf->inputs.empty();
-	(f.pingpong ? s->lcore->pingers : s->lcore->requesters).push_back(&f);
-	if (f.pingpong) {
-		s->st.ops = &kPingStage;
-		if (f.fed) {
-			*err = stage_path(*g, *s) + "flow '" + f.conf->name + "' is a ping-pong (it has an echo stage): its "
-								 "rdma_tx makes its own pings, it takes no input ring";
-			return -1;
-		}
+	s->lcore->requesters.push_back(&f);
+	return 0;
+}
+
+/* A ping-pong's pinging side: it makes its own pings. */
+int place_pinger(Graph *g, GraphStage *s, std::string *err)
+{
+	GraphFlow &f = *s->flow;
+	f.tx_stage = &s->st;
+	f.tx = s->lcore;
+	s->lcore->pingers.push_back(&f);
+	s->st.ops = &kPingStage;
+	if (!s->conf->inputs.empty()) {
+		*err = stage_path(*g, *s) + "flow '" + f.conf->name + "' is a ping-pong (it has an echo stage): its "
+							 "rdma_tx makes its own pings, it takes no input ring";
+		return -1;
 	}
+	return 0;
+}
+
+int place_lane_stage(Graph *, GraphStage *s, std::string *)
+{
+	place_lane(s);
 	return 0;
 }
 
@@ -119,22 +130,53 @@ int wire_fed(Graph *g, GraphStage *s, const StageInput &in, std::string *err)
 	return 0;
 }
 
-int rdma_tx_wire(Graph *g, GraphStage *s, const StageInput &in, std::string *err)
+int wire_requester(Graph *g, GraphStage *s, const StageInput &in, std::string *err)
 {
 	GraphFlow &f = *s->flow;
-	if (!f.lanes.empty()) {
-		for (auto &lane : f.lanes)
-			if (lane->stage == s)
-				s->st.ctx = &lane->requester;
-		s->st.joined = true;   // the other lanes would stall without it
-		return 0;
-	}
-	if (f.pingpong) {
-		s->st.ctx = &f.ping;
-		return 0;
-	}
 	s->st.ctx = &f.requester;
 	return f.fed ? wire_fed(g, s, in, err) : 0;
+}
+
+int wire_pinger(Graph *, GraphStage *s, const StageInput &, std::string *)
+{
+	s->st.ctx = &s->flow->ping;
+	return 0;
+}
+
+int wire_lane(Graph *, GraphStage *s, const StageInput &, std::string *)
+{
+	for (auto &lane : s->flow->lanes)
+		if (lane->stage == s)
+			s->st.ctx = &lane->requester;
+	s->st.joined = true;   // the other lanes would stall without it
+	return 0;
+}
+
+/* The variants, one per FlowSender, chosen by the flow's shape row. */
+struct TxVariant {
+	int (*place)(Graph *g, GraphStage *s, std::string *err);
+	int (*wire)(Graph *g, GraphStage *s, const StageInput &in, std::string *err);
+};
+constexpr TxVariant kTxVariants[] = {   // in FlowSender's order
+	{place_requester, wire_requester},     // requester
+	{place_pinger, wire_pinger},           // pinger
+	{place_lane_stage, wire_lane},         // lane
+};
+static_assert(std::size(kTxVariants) == static_cast<size_t>(FlowSender::lane) + 1, "a variant for each FlowSender");
+
+const TxVariant &tx_variant(const GraphStage *s)
+{
+	return kTxVariants[static_cast<int>(s->flow->form->sender)];
+}
+
+int rdma_tx_place(Graph *g, GraphStage *s, std::string *err)
+{
+	return tx_variant(s).place(g, s, err);
+}
+
+int rdma_tx_wire(Graph *g, GraphStage *s, const StageInput &in, std::string *err)
+{
+	return tx_variant(s).wire(g, s, in, err);
 }
 
 } // namespace

@@ -521,7 +521,6 @@ void pingpong_sides_sized(void **)
 	       "  { name = \"e\"; kind = \"echo\"; lcore = 0; flow = \"f\"; } );\n");
 	assert_int_equal(p.rc, 0);
 	rp::GraphFlow &f = *p.g.flows[0];
-	assert_true(f.pingpong);
 	assert_int_equal(static_cast<int>(f.form->shape), static_cast<int>(rp::FlowShape::pingpong));
 	assert_int_equal(f.params.messages, rp::kDefaultPingPongIterations);   // no messages: ib_send_lat's default
 	assert_ptr_equal(p.stage("tx")->st.ops, &rp::kPingStage);
