@@ -2,6 +2,7 @@
 
 #include "verbs/cm.h"
 #include "control/results.h"
+#include "control/metrics.h"
 #include "control/telemetry.h"
 #include "log/log.h"
 
@@ -28,11 +29,14 @@ namespace rp {
 
 namespace {
 std::atomic<RunControl *> g_running{nullptr};
-std::atomic<int> g_stop_signal{0};
+std::atomic<bool> g_until_stopped{false};   // the running run goes on until stopped
+std::atomic<int> g_stop_signal{0};          // a signal that interrupted a run
+std::atomic<int> g_end_signal{0};           // ... that ended one that ran until stopped
 } // namespace
 
-void set_running(RunControl *ctl)
+void set_running(RunControl *ctl, bool until_stopped)
 {
+	g_until_stopped.store(until_stopped);
 	g_running.store(ctl);
 	if (ctl && g_stop_signal.load()) {   // the signal came during setup
 		ctl->stop_signal.store(g_stop_signal.load());
@@ -42,6 +46,13 @@ void set_running(RunControl *ctl)
 
 void request_stop(int sig)
 {
+	RunControl *running = g_running.load();
+	if (running && g_until_stopped.load()) {   // its way to end: as the console's quit
+		g_end_signal.store(sig);
+		running->end_signal.store(sig);
+		running->end();
+		return;
+	}
 	g_stop_signal.store(sig);
 	cm_cancel_waits();
 	if (RunControl *c = g_running.load()) {
@@ -52,7 +63,7 @@ void request_stop(int sig)
 
 bool request_stopped()
 {
-	return g_stop_signal.load() != 0;
+	return g_stop_signal.load() != 0 || g_end_signal.load() != 0;
 }
 
 int stop_signal()
@@ -164,14 +175,17 @@ int run_watched(const std::vector<LcoreJob> &jobs, Sampler *sampler, bool sample
 	if (sample && sampler_start(sampler, &err) != 0)
 		return setup_error(err);
 	view->start_tsc = rte_rdtsc();
+	view->start_unix = static_cast<double>(time(nullptr));
 	telemetry_set_run(view);
-	set_running(ctl);
+	metrics_set_run(view);
+	set_running(ctl, view->until_stopped);
 	run_lcore_jobs(jobs, tick);
 	if (after)
 		after();
-	set_running(nullptr);
+	set_running(nullptr, false);
 	sampler_stop(sampler);
 	telemetry_set_run(nullptr);
+	metrics_set_run(nullptr);
 	/* Each watcher takes the events already raised (the run's last moments) as it stops. */
 	for (AsyncEventWatch *w : async)
 		async_watch_stop(w);

@@ -91,10 +91,12 @@ struct Results;
 int write_results(const std::string &json, const std::string &csv, const Results &r, bool pass);
 
 /* The run a signal should stop (nullptr: none): request_stop() sets its abort flag and
- * says which signal; a run set running after the signal came stops at once. */
-void set_running(RunControl *ctl);
+ * says which signal; a run set running after the signal came stops at once. A run that
+ * goes on until stopped (duration 0) is ended instead, as the console's quit ends it:
+ * its normal end, no interruption. */
+void set_running(RunControl *ctl, bool until_stopped);
 void request_stop(int sig);   // async-signal-safe
 bool request_stopped();   // a signal asked the process to stop (a size sweep runs no more steps)
-int stop_signal();        // which (0: none)
+int stop_signal();        // which interrupted a run (0: none; a run until stopped is ended, not interrupted)
 
 } // namespace rp

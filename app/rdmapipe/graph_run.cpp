@@ -8,6 +8,7 @@
 
 #include "control/console.h"
 #include "control/stats.h"
+#include "control/metrics.h"
 #include "control/telemetry.h"
 #include "pipeline/graph.h"
 #include "verbs/async_events.h"
@@ -192,6 +193,8 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 	for (const auto &f : g->flows)   // a planted fault is never mistaken for a real one
 		for (const std::string &p : f->planted)
 			RP_LOG(NOTICE, PIPELINE, "rdmapipe: flow '%s': %s\n", f->conf->name.c_str(), p.c_str());
+	if (!c.run.metrics.empty() && metrics_serve(c.run.metrics, &err) != 0)
+		return setup_error(err);
 	g->listening = listening;
 	g->note = [&cli](const std::string &line) {
 		if (!cli.quiet)

@@ -146,6 +146,17 @@ std::vector<char *> eal_args(int eal_argc, char **argv, uint32_t rank, std::stri
 	return a;
 }
 
+/* The ranks of a host serve their metrics on ports of their own: run.metrics's PORT
+ * plus the rank's place among the host's ranks (docs/metrics.md). */
+void rank_metrics(const Job &j, PipelineConf *x)
+{
+	if (x->run.metrics.empty())
+		return;
+	const size_t colon = x->run.metrics.rfind(':');
+	x->run.metrics = (colon == std::string::npos ? "" : x->run.metrics.substr(0, colon + 1)) +
+			 std::to_string(addr_port(x->run.metrics) + j.local);
+}
+
 /* The settings a rank cannot honour: nothing on a terminal of its own. */
 int job_refusals(const RunOptions &cli, const PipelineConf &c)
 {
@@ -256,6 +267,7 @@ int run_rank(int eal_argc, char **argv, const RunOptions &cli, const PipelineCon
 	PipelineConf x;
 	std::string err, prefix;
 	pattern_expand(c, j.rank, ranks, &x, &err);   // as ranks_that_run did
+	rank_metrics(j, &x);
 	std::vector<char *> a = eal_args(eal_argc, argv, j.rank, &prefix);
 	int rc = eal_start(static_cast<int>(a.size()) - 1, a.data(), c.file.c_str());
 	if (rc != kExitOk) {
@@ -438,6 +450,7 @@ std::string alone_round(const RunOptions &cli, const PipelineConf &step, const J
 		RP_LOG(ERR, APP, "rdmapipe: cannot re-run '%s' alone: %s\n", k.jf.name.c_str(), eal ? err.c_str() : "EAL did not start");
 		*rc = std::max(*rc, static_cast<int>(kExitSetup));
 	} else {
+		rank_metrics(j, &x);
 		RunOptions o = cli;
 		o.output_json.clear();
 		o.output_csv.clear();

@@ -180,6 +180,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 	c.run.connect = o.connect;
 	c.run.stage_cycles = o.stage_cycles;
 	c.run.stats_period_s = o.stats_period_s;
+	c.run.metrics = o.metrics;
 	c.run.json = o.output_json;
 	c.run.csv = o.output_csv;
 	apply_cli(o, &c);
@@ -211,6 +212,8 @@ void apply_cli(const RunOptions &o, PipelineConf *c)
 	c->run.stage_cycles |= o.stage_cycles;
 	if (o.stats_period_s > 0)
 		c->run.stats_period_s = o.stats_period_s;
+	if (!o.metrics.empty())
+		c->run.metrics = o.metrics;
 	if (!o.output_json.empty())
 		c->run.json = o.output_json;
 	if (!o.output_csv.empty())
@@ -288,7 +291,7 @@ std::string flow_text(const FlowConf &f, bool last)
 	     (f.flow_window_given ? "; flow_window = " + std::to_string(f.flow_window) : std::string()) +
 	     "; inline = " + (f.inline_send ? "true" : "false") +
 	     "; rate = " + num(f.rate_pps) + "; " +
-	     (f.duration_s > 0 ? "duration = " + num(f.duration_s) : "messages = " + std::to_string(f.messages) + "L") +
+	     (f.duration_s > 0 ? "duration = " + num(until_stopped(f.duration_s) ? 0 : f.duration_s) : "messages = " + std::to_string(f.messages) + "L") +
 	     "; verify = " + (f.verify ? "true" : "false") + "; pool = \"" + f.pool + "\";\n    post_api = \"" +
 	     (f.post_api == PostApi::wr ? "wr" : "classic") + "\"; fence = " + (f.fence ? "true" : "false") +
 	     "; rnr_retry = " + std::to_string(f.rnr_retry) + "; retry_cnt = " + std::to_string(f.retry_cnt) + "; min_rnr_timer = " + std::to_string(f.min_rnr_timer) + "; }" +
@@ -353,6 +356,8 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 	     (c.run.stage_cycles ? "true" : "false") + ";\n";
 	if (conf_connects_hosts(c))   // elsewhere the key is refused: it would bound nothing
 		t += "  connect_timeout = " + num(c.run.connect_timeout_s) + ";\n";
+	if (!c.run.metrics.empty())
+		t += "  metrics = \"" + c.run.metrics + "\";\n";
 	if (!c.run.json.empty() || !c.run.csv.empty()) {
 		t += "  output = {";
 		if (!c.run.json.empty())

@@ -40,7 +40,7 @@ const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output", "file", "snaplen"};
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles",
-					   "connect_timeout"};
+					   "connect_timeout", "metrics"};
 const std::vector<std::string> kOutputKeys = {"json", "csv"};
 /* The verb key's choices, kVerbs' names in its order (a choice's index is its row). */
 const std::vector<std::string> kVerbNames = [] {
@@ -279,6 +279,8 @@ bool read_flow(Reader &r, const Setting &g, FlowConf *f)
 	    !r.uint_as(g, "rnr_retry", 0, 7, &f->rnr_retry) || !r.uint_as(g, "retry_cnt", 0, 7, &f->retry_cnt) ||
 	    !r.uint_as(g, "min_rnr_timer", 0, 31, &f->min_rnr_timer) || !r.choice(g, "post_api", {"classic", "wr"}, &post_api))
 		return false;
+	if (r.find(g, "duration") && f->duration_s == 0)
+		f->duration_s = kUntilStoppedS;
 	f->post_api = post_api ? PostApi::wr : PostApi::classic;
 	f->transport = transport == 1 ? Transport::uc : Transport::rc;
 	f->verb = kVerbs[verb].verb;
@@ -381,6 +383,8 @@ bool read_run(Reader &r, const Setting &root, PipelineConf *c)
 	if (!r.keys(*g, kRunKeys, &c->run.keys) || !r.seconds(*g, "duration", &c->run.duration_s) ||
 	    !r.seconds(*g, "warmup", &c->run.warmup_s) || !r.seconds(*g, "stats_period", &c->run.stats_period_s))
 		return false;
+	if (r.find(*g, "duration") && c->run.duration_s == 0)
+		c->run.duration_s = kUntilStoppedS;
 	int connect = 0;
 	if (!r.choice(*g, "connect", {"cm", "direct"}, &connect) || !r.boolean(*g, "stage_cycles", &c->run.stage_cycles))
 		return false;
@@ -396,6 +400,10 @@ bool read_run(Reader &r, const Setting &root, PipelineConf *c)
 		}
 		c->run.connect_timeout_s = v;
 	}
+	if (!r.string(*g, "metrics", &c->run.metrics))
+		return false;
+	if (!c->run.metrics.empty() && !addr_listen(c->run.metrics))
+		return r.fail((*g)["metrics"], "'" + c->run.metrics + "' is not [IPV4:]PORT (the Prometheus endpoint's address)");
 	if (const Setting *o = r.find(*g, "output")) {
 		if (!o->isGroup())
 			return r.fail(*o, "expected a group { json = \"FILE\"; csv = \"FILE\"; }");

@@ -158,6 +158,7 @@ struct RunConf {
 	std::string csv;
 	ConnectPath connect = ConnectPath::cm;   // loopback QP pairs: rdma_cm, or directly
 	bool stage_cycles = false;  // the lcore loops count TSC cycles per stage call
+	std::string metrics;        // the Prometheus endpoint's [IPV4:]PORT ("": none; --metrics)
 	double stall_timeout_s = 10;   // a running flow with no progress for this long gives up (--stall-timeout)
 	double connect_timeout_s = kDefaultConnectTimeoutS;   // connecting waits this long for the other host (connect_timeout)
 	bool quiet = false;            // no progress lines (-q)

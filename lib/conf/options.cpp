@@ -201,7 +201,8 @@ int settle_pingpong(ParseState *st, std::string *err)
 		return -1;
 	}
 	if (o->duration_s > 0) {
-		*err = "--pingpong: give --messages (iterations), not --duration";
+		*err = until_stopped(o->duration_s) ? "--pingpong: give --messages (iterations); a ping-pong does not yet go on until stopped (-t 0)"
+						    : "--pingpong: give --messages (iterations), not --duration";
 		return -1;
 	}
 	if (!st->have_size)

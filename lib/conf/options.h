@@ -104,6 +104,7 @@ struct RunOptions {
 	 * as given (KeyLines, line 0), so the validator checks and names them. */
 	std::vector<std::string> keys_given;
 	std::string output_json;        // results files written at the end ("": none)
+	std::string metrics;            // --metrics: the Prometheus endpoint's [IPV4:]PORT ("": none)
 	std::string output_csv;
 	std::vector<std::string> flow_names;   // from a pipeline file; else flow0, flow1, ...
 	bool tx_gen_stage = false;      // gen stages feeding the requester keep the flow's rate
@@ -114,6 +115,12 @@ struct RunOptions {
 	uint32_t pool_count = 0, pool_cache = 0;   // the flow's pool (pool_cache: with a count)
 	double warmup_s = 0;            // run.warmup: rates leave out what completes before it
 };
+
+/* duration = 0 (-t 0): the run goes on until it is stopped (SIGINT, SIGTERM, the
+ * console's quit), then ends as a duration run ends; a duration no clock reaches
+ * (31 years; times the TSC's rate it still fits 64 bits), above any given one (1e6 s). */
+inline constexpr double kUntilStoppedS = 1e9;
+inline bool until_stopped(double duration_s) { return duration_s >= kUntilStoppedS; }
 
 inline constexpr uint64_t kDefaultMessages = 1000000;
 inline constexpr uint64_t kDefaultPingPongIterations = 100000;

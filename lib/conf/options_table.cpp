@@ -211,8 +211,15 @@ const OptionSpec kOptions[] = {
 			return set_uint(st, &st.o->messages, a, 1, UINT64_MAX >> 1);
 		}, "messages"},
 	{"duration", 't', "SEC",
-		"stop after SEC seconds instead of a count",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_seconds(st, &st.o->duration_s, a); }, "duration"},
+		"stop after SEC seconds instead of a count; 0: until stopped\n"
+		"(SIGINT, SIGTERM, the console's quit; then the summary, exit 0)",
+		nullptr, kShapes, [](ParseState &st, const char *a) {
+			if (strcmp(a, "0") == 0) {
+				st.o->duration_s = kUntilStoppedS;
+				return std::string();
+			}
+			return set_seconds(st, &st.o->duration_s, a);
+		}, "duration"},
 	{"batch", 'b', "N",
 		"work requests per chain, one ibv_post_send each (1..512, default 32)",
 		nullptr, kShapes, [](ParseState &st, const char *a) {
@@ -289,6 +296,12 @@ const OptionSpec kOptions[] = {
 			st.o->interactive = true;
 			return std::string();
 		}},
+	{"metrics", 0, "[ADDR:]PORT",
+		"serve Prometheus metrics at http://ADDR:PORT/metrics while the\n"
+		"run goes on (docs/metrics.md; default ADDR: every IPv4 address)",
+		nullptr, kAside, [](ParseState &st, const char *a) {
+			return set_addr(st, &st.o->metrics, a, addr_listen, "[IPV4:]PORT (a port in 1..65535)");
+		}, "metrics"},
 	{"stats-period", 0, "N",
 		"print a line per flow every N seconds (rate, outstanding, errors,\n"
 		"progress), then the summary",

@@ -196,6 +196,9 @@ void print_latency(Report &out, const Graph &g)
 /* How the run ended, and the verdict the tests grep for. */
 void print_verdict(Report &out, const Graph &g, const Totals &x, int sig)
 {
+	if (const int end = g.run.end_signal.load())
+		out.put("  run:                 went on until stopped, ended by %s: a last message per QP, every check made\n",
+		        end == SIGINT ? "SIGINT" : end == SIGTERM ? "SIGTERM" : "a signal");
 	if (sig)
 		out.put("  run:                 stopped by %s before its end: no new posts, what was in flight completed; "
 		        "the counts cover what ran\n", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");

@@ -66,6 +66,15 @@ static const FlowLive *ends_live(const GraphFlow &f)
 	return f.tx ? &f.requester.flow_live[0] : &f.responder.arrived;
 }
 
+/* What the metrics label a flow's series with, and its latency histogram. */
+static void flow_labels(const GraphFlow &f, const char *role, const Histogram *latency, FlowView *fv)
+{
+	fv->transport = f.params.uc ? "uc" : "rc";
+	fv->role = role;
+	fv->peer = f.remote ? f.remote->addr.str : "";   // a server: the address it listens on
+	fv->latency = latency;
+}
+
 /* A flow per lane: its messages over the QPs it posts to. */
 void view_lanes(const GraphFlow &f, RunView *v)
 {
@@ -73,6 +82,7 @@ void view_lanes(const GraphFlow &f, RunView *v)
 		const std::string name = f.conf->name + "@lcore" + std::to_string(ln->lcore->lcore);
 		v->flows.push_back({name, ln->requester.nqps, f.params.verb, f.params.msg_bytes, f.params.batch, f.params.signal_every,
 				    ln->params.duration_s > 0 ? 0 : ln->params.messages, &ln->requester.flow_live[0], &ln->requester.flow_ctl[0]});
+		flow_labels(f, "lane", &ln->requester.flow_latency[0], &v->flows.back());
 		for (uint32_t k = 0; k < ln->requester.nqps; k++)
 			v->qps.push_back({name, k, ln->requester.qps[k].qp->qp_num, "requester"});
 	}
@@ -83,6 +93,8 @@ void view_pingpong(const GraphFlow &f, RunView *v)
 {
 	v->flows.push_back({f.conf->name, f.params.qps, f.params.verb, f.params.msg_bytes, 1, f.params.signal_every, f.params.messages,
 			    pingpong_live(f), nullptr});
+	flow_labels(f, f.tx ? "ping" : "echo", pingpong_half_rtt(f), &v->flows.back());
+	v->flows.back().half_rtt = true;
 	for (uint32_t k = 0; k < f.params.qps; k++) {
 		if (f.tx)
 			v->qps.push_back({f.conf->name, k, f.ping.qps[k].qp->qp_num, "ping"});
@@ -98,6 +110,7 @@ void view_ends(const GraphFlow &f, RunView *v)
 	const bool server = f.serves();
 	v->flows.push_back({f.conf->name, f.params.qps, f.params.verb, f.params.msg_bytes, f.params.batch, f.params.signal_every,
 			    !server && f.params.duration_s > 0 ? 0 : f.params.messages, ends_live(f), server ? nullptr : &f.requester.flow_ctl[0]});
+	flow_labels(f, server ? "server" : f.remote ? "client" : "requester", ends_latency(f), &v->flows.back());
 	for (uint32_t k = 0; k < f.params.qps; k++) {
 		if (f.tx)
 			v->qps.push_back({f.conf->name, k, f.requester.qps[k].qp->qp_num, "requester"});
@@ -132,6 +145,8 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 	v.what = what;
 	v.tsc_hz = static_cast<double>(rte_get_tsc_hz());
 	v.duration_s = c.run.duration_s;
+	for (const auto &f : g.flows)
+		v.until_stopped |= until_stopped(f->params.duration_s);
 	v.ctl = const_cast<RunControl *>(&g.run);
 	for (const auto &f : g.flows)
 		shape_report(*f).view(*f, &v);

@@ -59,7 +59,7 @@ FlowRates flow_rates(const RunView &v, size_t flow, const Sample &base, const Sa
 	r.retx_timeout = b.retx_timeout >= z.retx_timeout ? b.retx_timeout - z.retx_timeout : 0;
 	if (f.target)
 		r.progress = std::min(1.0, static_cast<double>(b.completed) / static_cast<double>(f.target));
-	else if (v.duration_s > 0 && v.tsc_hz > 0 && now.tsc > v.start_tsc)
+	else if (v.duration_s > 0 && !until_stopped(v.duration_s) && v.tsc_hz > 0 && now.tsc > v.start_tsc)
 		r.progress = std::min(1.0, static_cast<double>(now.tsc - v.start_tsc) / v.tsc_hz / v.duration_s);
 	return r;
 }

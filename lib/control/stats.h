@@ -8,6 +8,7 @@
 
 #include "conf/options.h"
 #include "engine/counters.h"
+#include "engine/histogram.h"
 #include "engine/run_control.h"
 #include "control/hw_counters.h"
 
@@ -30,6 +31,12 @@ struct FlowView {
 	uint64_t target = 0;          // messages to send (0: a duration)
 	const FlowLive *live = nullptr;
 	FlowControl *ctl = nullptr;   // nullptr: nothing to set (the far end of a two-process run)
+	/* For the metrics' labels and latency (graph_view's flow_labels). */
+	std::string transport;        // "rc", "uc"
+	std::string role;             // this end's: "requester", "server", "ping", "echo", "lane"
+	std::string peer;             // the other host ("": both ends here)
+	const Histogram *latency = nullptr;   // ns: post to completion, or half round trips
+	bool half_rtt = false;        // latency is a ping-pong's half round trips
 };
 
 struct LcoreView {
@@ -68,7 +75,9 @@ struct RunView {
 	std::vector<std::string> config;   // "key: value" lines for show config
 	double tsc_hz = 0;
 	double duration_s = 0;        // a duration run's length (0: message counts)
+	bool until_stopped = false;   // a flow goes on until stopped (duration 0): a signal ends the run
 	uint64_t start_tsc = 0;
+	double start_unix = 0;        // the run's start, seconds since the epoch
 	std::vector<FlowView> flows;
 	std::vector<LcoreView> lcores;
 	std::vector<PoolView> pools;

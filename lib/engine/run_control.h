@@ -16,6 +16,7 @@ struct alignas(64) RunControl {
 	std::atomic<bool> abort{false};            // any lcore: wo on a fatal error, all: ro
 	std::atomic<const char *> abort_why{nullptr};   // a static reason, stored before abort (async events' hook)
 	std::atomic<int> stop_signal{0};           // the signal that stopped the run (main's handler: wo)
+	std::atomic<int> end_signal{0};            // ... that ended a run that went on until stopped
 	/* The control plane's (the console's start, stop and quit), read by the roles: */
 	std::atomic<bool> paused{false};           // post nothing new; no stall is counted meanwhile
 	std::atomic<bool> end_now{false};          // end as a duration run ends: a last message per QP

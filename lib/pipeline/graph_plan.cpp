@@ -77,7 +77,9 @@ int plan_pingpong(const PipelineConf &c, GraphFlow *f, std::string *err)
 	}
 	if (f->params.duration_s > 0) {
 		*err = (fc.duration_s > 0 ? key("duration") : at(c, fc.line, "run.duration")) +
-		       "a ping-pong runs a number of round trips (messages), not a duration";
+		       (until_stopped(f->params.duration_s) ? "a ping-pong runs a number of round trips (messages); it does not "
+							      "yet go on until stopped (duration 0)"
+							    : "a ping-pong runs a number of round trips (messages), not a duration");
 		return -1;
 	}
 	if (fc.messages == 0)

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Watching a run on rxe: --stats-period prints a line per flow every period, then the
-# summary; DPDK telemetry answers /rdmapipe/... from a running instance (queried with
-# dpdk-telemetry.py); the console (-i), driven through a pseudo-terminal, shows stats,
-# changes a flow's rate and batch, pauses and resumes, refuses bad input with a hint,
-# and quit ends the run with its summary.
+# summary; a run that goes on until stopped (-t 0) answers DPDK telemetry's
+# /rdmapipe/... (queried with dpdk-telemetry.py) and serves --metrics to a real
+# Prometheus server scraping it every second (its HTTP API answers rate(),
+# histogram_quantile(), a hw_counter and the build's info; promtool finds nothing to say
+# of a scrape), then SIGTERM ends it with its summary, results and exit 0; the console
+# (-i), driven through a pseudo-terminal, shows stats, changes a flow's rate and batch,
+# pauses and resumes, refuses bad input with a hint, and quit ends the run with its
+# summary.
 . "$(dirname "$0")/lib.sh"
 need_device
 export TESTDIR
@@ -40,20 +44,80 @@ expect_eq "QP sharing with stats lines: exit status" "$rc" 0
 expect_grep "$out" "^  shared@lcore1 +[0-9.]+ Mmsg/s .* of 100000 \([0-9.]+%\)$"
 rm -f "$c"
 
+# Prometheus's answers about the running instance (its HTTP API, from one Python): it
+# waits, bounded, until the rate of completed messages is above 0 for both flows (two
+# scrapes of them, the first some 6 s after the server started), then asks for the
+# p99 of the completion latency, a port's hw_counter and the build's info; and
+# promtool checks one scrape of the endpoint.
+prometheus_checks() {
+	curl -sf http://127.0.0.1:19464/metrics >"$prom_dir/scrape" || { echo "FAIL: no scrape from --metrics"; fails=$((fails + 1)); }
+	if promtool check metrics <"$prom_dir/scrape" >"$prom_dir/lint" 2>&1; then
+		echo "ok: promtool check metrics: nothing to say"
+	else
+		echo "FAIL: promtool check metrics:"; cat "$prom_dir/lint"; fails=$((fails + 1))
+	fi
+	python3 - "$DEV" <<-'PY' && echo "ok: Prometheus scraped the run" || { echo "FAIL: Prometheus's answers"; cat "$prom_dir/log"; fails=$((fails + 1)); }
+		import json, sys, time, urllib.parse, urllib.request
+		dev = sys.argv[1]
+		def q(expr):
+		    url = 'http://127.0.0.1:19090/api/v1/query?' + urllib.parse.urlencode({'query': expr})
+		    r = json.load(urllib.request.urlopen(url, timeout=10))
+		    assert r['status'] == 'success', r
+		    return {s['metric'].get('flow', ''): float(s['value'][1]) for s in r['data']['result']}
+		end = time.monotonic() + 90
+		while True:
+		    try:
+		        rate = q('rate(rdmapipe_flow_messages_completed_total[5s])')
+		    except OSError:   # not listening yet
+		        rate = {}
+		    if len(rate) == 2 and all(v > 0 for v in rate.values()):
+		        break
+		    assert time.monotonic() < end, f'90 s and no rate of both flows: {rate}'
+		    time.sleep(0.5)
+		print('rate of completed messages:', rate)
+		p99 = q('histogram_quantile(0.99, rate(rdmapipe_flow_completion_latency_seconds_bucket[5s]))')
+		print('p99 completion latency (s):', p99)
+		assert len(p99) == 2 and all(0 < v < 1 for v in p99.values()), p99
+		pkts = q(f'rdmapipe_port_sent_pkts_total{{device="{dev}",port="1"}}')
+		assert pkts and list(pkts.values())[0] > 0, pkts
+		build = q('rdmapipe_build_info{version!="",dpdk!="",rdma_core!=""}')
+		assert list(build.values()) == [1.0], build
+	PY
+}
+
 # Telemetry from a running instance: its own runtime directory, so the socket is known.
 TEL=${DPDK_TELEMETRY:-dpdk-telemetry.py}
 if ! command -v "$TEL" >/dev/null; then
 	echo "FAIL: $TEL not found (Debian package dpdk-dev)"; fails=$((fails + 1))
 else
 	prefix=rptel$$
-	# A run that lasts until the test stops it (SIGINT, once every question below has
-	# its answer): the checks wait for what they need, never for a run of fixed length
-	# to end (an 8 s run once ended before a busy guest had answered; under load a
-	# Python start alone takes seconds there). -t 600 and the timeout only bound a test
-	# gone wrong.
+	# Prometheus first: it scrapes its first target some 6 s after it starts, which
+	# overlaps the run's setup.
+	prom_dir=$(mktemp -d)
+	prom_up=
+	if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
+		cat >"$prom_dir/prom.yml" <<-'EOF'
+			global: {scrape_interval: 1s, evaluation_interval: 1s}
+			scrape_configs:
+			  - job_name: rdmapipe
+			    static_configs: [{targets: ['127.0.0.1:19464']}]
+		EOF
+		prometheus --config.file="$prom_dir/prom.yml" --storage.tsdb.path="$prom_dir/data" \
+			--web.listen-address=127.0.0.1:19090 >"$prom_dir/log" 2>&1 &
+		prom_up=$!
+		on_exit "kill $prom_up 2>/dev/null; rm -rf $prom_dir"
+	else
+		echo "FAIL: prometheus or promtool not found (Debian package prometheus)"; fails=$((fails + 1))
+	fi
+	json=$(mktemp --suffix=.json)
+	# A run that goes on until the test stops it (-t 0; SIGTERM once every question
+	# below has its answer): the checks wait for what they need, never for a run of
+	# fixed length to end (an 8 s run once ended before a busy guest had answered; under
+	# load a Python start alone takes seconds there). The timeout only bounds a test gone
+	# wrong.
 	# shellcheck disable=SC2046
-	run_bg "$out" timeout -k 5 660 "$RDMAPIPE" $(eal_args | sed 's/--in-memory//') --file-prefix $prefix -- -d "$DEV" -t 600 -Q 1,1 \
-		--rate 20000
+	run_bg "$out" timeout -k 5 660 "$RDMAPIPE" $(eal_args | sed 's/--in-memory//') --file-prefix $prefix -- -d "$DEV" -t 0 -Q 1,1 \
+		--rate 20000 --metrics 127.0.0.1:19464 --output "$json"
 	pid=$bg_pid
 	tel=$(mktemp)
 	# EAL's init, the telemetry socket among it, is done once the run says it runs.
@@ -89,16 +153,20 @@ PY
 		echo /rdmapipe/config | timeout 60 "$TEL" -f $prefix >"$tel.py" 2>&1
 		expect_grep "$tel.py" '^\{"/rdmapipe/config": \{.*"device"'
 		rm -f "$tel.py"
+		[ -n "$prom_up" ] && prometheus_checks
 	fi
 	# To timeout, which passes it to rdmapipe and then to its process group: rdmapipe
-	# gets SIGINT twice at once, one stop (a second one a second later would end it).
-	kill -INT $pid
+	# gets SIGTERM twice at once, one end (a second one a second later would kill it).
+	kill -TERM $pid
 	wait $pid
 	rc=$?
 	echo "--- telemetry replies"; cat "$tel"
-	echo "--- the run, stopped by SIGINT"; cat "$out"
-	expect_eq "telemetry run, stopped by SIGINT: exit status" "$rc" 130
-	expect_grep "$out" "^result: INTERRUPTED$"
+	echo "--- the run, until stopped by SIGTERM"; cat "$out"
+	expect_eq "a run until stopped, ended by SIGTERM: exit status" "$rc" 0
+	expect_grep "$out" "^  run: +went on until stopped, ended by SIGTERM"
+	expect_grep "$out" "^result: PASS$"
+	json_check "$json" "assert r['run']['result'] == 'PASS', r['run']" "until stopped: its results say PASS"
+	rm -f "$json"
 	expect_eq "telemetry run: payload errors" "$(field "$out" 'payload errors')" 0
 	python3 - "$tel" <<'PY' && echo "ok: telemetry replies" || { echo "FAIL: telemetry replies"; fails=$((fails + 1)); }
 import json, sys

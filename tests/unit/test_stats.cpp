@@ -1,8 +1,14 @@
 /* The control plane's stats: samples of the lcores' published totals, rates between
  * two samples, totals since a baseline, progress, the printed line, and the rates the
  * console takes. Plain data: no EAL, no device. */
+#include "control/metrics.h"
 #include "control/stats.h"
 #include "view_rig.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "cmocka_cpp.h"
 
@@ -10,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -155,6 +162,153 @@ void flows_by_name(void **)
 	assert_string_equal(known.c_str(), "bw, lat");
 }
 
+/* The metrics a scrape gets: each flow's counters under its labels, the latency as a
+ * Prometheus histogram (seconds, cumulative; an engine bucket that straddles a bound
+ * counts in the next), the lcores' polls, and between runs the build's only. */
+void metrics_of_a_run(void **)
+{
+	Rig g;
+	g.set(1000, 900, 3);
+	g.live.by_status[IBV_WC_REM_ACCESS_ERR].store(3);
+	g.req.polls_busy.store(30);
+	g.req.polls_idle.store(10);
+	rp::Histogram h;
+	h.record(3000);      // 3 us: le 5e-06
+	h.record(3000);
+	h.record(150000);    // 150 us: le 0.0002
+	h.record(2000000);   // 2 ms: its bucket (1998848..2007039 ns) straddles 0.002: le 0.005
+	g.v.flows[0].transport = "rc";
+	g.v.flows[0].role = "requester";
+	g.v.flows[0].latency = &h;
+	g.v.start_unix = 1.7e9;
+	const std::string t = rp::metrics_text(&g.v);
+	const std::string l = "{flow=\"bw\",verb=\"write_imm\",transport=\"rc\",role=\"requester\"}";
+	for (const std::string &want : std::vector<std::string>{
+		     "rdmapipe_running 1\n",
+		     "# TYPE rdmapipe_flow_messages_sent_total counter\n",
+		     "rdmapipe_flow_messages_sent_total" + l + " 1000\n",
+		     "rdmapipe_flow_messages_completed_total" + l + " 900\n",
+		     "rdmapipe_flow_completed_bytes_total" + l + " 57600\n",
+		     "rdmapipe_flow_outstanding_messages" + l + " 100\n",
+		     "rdmapipe_flow_completion_errors_total" + l + " 3\n",
+		     "rdmapipe_flow_target_messages" + l + " 2000\n",
+		     "# TYPE rdmapipe_flow_completion_latency_seconds histogram\n",
+		     "rdmapipe_flow_completion_latency_seconds_count" + l + " 4\n",
+		     "rdmapipe_lcore_polls_total{lcore=\"1\",role=\"requester\",result=\"busy\"} 30\n",
+		     "rdmapipe_lcore_polls_total{lcore=\"1\",role=\"requester\",result=\"idle\"} 10\n",
+	     }) {
+		if (t.find(want) == std::string::npos)
+			fail_msg("no '%s' in:\n%s", want.c_str(), t.c_str());
+	}
+	auto bucket = [&](const char *le) {
+		const std::string k = "rdmapipe_flow_completion_latency_seconds_bucket{flow=\"bw\",verb=\"write_imm\",transport=\"rc\",role=\"requester\",le=\"" +
+				      std::string(le) + "\"} ";
+		const size_t at = t.find(k);
+		if (at == std::string::npos)
+			fail_msg("no bucket le=%s in:\n%s", le, t.c_str());
+		return atoll(t.c_str() + at + k.size());
+	};
+	assert_int_equal(bucket("2e-06"), 0);
+	assert_int_equal(bucket("5e-06"), 2);
+	assert_int_equal(bucket("0.0001"), 2);
+	assert_int_equal(bucket("0.0002"), 3);
+	assert_int_equal(bucket("0.002"), 3);
+	assert_int_equal(bucket("0.005"), 4);
+	assert_int_equal(bucket("+Inf"), 4);
+	assert_non_null(strstr(t.c_str(), "rdmapipe_flow_completion_errors_by_status_total{flow=\"bw\",verb=\"write_imm\",transport=\"rc\","
+					  "role=\"requester\",status=\"remote access error\"} 3\n"));
+	/* Between runs: the build's metrics only. */
+	const std::string none = rp::metrics_text(nullptr);
+	assert_non_null(strstr(none.c_str(), "rdmapipe_running 0\n"));
+	assert_non_null(strstr(none.c_str(), "rdmapipe_build_info{version=\""));
+	assert_null(strstr(none.c_str(), "rdmapipe_flow_"));
+}
+
+/* promtool (Debian's prometheus) finds nothing to say of a scrape. */
+void metrics_pass_promtool(void **)
+{
+	if (system("command -v promtool >/dev/null 2>&1") != 0) {
+		const char *ci = getenv("CI");
+		if (ci && *ci)
+			fail_msg("promtool missing (tools/install-deps installs prometheus)");
+		skip();
+	}
+	Rig g;
+	g.set(10, 9, 1);
+	g.live.by_status[IBV_WC_RETRY_EXC_ERR].store(1);
+	g.live.reliable = true;
+	rp::Histogram h;
+	h.record(12345);
+	g.v.flows[0].transport = "uc";
+	g.v.flows[0].role = "client";
+	g.v.flows[0].peer = "10.0.0.2:18515";
+	g.v.flows[0].latency = &h;
+	g.v.flows[0].half_rtt = true;
+	const std::string path = std::string(P_tmpdir) + "/rp_metrics." + std::to_string(getpid());
+	FILE *f = fopen(path.c_str(), "w");
+	assert_non_null(f);
+	const std::string t = rp::metrics_text(&g.v);
+	fputs(t.c_str(), f);
+	fclose(f);
+	const int rc = system(("promtool check metrics < " + path + " >&2").c_str());
+	unlink(path.c_str());
+	if (rc != 0)
+		fail_msg("promtool check metrics refused:\n%s", t.c_str());
+}
+
+/* A port in 1..65535 nobody listens on, and a socket that holds it (closed: free). */
+int bound_socket(uint16_t *port)
+{
+	const int fd = socket(AF_INET, SOCK_STREAM, 0);
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t n = sizeof(a);
+	assert_int_equal(bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, reinterpret_cast<sockaddr *>(&a), &n), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* The endpoint serves what metrics_text gives; a port another socket listens on is
+ * refused with its cause. */
+void metrics_served(void **)
+{
+	uint16_t port;
+	int fd = bound_socket(&port);
+	assert_int_equal(listen(fd, 1), 0);
+	std::string err;
+	const std::string addr = "127.0.0.1:" + std::to_string(port);
+	assert_int_equal(rp::metrics_serve(addr, &err), -1);
+	if (err.find("run.metrics (--metrics) " + addr + ": cannot listen there: Address already in use") == std::string::npos)
+		fail_msg("%s", err.c_str());
+	close(fd);
+	assert_int_equal(rp::metrics_serve(addr, &err), 0);
+	assert_int_equal(rp::metrics_serve(addr, &err), 0);   // already: nothing
+	Rig g;
+	g.set(7, 7, 0);
+	rp::metrics_set_run(&g.v);
+	const int c = socket(AF_INET, SOCK_STREAM, 0);
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(c, reinterpret_cast<sockaddr *>(&a), sizeof(a)), 0);
+	const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+	assert_int_equal(write(c, req, sizeof(req) - 1), sizeof(req) - 1);
+	std::string got;
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(c, buf, sizeof(buf))) > 0)
+		got.append(buf, static_cast<size_t>(n));
+	close(c);
+	rp::metrics_set_run(nullptr);
+	rp::metrics_stop();
+	assert_non_null(strstr(got.c_str(), "HTTP/1.1 200"));
+	assert_non_null(strstr(got.c_str(), "rdmapipe_flow_messages_completed_total{flow=\"bw\""));
+	assert_non_null(strstr(got.c_str(), "rdmapipe_running 1\n"));
+}
+
 } // namespace
 
 int main()
@@ -166,6 +320,9 @@ int main()
 		cmocka_unit_test(device_counters),
 		cmocka_unit_test(receiving_side_lines),
 		cmocka_unit_test(flows_by_name),
+		cmocka_unit_test(metrics_of_a_run),
+		cmocka_unit_test(metrics_pass_promtool),
+		cmocka_unit_test(metrics_served),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -1,0 +1,368 @@
+#include "control/metrics.h"
+#include "conf/config.h"
+#include "log/log.h"
+
+#include <prometheus/check_names.h>
+#include <prometheus/collectable.h>
+#include <prometheus/exposer.h>
+#include <prometheus/text_serializer.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_lcore.h>
+#include <rte_version.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#ifndef RDMAPIPE_RDMA_CORE_VERSION
+#define RDMAPIPE_RDMA_CORE_VERSION "unknown"
+#endif
+
+namespace rp {
+
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using Labels = std::vector<ClientMetric::Label>;
+
+/* Latency buckets, seconds: 1-2-5 from 1 us to 1 s (the engine's own buckets, 0.8 %
+ * wide, are summed into these; one that straddles a bound counts in the next). */
+constexpr double kLatencyBounds[] = {1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3,
+				     2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1, 0.2, 0.5, 1.0};
+constexpr size_t kNumBounds = sizeof(kLatencyBounds) / sizeof(kLatencyBounds[0]);
+
+/* The families of one scrape, each name once (Prometheus refuses a scrape that gives a
+ * name's HELP twice), in the order first named. */
+class Families {
+public:
+	MetricFamily &family(const std::string &name, const char *help, MetricType type)
+	{
+		for (MetricFamily &f : v_)
+			if (f.name == name)
+				return f;
+		v_.push_back({name, help, type, {}});
+		return v_.back();
+	}
+	void value(const std::string &name, const char *help, MetricType type, Labels labels, double x)
+	{
+		ClientMetric m;
+		m.label = std::move(labels);
+		(type == MetricType::Counter ? m.counter.value : m.gauge.value) = x;
+		family(name, help, type).metric.push_back(std::move(m));
+	}
+	void counter(const std::string &name, const char *help, Labels labels, double x)
+	{
+		value(name, help, MetricType::Counter, std::move(labels), x);
+	}
+	void gauge(const std::string &name, const char *help, Labels labels, double x)
+	{
+		value(name, help, MetricType::Gauge, std::move(labels), x);
+	}
+	std::vector<MetricFamily> take() { return std::move(v_); }
+
+private:
+	std::vector<MetricFamily> v_;
+};
+
+Labels flow_labels(const FlowView &f)
+{
+	Labels l = {{"flow", f.name}, {"verb", verb_name(f.verb)}, {"transport", f.transport}, {"role", f.role}};
+	if (!f.peer.empty())
+		l.push_back({"peer", f.peer});
+	return l;
+}
+
+Labels plus(Labels l, const char *name, const std::string &value)
+{
+	l.push_back({name, value});
+	return l;
+}
+
+/* The engine's histogram (ns) as a Prometheus one (seconds): cumulative counts at each
+ * bound, the count being what was read (so +Inf equals it within the scrape). */
+ClientMetric::Histogram latency_of(const Histogram &h)
+{
+	ClientMetric::Histogram out;
+	uint64_t at[kNumBounds] = {}, total = 0;
+	for (size_t i = 0; i < Histogram::kBuckets; i++) {
+		const uint64_t n = h.bucket_count(i);
+		if (n == 0)
+			continue;
+		total += n;
+		const double upper_s = static_cast<double>(Histogram::upper(i)) * 1e-9;
+		for (size_t b = 0; b < kNumBounds; b++)
+			if (upper_s <= kLatencyBounds[b] * (1 + 1e-12)) {
+				at[b] += n;
+				break;
+			}
+	}
+	uint64_t cum = 0;
+	for (size_t b = 0; b < kNumBounds; b++) {
+		cum += at[b];
+		out.bucket.push_back({cum, kLatencyBounds[b]});
+	}
+	out.sample_count = total;
+	out.sample_sum = static_cast<double>(h.sum()) * 1e-9;
+	return out;
+}
+
+void add_flow(Families &m, const FlowView &f)
+{
+	const Labels l = flow_labels(f);
+	const FlowLive &x = *f.live;
+	const uint64_t sent = x.sent.load(std::memory_order_relaxed), done = x.completed.load(std::memory_order_relaxed);
+	m.gauge("rdmapipe_flow_info", "A flow's settings (value 1)",
+		plus(plus(plus(l, "size_bytes", std::to_string(f.msg_bytes)), "qps", std::to_string(f.qps)), "batch", std::to_string(f.batch)), 1);
+	m.counter("rdmapipe_flow_messages_sent_total", "Messages posted", l, static_cast<double>(sent));
+	m.counter("rdmapipe_flow_messages_completed_total", "Messages completed and checked (a ping-pong: echoes back; a server: arrived)", l,
+		  static_cast<double>(done));
+	m.counter("rdmapipe_flow_completed_bytes_total", "Payload bytes of the completed messages", l,
+		  static_cast<double>(done) * f.msg_bytes);
+	m.gauge("rdmapipe_flow_outstanding_messages", "Messages posted and not yet completed", l,
+		static_cast<double>(sent >= done ? sent - done : 0));
+	m.counter("rdmapipe_flow_completion_errors_total", "Work completions in error", l,
+		  static_cast<double>(x.errors.load(std::memory_order_relaxed)));
+	for (unsigned s = 1; s < kWcStatusCount; s++)   // the statuses seen only: few series
+		if (uint64_t n = x.by_status[s].load(std::memory_order_relaxed))
+			m.counter("rdmapipe_flow_completion_errors_by_status_total", "Work completions in error, by ibv_wc_status",
+				  plus(l, "status", ibv_wc_status_str(static_cast<ibv_wc_status>(s))), static_cast<double>(n));
+	if (x.reliable) {
+		const char *help = "Retransmissions of UC made reliable in software (fast: a hole below an ACK; timeout)";
+		m.counter("rdmapipe_flow_retransmissions_total", help, plus(l, "reason", "fast"),
+			  static_cast<double>(x.retx_fast.load(std::memory_order_relaxed)));
+		m.counter("rdmapipe_flow_retransmissions_total", help, plus(l, "reason", "timeout"),
+			  static_cast<double>(x.retx_timeout.load(std::memory_order_relaxed)));
+	}
+	if (f.target)
+		m.gauge("rdmapipe_flow_target_messages", "Messages the flow is to send (absent: a duration, or until stopped)", l,
+			static_cast<double>(f.target));
+	if (f.latency) {
+		const char *name = f.half_rtt ? "rdmapipe_flow_half_round_trip_seconds" : "rdmapipe_flow_completion_latency_seconds";
+		const char *help = f.half_rtt ? "A ping-pong's half round trips" : "Post to signalled completion, per chain";
+		ClientMetric c;
+		c.label = l;
+		c.histogram = latency_of(*f.latency);
+		m.family(name, help, MetricType::Histogram).metric.push_back(std::move(c));
+	}
+}
+
+void add_lcores(Families &m, const RunView &v)
+{
+	for (const LcoreView &c : v.lcores) {
+		if (c.live == nullptr)
+			continue;
+		const Labels l = {{"lcore", std::to_string(c.lcore)}, {"role", c.role}};
+		const char *help = "Loop iterations of an lcore's role (busy: found or posted work)";
+		m.counter("rdmapipe_lcore_polls_total", help, plus(l, "result", "busy"),
+			  static_cast<double>(c.live->polls_busy.load(std::memory_order_relaxed)));
+		m.counter("rdmapipe_lcore_polls_total", help, plus(l, "result", "idle"),
+			  static_cast<double>(c.live->polls_idle.load(std::memory_order_relaxed)));
+		m.counter("rdmapipe_lcore_received_messages_total", "Receive completions taken by an lcore's responders", l,
+			  static_cast<double>(c.live->received.load(std::memory_order_relaxed)));
+		m.gauge("rdmapipe_lcore_srq_posted_receives", "Receives posted in the lcore's shared receive queue", l,
+			static_cast<double>(c.live->srq_posted.load(std::memory_order_relaxed)));
+	}
+	for (const StageView &s : v.stages) {
+		if (s.live == nullptr)
+			continue;
+		const Labels l = {{"stage", s.name}, {"kind", s.kind}, {"lcore", std::to_string(s.lcore)}};
+		m.counter("rdmapipe_stage_calls_total", "Calls of a stage by its lcore's loop", l,
+			  static_cast<double>(s.live->calls.load(std::memory_order_relaxed)));
+		m.counter("rdmapipe_stage_messages_total", "Messages a stage handled", l,
+			  static_cast<double>(s.live->msgs.load(std::memory_order_relaxed)));
+		if (v.stage_cycles && v.tsc_hz > 0)
+			m.counter("rdmapipe_stage_busy_seconds_total", "Time in a stage's calls that handled messages (--stage-cycles)", l,
+				  static_cast<double>(s.live->cycles.load(std::memory_order_relaxed)) / v.tsc_hz);
+	}
+}
+
+/* "rcvd_pkts" -> "rdmapipe_port_rcvd_pkts_total"; "" when no valid name comes of it. */
+std::string port_counter_name(const std::string &counter)
+{
+	std::string n = "rdmapipe_port_";
+	for (char ch : counter)
+		n += isalnum(static_cast<unsigned char>(ch)) ? static_cast<char>(tolower(static_cast<unsigned char>(ch))) : '_';
+	n += "_total";
+	return prometheus::CheckMetricName(n) ? n : "";
+}
+
+std::string sysfs_line(const std::string &path)
+{
+	std::ifstream in(path);
+	std::string s;
+	std::getline(in, s);
+	return s;
+}
+
+/* A port's state ("4: ACTIVE"), link layer and rate ("10 Gb/sec (1X QDR)"), from sysfs. */
+void add_port(Families &m, const RunView::Port &p)
+{
+	const Labels l = {{"device", p.device}, {"port", std::to_string(p.port)}};
+	const std::string dir = "/sys/class/infiniband/" + p.device + "/ports/" + std::to_string(p.port) + "/";
+	const std::string state = sysfs_line(dir + "state"), rate = sysfs_line(dir + "rate");
+	const size_t colon = state.find(": ");
+	m.gauge("rdmapipe_port_info", "A port's state, link layer and rate as the kernel gives them (value 1)",
+		plus(plus(plus(l, "state", colon == std::string::npos ? state : state.substr(colon + 2)), "link_layer",
+			  sysfs_line(dir + "link_layer")),
+		     "rate", rate),
+		1);
+	m.gauge("rdmapipe_port_up", "1 when the port is ACTIVE", l, state.find("ACTIVE") != std::string::npos ? 1 : 0);
+	char *end = nullptr;
+	const double gbit = strtod(rate.c_str(), &end);
+	if (end != rate.c_str() && strstr(end, "Gb/sec"))
+		m.gauge("rdmapipe_port_rate_bytes_per_second", "A port's signalling rate (sysfs rate, as node_exporter's)", l, gbit * 1e9 / 8);
+	for (const auto &[name, value] : hw_counters_read(p.device, p.port)) {
+		const std::string n = port_counter_name(name);
+		if (!n.empty())
+			m.counter(n, "A port's hw_counter (sysfs hw_counters, as the driver names it)", l, static_cast<double>(value));
+	}
+}
+
+std::vector<MetricFamily> collect(const RunView *v)
+{
+	Families m;
+	m.gauge("rdmapipe_build_info", "rdmapipe's build (value 1)",
+		{{"version", RDMAPIPE_VERSION}, {"dpdk", rte_version()}, {"rdma_core", RDMAPIPE_RDMA_CORE_VERSION}}, 1);
+	m.gauge("rdmapipe_running", "1 while a run is going on (its series below), 0 between runs", {}, v ? 1 : 0);
+	if (v == nullptr)
+		return m.take();
+	m.gauge("rdmapipe_run_info", "The running run (value 1)", {{"device", v->device}, {"what", v->what}}, 1);
+	m.gauge("rdmapipe_run_start_time_seconds", "When the run started, seconds since the epoch", {}, v->start_unix);
+	for (const FlowView &f : v->flows)
+		add_flow(m, f);
+	add_lcores(m, *v);
+	for (const RunView::Port &p : v->ports)
+		add_port(m, p);
+	return m.take();
+}
+
+std::mutex g_mu;   // the control plane and the scrapes only
+const RunView *g_run = nullptr;
+
+class RunCollectable final : public prometheus::Collectable {
+public:
+	std::vector<MetricFamily> Collect() const override
+	{
+		std::lock_guard<std::mutex> lock(g_mu);
+		return collect(g_run);
+	}
+};
+
+std::shared_ptr<RunCollectable> g_collectable = std::make_shared<RunCollectable>();
+std::unique_ptr<prometheus::Exposer> g_exposer;
+std::string g_addr;
+
+/* Why addr cannot be listened on: civetweb says only that it could not, so the same
+ * bind is tried here for its errno. */
+std::string why_not_listen(const std::string &host, uint16_t port)
+{
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_port = htons(port);
+	if (host.empty())
+		a.sin_addr.s_addr = htonl(INADDR_ANY);
+	else if (inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1)
+		return "not an IPv4 address";
+	const int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return strerror(errno);
+	const int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	const int rc = bind(fd, reinterpret_cast<const sockaddr *>(&a), sizeof(a));
+	const int e = errno;
+	close(fd);
+	return rc == 0 ? "the HTTP server did not start (civetweb)" : strerror(e);
+}
+
+struct ExposerStart {
+	std::string listen;   // civetweb's listening_ports
+	std::unique_ptr<prometheus::Exposer> exposer;
+	std::string what;     // why it did not start
+};
+
+void *start_exposer(void *arg)
+{
+	auto *s = static_cast<ExposerStart *>(arg);
+	try {
+		s->exposer = std::make_unique<prometheus::Exposer>(
+			std::vector<std::string>{"listening_ports", s->listen, "num_threads", "2", "request_timeout_ms", "10000"});
+	} catch (const std::exception &e) {
+		s->what = e.what();
+	}
+	return nullptr;
+}
+
+} // namespace
+
+int metrics_serve(const std::string &addr, std::string *err)
+{
+	if (g_exposer && g_addr == addr)
+		return 0;
+	metrics_stop();
+	if (!addr_listen(addr)) {   // (a job's rank adds its place on its host to the port)
+		*err = "run.metrics (--metrics) '" + addr + "' is not [IPV4:]PORT with a port in 1..65535";
+		return -1;
+	}
+	const size_t colon = addr.rfind(':');
+	const std::string host = colon == std::string::npos ? "" : addr.substr(0, colon);
+	const std::string port = colon == std::string::npos ? addr : addr.substr(colon + 1);
+	ExposerStart s{host.empty() ? port : host + ":" + port, nullptr, ""};
+	/* Its threads take the affinity of the one that makes them: EAL's control cpuset,
+	 * off the lcores (a plain thread where EAL is not up: the unit tests). */
+	pthread_t t;
+	int rc = 0;
+	if (rte_lcore_count() > 0)
+		rc = rte_ctrl_thread_create(&t, "rp-metrics", nullptr, start_exposer, &s);
+	else
+		rc = pthread_create(&t, nullptr, start_exposer, &s);
+	if (rc != 0) {
+		*err = "run.metrics (--metrics) " + addr + ": cannot start its thread: " + strerror(rc < 0 ? -rc : rc);
+		return -1;
+	}
+	pthread_join(t, nullptr);
+	if (!s.exposer) {
+		*err = "run.metrics (--metrics) " + addr + ": cannot listen there: " +
+		       why_not_listen(host, static_cast<uint16_t>(strtoul(port.c_str(), nullptr, 10)));
+		return -1;
+	}
+	g_exposer = std::move(s.exposer);
+	g_exposer->RegisterCollectable(g_collectable);
+	g_addr = addr;
+	const std::vector<int> ports = g_exposer->GetListeningPorts();
+	RP_LOG(NOTICE, CONTROL, "rdmapipe: metrics at http://%s:%d/metrics\n", host.empty() ? "0.0.0.0" : host.c_str(),
+	       ports.empty() ? 0 : ports[0]);
+	return 0;
+}
+
+void metrics_set_run(const RunView *v)
+{
+	std::lock_guard<std::mutex> lock(g_mu);
+	g_run = v;
+}
+
+std::string metrics_text(const RunView *v)
+{
+	std::ostringstream out;
+	prometheus::TextSerializer().Serialize(out, collect(v));
+	return out.str();
+}
+
+void metrics_stop()
+{
+	g_exposer.reset();   // joins its threads
+	g_addr.clear();
+}
+
+} // namespace rp

@@ -1,0 +1,33 @@
+/* The Prometheus endpoint (--metrics [IPV4:]PORT, run.metrics; docs/metrics.md): a run's
+ * counters as Prometheus text at http://ADDR:PORT/metrics, served by prometheus-cpp's
+ * exposer (civetweb) on threads of its own, on EAL's control cpuset, never an lcore's.
+ * A scrape reads what the lcores publish for the console and telemetry (relaxed
+ * atomics of one writer each: FlowLive, RoleLive, StageLive, the latency histograms)
+ * and the ports' hw_counters from sysfs; it never waits on an lcore. The run it
+ * describes is swapped under a mutex that only the control plane and the scrapes take.
+ * Counters are running totals that never reset during a run, so rate() works. */
+#pragma once
+
+#include "control/stats.h"
+
+#include <string>
+
+namespace rp {
+
+/* Serves the endpoint at addr ([IPV4:]PORT; no address: every IPv4 one) from now on;
+ * nothing when it already serves addr (the next step of a sweep, the next point), a
+ * new one when addr differs. After rte_eal_init. Returns 0, or -1 with *err naming
+ * the address and why it cannot listen there. */
+int metrics_serve(const std::string &addr, std::string *err);
+
+/* The run the endpoint describes from now on (nullptr: none; the build's metrics
+ * only). */
+void metrics_set_run(const RunView *v);
+
+/* The text a scrape gets for run v (nullptr: no run): Prometheus text format 0.0.4. */
+std::string metrics_text(const RunView *v);
+
+/* Stops serving (the exposer's threads joined). */
+void metrics_stop();
+
+} // namespace rp
