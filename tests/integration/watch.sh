@@ -85,6 +85,86 @@ prometheus_checks() {
 	PY
 }
 
+# The service unit's command line (app/rdmapipe/rdmapipe@.service's ExecStart, as
+# systemd would run it for rdmapipe@wire) on a pipeline that goes on until stopped:
+# a flow from rxeA to rxeB over the wire, scraped at :19465. netem's delay on the wire
+# makes Prometheus fire RdmapipeLatencyHigh (rules.yml, the test's thresholds) for it,
+# and the alert resolves once the delay is gone; every query of the dashboard and
+# every rule's expression is accepted by the server; then SIGTERM, as systemctl stop
+# sends, ends the run: summary, results, exit 0.
+service_run_alerts() {
+	local conf=$prom_dir/wire.conf sjson=$prom_dir/wire.json sout=$prom_dir/wire.out cmd spid
+	cat >"$conf" <<-EOF
+		version = 1;
+		devices = ( { name = "$RXE_A_DEV"; }, { name = "$RXE_B_DEV"; } );
+		io_contexts = ( { lcore = 0; device = "$RXE_A_DEV"; }, { lcore = 1; device = "$RXE_B_DEV"; } );
+		flows = ( { name = "wire"; verb = "write_imm"; size = 64; qps = 1; rate = 2000; } );
+		stages = ( { name = "tx"; kind = "rdma_tx"; lcore = 0; flow = "wire"; },
+		           { name = "rx"; kind = "rdma_rx"; lcore = 1; flow = "wire"; } );
+		run = { duration = 0; metrics = "127.0.0.1:19465"; output = { json = "$sjson"; }; };
+	EOF
+	cmd=$(sed -n 's/^ExecStart=//p' "$TESTDIR/../../app/rdmapipe/rdmapipe@.service")
+	cmd=${cmd//\/etc\/rdmapipe\/%i.conf/$conf}
+	cmd=${cmd//%i/wire}
+	cmd=${cmd/\/usr\/bin\/rdmapipe/$RDMAPIPE}
+	cmd=${cmd/\$RDMAPIPE_EAL/$(eal_args)}
+	echo "the service's command line: $cmd"
+	# shellcheck disable=SC2086
+	run_bg "$sout" timeout -k 5 600 $cmd
+	spid=$bg_pid
+	python3 - "$TESTDIR/../../docs/grafana/rdmapipe.json" "$prom_dir/rules.yml" <<-'PY' &&
+		import json, subprocess, sys, time, urllib.error, urllib.parse, urllib.request
+		def get(path, **args):
+		    url = 'http://127.0.0.1:19090/api/v1/' + path + ('?' + urllib.parse.urlencode(args) if args else '')
+		    try:
+		        r = json.load(urllib.request.urlopen(url, timeout=10))
+		    except urllib.error.HTTPError as e:
+		        raise AssertionError(f'{args}: {e}: {e.read().decode()}')
+		    assert r['status'] == 'success', r
+		    return r['data']
+		def p99():
+		    d = get('query', query='rdmapipe:flow_completion_latency_seconds:p99_1m{instance="127.0.0.1:19465"}')
+		    return [float(s['value'][1]) for s in d['result']]
+		def firing():
+		    return [a for a in get('alerts')['alerts'] if a['labels']['alertname'] == 'RdmapipeLatencyHigh'
+		            and a['labels'].get('instance') == '127.0.0.1:19465' and a['state'] == 'firing']
+		def until(what, cond, secs=90):
+		    end = time.monotonic() + secs
+		    while not cond():
+		        assert time.monotonic() < end, f'{secs} s and not {what}: p99 {p99()}'
+		        time.sleep(0.5)
+		    print(f'ok: {what}: p99 {p99()}')
+		until('the wire flow scraped', lambda: p99() != [])
+		assert not firing(), firing()
+		subprocess.run(['tc', 'qdisc', 'add', 'dev', 'vA', 'root', 'netem', 'delay', '40ms'], check=True)
+		try:
+		    until('RdmapipeLatencyHigh firing under 40 ms of netem delay', lambda: firing() != [])
+		finally:
+		    subprocess.run(['tc', 'qdisc', 'del', 'dev', 'vA', 'root'], check=True)
+		until('RdmapipeLatencyHigh resolved without the delay', lambda: firing() == [])
+		exprs = [t['expr'].replace('$instance', '.+') for p in json.load(open(sys.argv[1]))['panels'] for t in p['targets']]
+		lines = open(sys.argv[2]).read().split('\n')   # each rule's expr, a folded one (>) joined
+		for i, l in enumerate(lines):
+		    if l.strip().startswith('expr:'):
+		        e, ind, k = l.split('expr:', 1)[1].strip(), len(l) - len(l.lstrip()), i + 1
+		        if e == '>':
+		            e = ''
+		            while k < len(lines) and len(lines[k]) - len(lines[k].lstrip()) > ind:
+		                e, k = e + ' ' + lines[k].strip(), k + 1
+		        exprs.append(e)
+		for e in exprs:
+		    get('query', query=e)
+		print(f'ok: Prometheus accepts the {len(exprs)} queries of the dashboard and its rules')
+	PY
+		echo "ok: the alert fired under delay and resolved" || { echo "FAIL: the alert under netem delay"; tail -n 20 "$prom_dir/log"; fails=$((fails + 1)); }
+	kill -TERM $spid
+	wait $spid
+	expect_eq "the service's run, ended by SIGTERM: exit status" "$?" 0
+	expect_grep "$sout" "^  run: +went on until stopped, ended by SIGTERM"
+	expect_grep "$sout" "^result: PASS$"
+	json_check "$sjson" "assert r['run']['result'] == 'PASS' and r['flows'][0]['messages_verified'] > 0, r['run']" "the service's run: its results say PASS"
+}
+
 # Telemetry from a running instance: its own runtime directory, so the socket is known.
 TEL=${DPDK_TELEMETRY:-dpdk-telemetry.py}
 if ! command -v "$TEL" >/dev/null; then
@@ -96,11 +176,18 @@ else
 	prom_dir=$(mktemp -d)
 	prom_up=
 	if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
-		cat >"$prom_dir/prom.yml" <<-'EOF'
+		# docs/prometheus/rules.yml for a test: windows of 5 s, 1 s "for"s, and a p99
+		# threshold of 25 ms (rxe under TCG is slow: its p99 is a few ms unloaded) that
+		# netem's delay on the wire crosses.
+		sed -e 's/\[1m\]/[5s]/g; s/\[5m\]/[5s]/g; s/for: [0-9]*[ms]$/for: 1s/; s/> 0.0005$/> 0.025/' \
+			"$TESTDIR/../../docs/prometheus/rules.yml" >"$prom_dir/rules.yml"
+		grep -q '> 0.025$' "$prom_dir/rules.yml" || { echo "FAIL: no p99 threshold of 0.0005 in docs/prometheus/rules.yml"; fails=$((fails + 1)); }
+		cat >"$prom_dir/prom.yml" <<-EOF
 			global: {scrape_interval: 1s, evaluation_interval: 1s}
+			rule_files: [$prom_dir/rules.yml]
 			scrape_configs:
 			  - job_name: rdmapipe
-			    static_configs: [{targets: ['127.0.0.1:19464']}]
+			    static_configs: [{targets: ['127.0.0.1:19464', '127.0.0.1:19465']}]
 		EOF
 		prometheus --config.file="$prom_dir/prom.yml" --storage.tsdb.path="$prom_dir/data" \
 			--web.listen-address=127.0.0.1:19090 >"$prom_dir/log" 2>&1 &
@@ -198,6 +285,7 @@ assert 'busy_cycles' not in stages['flow0_tx'], stages   # counted only with --s
 PY
 	rm -f "$tel"
 	rmdir "/var/run/dpdk/$prefix" 2>/dev/null
+	[ -n "$prom_up" ] && wire_ready && service_run_alerts
 fi
 
 # The console through a pseudo-terminal: three lcores (the console takes the main one;

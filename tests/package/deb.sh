@@ -44,6 +44,8 @@ contents=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|')
 for f in /usr/bin/rdmapipe /usr/share/man/man1/rdmapipe.1.gz /usr/share/bash-completion/completions/rdmapipe \
 	/usr/bin/rdmapipe-explore /usr/share/man/man1/rdmapipe-explore.1.gz /usr/share/bash-completion/completions/rdmapipe-explore \
 	/usr/libexec/rdmapipe/plot-explore /usr/share/doc/rdmapipe/explore.md \
+	/usr/lib/systemd/system/rdmapipe@.service /usr/share/doc/rdmapipe/metrics.md \
+	/usr/share/doc/rdmapipe/prometheus/rules.yml /usr/share/doc/rdmapipe/grafana/rdmapipe.json \
 	/usr/share/rdmapipe/results.schema.json /usr/share/rdmapipe/job-results.schema.json /usr/share/doc/rdmapipe/README.md /usr/share/doc/rdmapipe/configuration.md \
 	/usr/share/doc/rdmapipe/copyright; do
 	grep -qxE -- "$f(\.gz)?" <<<"$contents" || fail "the package lacks $f"   # dh_compress gzips large docs
@@ -79,6 +81,16 @@ else
 	fail "the installed man page is missing or not rdmapipe(1)"
 fi
 bash -n "$root/usr/share/bash-completion/completions/rdmapipe" || fail "the installed completion does not parse"
+# The service, as installed, its command the root's (the root has no systemd of its
+# own for --root): systemd-analyze has nothing to say.
+sed "s|^ExecStart=/usr/bin/rdmapipe |ExecStart=$root/usr/bin/rdmapipe |" "$root/usr/lib/systemd/system/rdmapipe@.service" \
+	>"$work/rdmapipe@.service"
+if grep -q "^ExecStart=$root/usr/bin/rdmapipe " "$work/rdmapipe@.service" &&
+	out=$(systemd-analyze verify --man=no "$work/rdmapipe@.service" 2>&1) && [ -z "$out" ]; then
+	echo "ok: systemd-analyze verify: the installed rdmapipe@.service"
+else
+	fail "systemd-analyze verify of the installed rdmapipe@.service: $out"
+fi
 out=$("$root/usr/bin/rdmapipe-explore" --check -f "$root/usr/share/rdmapipe/conf/explore-default.conf" 2>&1) ||
 	fail "rdmapipe-explore --check on the installed explore-default.conf exited $?: $out"
 echo "$out" | cut -c1-100
