@@ -207,6 +207,12 @@ int write_results(const std::string &json, const std::string &csv, const Results
 	return rc;
 }
 
+std::string host_name()
+{
+	char h[256] = {};
+	return gethostname(h, sizeof(h) - 1) == 0 && h[0] ? h : "localhost";
+}
+
 int setup_error(const std::string &err)
 {
 	RP_LOG(ERR, APP, "rdmapipe: %s\n", err.c_str());

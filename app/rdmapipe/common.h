@@ -42,6 +42,7 @@ int open_device(const RunOptions &o, Device *dev, DeviceCaps *caps);
 int probe_and_report(const RunOptions &o, Device &dev, DeviceCaps *caps, std::string *err);
 
 int setup_error(const std::string &err);   // prints it, returns kExitSetup
+std::string host_name();                   // gethostname's ("localhost" when it fails)
 
 /* Starts EAL with its arguments (argv[0..eal_argc-1]): our usage hook, log messages to
  * the log stream (stderr, or set_log_stream's) unless --syslog, SIGINT and SIGTERM

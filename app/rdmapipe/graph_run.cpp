@@ -195,6 +195,8 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 			RP_LOG(NOTICE, PIPELINE, "rdmapipe: flow '%s': %s\n", f->conf->name.c_str(), p.c_str());
 	if (!c.run.metrics.empty() && metrics_serve(c.run.metrics, &err) != 0)
 		return setup_error(err);
+	if (!c.run.push.empty() && metrics_push_to(c.run.push, c.run.stats_period_s, {{"instance", host_name()}}, &err) != 0)
+		return setup_error(err);
 	g->listening = listening;
 	g->note = [&cli](const std::string &line) {
 		if (!cli.quiet)

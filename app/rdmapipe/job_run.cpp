@@ -6,6 +6,7 @@
 #include "cluster/job.h"
 #include "conf/ranks.h"
 #include "control/job_report.h"
+#include "control/metrics.h"
 #include "log/log.h"
 #include "pipeline/graph.h"
 #include "verbs/device.h"
@@ -268,6 +269,11 @@ int run_rank(int eal_argc, char **argv, const RunOptions &cli, const PipelineCon
 	std::string err, prefix;
 	pattern_expand(c, j.rank, ranks, &x, &err);   // as ranks_that_run did
 	rank_metrics(j, &x);
+	/* Each rank's pushes in a group of its own (the gateway keeps one state per group). */
+	if (!x.run.push.empty() && metrics_push_to(x.run.push, 0, {{"instance", host_name()}, {"rank", std::to_string(j.rank)}}, &err) != 0) {
+		waits.pad(steps);
+		return setup_error(err);
+	}
 	std::vector<char *> a = eal_args(eal_argc, argv, j.rank, &prefix);
 	int rc = eal_start(static_cast<int>(a.size()) - 1, a.data(), c.file.c_str());
 	if (rc != kExitOk) {

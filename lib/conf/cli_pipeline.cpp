@@ -181,6 +181,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 	c.run.stage_cycles = o.stage_cycles;
 	c.run.stats_period_s = o.stats_period_s;
 	c.run.metrics = o.metrics;
+	c.run.push = o.push;
 	c.run.json = o.output_json;
 	c.run.csv = o.output_csv;
 	apply_cli(o, &c);
@@ -214,6 +215,8 @@ void apply_cli(const RunOptions &o, PipelineConf *c)
 		c->run.stats_period_s = o.stats_period_s;
 	if (!o.metrics.empty())
 		c->run.metrics = o.metrics;
+	if (!o.push.empty())
+		c->run.push = o.push;
 	if (!o.output_json.empty())
 		c->run.json = o.output_json;
 	if (!o.output_csv.empty())
@@ -358,6 +361,8 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		t += "  connect_timeout = " + num(c.run.connect_timeout_s) + ";\n";
 	if (!c.run.metrics.empty())
 		t += "  metrics = \"" + c.run.metrics + "\";\n";
+	if (!c.run.push.empty())
+		t += "  push = \"" + c.run.push + "\";\n";
 	if (!c.run.json.empty() || !c.run.csv.empty()) {
 		t += "  output = {";
 		if (!c.run.json.empty())

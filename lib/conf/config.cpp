@@ -40,7 +40,7 @@ const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output", "file", "snaplen"};
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles",
-					   "connect_timeout", "metrics"};
+					   "connect_timeout", "metrics", "push"};
 const std::vector<std::string> kOutputKeys = {"json", "csv"};
 /* The verb key's choices, kVerbs' names in its order (a choice's index is its row). */
 const std::vector<std::string> kVerbNames = [] {
@@ -404,6 +404,10 @@ bool read_run(Reader &r, const Setting &root, PipelineConf *c)
 		return false;
 	if (!c->run.metrics.empty() && !addr_listen(c->run.metrics))
 		return r.fail((*g)["metrics"], "'" + c->run.metrics + "' is not [IPV4:]PORT (the Prometheus endpoint's address)");
+	if (!r.string(*g, "push", &c->run.push))
+		return false;
+	if (!c->run.push.empty() && !push_url(c->run.push))
+		return r.fail((*g)["push"], "'" + c->run.push + "' is not http://HOST[:PORT] (a Pushgateway)");
 	if (const Setting *o = r.find(*g, "output")) {
 		if (!o->isGroup())
 			return r.fail(*o, "expected a group { json = \"FILE\"; csv = \"FILE\"; }");
@@ -518,6 +522,23 @@ bool addr_ipv4_port(const std::string &a)
 {
 	const size_t colon = a.rfind(':');
 	return colon != std::string::npos && addr_port(a) != 0 && addr_ipv4(a.substr(0, colon));
+}
+
+bool push_url(const std::string &u, std::string *host, std::string *port)
+{
+	size_t at = u.rfind("http://", 0) == 0 ? 7 : u.rfind("https://", 0) == 0 ? 8 : 0;
+	if (at == 0 || at == u.size())
+		return false;
+	const std::string rest = u.back() == '/' ? u.substr(at, u.size() - at - 1) : u.substr(at);
+	const size_t colon = rest.rfind(':');
+	const std::string h = colon == std::string::npos ? rest : rest.substr(0, colon);
+	if (h.empty() || h.find_first_of("/?#@ ") != std::string::npos || (colon != std::string::npos && addr_port(rest) == 0))
+		return false;
+	if (host)
+		*host = u.substr(0, at) + h;
+	if (port)
+		*port = colon == std::string::npos ? "9091" : rest.substr(colon + 1);
+	return true;
 }
 
 bool addr_listen(const std::string &a)

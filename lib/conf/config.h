@@ -159,6 +159,7 @@ struct RunConf {
 	ConnectPath connect = ConnectPath::cm;   // loopback QP pairs: rdma_cm, or directly
 	bool stage_cycles = false;  // the lcore loops count TSC cycles per stage call
 	std::string metrics;        // the Prometheus endpoint's [IPV4:]PORT ("": none; --metrics)
+	std::string push;           // a Pushgateway's http://HOST[:PORT] ("": none; --push)
 	double stall_timeout_s = 10;   // a running flow with no progress for this long gives up (--stall-timeout)
 	double connect_timeout_s = kDefaultConnectTimeoutS;   // connecting waits this long for the other host (connect_timeout)
 	bool quiet = false;            // no progress lines (-q)
@@ -244,6 +245,9 @@ bool addr_ipv4(const std::string &a);
 uint32_t addr_port(const std::string &a);
 bool addr_ipv4_port(const std::string &a);
 bool addr_listen(const std::string &a);
+/* A Pushgateway's URL, http://HOST[:PORT] (or https://): *host gets "http://HOST",
+ * *port the port (9091 when none). */
+bool push_url(const std::string &u, std::string *host = nullptr, std::string *port = nullptr);
 
 /* Reads and validates `path`. Returns 0, or -1 with *err = "FILE:LINE: PATH: what". */
 int config_load(const std::string &path, const LcoreSet &lcores, PipelineConf *out, std::string *err);

@@ -105,6 +105,7 @@ struct RunOptions {
 	std::vector<std::string> keys_given;
 	std::string output_json;        // results files written at the end ("": none)
 	std::string metrics;            // --metrics: the Prometheus endpoint's [IPV4:]PORT ("": none)
+	std::string push;               // --push: a Pushgateway's http://HOST[:PORT] ("": none)
 	std::string output_csv;
 	std::vector<std::string> flow_names;   // from a pipeline file; else flow0, flow1, ...
 	bool tx_gen_stage = false;      // gen stages feeding the requester keep the flow's rate

@@ -302,6 +302,12 @@ const OptionSpec kOptions[] = {
 		nullptr, kAside, [](ParseState &st, const char *a) {
 			return set_addr(st, &st.o->metrics, a, addr_listen, "[IPV4:]PORT (a port in 1..65535)");
 		}, "metrics"},
+	{"push", 0, "URL",
+		"push the metrics to a Pushgateway (http://HOST[:PORT], default\n"
+		"port 9091) at the run's end, and every --stats-period if set",
+		nullptr, kAside, [](ParseState &st, const char *a) {
+			return set_addr(st, &st.o->push, a, [](const std::string &u) { return push_url(u); }, "http://HOST[:PORT] (a Pushgateway)");
+		}, "push"},
 	{"stats-period", 0, "N",
 		"print a line per flow every N seconds (rate, outstanding, errors,\n"
 		"progress), then the summary",

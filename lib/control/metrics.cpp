@@ -5,9 +5,11 @@
 #include <prometheus/check_names.h>
 #include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
+#include <prometheus/gateway.h>
 #include <prometheus/text_serializer.h>
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -16,6 +18,8 @@
 #include <rte_version.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -304,7 +308,170 @@ void *start_exposer(void *arg)
 	return nullptr;
 }
 
+/* The Pushgateway: pushes of the whole state (PUT: the group is this run's) from a
+ * DPDK control thread, every period while a run goes on and once at its end.
+ * prometheus-cpp 1.0.1's pushes have no timeout of their own: the end waits for the
+ * last push at most kLastPushS, then leaves it behind (its thread and gateway let go,
+ * never freed under it) rather than hold the run's end on a gateway that does not
+ * answer. */
+constexpr double kLastPushS = 10;
+
+struct PushRun {            // one run's pusher thread and what it shares with the ender
+	prometheus::Gateway *gw = nullptr;
+	std::string url;
+	double period_s = 0;
+	std::mutex mu;
+	std::condition_variable cv;
+	bool last = false;      // the run ended: push once more, then stop
+	bool done = false;      // ... done
+	uint64_t failed = 0;    // pushes the gateway refused (said once)
+	pthread_t thread{};
+};
+
+struct Pusher {
+	std::unique_ptr<prometheus::Gateway> gw;
+	std::string url;
+	double period_s = 0;
+	PushRun *run = nullptr;
+} g_push;
+
+void push_once(PushRun *r)
+{
+	const int status = r->gw->PushAdd();
+	if (status >= 200 && status < 300)
+		return;
+	if (r->failed++ == 0)
+		RP_LOG(WARNING, CONTROL, "rdmapipe: run.push (--push) %s: the push failed (%s %d)\n", r->url.c_str(),
+		       status < 0 ? "curl error" : "HTTP status", status < 0 ? -status : status);
+}
+
+void *push_loop(void *arg)
+{
+	auto *r = static_cast<PushRun *>(arg);
+	std::unique_lock<std::mutex> lock(r->mu);
+	for (;;) {
+		const auto last = [r] { return r->last; };
+		if (r->period_s > 0)
+			r->cv.wait_for(lock, std::chrono::duration<double>(r->period_s), last);
+		else
+			r->cv.wait(lock, last);
+		const bool end = r->last;
+		lock.unlock();
+		push_once(r);
+		lock.lock();
+		if (end)
+			break;
+	}
+	r->done = true;
+	r->cv.notify_all();
+	return nullptr;
+}
+
+void push_run_start()
+{
+	if (!g_push.gw || g_push.run)
+		return;
+	auto *r = new PushRun;
+	r->gw = g_push.gw.get();
+	r->url = g_push.url;
+	r->period_s = g_push.period_s;
+	int rc = rte_lcore_count() > 0 ? rte_ctrl_thread_create(&r->thread, "rp-push", nullptr, push_loop, r)
+				       : pthread_create(&r->thread, nullptr, push_loop, r);
+	if (rc != 0) {
+		RP_LOG(WARNING, CONTROL, "rdmapipe: run.push (--push) %s: no pushes for this run (no thread: %s)\n", r->url.c_str(),
+		       strerror(rc < 0 ? -rc : rc));
+		delete r;
+		return;
+	}
+	g_push.run = r;
+}
+
+/* The run's last push, waited for at most kLastPushS. */
+void push_run_end()
+{
+	PushRun *r = g_push.run;
+	if (r == nullptr)
+		return;
+	g_push.run = nullptr;
+	bool done;
+	{
+		std::unique_lock<std::mutex> lock(r->mu);
+		r->last = true;
+		r->cv.notify_all();
+		done = r->cv.wait_for(lock, std::chrono::duration<double>(kLastPushS), [r] { return r->done; });
+	}
+	if (done) {
+		pthread_join(r->thread, nullptr);
+		delete r;
+		return;
+	}
+	RP_LOG(WARNING, CONTROL, "rdmapipe: run.push (--push) %s: the last push had no answer in %.0f s: left behind\n",
+	       r->url.c_str(), kLastPushS);
+	pthread_detach(r->thread);
+	(void)g_push.gw.release();   // the thread still holds it (and r)
+	g_push.url.clear();
+}
+
+/* Whether host:port takes a TCP connection within two seconds. */
+std::string why_not_connect(const std::string &host, const std::string &port)
+{
+	addrinfo hints{}, *res = nullptr;
+	hints.ai_socktype = SOCK_STREAM;
+	if (int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0)
+		return gai_strerror(rc);
+	std::string why = "no address";
+	for (addrinfo *a = res; a; a = a->ai_next) {
+		const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK, a->ai_protocol);
+		if (fd < 0)
+			continue;
+		int rc = connect(fd, a->ai_addr, a->ai_addrlen), e = errno;
+		if (rc != 0 && e == EINPROGRESS) {
+			fd_set w;
+			FD_ZERO(&w);
+			FD_SET(fd, &w);
+			timeval tv{2, 0};
+			socklen_t n = sizeof(e);
+			rc = select(fd + 1, nullptr, &w, nullptr, &tv) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &n) == 0 && e == 0 ? 0 : -1;
+			if (rc != 0 && e == EINPROGRESS)
+				e = ETIMEDOUT;
+		}
+		close(fd);
+		if (rc == 0) {
+			freeaddrinfo(res);
+			return "";
+		}
+		why = strerror(e);
+	}
+	freeaddrinfo(res);
+	return why;
+}
+
 } // namespace
+
+int metrics_push_to(const std::string &url, double period_s, const std::vector<std::pair<std::string, std::string>> &labels,
+		    std::string *err)
+{
+	std::string host, port;
+	if (!push_url(url, &host, &port)) {
+		*err = "run.push (--push) '" + url + "' is not http://HOST[:PORT]";
+		return -1;
+	}
+	g_push.period_s = period_s;
+	if (g_push.gw && g_push.url == url)
+		return 0;
+	const std::string name = host.substr(host.find("://") + 3);
+	if (const std::string why = why_not_connect(name, port); !why.empty()) {
+		*err = "run.push (--push) " + url + ": the Pushgateway does not answer: " + why;
+		return -1;
+	}
+	prometheus::Labels grouping;
+	for (const auto &[k, v] : labels)
+		grouping[k] = v;
+	g_push.gw = std::make_unique<prometheus::Gateway>(host, port, "rdmapipe", grouping);
+	g_push.gw->RegisterCollectable(g_collectable);
+	g_push.url = url;
+	return 0;
+}
 
 int metrics_serve(const std::string &addr, std::string *err)
 {
@@ -348,8 +515,14 @@ int metrics_serve(const std::string &addr, std::string *err)
 
 void metrics_set_run(const RunView *v)
 {
-	std::lock_guard<std::mutex> lock(g_mu);
-	g_run = v;
+	if (v == nullptr)   // the run's last state pushed, before it goes
+		push_run_end();
+	{
+		std::lock_guard<std::mutex> lock(g_mu);
+		g_run = v;
+	}
+	if (v)
+		push_run_start();
 }
 
 std::string metrics_text(const RunView *v)
@@ -363,6 +536,9 @@ void metrics_stop()
 {
 	g_exposer.reset();   // joins its threads
 	g_addr.clear();
+	push_run_end();
+	g_push.gw.reset();
+	g_push.url.clear();
 }
 
 } // namespace rp

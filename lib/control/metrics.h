@@ -11,6 +11,8 @@
 #include "control/stats.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace rp {
 
@@ -20,8 +22,16 @@ namespace rp {
  * the address and why it cannot listen there. */
 int metrics_serve(const std::string &addr, std::string *err);
 
-/* The run the endpoint describes from now on (nullptr: none; the build's metrics
- * only). */
+/* Pushes the metrics to the Pushgateway at url (http://HOST[:PORT]) from now on, under
+ * job "rdmapipe" and the grouping labels given (instance, a job's rank): at the end of
+ * each run, and every period_s while it runs (0: at the end only), from a DPDK control
+ * thread. Nothing when it already pushes there. The gateway must answer a connection
+ * now. Returns 0, or -1 with *err naming the URL and why. */
+int metrics_push_to(const std::string &url, double period_s, const std::vector<std::pair<std::string, std::string>> &labels,
+		    std::string *err);
+
+/* The run the endpoint (and the pushes) describe from now on (nullptr: none; the
+ * build's metrics only). Setting nullptr after a run pushes its last state first. */
 void metrics_set_run(const RunView *v);
 
 /* The text a scrape gets for run v (nullptr: no run): Prometheus text format 0.0.4. */

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # N ranks under mpirun (Open MPI) on one host, each on rxeA or rxeB by its rank on the
 # host: every pattern with its data verified and one merged result from rank 0 (the
-# job's results file checked against docs/job-results.schema.json), then what goes
-# wrong: a rank whose device does not exist, a rank killed mid-run. Each a clear error
-# naming the rank, within a bound.
+# job's results file checked against docs/job-results.schema.json; the ring's ranks each
+# push their metrics to a Pushgateway a real Prometheus scrapes), then what goes wrong:
+# a rank whose device does not exist, a rank killed mid-run. Each a clear error naming
+# the rank, within a bound.
 . "$(dirname "$0")/lib.sh"
 need_device
 wire_ready || finish
@@ -21,6 +22,29 @@ work=$(mktemp -d)
 on_exit 'rm -rf "$work"'
 A=${RXE_A_DEV:-rxeA}
 B=${RXE_B_DEV:-rxeB}
+
+# A Pushgateway for the ring's pushes (--push), and a Prometheus scraping it (honouring
+# the pushed job and grouping labels), both started now: Prometheus's first scrape
+# comes some 6 s after its start, while the first jobs run.
+gw_ok=
+if command -v prometheus-pushgateway >/dev/null && command -v prometheus >/dev/null; then
+	prometheus-pushgateway --web.listen-address=127.0.0.1:19091 --persistence.file= >"$work/gw.log" 2>&1 &
+	gw_pid=$!
+	cat >"$work/prom.yml" <<-'EOF'
+		global: {scrape_interval: 1s}
+		scrape_configs:
+		  - job_name: pushgateway
+		    honor_labels: true
+		    static_configs: [{targets: ['127.0.0.1:19091']}]
+	EOF
+	prometheus --config.file="$work/prom.yml" --storage.tsdb.path="$work/prom" --web.listen-address=127.0.0.1:19092 \
+		>"$work/prom.log" 2>&1 &
+	prom_pid=$!
+	on_exit "kill $gw_pid $prom_pid 2>/dev/null"
+	gw_ok=1
+else
+	echo "FAIL: prometheus-pushgateway or prometheus not found (tools/install-deps installs them)"; fails=$((fails + 1))
+fi
 
 # conf NAME: tests/integration/mpi/NAME.conf with this host's device names.
 conf() { sed -e "s/rxeA/$A/g" -e "s/rxeB/$B/g" "$here/mpi/$1.conf" >"$work/$1.conf"; echo "$work/$1.conf"; }
@@ -46,7 +70,7 @@ runs=0
 # that passed, and the job's results file is valid and holds the assertions (r).
 pattern() {
 	local name=$1 np=$2 npairs=$3 assertions=$4
-	job "$np" "$(conf "$name")" --output "$work/$name.json" --csv "$work/$name.csv"
+	job "$np" "$(conf "$name")" --output "$work/$name.json" --csv "$work/$name.csv" ${push:+--push "$push"}
 	expect_eq "$name: mpirun exit" "$rc" 0
 	expect_grep "$out" "^job: $np ranks, pattern $name, $npairs pairs"
 	expect_grep "$out" "^job result: PASS$"
@@ -66,8 +90,9 @@ $assertions" "the job's results, valid and as expected" job-results.schema.json
 	expect_eq "$name: CSV rows" "$(($(wc -l <"$work/$name.csv") - 1))" "$((npairs * ${steps:-1}))"
 }
 
-# Ring: 4 ranks, each writes to the next; the receiver verifies every message.
-pattern ring 4 4 "
+# Ring: 4 ranks, each writes to the next; the receiver verifies every message. Each
+# rank pushes its state at its end.
+push=${gw_ok:+http://127.0.0.1:19091} pattern ring 4 4 "
 assert sorted((p['from'], p['to']) for p in r['pairs']) == [(0, 1), (1, 2), (2, 3), (3, 0)]
 for p in r['pairs']:
     assert p['messages_sent'] == 4000 and p['messages_completed'] == 4000 and p['messages_verified'] == 4000, p
@@ -75,6 +100,29 @@ for p in r['pairs']:
 # ranks alternate devices by their rank on the host
 assert [k['device'] for k in r['ranks']] == ['$A', '$B', '$A', '$B'], r['ranks']"
 expect_grep "$out" "rank 1: rdmapipe: flow 'bw_1to2': client of ${RXE_A_ADDR:-10.2.0.1}:[0-9]+ on $B, 2 QPs"
+# The pushes arrived, each rank's its own group, and Prometheus has them from the
+# gateway: every sender's 4000 messages, per pair.
+[ -n "$gw_ok" ] && python3 - <<'PY' && echo "ok: the ring's pushes, through the Pushgateway into Prometheus" ||
+import json, time, urllib.parse, urllib.request
+def q(expr):
+    url = 'http://127.0.0.1:19092/api/v1/query?' + urllib.parse.urlencode({'query': expr})
+    r = json.load(urllib.request.urlopen(url, timeout=10))
+    assert r['status'] == 'success', r
+    return {(s['metric']['rank'], s['metric']['flow']): float(s['value'][1]) for s in r['data']['result']}
+want = {(str(i), f'bw_{i}to{(i + 1) % 4}'): 4000.0 for i in range(4)}
+end = time.monotonic() + 60
+while True:
+    try:
+        got = q('rdmapipe_flow_messages_completed_total{job="rdmapipe",role="client"}')
+    except OSError:
+        got = {}
+    if got == want:
+        break
+    assert time.monotonic() < end, f'60 s and Prometheus has {got}, not {want}'
+    time.sleep(0.5)
+print('per pair, from the gateway:', got)
+PY
+	{ echo "FAIL: the ring's pushes"; tail -n 5 "$work/gw.log" "$work/prom.log"; fails=$((fails + 1)); }
 
 # Pairs: i <-> i + N/2 both ways, UC made reliable in software, at a rate.
 pattern pairs 4 4 "

@@ -10,6 +10,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <thread>   // before cmocka's fail()
+
 #include "cmocka_cpp.h"
 
 #include <cmath>
@@ -309,6 +311,52 @@ void metrics_served(void **)
 	assert_non_null(strstr(got.c_str(), "rdmapipe_running 1\n"));
 }
 
+/* Pushes: a gateway that does not answer is refused at once, naming it; one that does
+ * gets the whole state PUT under job and grouping labels at the run's end. */
+void metrics_pushed(void **)
+{
+	uint16_t port;
+	int fd = bound_socket(&port);   // bound, not listening: connections refused
+	std::string err;
+	const std::string url = "http://127.0.0.1:" + std::to_string(port);
+	assert_int_equal(rp::metrics_push_to(url, 0, {{"instance", "h1"}}, &err), -1);
+	if (err.find("run.push (--push) " + url + ": the Pushgateway does not answer: Connection refused") == std::string::npos)
+		fail_msg("%s", err.c_str());
+	assert_int_equal(rp::metrics_push_to("ftp://x", 0, {}, &err), -1);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(rp::metrics_push_to(url, 0, {{"instance", "h1"}}, &err), 0);
+	std::string req;
+	std::thread gw([&] {   // one request (after the setup's connection): read it whole, answer 200
+		int c = accept(fd, nullptr, nullptr);
+		close(c);
+		c = accept(fd, nullptr, nullptr);
+		timeval tv{5, 0};   // a request that never completes fails the test, not hangs it
+		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		char buf[4096];
+		ssize_t n;
+		while ((n = read(c, buf, sizeof(buf))) > 0) {
+			req.append(buf, static_cast<size_t>(n));
+			const size_t head = req.find("\r\n\r\n"), len = req.find("Content-Length: ");
+			if (head != std::string::npos && len != std::string::npos &&
+			    req.size() >= head + 4 + strtoul(req.c_str() + len + 16, nullptr, 10))
+				break;
+		}
+		const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+		(void)!write(c, ok, sizeof(ok) - 1);
+		close(c);
+	});
+	Rig g;
+	g.set(5, 5, 0);
+	rp::metrics_set_run(&g.v);
+	rp::metrics_set_run(nullptr);   // the end: the last state pushed
+	gw.join();
+	close(fd);
+	rp::metrics_stop();
+	if (req.rfind("PUT /metrics/job/rdmapipe/instance/h1 ", 0) != 0 ||
+	    req.find("rdmapipe_flow_messages_completed_total{flow=\"bw\"") == std::string::npos)
+		fail_msg("the push:\n%s", req.c_str());
+}
+
 } // namespace
 
 int main()
@@ -323,6 +371,7 @@ int main()
 		cmocka_unit_test(metrics_of_a_run),
 		cmocka_unit_test(metrics_pass_promtool),
 		cmocka_unit_test(metrics_served),
+		cmocka_unit_test(metrics_pushed),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
