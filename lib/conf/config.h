@@ -115,6 +115,7 @@ struct FlowConf {
 	/* A client's flow to another host whose server echoes it (its file has the echo
 	 * stage): a ping-pong. Implied on a loopback flow with an echo stage. */
 	bool echoed = false;
+	int src_rank = -1, dst_rank = -1;   // a job's pair (sender, receiver) this flow is one end of; no key
 	PostApi post_api = PostApi::classic;   // chained ibv_post_send, or ibv_qp_ex's ibv_wr_*
 	bool fence = false;         // IBV_SEND_FENCE on the first WR of every chain
 	uint8_t rnr_retry = 7;      // 0..7, 7 = forever

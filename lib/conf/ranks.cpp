@@ -52,6 +52,8 @@ void add_end(const PipelineConf &c, const FlowConf &f, uint32_t k, RankPair p, b
 	FlowConf x = f;
 	x.name = job_flow_name(f.name, p);
 	x.pool = clone_pool(c, f.pool, p, out);
+	x.src_rank = static_cast<int>(p.from);
+	x.dst_rank = static_cast<int>(p.to);
 	bool echo = false;
 	for (const StageConf &st : c.stages)
 		echo |= st.flow == f.name && st.kind->end == FlowEnd::echo;

@@ -73,6 +73,8 @@ static void flow_labels(const GraphFlow &f, const char *role, const Histogram *l
 	fv->role = role;
 	fv->peer = f.remote ? f.remote->addr.str : "";   // a server: the address it listens on
 	fv->latency = latency;
+	fv->src = f.conf->src_rank;
+	fv->dst = f.conf->dst_rank;
 }
 
 /* A flow per lane: its messages over the QPs it posts to. */
@@ -154,7 +156,7 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 		const RoleLive *live = !l->requesters.empty() ? &l->requesters[0]->requester.live
 				       : !l->responders.empty() ? &l->responders[0]->responder.live
 				       : !l->lanes.empty() ? &l->lanes[0]->requester.live : nullptr;
-		v.lcores.push_back({l->lcore, lcore_roles(*l), live});
+		v.lcores.push_back({l->lcore, lcore_roles(*l), live, &l->cpu});
 	}
 	for (const auto &f : g.flows)
 		if (f->objs->tx_pool)   // a fed flow sends from its ring's pool

@@ -85,6 +85,8 @@ Labels flow_labels(const FlowView &f)
 	Labels l = {{"flow", f.name}, {"verb", verb_name(f.verb)}, {"transport", f.transport}, {"role", f.role}};
 	if (!f.peer.empty())
 		l.push_back({"peer", f.peer});
+	if (f.src >= 0)   // a job's pair: a rank x rank matrix in a dashboard
+		l.insert(l.end(), {{"src", std::to_string(f.src)}, {"dst", std::to_string(f.dst)}});
 	return l;
 }
 
@@ -162,12 +164,23 @@ void add_flow(Families &m, const FlowView &f)
 	}
 }
 
+/* The CPU time of an lcore's thread since its loop started (-1: not running yet). */
+double lcore_cpu_s(const LcoreCpu *c)
+{
+	timespec t{};
+	if (c == nullptr || !c->set.load(std::memory_order_acquire) || clock_gettime(c->clock, &t) != 0)
+		return -1;
+	return std::max(0.0, static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9 - c->start_s);
+}
+
 void add_lcores(Families &m, const RunView &v)
 {
 	for (const LcoreView &c : v.lcores) {
+		const Labels l = {{"lcore", std::to_string(c.lcore)}, {"role", c.role}};
+		if (const double cpu = lcore_cpu_s(c.cpu); cpu >= 0)
+			m.counter("rdmapipe_lcore_cpu_seconds_total", "CPU time of the lcore's thread since its loop started", l, cpu);
 		if (c.live == nullptr)
 			continue;
-		const Labels l = {{"lcore", std::to_string(c.lcore)}, {"role", c.role}};
 		const char *help = "Loop iterations of an lcore's role (busy: found or posted work)";
 		m.counter("rdmapipe_lcore_polls_total", help, plus(l, "result", "busy"),
 			  static_cast<double>(c.live->polls_busy.load(std::memory_order_relaxed)));
@@ -234,11 +247,22 @@ void add_port(Families &m, const RunView::Port &p)
 	}
 }
 
+/* The versions built against: DPDK's ("22.11.11") and rdma-core's release, the tail of
+ * libibverbs' version (1.14.44.0: 44.0), as --version names them. */
+Labels build_labels()
+{
+	const char *dpdk = rte_version();
+	const std::string ibv = RDMAPIPE_RDMA_CORE_VERSION;
+	const size_t dot = ibv.find('.', ibv.find('.') + 1);
+	return {{"version", RDMAPIPE_VERSION},
+		{"dpdk", strncmp(dpdk, "DPDK ", 5) == 0 ? dpdk + 5 : dpdk},
+		{"rdma_core", dot == std::string::npos ? ibv : ibv.substr(dot + 1)}};
+}
+
 std::vector<MetricFamily> collect(const RunView *v)
 {
 	Families m;
-	m.gauge("rdmapipe_build_info", "rdmapipe's build (value 1)",
-		{{"version", RDMAPIPE_VERSION}, {"dpdk", rte_version()}, {"rdma_core", RDMAPIPE_RDMA_CORE_VERSION}}, 1);
+	m.gauge("rdmapipe_build_info", "rdmapipe's build (value 1)", build_labels(), 1);
 	m.gauge("rdmapipe_running", "1 while a run is going on (its series below), 0 between runs", {}, v ? 1 : 0);
 	if (v == nullptr)
 		return m.take();

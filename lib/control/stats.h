@@ -35,6 +35,7 @@ struct FlowView {
 	std::string transport;        // "rc", "uc"
 	std::string role;             // this end's: "requester", "server", "ping", "echo", "lane"
 	std::string peer;             // the other host ("": both ends here)
+	int src = -1, dst = -1;       // a job's pair: sender and receiver ranks (-1: none)
 	const Histogram *latency = nullptr;   // ns: post to completion, or half round trips
 	bool half_rtt = false;        // latency is a ping-pong's half round trips
 };
@@ -43,6 +44,7 @@ struct LcoreView {
 	unsigned lcore = 0;
 	std::string role;             // "requester", "responder", ...
 	const RoleLive *live = nullptr;
+	const LcoreCpu *cpu = nullptr;   // its thread's CPU clock (nullptr: none to read)
 };
 
 struct PoolView {

@@ -4,6 +4,8 @@
 
 #include <infiniband/verbs.h>
 
+#include <time.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -129,6 +131,15 @@ struct alignas(64) RoleLive {
 	std::atomic<uint64_t> polls_idle{0};
 	std::atomic<uint64_t> received{0};    // responder: messages in
 	std::atomic<uint32_t> srq_posted{0};  // responder: receives in the SRQ
+};
+
+/* ... and per lcore: its thread's CPU clock (pthread_getcpuclockid), published as its
+ * loop starts (release, after start_s): the control plane reads the CPU time the thread
+ * has used since, while it runs. */
+struct alignas(64) LcoreCpu {
+	std::atomic<bool> set{false};   // clock and start_s are set (release)
+	clockid_t clock = 0;            // (a CPU clock's id is negative: no sentinel in it)
+	double start_s = 0;             // the clock's reading then
 };
 
 /* ... and per stage (rte_graph's node stats), stored by its lcore's loop at every control

@@ -162,6 +162,7 @@ struct GraphLcore {
 	std::vector<GraphLane *> lanes;              // lanes of flows with several rdma_tx stages
 	uint32_t nplaced = 0;                  // stages placed here (graph_plan)
 	double cpu_s = 0;
+	LcoreCpu cpu;                          // its thread's CPU clock, for the metrics while it runs
 	int rc = 0;
 	std::atomic<bool> done{false};         // this lcore: wo, main: ro
 	bool has_roles() const

@@ -6,11 +6,22 @@ namespace rp {
 
 namespace {
 
-double thread_cpu_s()
+double thread_cpu_s(clockid_t clock = CLOCK_THREAD_CPUTIME_ID)
 {
 	timespec t{};
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	clock_gettime(clock, &t);
 	return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+/* Its thread's CPU clock for the control plane, which reads it while the lcore runs. */
+void publish_cpu_clock(LcoreCpu *c, double now_s)
+{
+	clockid_t clock;
+	if (pthread_getcpuclockid(pthread_self(), &clock) != 0)
+		return;
+	c->clock = clock;
+	c->start_s = now_s;
+	c->set.store(true, std::memory_order_release);
 }
 
 } // namespace
@@ -19,6 +30,7 @@ int graph_lcore_run(void *arg)
 {
 	auto *l = static_cast<GraphLcore *>(arg);
 	double cpu0 = thread_cpu_s();
+	publish_cpu_clock(&l->cpu, cpu0);
 	for (GraphFlow *f : l->requesters)
 		requester_start(&f->requester);
 	for (GraphFlow *f : l->responders)

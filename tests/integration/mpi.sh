@@ -101,15 +101,15 @@ for p in r['pairs']:
 assert [k['device'] for k in r['ranks']] == ['$A', '$B', '$A', '$B'], r['ranks']"
 expect_grep "$out" "rank 1: rdmapipe: flow 'bw_1to2': client of ${RXE_A_ADDR:-10.2.0.1}:[0-9]+ on $B, 2 QPs"
 # The pushes arrived, each rank's its own group, and Prometheus has them from the
-# gateway: every sender's 4000 messages, per pair.
+# gateway: every sender's 4000 messages, per pair (its src and dst ranks as labels).
 [ -n "$gw_ok" ] && python3 - <<'PY' && echo "ok: the ring's pushes, through the Pushgateway into Prometheus" ||
 import json, time, urllib.parse, urllib.request
 def q(expr):
     url = 'http://127.0.0.1:19092/api/v1/query?' + urllib.parse.urlencode({'query': expr})
     r = json.load(urllib.request.urlopen(url, timeout=10))
     assert r['status'] == 'success', r
-    return {(s['metric']['rank'], s['metric']['flow']): float(s['value'][1]) for s in r['data']['result']}
-want = {(str(i), f'bw_{i}to{(i + 1) % 4}'): 4000.0 for i in range(4)}
+    return {tuple(s['metric'][k] for k in ('rank', 'flow', 'src', 'dst')): float(s['value'][1]) for s in r['data']['result']}
+want = {(str(i), f'bw_{i}to{(i + 1) % 4}', str(i), str((i + 1) % 4)): 4000.0 for i in range(4)}
 end = time.monotonic() + 60
 while True:
     try:

@@ -183,6 +183,12 @@ void metrics_of_a_run(void **)
 	g.v.flows[0].role = "requester";
 	g.v.flows[0].latency = &h;
 	g.v.start_unix = 1.7e9;
+	rp::LcoreCpu cpu;   // this thread's CPU clock stands for lcore 1's
+	clockid_t clock;
+	assert_int_equal(pthread_getcpuclockid(pthread_self(), &clock), 0);
+	cpu.clock = clock;
+	cpu.set.store(true);
+	g.v.lcores[0].cpu = &cpu;
 	const std::string t = rp::metrics_text(&g.v);
 	const std::string l = "{flow=\"bw\",verb=\"write_imm\",transport=\"rc\",role=\"requester\"}";
 	for (const std::string &want : std::vector<std::string>{
@@ -198,10 +204,12 @@ void metrics_of_a_run(void **)
 		     "rdmapipe_flow_completion_latency_seconds_count" + l + " 4\n",
 		     "rdmapipe_lcore_polls_total{lcore=\"1\",role=\"requester\",result=\"busy\"} 30\n",
 		     "rdmapipe_lcore_polls_total{lcore=\"1\",role=\"requester\",result=\"idle\"} 10\n",
+		     "rdmapipe_lcore_cpu_seconds_total{lcore=\"1\",role=\"requester\"} ",
 	     }) {
 		if (t.find(want) == std::string::npos)
 			fail_msg("no '%s' in:\n%s", want.c_str(), t.c_str());
 	}
+	assert_null(strstr(t.c_str(), "rdmapipe_lcore_cpu_seconds_total{lcore=\"2\""));   // no clock given: no series
 	auto bucket = [&](const char *le) {
 		const std::string k = "rdmapipe_flow_completion_latency_seconds_bucket{flow=\"bw\",verb=\"write_imm\",transport=\"rc\",role=\"requester\",le=\"" +
 				      std::string(le) + "\"} ";
@@ -223,6 +231,8 @@ void metrics_of_a_run(void **)
 	const std::string none = rp::metrics_text(nullptr);
 	assert_non_null(strstr(none.c_str(), "rdmapipe_running 0\n"));
 	assert_non_null(strstr(none.c_str(), "rdmapipe_build_info{version=\""));
+	assert_null(strstr(none.c_str(), "dpdk=\"DPDK"));          // 22.11.x, as --version says it
+	assert_null(strstr(none.c_str(), "rdma_core=\"1.14."));    // the release (44.0), not libibverbs' version
 	assert_null(strstr(none.c_str(), "rdmapipe_flow_"));
 }
 
