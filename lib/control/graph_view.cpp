@@ -113,6 +113,8 @@ void view_ends(const GraphFlow &f, RunView *v)
 	v->flows.push_back({f.conf->name, f.params.qps, f.params.verb, f.params.msg_bytes, f.params.batch, f.params.signal_every,
 			    !server && f.params.duration_s > 0 ? 0 : f.params.messages, ends_live(f), server ? nullptr : &f.requester.flow_ctl[0]});
 	flow_labels(f, server ? "server" : f.remote ? "client" : "requester", ends_latency(f), &v->flows.back());
+	if (f.rx)
+		v->flows.back().rx = &f.responder.rx_live;
 	for (uint32_t k = 0; k < f.params.qps; k++) {
 		if (f.tx)
 			v->qps.push_back({f.conf->name, k, f.requester.qps[k].qp->qp_num, "requester"});

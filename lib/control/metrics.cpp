@@ -144,6 +144,19 @@ void add_flow(Families &m, const FlowView &f)
 		if (uint64_t n = x.by_status[s].load(std::memory_order_relaxed))
 			m.counter("rdmapipe_flow_completion_errors_by_status_total", "Work completions in error, by ibv_wc_status",
 				  plus(l, "status", ibv_wc_status_str(static_cast<ibv_wc_status>(s))), static_cast<double>(n));
+	if (const ReceiveLive *rx = f.rx) {   // its responder here
+		m.counter("rdmapipe_flow_messages_received_total", "Messages that arrived at the flow's responder", l,
+			  static_cast<double>(rx->received.load(std::memory_order_relaxed)));
+		m.counter("rdmapipe_flow_messages_verified_total", "Messages that arrived with payload and sequence correct", l,
+			  static_cast<double>(rx->verified.load(std::memory_order_relaxed)));
+		const char *help = "Messages that arrived wrong, by the check that failed";
+		m.counter("rdmapipe_flow_receive_errors_total", help, plus(l, "kind", "payload"),
+			  static_cast<double>(rx->payload_errors.load(std::memory_order_relaxed)));
+		m.counter("rdmapipe_flow_receive_errors_total", help, plus(l, "kind", "sequence"),
+			  static_cast<double>(rx->sequence_errors.load(std::memory_order_relaxed)));
+		m.counter("rdmapipe_flow_receive_errors_total", help, plus(l, "kind", "length"),
+			  static_cast<double>(rx->length_errors.load(std::memory_order_relaxed)));
+	}
 	if (x.reliable) {
 		const char *help = "Retransmissions of UC made reliable in software (fast: a hole below an ACK; timeout)";
 		m.counter("rdmapipe_flow_retransmissions_total", help, plus(l, "reason", "fast"),

@@ -36,6 +36,7 @@ struct FlowView {
 	std::string role;             // this end's: "requester", "server", "ping", "echo", "lane"
 	std::string peer;             // the other host ("": both ends here)
 	int src = -1, dst = -1;       // a job's pair: sender and receiver ranks (-1: none)
+	const ReceiveLive *rx = nullptr;      // its responder here: what arrived, verified
 	const Histogram *latency = nullptr;   // ns: post to completion, or half round trips
 	bool half_rtt = false;        // latency is a ping-pong's half round trips
 };

@@ -125,6 +125,16 @@ struct alignas(64) FlowLive {
 	bool reliable = false;                // set at setup: the stats lines show the two above
 };
 
+/* ... and per flow, from its responder (where it is here), stored after every burst that
+ * found work: what arrived and how its checks went. */
+struct alignas(64) ReceiveLive {
+	std::atomic<uint64_t> received{0};
+	std::atomic<uint64_t> verified{0};         // payload and sequence correct
+	std::atomic<uint64_t> payload_errors{0};
+	std::atomic<uint64_t> sequence_errors{0};
+	std::atomic<uint64_t> length_errors{0};
+};
+
 /* ... and per role (its lcore's loop), stored after every burst. */
 struct alignas(64) RoleLive {
 	std::atomic<uint64_t> polls_busy{0};

@@ -224,13 +224,26 @@ inline bool credit_work(const Responder *r)
 	       r->flow_credit_landed < r->flow_credit_last;
 }
 
+/* What arrived and how its checks went, for the control plane (once a busy burst). */
+inline void publish_received(Responder *r)
+{
+	const ResponderCounters &c = r->c;
+	r->live.received.store(c.received, std::memory_order_relaxed);
+	r->arrived.completed.store(c.received, std::memory_order_relaxed);
+	ReceiveLive &x = r->rx_live;
+	x.received.store(c.received, std::memory_order_relaxed);
+	x.verified.store(c.verified, std::memory_order_relaxed);
+	x.payload_errors.store(c.payload_errors, std::memory_order_relaxed);
+	x.sequence_errors.store(c.sequence_errors, std::memory_order_relaxed);
+	x.length_errors.store(c.length_errors, std::memory_order_relaxed);
+}
+
 /* Every QP's last message is in (and handed on); reliable, its sender also
  * has every ACK (else a lost one brings a retransmission to answer). */
 inline void finish_when_all_in(Responder *r, uint64_t now)
 {
 	const ResponderParams &p = r->p;
-	r->live.received.store(r->c.received, std::memory_order_relaxed);
-	r->arrived.completed.store(r->c.received, std::memory_order_relaxed);
+	publish_received(r);
 	const bool quiet = p.linger_tsc && now - r->last_progress > p.linger_tsc;
 	r->finished = r->nheld == 0 &&
 		      (!p.reliable || quiet || r->ctl->requester_done.load(std::memory_order_acquire));
@@ -242,8 +255,7 @@ inline void publish_polls(Responder *r, int n, RecvRefill &rf)
 	ResponderCounters &c = r->c;
 	if (n > 0) {
 		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
-		r->live.received.store(c.received, std::memory_order_relaxed);
-		r->arrived.completed.store(c.received, std::memory_order_relaxed);
+		publish_received(r);
 		r->live.srq_posted.store(rf.posted(), std::memory_order_relaxed);
 	} else {
 		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);

@@ -133,6 +133,7 @@ struct Responder {
 	RoleLive live;                           // polls and receives, for the control plane
 	FlowLive arrived;                        // its flow as this end sees it (completed: received),
 						 // the view of a server whose requester is on another host
+	ReceiveLive rx_live;                     // what arrived and its checks, for the control plane
 	/* Optional: received SEND buffers go on here instead of back to the pool; the next
 	 * stage checks their payload and frees them (payload checks here are then off). */
 	rte_ring *out = nullptr;

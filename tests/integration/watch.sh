@@ -75,6 +75,9 @@ prometheus_checks() {
 		    assert time.monotonic() < end, f'90 s and no rate of both flows: {rate}'
 		    time.sleep(0.5)
 		print('rate of completed messages:', rate)
+		verified = q('rate(rdmapipe_flow_messages_verified_total[5s])')   # at the responder, every payload checked
+		assert len(verified) == 2 and all(v > 0 for v in verified.values()), verified
+		assert q('sum(rdmapipe_flow_receive_errors_total)') == {'': 0.0}
 		p99 = q('histogram_quantile(0.99, rate(rdmapipe_flow_completion_latency_seconds_bucket[5s]))')
 		print('p99 completion latency (s):', p99)
 		assert len(p99) == 2 and all(0 < v < 1 for v in p99.values()), p99

@@ -189,6 +189,11 @@ void metrics_of_a_run(void **)
 	cpu.clock = clock;
 	cpu.set.store(true);
 	g.v.lcores[0].cpu = &cpu;
+	rp::ReceiveLive rx;
+	rx.received.store(880);
+	rx.verified.store(879);
+	rx.payload_errors.store(1);
+	g.v.flows[0].rx = &rx;
 	const std::string t = rp::metrics_text(&g.v);
 	const std::string l = "{flow=\"bw\",verb=\"write_imm\",transport=\"rc\",role=\"requester\"}";
 	for (const std::string &want : std::vector<std::string>{
@@ -199,6 +204,9 @@ void metrics_of_a_run(void **)
 		     "rdmapipe_flow_completed_bytes_total" + l + " 57600\n",
 		     "rdmapipe_flow_outstanding_messages" + l + " 100\n",
 		     "rdmapipe_flow_completion_errors_total" + l + " 3\n",
+		     "rdmapipe_flow_messages_received_total" + l + " 880\n",
+		     "rdmapipe_flow_messages_verified_total" + l + " 879\n",
+		     "rdmapipe_flow_receive_errors_total{flow=\"bw\",verb=\"write_imm\",transport=\"rc\",role=\"requester\",kind=\"payload\"} 1\n",
 		     "rdmapipe_flow_target_messages" + l + " 2000\n",
 		     "# TYPE rdmapipe_flow_completion_latency_seconds histogram\n",
 		     "rdmapipe_flow_completion_latency_seconds_count" + l + " 4\n",
