@@ -200,9 +200,8 @@ int settle_pingpong(ParseState *st, std::string *err)
 		*err = "--pingpong: one message at a time, echoed; --rate does not apply";
 		return -1;
 	}
-	if (o->duration_s > 0) {
-		*err = until_stopped(o->duration_s) ? "--pingpong: give --messages (iterations); a ping-pong does not yet go on until stopped (-t 0)"
-						    : "--pingpong: give --messages (iterations), not --duration";
+	if (o->duration_s > 0 && !until_stopped(o->duration_s)) {
+		*err = "--pingpong: give --messages (iterations) or -t 0 (until stopped), not --duration";
 		return -1;
 	}
 	if (!st->have_size)

@@ -122,6 +122,9 @@ struct RunOptions {
  * (31 years; times the TSC's rate it still fits 64 bits), above any given one (1e6 s). */
 inline constexpr double kUntilStoppedS = 1e9;
 inline bool until_stopped(double duration_s) { return duration_s >= kUntilStoppedS; }
+/* A ping-pong's, likewise, per QP: the most a two-host handshake announces (2^40 - 1;
+ * twelve days at a million round trips a second). */
+inline constexpr uint64_t kUntilStoppedRoundTripsPerQp = (1ull << 40) - 1;
 
 inline constexpr uint64_t kDefaultMessages = 1000000;
 inline constexpr uint64_t kDefaultPingPongIterations = 100000;

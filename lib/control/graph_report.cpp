@@ -271,7 +271,9 @@ void print_pingpong(Report &out, const GraphFlow &f, bool named)
 		out.put("  %-20s %" PRIu64 "%s\n", (what + n + ":").c_str(), v, tail.c_str());
 	};
 	const ResponderCounters &pc = f.ping.c, &ec = f.pong.c;
-	count("iterations", f.params.messages, " (round trips over " + std::to_string(f.params.qps) + " QP" + (f.params.qps > 1 ? "s)" : ")"));
+	const bool until = until_stopped(f.params.duration_s);
+	count("iterations", until ? f.ping.sent : f.params.messages,
+	      " (round trips over " + std::to_string(f.params.qps) + " QP" + (f.params.qps > 1 ? "s" : "") + (until ? ", until stopped)" : ")"));
 	count("pings received", ec.received, " (verified " + std::to_string(ec.verified) + ")");
 	count("echoes received", pc.received);
 	count("echoes verified", pc.verified);

@@ -56,19 +56,23 @@ bool uniform(const Graph &g)
 FlowTally tally_pingpong(const GraphFlow &f, const Graph &)
 {
 	const ResponderCounters &pc = f.ping.c, &ec = f.pong.c;
+	/* Until stopped: as many round trips as the pinging side sent when the run ended
+	 * (the echoing side: as came), each timed. */
+	const bool until = until_stopped(f.params.duration_s);
 	FlowTally t;
 	if (f.remote) {   // one side here: the pings and their echoes, or the echoes of the client's pings
 		const bool echo = f.remote->server;
 		const PingPong &pp = echo ? f.pong : f.ping;
 		const Stage &st = echo ? *f.rx_stage : *f.tx_stage;
-		t.sent = echo ? f.params.messages : f.ping.sent;
+		const uint64_t want = until ? (echo ? pp.c.received : f.ping.sent) : f.params.messages;
+		t.sent = echo ? want : f.ping.sent;
 		t.completed = t.delivered = pp.c.received;
 		t.verified = pp.c.verified;
 		t.errors = pp.c.wc_errors.total;
 		t.failed_qps = t.errors ? 1 : 0;
 		t.data_errors = pp.c.payload_errors;
-		t.ok = st.done.load() && st.rc == 0 && t.sent == f.params.messages && t.completed == t.sent && t.verified == t.sent &&
-		       t.errors == 0 && t.data_errors == 0 && (echo || (f.hist->count() == f.params.messages && f.remote->why.empty()));
+		t.ok = st.done.load() && st.rc == 0 && t.sent == want && t.completed == t.sent && t.verified == t.sent &&
+		       t.errors == 0 && t.data_errors == 0 && (echo || (f.hist->count() == want && f.remote->why.empty()));
 		return t;
 	}
 	t.sent = f.ping.sent;
@@ -79,8 +83,9 @@ FlowTally tally_pingpong(const GraphFlow &f, const Graph &)
 	t.failed_qps = t.errors ? 1 : 0;
 	t.data_errors = pc.payload_errors + ec.payload_errors;
 	const bool done = f.tx_stage->done.load() && f.tx_stage->rc == 0 && f.rx_stage->done.load() && f.rx_stage->rc == 0;
-	t.ok = done && t.sent == f.params.messages && t.completed == t.sent && t.delivered == t.sent && t.verified == t.sent &&
-	       t.errors == 0 && t.data_errors == 0 && f.hist->count() == f.params.messages;
+	const uint64_t want = until ? f.ping.sent : f.params.messages;
+	t.ok = done && t.sent == want && t.completed == t.sent && t.delivered == t.sent && t.verified == t.sent &&
+	       t.errors == 0 && t.data_errors == 0 && f.hist->count() == want;
 	return t;
 }
 

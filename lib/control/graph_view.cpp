@@ -93,8 +93,8 @@ void view_lanes(const GraphFlow &f, RunView *v)
 /* Nothing to set: one message in flight per QP. */
 void view_pingpong(const GraphFlow &f, RunView *v)
 {
-	v->flows.push_back({f.conf->name, f.params.qps, f.params.verb, f.params.msg_bytes, 1, f.params.signal_every, f.params.messages,
-			    pingpong_live(f), nullptr});
+	v->flows.push_back({f.conf->name, f.params.qps, f.params.verb, f.params.msg_bytes, 1, f.params.signal_every,
+			    until_stopped(f.params.duration_s) ? 0 : f.params.messages, pingpong_live(f), nullptr});
 	flow_labels(f, f.tx ? "ping" : "echo", pingpong_half_rtt(f), &v->flows.back());
 	v->flows.back().half_rtt = true;
 	for (uint32_t k = 0; k < f.params.qps; k++) {

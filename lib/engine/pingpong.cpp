@@ -78,11 +78,10 @@ void on_send(PingPong *s, const ibv_wc &wc)
 }
 
 /* Checks arrival seq of QP qi: opcode, immediate, length, payload. */
-void check_arrival(PingPong *s, uint32_t qi, const ibv_wc &wc, void *buf, uint64_t seq)
+void check_arrival(PingPong *s, uint32_t qi, const ibv_wc &wc, void *buf, uint64_t seq, bool *last)
 {
 	ResponderCounters &c = s->c;
-	bool last;   // every message is echoed: the flag says nothing here
-	bool ok = recv_header_ok(c, wc, s->p.verb, seq, s->p.msg_bytes, &last);
+	bool ok = recv_header_ok(c, wc, s->p.verb, seq, s->p.msg_bytes, last);
 	if (ok && s->p.verify) {
 		ptrdiff_t bad = pattern_check(buf, s->p.msg_bytes, msg_key(qi, seq));
 		if (bad >= 0) {
@@ -160,8 +159,11 @@ void on_recv(PingPong *s, uint32_t qi, const ibv_wc &wc, uint64_t now)
 		return;
 	if (s->echo && s->c.received == 0)
 		s->c.start_tsc = now;
-	check_arrival(s, qi, wc, buf, q.arrived);
+	bool last = false;   // the pinging side's last ping of this QP (it knows its count; the echoing side, until stopped, learns it so)
+	check_arrival(s, qi, wc, buf, q.arrived, &last);
 	q.arrived++;
+	if (s->echo && last && s->p.until_stopped)
+		q.target = q.arrived;   // its echo goes flagged and signalled too
 	s->last_progress = now;
 	s->c.end_tsc = now;
 	if (s->echo) {
@@ -264,6 +266,23 @@ bool all_done(const PingPong *s, bool sends_too)
 	return true;
 }
 
+/* Until stopped, the pinging side once the run ends: each QP sends one more ping, its
+ * last (flagged, signalled: it reaps the sends before it), timed to its echo as every
+ * run's last is. The echoing side ends each QP when that ping comes flagged (verbs
+ * with an immediate), or all of them once the pinging side has ended (here, or its
+ * client gone): each QP with the pings that came (its echoes are all signalled, as it
+ * cannot know its last one). */
+void stop_when_ended(PingPong *s)
+{
+	if (s->echo ? !s->ctl->requester_done.load(std::memory_order_acquire) : !s->ctl->ending())
+		return;
+	for (uint32_t qi = 0; qi < s->nqps; qi++) {
+		PingPongQp &q = s->qps[qi];
+		q.target = s->echo ? q.arrived : q.sent + 1;
+	}
+	s->stopped = true;
+}
+
 } // namespace
 
 int pingpong_init(PingPong *s, std::string *err)
@@ -323,6 +342,8 @@ uint32_t pingpong_burst(PingPong *s)
 		fail(s, s->ctl->abort_reason());
 		return 0;
 	}
+	if (s->p.until_stopped && !s->stopped)
+		stop_when_ended(s);
 	ibv_wc wc[kPollBurst];
 	int n = s->ops->poll_cq(s->recv_cq, kPollBurst, wc);
 	if (n < 0) {

@@ -53,6 +53,10 @@ struct PingPongParams {
 	uint64_t tsc_hz;
 	uint64_t corrupt_msg = UINT64_MAX;   // test hook: flip a byte of this ping of QP 0
 	bool reliable = false;               // UC made reliable: stop-and-wait (the verb is then send_imm)
+	/* Until stopped: the pinging side ends when the run ends (ctl ending) with one more
+	 * ping on each QP, flagged as its last; the echoing side ends each QP as that one
+	 * comes (here or on another host). */
+	bool until_stopped = false;
 	uint64_t rto_min_tsc = 0, rto_max_tsc = 0, rto_initial_tsc = 0;
 };
 
@@ -93,6 +97,7 @@ struct PingPong {
 	uint64_t duplicates = 0;            // reliable: repeated pings echoed again, or echoes dropped
 	uint64_t last_progress = 0;
 	bool finished = false;
+	bool stopped = false;               // until stopped: its targets are what it had
 	ResponderCounters c;                // what arrived: received, verified, errors
 	Histogram *hist = nullptr;          // pinging side: half round trips, ns
 	FlowLive live;                      // pings sent, echoes back, errors (echoing side: echoes sent, pings in)

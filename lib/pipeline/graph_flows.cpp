@@ -54,6 +54,9 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 		pp->p = PingPongParams{o.verb, o.msg_bytes, o.messages, o.sq_depth, o.signal_every, inl, o.verify,
 				       static_cast<uint64_t>(o.stall_timeout_s * static_cast<double>(hz)), hz,
 				       echo ? UINT64_MAX : o.corrupt_msg};
+		pp->p.until_stopped = until_stopped(o.duration_s);
+		if (pp->p.until_stopped && echo)
+			pp->p.signal_every = 1;   // it cannot know its last echo: each reaped as it goes
 		if (f.reliable())
 			pingpong_reliable(&pp->p, requester_params(o, false, hz));
 		pp->qps = std::make_unique<PingPongQp[]>(o.qps);

@@ -65,7 +65,9 @@ FlowParams flow_params(const PipelineConf &c, const FlowConf &f)
 }
 
 /* A flow with an echo stage is a ping-pong: one message in flight per QP, timed, for a
- * number of round trips (the flow's messages, else ib_send_lat's default). */
+ * number of round trips (the flow's messages, else ib_send_lat's default), or until
+ * stopped (duration 0: a round-trip count no run reaches, each end then ends with what
+ * it had). */
 int plan_pingpong(const PipelineConf &c, GraphFlow *f, std::string *err)
 {
 	const FlowConf &fc = *f->conf;
@@ -75,14 +77,14 @@ int plan_pingpong(const PipelineConf &c, GraphFlow *f, std::string *err)
 		*err = key("rate") + "a ping-pong sends the next message when the echo of the last one is back: no rate applies";
 		return -1;
 	}
-	if (f->params.duration_s > 0) {
+	if (f->params.duration_s > 0 && !until_stopped(f->params.duration_s)) {
 		*err = (fc.duration_s > 0 ? key("duration") : at(c, fc.line, "run.duration")) +
-		       (until_stopped(f->params.duration_s) ? "a ping-pong runs a number of round trips (messages); it does not "
-							      "yet go on until stopped (duration 0)"
-							    : "a ping-pong runs a number of round trips (messages), not a duration");
+		       "a ping-pong runs a number of round trips (messages), or until stopped (duration 0), not a duration";
 		return -1;
 	}
-	if (fc.messages == 0)
+	if (until_stopped(f->params.duration_s))
+		f->params.messages = kUntilStoppedRoundTripsPerQp * fc.qps;
+	else if (fc.messages == 0)
 		f->params.messages = kDefaultPingPongIterations;
 	if (f->params.messages < fc.qps) {
 		*err = key("messages") + std::to_string(f->params.messages) + " round trips cannot keep " + std::to_string(fc.qps) +

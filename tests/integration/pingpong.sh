@@ -35,6 +35,23 @@ run_rdmapipe "$out" -d "$DEV" --pingpong -n 500
 expect_grep "$out" "^  posting: +one ibv_post_send per message, inline$"
 expect_grep "$out" "^  mode: +ping-pong, SEND, 2 B,"
 
+# Until stopped (-t 0; send_imm: the echoing side sees each QP's last ping flagged, as
+# a two-host send one learns it from its client going: remote.sh): SIGTERM, once the
+# live stats show round trips, ends it with each QP's last echo back and timed; every
+# round trip checked, exit 0.
+# shellcheck disable=SC2046
+run_bg "$out" timeout -k 5 120 "$RDMAPIPE" $(eal_args) -- -d "$DEV" --pingpong -Q 2 -v send_imm -t 0 --stats-period 0.2
+pid=$bg_pid
+await_line "$out" "^  flow0 .* [1-9][0-9]* done$" $pid 60
+kill -TERM $pid
+wait $pid
+expect_eq "until stopped: exit status" "$?" 0
+n=$(field "$out" 'echoes verified')
+expect_grep "$out" "^  iterations: +$n \(round trips over 2 QPs, until stopped\)$"
+expect_eq "until stopped: samples" "$(field "$out" 'latency samples' | cut -d' ' -f1)" "$n"
+expect_eq "until stopped: pings received" "$(field "$out" 'pings received')" "$n (verified $n)"
+expect_grep "$out" "^result: PASS$"
+
 # A flipped byte in ping 100: the echoing side sees it, and so does the pinging side
 # when the same bytes come back.
 run_rdmapipe "$out" -d "$DEV" --pingpong -n 1000 -s 64 --inject-corruption 100

@@ -204,6 +204,22 @@ expect_grep "$cout" "^  latency median: +[0-9.]+ us$"
 expect_eq "pingpong: server verified" "$(field "$sout" 'messages verified')" 4000
 expect_grep "$sout" "^  flow flow0: +SEND, 2 B, 2 QPs, $B_ADDR:$port's client -> lcore 1: sent 4000, completed 4000, received 4000, verified 4000$"
 
+# A ping-pong across two processes until stopped (-t 0, a pingmesh probe): SIGTERM
+# ends the client once its live stats show round trips; each QP's last echo comes back
+# and the client disconnects; the server then ends with the pings that came. Both pass.
+server --pingpong -Q 2 -t 0
+client_bg --pingpong -Q 2 -t 0 --stats-period 0.2
+await_line "$cout" "^  flow0 .* [1-9][0-9]* done$" "$cpid" 60
+kill -TERM "$cpid"
+wait "$cpid"
+rc=$?
+server_wait
+both_pass "pingpong until stopped"
+expect_grep "$cout" "^  run: +went on until stopped, ended by SIGTERM"
+expect_grep "$cout" "^  iterations: +[0-9]+ \(round trips over 2 QPs, until stopped\)$"
+n=$(field "$cout" 'echoes verified')
+expect_grep "$sout" "^  flow flow0: .* sent $n, completed $n, received $n, verified $n$"
+
 # Duration runs across two processes: nothing to announce up front, so the client
 # writes each QP's final count into the server's word before it disconnects; the
 # server judges what arrived (sends) or its window (writes) by them.

@@ -34,12 +34,13 @@ check "bad app value" 2 "^rdmapipe: --batch: '0' is not an integer in 1..512" "$
 # aborted in std::stoul building the two flows' addresses).
 check "bad --peer port" 2 "^rdmapipe: --peer: '10.0.0.1:x' is not ADDR:PORT$" "$B" $EAL -- --peer 10.0.0.1:x -Q 1,1 --dump-conf
 # --metrics: [IPV4:]PORT, refused naming it otherwise; -t 0: until stopped, as a file
-# says it (duration = 0); not for a ping-pong yet.
+# says it (duration = 0), a ping-pong's too (not another duration).
 check "bad --metrics port" 2 "^rdmapipe: --metrics: '70000' is not \[IPV4:\]PORT" "$B" $EAL -- --metrics 70000 --dump-conf
 check "bad --metrics address" 2 "^rdmapipe: --metrics: '1.2.3:80' is not \[IPV4:\]PORT" "$B" $EAL -- --metrics 1.2.3:80 --dump-conf
 check "--metrics in the file" 0 '^  metrics = "127.0.0.1:9464";$' "$B" $EAL -- --metrics 127.0.0.1:9464 --dump-conf
 check "-t 0 in the file" 0 "duration = 0\.0; verify" "$B" $EAL -- -t 0 --dump-conf
-check "-t 0 ping-pong" 2 "ping-pong does not yet go on until stopped" "$B" $EAL -- -t 0 --pingpong --dump-conf
+check "-t 0 ping-pong" 0 "duration = 0\.0; verify" "$B" $EAL -- -t 0 --pingpong --dump-conf
+check "-t 2 ping-pong" 2 "^rdmapipe: --pingpong: give --messages \(iterations\) or -t 0 \(until stopped\), not --duration" "$B" $EAL -- -t 2 --pingpong --dump-conf
 check "bad EAL option" 2 "rdmapipe: EAL initialisation failed: .*bad EAL arguments" "$B" --bogus-eal -- -n 1
 # Pipeline files: validated before EAL starts, without a device.
 conf=$(cd "$(dirname "$0")/../../conf" && pwd)

@@ -272,7 +272,7 @@ void pingpong_and_cq_api(void **)
 			 static_cast<int>(rp::ParseResult::ok));
 	assert_int_equal(o.qps, 4);
 	assert_int_equal(o.messages, 4000);
-	expect_error({"--pingpong", "-t", "3"}, "--pingpong: give --messages (iterations), not --duration");
+	expect_error({"--pingpong", "-t", "3"}, "--pingpong: give --messages (iterations) or -t 0 (until stopped), not --duration");
 	expect_error({"--cq-api", "fast"}, "--cq-api: 'fast' is not classic or ex");
 	/* Loopback QP pairs connect through rdma_cm unless told otherwise. */
 	assert_true(o.connect == rp::ConnectPath::cm);
