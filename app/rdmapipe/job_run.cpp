@@ -4,6 +4,7 @@
 #include "graph_run.h"
 
 #include "cluster/job.h"
+#include "conf/cli_pipeline.h"
 #include "conf/ranks.h"
 #include "control/job_report.h"
 #include "control/metrics.h"
@@ -151,11 +152,8 @@ std::vector<char *> eal_args(int eal_argc, char **argv, uint32_t rank, std::stri
  * plus the rank's place among the host's ranks (docs/metrics.md). */
 void rank_metrics(const Job &j, PipelineConf *x)
 {
-	if (x->run.metrics.empty())
-		return;
-	const size_t colon = x->run.metrics.rfind(':');
-	x->run.metrics = (colon == std::string::npos ? "" : x->run.metrics.substr(0, colon + 1)) +
-			 std::to_string(addr_port(x->run.metrics) + j.local);
+	if (!x->run.metrics.empty())
+		x->run.metrics = addr_plus(x->run.metrics, j.local);
 }
 
 /* The settings a rank cannot honour: nothing on a terminal of its own. */

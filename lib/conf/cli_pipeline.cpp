@@ -38,15 +38,6 @@ std::string sizes_text(const std::vector<uint32_t> &sizes)
 	return t + "]";
 }
 
-/* Flow i of a two-process run: PORT + i, so that each flow has its own connections. */
-std::string addr_plus(const std::string &a, size_t i)
-{
-	const size_t colon = a.rfind(':');
-	if (i == 0)
-		return a;
-	return (colon == std::string::npos ? "" : a.substr(0, colon + 1)) + std::to_string(addr_port(a) + i);
-}
-
 bool among(const std::vector<std::string> &keys, const std::string &k)
 {
 	return std::find(keys.begin(), keys.end(), k) != keys.end();
@@ -188,6 +179,16 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 	mark_given(o, &c);
 	conf_size(&c);
 	return c;
+}
+
+/* [ADDR:]PORT + i: flow i of a two-process run (each its own connections), a job
+ * rank's metrics port. */
+std::string addr_plus(const std::string &a, size_t i)
+{
+	const size_t colon = a.rfind(':');
+	if (i == 0)
+		return a;
+	return (colon == std::string::npos ? "" : a.substr(0, colon + 1)) + std::to_string(addr_port(a) + i);
 }
 
 int validated_pipeline(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore, PipelineConf *c, std::string *err)

@@ -22,6 +22,9 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 /* The same, through the one validator as a file's pipeline: -1 with *err naming the
  * option that set the key, or the pipeline's object (--dump-conf prints it). What a
  * run and --dump-conf take. */
+/* [ADDR:]PORT with i added to its port (i = 0: as it is). */
+std::string addr_plus(const std::string &a, size_t i);
+
 int validated_pipeline(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore, PipelineConf *c, std::string *err);
 
 /* Where a command-line run's two ends go when EAL will have `lcores` (not known: every

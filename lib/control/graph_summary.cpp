@@ -193,15 +193,20 @@ void print_latency(Report &out, const Graph &g)
 		        static_cast<double>(lat->max()) / 1e3);
 }
 
+const char *signal_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+}
+
 /* How the run ended, and the verdict the tests grep for. */
 void print_verdict(Report &out, const Graph &g, const Totals &x, int sig)
 {
 	if (const int end = g.run.end_signal.load())
 		out.put("  run:                 went on until stopped, ended by %s: a last message per QP, every check made\n",
-		        end == SIGINT ? "SIGINT" : end == SIGTERM ? "SIGTERM" : "a signal");
+		        signal_name(end));
 	if (sig)
 		out.put("  run:                 stopped by %s before its end: no new posts, what was in flight completed; "
-		        "the counts cover what ran\n", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+		        "the counts cover what ran\n", signal_name(sig));
 	else if (g.run.abort.load())
 		out.put("  run:                 stopped before its end (a stage joined by rings failed)\n");
 	out.put("result: %s\n", sig ? "INTERRUPTED" : x.pass ? "PASS" : "FAIL");

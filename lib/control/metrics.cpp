@@ -305,8 +305,16 @@ std::shared_ptr<RunCollectable> g_collectable = std::make_shared<RunCollectable>
 std::unique_ptr<prometheus::Exposer> g_exposer;
 std::string g_addr;
 
+/* A thread off the lcores: EAL's control cpuset, which the threads it makes inherit
+ * (a plain thread where EAL is not up: the unit tests). Returns 0 or an errno. */
+int control_thread(pthread_t *t, const char *name, void *(*fn)(void *), void *arg)
+{
+	const int rc = rte_lcore_count() > 0 ? rte_ctrl_thread_create(t, name, nullptr, fn, arg) : pthread_create(t, nullptr, fn, arg);
+	return rc < 0 ? -rc : rc;
+}
+
 /* Why addr cannot be listened on: civetweb says only that it could not, so the same
- * bind is tried here for its errno. */
+ * bind is tried here for its errno ("" when it binds). */
 std::string why_not_listen(const std::string &host, uint16_t port)
 {
 	sockaddr_in a{};
@@ -324,7 +332,7 @@ std::string why_not_listen(const std::string &host, uint16_t port)
 	const int rc = bind(fd, reinterpret_cast<const sockaddr *>(&a), sizeof(a));
 	const int e = errno;
 	close(fd);
-	return rc == 0 ? "the HTTP server did not start (civetweb)" : strerror(e);
+	return rc == 0 ? "" : strerror(e);
 }
 
 struct ExposerStart {
@@ -412,11 +420,9 @@ void push_run_start()
 	r->gw = g_push.gw.get();
 	r->url = g_push.url;
 	r->period_s = g_push.period_s;
-	int rc = rte_lcore_count() > 0 ? rte_ctrl_thread_create(&r->thread, "rp-push", nullptr, push_loop, r)
-				       : pthread_create(&r->thread, nullptr, push_loop, r);
-	if (rc != 0) {
+	if (const int rc = control_thread(&r->thread, "rp-push", push_loop, r); rc != 0) {
 		RP_LOG(WARNING, CONTROL, "rdmapipe: run.push (--push) %s: no pushes for this run (no thread: %s)\n", r->url.c_str(),
-		       strerror(rc < 0 ? -rc : rc));
+		       strerror(rc));
 		delete r;
 		return;
 	}
@@ -523,22 +529,16 @@ int metrics_serve(const std::string &addr, std::string *err)
 	const std::string host = colon == std::string::npos ? "" : addr.substr(0, colon);
 	const std::string port = colon == std::string::npos ? addr : addr.substr(colon + 1);
 	ExposerStart s{host.empty() ? port : host + ":" + port, nullptr, ""};
-	/* Its threads take the affinity of the one that makes them: EAL's control cpuset,
-	 * off the lcores (a plain thread where EAL is not up: the unit tests). */
+	/* Made on a control thread: its own threads take that thread's affinity. */
 	pthread_t t;
-	int rc = 0;
-	if (rte_lcore_count() > 0)
-		rc = rte_ctrl_thread_create(&t, "rp-metrics", nullptr, start_exposer, &s);
-	else
-		rc = pthread_create(&t, nullptr, start_exposer, &s);
-	if (rc != 0) {
-		*err = "run.metrics (--metrics) " + addr + ": cannot start its thread: " + strerror(rc < 0 ? -rc : rc);
+	if (const int rc = control_thread(&t, "rp-metrics", start_exposer, &s); rc != 0) {
+		*err = "run.metrics (--metrics) " + addr + ": cannot start its thread: " + strerror(rc);
 		return -1;
 	}
 	pthread_join(t, nullptr);
 	if (!s.exposer) {
-		*err = "run.metrics (--metrics) " + addr + ": cannot listen there: " +
-		       why_not_listen(host, static_cast<uint16_t>(strtoul(port.c_str(), nullptr, 10)));
+		const std::string why = why_not_listen(host, static_cast<uint16_t>(strtoul(port.c_str(), nullptr, 10)));
+		*err = "run.metrics (--metrics) " + addr + ": cannot listen there: " + (why.empty() ? "civetweb: " + s.what : why);
 		return -1;
 	}
 	g_exposer = std::move(s.exposer);

@@ -6,10 +6,10 @@ namespace rp {
 
 namespace {
 
-double thread_cpu_s(clockid_t clock = CLOCK_THREAD_CPUTIME_ID)
+double thread_cpu_s()
 {
 	timespec t{};
-	clock_gettime(clock, &t);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
 }
 
