@@ -216,17 +216,19 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 			rc = setup_error(err);
 		} else {
 			const std::string what = "pipeline " + c.file;
-			if (!cli.quiet)
+			RunView view = graph_view(c, *g, what);
+			const bool bound = !c.run.metrics_qp || metrics_bind_qps(&view, &err) == 0;   // refused before "running"
+			if (bound && !cli.quiet)
 				print_running(what, *g, gdevs);
 			fflush(stdout);
-			RunView view = graph_view(c, *g, what);
 			Sampler sampler;
 			graph_sampled_flows(*g, &sampler);
 			sampler.view = &view;
 			sampler.print_period_s = c.run.stats_period_s;
 			const bool results = !c.run.json.empty();
 			Console *con = nullptr;
-			if (cli.interactive && (con = console_new(&view, 0, 1, isatty(0), &err)) == nullptr) {
+			if (!bound ||
+			    (cli.interactive && (con = console_new(&view, 0, 1, isatty(0), &err)) == nullptr)) {
 				rc = setup_error(err);
 			} else {
 				std::vector<LcoreJob> jobs;

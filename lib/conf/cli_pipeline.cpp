@@ -173,6 +173,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 	c.run.stats_period_s = o.stats_period_s;
 	c.run.metrics = o.metrics;
 	c.run.push = o.push;
+	c.run.metrics_qp = o.metrics_qp;
 	c.run.json = o.output_json;
 	c.run.csv = o.output_csv;
 	apply_cli(o, &c);
@@ -218,6 +219,7 @@ void apply_cli(const RunOptions &o, PipelineConf *c)
 		c->run.metrics = o.metrics;
 	if (!o.push.empty())
 		c->run.push = o.push;
+	c->run.metrics_qp |= o.metrics_qp;
 	if (!o.output_json.empty())
 		c->run.json = o.output_json;
 	if (!o.output_csv.empty())
@@ -364,6 +366,8 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 		t += "  metrics = \"" + c.run.metrics + "\";\n";
 	if (!c.run.push.empty())
 		t += "  push = \"" + c.run.push + "\";\n";
+	if (c.run.metrics_qp)
+		t += "  metrics_qp = true;\n";
 	if (!c.run.json.empty() || !c.run.csv.empty()) {
 		t += "  output = {";
 		if (!c.run.json.empty())

@@ -40,7 +40,7 @@ const std::vector<std::string> kFlowKeys = {"name", "peer", "listen", "local", "
 const std::vector<std::string> kRingKeys = {"name", "size", "multi_producer", "multi_consumer"};
 const std::vector<std::string> kStageKeys = {"name", "kind", "lcore", "flow", "input", "output", "file", "snaplen"};
 const std::vector<std::string> kRunKeys = {"duration", "warmup", "stats_period", "output", "connect", "stage_cycles",
-					   "connect_timeout", "metrics", "push"};
+					   "connect_timeout", "metrics", "push", "metrics_qp"};
 const std::vector<std::string> kOutputKeys = {"json", "csv"};
 /* The verb key's choices, kVerbs' names in its order (a choice's index is its row). */
 const std::vector<std::string> kVerbNames = [] {
@@ -404,7 +404,7 @@ bool read_run(Reader &r, const Setting &root, PipelineConf *c)
 		return false;
 	if (!c->run.metrics.empty() && !addr_listen(c->run.metrics))
 		return r.fail((*g)["metrics"], "'" + c->run.metrics + "' is not [IPV4:]PORT (the Prometheus endpoint's address)");
-	if (!r.string(*g, "push", &c->run.push))
+	if (!r.string(*g, "push", &c->run.push) || !r.boolean(*g, "metrics_qp", &c->run.metrics_qp))
 		return false;
 	if (!c->run.push.empty() && !push_url(c->run.push))
 		return r.fail((*g)["push"], "'" + c->run.push + "' is not http://HOST[:PORT] (a Pushgateway)");

@@ -161,6 +161,7 @@ struct RunConf {
 	bool stage_cycles = false;  // the lcore loops count TSC cycles per stage call
 	std::string metrics;        // the Prometheus endpoint's [IPV4:]PORT ("": none; --metrics)
 	std::string push;           // a Pushgateway's http://HOST[:PORT] ("": none; --push)
+	bool metrics_qp = false;    // per-QP kernel counters in the metrics (--metrics-qp)
 	double stall_timeout_s = 10;   // a running flow with no progress for this long gives up (--stall-timeout)
 	double connect_timeout_s = kDefaultConnectTimeoutS;   // connecting waits this long for the other host (connect_timeout)
 	bool quiet = false;            // no progress lines (-q)

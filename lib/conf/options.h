@@ -105,6 +105,7 @@ struct RunOptions {
 	std::vector<std::string> keys_given;
 	std::string output_json;        // results files written at the end ("": none)
 	std::string metrics;            // --metrics: the Prometheus endpoint's [IPV4:]PORT ("": none)
+	bool metrics_qp = false;        // --metrics-qp: per-QP kernel counters in the metrics
 	std::string push;               // --push: a Pushgateway's http://HOST[:PORT] ("": none)
 	std::string output_csv;
 	std::vector<std::string> flow_names;   // from a pipeline file; else flow0, flow1, ...

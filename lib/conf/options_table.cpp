@@ -308,6 +308,14 @@ const OptionSpec kOptions[] = {
 		nullptr, kAside, [](ParseState &st, const char *a) {
 			return set_addr(st, &st.o->push, a, [](const std::string &u) { return push_url(u); }, "http://HOST[:PORT] (a Pushgateway)");
 		}, "push"},
+	{"metrics-qp", 0, nullptr,
+		"per-QP hardware counters in the metrics (rdma statistic qp: the\n"
+		"kernel binds a counter to each QP; refused where the driver has\n"
+		"none, as rxe, or without CAP_NET_ADMIN)",
+		nullptr, kAside, [](ParseState &st, const char *) {
+			st.o->metrics_qp = true;
+			return std::string();
+		}, "metrics_qp"},
 	{"stats-period", 0, "N",
 		"print a line per flow every N seconds (rate, outstanding, errors,\n"
 		"progress), then the summary",

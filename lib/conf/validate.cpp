@@ -245,6 +245,9 @@ bool check_run(Errors &e, const RunConf &run)
 		return false;
 	if (run.warmup_s > 0 && run.duration_s > 0 && run.warmup_s >= run.duration_s)
 		return e.fail(Where{"run", run.line, &run.keys}, "warmup", "the warm-up must be shorter than the run's duration");
+	if (run.metrics_qp && run.metrics.empty() && run.push.empty())
+		return e.fail(Where{"run", run.line, &run.keys}, "metrics_qp",
+			      "per-QP counters go to the metrics, and neither run.metrics nor run.push is set");
 	return true;
 }
 

@@ -86,7 +86,7 @@ void view_lanes(const GraphFlow &f, RunView *v)
 				    ln->params.duration_s > 0 ? 0 : ln->params.messages, &ln->requester.flow_live[0], &ln->requester.flow_ctl[0]});
 		flow_labels(f, "lane", &ln->requester.flow_latency[0], &v->flows.back());
 		for (uint32_t k = 0; k < ln->requester.nqps; k++)
-			v->qps.push_back({name, k, ln->requester.qps[k].qp->qp_num, "requester"});
+			v->qps.push_back({name, k, ln->requester.qps[k].qp->qp_num, "requester", ln->requester.qps[k].qp});
 	}
 }
 
@@ -99,9 +99,9 @@ void view_pingpong(const GraphFlow &f, RunView *v)
 	v->flows.back().half_rtt = true;
 	for (uint32_t k = 0; k < f.params.qps; k++) {
 		if (f.tx)
-			v->qps.push_back({f.conf->name, k, f.ping.qps[k].qp->qp_num, "ping"});
+			v->qps.push_back({f.conf->name, k, f.ping.qps[k].qp->qp_num, "ping", f.ping.qps[k].qp});
 		if (f.rx)
-			v->qps.push_back({f.conf->name, k, f.pong.qps[k].qp->qp_num, "echo"});
+			v->qps.push_back({f.conf->name, k, f.pong.qps[k].qp->qp_num, "echo", f.pong.qps[k].qp});
 	}
 }
 
@@ -117,9 +117,9 @@ void view_ends(const GraphFlow &f, RunView *v)
 		v->flows.back().rx = &f.responder.rx_live;
 	for (uint32_t k = 0; k < f.params.qps; k++) {
 		if (f.tx)
-			v->qps.push_back({f.conf->name, k, f.requester.qps[k].qp->qp_num, "requester"});
+			v->qps.push_back({f.conf->name, k, f.requester.qps[k].qp->qp_num, "requester", f.requester.qps[k].qp});
 		if (f.rx)
-			v->qps.push_back({f.conf->name, k, f.responder.qps[k].qp->qp_num, "responder"});
+			v->qps.push_back({f.conf->name, k, f.responder.qps[k].qp->qp_num, "responder", f.responder.qps[k].qp});
 	}
 }
 
@@ -144,7 +144,7 @@ RunView graph_view(const PipelineConf &c, const Graph &g, const std::string &wha
 	RunView v;
 	for (const GraphDevice &d : g.devs) {
 		v.device += (v.device.empty() ? "" : ", ") + d.dev->name;
-		v.ports.push_back({d.dev->name, d.dev->port, hw_counters_read(d.dev->name, d.dev->port)});
+		v.ports.push_back({d.dev->name, d.dev->port, hw_counters_read(d.dev->name, d.dev->port), d.dev->ctx});
 	}
 	v.what = what;
 	v.tsc_hz = static_cast<double>(rte_get_tsc_hz());

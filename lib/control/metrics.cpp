@@ -17,6 +17,7 @@
 #include <rte_lcore.h>
 #include <rte_version.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -124,6 +125,37 @@ ClientMetric::Histogram latency_of(const Histogram &h)
 	return out;
 }
 
+double relaxed(const std::atomic<uint64_t> &a)
+{
+	return static_cast<double>(a.load(std::memory_order_relaxed));
+}
+
+const char *const kAcksHelp = "ACKs of UC made reliable in software (sent by the receiver, received by the sender)";
+
+/* UC made reliable in software, the sending end. */
+void add_reliable_sender(Families &m, const Labels &l, const FlowLive &x)
+{
+	const char *help = "Retransmissions of UC made reliable in software (fast: a hole below an ACK; timeout)";
+	m.counter("rdmapipe_flow_retransmissions_total", help, plus(l, "reason", "fast"), relaxed(x.retx_fast));
+	m.counter("rdmapipe_flow_retransmissions_total", help, plus(l, "reason", "timeout"), relaxed(x.retx_timeout));
+	m.counter("rdmapipe_flow_acks_total", kAcksHelp, plus(l, "direction", "received"), relaxed(x.acks));
+	m.counter("rdmapipe_flow_restart_requests_total",
+		  "Restarts of a receiving UC QP the sender asked for (timeouts in a row: the QP may be broken)", l,
+		  relaxed(x.restart_requests));
+}
+
+/* ... and the receiving end. */
+void add_reliable_receiver(Families &m, const Labels &l, const ReceiveLive &rx)
+{
+	m.counter("rdmapipe_flow_acks_total", kAcksHelp, plus(l, "direction", "sent"), relaxed(rx.acks_sent));
+	m.counter("rdmapipe_flow_duplicates_total", "Arrivals dropped: they had arrived already (a retransmission raced its ACK)",
+		  l, relaxed(rx.duplicates));
+	m.counter("rdmapipe_flow_out_of_order_total", "Arrivals beyond a hole (a message before them was lost)", l,
+		  relaxed(rx.out_of_order));
+	m.counter("rdmapipe_flow_qp_restarts_total", "Receiving UC QPs reset after a message broken by a loss", l,
+		  relaxed(rx.qp_restarts));
+}
+
 void add_flow(Families &m, const FlowView &f)
 {
 	const Labels l = flow_labels(f);
@@ -156,14 +188,11 @@ void add_flow(Families &m, const FlowView &f)
 			  static_cast<double>(rx->sequence_errors.load(std::memory_order_relaxed)));
 		m.counter("rdmapipe_flow_receive_errors_total", help, plus(l, "kind", "length"),
 			  static_cast<double>(rx->length_errors.load(std::memory_order_relaxed)));
+		if (rx->reliable)
+			add_reliable_receiver(m, l, *rx);
 	}
-	if (x.reliable) {
-		const char *help = "Retransmissions of UC made reliable in software (fast: a hole below an ACK; timeout)";
-		m.counter("rdmapipe_flow_retransmissions_total", help, plus(l, "reason", "fast"),
-			  static_cast<double>(x.retx_fast.load(std::memory_order_relaxed)));
-		m.counter("rdmapipe_flow_retransmissions_total", help, plus(l, "reason", "timeout"),
-			  static_cast<double>(x.retx_timeout.load(std::memory_order_relaxed)));
-	}
+	if (x.reliable)
+		add_reliable_sender(m, l, x);
 	if (f.target)
 		m.gauge("rdmapipe_flow_target_messages", "Messages the flow is to send (absent: a duration, or until stopped)", l,
 			static_cast<double>(f.target));
@@ -218,10 +247,11 @@ void add_lcores(Families &m, const RunView &v)
 	}
 }
 
-/* "rcvd_pkts" -> "rdmapipe_port_rcvd_pkts_total"; "" when no valid name comes of it. */
-std::string port_counter_name(const std::string &counter)
+/* "rcvd_pkts" -> "rdmapipe_port_rcvd_pkts_total" (of "port"); "" when no valid name
+ * comes of it. */
+std::string port_counter_name(const std::string &counter, const char *of)
 {
-	std::string n = "rdmapipe_port_";
+	std::string n = std::string("rdmapipe_") + of + "_";
 	for (char ch : counter)
 		n += isalnum(static_cast<unsigned char>(ch)) ? static_cast<char>(tolower(static_cast<unsigned char>(ch))) : '_';
 	n += "_total";
@@ -234,6 +264,11 @@ std::string sysfs_line(const std::string &path)
 	std::string s;
 	std::getline(in, s);
 	return s;
+}
+
+double mtu_bytes(ibv_mtu m)
+{
+	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128 << m : 0;
 }
 
 /* A port's state ("4: ACTIVE"), link layer and rate ("10 Gb/sec (1X QDR)"), from sysfs. */
@@ -254,9 +289,32 @@ void add_port(Families &m, const RunView::Port &p)
 	if (end != rate.c_str() && strstr(end, "Gb/sec"))
 		m.gauge("rdmapipe_port_rate_bytes_per_second", "A port's signalling rate (sysfs rate, as node_exporter's)", l, gbit * 1e9 / 8);
 	for (const auto &[name, value] : hw_counters_read(p.device, p.port)) {
-		const std::string n = port_counter_name(name);
+		const std::string n = port_counter_name(name, "port");
 		if (!n.empty())
 			m.counter(n, "A port's hw_counter (sysfs hw_counters, as the driver names it)", l, static_cast<double>(value));
+	}
+	ibv_port_attr a{};
+	if (p.ctx && ibv_query_port(p.ctx, static_cast<uint8_t>(p.port), &a) == 0) {
+		m.gauge("rdmapipe_port_active_mtu_bytes", "A port's active path MTU (ibv_query_port)", l, mtu_bytes(a.active_mtu));
+		m.gauge("rdmapipe_port_max_mtu_bytes", "The largest path MTU the port takes (ibv_query_port)", l, mtu_bytes(a.max_mtu));
+	}
+}
+
+/* Each bound QP's kernel counters, read now (a netlink round trip each). */
+void add_qp_counters(Families &m, const RunView &v)
+{
+	for (const QpCounterView &q : v.qp_counters) {
+		HwCounters now;
+		std::string err;
+		if (qp_counter_read(q.counter, &now, &err) != 0)
+			continue;   // the QP went (its flow failed): its series end
+		const Labels l = {{"device", q.device}, {"port", std::to_string(q.counter.port)}, {"flow", q.flow},
+				  {"qp", std::to_string(q.index)}, {"role", q.role}, {"qpn", std::to_string(q.counter.qpn)}};
+		for (const auto &[name, value] : now) {
+			const std::string n = port_counter_name(name, "qp");
+			if (!n.empty())
+				m.counter(n, "A QP's counter the kernel keeps (rdma statistic qp; --metrics-qp)", l, static_cast<double>(value));
+		}
 	}
 }
 
@@ -286,6 +344,7 @@ std::vector<MetricFamily> collect(const RunView *v)
 	add_lcores(m, *v);
 	for (const RunView::Port &p : v->ports)
 		add_port(m, p);
+	add_qp_counters(m, *v);
 	return m.take();
 }
 
@@ -520,7 +579,8 @@ int metrics_serve(const std::string &addr, std::string *err)
 {
 	if (g_exposer && g_addr == addr)
 		return 0;
-	metrics_stop();
+	g_exposer.reset();   // another address: that one goes (the pusher stays: a job rank's has its grouping)
+	g_addr.clear();
 	if (!addr_listen(addr)) {   // (a job's rank adds its place on its host to the port)
 		*err = "run.metrics (--metrics) '" + addr + "' is not [IPV4:]PORT with a port in 1..65535";
 		return -1;
@@ -560,6 +620,28 @@ void metrics_set_run(const RunView *v)
 	}
 	if (v)
 		push_run_start();
+}
+
+int metrics_bind_qps(RunView *v, std::string *err)
+{
+	std::vector<const QpView *> qps;
+	for (const QpView &q : v->qps)   // lanes sharing QPs: each QP once
+		if (q.qp && std::none_of(qps.begin(), qps.end(), [&](const QpView *o) { return o->qp == q.qp; }))
+			qps.push_back(&q);
+	if (qps.size() > kMetricsQpMax) {
+		*err = "run.metrics_qp (--metrics-qp): the run has " + std::to_string(qps.size()) + " QPs, more than the " +
+		       std::to_string(kMetricsQpMax) + " per-QP counters are kept for (each a netlink read per scrape and some ten series)";
+		return -1;
+	}
+	for (const QpView *q : qps) {
+		QpCounterView c{{}, ibv_get_device_name(q->qp->context->device), q->flow, q->role, q->index};
+		if (qp_counter_bind(q->qp, &c.counter, err) != 0) {
+			*err = "run.metrics_qp (--metrics-qp): flow '" + q->flow + "' " + q->role + " QP " + std::to_string(q->index) + ": " + *err;
+			return -1;
+		}
+		v->qp_counters.push_back(std::move(c));
+	}
+	return 0;
 }
 
 std::string metrics_text(const RunView *v)

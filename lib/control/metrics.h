@@ -34,6 +34,12 @@ int metrics_push_to(const std::string &url, double period_s, const std::vector<s
  * build's metrics only). Setting nullptr after a run pushes its last state first. */
 void metrics_set_run(const RunView *v);
 
+/* run.metrics_qp: binds a kernel counter to each QP of v (v->qps, each once) into
+ * v->qp_counters, which the metrics then read (rdmapipe_qp_*). Before the run starts.
+ * Returns 0, or -1 with *err naming the setting, the QP and the kernel's reason, or
+ * the limit (kMetricsQpMax) when v has more QPs. */
+int metrics_bind_qps(RunView *v, std::string *err);
+
 /* The text a scrape gets for run v (nullptr: no run): Prometheus text format 0.0.4. */
 std::string metrics_text(const RunView *v);
 

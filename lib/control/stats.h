@@ -11,6 +11,7 @@
 #include "engine/histogram.h"
 #include "engine/run_control.h"
 #include "control/hw_counters.h"
+#include "control/qp_counters.h"
 
 #include <cstdint>
 #include <string>
@@ -70,6 +71,14 @@ struct QpView {
 	uint32_t index = 0;           // within the flow
 	uint32_t qp_num = 0;
 	std::string role;
+	ibv_qp *qp = nullptr;         // for per-QP counters (metrics_bind_qps)
+};
+
+/* A QP's kernel counter the metrics read (run.metrics_qp). */
+struct QpCounterView {
+	QpCounter counter;
+	std::string device, flow, role;
+	uint32_t index = 0;           // within the flow
 };
 
 struct RunView {
@@ -86,6 +95,7 @@ struct RunView {
 	std::vector<PoolView> pools;
 	std::vector<RingView> rings;
 	std::vector<QpView> qps;
+	std::vector<QpCounterView> qp_counters;   // bound by metrics_bind_qps (run.metrics_qp)
 	std::vector<StageView> stages;
 	bool stage_cycles = false;    // the lcores count TSC cycles per stage call
 	RunControl *ctl = nullptr;    // start, stop, quit
@@ -95,6 +105,7 @@ struct RunView {
 		std::string device;
 		unsigned port = 1;
 		HwCounters base;
+		ibv_context *ctx = nullptr;   // to query the port's MTU (nullptr: not queried)
 	};
 	std::vector<Port> ports;
 };

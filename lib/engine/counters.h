@@ -14,6 +14,12 @@ namespace rp {
 /* Work-completion statuses run 0..IBV_WC_TM_RNDV_INCOMPLETE; the array covers them all. */
 inline constexpr unsigned kWcStatusCount = IBV_WC_TM_RNDV_INCOMPLETE + 1;
 
+/* A live counter's one writer adds to it: a relaxed load and store, no locked op. */
+inline void bump(std::atomic<uint64_t> &a, uint64_t by = 1)
+{
+	a.store(a.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
 struct alignas(64) WcErrorCounts {
 	uint64_t by_status[kWcStatusCount] = {};
 	uint64_t total = 0;
@@ -119,9 +125,12 @@ struct alignas(64) FlowLive {
 	std::atomic<uint64_t> completed{0};
 	std::atomic<uint64_t> errors{0};      // completion errors
 	std::atomic<uint64_t> by_status[kWcStatusCount] = {};   // ... by ibv_wc_status
-	/* UC made reliable in software: retransmissions so far (fast, timeout). */
+	/* UC made reliable in software: retransmissions so far (fast, timeout), ACKs taken,
+	 * restarts asked of the receiver. */
 	std::atomic<uint64_t> retx_fast{0};
 	std::atomic<uint64_t> retx_timeout{0};
+	std::atomic<uint64_t> acks{0};
+	std::atomic<uint64_t> restart_requests{0};
 	bool reliable = false;                // set at setup: the stats lines show the two above
 };
 
@@ -133,6 +142,13 @@ struct alignas(64) ReceiveLive {
 	std::atomic<uint64_t> payload_errors{0};
 	std::atomic<uint64_t> sequence_errors{0};
 	std::atomic<uint64_t> length_errors{0};
+	/* UC made reliable in software (reliable, set at setup): ACKs sent, arrivals dropped
+	 * as duplicates, arrivals beyond a hole, QPs restarted after a broken message. */
+	std::atomic<uint64_t> acks_sent{0};
+	std::atomic<uint64_t> duplicates{0};
+	std::atomic<uint64_t> out_of_order{0};
+	std::atomic<uint64_t> qp_restarts{0};
+	bool reliable = false;
 };
 
 /* ... and per role (its lcore's loop), stored after every burst. */

@@ -117,7 +117,7 @@ void fast_retransmit(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 	int n = k ? retransmit(r, qi, seqs, k, now) : 0;
 	if (n > 0) {
 		r->c.retx_fast += static_cast<uint64_t>(n);
-		r->flow_live[q.flow].retx_fast.store(r->c.retx_fast, std::memory_order_relaxed);
+		bump(r->flow_live[q.flow].retx_fast, static_cast<uint64_t>(n));
 	}
 }
 
@@ -137,7 +137,7 @@ void resend_unacked(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 	int n = k ? retransmit(r, qi, seqs, k, now) : 0;
 	if (n > 0) {
 		r->c.retx_fast += static_cast<uint64_t>(n);
-		r->flow_live[q.flow].retx_fast.store(r->c.retx_fast, std::memory_order_relaxed);
+		bump(r->flow_live[q.flow].retx_fast, static_cast<uint64_t>(n));
 	}
 }
 
@@ -152,6 +152,7 @@ void ask_when_quiet(Requester *r, RequesterQp &q)
 		return;
 	q.asked = true;
 	r->c.restart_requests++;
+	bump(r->flow_live[q.flow].restart_requests);
 	const AckMsg m{kAckMagic, kAckVersion, kCtrlRestartRequest, q.peer_qpn, 0, 0, {}, q.epoch};
 	if (r->port && r->port->ctrl)
 		ctrl_send(r->port->ctrl, *q.peer_ctrl, &m, sizeof(m));
@@ -205,7 +206,7 @@ int check_timeouts(Requester *r, uint64_t now)
 			return -1;
 		r->c.retx_timeout += static_cast<uint64_t>(n);
 		if (n)
-			r->flow_live[q.flow].retx_timeout.store(r->c.retx_timeout, std::memory_order_relaxed);
+			bump(r->flow_live[q.flow].retx_timeout, static_cast<uint64_t>(n));
 	}
 	return 0;
 }
@@ -214,6 +215,7 @@ void requester_on_ack(Requester *r, uint32_t qi, const AckMsg &a, uint64_t now)
 {
 	RequesterQp &q = r->qps[qi];
 	r->c.acks_received++;
+	bump(r->flow_live[q.flow].acks);
 	if (q.failed)
 		return;
 	if (a.cum > seqs_sent(r, q)) {

@@ -236,6 +236,12 @@ inline void publish_received(Responder *r)
 	x.payload_errors.store(c.payload_errors, std::memory_order_relaxed);
 	x.sequence_errors.store(c.sequence_errors, std::memory_order_relaxed);
 	x.length_errors.store(c.length_errors, std::memory_order_relaxed);
+	if (x.reliable) {
+		x.acks_sent.store(c.acks_sent, std::memory_order_relaxed);
+		x.duplicates.store(c.duplicates, std::memory_order_relaxed);
+		x.out_of_order.store(c.out_of_order, std::memory_order_relaxed);
+		x.qp_restarts.store(c.qp_restarts, std::memory_order_relaxed);
+	}
 }
 
 /* Every QP's last message is in (and handed on); reliable, its sender also

@@ -40,6 +40,7 @@ int responder_init(Responder *r, uint32_t nqps, std::string *err)
 	r->held_cap = static_cast<uint32_t>(std::min<uint64_t>(window + kRxPollBurst, UINT32_MAX));
 	r->held.reset(new void *[r->held_cap]);
 	r->held_qp.reset(new uint32_t[r->held_cap]);
+	r->rx_live.reliable = r->p.reliable;
 	if (r->p.reliable) {
 		if (!verb_has_imm(r->p.verb)) {
 			*err = "responder: software reliability takes write_imm or send_imm";

@@ -70,7 +70,8 @@ runs=0
 # that passed, and the job's results file is valid and holds the assertions (r).
 pattern() {
 	local name=$1 np=$2 npairs=$3 assertions=$4
-	job "$np" "$(conf "$name")" --output "$work/$name.json" --csv "$work/$name.csv" ${push:+--push "$push"}
+	job "$np" "$(conf "$name")" --output "$work/$name.json" --csv "$work/$name.csv" ${push:+--push "$push"} \
+		${metrics:+--metrics "$metrics"}
 	expect_eq "$name: mpirun exit" "$rc" 0
 	expect_grep "$out" "^job: $np ranks, pattern $name, $npairs pairs"
 	expect_grep "$out" "^job result: PASS$"
@@ -91,8 +92,9 @@ $assertions" "the job's results, valid and as expected" job-results.schema.json
 }
 
 # Ring: 4 ranks, each writes to the next; the receiver verifies every message. Each
-# rank pushes its state at its end.
-push=${gw_ok:+http://127.0.0.1:19091} pattern ring 4 4 "
+# rank pushes its state at its end, and serves its metrics on a port of its own: the
+# job's PORT plus its place on the host (the VM is one host: 19480 to 19483).
+push=${gw_ok:+http://127.0.0.1:19091} metrics=127.0.0.1:19480 pattern ring 4 4 "
 assert sorted((p['from'], p['to']) for p in r['pairs']) == [(0, 1), (1, 2), (2, 3), (3, 0)]
 for p in r['pairs']:
     assert p['messages_sent'] == 4000 and p['messages_completed'] == 4000 and p['messages_verified'] == 4000, p
@@ -100,6 +102,9 @@ for p in r['pairs']:
 # ranks alternate devices by their rank on the host
 assert [k['device'] for k in r['ranks']] == ['$A', '$B', '$A', '$B'], r['ranks']"
 expect_grep "$out" "rank 1: rdmapipe: flow 'bw_1to2': client of ${RXE_A_ADDR:-10.2.0.1}:[0-9]+ on $B, 2 QPs"
+expect_eq "ring: the ranks' metrics endpoints, a port each" \
+	"$(grep -oE 'rdmapipe: metrics at http://127\.0\.0\.1:194[0-9]+/metrics' "$out" | sed -E 's|.*:([0-9]+)/metrics|\1|' | sort -u | tr '\n' ' ')" \
+	"19480 19481 19482 19483 "
 # The pushes arrived, each rank's its own group, and Prometheus has them from the
 # gateway: every sender's 4000 messages, per pair (its src and dst ranks as labels).
 [ -n "$gw_ok" ] && python3 - <<'PY' && echo "ok: the ring's pushes, through the Pushgateway into Prometheus" ||

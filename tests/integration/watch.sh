@@ -291,6 +291,53 @@ PY
 	[ -n "$prom_up" ] && wire_ready && service_run_alerts
 fi
 
+# UC made reliable in software, as the metrics show it while it runs: ACKs sent by the
+# receiver and taken by the sender, retransmissions of what --inject-loss left out, and
+# the port's MTU; scraped (no Prometheus needed) until each has moved, then SIGTERM.
+# shellcheck disable=SC2046
+run_bg "$out" timeout -k 5 300 "$RDMAPIPE" $(eal_args) -- -d "$DEV" -t 0 --transport uc -Q 2 --inject-loss 0.02 \
+	--rate 20000 --metrics 127.0.0.1:19466
+pid=$bg_pid
+if await_line "$out" "^rdmapipe: running" $pid 120; then
+	python3 - "$DEV" <<-'PY' && echo "ok: reliable UC's counters in the metrics" || { echo "FAIL: reliable UC's metrics"; fails=$((fails + 1)); }
+		import re, sys, time, urllib.request
+		dev = sys.argv[1]
+		def value(text, name, **labels):
+		    for line in text.splitlines():
+		        m = re.match(name + r'\{(.*)\} (\S+)$', line)
+		        if m and all(f'{k}="{v}"' in m.group(1) for k, v in labels.items()):
+		            return float(m.group(2))
+		    return None
+		end = time.monotonic() + 90
+		while True:
+		    t = urllib.request.urlopen('http://127.0.0.1:19466/metrics', timeout=10).read().decode()
+		    got = {'acks sent': value(t, 'rdmapipe_flow_acks_total', direction='sent'),
+		           'acks received': value(t, 'rdmapipe_flow_acks_total', direction='received'),
+		           'fast retransmissions': value(t, 'rdmapipe_flow_retransmissions_total', reason='fast'),
+		           'out of order': value(t, 'rdmapipe_flow_out_of_order_total', transport='uc')}
+		    if all(v for v in got.values()):
+		        break
+		    assert time.monotonic() < end, f'90 s and not all moved: {got}'
+		    time.sleep(0.3)
+		print('reliable UC:', got)
+		assert value(t, 'rdmapipe_flow_qp_restarts_total') is not None and value(t, 'rdmapipe_flow_duplicates_total') is not None, t
+		mtu = value(t, 'rdmapipe_port_active_mtu_bytes', device=dev, port='1')
+		assert mtu in (256, 512, 1024, 2048, 4096), t
+		assert value(t, 'rdmapipe_port_max_mtu_bytes', device=dev, port='1') >= mtu, t
+	PY
+fi
+kill -TERM $pid
+wait $pid
+expect_eq "reliable UC until stopped, ended by SIGTERM: exit status" "$?" 0
+expect_grep "$out" "^result: PASS$"
+
+# Per-QP counters (--metrics-qp): rxe keeps none, so the kernel binds no counter to a
+# QP (it answers ENOMEM), and the run is refused before any traffic, naming the QP.
+run_rdmapipe "$out" -d "$DEV" -n 1000 --metrics 127.0.0.1:19467 --metrics-qp
+expect_eq "--metrics-qp on rxe: exit status" "$rc" 3
+expect_grep "$out" "^rdmapipe: run\.metrics_qp \(--metrics-qp\): flow 'flow0' requester QP 0: $DEV port 1 QP [0-9]+: the kernel bound no counter to it \(rdma statistic qp bind: Cannot allocate memory: the driver has no per-QP counters"
+expect_no_grep "$out" "^(summary:|rdmapipe: running)"
+
 # The console through a pseudo-terminal: three lcores (the console takes the main one;
 # on the VM's 2 CPUs, mapped onto both).
 python3 - "$RDMAPIPE" "$DEV" "$(eal_args | sed 's/-l 0-1/--lcores (0-2)@(0-1)/')" <<'PY' && echo "ok: console" || { echo "FAIL: console"; fails=$((fails + 1)); }

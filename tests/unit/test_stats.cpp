@@ -2,10 +2,13 @@
  * two samples, totals since a baseline, progress, the printed line, and the rates the
  * console takes. Plain data: no EAL, no device. */
 #include "control/metrics.h"
+#include "control/qp_counters.h"
 #include "control/stats.h"
 #include "view_rig.h"
 
 #include <arpa/inet.h>
+#include <linux/netlink.h>
+#include <rdma/rdma_netlink.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,9 +17,14 @@
 
 #include "cmocka_cpp.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -193,6 +201,14 @@ void metrics_of_a_run(void **)
 	rx.received.store(880);
 	rx.verified.store(879);
 	rx.payload_errors.store(1);
+	rx.reliable = true;   // UC made reliable: both ends' counters
+	rx.acks_sent.store(40);
+	rx.duplicates.store(2);
+	rx.qp_restarts.store(1);
+	g.live.reliable = true;
+	g.live.acks.store(39);
+	g.live.retx_timeout.store(5);
+	g.live.restart_requests.store(1);
 	g.v.flows[0].rx = &rx;
 	const std::string t = rp::metrics_text(&g.v);
 	const std::string l = "{flow=\"bw\",verb=\"write_imm\",transport=\"rc\",role=\"requester\"}";
@@ -208,6 +224,13 @@ void metrics_of_a_run(void **)
 		     "rdmapipe_flow_messages_verified_total" + l + " 879\n",
 		     "rdmapipe_flow_receive_errors_total{flow=\"bw\",verb=\"write_imm\",transport=\"rc\",role=\"requester\",kind=\"payload\"} 1\n",
 		     "rdmapipe_flow_target_messages" + l + " 2000\n",
+		     "rdmapipe_flow_acks_total{flow=\"bw\",verb=\"write_imm\",transport=\"rc\",role=\"requester\",direction=\"sent\"} 40\n",
+		     "rdmapipe_flow_acks_total{flow=\"bw\",verb=\"write_imm\",transport=\"rc\",role=\"requester\",direction=\"received\"} 39\n",
+		     "rdmapipe_flow_retransmissions_total{flow=\"bw\",verb=\"write_imm\",transport=\"rc\",role=\"requester\",reason=\"timeout\"} 5\n",
+		     "rdmapipe_flow_restart_requests_total" + l + " 1\n",
+		     "rdmapipe_flow_qp_restarts_total" + l + " 1\n",
+		     "rdmapipe_flow_duplicates_total" + l + " 2\n",
+		     "rdmapipe_flow_out_of_order_total" + l + " 0\n",
 		     "# TYPE rdmapipe_flow_completion_latency_seconds histogram\n",
 		     "rdmapipe_flow_completion_latency_seconds_count" + l + " 4\n",
 		     "rdmapipe_lcore_polls_total{lcore=\"1\",role=\"requester\",result=\"busy\"} 30\n",
@@ -242,6 +265,87 @@ void metrics_of_a_run(void **)
 	assert_null(strstr(none.c_str(), "dpdk=\"DPDK"));          // 22.11.x, as --version says it
 	assert_null(strstr(none.c_str(), "rdma_core=\"1.14."));    // the release (44.0), not libibverbs' version
 	assert_null(strstr(none.c_str(), "rdmapipe_flow_"));
+}
+
+/* A netlink attribute {len, type} and its payload, padded to 4 bytes. */
+void put_attr(std::vector<uint8_t> *m, uint16_t type, const void *v, size_t n)
+{
+	const nlattr a{static_cast<uint16_t>(sizeof(nlattr) + n), type};
+	const size_t at = m->size();
+	m->resize(at + ((sizeof(nlattr) + n + 3) & ~size_t{3}));
+	memcpy(m->data() + at, &a, sizeof(a));
+	memcpy(m->data() + at + sizeof(a), v, n);
+}
+
+/* A reply as the kernel's nldev_stat_get builds it: header, device, counter id, and the
+ * hw counters nested two deep (entries of name and a padded u64). */
+std::vector<uint8_t> stat_reply(const std::vector<std::pair<std::string, uint64_t>> &counters)
+{
+	std::vector<uint8_t> body, table;
+	const uint32_t dev = 3, id = 7;
+	put_attr(&body, RDMA_NLDEV_ATTR_DEV_INDEX, &dev, 4);
+	put_attr(&body, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, &id, 4);
+	for (const auto &[name, value] : counters) {
+		std::vector<uint8_t> e;
+		put_attr(&e, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, name.c_str(), name.size() + 1);
+		put_attr(&e, RDMA_NLDEV_ATTR_PAD, "", 0);
+		put_attr(&e, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, &value, 8);
+		put_attr(&table, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY | NLA_F_NESTED, e.data(), e.size());
+	}
+	put_attr(&body, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS | NLA_F_NESTED, table.data(), table.size());
+	nlmsghdr h{};
+	h.nlmsg_len = static_cast<uint32_t>(NLMSG_HDRLEN + body.size());
+	std::vector<uint8_t> m(NLMSG_HDRLEN);
+	memcpy(m.data(), &h, sizeof(h));
+	m.insert(m.end(), body.begin(), body.end());
+	return m;
+}
+
+/* The per-QP counters' netlink messages (--metrics-qp): the bind request as iproute2's
+ * rdma tool sends it, a reply's counter id and hw counters, and a truncated reply read
+ * no further than it goes. */
+void qp_counter_messages(void **)
+{
+	const std::vector<uint8_t> req = rp::nldev_request(RDMA_NLDEV_CMD_STAT_SET, 42,
+							   {{RDMA_NLDEV_ATTR_DEV_INDEX, 3}, {RDMA_NLDEV_ATTR_RES_LQPN, 17}});
+	nlmsghdr h;
+	memcpy(&h, req.data(), sizeof(h));
+	assert_int_equal(h.nlmsg_len, req.size());
+	assert_int_equal(req.size(), NLMSG_HDRLEN + 2 * 8);
+	assert_int_equal(h.nlmsg_type, RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_STAT_SET));
+	assert_int_equal(h.nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
+	assert_int_equal(h.nlmsg_seq, 42);
+	uint32_t v = 0;
+	assert_true(rp::nldev_u32(req.data(), req.size(), RDMA_NLDEV_ATTR_RES_LQPN, &v));
+	assert_int_equal(v, 17);
+	assert_false(rp::nldev_u32(req.data(), req.size(), RDMA_NLDEV_ATTR_STAT_COUNTER_ID, &v));
+
+	const std::vector<uint8_t> m = stat_reply({{"rx_write_requests", 1ull << 40}, {"out_of_sequence", 3}});
+	assert_true(rp::nldev_u32(m.data(), m.size(), RDMA_NLDEV_ATTR_STAT_COUNTER_ID, &v));
+	assert_int_equal(v, 7);
+	rp::HwCounters c;
+	assert_true(rp::nldev_hwcounters(m.data(), m.size(), &c));
+	assert_int_equal(c.size(), 2);
+	assert_string_equal(c[0].first.c_str(), "out_of_sequence");   // sorted by name
+	assert_int_equal(c[0].second, 3);
+	assert_string_equal(c[1].first.c_str(), "rx_write_requests");
+	assert_true(c[1].second == 1ull << 40);
+	/* Cut anywhere: never a read past the end, never a counter made up. */
+	for (size_t n = 0; n < m.size(); n++) {
+		std::vector<uint8_t> cut(m.begin(), m.begin() + static_cast<long>(n));
+		if (n >= sizeof(nlmsghdr)) {   // the header says less than is there
+			nlmsghdr ch;
+			memcpy(&ch, cut.data(), sizeof(ch));
+			ch.nlmsg_len = static_cast<uint32_t>(n);
+			memcpy(cut.data(), &ch, sizeof(ch));
+		}
+		rp::HwCounters part;
+		rp::nldev_hwcounters(cut.data(), cut.size(), &part);
+		assert_true(part.size() <= 2);
+		for (const auto &[name, value] : part)
+			assert_true((name == "out_of_sequence" && value == 3) || (name == "rx_write_requests" && value == 1ull << 40));
+	}
+	assert_false(rp::nldev_hwcounters(req.data(), req.size(), &c));   // no table
 }
 
 /* promtool (Debian's prometheus) finds nothing to say of a scrape. */
@@ -375,6 +479,79 @@ void metrics_pushed(void **)
 		fail_msg("the push:\n%s", req.c_str());
 }
 
+/* One HTTP request read whole from c ("" when the peer only connected), answered 200. */
+std::string http_request(int c)
+{
+	timeval tv{5, 0};   // a request that never completes fails the test, not hangs it
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	std::string req;
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(c, buf, sizeof(buf))) > 0) {
+		req.append(buf, static_cast<size_t>(n));
+		const size_t head = req.find("\r\n\r\n"), len = req.find("Content-Length: ");
+		if (head != std::string::npos && len != std::string::npos && req.size() >= head + 4 + strtoul(req.c_str() + len + 16, nullptr, 10))
+			break;
+	}
+	if (!req.empty()) {
+		const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+		(void)!write(c, ok, sizeof(ok) - 1);
+	}
+	return req;
+}
+
+/* --push with --stats-period: the state pushed every period while the run goes on
+ * (what moved between pushes among them), not only at its end, under the grouping it
+ * was given even when --metrics is set up after it (a job rank's order). */
+void metrics_pushed_every_period(void **)
+{
+	uint16_t port;
+	const int fd = bound_socket(&port);
+	assert_int_equal(listen(fd, 8), 0);
+	std::mutex mu;
+	std::condition_variable cv;
+	std::vector<uint64_t> pushed;   // the flow's completed messages, as each push had it
+	std::thread gw([&] {
+		for (int c; (c = accept(fd, nullptr, nullptr)) >= 0; close(c)) {
+			const std::string req = http_request(c);
+			const std::string k = "rdmapipe_flow_messages_completed_total{flow=\"bw\"";
+			const size_t at = req.find(k), val = at == std::string::npos ? at : req.find("} ", at);
+			if (val == std::string::npos || req.rfind("PUT /metrics/job/rdmapipe/instance/h2 ", 0) != 0)
+				continue;   // the setup's connection, no run, or not its grouping
+			std::lock_guard<std::mutex> lock(mu);
+			pushed.push_back(strtoull(req.c_str() + val + 2, nullptr, 10));
+			cv.notify_all();
+		}
+	});
+	std::string err;
+	assert_int_equal(rp::metrics_push_to("http://127.0.0.1:" + std::to_string(port), 0.1, {{"instance", "h2"}}, &err), 0);
+	uint16_t serve;   // an endpoint as well, set up after the pusher (a job rank's order): the pusher stays
+	close(bound_socket(&serve));
+	assert_int_equal(rp::metrics_serve("127.0.0.1:" + std::to_string(serve), &err), 0);
+	Rig g;
+	g.set(5, 5, 0);
+	rp::metrics_set_run(&g.v);
+	const auto seen = [&](uint64_t completed, size_t times) {   // bounded: 20 s, far above 0.1 s periods
+		std::unique_lock<std::mutex> lock(mu);
+		return cv.wait_for(lock, std::chrono::seconds(20),
+				   [&] { return static_cast<size_t>(std::count(pushed.begin(), pushed.end(), completed)) >= times; });
+	};
+	assert_true(seen(5, 2));   // two periods' pushes of the run as it is
+	g.set(9, 9, 0);
+	assert_true(seen(9, 1));   // ... and then of what moved
+	size_t before;
+	{
+		std::lock_guard<std::mutex> lock(mu);
+		before = static_cast<size_t>(std::count(pushed.begin(), pushed.end(), 9));
+	}
+	rp::metrics_set_run(nullptr);
+	assert_true(seen(9, before + 1));   // the last push, at the end (the pusher joined: no more)
+	shutdown(fd, SHUT_RDWR);   // accept returns: the gateway ends
+	gw.join();
+	close(fd);
+	rp::metrics_stop();
+}
+
 } // namespace
 
 int main()
@@ -387,9 +564,11 @@ int main()
 		cmocka_unit_test(receiving_side_lines),
 		cmocka_unit_test(flows_by_name),
 		cmocka_unit_test(metrics_of_a_run),
+		cmocka_unit_test(qp_counter_messages),
 		cmocka_unit_test(metrics_pass_promtool),
 		cmocka_unit_test(metrics_served),
 		cmocka_unit_test(metrics_pushed),
+		cmocka_unit_test(metrics_pushed_every_period),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
