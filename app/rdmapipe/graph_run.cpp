@@ -9,6 +9,7 @@
 #include "control/console.h"
 #include "control/stats.h"
 #include "control/metrics.h"
+#include "perftest_front.h"
 #include "control/telemetry.h"
 #include "pipeline/graph.h"
 #include "verbs/async_events.h"
@@ -225,7 +226,7 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 			graph_sampled_flows(*g, &sampler);
 			sampler.view = &view;
 			sampler.print_period_s = c.run.stats_period_s;
-			const bool results = !c.run.json.empty();
+			const bool results = !c.run.json.empty() || cli.perftest.on;   // (perftest's BW peak: the series)
 			Console *con = nullptr;
 			if (!bound ||
 			    (cli.interactive && (con = console_new(&view, 0, 1, isatty(0), &err)) == nullptr)) {
@@ -254,8 +255,10 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 				remote_watch_finish(&g->watch, g->flows[0]->params.stall_timeout_s);
 				if (rc == kExitOk) {
 					Results res;
-					Report out;   // on stdout
+					Report out(cli.perftest.on ? stderr : stdout);   // perftest's table on stdout instead
 					const bool pass = graph_summary(out, c, *g, async_ro, view, sampler, row, &res);
+					if (cli.perftest.on)
+						perftest_step(cli, res);
 					rc = write_results(c.run.json, c.run.csv, res, pass);
 					if (texts)
 						texts->push_back(results_json_text(res));

@@ -5,6 +5,7 @@
 #include "common.h"
 #include "graph_run.h"
 #include "job_run.h"
+#include "perftest_front.h"
 #include "points.h"
 
 #include "control/telemetry.h"
@@ -251,7 +252,9 @@ int run(int eal_argc, char **argv, const rp::RunOptions &opts, rp::PipelineConf 
 	if (int rc = rp::eal_start(eal_argc, argv, cli_graph ? "a pipeline from the command line" : opts.config_file.c_str());
 	    rc != rp::kExitOk)
 		return rc;
-	const int rc = rp::run_pipeline(std::move(conf), opts);
+	int rc = rp::run_pipeline(std::move(conf), opts);
+	if (opts.perftest.on)   // the table's last line and --out_json
+		rc = rp::perftest_finish(opts, rc);
 	rte_eal_cleanup();
 	RP_LOG(DEBUG, APP, "rdmapipe: exit status %d\n", rc);
 	if (const int sig = rp::stop_signal()) {
@@ -263,15 +266,18 @@ int run(int eal_argc, char **argv, const rp::RunOptions &opts, rp::PipelineConf 
 
 } // namespace
 
-int main(int argc, char **argv)
+/* EAL's arguments, then ours: what every invocation comes to (pt: the perftest front
+ * end's report, which the arguments cannot carry). */
+int run_args(int argc, char **argv, const rp::PerftestReportConf *pt)
 {
-	rp::job_log_setup();   // under mpirun/srun every log line names its rank
 	int eal_argc;
 	if (int rc = scan_eal_args(argc, argv, &eal_argc); rc != kGoOn)
 		return rc;
 	rp::RunOptions opts;
 	if (int rc = parse_app_args(argc, argv, eal_argc, &opts); rc != kGoOn)
 		return rc;
+	if (pt)
+		opts.perftest = rp::perftest_settled(*pt, opts);
 	if (opts.points)   // many pipeline files, named on stdin, one EAL
 		return rp::run_points(eal_argc, argv, opts);
 	rp::PipelineConf conf;
@@ -288,4 +294,12 @@ int main(int argc, char **argv)
 	if (conf.pattern.on())   // N ranks under mpirun or srun: a job of its own
 		return rp::run_job(eal_argc, argv, opts, conf);
 	return run(eal_argc, argv, opts, std::move(conf));
+}
+
+int main(int argc, char **argv)
+{
+	rp::job_log_setup();   // under mpirun/srun every log line names its rank
+	if (const std::string test = rp::perftest_invoked(argc, argv); !test.empty())   // ib_write_bw, rdmapipe-perftest
+		return rp::perftest_main(argc, argv, test, run_args);
+	return run_args(argc, argv, nullptr);
 }

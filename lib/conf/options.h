@@ -2,6 +2,7 @@
  * Plain data, no DPDK or verbs: parsing and validation work anywhere. */
 #pragma once
 
+#include "conf/perftest.h"
 #include "conf/plant.h"
 #include "engine/types.h"   // verbs, post and CQ APIs, bounds
 #include "verbs/traffic.h"
@@ -116,6 +117,7 @@ struct RunOptions {
 	 * own sizing needs (0: the engine's sizing). */
 	uint32_t pool_count = 0, pool_cache = 0;   // the flow's pool (pool_cache: with a count)
 	double warmup_s = 0;            // run.warmup: rates leave out what completes before it
+	PerftestReportConf perftest;    // the perftest front end's (perftest.on): its table, not the summary
 };
 
 /* duration = 0 (-t 0): the run goes on until it is stopped (SIGINT, SIGTERM, the

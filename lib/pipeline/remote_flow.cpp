@@ -5,6 +5,7 @@
 #include <rte_cycles.h>
 #include <rte_lcore.h>
 
+#include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <unistd.h>
 
@@ -163,6 +164,17 @@ int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, FlowObjects *f,
 
 namespace {
 
+/* The IPv4 address of dev's GID (RoCE v2 over IPv4: ::ffff:a.b.c.d), "" when it has none. */
+std::string gid_ipv4(const Device &dev)
+{
+	const uint8_t *g = dev.gid.raw;
+	static const uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	if (memcmp(g, kPrefix, sizeof(kPrefix)) != 0)
+		return "";
+	char s[INET_ADDRSTRLEN];
+	return inet_ntop(AF_INET, g + 12, s, sizeof(s)) ? s : "";
+}
+
 /* Connects the client's QPs, all within the end's connect timeout: a server that is
  * not listening yet (it starts later, or is between two steps of a size sweep) is
  * asked again every 200 ms until then; any other refusal or failure is final. */
@@ -182,6 +194,15 @@ int connect_retrying(const FlowParams &o, const Device &dev, RemoteEnd *e, const
 		CmClient &cli = *f->pairs.cm_client;
 		cli.set_tos(o.traffic.traffic_class);
 		int rc = cli.resolve(e->local, e->addr, o.qps, left_ms(), err);
+		const std::string own = gid_ipv4(dev);
+		if (rc == 0 && cli.verbs() != dev.ctx && e->local.sin.sin_addr.s_addr == htonl(INADDR_ANY) && !own.empty()) {
+			/* No local address given: the route took another device of this host (a
+			 * server on it too, as two ends in one host); the flow's device is meant,
+			 * so its own address is the source, as perftest's -d makes it. */
+			if (cm_addr_parse(own, "0", &e->local, err) != 0)
+				return -1;
+			continue;
+		}
 		if (rc == 0 && cli.verbs() != dev.ctx) {
 			*err = "rdma_cm: the route to " + e->addr.str + " is on " + dev_name_of(cli.verbs()) +
 			       ", the flow's io context uses " + dev.name + " (give local = an address of " + dev.name + ")";

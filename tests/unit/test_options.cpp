@@ -3,6 +3,7 @@
 #include "conf/config.h"
 #include "conf/options.h"
 #include "conf/options_table.h"
+#include "conf/perftest.h"
 
 #include <unistd.h>
 
@@ -629,6 +630,88 @@ void points_refusals(void **)
 	expect_error({"--points", "-s", "64"}, "--points: each pipeline file describes its run; '-s' cannot be combined with it");
 }
 
+/* A perftest command line, translated and then parsed by rdmapipe's own parser (the
+ * one door): the options it comes to, or the translation's refusal in *err. */
+bool perftest(const std::string &test, std::vector<std::string> args, rp::RunOptions *o, rp::PerftestReportConf *rc,
+	      std::string *err)
+{
+	std::vector<std::string> ours;
+	if (rp::perftest_translate(test, args, &ours, rc, err) != 0)
+		return false;
+	*o = rp::RunOptions{};
+	if (parse(ours, o, err) != rp::ParseResult::ok)
+		fail_msg("rdmapipe's parser refused the translation of %s: %s", test.c_str(), err->c_str());
+	return true;
+}
+
+void perftest_refused(const std::string &test, std::vector<std::string> args, const char *msg)
+{
+	rp::RunOptions o;
+	rp::PerftestReportConf rc;
+	std::string err;
+	if (perftest(test, std::move(args), &o, &rc, &err))
+		fail_msg("%s: translated, not refused", test.c_str());
+	if (err.find(msg) == std::string::npos)
+		fail_msg("%s: '%s', not '%s'", test.c_str(), err.c_str(), msg);
+}
+
+/* perftest's command lines (the front end): defaults as perftest's, -n per QP, the
+ * ends, sizes, UC, atomics, rates; refusals named; the program's name picks the test. */
+void perftest_front_end(void **)
+{
+	rp::RunOptions o;
+	rp::PerftestReportConf rc;
+	std::string err;
+	assert_true(perftest("write_bw", {"-d", "rxeB"}, &o, &rc, &err));   // the server: perftest's port and defaults
+	assert_true(o.verb == rp::Verb::write && o.msg_bytes == 65536 && o.messages == 5000 && o.listen == "18515" && o.peer.empty());
+	assert_true(o.device == "rxeB" && o.quiet && rc.on && rc.bw && rc.server && rc.title == "RDMA_Write BW Test");
+	assert_true(perftest("send_bw", {"-q", "2", "-n", "2000", "-s", "1024", "--port=18600", "10.2.0.2"}, &o, &rc, &err));
+	assert_true(o.verb == rp::Verb::send && o.qps == 2 && o.messages == 4000 && o.msg_bytes == 1024);
+	assert_true(o.peer == "10.2.0.2:18600" && o.listen.empty() && !rc.server && o.rq_per_qp);   // no --use-srq: an RQ per QP
+	assert_true(perftest("send_bw", {"--use-srq", "-c", "UC", "-Q", "8", "-l", "4", "localhost"}, &o, &rc, &err));
+	assert_true(o.peer == "127.0.0.1:18515" && !o.rq_per_qp && o.uc && o.reliability == rp::Reliability::none && o.signal_every == 8 && o.batch == 4);
+	assert_true(perftest("send_lat", {"10.0.0.9"}, &o, &rc, &err));
+	assert_true(o.mode == rp::Mode::pingpong && o.msg_bytes == 2 && o.messages == 1000 && !rc.bw);
+	assert_true(perftest("atomic_bw", {"-A", "CMP_AND_SWAP", "10.0.0.9"}, &o, &rc, &err));
+	assert_true(o.verb == rp::Verb::cmp_swap && o.msg_bytes == 8 && rc.atomic_type == "CMP_AND_SWAP");
+	assert_true(perftest("write_bw", {"-a", "-n", "10", "-D", "3", "10.0.0.9"}, &o, &rc, &err) == false);   // a count or a time
+	assert_true(perftest("write_bw", {"-a", "-D", "3", "10.0.0.9"}, &o, &rc, &err));
+	assert_int_equal(o.sizes.size(), 23);   // 2 .. 8 MiB
+	assert_true(o.sizes.front() == 2 && o.sizes.back() == 8388608 && o.duration_s == 3);
+	assert_true(perftest("write_bw", {"-s", "1000", "--rate_limit", "8", "10.0.0.9"}, &o, &rc, &err));   // 8 Mb/s of 1000 B
+	assert_true(o.rate_pps == 1000);
+	assert_true(perftest("write_bw", {"-s", "64", "--rate_limit=5000", "--rate_units=p", "-I", "64", "10.0.0.9"}, &o, &rc, &err));
+	assert_true(o.rate_pps == 5000 && o.inline_send);
+	assert_true(perftest("write_bw", {"-s", "128", "-I", "64", "-T", "96", "--flow_label", "7", "-R", "-F", "10.0.0.9"}, &o, &rc, &err));
+	assert_true(!o.inline_send && o.traffic.traffic_class == 96 && o.traffic.flow_label == 7);   // 128 B is not inlined under 64
+	assert_true(perftest("write_bw", {"--run_infinitely", "--report_gbits", "--out_json", "10.0.0.9"}, &o, &rc, &err));
+	assert_true(rp::until_stopped(o.duration_s) && rc.gbits && rc.json && rc.json_file == "perftest_out.json");
+
+	perftest_refused("write_bw", {"-m", "1024", "h"}, "-m (--mtu) is refused: the path MTU is the port's active MTU");
+	perftest_refused("write_bw", {"--bogus"}, "'--bogus': not a perftest flag");
+	perftest_refused("write_bw", {"-s"}, "-s (--size) needs a value");
+	perftest_refused("write_bw", {"-R=1"}, "'-R=1': -R takes no value");
+	perftest_refused("write_bw", {"h1", "h2"}, "'h2': one host only");
+	perftest_refused("write_bw", {"-c", "UD"}, "-c (--connection): 'UD': rdmapipe runs RC and UC");
+	perftest_refused("write_bw", {"--rate_limit", "5", "--rate_limit_type", "HW", "h"}, "rdmapipe paces in software only");
+	perftest_refused("atomic_bw", {"-s", "64", "h"}, "-s 64: an atomic is 8 bytes");
+	perftest_refused("write_bw", {"--client"}, "--client: no server host given");
+	perftest_refused("read_lat", {"h"}, "ib_read_lat is not run by this front end yet");
+	perftest_refused("nope_bw", {}, "'nope_bw' is not a test of this front end");
+	perftest_refused("write_bw", {"no-such-host.invalid"}, "host 'no-such-host.invalid': no IPv4 address");
+
+	assert_string_equal(rp::perftest_test_of("/usr/lib/rdmapipe/perftest/ib_send_lat", "x").c_str(), "send_lat");
+	assert_string_equal(rp::perftest_test_of("rdmapipe-perftest", "ib_read_bw").c_str(), "read_bw");
+	assert_string_equal(rp::perftest_test_of("rdmapipe-perftest", "write_bw").c_str(), "write_bw");
+	assert_string_equal(rp::perftest_test_of("rdmapipe", "ib_write_bw").c_str(), "");   // rdmapipe is itself
+	std::vector<std::string> args = {"-s", "64", "--eal", "-l 0-3 --no-pci", "h"};
+	const std::vector<std::string> eal = rp::perftest_eal_args(&args, "-l 9");
+	assert_true(eal == (std::vector<std::string>{"-l", "0-3", "--no-pci"}) && args == (std::vector<std::string>{"-s", "64", "h"}));
+	assert_true(rp::perftest_eal_args(&args, "-l 9") == (std::vector<std::string>{"-l", "9"}));   // the environment's
+	for (const rp::PerftestFlagDoc &d : rp::perftest_flag_docs())   // every flag says what it becomes or why not
+		assert_true(!d.flags.empty() && !d.what.empty() && (d.fate == "mapped" || d.fate == "meaningless" || d.fate == "refused"));
+}
+
 } // namespace
 
 int main()
@@ -652,6 +735,7 @@ int main()
 		cmocka_unit_test(points_refusals),
 		cmocka_unit_test(connect_timeout),
 		cmocka_unit_test(connect_timeout_dump),
+		cmocka_unit_test(perftest_front_end),
 	};
 	return cmocka_run_group_tests_name("options", tests, nullptr, nullptr);
 }

@@ -1,0 +1,540 @@
+/* perftest's flags, each mapped onto rdmapipe's arguments, meaningless here, or refused
+ * (perftest.h). Read from perftest 4.5's src/perftest_parameters.c (Debian's) and its
+ * newer releases' flags, which are refused as unknown to 4.5 unless listed. */
+#include "conf/perftest.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+
+namespace rp {
+
+namespace {
+
+struct Test {
+	const char *name, *verb, *title;
+	bool bw;
+	const char *not_yet;   // why the front end does not run it yet (nullptr: it does)
+};
+
+/* perftest's tests: rdmapipe's verb for each and perftest's header title. */
+const char *const kOneInFlight =
+	"perftest times one operation in flight at a time; rdmapipe's requester keeps at least two WRs in its send "
+	"queue (--sq-depth 2..), so its latency would not be perftest's";
+const Test kTests[] = {
+	{"write_bw", "write", "RDMA_Write BW Test", true, nullptr},
+	{"write_lat", "write", "RDMA_Write Latency Test", false,
+	 "perftest's is a ping-pong of writes, each side polling its buffer's last byte; rdmapipe's ping-pong echoes sends "
+	 "(ib_send_lat)"},
+	{"read_bw", "read", "RDMA_Read BW Test", true, nullptr},
+	{"read_lat", "read", "RDMA_Read Latency Test", false, kOneInFlight},
+	{"send_bw", "send", "Send BW Test", true, nullptr},
+	{"send_lat", "send", "Send Latency Test", false, nullptr},
+	{"atomic_bw", "fetch_add", "Atomic BW Test", true, nullptr},
+	{"atomic_lat", "fetch_add", "Atomic Latency Test", false, kOneInFlight},
+};
+
+const Test *find_test(const std::string &name)
+{
+	for (const Test &t : kTests)
+		if (name == t.name)
+			return &t;
+	return nullptr;
+}
+
+/* The translation's state: what the flags said, settled into arguments at the end. */
+struct St {
+	const Test *t = nullptr;
+	PerftestReportConf *rc = nullptr;
+	std::vector<std::string> out;   // rdmapipe's arguments, in the flags' order
+	std::string host, port = "18515", size, iters, rate, rate_units = "M", rate_type;
+	bool all = false, infinite = false, server_flag = false, client_flag = false, srq = false;
+	uint64_t inline_size = 0;
+	bool inline_given = false;
+
+	void add(std::initializer_list<std::string> a) { out.insert(out.end(), a); }
+};
+
+using Apply = std::function<std::string(St &, const std::string &)>;
+
+enum Fate { kMapped, kMeaningless, kRefused };
+
+struct Flag {
+	char short_name;        // 0: long only
+	const char *long_name;
+	bool has_arg;
+	Fate fate;
+	const char *what;       // mapped: what it becomes; else why
+	Apply apply;            // mapped (and some meaningless ones): nullptr: nothing to do
+};
+
+Apply pass(const char *rdmapipe_flag)
+{
+	return [rdmapipe_flag](St &s, const std::string &a) {
+		s.add({rdmapipe_flag, a});
+		return std::string();
+	};
+}
+
+Apply keep(std::string St::*field)
+{
+	return [field](St &s, const std::string &a) {
+		s.*field = a;
+		return std::string();
+	};
+}
+
+const char *const kRawEth = "raw Ethernet tests (raw_ethernet_*) are not among rdmapipe's: it runs RC and UC over verbs";
+const char *const kNoAccel = "GPU and mmap'ed buffers: rdmapipe's buffers are its hugepage mempools";
+
+const std::vector<Flag> &flags()
+{
+	static const std::vector<Flag> f = {
+		{'p', "port", true, kMapped, "the rdma_cm port: --listen PORT (server) or --peer HOST:PORT (client)", keep(&St::port)},
+		{'d', "ib-dev", true, kMapped, "-d, --device", pass("-d")},
+		{'i', "ib-port", true, kMapped, "-p, --port", pass("-p")},
+		{'m', "mtu", true, kRefused, "the path MTU is the port's active MTU: rdmapipe does not set it", nullptr},
+		{'s', "size", true, kMapped, "-s, --size", keep(&St::size)},
+		{'n', "iters", true, kMapped, "-n, --messages (per QP, as perftest counts: times -q), or round trips for latency", keep(&St::iters)},
+		{'t', "tx-depth", true, kMapped, "--sq-depth", [](St &s, const std::string &a) {
+			 s.rc->tx_depth = static_cast<uint32_t>(strtoul(a.c_str(), nullptr, 10));
+			 s.add({"--sq-depth", a});
+			 return std::string();
+		 }},
+		{'u', "qp-timeout", true, kRefused, "rdmapipe keeps the QP's ACK timeout (14) and sets its retries (--retry-cnt)", nullptr},
+		{'S', "sl", true, kMapped, "--sl", pass("--sl")},
+		{'x', "gid-index", true, kMapped, "-g, --gid-index", pass("-g")},
+		{'a', "all", false, kMapped, "-s 2,4,...,8388608: a size sweep, a row per size", [](St &s, const std::string &) {
+			 s.all = true;
+			 return std::string();
+		 }},
+		{'F', "CPU-freq", false, kMeaningless, "rdmapipe times with the TSC at the rate DPDK measured: no cpufreq check to silence", nullptr},
+		{'c', "connection", true, kMapped, "RC: the default; UC: --transport uc --reliability none (perftest's plain UC)",
+		 [](St &s, const std::string &a) {
+			 if (a == "RC")
+				 return std::string();
+			 if (a == "UC") {
+				 s.rc->uc = true;
+				 s.add({"--transport", "uc", "--reliability", "none"});
+				 return std::string();
+			 }
+			 return "'" + a + "': rdmapipe runs RC and UC (UD, XRC, DC and SRD are not among its transports)";
+		 }},
+		{'q', "qp", true, kMapped, "-Q, --qps (one flow of N QPs)", [](St &s, const std::string &a) {
+			 s.rc->qps = static_cast<uint32_t>(strtoul(a.c_str(), nullptr, 10));
+			 s.add({"-Q", a});
+			 return std::string();
+		 }},
+		{'e', "events", false, kMapped, "--poll adaptive (sleeps on a completion channel after a run of empty polls)", [](St &s, const std::string &) {
+			 s.add({"--poll", "adaptive"});
+			 return std::string();
+		 }},
+		{'X', "vector", true, kRefused, "rdmapipe's completion channel takes the device's default vector", nullptr},
+		{'I', "inline_size", true, kMapped, "--inline, when the message size is at most N (as perftest inlines)", [](St &s, const std::string &a) {
+			 char *end = nullptr;
+			 s.inline_size = strtoull(a.c_str(), &end, 10);
+			 s.inline_given = true;
+			 return end && *end == '\0' && !a.empty() ? std::string() : "'" + a + "' is not a size in bytes";
+		 }},
+		{'o', "outs", true, kRefused, "rdmapipe gives a QP the device's most outstanding reads and atomics", nullptr},
+		{'g', "mcg", false, kRefused, "multicast runs on UD, which rdmapipe does not run", nullptr},
+		{'z', "comm_rdma_cm", false, kMeaningless, "rdmapipe connects and exchanges through rdma_cm always", nullptr},
+		{'R', "rdma_cm", false, kMeaningless, "rdmapipe connects through rdma_cm always", nullptr},
+		{'T', "tos", true, kMapped, "--tclass (RoCE v2: the IP header's traffic class)", pass("--tclass")},
+		{'L', "hop_limit", true, kMapped, "--hop-limit", pass("--hop-limit")},
+		{'M', "MGID", true, kRefused, "multicast runs on UD, which rdmapipe does not run", nullptr},
+		{'r', "rx-depth", true, kRefused, "rdmapipe sizes its receive queues from the window: set it with rdmapipe's --slots", nullptr},
+		{'b', "bidirectional", false, kRefused,
+		 "not yet in this front end: a pipeline file with a flow each way runs it (docs/configuration.md)", nullptr},
+		{'Q', "cq-mod", true, kMapped, "-S, --signal-every (a signalled completion every N WRs)", [](St &s, const std::string &a) {
+			 s.rc->cq_mod = static_cast<uint32_t>(strtoul(a.c_str(), nullptr, 10));
+			 s.add({"-S", a});
+			 return std::string();
+		 }},
+		{'N', "noPeak", false, kMapped, "BW peak reported as 0, as perftest does", [](St &s, const std::string &) {
+			 s.rc->no_peak = true;
+			 return std::string();
+		 }},
+		{'C', "report-cycles", false, kRefused, "rdmapipe reports microseconds (its TSC's rate is known)", nullptr},
+		{'H', "report-histogrm", false, kRefused, "not yet in this front end: rdmapipe's results file has the latency histogram (--out_json's rdmapipe key)", nullptr},
+		{'U', "report-unsorted", false, kRefused, "rdmapipe keeps a histogram, not every sample", nullptr},
+		{'A', "atomic_type", true, kMapped, "-v cmp_swap (CMP_AND_SWAP) or fetch_add (FETCH_AND_ADD)", [](St &s, const std::string &a) {
+			 if (a != "CMP_AND_SWAP" && a != "FETCH_AND_ADD")
+				 return "'" + a + "' is not CMP_AND_SWAP or FETCH_AND_ADD";
+			 s.rc->atomic_type = a;
+			 return std::string();
+		 }},
+		{'O', "dualport", false, kRefused, "rdmapipe's flows each use one port (a pipeline file runs one flow per port)", nullptr},
+		{'l', "post_list", true, kMapped, "-b, --batch (chains of N WRs, one ibv_post_send each)", [](St &s, const std::string &a) {
+			 s.rc->post_list = static_cast<uint32_t>(strtoul(a.c_str(), nullptr, 10));
+			 s.add({"-b", a});
+			 return std::string();
+		 }},
+		{'D', "duration", true, kMapped, "-t, --duration", [](St &s, const std::string &a) {
+			 s.rc->duration = true;
+			 s.add({"-t", a});
+			 return std::string();
+		 }},
+		{'f', "margin", true, kRefused, "rdmapipe's warm-up is a pipeline file's run.warmup", nullptr},
+		{'B', "source_mac", true, kRefused, kRawEth, nullptr},
+		{'E', "dest_mac", true, kRefused, kRawEth, nullptr},
+		{'J', "dest_ip", true, kRefused, kRawEth, nullptr},
+		{'j', "source_ip", true, kRefused, kRawEth, nullptr},
+		{'K', "dest_port", true, kRefused, kRawEth, nullptr},
+		{'k', "source_port", true, kRefused, kRawEth, nullptr},
+		{'Y', "ethertype", true, kRefused, kRawEth, nullptr},
+		{'w', "limit_bw", true, kRefused, "not yet in this front end: a bandwidth floor to pass", nullptr},
+		{'y', "limit_msgrate", true, kRefused, "not yet in this front end: a message-rate floor to pass", nullptr},
+		{'Z', "server", false, kMapped, "the server (as without a host)", [](St &s, const std::string &) {
+			 s.server_flag = true;
+			 return std::string();
+		 }},
+		{'P', "client", false, kMapped, "the client (a host must be given)", [](St &s, const std::string &) {
+			 s.client_flag = true;
+			 return std::string();
+		 }},
+		{'v', "mac_fwd", false, kRefused, kRawEth, nullptr},
+		{'G', "use_rss", false, kRefused, kRawEth, nullptr},
+		{'W', "report-counters", true, kRefused, "rdmapipe's summary has the port's hw_counters over the run", nullptr},
+		{0, "force-link", true, kRefused, "the link layer is the port's", nullptr},
+		{0, "remote_mac", true, kRefused, kRawEth, nullptr},
+		{0, "local_mac", true, kRefused, kRawEth, nullptr},
+		{0, "remote_ip", true, kRefused, kRawEth, nullptr},
+		{0, "local_ip", true, kRefused, kRawEth, nullptr},
+		{0, "remote_port", true, kRefused, kRawEth, nullptr},
+		{0, "local_port", true, kRefused, kRawEth, nullptr},
+		{0, "run_infinitely", false, kMapped, "-t 0: until stopped (SIGINT, SIGTERM), then the table", [](St &s, const std::string &) {
+			 s.infinite = true;
+			 s.rc->duration = true;
+			 s.add({"-t", "0"});
+			 return std::string();
+		 }},
+		{0, "report_gbits", false, kMapped, "the table in Gb/sec", [](St &s, const std::string &) {
+			 s.rc->gbits = true;
+			 return std::string();
+		 }},
+		{0, "use-srq", false, kMapped, "the lcore's SRQ (rdmapipe's default); without it, a receive queue per QP (--recv-queue qp) as perftest",
+		 [](St &s, const std::string &) {
+			 s.srq = s.rc->use_srq = true;
+			 return std::string();
+		 }},
+		{0, "report-both", false, kRefused, "rdmapipe's client and server each print their own side", nullptr},
+		{0, "reversed", false, kRefused, "not yet in this front end: swap the ends (the server sends) in a pipeline file", nullptr},
+		{0, "pkey_index", true, kRefused, "RoCE has no partitions; rdmapipe uses P_Key index 0", nullptr},
+		{0, "inline_recv", true, kRefused, "rdmapipe does not ask for inline receives", nullptr},
+		{0, "tcp", false, kRefused, "rdmapipe exchanges through rdma_cm, not TCP", nullptr},
+		{0, "burst_size", true, kRefused, "rdmapipe's rate limit paces chains of --batch WRs", nullptr},
+		{0, "typical_pkt_size", true, kRefused, "rdmapipe's rate limit paces messages, not packets", nullptr},
+		{0, "rate_limit", true, kMapped, "--rate (messages a second, from --rate_units)", keep(&St::rate)},
+		{0, "rate_limit_type", true, kMapped, "SW (the default here): rdmapipe paces in software; HW and PP are refused", keep(&St::rate_type)},
+		{0, "rate_units", true, kMapped, "M (Mb/s, default), g (Gb/s) or p (messages/s), into --rate", keep(&St::rate_units)},
+		{0, "output", true, kRefused, "not yet in this front end: the table's one figure", nullptr},
+		{0, "cpu_util", false, kRefused, "rdmapipe's results file has each lcore's CPU time (--out_json's rdmapipe key)", nullptr},
+		{0, "out_json", false, kMapped, "the results as JSON, perftest's fields and rdmapipe's counts", [](St &s, const std::string &) {
+			 s.rc->json = true;
+			 return std::string();
+		 }},
+		{0, "out_json_file", true, kMapped, "where --out_json writes", [](St &s, const std::string &a) {
+			 s.rc->json_file = a;
+			 return std::string();
+		 }},
+		{0, "latency_gap", true, kRefused, "rdmapipe's ping-pong sends the next ping at once", nullptr},
+		{0, "flow_label", true, kMapped, "--flow-label", pass("--flow-label")},
+		{0, "retry_count", true, kMapped, "--retry-cnt", pass("--retry-cnt")},
+		{0, "dont_xchg_versions", false, kMeaningless, "rdmapipe's ends check each other's handshake, not perftest's version", nullptr},
+		{0, "use_cuda", true, kRefused, kNoAccel, nullptr},
+		{0, "use_cuda_bus_id", true, kRefused, kNoAccel, nullptr},
+		{0, "use_rocm", true, kRefused, kNoAccel, nullptr},
+		{0, "mmap", true, kRefused, kNoAccel, nullptr},
+		{0, "mmap-offset", true, kRefused, kNoAccel, nullptr},
+		{0, "ipv6", false, kRefused, "rdmapipe's rdma_cm addresses are IPv4", nullptr},
+		{0, "raw_ipv6", false, kRefused, kRawEth, nullptr},
+	};
+	return f;
+}
+
+std::string flag_name(const Flag &f)
+{
+	return f.short_name ? std::string("-") + f.short_name : std::string("--") + f.long_name;
+}
+
+/* "-s 64", "--size=64", "--size 64", "-s64": the flag and its argument. */
+const Flag *match(const std::vector<std::string> &args, size_t *i, std::string *arg, std::string *err)
+{
+	const std::string &a = args[*i];
+	std::string name = a, inline_arg;
+	bool has_inline = false;
+	const Flag *hit = nullptr;
+	if (a.rfind("--", 0) == 0) {
+		const size_t eq = a.find('=');
+		name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+		if ((has_inline = eq != std::string::npos))
+			inline_arg = a.substr(eq + 1);
+		for (const Flag &f : flags())
+			if (name == f.long_name)
+				hit = &f;
+	} else if (a.size() >= 2 && a[0] == '-') {
+		for (const Flag &f : flags())
+			if (f.short_name == a[1])
+				hit = &f;
+		if ((has_inline = a.size() > 2))
+			inline_arg = a.substr(2);
+	}
+	if (hit == nullptr) {
+		*err = "'" + a + "': not a perftest flag (docs/perftest.md lists them)";
+		return nullptr;
+	}
+	if (!hit->has_arg && has_inline) {
+		*err = "'" + a + "': " + flag_name(*hit) + " takes no value";
+		return nullptr;
+	}
+	if (hit->has_arg && !has_inline) {
+		if (*i + 1 >= args.size()) {
+			*err = flag_name(*hit) + " (--" + hit->long_name + ") needs a value";
+			return nullptr;
+		}
+		inline_arg = args[++*i];
+	}
+	*arg = inline_arg;
+	return hit;
+}
+
+/* The perftest rate in messages a second (units: M Mb/s, g Gb/s, p messages/s). */
+std::string rate_of(const St &s, uint64_t bytes, std::string *err)
+{
+	char *end = nullptr;
+	const double r = strtod(s.rate.c_str(), &end);
+	if (end == s.rate.c_str() || *end || r <= 0) {
+		*err = "--rate_limit '" + s.rate + "' is not a positive rate";
+		return "";
+	}
+	double pps = r;
+	if (s.rate_units == "M" || s.rate_units == "g")
+		pps = r * (s.rate_units == "g" ? 1e9 : 1e6) / 8 / static_cast<double>(bytes);
+	else if (s.rate_units != "p") {
+		*err = "--rate_units '" + s.rate_units + "' is not M (Mb/s), g (Gb/s) or p (messages/s)";
+		return "";
+	}
+	return std::to_string(std::max<uint64_t>(1, static_cast<uint64_t>(pps)));
+}
+
+/* A host as perftest takes it (a name or an IPv4 address) as rdmapipe's --peer takes it:
+ * an IPv4 address. "" with *err when it resolves to none. */
+std::string ipv4_of(const std::string &host, std::string *err)
+{
+	in_addr a{};
+	if (inet_pton(AF_INET, host.c_str(), &a) == 1)
+		return host;
+	addrinfo hints{}, *res = nullptr;
+	hints.ai_family = AF_INET;
+	hints.ai_socktype = SOCK_STREAM;
+	if (const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res); rc != 0 || res == nullptr) {
+		*err = "host '" + host + "': no IPv4 address (" + (rc ? gai_strerror(rc) : "none") + ")";
+		return "";
+	}
+	char s[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(res->ai_addr)->sin_addr, s, sizeof(s));
+	freeaddrinfo(res);
+	return s;
+}
+
+std::string all_sizes()
+{
+	std::string s;
+	for (uint64_t b = 2; b <= 8388608; b *= 2)
+		s += (s.empty() ? "" : ",") + std::to_string(b);
+	return s;
+}
+
+/* The test's own settings, after the flags: sizes, counts, shape, ends. */
+int settle(St &s, std::string *err)
+{
+	const Test &t = *s.t;
+	const bool atomic = strncmp(t.name, "atomic", 6) == 0;
+	PerftestReportConf &rc = *s.rc;
+	std::string verb = t.verb;
+	if (atomic && rc.atomic_type == "CMP_AND_SWAP")
+		verb = "cmp_swap";
+	if (atomic && rc.atomic_type.empty())
+		rc.atomic_type = "FETCH_AND_ADD";
+	if (atomic && (s.all || (!s.size.empty() && s.size != "8"))) {
+		*err = std::string(s.all ? "-a" : "-s " + s.size) + ": an atomic is 8 bytes";
+		return -1;
+	}
+	const std::string size = s.all ? all_sizes() : !s.size.empty() ? s.size : atomic ? "8" : t.bw ? "65536" : "2";
+	s.add({"-v", verb, "-s", size});
+	if (!rc.duration) {   // perftest's iterations are per QP (bandwidth) or round trips (latency)
+		const uint64_t iters = s.iters.empty() ? (t.bw ? 5000 : 1000) : strtoull(s.iters.c_str(), nullptr, 10);
+		s.add({"-n", std::to_string(t.bw ? iters * std::max<uint32_t>(rc.qps, 1) : iters)});
+	} else if (!s.iters.empty()) {
+		*err = "-n with -D or --run_infinitely: a run goes for a count of iterations or for a time, not both";
+		return -1;
+	}
+	if (!t.bw)
+		s.add({"--pingpong"});
+	const uint64_t first = strtoull(size.c_str(), nullptr, 10);
+	if (s.inline_given && s.inline_size >= first && s.inline_size > 0)
+		s.add({"--inline"});
+	if (!s.srq && (verb == "send"))
+		s.add({"--recv-queue", "qp"});
+	if (!s.rate.empty()) {
+		if (!s.rate_type.empty() && s.rate_type != "SW") {
+			*err = "--rate_limit_type " + s.rate_type + ": rdmapipe paces in software only (SW)";
+			return -1;
+		}
+		const std::string pps = rate_of(s, first, err);
+		if (pps.empty())
+			return -1;
+		s.add({"--rate", pps});
+	}
+	if (s.server_flag && s.client_flag) {
+		*err = "--server and --client: one end is either";
+		return -1;
+	}
+	if ((s.client_flag && s.host.empty()) || (s.server_flag && !s.host.empty())) {
+		*err = s.client_flag ? "--client: no server host given" : "--server with a host (" + s.host + "): the client names the host";
+		return -1;
+	}
+	rc.server = s.host.empty();
+	const std::string ip = rc.server ? "" : ipv4_of(s.host, err);
+	if (!rc.server && ip.empty())
+		return -1;
+	s.add({rc.server ? "--listen" : "--peer", rc.server ? s.port : ip + ":" + s.port});
+	s.add({"-q"});   // perftest's table on stdout, not rdmapipe's progress
+	return 0;
+}
+
+} // namespace
+
+const std::vector<std::string> &perftest_tests()
+{
+	static const std::vector<std::string> t = [] {
+		std::vector<std::string> v;
+		for (const Test &x : kTests)
+			v.push_back(x.name);
+		return v;
+	}();
+	return t;
+}
+
+std::string perftest_test_of(const std::string &program, const std::string &first_arg)
+{
+	const std::string base = program.substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
+	if (base.rfind("ib_", 0) == 0 && find_test(base.substr(3)))
+		return base.substr(3);
+	if (base == "rdmapipe-perftest") {
+		const std::string t = first_arg.rfind("ib_", 0) == 0 ? first_arg.substr(3) : first_arg;
+		return find_test(t) ? t : "";
+	}
+	return "";
+}
+
+int perftest_translate(const std::string &test, const std::vector<std::string> &args, std::vector<std::string> *out,
+		       PerftestReportConf *rc, std::string *err)
+{
+	St s;
+	s.t = find_test(test);
+	if (s.t == nullptr) {
+		*err = "'" + test + "' is not a test of this front end (ib_write_bw, ib_write_lat, ib_read_bw, ib_read_lat, "
+				    "ib_send_bw, ib_send_lat, ib_atomic_bw, ib_atomic_lat)";
+		return -1;
+	}
+	if (s.t->not_yet) {
+		*err = "ib_" + test + " is not run by this front end yet: " + s.t->not_yet;
+		return -1;
+	}
+	*rc = PerftestReportConf{};
+	rc->on = true;
+	rc->test = test;
+	rc->title = s.t->title;
+	rc->bw = s.t->bw;
+	rc->json_file = "perftest_out.json";
+	s.rc = rc;
+	for (size_t i = 0; i < args.size(); i++) {
+		if (args[i].empty() || args[i][0] != '-') {   // the host: the server this client connects to
+			if (!s.host.empty()) {
+				*err = "'" + args[i] + "': one host only (the server), '" + s.host + "' given already";
+				return -1;
+			}
+			s.host = args[i];
+			continue;
+		}
+		std::string arg;
+		const Flag *f = match(args, &i, &arg, err);
+		if (f == nullptr)
+			return -1;
+		if (f->fate == kRefused) {
+			*err = flag_name(*f) + " (--" + f->long_name + ") is refused: " + f->what;
+			return -1;
+		}
+		if (f->apply)
+			if (std::string why = f->apply(s, arg); !why.empty()) {
+				*err = flag_name(*f) + " (--" + f->long_name + "): " + why;
+				return -1;
+			}
+	}
+	rc->inline_size = s.inline_given ? static_cast<uint32_t>(s.inline_size) : 0;
+	if (settle(s, err) != 0)
+		return -1;
+	*out = std::move(s.out);
+	return 0;
+}
+
+std::vector<std::string> perftest_eal_args(std::vector<std::string> *args, const char *env)
+{
+	std::string eal;
+	for (size_t i = 0; i < args->size(); i++) {
+		const std::string &a = (*args)[i];
+		if (a == "--eal" && i + 1 < args->size()) {
+			eal = (*args)[i + 1];
+			args->erase(args->begin() + static_cast<long>(i), args->begin() + static_cast<long>(i) + 2);
+			break;
+		}
+		if (a.rfind("--eal=", 0) == 0) {
+			eal = a.substr(6);
+			args->erase(args->begin() + static_cast<long>(i));
+			break;
+		}
+	}
+	if (eal.empty() && env)
+		eal = env;
+	if (eal.empty()) {
+		/* Two lcores left to float over every CPU, as perftest's one thread does: two
+		 * ends on one host would otherwise busy-poll the same pinned CPU. Hugepages
+		 * when there are some, else none (perftest needs none). */
+		long huge = 0, cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		std::ifstream("/proc/sys/vm/nr_hugepages") >> huge;
+		const std::string set = cpus > 1 ? "(0-" + std::to_string(cpus - 1) + ")" : "0";
+		eal = "--lcores 0@" + set + ",1@" + set + (huge > 0 ? " --in-memory" : " --no-huge -m 512 --no-shconf") +
+		      " --no-pci --log-level=lib.eal:error";
+	}
+	std::vector<std::string> v;
+	size_t at = 0;
+	while (at < eal.size()) {
+		const size_t sp = eal.find(' ', at);
+		const std::string w = eal.substr(at, sp == std::string::npos ? std::string::npos : sp - at);
+		if (!w.empty())
+			v.push_back(w);
+		at = sp == std::string::npos ? eal.size() : sp + 1;
+	}
+	return v;
+}
+
+std::vector<PerftestFlagDoc> perftest_flag_docs()
+{
+	std::vector<PerftestFlagDoc> d;
+	for (const Flag &f : flags()) {
+		const std::string names = (f.short_name ? std::string("-") + f.short_name + ", " : "") + "--" + f.long_name;
+		d.push_back({names, f.fate == kMapped ? "mapped" : f.fate == kMeaningless ? "meaningless" : "refused", f.what});
+	}
+	return d;
+}
+
+} // namespace rp

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The perftest front end beside real perftest (Debian's 4.5), in one VM run, server on
+# rxeB and client on rxeA across the veth wire: for each test, perftest's pair and then
+# rdmapipe's under the same command line (a link named after the test); one parser, as
+# a user's script would have, reads both clients' tables: the same columns and rows
+# (sizes, iterations), figures above 0, their ratio printed (a report, not a bound: rxe
+# under TCG is noise). rdmapipe's --out_json is valid JSON with the field names of
+# perftest's file (read by a parser that takes perftest 4.5's unquoted keys and trailing
+# commas too), and every message verified. Flags that cannot take effect are refused,
+# named.
+. "$(dirname "$0")/lib.sh"
+A=${RXE_A_DEV:-} B=${RXE_B_DEV:-} B_ADDR=${RXE_B_ADDR:-}
+if [ -z "$A" ] || [ -z "$B" ] || [ -z "$B_ADDR" ]; then
+	skip_or_fail "no rxeA/rxeB pair (run under tools/softroce)"
+fi
+command -v ib_write_bw >/dev/null || skip_or_fail "no perftest (Debian package perftest)"
+work=$(mktemp -d)
+on_exit 'rm -rf "$work"'
+for t in write_bw write_lat read_bw read_lat send_bw send_lat atomic_bw atomic_lat; do
+	ln -s "$(readlink -f "$RDMAPIPE")" "$work/ib_$t"
+done
+export RDMAPIPE_EAL
+RDMAPIPE_EAL="--lcores 0@(0,1),1@(0,1) $(eal_args | sed 's/-l 0-1 //')"
+port=18600
+
+# side_by_side TEST ARGS...: perftest's server and client, then rdmapipe's, each pair
+# bounded; the clients' tables in $work/perftest.TEST and $work/rdmapipe.TEST.
+side_by_side() {
+	local t=$1 who bin spid rc src
+	shift
+	for who in perftest rdmapipe; do
+		bin=(stdbuf -oL "ib_$t")   # perftest's banner as it prints it, not at its exit
+		[ $who = rdmapipe ] && bin=("$work/ib_$t")
+		port=$((port + 1))
+		run_bg "$work/$who.$t.server" timeout -k 5 120 "${bin[@]}" -d "$B" -p $port "$@"
+		spid=$bg_pid
+		# perftest's server must listen before its client starts; rdmapipe's client asks
+		# again until its server listens (its connect timeout).
+		[ $who = perftest ] && await_line "$work/$who.$t.server" "Waiting for client" $spid 60
+		timeout -k 5 120 "${bin[@]}" -d "$A" -p $port "$@" "$B_ADDR" >"$work/$who.$t" 2>"$work/$who.$t.err"
+		rc=$?
+		wait $spid
+		src=$?
+		expect_eq "$who ib_$t $*: client exit" "$rc" 0
+		expect_eq "$who ib_$t $*: server exit" "$src" 0
+		[ $rc = 0 ] || { tail -n 20 "$work/$who.$t.err" "$work/$who.$t.server"; }
+	done
+	python3 "$TESTDIR/perftest_table.py" compare "$work/perftest.$t" "$work/rdmapipe.$t" "ib_$t $*" &&
+		echo "ok: ib_$t $*: the same table" || { echo "FAIL: ib_$t $*: the tables differ"; cat "$work/perftest.$t" "$work/rdmapipe.$t"; fails=$((fails + 1)); }
+}
+TESTDIR=$(cd "$(dirname "$0")" && pwd)
+
+side_by_side write_bw -s 4096 -n 2000
+side_by_side send_bw -s 1024 -n 2000 -q 2
+side_by_side read_bw -s 4096 -n 1000
+side_by_side send_lat -n 500
+side_by_side atomic_bw -n 1000 -A CMP_AND_SWAP
+
+# --out_json: valid JSON, perftest's fields, every message verified at the server
+# (which for a send test is where the checks are: its own file).
+port=$((port + 1))
+run_bg "$work/js.server" timeout -k 5 120 "$work/ib_send_bw" -d "$B" -p $port -s 512 -n 3000 --out_json --out_json_file "$work/server.json"
+spid=$bg_pid
+timeout -k 5 120 "$work/ib_send_bw" -d "$A" -p $port -s 512 -n 3000 --out_json --out_json_file "$work/client.json" "$B_ADDR" \
+	>"$work/js.client" 2>&1
+expect_eq "ib_send_bw --out_json: client exit" "$?" 0
+wait $spid
+expect_eq "ib_send_bw --out_json: server exit" "$?" 0
+port=$((port + 1))
+run_bg "$work/pj.server" timeout -k 5 120 stdbuf -oL ib_send_bw -d "$B" -p $port -s 512 -n 3000 --out_json --out_json_file "$work/perftest.json"
+spid=$bg_pid
+await_line "$work/pj.server" "Waiting for client" $spid 60
+timeout -k 5 120 ib_send_bw -d "$A" -p $port -s 512 -n 3000 "$B_ADDR" >"$work/pj.client" 2>&1
+wait $spid
+python3 "$TESTDIR/perftest_table.py" json "$work/perftest.json" "$work/server.json" "$work/client.json" &&
+	echo "ok: --out_json: valid, perftest's fields, every message verified" || { echo "FAIL: --out_json"; cat "$work/server.json" "$work/perftest.json"; fails=$((fails + 1)); }
+
+# Nothing silently ignored: a flag that cannot take effect, or a test the front end does
+# not run yet, is refused, named, before anything starts.
+"$work/ib_read_lat" -d "$A" "$B_ADDR" >"$work/refused" 2>&1
+expect_eq "ib_read_lat: exit status" "$?" 2
+expect_grep "$work/refused" "^ib_read_lat: ib_read_lat is not run by this front end yet: perftest times one operation in flight"
+
+"$work/ib_write_bw" -d "$A" -m 1024 "$B_ADDR" >"$work/refused" 2>&1
+expect_eq "ib_write_bw -m: exit status" "$?" 2
+expect_grep "$work/refused" "^ib_write_bw: -m \(--mtu\) is refused: the path MTU is the port's active MTU"
+"$work/ib_write_bw" -d "$A" --size=64 --no-such-flag "$B_ADDR" >"$work/refused" 2>&1
+expect_eq "ib_write_bw --no-such-flag: exit status" "$?" 2
+expect_grep "$work/refused" "^ib_write_bw: '--no-such-flag': not a perftest flag"
+finish
