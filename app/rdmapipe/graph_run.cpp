@@ -258,7 +258,7 @@ int run_graph_step(const PipelineConf &c, const RunOptions &cli, SweepRow *row, 
 					Report out(cli.perftest.on ? stderr : stdout);   // perftest's table on stdout instead
 					const bool pass = graph_summary(out, c, *g, async_ro, view, sampler, row, &res);
 					if (cli.perftest.on)
-						perftest_step(cli, res);
+						perftest_step(cli, res, *gdevs[0].dev);   // (the command line's: one device)
 					rc = write_results(c.run.json, c.run.csv, res, pass);
 					if (texts)
 						texts->push_back(results_json_text(res));

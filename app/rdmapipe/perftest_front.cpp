@@ -96,16 +96,17 @@ PerftestReportConf perftest_settled(PerftestReportConf pt, const RunOptions &o)
 	return pt;
 }
 
-void perftest_step(const RunOptions &cli, const Results &res)
+void perftest_step(const RunOptions &cli, const Results &res, const Device &dev)
 {
 	Report out;
+	const PerftestPort port = perftest_port_of(dev);
 	if (!g_front.header) {
-		perftest_header(out, cli.perftest, res);
+		perftest_header(out, cli.perftest, res, port);
 		g_front.header = true;
 	}
 	perftest_row(out, cli.perftest, res);
 	out.flush();
-	g_front.runs.push_back(perftest_run_of(cli.perftest, res));
+	g_front.runs.push_back(perftest_run_of(cli.perftest, res, port));
 }
 
 int perftest_finish(const RunOptions &cli, int rc)

@@ -10,6 +10,8 @@
 
 namespace rp {
 
+struct Device;
+
 /* The test this invocation is ("" : rdmapipe itself). */
 std::string perftest_invoked(int argc, char **argv);
 
@@ -23,7 +25,7 @@ int perftest_main(int argc, char **argv, const std::string &test,
 PerftestReportConf perftest_settled(PerftestReportConf pt, const RunOptions &o);
 
 /* After each run (a size of a sweep): the header before the first, then its row. */
-void perftest_step(const RunOptions &cli, const Results &res);
+void perftest_step(const RunOptions &cli, const Results &res, const Device &dev);
 
 /* After the last: the closing line and --out_json's file. Returns rc, or the file's
  * failure. */

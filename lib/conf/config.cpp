@@ -270,7 +270,7 @@ bool read_flow(Reader &r, const Setting &g, FlowConf *f)
 	    !r.choice(g, "transport", {"rc", "uc"}, &transport) || !r.uint_as(g, "qps", 1, kMaxQps, &f->qps) ||
 	    !r.choice(g, "verb", kVerbNames, &verb, true) || !r.uint_as(g, "batch", 1, kMaxBatch, &f->batch) ||
 	    !r.uint_as(g, "signal_every", 1, kMaxSqDepth / 2, &f->signal_every) ||
-	    !r.uint_as(g, "sq_depth", 2, kMaxSqDepth, &f->sq_depth) || !r.uint_as(g, "window", 1, kMaxSlots, &f->window) ||
+	    !r.uint_as(g, "sq_depth", 1, kMaxSqDepth, &f->sq_depth) || !r.uint_as(g, "window", 1, kMaxSlots, &f->window) ||
 	    !r.uint_as(g, "flow_window", 0, kMaxSlots, &f->flow_window) ||
 	    !r.boolean(g, "inline", &f->inline_send) || !r.uint(g, "messages", 1, UINT64_MAX >> 1, &f->messages) ||
 	    !r.seconds(g, "duration", &f->duration_s) || !r.boolean(g, "verify", &f->verify) ||

@@ -234,7 +234,7 @@ const OptionSpec kOptions[] = {
 		}, "signal_every"},
 	{"sq-depth", 0, "N",
 		"send queue depth (default 4 x max(batch, signal-every))",
-		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->sq_depth, a, 2, kMaxSqDepth); }, "sq_depth"},
+		nullptr, kShapes, [](ParseState &st, const char *a) { return set_uint(st, &st.o->sq_depth, a, 1, kMaxSqDepth); }, "sq_depth"},
 	{"slots", 0, "N",
 		"responder window slots per QP (default 1024 / qps, at least batch)",
 		nullptr, kShapes, [](ParseState &st, const char *a) {

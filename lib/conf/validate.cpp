@@ -148,8 +148,9 @@ bool check_flow_queues(Errors &e, const FlowConf &f, const Where &w)
 	if (!e.reach(w, kFlowQueues))
 		return false;
 	/* A signalled WR every N frees the queue in steps of N: below 2N the sender waits on
-	 * a completion it has not asked for. */
-	if (f.sq_depth < 2ull * f.signal_every)
+	 * a completion it has not asked for. Every WR signalled (N = 1): any depth, down to
+	 * one operation in flight (a latency test's). */
+	if (f.signal_every > 1 && f.sq_depth < 2ull * f.signal_every)
 		return e.fail(w, "sq_depth", "send queue depth " + std::to_string(f.sq_depth) + " is below 2 x signal_every (" +
 			      std::to_string(2ull * f.signal_every) + ")");
 	if (f.sq_depth < f.batch)

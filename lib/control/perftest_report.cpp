@@ -2,6 +2,7 @@
  * 4.5's (src/perftest_parameters.h: RESULT_FMT, REPORT_FMT, RESULT_FMT_LAT,
  * REPORT_FMT_LAT, ...), so a script that parses its output parses this. */
 #include "control/perftest_report.h"
+#include "verbs/device.h"
 
 #include <nlohmann/json.hpp>
 
@@ -58,6 +59,13 @@ std::string test_json_name(const PerftestReportConf &c)
 
 } // namespace
 
+PerftestPort perftest_port_of(const Device &dev)
+{
+	const unsigned m = dev.port_attr.active_mtu;
+	return {m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 0u, dev.gid_index,
+		dev.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "IB"};
+}
+
 PerftestFigures perftest_figures(const PerftestReportConf &c, const Results &r)
 {
 	PerftestFigures f;
@@ -86,7 +94,7 @@ PerftestFigures perftest_figures(const PerftestReportConf &c, const Results &r)
 	return f;
 }
 
-void perftest_header(Report &out, const PerftestReportConf &c, const Results &r)
+void perftest_header(Report &out, const PerftestReportConf &c, const Results &r, const PerftestPort &port)
 {
 	out.line("%s", kLine);
 	out.line("                    %s", c.title.c_str());
@@ -101,6 +109,9 @@ void perftest_header(Report &out, const PerftestReportConf &c, const Results &r)
 		out.line(" Post List       : %u", c.post_list);
 	if (c.bw && c.cq_mod)
 		out.line(" CQ Moderation   : %u", c.cq_mod);
+	out.line(" Mtu             : %u[B]", port.mtu);
+	out.line(" Link type       : %s", port.link_type);
+	out.line(" GID index       : %d", port.gid_index);
 	out.line(" Max inline data : %u[B]", c.inline_size);
 	out.line(" rdma_cm QPs\t : ON");
 	out.line(" Data ex. method : rdma_cm");
@@ -141,10 +152,11 @@ void perftest_footer(Report &out)
 	out.line("%s", kLine);
 }
 
-PerftestRun perftest_run_of(const PerftestReportConf &c, const Results &r)
+PerftestRun perftest_run_of(const PerftestReportConf &c, const Results &r, const PerftestPort &port)
 {
 	PerftestRun x;
 	x.f = perftest_figures(c, r);
+	x.port = port;
 	x.device = r.device;
 	x.pass = r.pass;
 	x.elapsed_s = r.elapsed_s;
@@ -176,6 +188,11 @@ int perftest_write_json(const std::string &path, const PerftestReportConf &c, co
 		info["TX_depth"] = c.tx_depth;
 	if (c.bw && c.cq_mod)
 		info["CQ_Moderation"] = c.cq_mod;
+	if (!runs.empty()) {
+		info["Mtu"] = runs[0].port.mtu;
+		info["Link_type"] = runs[0].port.link_type;
+		info["GID_index"] = runs[0].port.gid_index;
+	}
 	info["Max_inline_data"] = c.inline_size;
 	info["rdma_cm_QPs"] = "ON";
 	info["Data_ex_method"] = "rdma_cm";

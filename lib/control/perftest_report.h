@@ -13,8 +13,18 @@
 
 namespace rp {
 
+struct Device;
+
+/* The port as perftest's header and JSON give it. */
+struct PerftestPort {
+	unsigned mtu = 0;             // bytes (active path MTU)
+	int gid_index = -1;
+	const char *link_type = "";   // "Ethernet", "IB"
+};
+PerftestPort perftest_port_of(const Device &dev);
+
 /* perftest's header block and the table's title line (once, before the first row). */
-void perftest_header(Report &out, const PerftestReportConf &c, const Results &r);
+void perftest_header(Report &out, const PerftestReportConf &c, const Results &r, const PerftestPort &port);
 
 /* The table's row for one run (a size), or nothing where this end saw no message (the
  * server of a one-sided test, as perftest's prints none). */
@@ -35,12 +45,13 @@ PerftestFigures perftest_figures(const PerftestReportConf &c, const Results &r);
 /* What --out_json keeps of a run (a size), taken before its graph goes. */
 struct PerftestRun {
 	PerftestFigures f;
+	PerftestPort port;
 	std::string device;
 	bool pass = false;
 	uint64_t sent = 0, completed = 0, verified = 0, errors = 0;
 	double elapsed_s = 0;
 };
-PerftestRun perftest_run_of(const PerftestReportConf &c, const Results &r);
+PerftestRun perftest_run_of(const PerftestReportConf &c, const Results &r, const PerftestPort &port);
 
 /* --out_json: the runs (a size each) as perftest's JSON, valid. Returns 0, or -1 with
  * *err naming the file and the cause. */

@@ -71,10 +71,11 @@ const char *describe_stall(Requester *r, const char *why)
 int requester_init(Requester *r, uint32_t nqps, std::string *err)
 {
 	const RequesterParams &p = r->p;
-	/* eRPC's invariant: a signalled WR every N frees the send queue in steps of N. */
-	if (p.sq_depth < 2 * p.signal_every || p.sq_depth < p.batch) {
+	/* eRPC's invariant: a signalled WR every N frees the send queue in steps of N (every
+	 * WR signalled: any depth, down to one in flight). The validator says it to users. */
+	if ((p.signal_every > 1 && p.sq_depth < 2 * p.signal_every) || p.sq_depth < p.batch) {
 		*err = "requester: send queue depth " + std::to_string(p.sq_depth) +
-		       " must be >= 2 x signal-every and >= batch";
+		       " must be >= 2 x signal-every (above 1) and >= batch";
 		return -EINVAL;
 	}
 	if (p.window < p.batch || (p.flow_window && p.flow_window < p.batch)) {

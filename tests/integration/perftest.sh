@@ -54,6 +54,8 @@ side_by_side write_bw -s 4096 -n 2000
 side_by_side send_bw -s 1024 -n 2000 -q 2
 side_by_side read_bw -s 4096 -n 1000
 side_by_side send_lat -n 500
+side_by_side read_lat -s 64 -n 300
+side_by_side atomic_lat -n 300
 side_by_side atomic_bw -n 1000 -A CMP_AND_SWAP
 
 # --out_json: valid JSON, perftest's fields, every message verified at the server
@@ -77,9 +79,9 @@ python3 "$TESTDIR/perftest_table.py" json "$work/perftest.json" "$work/server.js
 
 # Nothing silently ignored: a flag that cannot take effect, or a test the front end does
 # not run yet, is refused, named, before anything starts.
-"$work/ib_read_lat" -d "$A" "$B_ADDR" >"$work/refused" 2>&1
-expect_eq "ib_read_lat: exit status" "$?" 2
-expect_grep "$work/refused" "^ib_read_lat: ib_read_lat is not run by this front end yet: perftest times one operation in flight"
+"$work/ib_write_lat" -d "$A" "$B_ADDR" >"$work/refused" 2>&1
+expect_eq "ib_write_lat: exit status" "$?" 2
+expect_grep "$work/refused" "^ib_write_lat: ib_write_lat is not run by this front end yet: perftest's is a ping-pong of writes"
 
 "$work/ib_write_bw" -d "$A" -m 1024 "$B_ADDR" >"$work/refused" 2>&1
 expect_eq "ib_write_bw -m: exit status" "$?" 2

@@ -83,6 +83,7 @@ def check_json(perftest, server, client):
         assert got == want, f'{path}: results fields {sorted(got)}, perftest writes {sorted(want)}'
         missing = set(p.get('test_info', {})) - set(r['test_info'])
         print(f'{path}: results as perftest; test_info without {sorted(missing)}')
+        assert missing <= {'RX_depth', 'TX_depth'}, f'{path}: test_info lacks {sorted(missing)}'   # (docs/perftest.md)
         assert r['results']['rdmapipe']['result'] == 'PASS', r['results']
     s = json.load(open(server, encoding='utf-8'))['results']
     assert s['rdmapipe']['messages_verified'] == s['n_iterations'] == 3000, s   # the server checks every message

@@ -672,6 +672,11 @@ void perftest_front_end(void **)
 	assert_true(o.peer == "127.0.0.1:18515" && !o.rq_per_qp && o.uc && o.reliability == rp::Reliability::none && o.signal_every == 8 && o.batch == 4);
 	assert_true(perftest("send_lat", {"10.0.0.9"}, &o, &rc, &err));
 	assert_true(o.mode == rp::Mode::pingpong && o.msg_bytes == 2 && o.messages == 1000 && !rc.bw);
+	assert_true(perftest("read_lat", {"-s", "64", "10.0.0.9"}, &o, &rc, &err));   // one read in flight at a time
+	assert_true(o.verb == rp::Verb::read && o.mode == rp::Mode::rate && o.batch == 1 && o.signal_every == 1 && o.sq_depth == 1);
+	rp::PipelineConf c;
+	if (rp::validated_pipeline(o, 1, 2, &c, &err) != 0)   // a send queue of one, every WR signalled: valid
+		fail_msg("ib_read_lat's pipeline refused: %s", err.c_str());
 	assert_true(perftest("atomic_bw", {"-A", "CMP_AND_SWAP", "10.0.0.9"}, &o, &rc, &err));
 	assert_true(o.verb == rp::Verb::cmp_swap && o.msg_bytes == 8 && rc.atomic_type == "CMP_AND_SWAP");
 	assert_true(perftest("write_bw", {"-a", "-n", "10", "-D", "3", "10.0.0.9"}, &o, &rc, &err) == false);   // a count or a time
@@ -696,7 +701,7 @@ void perftest_front_end(void **)
 	perftest_refused("write_bw", {"--rate_limit", "5", "--rate_limit_type", "HW", "h"}, "rdmapipe paces in software only");
 	perftest_refused("atomic_bw", {"-s", "64", "h"}, "-s 64: an atomic is 8 bytes");
 	perftest_refused("write_bw", {"--client"}, "--client: no server host given");
-	perftest_refused("read_lat", {"h"}, "ib_read_lat is not run by this front end yet");
+	perftest_refused("write_lat", {"h"}, "ib_write_lat is not run by this front end yet");
 	perftest_refused("nope_bw", {}, "'nope_bw' is not a test of this front end");
 	perftest_refused("write_bw", {"no-such-host.invalid"}, "host 'no-such-host.invalid': no IPv4 address");
 

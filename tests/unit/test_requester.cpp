@@ -841,7 +841,12 @@ void rejects_unsafe_sizing(void **)
 	r.p = params(rp::Verb::write, 10);
 	r.p.signal_every = 100;   // sq 128 < 2 x 100
 	assert_int_equal(rp::requester_init(&r, 1, &err), -EINVAL);
-	assert_string_equal(err.c_str(), "requester: send queue depth 128 must be >= 2 x signal-every and >= batch");
+	assert_string_equal(err.c_str(), "requester: send queue depth 128 must be >= 2 x signal-every (above 1) and >= batch");
+	rp::Requester one;   // every WR signalled: a send queue of one, one operation in flight (ib_read_lat's)
+	one.p = params(rp::Verb::read, 10);
+	one.p.signal_every = one.p.batch = one.p.sq_depth = 1;
+	if (rp::requester_init(&one, 1, &err) != 0)
+		fail_msg("%s", err.c_str());
 }
 
 
