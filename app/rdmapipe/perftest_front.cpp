@@ -39,7 +39,9 @@ void usage(const char *program, const std::string &test)
 
 std::string perftest_invoked(int argc, char **argv)
 {
-	return perftest_test_of(argv[0], argc > 1 ? argv[1] : "");
+	const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	const std::string t = perftest_test_of(argv[0], argc > 1 ? argv[1] : "");
+	return t.empty() && strcmp(base, "rdmapipe-perftest") == 0 ? "?" : t;   // "?": no test named
 }
 
 int perftest_main(int argc, char **argv, const std::string &test,
@@ -47,6 +49,14 @@ int perftest_main(int argc, char **argv, const std::string &test,
 {
 	const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	const bool named = strcmp(base, "rdmapipe-perftest") == 0;   // its test the first argument
+	if (test == "?") {   // rdmapipe-perftest with no test: its usage, or which test is not one
+		if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+			usage(argv[0], "");
+			return argc < 2 ? kExitUsage : kExitOk;
+		}
+		RP_LOG(ERR, CONF, "%s: '%s' is not a test (ib_write_bw, ib_send_lat, ...: --help lists them)\n", base, argv[1]);
+		return kExitUsage;
+	}
 	std::vector<std::string> args(argv + 1 + (named ? 1 : 0), argv + argc);
 	for (const std::string &a : args) {
 		if (a == "-h" || a == "--help") {

@@ -12,7 +12,7 @@ namespace rp {
 
 struct Device;
 
-/* The test this invocation is ("" : rdmapipe itself). */
+/* The test this invocation is ("" : rdmapipe itself; "?": rdmapipe-perftest naming none). */
 std::string perftest_invoked(int argc, char **argv);
 
 /* Runs test: argv translated, then run_args (main's own path) with the arguments

@@ -84,3 +84,27 @@ _rdmapipe()
 	fi
 }
 complete -F _rdmapipe rdmapipe
+
+# rdmapipe-perftest TEST [perftest flags] [host] (docs/perftest.md): the tests first,
+# then the front end's flags (read from its --help), devices after -d, the choices of
+# -c and -A.
+_rdmapipe_perftest()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+	if ((COMP_CWORD == 1)); then
+		COMPREPLY=($(compgen -W "ib_write_bw ib_write_lat ib_read_bw ib_read_lat ib_send_bw ib_send_lat ib_atomic_bw ib_atomic_lat" -- "$cur"))
+		return
+	fi
+	# (if, not case: tests/docs/options_table.sh reads the case arms as rdmapipe's options)
+	if [[ $prev == -d || $prev == --ib-dev ]]; then
+		COMPREPLY=($(compgen -W "$(ls /sys/class/infiniband 2>/dev/null)" -- "$cur"))
+	elif [[ $prev == -c || $prev == --connection ]]; then
+		COMPREPLY=($(compgen -W "RC UC" -- "$cur"))
+	elif [[ $prev == -A || $prev == --atomic_type ]]; then
+		COMPREPLY=($(compgen -W "CMP_AND_SWAP FETCH_AND_ADD" -- "$cur"))
+	elif [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" --help 2>/dev/null |
+			grep -oE -- '^  -[A-Za-z], --[A-Za-z0-9_-]+|^  --[A-Za-z0-9_-]+' | grep -oE -- '--?[A-Za-z0-9_-]+' | sort -u)" -- "$cur"))
+	fi
+}
+complete -F _rdmapipe_perftest rdmapipe-perftest

@@ -1,6 +1,6 @@
 /* perftest's flags, each mapped onto rdmapipe's arguments, meaningless here, or refused
- * (perftest.h). Read from perftest 4.5's src/perftest_parameters.c (Debian's) and its
- * newer releases' flags, which are refused as unknown to 4.5 unless listed. */
+ * (perftest.h). Read from perftest 4.5's src/perftest_parameters.c (Debian's) and
+ * 26.04's (the flags it added: the table's last rows). */
 #include "conf/perftest.h"
 
 #include <arpa/inet.h>
@@ -53,6 +53,7 @@ struct St {
 	std::vector<std::string> out;   // rdmapipe's arguments, in the flags' order
 	std::string host, port = "18515", size, iters, rate, rate_units = "M", rate_type;
 	bool all = false, infinite = false, server_flag = false, client_flag = false, srq = false;
+	const char *imm = nullptr;   // --send_with_imm or --write_with_imm (perftest 26.04)
 	uint64_t inline_size = 0;
 	bool inline_given = false;
 
@@ -89,6 +90,7 @@ Apply keep(std::string St::*field)
 }
 
 const char *const kRawEth = "raw Ethernet tests (raw_ethernet_*) are not among rdmapipe's: it runs RC and UC over verbs";
+const char *const kCrypto = "crypto and signature offload (mlx5) are not among rdmapipe's verbs";
 const char *const kNoAccel = "GPU and mmap'ed buffers: rdmapipe's buffers are its hugepage mempools";
 
 const std::vector<Flag> &flags()
@@ -145,6 +147,7 @@ const std::vector<Flag> &flags()
 		{'z', "comm_rdma_cm", false, kMeaningless, "rdmapipe connects and exchanges through rdma_cm always", nullptr},
 		{'R', "rdma_cm", false, kMeaningless, "rdmapipe connects through rdma_cm always", nullptr},
 		{'T', "tos", true, kMapped, "--tclass (RoCE v2: the IP header's traffic class)", pass("--tclass")},
+		{0, "tclass", true, kMapped, "--tclass", pass("--tclass")},
 		{'L', "hop_limit", true, kMapped, "--hop-limit", pass("--hop-limit")},
 		{'M', "MGID", true, kRefused, "multicast runs on UD, which rdmapipe does not run", nullptr},
 		{'r', "rx-depth", true, kRefused, "rdmapipe sizes its receive queues from the window: set it with rdmapipe's --slots", nullptr},
@@ -253,6 +256,84 @@ const std::vector<Flag> &flags()
 		{0, "mmap-offset", true, kRefused, kNoAccel, nullptr},
 		{0, "ipv6", false, kRefused, "rdmapipe's rdma_cm addresses are IPv4", nullptr},
 		{0, "raw_ipv6", false, kRefused, kRawEth, nullptr},
+		{'h', "help", false, kMapped, "this table, and the front end's usage", nullptr},
+		{'V', "version", false, kMapped, "rdmapipe's version", nullptr},
+		{0, "disable_pcie_relaxed", false, kMeaningless, "rdmapipe does not ask for relaxed ordering", nullptr},
+		{0, "use_old_post_send", false, kMeaningless, "rdmapipe posts chains with ibv_post_send already (rdmapipe's --post-api wr: the ibv_wr_* API)", nullptr},
+		{0, "use_hugepages", false, kMeaningless, "rdmapipe's buffers are hugepage mempools already (EAL's)", nullptr},
+		{0, "perform_warm_up", false, kRefused, "rdmapipe's warm-up is a pipeline file's run.warmup", nullptr},
+		{0, "recv_post_list", true, kRefused, "rdmapipe reposts receives in batches of its own (rdmapipe's --srq-refill)", nullptr},
+		{0, "reply_every", true, kRefused, "rdmapipe's ping-pong answers every ping", nullptr},
+		{0, "mr_per_qp", false, kRefused, "rdmapipe registers its pools once, shared by the QPs", nullptr},
+		{0, "odp", false, kRefused, "rdmapipe's pools are registered hugepage memory, not on-demand paging", nullptr},
+		{0, "use_ooo", false, kRefused, "out-of-order placement (mlx5) is not set by rdmapipe", nullptr},
+		{0, "wait_destroy", true, kRefused, "rdmapipe frees its resources when the run ends", nullptr},
+		{0, "dlid", true, kRefused, "InfiniBand LID addressing: rdmapipe connects through rdma_cm over IP", nullptr},
+		{0, "report-per-port", false, kRefused, "rdmapipe's flows each use one port", nullptr},
+		{0, "log_dci_streams", true, kRefused, "DC is not among rdmapipe's transports", nullptr},
+		{0, "log_active_dci_streams", true, kRefused, "DC is not among rdmapipe's transports", nullptr},
+		{0, "flows", true, kRefused, kRawEth, nullptr},
+		{0, "flows_burst", true, kRefused, kRawEth, nullptr},
+		{0, "promiscuous", false, kRefused, kRawEth, nullptr},
+		{0, "sniffer", false, kRefused, kRawEth, nullptr},
+		{0, "raw_mcast", false, kRefused, kRawEth, nullptr},
+		{0, "vlan_en", false, kRefused, kRawEth, nullptr},
+		{0, "vlan_pcp", true, kRefused, kRawEth, nullptr},
+		{0, "aes_xts", false, kRefused, kCrypto, nullptr},
+		{0, "aes_block_size", true, kRefused, kCrypto, nullptr},
+		{0, "encrypt_on_tx", false, kRefused, kCrypto, nullptr},
+		{0, "sig_before", false, kRefused, kCrypto, nullptr},
+		{0, "data_enc_keys_number", true, kRefused, kCrypto, nullptr},
+		{0, "data_enc_key_app_path", true, kRefused, kCrypto, nullptr},
+		{0, "kek_path", true, kRefused, kCrypto, nullptr},
+		{0, "credentials_path", true, kRefused, kCrypto, nullptr},
+		/* Added after 4.5, up to 26.04 (its src/perftest_parameters.c). */
+		{0, "bind_source_ip", true, kMapped, "--local ADDR (the client's source address, picking its device)", pass("--local")},
+		{0, "send_with_imm", false, kMapped, "-v send_imm (send tests)", [](St &s, const std::string &) {
+			 s.imm = "send_with_imm";
+			 return std::string();
+		 }},
+		{0, "write_with_imm", false, kMapped, "-v write_imm (write tests)", [](St &s, const std::string &) {
+			 s.imm = "write_with_imm";
+			 return std::string();
+		 }},
+		{0, "data_validation", false, kMeaningless, "rdmapipe checks every message always", nullptr},
+		{0, "data_validation_debug", false, kMeaningless, "rdmapipe's summary names the first bad message, its QP and offset", nullptr},
+		{0, "pin_cores", true, kRefused, "rdmapipe's lcores are pinned by EAL: --eal \"-l ...\" or --lcores", nullptr},
+		{0, "cpu_id", true, kRefused, "rdmapipe's lcores are EAL's: --eal \"-l ...\" or --lcores", nullptr},
+		{0, "numa_node", true, kRefused, "rdmapipe's memory is EAL's, on the NUMA node of the lcores that use it", nullptr},
+		{0, "disable_numa", false, kRefused, "rdmapipe's memory is EAL's, on the NUMA node of the lcores that use it", nullptr},
+		{0, "no_lock", false, kMeaningless, "each rdmapipe lcore owns its QPs and CQs: nothing is locked on the data path", nullptr},
+		{0, "disable_dynamic_polling", false, kRefused, "rdmapipe polls as --poll says (busy, or adaptive with -e)", nullptr},
+		{0, "cqe_poll", true, kRefused, "rdmapipe polls its shared CQs in bursts of its own", nullptr},
+		{0, "connectionless", false, kRefused, "connectionless transports (UD, SRD) are not among rdmapipe's", nullptr},
+		{0, "congest_type", true, kRefused, "congestion control is the NIC's and the kernel's: rdmapipe does not set it", nullptr},
+		{0, "ipv6-addr", false, kRefused, "rdmapipe's rdma_cm addresses are IPv4", nullptr},
+		{0, "no_enhanced_reorder", false, kRefused, "a NIC feature (mlx5) rdmapipe does not set", nullptr},
+		{0, "sig_offload", false, kRefused, "signature offload (mlx5) is not among rdmapipe's verbs", nullptr},
+		{0, "unsolicited_write", false, kRefused, "not among rdmapipe's verbs", nullptr},
+		{0, "use-null-mr", false, kRefused, "rdmapipe's payloads are in its registered pools: every byte is checked", nullptr},
+		{0, "payload_file_path", true, kRefused, "rdmapipe's payload is its verification pattern", nullptr},
+		{0, "ph", true, kRefused, "PCIe TLP processing hints are not set by rdmapipe", nullptr},
+		{0, "tph_mem", true, kRefused, "PCIe TLP processing hints are not set by rdmapipe", nullptr},
+		{0, "cuda_mem_type", true, kRefused, kNoAccel, nullptr},
+		{0, "gpu_touch", true, kRefused, kNoAccel, nullptr},
+		{0, "opencl_platform_id", true, kRefused, kNoAccel, nullptr},
+		{0, "use_opencl", true, kRefused, kNoAccel, nullptr},
+		{0, "use_cuda_dmabuf", false, kRefused, kNoAccel, nullptr},
+		{0, "use_cuda_pcie_mapping", false, kRefused, kNoAccel, nullptr},
+		{0, "use_data_direct", false, kRefused, kNoAccel, nullptr},
+		{0, "use_hl", true, kRefused, kNoAccel, nullptr},
+		{0, "use_ib_dm_dmabuf", true, kRefused, kNoAccel, nullptr},
+		{0, "use_mlu", true, kRefused, kNoAccel, nullptr},
+		{0, "use_mlu_dmabuf", false, kRefused, kNoAccel, nullptr},
+		{0, "use_musa", true, kRefused, kNoAccel, nullptr},
+		{0, "use_musa_bus_id", true, kRefused, kNoAccel, nullptr},
+		{0, "use_musa_dmabuf", false, kRefused, kNoAccel, nullptr},
+		{0, "use_musa_pcie_mapping", false, kRefused, kNoAccel, nullptr},
+		{0, "use_neuron", true, kRefused, kNoAccel, nullptr},
+		{0, "use_neuron_dmabuf", false, kRefused, kNoAccel, nullptr},
+		{0, "use_rocm_dmabuf", false, kRefused, kNoAccel, nullptr},
 	};
 	return f;
 }
@@ -260,6 +341,12 @@ const std::vector<Flag> &flags()
 std::string flag_name(const Flag &f)
 {
 	return f.short_name ? std::string("-") + f.short_name : std::string("--") + f.long_name;
+}
+
+/* "-s (--size)", "--out_json": as the errors name a flag. */
+std::string flag_label(const Flag &f)
+{
+	return f.short_name ? flag_name(f) + " (--" + f.long_name + ")" : flag_name(f);
 }
 
 /* "-s 64", "--size=64", "--size 64", "-s64": the flag and its argument. */
@@ -294,7 +381,7 @@ const Flag *match(const std::vector<std::string> &args, size_t *i, std::string *
 	}
 	if (hit->has_arg && !has_inline) {
 		if (*i + 1 >= args.size()) {
-			*err = flag_name(*hit) + " (--" + hit->long_name + ") needs a value";
+			*err = flag_label(*hit) + " needs a value";
 			return nullptr;
 		}
 		inline_arg = args[++*i];
@@ -342,6 +429,11 @@ std::string ipv4_of(const std::string &host, std::string *err)
 	return s;
 }
 
+bool verb_is_send(const std::string &v)
+{
+	return v == "send" || v == "send_imm";
+}
+
 std::string all_sizes()
 {
 	std::string s;
@@ -359,6 +451,14 @@ int settle(St &s, std::string *err)
 	std::string verb = t.verb;
 	if (atomic && rc.atomic_type == "CMP_AND_SWAP")
 		verb = "cmp_swap";
+	if (s.imm) {   // perftest 26.04's: a send or a write that carries an immediate
+		const bool send = verb == "send", write = verb == "write";
+		if (!(send && strcmp(s.imm, "send_with_imm") == 0) && !(write && strcmp(s.imm, "write_with_imm") == 0)) {
+			*err = std::string("--") + s.imm + ": ib_" + t.name + " has no " + (s.imm[0] == 's' ? "sends" : "writes");
+			return -1;
+		}
+		verb += "_imm";
+	}
 	if (atomic && rc.atomic_type.empty())
 		rc.atomic_type = "FETCH_AND_ADD";
 	if (atomic && (s.all || (!s.size.empty() && s.size != "8"))) {
@@ -374,14 +474,14 @@ int settle(St &s, std::string *err)
 		*err = "-n with -D or --run_infinitely: a run goes for a count of iterations or for a time, not both";
 		return -1;
 	}
-	if (!t.bw && (verb == "send"))
+	if (!t.bw && (verb == "send" || verb == "send_imm"))
 		s.add({"--pingpong"});
 	else if (!t.bw)   // one read or atomic in flight at a time, each timed from post to completion
 		s.add({"-b", "1", "-S", "1", "--sq-depth", "1"});
 	const uint64_t first = strtoull(size.c_str(), nullptr, 10);
 	if (s.inline_given && s.inline_size >= first && s.inline_size > 0)
 		s.add({"--inline"});
-	if (!s.srq && (verb == "send"))
+	if (!s.srq && verb_is_send(verb))
 		s.add({"--recv-queue", "qp"});
 	if (!s.rate.empty()) {
 		if (!s.rate_type.empty() && s.rate_type != "SW") {
@@ -470,12 +570,12 @@ int perftest_translate(const std::string &test, const std::vector<std::string> &
 		if (f == nullptr)
 			return -1;
 		if (f->fate == kRefused) {
-			*err = flag_name(*f) + " (--" + f->long_name + ") is refused: " + f->what;
+			*err = flag_label(*f) + " is refused: " + f->what;
 			return -1;
 		}
 		if (f->apply)
 			if (std::string why = f->apply(s, arg); !why.empty()) {
-				*err = flag_name(*f) + " (--" + f->long_name + "): " + why;
+				*err = flag_label(*f) + ": " + why;
 				return -1;
 			}
 	}

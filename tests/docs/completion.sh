@@ -10,6 +10,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/bin" "$dir/cwd/sub"
 ln -s "$(cd "$(dirname "$B")" && pwd)/$(basename "$B")" "$dir/bin/rdmapipe"
+ln -s rdmapipe "$dir/bin/rdmapipe-perftest"
 touch "$dir/cwd/a.conf" "$dir/cwd/b.txt"
 fails=0
 for helpers in with without; do
@@ -34,6 +35,17 @@ echo "checkfile|$(complete_line rdmapipe -l 0-1 --check a)"
 echo "cqapi|$(complete_line rdmapipe -- --cq-api '')"
 echo "eal|$(complete_line rdmapipe --in)"
 echo "inject|$(complete_line rdmapipe -- --inject-r)"
+perftest_line() {   # rdmapipe-perftest's: its tests, then perftest's flags from its --help
+	COMP_WORDS=("$@")
+	COMP_CWORD=$(($# - 1))
+	COMPREPLY=()
+	_rdmapipe_perftest
+	printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' '
+	echo
+}
+echo "pttest|$(perftest_line rdmapipe-perftest ib_send_l)"
+echo "ptflag|$(perftest_line rdmapipe-perftest ib_send_bw --report_)"
+echo "ptconn|$(perftest_line rdmapipe-perftest ib_send_bw -c '')"
 SH
 )
 	expect() {   # key wanted-line
@@ -54,6 +66,9 @@ SH
 	expect cqapi "classic ex "
 	expect eal "--in-memory "
 	expect inject "--inject-rnr "
+	expect pttest "ib_send_lat "
+	expect ptflag "--report_gbits "
+	expect ptconn "RC UC "
 done
 [ "$fails" -eq 0 ] && echo "completion: all checks passed" && exit 0
 echo "completion: $fails check(s) failed"

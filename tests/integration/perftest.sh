@@ -57,6 +57,11 @@ side_by_side send_lat -n 500
 side_by_side read_lat -s 64 -n 300
 side_by_side atomic_lat -n 300
 side_by_side atomic_bw -n 1000 -A CMP_AND_SWAP
+# Common flags: QPs, post lists, CQ moderation, send queue depth, Gb/s; UC; inline; SRQ.
+side_by_side write_bw -s 64 -n 3200 -q 4 -l 16 -Q 8 -t 64 --report_gbits
+side_by_side write_bw -c UC -s 1024 -n 2000
+side_by_side send_lat -s 64 -I 64 -n 300
+side_by_side send_bw -s 256 -n 2000 --use-srq
 
 # --out_json: valid JSON, perftest's fields, every message verified at the server
 # (which for a send test is where the checks are: its own file).

@@ -689,6 +689,12 @@ void perftest_front_end(void **)
 	assert_true(o.rate_pps == 5000 && o.inline_send);
 	assert_true(perftest("write_bw", {"-s", "128", "-I", "64", "-T", "96", "--flow_label", "7", "-R", "-F", "10.0.0.9"}, &o, &rc, &err));
 	assert_true(!o.inline_send && o.traffic.traffic_class == 96 && o.traffic.flow_label == 7);   // 128 B is not inlined under 64
+	assert_true(perftest("send_lat", {"--send_with_imm", "--data_validation", "10.0.0.9"}, &o, &rc, &err));   // 26.04's
+	assert_true(o.verb == rp::Verb::send_imm && o.mode == rp::Mode::pingpong && o.rq_per_qp);
+	assert_true(perftest("write_bw", {"--write_with_imm", "--bind_source_ip", "10.0.0.1", "10.0.0.9"}, &o, &rc, &err));
+	assert_true(o.verb == rp::Verb::write_imm && o.local == "10.0.0.1");
+	perftest_refused("read_bw", {"--write_with_imm", "h"}, "--write_with_imm: ib_read_bw has no writes");
+	perftest_refused("write_bw", {"--use_neuron", "0", "h"}, "--use_neuron is refused: GPU and mmap'ed buffers");
 	assert_true(perftest("write_bw", {"--run_infinitely", "--report_gbits", "--out_json", "10.0.0.9"}, &o, &rc, &err));
 	assert_true(rp::until_stopped(o.duration_s) && rc.gbits && rc.json && rc.json_file == "perftest_out.json");
 
