@@ -123,7 +123,7 @@ int perftest_finish(const RunOptions &cli, int rc)
 {
 	if (g_front.header) {
 		Report out;
-		perftest_footer(out);
+		perftest_footer(out, cli.perftest);
 		out.flush();
 	}
 	std::string err;

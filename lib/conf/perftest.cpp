@@ -163,7 +163,13 @@ const std::vector<Flag> &flags()
 			 return std::string();
 		 }},
 		{'C', "report-cycles", false, kRefused, "rdmapipe reports microseconds (its TSC's rate is known)", nullptr},
-		{'H', "report-histogrm", false, kRefused, "not yet in this front end: rdmapipe's results file has the latency histogram (--out_json's rdmapipe key)", nullptr},
+		{'H', "report-histogrm", false, kMapped, "every sample, sorted, as perftest's '#, usec' lines, at the latency histogram's resolution (0.8 %)",
+		 [](St &s, const std::string &) {
+			 if (s.t->bw)
+				 return std::string("available only on latency tests, as perftest says");
+			 s.rc->histogram = true;
+			 return std::string();
+		 }},
 		{'U', "report-unsorted", false, kRefused, "rdmapipe keeps a histogram, not every sample", nullptr},
 		{'A', "atomic_type", true, kMapped, "-v cmp_swap (CMP_AND_SWAP) or fetch_add (FETCH_AND_ADD)", [](St &s, const std::string &a) {
 			 if (a != "CMP_AND_SWAP" && a != "FETCH_AND_ADD")
@@ -235,7 +241,15 @@ const std::vector<Flag> &flags()
 		{0, "rate_limit", true, kMapped, "--rate (messages a second, from --rate_units)", keep(&St::rate)},
 		{0, "rate_limit_type", true, kMapped, "SW (the default here): rdmapipe paces in software; HW and PP are refused", keep(&St::rate_type)},
 		{0, "rate_units", true, kMapped, "M (Mb/s, default), g (Gb/s) or p (messages/s), into --rate", keep(&St::rate_units)},
-		{0, "output", true, kRefused, "not yet in this front end: the table's one figure", nullptr},
+		{0, "output", true, kMapped, "bandwidth or message_rate (bandwidth tests), latency (latency tests): that one figure, no table",
+		 [](St &s, const std::string &a) {
+			 if (a != "bandwidth" && a != "message_rate" && a != "latency")
+				 return "'" + a + "' is not bandwidth, message_rate or latency";
+			 if ((a == "latency") == s.t->bw)
+				 return "'" + a + "': a " + (s.t->bw ? "bandwidth test's is bandwidth or message_rate" : "latency test's is latency");
+			 s.rc->output = a;
+			 return std::string();
+		 }},
 		{0, "cpu_util", false, kRefused, "rdmapipe's results file has each lcore's CPU time (--out_json's rdmapipe key)", nullptr},
 		{0, "out_json", false, kMapped, "the results as JSON, perftest's fields and rdmapipe's counts", [](St &s, const std::string &) {
 			 s.rc->json = true;

@@ -26,6 +26,8 @@ struct PerftestReportConf {
 	uint32_t qps = 1, tx_depth = 0, cq_mod = 0, post_list = 1, inline_size = 0;
 	bool use_srq = false, uc = false, duration = false;
 	bool no_peak = false;         // -N: BW peak reported as 0
+	bool histogram = false;       // -H: every sample, sorted, before the row (latency tests)
+	std::string output;           // --output: "bandwidth", "message_rate", "latency" (its one figure only); "": all
 };
 
 /* The test named by the program (ib_write_bw, a link) or, for rdmapipe-perftest, by

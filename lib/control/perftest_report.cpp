@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -96,6 +97,8 @@ PerftestFigures perftest_figures(const PerftestReportConf &c, const Results &r)
 
 void perftest_header(Report &out, const PerftestReportConf &c, const Results &r, const PerftestPort &port)
 {
+	if (!c.output.empty())   // --output: the one figure only, as perftest
+		return;
 	out.line("%s", kLine);
 	out.line("                    %s", c.title.c_str());
 	out.line(" Dual-port       : OFF\t\tDevice         : %s", r.device.c_str());
@@ -127,12 +130,32 @@ void perftest_header(Report &out, const PerftestReportConf &c, const Results &r,
 			 "percentile[usec]   99.9%% percentile[usec] ");
 }
 
+/* -H: each sample, sorted, as perftest prints them ("#, usec", then "i, value"), each
+ * at its histogram bucket's value (its upper bound, the largest clamped to the max),
+ * then the table's title again, as perftest's. */
+void print_samples(Report &out, const Histogram &h)
+{
+	out.line("#, usec");
+	uint64_t i = 0;
+	const uint64_t mx = h.max();
+	for (size_t b = 0; b < Histogram::kBuckets; b++)
+		for (uint64_t k = h.bucket_count(b); k; k--)
+			out.line("%lu, %g", static_cast<unsigned long>(++i), static_cast<double>(std::min(Histogram::upper(b), mx)) / 1e3);
+	out.line("%s", kLine);
+	out.line(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99%% "
+		 "percentile[usec]   99.9%% percentile[usec] ");
+}
+
 void perftest_row(Report &out, const PerftestReportConf &c, const Results &r)
 {
 	const PerftestFigures f = perftest_figures(c, r);
 	if (!f.observed)
 		return;
-	if (c.bw && c.gbits && f.bw_avg < 0.1)   // perftest's REPORT_FMT_EXT: more digits for slow links
+	if (c.histogram && c.output.empty() && !c.duration && r.flows[0].latency)
+		print_samples(out, *r.flows[0].latency);
+	if (!c.output.empty())   // perftest's printf("%lf\n", ...) of the one figure asked for
+		out.line("%lf", c.output == "bandwidth" ? f.bw_avg : c.output == "message_rate" ? f.msg_rate : f.t_avg);
+	else if (c.bw && c.gbits && f.bw_avg < 0.1)   // perftest's REPORT_FMT_EXT: more digits for slow links
 		out.line(" %-7lu    %lu           %-7.6lf            %-7.6lf            %-7.6lf", static_cast<unsigned long>(f.bytes),
 			 static_cast<unsigned long>(f.iterations), f.bw_peak, f.bw_avg, f.msg_rate);
 	else if (c.bw)
@@ -147,9 +170,10 @@ void perftest_row(Report &out, const PerftestReportConf &c, const Results &r)
 			 f.t_avg, f.t_stdev, f.p99, f.p999);
 }
 
-void perftest_footer(Report &out)
+void perftest_footer(Report &out, const PerftestReportConf &c)
 {
-	out.line("%s", kLine);
+	if (c.output.empty())
+		out.line("%s", kLine);
 }
 
 PerftestRun perftest_run_of(const PerftestReportConf &c, const Results &r, const PerftestPort &port)

@@ -30,8 +30,8 @@ void perftest_header(Report &out, const PerftestReportConf &c, const Results &r,
  * server of a one-sided test, as perftest's prints none). */
 void perftest_row(Report &out, const PerftestReportConf &c, const Results &r);
 
-/* The table's closing line. */
-void perftest_footer(Report &out);
+/* The table's closing line (none with --output). */
+void perftest_footer(Report &out, const PerftestReportConf &c);
 
 /* A row's figures, for the table and the JSON (and the unit tests). */
 struct PerftestFigures {

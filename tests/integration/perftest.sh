@@ -60,8 +60,17 @@ side_by_side atomic_bw -n 1000 -A CMP_AND_SWAP
 # Common flags: QPs, post lists, CQ moderation, send queue depth, Gb/s; UC; inline; SRQ.
 side_by_side write_bw -s 64 -n 3200 -q 4 -l 16 -Q 8 -t 64 --report_gbits
 side_by_side write_bw -c UC -s 1024 -n 2000
-side_by_side send_lat -s 64 -I 64 -n 300
+side_by_side send_lat -s 64 -I 64 -n 300 -H
 side_by_side send_bw -s 256 -n 2000 --use-srq
+
+# --output: the one figure, as perftest prints it (its %lf), nothing else on stdout.
+port=$((port + 1))
+run_bg "$work/out.server" timeout -k 5 120 "$work/ib_write_bw" -d "$B" -p $port -s 1024 -n 1000 --output bandwidth
+spid=$bg_pid
+timeout -k 5 120 "$work/ib_write_bw" -d "$A" -p $port -s 1024 -n 1000 --output bandwidth "$B_ADDR" >"$work/out.client" 2>/dev/null
+expect_eq "ib_write_bw --output bandwidth: client exit" "$?" 0
+wait $spid
+expect_eq "ib_write_bw --output bandwidth: its stdout" "$(grep -cvE '^[0-9]+\.[0-9]{6}$' "$work/out.client")/$(wc -l <"$work/out.client")" "0/1"
 
 # --out_json: valid JSON, perftest's fields, every message verified at the server
 # (which for a send test is where the checks are: its own file).

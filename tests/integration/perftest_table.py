@@ -33,11 +33,29 @@ def table(path):
     return cols, rows
 
 
+def samples(path):
+    """-H's lines after '#, usec': 'i, value', in order."""
+    got, on = [], False
+    for line in open(path, encoding='utf-8', errors='replace'):
+        if line.startswith('#, usec'):
+            on = True
+        elif on and re.fullmatch(r'\d+, [0-9.e+-]+\n?', line):
+            got.append(float(line.split(', ')[1]))
+        elif on:
+            break
+    return got
+
+
 def compare(perftest, rdmapipe, what):
     pc, pr = table(perftest)
     rc, rr = table(rdmapipe)
     assert pc == rc, f'{what}: columns differ:\n  perftest {pc}\n  rdmapipe {rc}'
     assert len(pr) == len(rr) and pr, f'{what}: perftest has {len(pr)} rows, rdmapipe {len(rr)}'
+    ps, rs = samples(perftest), samples(rdmapipe)
+    if ps or rs:   # -H: rdmapipe prints every round trip; perftest leaves out its first and its two slowest
+        n = int(rr[0][1]) if rr else 0
+        assert len(rs) == n and len(ps) == n - 3, f'{what}: -H samples: perftest {len(ps)}, rdmapipe {len(rs)}, of {n}'
+        assert rs == sorted(rs) and all(x > 0 for x in rs), f'{what}: rdmapipe samples not sorted or not positive'
     head = 3 if 'BW average' in ' '.join(pc) else 4   # BW average, or t_typical
     for p, r in zip(pr, rr):
         assert len(p) == len(r) == len(pc), f'{what}: a row of {len(p)} and {len(r)} fields for {len(pc)} columns'

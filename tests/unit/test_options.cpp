@@ -698,6 +698,11 @@ void perftest_front_end(void **)
 	assert_true(perftest("write_bw", {"--run_infinitely", "--report_gbits", "--out_json", "10.0.0.9"}, &o, &rc, &err));
 	assert_true(rp::until_stopped(o.duration_s) && rc.gbits && rc.json && rc.json_file == "perftest_out.json");
 
+	assert_true(perftest("send_lat", {"--output=latency", "10.0.0.9"}, &o, &rc, &err) && rc.output == "latency");
+	perftest_refused("send_lat", {"--output", "bandwidth", "h"}, "--output: 'bandwidth': a latency test's is latency");
+	perftest_refused("write_bw", {"--output", "fast", "h"}, "--output: 'fast' is not bandwidth, message_rate or latency");
+	assert_true(perftest("send_lat", {"-H", "10.0.0.9"}, &o, &rc, &err) && rc.histogram);
+	perftest_refused("send_bw", {"-H", "h"}, "-H (--report-histogrm): available only on latency tests");
 	perftest_refused("write_bw", {"-m", "1024", "h"}, "-m (--mtu) is refused: the path MTU is the port's active MTU");
 	perftest_refused("write_bw", {"--bogus"}, "'--bogus': not a perftest flag");
 	perftest_refused("write_bw", {"-s"}, "-s (--size) needs a value");
