@@ -89,6 +89,15 @@ Apply keep(std::string St::*field)
 	};
 }
 
+/* A flag that turns a report setting on. */
+Apply report_on(bool PerftestReportConf::*field)
+{
+	return [field](St &s, const std::string &) {
+		s.rc->*field = true;
+		return std::string();
+	};
+}
+
 const char *const kRawEth = "raw Ethernet tests (raw_ethernet_*) are not among rdmapipe's: it runs RC and UC over verbs";
 const char *const kCrypto = "crypto and signature offload (mlx5) are not among rdmapipe's verbs";
 const char *const kNoAccel = "GPU and mmap'ed buffers: rdmapipe's buffers are its hugepage mempools";
@@ -158,10 +167,7 @@ const std::vector<Flag> &flags()
 			 s.add({"-S", a});
 			 return std::string();
 		 }},
-		{'N', "noPeak", false, kMapped, "BW peak reported as 0, as perftest does", [](St &s, const std::string &) {
-			 s.rc->no_peak = true;
-			 return std::string();
-		 }},
+		{'N', "noPeak", false, kMapped, "BW peak reported as 0, as perftest does", report_on(&PerftestReportConf::no_peak)},
 		{'C', "report-cycles", false, kRefused, "rdmapipe reports microseconds (its TSC's rate is known)", nullptr},
 		{'H', "report-histogrm", false, kMapped, "every sample, sorted, as perftest's '#, usec' lines, at the latency histogram's resolution (0.8 %)",
 		 [](St &s, const std::string &) {
@@ -222,10 +228,7 @@ const std::vector<Flag> &flags()
 			 s.add({"-t", "0"});
 			 return std::string();
 		 }},
-		{0, "report_gbits", false, kMapped, "the table in Gb/sec", [](St &s, const std::string &) {
-			 s.rc->gbits = true;
-			 return std::string();
-		 }},
+		{0, "report_gbits", false, kMapped, "the table in Gb/sec", report_on(&PerftestReportConf::gbits)},
 		{0, "use-srq", false, kMapped, "the lcore's SRQ (rdmapipe's default); without it, a receive queue per QP (--recv-queue qp) as perftest",
 		 [](St &s, const std::string &) {
 			 s.srq = s.rc->use_srq = true;
@@ -251,10 +254,7 @@ const std::vector<Flag> &flags()
 			 return std::string();
 		 }},
 		{0, "cpu_util", false, kRefused, "rdmapipe's results file has each lcore's CPU time (--out_json's rdmapipe key)", nullptr},
-		{0, "out_json", false, kMapped, "the results as JSON, perftest's fields and rdmapipe's counts", [](St &s, const std::string &) {
-			 s.rc->json = true;
-			 return std::string();
-		 }},
+		{0, "out_json", false, kMapped, "the results as JSON, perftest's fields and rdmapipe's counts", report_on(&PerftestReportConf::json)},
 		{0, "out_json_file", true, kMapped, "where --out_json writes", [](St &s, const std::string &a) {
 			 s.rc->json_file = a;
 			 return std::string();
