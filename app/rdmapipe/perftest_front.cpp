@@ -126,6 +126,19 @@ int perftest_finish(const RunOptions &cli, int rc)
 		perftest_footer(out, cli.perftest);
 		out.flush();
 	}
+	const PerftestReportConf &c = cli.perftest;
+	for (const PerftestRun &r : g_front.runs) {   // -w, -y: perftest's floors, its words on stderr
+		if (!r.f.observed)
+			continue;
+		if (c.limit_bw >= 0 && r.f.bw_avg < c.limit_bw) {
+			fprintf(stderr, "Error: BW result is below bw limit\n");
+			rc = rc == kExitOk ? kExitRunFailed : rc;
+		}
+		if (c.limit_msgrate >= 0 && r.f.msg_rate < c.limit_msgrate) {
+			fprintf(stderr, "Error: Msg rate  is below msg_rate limit\n");
+			rc = rc == kExitOk ? kExitRunFailed : rc;
+		}
+	}
 	std::string err;
 	if (cli.perftest.json && perftest_write_json(cli.perftest.json_file, cli.perftest, g_front.runs, &err) != 0) {
 		RP_LOG(ERR, APP, "rdmapipe: %s\n", err.c_str());

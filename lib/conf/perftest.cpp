@@ -98,6 +98,21 @@ Apply report_on(bool PerftestReportConf::*field)
 	};
 }
 
+/* -w, -y: a floor the run's figure must reach (a bandwidth test's). */
+Apply limit(double PerftestReportConf::*field)
+{
+	return [field](St &s, const std::string &a) {
+		char *end = nullptr;
+		const double v = strtod(a.c_str(), &end);
+		if (end == a.c_str() || *end || v < 0)
+			return "'" + a + "' is not a figure of 0 or more";
+		if (!s.t->bw)
+			return std::string("a floor of a bandwidth test, as perftest's");
+		s.rc->*field = v;
+		return std::string();
+	};
+}
+
 const char *const kRawEth = "raw Ethernet tests (raw_ethernet_*) are not among rdmapipe's: it runs RC and UC over verbs";
 const char *const kCrypto = "crypto and signature offload (mlx5) are not among rdmapipe's verbs";
 const char *const kNoAccel = "GPU and mmap'ed buffers: rdmapipe's buffers are its hugepage mempools";
@@ -202,8 +217,8 @@ const std::vector<Flag> &flags()
 		{'K', "dest_port", true, kRefused, kRawEth, nullptr},
 		{'k', "source_port", true, kRefused, kRawEth, nullptr},
 		{'Y', "ethertype", true, kRefused, kRawEth, nullptr},
-		{'w', "limit_bw", true, kRefused, "not yet in this front end: a bandwidth floor to pass", nullptr},
-		{'y', "limit_msgrate", true, kRefused, "not yet in this front end: a message-rate floor to pass", nullptr},
+		{'w', "limit_bw", true, kMapped, "the run fails (exit 1) when its BW average, in the table's units, is below it", limit(&PerftestReportConf::limit_bw)},
+		{'y', "limit_msgrate", true, kMapped, "the run fails (exit 1) when its MsgRate (Mpps) is below it", limit(&PerftestReportConf::limit_msgrate)},
 		{'Z', "server", false, kMapped, "the server (as without a host)", [](St &s, const std::string &) {
 			 s.server_flag = true;
 			 return std::string();

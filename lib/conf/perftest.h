@@ -27,6 +27,8 @@ struct PerftestReportConf {
 	bool use_srq = false, uc = false, duration = false;
 	bool no_peak = false;         // -N: BW peak reported as 0
 	bool histogram = false;       // -H: every sample, sorted, before the row (latency tests)
+	double limit_bw = -1;         // -w: the run fails below this BW average (the table's units; < 0: none)
+	double limit_msgrate = -1;    // -y: ... below this MsgRate (Mpps)
 	std::string output;           // --output: "bandwidth", "message_rate", "latency" (its one figure only); "": all
 };
 

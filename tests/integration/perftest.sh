@@ -72,6 +72,23 @@ expect_eq "ib_write_bw --output bandwidth: client exit" "$?" 0
 wait $spid
 expect_eq "ib_write_bw --output bandwidth: its stdout" "$(grep -cvE '^[0-9]+\.[0-9]{6}$' "$work/out.client")/$(wc -l <"$work/out.client")" "0/1"
 
+# -w: perftest's bandwidth floor: a run below it fails with perftest's words, one above
+# it passes.
+for floor in 0.001 1000000; do
+	port=$((port + 1))
+	run_bg "$work/floor.server" timeout -k 5 120 "$work/ib_write_bw" -d "$B" -p $port -s 1024 -n 1000
+	spid=$bg_pid
+	timeout -k 5 120 "$work/ib_write_bw" -d "$A" -p $port -s 1024 -n 1000 -w $floor "$B_ADDR" >"$work/floor.client" 2>&1
+	rc=$?
+	wait $spid
+	if [ $floor = 0.001 ]; then
+		expect_eq "ib_write_bw -w $floor: exit" "$rc" 0
+	else
+		expect_eq "ib_write_bw -w $floor: exit" "$rc" 1
+		expect_grep "$work/floor.client" "^Error: BW result is below bw limit$"
+	fi
+done
+
 # --out_json: valid JSON, perftest's fields, every message verified at the server
 # (which for a send test is where the checks are: its own file).
 port=$((port + 1))

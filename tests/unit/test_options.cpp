@@ -703,6 +703,9 @@ void perftest_front_end(void **)
 	perftest_refused("write_bw", {"--output", "fast", "h"}, "--output: 'fast' is not bandwidth, message_rate or latency");
 	assert_true(perftest("send_lat", {"-H", "10.0.0.9"}, &o, &rc, &err) && rc.histogram);
 	perftest_refused("send_bw", {"-H", "h"}, "-H (--report-histogrm): available only on latency tests");
+	assert_true(perftest("write_bw", {"-w", "12.5", "-y", "0.01", "10.0.0.9"}, &o, &rc, &err) && rc.limit_bw == 12.5 && rc.limit_msgrate == 0.01);
+	perftest_refused("send_lat", {"-w", "1", "h"}, "-w (--limit_bw): a floor of a bandwidth test");
+	perftest_refused("write_bw", {"-y", "x", "h"}, "-y (--limit_msgrate): 'x' is not a figure of 0 or more");
 	perftest_refused("write_bw", {"-m", "1024", "h"}, "-m (--mtu) is refused: the path MTU is the port's active MTU");
 	perftest_refused("write_bw", {"--bogus"}, "'--bogus': not a perftest flag");
 	perftest_refused("write_bw", {"-s"}, "-s (--size) needs a value");
