@@ -6,7 +6,6 @@
 #include "control/perftest_report.h"
 #include "log/log.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,11 +34,17 @@ void usage(const char *program, const std::string &test)
 		printf("  %-28s %-11s %s\n", d.flags.c_str(), d.fate.c_str(), d.what.c_str());
 }
 
+const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
 } // namespace
 
 std::string perftest_invoked(int argc, char **argv)
 {
-	const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	const char *base = base_name(argv[0]);
 	const std::string t = perftest_test_of(argv[0], argc > 1 ? argv[1] : "");
 	return t.empty() && strcmp(base, "rdmapipe-perftest") == 0 ? "?" : t;   // "?": no test named
 }
@@ -47,7 +52,7 @@ std::string perftest_invoked(int argc, char **argv)
 int perftest_main(int argc, char **argv, const std::string &test,
 		  int (*run_args)(int argc, char **argv, const PerftestReportConf *pt))
 {
-	const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	const char *base = base_name(argv[0]);
 	const bool named = strcmp(base, "rdmapipe-perftest") == 0;   // its test the first argument
 	if (test == "?") {   // rdmapipe-perftest with no test: its usage, or which test is not one
 		if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
@@ -64,7 +69,7 @@ int perftest_main(int argc, char **argv, const std::string &test,
 			return kExitOk;
 		}
 		if (a == "-V" || a == "--version") {
-			printf("rdmapipe %s: perftest's command line for ib_%s (perftest 4.5's flags)\n", RDMAPIPE_VERSION, test.c_str());
+			printf("rdmapipe %s: perftest's command line for ib_%s (perftest 4.5's and 26.04's flags)\n", RDMAPIPE_VERSION, test.c_str());
 			return kExitOk;
 		}
 	}
@@ -99,10 +104,9 @@ PerftestReportConf perftest_settled(PerftestReportConf pt, const RunOptions &o)
 		pt.post_list = pt.tx_depth = 1;
 		return pt;
 	}
-	const uint32_t signal = o.signal_every ? o.signal_every : o.batch;
-	pt.post_list = o.batch;
-	pt.cq_mod = signal;
-	pt.tx_depth = o.sq_depth ? o.sq_depth : 4 * std::max(o.batch, signal);   // (the builder's default)
+	pt.post_list = o.batch;   // (parse_options has derived the other two where not given)
+	pt.cq_mod = o.signal_every;
+	pt.tx_depth = o.sq_depth;
 	return pt;
 }
 
@@ -114,9 +118,9 @@ void perftest_step(const RunOptions &cli, const Results &res, const Device &dev)
 		perftest_header(out, cli.perftest, res, port);
 		g_front.header = true;
 	}
-	perftest_row(out, cli.perftest, res);
-	out.flush();
 	g_front.runs.push_back(perftest_run_of(cli.perftest, res, port));
+	perftest_row(out, cli.perftest, g_front.runs.back().f, res.flows.empty() ? nullptr : res.flows[0].latency);
+	out.flush();
 }
 
 int perftest_finish(const RunOptions &cli, int rc)

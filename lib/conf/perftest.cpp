@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <sstream>
 
 namespace rp {
 
@@ -52,10 +53,9 @@ struct St {
 	PerftestReportConf *rc = nullptr;
 	std::vector<std::string> out;   // rdmapipe's arguments, in the flags' order
 	std::string host, port = "18515", size, iters, rate, rate_units = "M", rate_type;
-	bool all = false, infinite = false, server_flag = false, client_flag = false, srq = false;
+	bool all = false, server_flag = false, client_flag = false;
 	const char *imm = nullptr;   // --send_with_imm or --write_with_imm (perftest 26.04)
-	uint64_t inline_size = 0;
-	bool inline_given = false;
+	uint64_t inline_size = 0;   // -I (0: not given, or nothing inlined)
 
 	void add(std::initializer_list<std::string> a) { out.insert(out.end(), a); }
 };
@@ -163,7 +163,6 @@ const std::vector<Flag> &flags()
 		{'I', "inline_size", true, kMapped, "--inline, when the message size is at most N (as perftest inlines)", [](St &s, const std::string &a) {
 			 char *end = nullptr;
 			 s.inline_size = strtoull(a.c_str(), &end, 10);
-			 s.inline_given = true;
 			 return end && *end == '\0' && !a.empty() ? std::string() : "'" + a + "' is not a size in bytes";
 		 }},
 		{'o', "outs", true, kRefused, "rdmapipe gives a QP the device's most outstanding reads and atomics", nullptr},
@@ -238,7 +237,6 @@ const std::vector<Flag> &flags()
 		{0, "remote_port", true, kRefused, kRawEth, nullptr},
 		{0, "local_port", true, kRefused, kRawEth, nullptr},
 		{0, "run_infinitely", false, kMapped, "-t 0: until stopped (SIGINT, SIGTERM), then the table", [](St &s, const std::string &) {
-			 s.infinite = true;
 			 s.rc->duration = true;
 			 s.add({"-t", "0"});
 			 return std::string();
@@ -246,7 +244,7 @@ const std::vector<Flag> &flags()
 		{0, "report_gbits", false, kMapped, "the table in Gb/sec", report_on(&PerftestReportConf::gbits)},
 		{0, "use-srq", false, kMapped, "the lcore's SRQ (rdmapipe's default); without it, a receive queue per QP (--recv-queue qp) as perftest",
 		 [](St &s, const std::string &) {
-			 s.srq = s.rc->use_srq = true;
+			 s.rc->use_srq = true;
 			 return std::string();
 		 }},
 		{0, "report-both", false, kRefused, "rdmapipe's client and server each print their own side", nullptr},
@@ -508,9 +506,9 @@ int settle(St &s, std::string *err)
 	else if (!t.bw)   // one read or atomic in flight at a time, each timed from post to completion
 		s.add({"-b", "1", "-S", "1", "--sq-depth", "1"});
 	const uint64_t first = strtoull(size.c_str(), nullptr, 10);
-	if (s.inline_given && s.inline_size >= first && s.inline_size > 0)
+	if (s.inline_size > 0 && s.inline_size >= first)
 		s.add({"--inline"});
-	if (!s.srq && verb_is_send(verb))
+	if (!rc.use_srq && verb_is_send(verb))
 		s.add({"--recv-queue", "qp"});
 	if (!s.rate.empty()) {
 		if (!s.rate_type.empty() && s.rate_type != "SW") {
@@ -608,7 +606,7 @@ int perftest_translate(const std::string &test, const std::vector<std::string> &
 				return -1;
 			}
 	}
-	rc->inline_size = s.inline_given ? static_cast<uint32_t>(s.inline_size) : 0;
+	rc->inline_size = static_cast<uint32_t>(s.inline_size);
 	if (settle(s, err) != 0)
 		return -1;
 	*out = std::move(s.out);
@@ -644,14 +642,9 @@ std::vector<std::string> perftest_eal_args(std::vector<std::string> *args, const
 		      " --no-pci --log-level=lib.eal:error";
 	}
 	std::vector<std::string> v;
-	size_t at = 0;
-	while (at < eal.size()) {
-		const size_t sp = eal.find(' ', at);
-		const std::string w = eal.substr(at, sp == std::string::npos ? std::string::npos : sp - at);
-		if (!w.empty())
-			v.push_back(w);
-		at = sp == std::string::npos ? eal.size() : sp + 1;
-	}
+	std::istringstream words(eal);
+	for (std::string w; words >> w;)
+		v.push_back(w);
 	return v;
 }
 

@@ -1,6 +1,7 @@
 #include "control/metrics.h"
 #include "conf/config.h"
 #include "log/log.h"
+#include "verbs/device.h"
 
 #include <prometheus/check_names.h>
 #include <prometheus/collectable.h>
@@ -28,6 +29,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <unordered_set>
 
 #ifndef RDMAPIPE_RDMA_CORE_VERSION
 #define RDMAPIPE_RDMA_CORE_VERSION "unknown"
@@ -264,11 +266,6 @@ std::string sysfs_line(const std::string &path)
 	std::string s;
 	std::getline(in, s);
 	return s;
-}
-
-double mtu_bytes(ibv_mtu m)
-{
-	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128 << m : 0;
 }
 
 /* A port's state ("4: ACTIVE"), link layer and rate ("10 Gb/sec (1X QDR)"), from sysfs. */
@@ -625,8 +622,9 @@ void metrics_set_run(const RunView *v)
 int metrics_bind_qps(RunView *v, std::string *err)
 {
 	std::vector<const QpView *> qps;
-	for (const QpView &q : v->qps)   // lanes sharing QPs: each QP once
-		if (q.qp && std::none_of(qps.begin(), qps.end(), [&](const QpView *o) { return o->qp == q.qp; }))
+	std::unordered_set<const ibv_qp *> seen;   // lanes sharing QPs: each QP once
+	for (const QpView &q : v->qps)
+		if (q.qp && seen.insert(q.qp).second)
 			qps.push_back(&q);
 	if (qps.size() > kMetricsQpMax) {
 		*err = "run.metrics_qp (--metrics-qp): the run has " + std::to_string(qps.size()) + " QPs, more than the " +

@@ -17,6 +17,8 @@ namespace rp {
 namespace {
 
 const char *const kLine = "---------------------------------------------------------------------------------------";
+const char *const kLatTitle = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
+			      "99% percentile[usec]   99.9% percentile[usec] ";
 constexpr double kMB = 0x100000;       // perftest's MB: 2^20 bytes
 constexpr double kGbit = 125000000;    // bytes in a Gbit
 
@@ -62,9 +64,7 @@ std::string test_json_name(const PerftestReportConf &c)
 
 PerftestPort perftest_port_of(const Device &dev)
 {
-	const unsigned m = dev.port_attr.active_mtu;
-	return {m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 0u, dev.gid_index,
-		dev.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "IB"};
+	return {mtu_bytes(dev.port_attr.active_mtu), dev.gid_index, dev.port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "IB"};
 }
 
 PerftestFigures perftest_figures(const PerftestReportConf &c, const Results &r)
@@ -126,8 +126,7 @@ void perftest_header(Report &out, const PerftestReportConf &c, const Results &r,
 	else if (c.duration)
 		out.line(" #bytes        #iterations       t_avg[usec]    tps average");
 	else
-		out.line(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99%% "
-			 "percentile[usec]   99.9%% percentile[usec] ");
+		out.line("%s", kLatTitle);
 }
 
 /* -H: each sample, sorted, as perftest prints them ("#, usec", then "i, value"), each
@@ -142,17 +141,15 @@ void print_samples(Report &out, const Histogram &h)
 		for (uint64_t k = h.bucket_count(b); k; k--)
 			out.line("%lu, %g", static_cast<unsigned long>(++i), static_cast<double>(std::min(Histogram::upper(b), mx)) / 1e3);
 	out.line("%s", kLine);
-	out.line(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99%% "
-		 "percentile[usec]   99.9%% percentile[usec] ");
+	out.line("%s", kLatTitle);
 }
 
-void perftest_row(Report &out, const PerftestReportConf &c, const Results &r)
+void perftest_row(Report &out, const PerftestReportConf &c, const PerftestFigures &f, const Histogram *samples)
 {
-	const PerftestFigures f = perftest_figures(c, r);
 	if (!f.observed)
 		return;
-	if (c.histogram && c.output.empty() && !c.duration && r.flows[0].latency)
-		print_samples(out, *r.flows[0].latency);
+	if (c.histogram && c.output.empty() && !c.duration && samples)
+		print_samples(out, *samples);
 	if (!c.output.empty())   // perftest's printf("%lf\n", ...) of the one figure asked for
 		out.line("%lf", c.output == "bandwidth" ? f.bw_avg : c.output == "message_rate" ? f.msg_rate : f.t_avg);
 	else if (c.bw && c.gbits && f.bw_avg < 0.1)   // perftest's REPORT_FMT_EXT: more digits for slow links

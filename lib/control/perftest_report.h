@@ -26,9 +26,6 @@ PerftestPort perftest_port_of(const Device &dev);
 /* perftest's header block and the table's title line (once, before the first row). */
 void perftest_header(Report &out, const PerftestReportConf &c, const Results &r, const PerftestPort &port);
 
-/* The table's row for one run (a size), or nothing where this end saw no message (the
- * server of a one-sided test, as perftest's prints none). */
-void perftest_row(Report &out, const PerftestReportConf &c, const Results &r);
 
 /* The table's closing line (none with --output). */
 void perftest_footer(Report &out, const PerftestReportConf &c);
@@ -52,6 +49,11 @@ struct PerftestRun {
 	double elapsed_s = 0;
 };
 PerftestRun perftest_run_of(const PerftestReportConf &c, const Results &r, const PerftestPort &port);
+
+/* The table's row for one run (a size), f its figures, samples its latency histogram
+ * (-H; nullptr: none), or nothing where this end saw no message (the server of a
+ * one-sided test, as perftest's prints none). */
+void perftest_row(Report &out, const PerftestReportConf &c, const PerftestFigures &f, const Histogram *samples);
 
 /* --out_json: the runs (a size each) as perftest's JSON, valid. Returns 0, or -1 with
  * *err naming the file and the cause. */

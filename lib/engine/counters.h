@@ -131,7 +131,7 @@ struct alignas(64) FlowLive {
 	std::atomic<uint64_t> retx_timeout{0};
 	std::atomic<uint64_t> acks{0};
 	std::atomic<uint64_t> restart_requests{0};
-	bool reliable = false;                // set at setup: the stats lines show the two above
+	bool reliable = false;                // set at setup: the stats lines show the retransmissions, the metrics all four
 };
 
 /* ... and per flow, from its responder (where it is here), stored after every burst that

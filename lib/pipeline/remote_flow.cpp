@@ -1,6 +1,7 @@
 #include "pipeline/remote_flow.h"
 
 #include "conf/cli_pipeline.h"
+#include "verbs/gid.h"
 
 #include <rte_cycles.h>
 #include <rte_lcore.h>
@@ -164,15 +165,11 @@ int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, FlowObjects *f,
 
 namespace {
 
-/* The IPv4 address of dev's GID (RoCE v2 over IPv4: ::ffff:a.b.c.d), "" when it has none. */
-std::string gid_ipv4(const Device &dev)
+/* The IPv4 address of an IPv4-mapped GID (::ffff:a.b.c.d; gid_is_ipv4_mapped). */
+std::string gid_ipv4(const ibv_gid &g)
 {
-	const uint8_t *g = dev.gid.raw;
-	static const uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	if (memcmp(g, kPrefix, sizeof(kPrefix)) != 0)
-		return "";
 	char s[INET_ADDRSTRLEN];
-	return inet_ntop(AF_INET, g + 12, s, sizeof(s)) ? s : "";
+	return inet_ntop(AF_INET, g.raw + 12, s, sizeof(s)) ? s : "";
 }
 
 /* Connects the client's QPs, all within the end's connect timeout: a server that is
@@ -194,12 +191,12 @@ int connect_retrying(const FlowParams &o, const Device &dev, RemoteEnd *e, const
 		CmClient &cli = *f->pairs.cm_client;
 		cli.set_tos(o.traffic.traffic_class);
 		int rc = cli.resolve(e->local, e->addr, o.qps, left_ms(), err);
-		const std::string own = gid_ipv4(dev);
-		if (rc == 0 && cli.verbs() != dev.ctx && e->local.sin.sin_addr.s_addr == htonl(INADDR_ANY) && !own.empty()) {
+		if (rc == 0 && cli.verbs() != dev.ctx && e->local.sin.sin_addr.s_addr == htonl(INADDR_ANY) &&
+		    gid_is_ipv4_mapped(dev.gid)) {
 			/* No local address given: the route took another device of this host (a
 			 * server on it too, as two ends in one host); the flow's device is meant,
 			 * so its own address is the source, as perftest's -d makes it. */
-			if (cm_addr_parse(own, "0", &e->local, err) != 0)
+			if (cm_addr_parse(gid_ipv4(dev.gid), "0", &e->local, err) != 0)
 				return -1;
 			continue;
 		}

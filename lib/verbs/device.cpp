@@ -23,6 +23,11 @@ const char *mtu_str(ibv_mtu mtu)
 	return "?";
 }
 
+unsigned mtu_bytes(ibv_mtu mtu)
+{
+	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128u << mtu : 0u;
+}
+
 int count_devices(std::string *names, std::string *why)
 {
 	int n = 0;

@@ -36,5 +36,7 @@ void device_close(Device *dev);
 int device_pick_gid(Device *dev, int gid_index, std::string *err);
 
 const char *mtu_str(ibv_mtu mtu);
+/* The MTU in bytes (256..4096; 0 for a value outside the enum). */
+unsigned mtu_bytes(ibv_mtu mtu);
 
 } // namespace rp
