@@ -191,11 +191,6 @@ int settle_pingpong(ParseState *st, std::string *err)
 	RunOptions *o = st->o;
 	if (!st->have_verb)
 		o->verb = Verb::send;
-	if (!verb_info(o->verb).fills_receive) {
-		*err = std::string("--pingpong: ") + verb_name(o->verb) +
-		       " is not echoed; ping-pong uses send or send_imm";
-		return -1;
-	}
 	if (o->rate_pps > 0) {
 		*err = "--pingpong: one message at a time, echoed; --rate does not apply";
 		return -1;

@@ -369,7 +369,8 @@ const OptionSpec kOptions[] = {
 	{"pingpong", 0, nullptr,
 		"latency: one message in flight per QP, echoed back by an echo\n"
 		"stage; reports half round-trip percentiles like ib_send_lat\n"
-		"(verb send or send_imm, default 2 B and 100000 round trips\n"
+		"(verb send or send_imm; write: each end polls its slot in\n"
+		"memory, like ib_write_lat; default 2 B and 100000 round trips\n"
 		"over all QPs, inline where the device allows)",
 		nullptr, kShapes, [](ParseState &st, const char *) {
 			st.o->mode = Mode::pingpong;

@@ -395,8 +395,9 @@ bool check_flow_receivers(Errors &e, const PipelineConf &c, const FlowConf &f, c
 	if (loopback && n.tx == 1 && n.rx + n.echo != 1)
 		return e.fail(w, "loopback flow '" + f.name + "' needs exactly one rdma_rx or echo stage, it has " +
 			      std::to_string(n.rx + n.echo));
-	if ((n.echo || f.echoed) && !verb_info(f.verb).fills_receive)
-		return e.fail(w, "verb", std::string("an echo stage returns sends: flow '") + f.name + "' uses " + verb_name(f.verb));
+	if ((n.echo || f.echoed) && verb_info(f.verb).ping_wait == PingWait::none)
+		return e.fail(w, "verb", "a ping-pong (an echo stage) echoes " + verb_echoed_list() + " (writes polled in memory, as "
+			      "ib_write_lat does): flow '" + f.name + "' uses " + verb_name(f.verb));
 	return true;
 }
 

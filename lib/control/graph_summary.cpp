@@ -18,7 +18,9 @@ const char *verified_how(const GraphFlow &f)
 		return " here (the server checks what arrives)";
 	if (f.serves() && !verb_info(o.verb).responder_checks)
 		return " here (reads are checked by the client)";
-	return !o.verify ? " (sequence only: --no-verify)" : verb_info(o.verb).verified_how;
+	if (!o.verify)
+		return " (sequence only: --no-verify)";
+	return f.form->shape == FlowShape::pingpong ? "" : verb_info(o.verb).verified_how;   // each message as it came
 }
 
 /* run.warmup: the rate of what completed after it, up to the last completion. */

@@ -297,7 +297,7 @@ Totals totals_of(const Graph &g)
 		x.lost += ft.unobserved || ft.sent <= ft.delivered ? 0 : ft.sent - ft.delivered;
 		x.pass &= ft.ok;
 		x.two_sided |= verb_consumes_receive(f->params.verb);
-		x.writes |= f->params.verb == Verb::write;
+		x.writes |= f->params.verb == Verb::write && !r.pingpong;   // a ping-pong's are checked as they come
 		x.atomics |= verb_is_atomic(f->params.verb);
 		x.npingpong += r.pingpong;
 		x.qps += f->params.qps;

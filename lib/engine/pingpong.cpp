@@ -4,9 +4,11 @@
 #include "engine/cq_router.h"
 #include "engine/recv_check.h"
 
+#include <rte_atomic.h>
 #include <rte_cycles.h>
 #include <rte_mempool.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace rp {
@@ -25,7 +27,8 @@ void fail(PingPong *s, const char *why)
 }
 
 /* Posts message seq of QP qi from buf (a new one, or a repeat of it): wr_id and
- * signalling count posts, the immediate carries seq. */
+ * signalling count posts, the immediate carries seq; a write goes to the QP's slot at
+ * the far end. */
 template <Verb V>
 int post_one(PingPong *s, uint32_t qi, void *buf, uint64_t seq)
 {
@@ -34,7 +37,7 @@ int post_one(PingPong *s, uint32_t qi, void *buf, uint64_t seq)
 	q.inflight[k & s->inflight_mask] = buf;
 	ibv_send_wr *bad = nullptr;
 	const bool last = seq + 1 == q.target;
-	ibv_send_wr *wr = s->chain.build<V>(seq, 1, &buf, *s->tx_mrs, last, RemoteTarget{});
+	ibv_send_wr *wr = s->chain.build<V>(seq, 1, &buf, *s->tx_mrs, last, q.peer);
 	wr->wr_id = k | (static_cast<uint64_t>(qi) << kQpShift);
 	wr->send_flags = (wr->send_flags & ~IBV_SEND_SIGNALED) |
 			 (wr_signalled(k, s->p.signal_every) || last ? IBV_SEND_SIGNALED : 0);
@@ -49,8 +52,25 @@ int post_one(PingPong *s, uint32_t qi, void *buf, uint64_t seq)
 
 int post_send_one(PingPong *s, uint32_t qi, void *buf, uint64_t seq)
 {
-	return s->p.verb == Verb::send_imm ? post_one<Verb::send_imm>(s, qi, buf, seq)
-					   : post_one<Verb::send>(s, qi, buf, seq);
+	switch (s->p.verb) {
+	case Verb::send_imm:
+		return post_one<Verb::send_imm>(s, qi, buf, seq);
+	case Verb::write:
+		return post_one<Verb::write>(s, qi, buf, seq);
+	default:
+		return post_one<Verb::send>(s, qi, buf, seq);
+	}
+}
+
+/* Where the buffers of this side's sends go back: writes echo from their slots. */
+rte_mempool *send_pool(const PingPong *s)
+{
+	return !s->echo ? s->tx_pool : s->polls_memory ? nullptr : s->rx_pool;
+}
+
+uint8_t *slot_of(const PingPong *s, uint32_t qi)
+{
+	return s->slots + static_cast<size_t>(qi) * s->slot_stride;
 }
 
 /* A send completion of QP qi: a signalled one returns every send buffer up to it. */
@@ -71,9 +91,9 @@ void on_send(PingPong *s, const ibv_wc &wc)
 	const uint64_t upto = wc.wr_id & kSeqBits;
 	if (upto < q.send_completed || upto >= q.posts)
 		return;
-	rte_mempool *pool = s->echo ? s->rx_pool : s->tx_pool;
-	for (uint64_t k = q.send_completed; k <= upto; k++)
-		rte_mempool_put(pool, q.inflight[k & s->inflight_mask]);
+	if (rte_mempool *pool = send_pool(s))
+		for (uint64_t k = q.send_completed; k <= upto; k++)
+			rte_mempool_put(pool, q.inflight[k & s->inflight_mask]);
 	q.send_completed = upto + 1;
 }
 
@@ -119,7 +139,8 @@ void echo_back(PingPong *s, uint32_t qi, void *buf, uint64_t seq)
 	}
 	if (s->finished || post_send_one(s, qi, buf, seq) != 0) {
 		fail(s, "ibv_post_send (echo) failed");
-		rte_mempool_put(s->rx_pool, buf);
+		if (rte_mempool *pool = send_pool(s))
+			rte_mempool_put(pool, buf);
 	}
 }
 
@@ -144,6 +165,31 @@ bool repeated(PingPong *s, uint32_t qi, const ibv_wc &wc, void *buf)
 	return true;
 }
 
+/* Message arrived - 1 of QP qi is in, checked, at buf: the echoing side sends it back
+ * from there, the pinging side times the last round trip. */
+void took(PingPong *s, uint32_t qi, void *buf, uint64_t now)
+{
+	PingPongQp &q = s->qps[qi];
+	s->last_progress = now;
+	s->c.end_tsc = now;
+	if (s->echo) {
+		q.sent++;
+		s->sent++;
+		echo_back(s, qi, buf, q.arrived - 1);
+		return;
+	}
+	if (!s->polls_memory)
+		rte_mempool_put(s->rx_pool, buf);
+	if (s->p.reliable) {
+		if (q.rto.backoff == 0)   // Karn: a repeated ping's echo times nothing
+			q.rto.sample(now - q.t_sent);
+		q.rto.progressed();
+	}
+	if (q.arrived == q.target)   // the last iteration: post to its echo
+		s->hist->record(static_cast<uint64_t>(static_cast<double>(now - q.t_post) * 1e9 /
+						      static_cast<double>(s->p.tsc_hz) / 2));
+}
+
 void on_recv(PingPong *s, uint32_t qi, const ibv_wc &wc, uint64_t now)
 {
 	void *buf = reinterpret_cast<void *>(wc.wr_id);
@@ -164,23 +210,59 @@ void on_recv(PingPong *s, uint32_t qi, const ibv_wc &wc, uint64_t now)
 	q.arrived++;
 	if (s->echo && last && s->p.until_stopped)
 		q.target = q.arrived;   // its echo goes flagged and signalled too
-	s->last_progress = now;
-	s->c.end_tsc = now;
-	if (s->echo) {
-		q.sent++;
-		s->sent++;
-		echo_back(s, qi, buf, q.arrived - 1);
-		return;
+	took(s, qi, buf, now);
+}
+
+/* Writes: whether QP qi's next message is in its slot, counted (checked, or corrupted:
+ * a mark neither its nor its predecessor's, or a pattern still wrong kSettleS after the
+ * mark showed). */
+bool slot_arrived(PingPong *s, uint32_t qi, uint64_t *now)
+{
+	PingPongQp &q = s->qps[qi];
+	const uint32_t len = s->p.msg_bytes;
+	const uint8_t *slot = slot_of(s, qi);
+	const uint8_t mark = *reinterpret_cast<const volatile uint8_t *>(slot + len - 1);
+	if (mark == (q.arrived ? write_mark(q.arrived - 1) : 0))
+		return false;
+	rte_smp_rmb();   // the bytes before the mark are read after it
+	*now = rte_rdtsc();
+	ResponderCounters &c = s->c;
+	const uint64_t seq = q.arrived;
+	ptrdiff_t bad = mark == write_mark(seq) ? -1 : static_cast<ptrdiff_t>(len) - 1;
+	if (bad < 0 && s->p.verify && (bad = pattern_check(slot, len - 1, msg_key(qi, seq))) >= 0) {
+		if (q.settling == 0)
+			q.settling = *now;
+		if (*now - q.settling < s->p.settle_tsc)
+			return false;
 	}
-	rte_mempool_put(s->rx_pool, buf);
-	if (s->p.reliable) {
-		if (q.rto.backoff == 0)   // Karn: a repeated ping's echo times nothing
-			q.rto.sample(now - q.t_sent);
-		q.rto.progressed();
+	q.settling = 0;
+	if (s->echo && c.received == 0)
+		c.start_tsc = *now;
+	if (bad >= 0) {
+		c.payload_errors++;
+		c.bad(qi, seq, bad);
+	} else {
+		c.verified++;
 	}
-	if (q.arrived == q.target)   // the last iteration: post to its echo
-		s->hist->record(static_cast<uint64_t>(static_cast<double>(now - q.t_post) * 1e9 /
-						      static_cast<double>(s->p.tsc_hz) / 2));
+	c.received++;
+	c.bytes += len;
+	return true;
+}
+
+/* Writes: each QP whose next message came (the pinging side: the echo of its ping). */
+uint32_t poll_slots(PingPong *s)
+{
+	uint32_t got = 0;
+	for (uint32_t qi = 0; qi < s->nqps && !s->finished; qi++) {
+		PingPongQp &q = s->qps[qi];
+		uint64_t now;
+		if (q.arrived == q.target || (!s->echo && q.arrived == q.sent) || !slot_arrived(s, qi, &now))
+			continue;
+		q.arrived++;
+		took(s, qi, slot_of(s, qi), now);
+		got++;
+	}
+	return got;
 }
 
 /* The pinging side: the next ping of every QP whose echo came back. */
@@ -196,6 +278,8 @@ uint32_t ping_ready(PingPong *s)
 		if (rte_mempool_get(s->tx_pool, &b) != 0)
 			continue;   // its buffers come back with the next signalled completion
 		pattern_fill(b, p.msg_bytes, msg_key(qi, q.sent));
+		if (s->polls_memory)
+			static_cast<uint8_t *>(b)[p.msg_bytes - 1] = write_mark(q.sent);
 		if (qi == 0 && q.sent == p.corrupt_msg)
 			static_cast<unsigned char *>(b)[p.msg_bytes / 2] ^= 0x5a;
 		/* perftest's figure: one iteration, post to post, halved. */
@@ -283,15 +367,39 @@ void stop_when_ended(PingPong *s)
 	s->stopped = true;
 }
 
+/* Writes: this end's slots, and the far end's per QP. */
+int init_slots(PingPong *s, std::string *err)
+{
+	if (s->slots == nullptr || s->slot_stride < s->p.msg_bytes || s->p.msg_bytes == 0 || s->p.reliable) {
+		*err = "ping-pong of writes: each QP needs a slot of its message's size here (" + std::to_string(s->p.msg_bytes) +
+		       " B), and no software reliability (nothing completes at the receiving end)";
+		return -1;
+	}
+	for (uint32_t qi = 0; qi < s->nqps; qi++)
+		if (s->qps[qi].peer.base == 0) {
+			*err = "ping-pong of writes: QP " + std::to_string(qi) + " has no slot at the far end to write to";
+			return -1;
+		}
+	if (s->p.settle_tsc == 0)
+		s->p.settle_tsc = std::min(s->p.stall_tsc, static_cast<uint64_t>(kSettleS * static_cast<double>(s->p.tsc_hz)));
+	if (s->echo)
+		s->tx_mrs = &s->slot_mrs;   // it writes back from its slots
+	return 0;
+}
+
 } // namespace
 
 int pingpong_init(PingPong *s, std::string *err)
 {
 	const PingPongParams &p = s->p;
-	if (!verb_info(p.verb).fills_receive) {
-		*err = "ping-pong: the verb must be send or send_imm";
+	const PingWait wait = verb_info(p.verb).ping_wait;
+	if (wait == PingWait::none) {
+		*err = std::string("ping-pong: the verb must be ") + verb_echoed_list() + ", not " + verb_name(p.verb);
 		return -EINVAL;
 	}
+	s->polls_memory = wait == PingWait::memory;
+	if (s->polls_memory && init_slots(s, err) != 0)
+		return -EINVAL;
 	if (p.reliable && (!verb_has_imm(p.verb) || p.rto_min_tsc == 0 || p.rto_max_tsc < p.rto_min_tsc ||
 			   p.rto_initial_tsc == 0)) {
 		*err = "ping-pong: software reliability carries the sequence in send_imm's immediate and needs timeout bounds";
@@ -355,6 +463,7 @@ uint32_t pingpong_burst(PingPong *s)
 		    [&](uint32_t qi, const ibv_wc &w) { on_recv(s, qi, w, now); });
 	if (n > 0)
 		s->refill->consumed(wc, n);
+	const uint32_t got = s->polls_memory ? poll_slots(s) : 0;
 	/* Every burst, not only after a receive of its own: another role of the lcore may
 	 * have polled ours. */
 	if (s->refill->refill(*s->ops) < 0)
@@ -369,18 +478,18 @@ uint32_t pingpong_burst(PingPong *s)
 	uint32_t posted = s->finished || s->echo ? 0 : ping_ready(s);
 	if (s->p.reliable && !s->finished && !s->echo)
 		posted += ping_again(s, rte_rdtsc());   // not `now`: it may precede the pings just posted
-	if (n > 0 || posted) {   // the echoing side too: a two-host server shows what it echoed
+	if (n > 0 || got || posted) {   // the echoing side too: a two-host server shows what it echoed
 		s->live.sent.store(s->sent, std::memory_order_relaxed);
 		s->live.completed.store(s->c.received, std::memory_order_relaxed);
 	}
-	(n > 0 ? s->c.polls_busy : s->c.polls_idle)++;
+	(n > 0 || got ? s->c.polls_busy : s->c.polls_idle)++;
 	if (all_done(s, true)) {
 		s->finished = !lingers(s);
 	} else if (!s->finished) {
 		const uint64_t t = rte_rdtsc();
 		/* The pinging side ended (or gave up) before every ping came: none will. (Once
 		 * all came, the last echoes' completions may still be on their way.) */
-		if (s->echo && n == 0 && !all_done(s, false) && s->ctl->requester_done.load(std::memory_order_acquire)) {
+		if (s->echo && n <= 0 && got == 0 && !all_done(s, false) && s->ctl->requester_done.load(std::memory_order_acquire)) {
 			if (s->p.until_stopped)   // its end, come since this burst began: each QP ends with what came
 				stop_when_ended(s);
 			else
@@ -389,7 +498,7 @@ uint32_t pingpong_burst(PingPong *s)
 		else if (t - s->last_progress > s->p.stall_tsc)
 			fail(s, s->echo ? "stalled: no message from the pinging side" : "stalled: no echo came back");
 	}
-	return static_cast<uint32_t>(n > 0 ? n : 0) + static_cast<uint32_t>(m > 0 ? m : 0) + posted;
+	return static_cast<uint32_t>(n > 0 ? n : 0) + static_cast<uint32_t>(m > 0 ? m : 0) + got + posted;
 }
 
 int pingpong_finish(PingPong *s)

@@ -19,7 +19,15 @@
  * doubled per retry, bounded). The echoing side
  * echoes a repeated ping again (its echo was lost) and the pinging side drops an echo
  * it already had; the echoing side stays after its last echo until the pinging side
- * ends (or, across hosts, until no repeat has come for twice the largest timeout). */
+ * ends (or, across hosts, until no repeat has come for twice the largest timeout).
+ *
+ * With RDMA writes (ib_write_lat's measurement) nothing completes at the receiving end:
+ * each end has a slot per QP that the other writes into, and polls its last byte, which
+ * carries the message's mark (write_mark: never 0, never its predecessor's) after the
+ * pattern. The echoing side writes the slot back from where it landed. A byte of the
+ * slot can show before the bytes ahead of it (a NIC, or rxe's memcpy, need not place a
+ * message in order), so a message whose mark is in but whose pattern is not yet waits
+ * (a burst at a time, up to settle_tsc) before it counts as corrupted. */
 #pragma once
 
 #include "engine/types.h"
@@ -42,7 +50,7 @@ struct rte_mempool;
 namespace rp {
 
 struct PingPongParams {
-	Verb verb;                 // send or send_imm
+	Verb verb;                 // send, send_imm or write (verb_info(verb).ping_wait)
 	uint32_t msg_bytes;
 	uint64_t iterations;       // round trips over all QPs (split evenly, the first QPs one more)
 	uint32_t sq_depth;         // sends in flight on a QP before their completions must be reaped
@@ -58,6 +66,7 @@ struct PingPongParams {
 	 * comes (here or on another host). */
 	bool until_stopped = false;
 	uint64_t rto_min_tsc = 0, rto_max_tsc = 0, rto_initial_tsc = 0;
+	uint64_t settle_tsc = 0;   // writes: how long a mark waits for its pattern (0: kSettleS, within stall_tsc)
 };
 
 struct PingPongQp {
@@ -70,6 +79,8 @@ struct PingPongQp {
 	uint64_t t_post = 0;       // pinging side: TSC of the last new ping
 	uint64_t t_sent = 0;       // pinging side, reliable: TSC of its last (re)post
 	Rto rto;                   // ... its timeout (backoff > 0: the ping went again)
+	RemoteTarget peer{};       // writes: the far end's slot of this QP
+	uint64_t settling = 0;     // writes: TSC the mark of the next message showed with its pattern not yet in (0: none)
 	std::unique_ptr<void *[]> inflight;   // send buffer of post k at [k & inflight_mask]
 };
 
@@ -84,12 +95,18 @@ struct PingPong {
 	rte_mempool *tx_pool = nullptr;     // pinging side: its send buffers
 	const MrTable *tx_mrs = nullptr;    // the send buffers' registrations
 	RunControl *ctl = nullptr;
+	/* Writes: this end's slots, QP qi's at slots + qi x slot_stride (the far end writes
+	 * them; the echoing side writes back from them, registered in slot_mrs). */
+	uint8_t *slots = nullptr;
+	uint32_t slot_stride = 0;
+	MrTable slot_mrs{};
 	CqPeer send_peer, recv_peer;        // the lcore's router: other roles' completions
 	PingPongParams p{};
 	SendChain chain;                    // one pre-initialised WR
 	std::unique_ptr<PingPongQp[]> qps;
 	uint32_t nqps = 0;
 	uint32_t inflight_mask = 0;
+	bool polls_memory = false;          // writes: arrivals are found in the slots (set by init)
 	QpTable table;
 	uint64_t sent = 0;                  // over all QPs
 	uint64_t post_calls = 0;
@@ -103,8 +120,16 @@ struct PingPong {
 	FlowLive live;                      // pings sent, echoes back, errors (echoing side: echoes sent, pings in)
 };
 
-/* Setup, once the fields above and nqps QPs (qps[i].qp) are filled in: checks the
- * sizes, prepares the WR and each QP's share. Returns 0 or -EINVAL with *err. */
+/* Writes: message seq's last byte. */
+inline uint8_t write_mark(uint64_t seq)
+{
+	return static_cast<uint8_t>(1 + seq % 255);
+}
+inline constexpr double kSettleS = 1.0;
+
+/* Setup, once the fields above and nqps QPs (qps[i].qp) are filled in (writes: the slots,
+ * their registration and each QP's peer): checks the sizes, prepares the WR and each
+ * QP's share. Returns 0 or -EINVAL with *err. */
 int pingpong_init(PingPong *s, std::string *err);
 
 /* The role's work, one burst at a time (a Stage's): returns the completions handled.

@@ -34,6 +34,11 @@ inline constexpr uint8_t kWcNone = 0xff;   // not an ibv_wc_opcode: the verb com
 inline constexpr uint8_t kLocalWrite = 1, kRemoteWrite = 2, kRemoteRead = 4, kRemoteAtomic = 8;
 } // namespace ibv
 
+/* How the far end of a ping-pong of the verb learns a message came: a receive
+ * completion (sends), or the last byte of its slot changing in memory (writes, as
+ * ib_write_lat polls); none: the verb is not echoed. */
+enum class PingWait : uint8_t { none, receive, memory };
+
 struct VerbInfo {
 	Verb verb;
 	const char *name;               // as the options and .conf files spell it
@@ -57,21 +62,22 @@ struct VerbInfo {
 	Verb reliable_as;               // on the wire under software reliability (sequence in the immediate)
 	uint32_t fixed_bytes = 0;       // its only message size (atomics' 8-byte word); 0: any
 	const char *verified_how = "";  // the summary's note on how its messages were verified
+	PingWait ping_wait = PingWait::none;   // how a ping-pong of it waits for each message
 };
 
 inline constexpr VerbInfo kVerbs[] = {
 	{.verb = Verb::send, .name = "send", .opcode_name = "SEND", .wr_opcode = ibv::kWrSend,
 	 .wc_opcode = ibv::kWcSend, .bth_opcode = 0x04, .recv_wc_opcode = ibv::kWcRecv,
 	 .payload = true, .inlinable = true, .fills_receive = true, .consumes_receive = true,
-	 .responder_checks = true, .uc = true, .reliable_as = Verb::send_imm},
+	 .responder_checks = true, .uc = true, .reliable_as = Verb::send_imm, .ping_wait = PingWait::receive},
 	{.verb = Verb::send_imm, .name = "send_imm", .opcode_name = "SEND_WITH_IMM", .wr_opcode = ibv::kWrSendImm,
 	 .wc_opcode = ibv::kWcSend, .bth_opcode = 0x05, .recv_wc_opcode = ibv::kWcRecv,
 	 .payload = true, .inlinable = true, .fills_receive = true, .consumes_receive = true, .has_imm = true,
-	 .responder_checks = true, .uc = true, .reliable_as = Verb::send_imm},
+	 .responder_checks = true, .uc = true, .reliable_as = Verb::send_imm, .ping_wait = PingWait::receive},
 	{.verb = Verb::write, .name = "write", .opcode_name = "RDMA_WRITE", .wr_opcode = ibv::kWrRdmaWrite,
 	 .wc_opcode = ibv::kWcRdmaWrite, .bth_opcode = 0x0a, .remote_access = ibv::kLocalWrite | ibv::kRemoteWrite,
 	 .payload = true, .inlinable = true, .responder_checks = true, .uc = true, .reliable_as = Verb::write,
-	 .verified_how = " (acknowledged, window's final state checked)"},
+	 .verified_how = " (acknowledged, window's final state checked)", .ping_wait = PingWait::memory},
 	{.verb = Verb::write_imm, .name = "write_imm", .opcode_name = "RDMA_WRITE_WITH_IMM",
 	 .wr_opcode = ibv::kWrRdmaWriteImm, .wc_opcode = ibv::kWcRdmaWrite, .bth_opcode = 0x0b, .recv_wc_opcode = ibv::kWcRecvRdmaImm,
 	 .remote_access = ibv::kLocalWrite | ibv::kRemoteWrite,
@@ -111,6 +117,19 @@ constexpr bool verb_has_imm(Verb v) { return verb_info(v).has_imm; }
 /* Software reliability carries its sequence in the immediate (as UCCL does): a reliable
  * send goes on the wire as SEND_WITH_IMM, and the application's data is the same. */
 constexpr Verb reliable_wire_verb(Verb v) { return verb_info(v).reliable_as; }
+
+/* "send, send_imm or write": the verbs a ping-pong echoes, as errors list them. */
+inline std::string verb_echoed_list()
+{
+	std::string all, last;
+	for (const VerbInfo &n : kVerbs)
+		if (n.ping_wait != PingWait::none) {
+			if (!last.empty())
+				all += (all.empty() ? "" : ", ") + last;
+			last = n.name;
+		}
+	return all.empty() ? last : all + " or " + last;
+}
 
 /* "?" for a value no row has: a peer's handshake can carry one. */
 inline const char *verb_name(Verb v)   // "send", "write_imm", ...

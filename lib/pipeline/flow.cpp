@@ -335,6 +335,8 @@ FlowObjects::~FlowObjects()
 	registered_buf_free(&memory);
 	registered_buf_free(&credit_words);
 	registered_buf_free(&credit_src);
+	registered_buf_free(&ping_slots);
+	registered_buf_free(&echo_slots);
 }
 
 namespace {

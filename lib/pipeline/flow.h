@@ -117,6 +117,9 @@ struct FlowObjects {
 	rte_mempool *tx_pool = nullptr, *rx_pool = nullptr;
 	MrTable tx_mrs, rx_mrs;
 	RegisteredBuf memory, credit_words, credit_src;
+	/* A ping-pong of writes: the slots each end here polls, a QP's each
+	 * (ping_slot_stride apart), that the other end writes into. */
+	RegisteredBuf ping_slots, echo_slots;
 	/* The responder's lcore owns the SRQ's receives and their pool (shared by the flows
 	 * received there): no receive pool here, the SRQ is not filled here. */
 	bool srq_by_lcore = false;
@@ -128,6 +131,12 @@ struct FlowObjects {
 	std::vector<RemoteTarget> far;
 	~FlowObjects();
 };
+
+/* A write ping-pong's slots: a cache line apart at least, so that no QP's share one. */
+inline uint32_t ping_slot_stride(uint32_t msg_bytes)
+{
+	return (msg_bytes + 63u) & ~63u;
+}
 
 /* Credit word k of flow f's requester: QP k's, or with a flow window (k = qps) the
  * flow's, which follows its QPs' (cm.h: kCmFlowWindow). */

@@ -16,8 +16,88 @@ void pingpong_reliable(PingPongParams *p, const RequesterParams &r)
 	p->rto_initial_tsc = r.rto_initial_tsc;
 }
 
-/* A ping-pong flow's objects (its ping buffers, its QP pairs) and its two roles on
- * its lcores' io contexts; their receive pools are set once the SRQs are filled. */
+/* A ping-pong of writes: the slots of each end here, which the other end writes into
+ * (and the echoing side writes back from). */
+int pingpong_slots(GraphFlow &f, std::string *err)
+{
+	const FlowParams &o = f.params;
+	FlowObjects &obj = *f.objs;
+	const size_t len = static_cast<size_t>(o.qps) * ping_slot_stride(o.msg_bytes);
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	for (GraphLcore *end : {f.tx, f.rx}) {
+		if (!end)
+			continue;   // on the other host
+		const std::string name = "rp_" + f.conf->name + (end == f.tx ? "_ping_slots" : "_echo_slots");
+		if (registered_buf_alloc(*end->dev, name.c_str(), len, access, end == f.tx ? &obj.ping_slots : &obj.echo_slots, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+RemoteTarget slot_target(const RegisteredBuf &slots, uint32_t qi, uint32_t msg_bytes)
+{
+	return RemoteTarget{reinterpret_cast<uintptr_t>(slots.addr) + static_cast<uint64_t>(qi) * ping_slot_stride(msg_bytes),
+			    slots.mr->rkey, 1};
+}
+
+/* A two-host server of a write ping-pong: each request names the client's slot of its
+ * QP (its echoes go there); the reply names the server's. */
+RemoteAcceptFill slot_exchange(const GraphFlow &f, std::vector<RemoteTarget> *far)
+{
+	return [&f, far](const CmPrivate &p, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
+		if (p.addr == 0 || p.rkey == 0) {
+			*why = "the client named no slot to write its QP " + std::to_string(p.qp_index) + "'s echoes to";
+			return -1;
+		}
+		(*far)[p.qp_index] = RemoteTarget{p.addr, p.rkey, 1};
+		spec->access = IBV_ACCESS_REMOTE_WRITE;
+		const RemoteTarget mine = slot_target(f.objs->echo_slots, p.qp_index, f.params.msg_bytes);
+		reply->addr = mine.base;
+		reply->rkey = mine.rkey;
+		reply->slots = 1;
+		reply->slot_bytes = f.params.msg_bytes;
+		return 0;
+	};
+}
+
+/* Where each end here writes, per QP: the other end's slots (a client: as the server's
+ * replies name them). */
+int far_slots(GraphFlow &f, std::vector<RemoteTarget> *far_ping, std::vector<RemoteTarget> *far_echo, std::string *err)
+{
+	const FlowParams &o = f.params;
+	for (uint32_t i = 0; i < o.qps; i++) {
+		if (f.serves())
+			continue;   // the requests named them
+		if (!f.remote) {
+			(*far_ping)[i] = slot_target(f.objs->echo_slots, i, o.msg_bytes);
+			(*far_echo)[i] = slot_target(f.objs->ping_slots, i, o.msg_bytes);
+			continue;
+		}
+		const CmPrivate &r = f.objs->pairs.cm_client->conn(i).peer;
+		if (r.addr == 0 || r.rkey == 0 || r.slot_bytes != o.msg_bytes) {
+			*err = f.remote->addr.str + ": the server's reply for QP " + std::to_string(i) + " names no slot of " +
+			       std::to_string(o.msg_bytes) + " B to write pings to";
+			return -1;
+		}
+		(*far_ping)[i] = RemoteTarget{r.addr, r.rkey, 1};
+	}
+	return 0;
+}
+
+/* A write ping-pong's role polls its end's slots and writes back from them. */
+void pingpong_take_slots(PingPong *pp, const RegisteredBuf &slots, uint32_t msg_bytes)
+{
+	pp->slots = static_cast<uint8_t *>(slots.addr);
+	pp->slot_stride = ping_slot_stride(msg_bytes);
+	const auto base = reinterpret_cast<uintptr_t>(slots.addr);
+	pp->slot_mrs.n = 1;
+	pp->slot_mrs.chunks[0] = {base, base + slots.len, slots.mr->lkey};
+	pp->slot_mrs.mrs[0] = nullptr;   // the flow's objects own the registration
+}
+
+/* A ping-pong flow's objects (its ping buffers, its QP pairs; writes: its slots) and its
+ * two roles on its lcores' io contexts; their receive pools are set once the SRQs are
+ * filled. */
 int pingpong_setup(GraphFlow &f, std::string *err)
 {
 	const FlowParams &o = f.params;
@@ -26,15 +106,21 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 	if (f.tx && (obj.tx_pool = make_registered_pool(name.c_str(), what.c_str(), f.shape.tx_pool_n, o, *f.tx->dev, 0,
 							&obj.tx_mrs, err)) == nullptr)
 		return -1;
+	const bool writes = verb_info(o.verb).ping_wait == PingWait::memory;
+	if (writes && pingpong_slots(f, err) != 0)
+		return -1;
 	/* Latency wants inline sends wherever they fit, as ib_send_lat does (the far end of
 	 * a two-host flow inlines as its own device allows). */
 	const bool inl = o.inline_send || ((!f.tx || o.msg_bytes <= f.tx->caps->max_inline) &&
 					   (!f.rx || o.msg_bytes <= f.rx->caps->max_inline));
 	const QpOptions qo = flow_qp_options(o, o.sq_depth, inl ? o.msg_bytes : 0, false, std::max<uint32_t>(1, o.rq_depth));
-	int rc = f.serves() ? remote_accept(o, *f.rx->dev, f.rx->io, qo, f.remote.get(), &obj, {}, err)
-		 : f.remote ? remote_connect(o, *f.tx->dev, f.tx->io, qo, 0, 0, f.remote.get(), &obj, err)
-		 : qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, 0, 0, &obj.pairs, err);
-	if (rc != 0)
+	const int access = writes ? IBV_ACCESS_REMOTE_WRITE : 0;
+	std::vector<RemoteTarget> far_ping(o.qps), far_echo(o.qps);
+	int rc = f.serves() ? remote_accept(o, *f.rx->dev, f.rx->io, qo, f.remote.get(), &obj,
+					    writes ? slot_exchange(f, &far_echo) : RemoteAcceptFill{}, err)
+		 : f.remote ? remote_connect(o, *f.tx->dev, f.tx->io, qo, access, 0, f.remote.get(), &obj, err)
+		 : qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, access, access, &obj.pairs, err);
+	if (rc != 0 || (writes && far_slots(f, &far_ping, &far_echo, err) != 0))
 		return -1;
 	const uint64_t hz = rte_get_tsc_hz();
 	for (PingPong *pp : {&f.ping, &f.pong}) {
@@ -61,8 +147,12 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 			pingpong_reliable(&pp->p, requester_params(o, false, hz));
 		pp->qps = std::make_unique<PingPongQp[]>(o.qps);
 		pp->nqps = o.qps;
-		for (uint32_t i = 0; i < o.qps; i++)
+		for (uint32_t i = 0; i < o.qps; i++) {
 			pp->qps[i].qp = echo ? obj.pairs.b[i] : obj.pairs.a[i];
+			pp->qps[i].peer = writes ? (echo ? far_echo : far_ping)[i] : RemoteTarget{};
+		}
+		if (writes)
+			pingpong_take_slots(pp, echo ? obj.echo_slots : obj.ping_slots, o.msg_bytes);
 		pp->hist = f.hist.get();
 		if (pingpong_init(pp, err) != 0)
 			return -1;

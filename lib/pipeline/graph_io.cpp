@@ -97,10 +97,12 @@ int fill_lcore_srq(GraphLcore *l, bool starve, std::string *err)
 }
 
 /* The shapes' rq_qps hooks: a ping-pong's QPs on either of its sides that is l (both,
- * one lcore doing both); a responder's, when its verb consumes receives. */
+ * one lcore doing both), of sends; a responder's, when its verb consumes receives. */
 std::vector<ibv_qp *> pingpong_rq_qps(const GraphFlow &f, const GraphLcore *l)
 {
 	std::vector<ibv_qp *> qps;
+	if (!verb_consumes_receive(f.params.verb))
+		return qps;   // writes land in slots
 	if (l == f.tx)
 		for (uint32_t i = 0; i < f.ping.nqps; i++)
 			qps.push_back(f.ping.qps[i].qp);

@@ -34,12 +34,14 @@ void size_lcore(Graph *g, GraphLcore *l)
 	for (GraphFlow *f : l->requesters)
 		l->send_cq += f->params.wr_budget ? f->params.wr_budget : static_cast<uint64_t>(f->params.qps) * f->params.sq_depth;
 	/* Ping-pong: both sides send and receive, one message in flight per QP; receives
-	 * are reposted in batches of kPingPongRefill. */
+	 * are reposted in batches of kPingPongRefill (writes: none, they land in slots). */
 	uint64_t echo_held = 0;   // echoes wait in their send queues in receive buffers
 	uint64_t per_qp = 0;      // receives in the QPs' own queues (recv_queue = "qp")
 	for (auto *side : {&l->pingers, &l->echoers})
 		for (GraphFlow *f : *side) {
 			l->send_cq += static_cast<uint64_t>(f->params.qps) * f->params.sq_depth;
+			if (!verb_consumes_receive(f->params.verb))
+				continue;
 			window += f->params.qps;
 			per_qp += ic.rq_per_qp ? size_rq(f, true) : 0;
 			batch = std::max(batch, kPingPongRefill);
@@ -90,7 +92,7 @@ void window_receives(const GraphLcore *l, uint64_t *fixed, uint64_t *adjustable)
 	*fixed = *adjustable = 0;
 	for (auto *side : {&l->pingers, &l->echoers})
 		for (const GraphFlow *f : *side)
-			*fixed += f->params.qps;
+			*fixed += verb_consumes_receive(f->params.verb) ? f->params.qps : 0;
 	for (const GraphFlow *f : l->responders)
 		if (verb_consumes_receive(f->params.verb))
 			*(window_given(f->params) ? fixed : adjustable) += flow_receives(f);

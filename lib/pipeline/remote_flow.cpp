@@ -302,6 +302,10 @@ int remote_connect(const FlowParams &o, Device &dev, SharedIOContext &io, const 
 			locals[i].uc_qpn = f->pairs.uc[i]->qp_num;
 			locals[i].ctrl_qpn = e->ctrl_qpn;
 		}
+		if (f->ping_slots.mr) {   // a ping-pong of writes: where the server writes its echoes
+			locals[i].addr = reinterpret_cast<uintptr_t>(f->ping_slots.addr) + i * ping_slot_stride(o.msg_bytes);
+			locals[i].rkey = f->ping_slots.mr->rkey;
+		}
 	}
 	if (connect_retrying(o, dev, e, specs, locals, f, err) != 0)
 		return -1;

@@ -110,7 +110,8 @@ uint64_t remote_sent(const RemoteEnd &e, uint32_t qps, unsigned *told);
 
 /* The handshake alone, for roles that bind the QPs themselves (ping-pong). Client:
  * connects o.qps QPs made from qo on io with the given access, announcing the counts and
- * flags (and the credit words, if f has them); the QPs in f->pairs.a, the server's
+ * flags (and the credit words, if f has them; a write ping-pong's slots, if f has
+ * them, as each request's window); the QPs in f->pairs.a, the server's
  * replies in f->pairs.cm_client. Server: accepts o.qps connections, each checked against
  * o; fill (if any) completes each QP's spec and reply from the request, or refuses it
  * (-1 with *why); the QPs in f->pairs.b, in QP index order. */

@@ -54,6 +54,7 @@ side_by_side write_bw -s 4096 -n 2000
 side_by_side send_bw -s 1024 -n 2000 -q 2
 side_by_side read_bw -s 4096 -n 1000
 side_by_side send_lat -n 500
+side_by_side write_lat -n 500
 side_by_side read_lat -s 64 -n 300
 side_by_side atomic_lat -n 300
 side_by_side atomic_bw -n 1000 -A CMP_AND_SWAP
@@ -61,6 +62,7 @@ side_by_side atomic_bw -n 1000 -A CMP_AND_SWAP
 side_by_side write_bw -s 64 -n 3200 -q 4 -l 16 -Q 8 -t 64 --report_gbits
 side_by_side write_bw -c UC -s 1024 -n 2000
 side_by_side send_lat -s 64 -I 64 -n 300 -H
+side_by_side write_lat -s 4096 -n 300 -H
 side_by_side send_bw -s 256 -n 2000 --use-srq
 
 # --output: the one figure, as perftest prints it (its %lf), nothing else on stdout.
@@ -108,12 +110,11 @@ wait $spid
 python3 "$TESTDIR/perftest_table.py" json "$work/perftest.json" "$work/server.json" "$work/client.json" &&
 	echo "ok: --out_json: valid, perftest's fields, every message verified" || { echo "FAIL: --out_json"; cat "$work/server.json" "$work/perftest.json"; fails=$((fails + 1)); }
 
-# Nothing silently ignored: a flag that cannot take effect, or a test the front end does
-# not run yet, is refused, named, before anything starts.
-"$work/ib_write_lat" -d "$A" "$B_ADDR" >"$work/refused" 2>&1
-expect_eq "ib_write_lat: exit status" "$?" 2
-expect_grep "$work/refused" "^ib_write_lat: ib_write_lat is not run by this front end yet: perftest's is a ping-pong of writes"
-
+# Nothing silently ignored: a flag that cannot take effect is refused, named, before
+# anything starts; so is a combination the pipeline cannot run (the validator's words).
+"$work/ib_write_lat" -d "$A" --write_with_imm "$B_ADDR" >"$work/refused" 2>&1
+expect_eq "ib_write_lat --write_with_imm: exit status" "$?" 2
+expect_grep "$work/refused" "a ping-pong \(an echo stage\) echoes send, send_imm or write"
 "$work/ib_write_bw" -d "$A" -m 1024 "$B_ADDR" >"$work/refused" 2>&1
 expect_eq "ib_write_bw -m: exit status" "$?" 2
 expect_grep "$work/refused" "^ib_write_bw: -m \(--mtu\) is refused: the path MTU is the port's active MTU"

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Ping-pong latency on rxe, a pipeline of an rdma_tx and an echo stage: every echo
-# comes back and checks out, the latency percentiles are there and ordered, both verbs
-# and both completion APIs work, N QPs run N ping-pongs side by side, and a corrupted
-# ping is caught on both sides of the round trip.
+# comes back and checks out, the latency percentiles are there and ordered, the three
+# verbs (sends, and writes each end polls in memory, as ib_write_lat) and both
+# completion APIs work, N QPs run N ping-pongs side by side, and a corrupted ping is
+# caught on both sides of the round trip.
 . "$(dirname "$0")/lib.sh"
 need_device
 out=$(mktemp)
 
 us() { field "$out" "latency $1" | sed 's/ us$//'; }
 
-for case in "send" "send_imm --cq-api ex" "send -s 4K --poll adaptive"; do
+for case in "write" "write -s 4K -Q 2" "send" "send_imm --cq-api ex" "send -s 4K --poll adaptive"; do
 	# shellcheck disable=SC2086
 	run_rdmapipe "$out" -d "$DEV" --pingpong -n 3000 -v $case
 	expect_eq "$case: exit status" "$rc" 0
@@ -36,21 +37,24 @@ expect_grep "$out" "^  posting: +one ibv_post_send per message, inline$"
 expect_grep "$out" "^  mode: +ping-pong, SEND, 2 B,"
 
 # Until stopped (-t 0; send_imm: the echoing side sees each QP's last ping flagged, as
-# a two-host send one learns it from its client going: remote.sh): SIGTERM, once the
-# live stats show round trips, ends it with each QP's last echo back and timed; every
-# round trip checked, exit 0.
-# shellcheck disable=SC2046
-run_bg "$out" timeout -k 5 120 "$RDMAPIPE" $(eal_args) -- -d "$DEV" --pingpong -Q 2 -v send_imm -t 0 --stats-period 0.2
-pid=$bg_pid
-await_line "$out" "^  flow0 .* [1-9][0-9]* done$" $pid 60
-kill -TERM $pid
-wait $pid
-expect_eq "until stopped: exit status" "$?" 0
-n=$(field "$out" 'echoes verified')
-expect_grep "$out" "^  iterations: +$n \(round trips over 2 QPs, until stopped\)$"
-expect_eq "until stopped: samples" "$(field "$out" 'latency samples' | cut -d' ' -f1)" "$n"
-expect_eq "until stopped: pings received" "$(field "$out" 'pings received')" "$n (verified $n)"
-expect_grep "$out" "^result: PASS$"
+# a two-host send one learns it from its client going: remote.sh; write: the echoing
+# side ends with what came once the pinging side has ended): SIGTERM, once the live
+# stats show round trips, ends it with each QP's last echo back and timed; every round
+# trip checked, exit 0.
+for verb in send_imm write; do
+	# shellcheck disable=SC2046
+	run_bg "$out" timeout -k 5 120 "$RDMAPIPE" $(eal_args) -- -d "$DEV" --pingpong -Q 2 -v $verb -t 0 --stats-period 0.2
+	pid=$bg_pid
+	await_line "$out" "^  flow0 .* [1-9][0-9]* done$" $pid 60
+	kill -TERM $pid
+	wait $pid
+	expect_eq "$verb until stopped: exit status" "$?" 0
+	n=$(field "$out" 'echoes verified')
+	expect_grep "$out" "^  iterations: +$n \(round trips over 2 QPs, until stopped\)$"
+	expect_eq "$verb until stopped: samples" "$(field "$out" 'latency samples' | cut -d' ' -f1)" "$n"
+	expect_eq "$verb until stopped: pings received" "$(field "$out" 'pings received')" "$n (verified $n)"
+	expect_grep "$out" "^result: PASS$"
+done
 
 # A flipped byte in ping 100: the echoing side sees it, and so does the pinging side
 # when the same bytes come back.
@@ -59,6 +63,13 @@ expect_eq "corrupted: exit status" "$rc" 1
 expect_eq "corrupted: payload errors" "$(field "$out" 'payload errors')" 2
 expect_grep "$out" "^  first bad message: +QP 0 seq 100 at the echoing side, byte 32 differs from the pattern$"
 expect_grep "$out" "^result: FAIL$"
+# The same in a ping-pong of writes: no receive completes, the slot's bytes are checked
+# once its last byte (the mark) shows; nothing was posted to a receive queue.
+run_rdmapipe "$out" -d "$DEV" --pingpong -v write -n 1000 -s 64 --inject-corruption 100
+expect_eq "write, corrupted: exit status" "$rc" 1
+expect_eq "write, corrupted: payload errors" "$(field "$out" 'payload errors')" 2
+expect_grep "$out" "^  first bad message: +QP 0 seq 100 at the echoing side, byte 32 differs from the pattern$"
+expect_grep "$out" "^  mode: +ping-pong, RDMA_WRITE, 64 B,"
 
 # N QPs: N ping-pongs side by side, one message in flight on each, every echo checked;
 # the live stats lines follow the pings as they go.

@@ -256,7 +256,10 @@ void pingpong_and_cq_api(void **)
 	assert_true(o.cq_api == rp::CqApi::ex);
 	assert_int_equal(static_cast<int>(parse({}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
 	assert_true(o.mode == rp::Mode::rate && o.cq_api == rp::CqApi::classic);
-	expect_error({"--pingpong", "-v", "write"}, "--pingpong: write is not echoed; ping-pong uses send or send_imm");
+	/* Which verbs a ping-pong echoes is the validator's rule, said once. */
+	assert_int_equal(static_cast<int>(parse({"--pingpong", "-v", "write"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	expect_refused_pipeline({"--pingpong", "-v", "read"}, "-v/--verb: a ping-pong (an echo stage) echoes send, send_imm or "
+				"write (writes polled in memory, as ib_write_lat does): flow 'flow0' uses read");
 	/* -s A,B,...: a size sweep; the first size is the run's until the builder splits it. */
 	assert_int_equal(static_cast<int>(parse({"--pingpong", "-s", "2,1K,64K"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
 	assert_int_equal(o.sizes.size(), 3);
@@ -672,6 +675,20 @@ void perftest_front_end(void **)
 	assert_true(o.peer == "127.0.0.1:18515" && !o.rq_per_qp && o.uc && o.reliability == rp::Reliability::none && o.signal_every == 8 && o.batch == 4);
 	assert_true(perftest("send_lat", {"10.0.0.9"}, &o, &rc, &err));
 	assert_true(o.mode == rp::Mode::pingpong && o.msg_bytes == 2 && o.messages == 1000 && !rc.bw);
+	/* ib_write_lat: a ping-pong of writes, each end polling its slot (no receives). */
+	assert_true(perftest("write_lat", {"-s", "64", "-n", "300", "10.0.0.9"}, &o, &rc, &err));
+	assert_true(o.verb == rp::Verb::write && o.mode == rp::Mode::pingpong && o.msg_bytes == 64 && o.messages == 300 && !o.rq_per_qp);
+	{
+		rp::PipelineConf c;
+		if (rp::validated_pipeline(o, 1, 2, &c, &err) != 0)
+			fail_msg("ib_write_lat's pipeline refused: %s", err.c_str());
+	}
+	assert_true(perftest("write_lat", {"--write_with_imm", "10.0.0.9"}, &o, &rc, &err));   // 26.04's: no ping-pong of it here
+	{
+		rp::PipelineConf c;
+		assert_int_equal(rp::validated_pipeline(o, 1, 2, &c, &err), -1);
+		assert_non_null(strstr(err.c_str(), "a ping-pong (an echo stage) echoes send, send_imm or write"));
+	}
 	assert_true(perftest("read_lat", {"-s", "64", "10.0.0.9"}, &o, &rc, &err));   // one read in flight at a time
 	assert_true(o.verb == rp::Verb::read && o.mode == rp::Mode::rate && o.batch == 1 && o.signal_every == 1 && o.sq_depth == 1);
 	rp::PipelineConf c;
@@ -715,7 +732,6 @@ void perftest_front_end(void **)
 	perftest_refused("write_bw", {"--rate_limit", "5", "--rate_limit_type", "HW", "h"}, "rdmapipe paces in software only");
 	perftest_refused("atomic_bw", {"-s", "64", "h"}, "-s 64: an atomic is 8 bytes");
 	perftest_refused("write_bw", {"--client"}, "--client: no server host given");
-	perftest_refused("write_lat", {"h"}, "ib_write_lat is not run by this front end yet");
 	perftest_refused("nope_bw", {}, "'nope_bw' is not a test of this front end");
 	perftest_refused("write_bw", {"no-such-host.invalid"}, "host 'no-such-host.invalid': no IPv4 address");
 
