@@ -4,6 +4,9 @@
   perftest_table.py compare PERFTEST_OUT RDMAPIPE_OUT WHAT
       both tables: the same column titles and rows (sizes, iterations), rdmapipe's
       figures above 0; prints the ratio of the headline figure.
+  perftest_table.py figures OUT
+      the headline figures of a client's first row (tools/bench-perftest): a latency
+      table's t_typical and 99% percentile, a bandwidth table's BW average.
   perftest_table.py json PERFTEST_JSON RDMAPIPE_SERVER_JSON RDMAPIPE_CLIENT_JSON
       rdmapipe's files are valid JSON (strict) with perftest's result fields; perftest
       4.5's own file is read too, though it is not JSON (unquoted keys and values,
@@ -65,6 +68,13 @@ def compare(perftest, rdmapipe, what):
               f'({r[head] / p[head]:.2f}x)' if p[head] else f'{what}: perftest {p[head]:g}')
 
 
+def figures(path):
+    cols, rows = table(path)
+    assert rows, f'{path}: no row'
+    names = ['t_typical[usec]', '99% percentile[usec]'] if 't_typical[usec]' in cols else ['BW average[MB/sec]', 'BW average[Gb/sec]']
+    print(' '.join(f'{rows[0][cols.index(n)]:g}' for n in names if n in cols))
+
+
 def lenient(path):
     """perftest 4.5's --out_json file: `key: value,` lines, objects opened by `key: {`."""
     root, stack = {}, []
@@ -110,7 +120,9 @@ def check_json(perftest, server, client):
 if __name__ == '__main__':
     if sys.argv[1] == 'compare':
         compare(*sys.argv[2:5])
+    elif sys.argv[1] == 'figures':
+        figures(sys.argv[2])
     elif sys.argv[1] == 'json':
         check_json(*sys.argv[2:5])
     else:
-        sys.exit(f'usage: {sys.argv[0]} compare|json ...')
+        sys.exit(f'usage: {sys.argv[0]} compare|figures|json ...')
