@@ -98,8 +98,8 @@ void print_plan(const rp::Graph &g)
 			       f->share_qps ? f->shape.tx_pool_n : role_shape(f->lanes[0]->params).tx_pool_n, f->params.msg_bytes,
 			       f->share_qps ? "" : " each");
 		} else if (!f->tx)
-			printf("  flow %s: received here from its client on another host (%u B messages)\n", f->conf->name.c_str(),
-			       f->params.msg_bytes);
+			printf("  flow %s: received here from %s on another host (%u B messages)\n", f->conf->name.c_str(),
+			       f->listens() ? "its client" : "the server it dials", f->params.msg_bytes);
 		else if (f->fed && !f->has_gen)
 			printf("  flow %s: sends what its ring brings (%u B messages, no send pool of its own)\n",
 			       f->conf->name.c_str(), f->params.msg_bytes);

@@ -59,16 +59,24 @@ void mark_given(const RunOptions &o, PipelineConf *c)
 	}
 }
 
-/* Flow i of the command line, named `name` (its pool's name too). */
-FlowConf flow_of(const RunOptions &o, size_t i, const std::string &name, const std::vector<uint32_t> &sizes)
+/* Whether this process sends a flow of the command line: the client does, the server
+ * with --reversed; a --bidirectional flow's way back the other way round. */
+bool sends_here(const RunOptions &o, bool back)
+{
+	return (!o.peer.empty() != o.reversed) != back;
+}
+
+/* Flow i of the command line, named `name` (its pool's name too), on PORT + port_i;
+ * back: --bidirectional's way back. */
+FlowConf flow_of(const RunOptions &o, size_t i, size_t port_i, bool back, const std::string &name, const std::vector<uint32_t> &sizes)
 {
 	const bool server = !o.listen.empty(), client = !o.peer.empty();
 	FlowConf f;
 	f.name = name;
-	f.peer = client ? addr_plus(o.peer, i) : server ? "" : "loopback";
-	f.listen = server ? addr_plus(o.listen, i) : "";
+	f.peer = client ? addr_plus(o.peer, port_i) : server ? "" : "loopback";
+	f.listen = server ? addr_plus(o.listen, port_i) : "";
 	f.local = o.local;
-	f.echoed = client && o.mode == Mode::pingpong;   // the server's echo stage answers it
+	f.echoed = (server || client) && sends_here(o, back) && o.mode == Mode::pingpong;   // the other end's echo stage answers it
 	f.transport = o.uc ? Transport::uc : Transport::rc;
 	f.reliability = o.uc ? o.reliability : Reliability::none;
 	f.ack_every = o.ack_every;
@@ -105,10 +113,15 @@ FlowConf flow_of(const RunOptions &o, size_t i, const std::string &name, const s
 }
 
 /* Its stages: an rdma_tx on the requester's lcore and an rdma_rx (ping-pong: an echo) on
- * the responder's; two processes, this process's end only. */
-void add_stages(const RunOptions &o, const std::string &name, unsigned tx_lcore, unsigned rx_lcore, PipelineConf *c)
+ * the responder's; two processes, this process's end only (the server receives, the
+ * client sends; --reversed the other way); a way back the other way round (lcores
+ * swapped, here). */
+void add_stages(const RunOptions &o, const std::string &name, unsigned tx_lcore, unsigned rx_lcore, bool back, PipelineConf *c)
 {
-	const bool server = !o.listen.empty(), client = !o.peer.empty();
+	const bool two = !o.listen.empty() || !o.peer.empty();
+	const bool server = two && !sends_here(o, back), client = two && sends_here(o, back);
+	if (back && !two)
+		std::swap(tx_lcore, rx_lcore);
 	StageConf tx, rx;
 	tx.name = name + "_tx";
 	tx.kind = stage_kind_of_end(FlowEnd::requester);
@@ -133,8 +146,10 @@ void add_stages(const RunOptions &o, const std::string &name, unsigned tx_lcore,
 
 PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore)
 {
-	/* Two processes: this one's end on one lcore (tx_lcore). */
+	/* Two processes: this one's end on one lcore (tx_lcore); `receives`: it is the
+	 * flows' receiving end. */
 	const bool server = !o.listen.empty(), client = !o.peer.empty();
+	const bool receives = server != o.reversed && (server || client);
 	PipelineConf c;
 	c.file = kCliPipeline;
 	c.version = kConfigVersion;
@@ -150,7 +165,7 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		IoContextConf io;
 		io.lcore = lc;
 		io.device = d.name;
-		io.srq_refill = (lc == rx_lcore || server) && o.srq_refill_given ? o.srq_refill : 0;   // else the builder's
+		io.srq_refill = (lc == rx_lcore || receives) && o.srq_refill_given ? o.srq_refill : 0;   // else the builder's
 		io.adaptive_poll = o.adaptive_poll;
 		io.cq_api = o.cq_api;
 		io.rq_per_qp = o.rq_per_qp;
@@ -164,8 +179,14 @@ PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsig
 		/* count: conf_size's; a pool's buffers are 8 B at least (ping-pong's 2 B fit). */
 		p.elt_size = std::max<uint32_t>(8, *std::max_element(sizes.begin(), sizes.end()));
 		c.pools.push_back(p);
-		c.flows.push_back(flow_of(o, i, name, sizes));
-		add_stages(o, name, tx_lcore, rx_lcore, &c);
+		c.flows.push_back(flow_of(o, i, i, false, name, sizes));
+		add_stages(o, name, tx_lcore, rx_lcore, false, &c);
+		if (!o.bidirectional)
+			continue;
+		p.name = name + "_back";
+		c.pools.push_back(p);
+		c.flows.push_back(flow_of(o, i, o.flows.size() + i, true, p.name, sizes));
+		add_stages(o, p.name, tx_lcore, rx_lcore, true, &c);
 	}
 	c.run.warmup_s = o.warmup_s;
 	c.run.connect = o.connect;

@@ -158,21 +158,19 @@ int check_transport(RunOptions *o, std::string *err)
 	}
 	if (check_reliability(o, err) != 0)
 		return -1;
-	if (!o->listen.empty() || !o->peer.empty()) {
-		if (!o->listen.empty() && !o->peer.empty()) {
-			*err = "--listen and --peer are exclusive: the server listens, the client names it";
-			return -1;
-		}
-		if (!o->listen.empty() && (o->inject_loss > 0 || o->inject_bad_retx_header)) {
-			*err = std::string(o->inject_loss > 0 ? "--inject-loss" : "--inject-bad-retx-header") +
-			       ": acts where the flow sends; with --listen this host receives (give it to the client)";
-			return -1;
-		}
-		if (!o->peer.empty() && (o->ack_every != kDefaultAckEvery || o->ack_us != kDefaultAckUs)) {
-			*err = std::string(o->ack_every != kDefaultAckEvery ? "--ack-every" : "--ack-us") +
-			       ": the receiver's; the server (--listen) sends the ACKs, give it there";
-			return -1;
-		}
+	const bool two = !o->listen.empty() || !o->peer.empty();
+	if (!o->listen.empty() && !o->peer.empty()) {
+		*err = "--listen and --peer are exclusive: the server listens, the client names it";
+		return -1;
+	}
+	if (o->reversed && !two) {
+		*err = "--reversed: which end sends is a two-process run's choice (--listen or --peer)";
+		return -1;
+	}
+	/* (inject_loss and the ACK settings act at one end: the validator says which.) */
+	if (two && o->inject_bad_retx_header && !o->listen.empty() != o->reversed) {
+		*err = "--inject-bad-retx-header: acts where the flow sends; this host receives it (give it to the other)";
+		return -1;
 	}
 	if (!o->local.empty() && o->peer.empty()) {
 		*err = "--local goes with --peer (the client's address)";

@@ -95,6 +95,8 @@ struct RunOptions {
 	bool quiet = false;
 	std::string listen;             // --listen [ADDR:]PORT: the server (responder) of a two-process run
 	std::string peer;               // --peer ADDR:PORT: the client (requester)
+	bool reversed = false;          // --reversed: the server sends, the client receives
+	bool bidirectional = false;     // --bidirectional: each flow also the other way, at once
 	std::string local;              // --local ADDR: the client's address (picks its device)
 	std::string config_file;        // -f: a pipeline file describes the run
 	bool dump_conf = false;         // --dump-conf: print the pipeline the command line means

@@ -518,11 +518,26 @@ const OptionSpec kOptions[] = {
 			return std::string();
 		}},
 	{"listen", 0, "[ADDR:]PORT",
-		"two processes: be the server (the responder) on ADDR:PORT;",
+		"two processes: be the server (the receiving end) on ADDR:PORT;",
 		nullptr, kShapes, [](ParseState &st, const char *a) { return set_addr(st, &st.o->listen, a, addr_listen, "[ADDR:]PORT"); }, "listen"},
 	{"peer", 0, "ADDR:PORT",
-		"... or the client (the requester) of that server, over rdma_cm;",
+		"... or the client (the sending end) of that server, over rdma_cm;",
 		nullptr, kShapes, [](ParseState &st, const char *a) { return set_addr(st, &st.o->peer, a, addr_ipv4_port, "ADDR:PORT"); }, "peer"},
+	{"reversed", 0, nullptr,
+		"... the other way: the server sends, the client receives (both\n"
+		"ends give it; perftest's --reversed);",
+		nullptr, kShapes, [](ParseState &st, const char *) {
+			st.o->reversed = true;
+			return std::string();
+		}},
+	{"bidirectional", 0, nullptr,
+		"each flow runs both ways at once: a second flow, FLOW_back, the\n"
+		"other way (two processes: flow i's on PORT + flows + i; both\n"
+		"ends give it; perftest's -b)",
+		nullptr, kShapes, [](ParseState &st, const char *) {
+			st.o->bidirectional = true;
+			return std::string();
+		}},
 	{"local", 0, "ADDR",
 		"the client's own address (picks its device); both sides take\n"
 		"the same run options (the server checks them)",

@@ -172,8 +172,16 @@ const std::vector<Flag> &flags()
 		{'L', "hop_limit", true, kMapped, "--hop-limit", pass("--hop-limit")},
 		{'M', "MGID", true, kRefused, "multicast runs on UD, which rdmapipe does not run", nullptr},
 		{'r', "rx-depth", true, kRefused, "rdmapipe sizes its receive queues from the window: set it with rdmapipe's --slots", nullptr},
-		{'b', "bidirectional", false, kRefused,
-		 "not yet in this front end: a pipeline file with a flow each way runs it (docs/configuration.md)", nullptr},
+		{'b', "bidirectional", false, kMapped,
+		 "--bidirectional (a second flow the other way at once, on the port after); the table's BW and message rate are "
+		 "both ways' (perftest's sum of both ends' sends)",
+		 [](St &s, const std::string &) {
+			 if (!s.t->bw)
+				 return std::string("Bidirectional is only available in BW test (perftest's words)");
+			 s.rc->bidirectional = true;
+			 s.add({"--bidirectional"});
+			 return std::string();
+		 }},
 		{'Q', "cq-mod", true, kMapped, "-S, --signal-every (a signalled completion every N WRs)", [](St &s, const std::string &a) {
 			 s.rc->cq_mod = static_cast<uint32_t>(strtoul(a.c_str(), nullptr, 10));
 			 s.add({"-S", a});
@@ -246,7 +254,12 @@ const std::vector<Flag> &flags()
 			 return std::string();
 		 }},
 		{0, "report-both", false, kRefused, "rdmapipe's client and server each print their own side", nullptr},
-		{0, "reversed", false, kRefused, "not yet in this front end: swap the ends (the server sends) in a pipeline file", nullptr},
+		{0, "reversed", false, kMapped, "--reversed: the server sends, the client receives (both ends give it)",
+		 [](St &s, const std::string &) {
+			 s.rc->reversed = true;
+			 s.add({"--reversed"});
+			 return std::string();
+		 }},
 		{0, "pkey_index", true, kRefused, "RoCE has no partitions; rdmapipe uses P_Key index 0", nullptr},
 		{0, "inline_recv", true, kRefused, "rdmapipe does not ask for inline receives", nullptr},
 		{0, "tcp", false, kRefused, "rdmapipe exchanges through rdma_cm, not TCP", nullptr},
@@ -527,6 +540,8 @@ int settle(St &s, std::string *err)
 		return -1;
 	}
 	rc.server = s.host.empty();
+	if (rc.bidirectional)   // perftest's title: "RDMA_Write Bidirectional BW Test"
+		rc.title.insert(rc.title.rfind("BW Test"), "Bidirectional ");
 	const std::string ip = rc.server ? "" : ipv4_of(s.host, err);
 	if (!rc.server && ip.empty())
 		return -1;
@@ -573,7 +588,7 @@ int perftest_translate(const std::string &test, const std::vector<std::string> &
 	*rc = PerftestReportConf{};
 	rc->on = true;
 	rc->test = test;
-	rc->title = s.t->title;
+	rc->title = s.t->title;   // (-b: "... Bidirectional BW Test", in settle)
 	rc->bw = s.t->bw;
 	rc->json_file = "perftest_out.json";
 	s.rc = rc;

@@ -19,6 +19,9 @@ struct PerftestReportConf {
 	std::string title;            // "RDMA_Write BW Test", as perftest's header says it
 	bool bw = true;               // a bandwidth test (else latency)
 	bool server = false;          // no host given
+	bool reversed = false;        // --reversed: the server sends
+	bool bidirectional = false;   // -b: both ends send at once (a flow each way); the table's figures are both ways
+	bool sends() const { return server == reversed; }   // this end posts (its TX depth is in the header)
 	bool gbits = false;           // --report_gbits
 	bool json = false;            // --out_json
 	std::string json_file;        // --out_json_file (perftest's default: perftest_out.json)

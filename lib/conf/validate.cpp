@@ -87,11 +87,6 @@ bool check_flow_ends(Errors &e, const FlowConf &f, const Where &w)
 		return e.fail(w, "local", "the client's own address goes with peer = \"HOST:PORT\"");
 	if (f.transport == Transport::uc && !verb_info(f.verb).uc)
 		return e.fail(w, "transport", std::string("UC has no ") + verb_name(f.verb) + " (RC only)");
-	if (f.keys.has("inject_loss") && !f.listen.empty())
-		return e.fail(w, "inject_loss", "inject_loss acts where the flow sends: this host is its server (listen), set it on the client");
-	for (const char *k : {"ack_every", "ack_us"})
-		if (f.keys.has(k) && !f.peer.empty() && f.peer != "loopback")
-			return e.fail(w, k, std::string(k) + " is the receiver's: the server (listen) sends the ACKs, set it there");
 	return true;
 }
 
@@ -356,22 +351,37 @@ bool check_flow_lanes(Errors &e, const FlowConf &f, const FlowEnds &n, const Whe
 	return true;
 }
 
-/* Who posts and who receives: a loopback flow both here, a client flow posts here and is
- * received by the server's host, a server flow the other way round. */
+/* A two-host flow's end here sends (one rdma_tx stage) or receives (one rdma_rx or echo
+ * stage), whichever end listens; what each end's settings act on. */
+bool check_two_host_end(Errors &e, const FlowConf &f, const FlowEnds &n, const Where &w)
+{
+	const char *end = f.listen.empty() ? "dials (peer)" : "listens (listen)";
+	if (n.tx < 2 && !((n.tx == 1 && n.rx + n.echo == 0) || (n.tx == 0 && n.rx + n.echo == 1)))   // lanes: said below
+		return e.fail(w, "flow '" + f.name + "' goes between two hosts and this host " + end + ": its end here is one rdma_tx "
+			      "stage (it sends) or one rdma_rx or echo stage (it receives), it has " + std::to_string(n.tx) +
+			      " rdma_tx and " + std::to_string(n.rx + n.echo) + " rdma_rx or echo");
+	if (f.keys.has("inject_loss") && n.tx == 0)
+		return e.fail(w, "inject_loss", "inject_loss acts where the flow sends: this host receives it, set it on the other");
+	if (f.inject_loss > 0 && n.tx == 0)   // --inject-loss, on every UC flow of the run
+		return e.fail(w, "--inject-loss acts where a flow sends: flow '" + f.name + "' is received on this host, give it to the other");
+	for (const char *k : {"ack_every", "ack_us"})
+		if (f.keys.has(k) && n.tx != 0)
+			return e.fail(w, k, std::string(k) + " is the receiver's: the other host sends the ACKs, set it there");
+	return true;
+}
+
+/* Who posts and who receives: a loopback flow both here, a two-host flow one end here. */
 bool check_flow_roles(Errors &e, const FlowConf &f, const FlowEnds &n, const Where &w)
 {
-	const bool server = !f.listen.empty(), loopback = f.peer == "loopback";
-	if (server && (n.tx != 0 || n.rx + n.echo != 1))
-		return e.fail(w, "flow '" + f.name + "' listens (this host is the server): it needs one rdma_rx "
-			      "or echo stage and no rdma_tx stage, it has " + std::to_string(n.rx + n.echo) + " and " +
-			      std::to_string(n.tx));
-	if (f.echoed && (server || loopback))
-		return e.fail(w, "echoed", "echoed says a client's flow is echoed by its server on another host; "
-			      "here an echo stage says it");
+	const bool loopback = f.peer == "loopback" && f.listen.empty();
+	if (!loopback && !check_two_host_end(e, f, n, w))
+		return false;
+	if (f.echoed && loopback)
+		return e.fail(w, "echoed", "echoed says a flow is echoed on another host; here an echo stage says it");
 	if (f.echoed && n.tx != 1)
 		return e.fail(w, "echoed", "an echoed flow (a ping-pong) has one rdma_tx stage, flow '" + f.name + "' has " +
 			      std::to_string(n.tx));
-	if (!server && n.tx == 0)
+	if (loopback && n.tx == 0)
 		return e.fail(w, "flow '" + f.name + "' has no rdma_tx stage; it needs one (or one per lcore that shares it)");
 	if (f.share_qps && n.tx < 2)
 		return e.fail(w, "share_qps", "sharing QPs needs two or more rdma_tx stages of flow '" + f.name +
@@ -382,9 +392,7 @@ bool check_flow_roles(Errors &e, const FlowConf &f, const FlowEnds &n, const Whe
 /* Where a flow is received, and that its two ends here run on lcores of their own. */
 bool check_flow_receivers(Errors &e, const PipelineConf &c, const FlowConf &f, const FlowEnds &n, const Where &w)
 {
-	const bool server = !f.listen.empty(), loopback = f.peer == "loopback";
-	if (!server && !loopback && n.rx + n.echo != 0)
-		return e.fail(w, "flow '" + f.name + "' goes to " + f.peer + ": it is received there, not by an rdma_rx or echo stage here");
+	const bool loopback = f.peer == "loopback" && f.listen.empty();
 	if (loopback && !c.pattern.has(f.name))   // a pattern's two ends are two ranks
 		for (const StageConf &a : c.stages)
 			for (const StageConf &b : c.stages)

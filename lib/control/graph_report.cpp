@@ -205,9 +205,9 @@ void print_header(Report &out, const PipelineConf &c, const Graph &g, const Tota
 		if (!f->remote)
 			continue;
 		const Device &dev = *f->end_here()->dev;
-		out.put("  role:                %s%s %s, %s port %u, GID index %d\n",
-		        g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "",
-		        f->serves() ? "server (responder) on" : "client (requester) of", f->remote->addr.str.c_str(),
+		out.put("  role:                %s%s (%s) %s %s, %s port %u, GID index %d\n",
+		        g.flows.size() > 1 ? ("flow " + f->conf->name + ": ").c_str() : "", f->listens() ? "server" : "client",
+		        f->serves() ? "responder" : "requester", f->listens() ? "on" : "of", f->remote->addr.str.c_str(),
 		        dev.name.c_str(), dev.port, dev.gid_index);
 	}
 	for (const auto &f : g.flows)   // each flow's pairs: through rdma_cm (each its own port), or directly

@@ -54,6 +54,7 @@ void print_remote(Report &out, const Graph &g)
 		const RemoteEnd &e = *f->remote;
 		const std::string who = g.flows.size() > 1 ? "flow " + f->conf->name + ": " : "";
 		const unsigned n = f->params.qps;
+		const char *other = e.listens ? "client" : "server";   // the other host, as rdma_cm has it
 		if (e.server)
 			out.put("  disconnected:        %s%u of %u connection%s%s%s\n", who.c_str(), e.down, n, n > 1 ? "s" : "",
 			        e.why.empty() ? "" : ", first: ", e.why.c_str());
@@ -63,11 +64,11 @@ void print_remote(Report &out, const Graph &g)
 			out.put("  keep-alive reads:    %s%" PRIu64 " posted, %" PRIu64 " answered\n", who.c_str(), e.probes_posted,
 			        e.probes_answered);
 		if (e.final_counts && !e.server)
-			out.put("  final counts:        %s%" PRIu64 " of %u written to the server\n", who.c_str(), e.counts_written, n);
+			out.put("  final counts:        %s%" PRIu64 " of %u written to the %s\n", who.c_str(), e.counts_written, n, other);
 		if (e.final_counts && e.server) {
 			unsigned told = 0;
 			remote_sent(e, n, &told);
-			out.put("  final counts:        %s%u of %u told by the client%s\n", who.c_str(), told, n,
+			out.put("  final counts:        %s%u of %u told by the %s%s\n", who.c_str(), told, n, other,
 			        told < n ? " (it went away before its end)" : "");
 		}
 	}

@@ -35,11 +35,13 @@ std::string lcore_roles(const GraphLcore &l)
 	return r;
 }
 
-/* Where a flow goes: "lcore 1 -> lcore 2", or to (from) another host. */
+/* Where a flow goes: "lcore 1 -> lcore 2", or to (from) another host: the one at the
+ * address this end dials, or the client of the address it listens on. */
 std::string ends_of(const GraphFlow &f)
 {
-	const std::string tx = f.tx ? "lcore " + std::to_string(f.tx->lcore) : f.remote->addr.str + "'s client";
-	const std::string rx = f.rx ? "lcore " + std::to_string(f.rx->lcore) : f.remote->addr.str;
+	const std::string far = f.remote ? f.remote->addr.str + (f.listens() ? "'s client" : "") : "";
+	const std::string tx = f.tx ? "lcore " + std::to_string(f.tx->lcore) : far;
+	const std::string rx = f.rx ? "lcore " + std::to_string(f.rx->lcore) : far;
 	return tx + " -> " + rx;
 }
 

@@ -73,12 +73,21 @@ PerftestFigures perftest_figures(const PerftestReportConf &c, const Results &r)
 	f.bytes = r.msg_bytes;
 	if (r.flows.empty())
 		return f;
-	const FlowResult &fl = r.flows[0];
+	/* -b: a flow each way (the one this end sends, the other it receives); perftest's
+	 * row is its own sends' count and both ends' rates summed, here both flows' as this
+	 * end counts them (what it received of a one-sided verb, unseen: what the sender
+	 * announced or told, once the flow checked out). */
+	const FlowResult &fl = r.flows[c.bidirectional && !c.sends() && r.flows.size() > 1 ? 1 : 0];
+	uint64_t msgs = fl.completed;
+	if (c.bidirectional)
+		for (size_t i = 0; i < r.flows.size(); i++)
+			if (&r.flows[i] != &fl)
+				msgs += r.flows[i].completed == 0 && r.flows[i].pass == 1 ? r.flows[i].sent : r.flows[i].completed;
 	f.iterations = fl.completed;   // perftest's -n is per QP, its table's #iterations all QPs'
 	f.observed = fl.completed > 0 && r.elapsed_s > 0 && (c.bw || (fl.latency && fl.latency->count()));   // (an echo times nothing)
 	if (!f.observed)
 		return f;
-	const double rate = static_cast<double>(fl.completed) / r.elapsed_s;
+	const double rate = static_cast<double>(msgs) / r.elapsed_s;
 	const double unit = c.gbits ? kGbit : kMB;
 	f.msg_rate = rate / 1e6;
 	f.bw_avg = rate * f.bytes / unit;
@@ -106,7 +115,7 @@ void perftest_header(Report &out, const PerftestReportConf &c, const Results &r,
 	out.line(" Connection type : %s\t\tUsing SRQ      : %s", c.uc ? "UC" : "RC", c.use_srq ? "ON" : "OFF");
 	out.line(" PCIe relax order: Unsupported");
 	out.line(" ibv_wr* API     : OFF");
-	if (!c.server && c.tx_depth)
+	if (c.sends() && c.tx_depth)
 		out.line(" TX depth        : %u", c.tx_depth);
 	if (c.post_list > 1)
 		out.line(" Post List       : %u", c.post_list);
@@ -205,7 +214,7 @@ int perftest_write_json(const std::string &path, const PerftestReportConf &c, co
 	info["Using_SRQ"] = c.use_srq ? "ON" : "OFF";
 	info["PCIe_relax_order"] = "Unsupported";
 	info["ibv_wr_API"] = "OFF";
-	if (!c.server && c.tx_depth)
+	if (c.sends() && c.tx_depth)
 		info["TX_depth"] = c.tx_depth;
 	if (c.bw && c.cq_mod)
 		info["CQ_Moderation"] = c.cq_mod;

@@ -110,7 +110,8 @@ struct GraphFlow {
 	/* --plant: what each spec that matched it did (graph_plan); the run logs them. */
 	std::vector<std::string> planted;
 	bool reliable() const { return params.reliability == Reliability::software && params.uc; }
-	bool serves() const { return remote && remote->server; }   // the server's end of a two-host flow
+	bool serves() const { return remote && remote->server; }   // the receiving end of a two-host flow
+	bool listens() const { return remote && remote->listens; } // a two-host flow's end that listens (the other dials)
 	GraphLcore *end_here() const { return tx ? tx : rx; }      // an end's lcore (two hosts: the one here)
 	~GraphFlow();
 };

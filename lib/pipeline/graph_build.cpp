@@ -135,14 +135,14 @@ int build_io(Graph *g, std::string *err)
 	return 0;
 }
 
-/* Each flow's objects and roles on its lcores' io contexts. Servers of two-host
- * flows listen first (that never blocks), then accept on threads of their own while
- * this host's other flows connect: two hosts that each serve the other a flow would
- * otherwise each wait in its connect for the other's accept. */
+/* Each flow's objects and roles on its lcores' io contexts. The listening ends of
+ * two-host flows listen first (that never blocks), then accept on threads of their
+ * own while this host's other flows connect: two hosts that each serve the other a
+ * flow would otherwise each wait in its connect for the other's accept. */
 int connect_flows(Graph *g, std::string *err)
 {
 	for (auto &f : g->flows)
-		if (f->serves() && remote_listen(f->remote.get(), f->params.qps, *f->rx->dev, f->objs.get(), err) != 0) {
+		if (f->listens() && remote_listen(f->remote.get(), f->params.qps, *f->end_here()->dev, f->objs.get(), err) != 0) {
 			*err = "flow '" + f->conf->name + "': " + *err;
 			return -1;
 		}
@@ -158,11 +158,11 @@ int connect_flows(Graph *g, std::string *err)
 	std::vector<int> accept_rc(nflows, 0);
 	std::vector<std::string> accept_err(nflows);
 	for (size_t i = 0; i < nflows; i++)
-		if (GraphFlow &f = *g->flows[i]; f.serves())
+		if (GraphFlow &f = *g->flows[i]; f.listens())
 			accepting.emplace_back([g, &f, &accept_rc, &accept_err, i] { accept_rc[i] = flow_setup(g, f, &accept_err[i]); });
 	int rc = 0;
 	for (auto &f : g->flows)
-		if (rc == 0 && !f->serves())
+		if (rc == 0 && !f->listens())
 			rc = flow_setup(g, *f, err);
 	for (std::thread &t : accepting)
 		t.join();

@@ -40,50 +40,6 @@ RemoteTarget slot_target(const RegisteredBuf &slots, uint32_t qi, uint32_t msg_b
 			    slots.mr->rkey, 1};
 }
 
-/* A two-host server of a write ping-pong: each request names the client's slot of its
- * QP (its echoes go there); the reply names the server's. */
-RemoteAcceptFill slot_exchange(const GraphFlow &f, std::vector<RemoteTarget> *far)
-{
-	return [&f, far](const CmPrivate &p, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
-		if (p.addr == 0 || p.rkey == 0) {
-			*why = "the client named no slot to write its QP " + std::to_string(p.qp_index) + "'s echoes to";
-			return -1;
-		}
-		(*far)[p.qp_index] = RemoteTarget{p.addr, p.rkey, 1};
-		spec->access = IBV_ACCESS_REMOTE_WRITE;
-		const RemoteTarget mine = slot_target(f.objs->echo_slots, p.qp_index, f.params.msg_bytes);
-		reply->addr = mine.base;
-		reply->rkey = mine.rkey;
-		reply->slots = 1;
-		reply->slot_bytes = f.params.msg_bytes;
-		return 0;
-	};
-}
-
-/* Where each end here writes, per QP: the other end's slots (a client: as the server's
- * replies name them). */
-int far_slots(GraphFlow &f, std::vector<RemoteTarget> *far_ping, std::vector<RemoteTarget> *far_echo, std::string *err)
-{
-	const FlowParams &o = f.params;
-	for (uint32_t i = 0; i < o.qps; i++) {
-		if (f.serves())
-			continue;   // the requests named them
-		if (!f.remote) {
-			(*far_ping)[i] = slot_target(f.objs->echo_slots, i, o.msg_bytes);
-			(*far_echo)[i] = slot_target(f.objs->ping_slots, i, o.msg_bytes);
-			continue;
-		}
-		const CmPrivate &r = f.objs->pairs.cm_client->conn(i).peer;
-		if (r.addr == 0 || r.rkey == 0 || r.slot_bytes != o.msg_bytes) {
-			*err = f.remote->addr.str + ": the server's reply for QP " + std::to_string(i) + " names no slot of " +
-			       std::to_string(o.msg_bytes) + " B to write pings to";
-			return -1;
-		}
-		(*far_ping)[i] = RemoteTarget{r.addr, r.rkey, 1};
-	}
-	return 0;
-}
-
 /* A write ping-pong's role polls its end's slots and writes back from them. */
 void pingpong_take_slots(PingPong *pp, const RegisteredBuf &slots, uint32_t msg_bytes)
 {
@@ -93,6 +49,34 @@ void pingpong_take_slots(PingPong *pp, const RegisteredBuf &slots, uint32_t msg_
 	pp->slot_mrs.n = 1;
 	pp->slot_mrs.chunks[0] = {base, base + slots.len, slots.mr->lkey};
 	pp->slot_mrs.mrs[0] = nullptr;   // the flow's objects own the registration
+}
+
+/* A ping-pong's end across two hosts: its QPs' access (writes: the far end writes its
+ * slots), and in each word, a write ping-pong's slot of the QP here; the far end's, from
+ * its word, in *far. */
+RemoteWords pingpong_words(const GraphFlow &f, bool writes, std::vector<RemoteTarget> *far)
+{
+	RemoteWords w;
+	const RegisteredBuf &mine = f.tx ? f.objs->ping_slots : f.objs->echo_slots;
+	w.say = [&f, &mine, writes](uint32_t qi, CmPrivate *m, CmQpSpec *spec) {
+		spec->access = writes ? IBV_ACCESS_REMOTE_WRITE : 0;
+		if (!writes)
+			return;
+		const RemoteTarget t = slot_target(mine, qi, f.params.msg_bytes);
+		m->addr = t.base;
+		m->rkey = t.rkey;
+	};
+	w.take = [far, writes](const CmPrivate &p, std::string *why) {
+		if (!writes)
+			return 0;
+		if (p.addr == 0 || p.rkey == 0) {
+			*why = "the other end named no slot to write QP " + std::to_string(p.qp_index) + "'s messages to";
+			return -1;
+		}
+		(*far)[p.qp_index] = RemoteTarget{p.addr, p.rkey, 1};
+		return 0;
+	};
+	return w;
 }
 
 /* A ping-pong flow's objects (its ping buffers, its QP pairs; writes: its slots) and its
@@ -116,11 +100,15 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 	const QpOptions qo = flow_qp_options(o, o.sq_depth, inl ? o.msg_bytes : 0, false, std::max<uint32_t>(1, o.rq_depth));
 	const int access = writes ? IBV_ACCESS_REMOTE_WRITE : 0;
 	std::vector<RemoteTarget> far_ping(o.qps), far_echo(o.qps);
-	int rc = f.serves() ? remote_accept(o, *f.rx->dev, f.rx->io, qo, f.remote.get(), &obj,
-					    writes ? slot_exchange(f, &far_echo) : RemoteAcceptFill{}, err)
-		 : f.remote ? remote_connect(o, *f.tx->dev, f.tx->io, qo, access, 0, f.remote.get(), &obj, err)
-		 : qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, access, access, &obj.pairs, err);
-	if (rc != 0 || (writes && far_slots(f, &far_ping, &far_echo, err) != 0))
+	for (uint32_t i = 0; writes && !f.remote && i < o.qps; i++) {   // both ends here
+		far_ping[i] = slot_target(obj.echo_slots, i, o.msg_bytes);
+		far_echo[i] = slot_target(obj.ping_slots, i, o.msg_bytes);
+	}
+	GraphLcore &end = *f.end_here();
+	int rc = f.remote ? remote_join(o, *end.dev, end.io, qo, f.remote.get(), &obj,
+					pingpong_words(f, writes, f.tx ? &far_ping : &far_echo), err)
+			  : qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, access, access, &obj.pairs, err);
+	if (rc != 0)
 		return -1;
 	const uint64_t hz = rte_get_tsc_hz();
 	for (PingPong *pp : {&f.ping, &f.pong}) {
@@ -440,12 +428,23 @@ int ensure_ctrl(GraphLcore *l, std::string *err)
 
 /* The shapes' hooks (flow_shape.cpp's rows), shape by shape. */
 
-static void note_server(Graph *g, const GraphFlow &f, bool echoed)
+/* What the end does, said as it starts to connect: the listening end waits, the
+ * dialing one connects; a listening end that sends, or a dialing one that receives,
+ * says so. */
+static void note_end(Graph *g, const GraphFlow &f, bool echoed)
 {
-	if (g->note)
-		g->note("flow '" + f.conf->name + "': server on " + f.remote->addr.str + " (" + f.rx->dev->name + "), waiting for " +
-			std::to_string(f.params.qps) + " connection" + (f.params.qps > 1 ? "s" : "") + " (" + verb_opcode_name(f.params.verb) +
-			", " + std::to_string(f.params.msg_bytes) + " B" + (echoed ? ", echoed" : "") + ")");
+	if (!g->note)
+		return;
+	const FlowParams &o = f.params;
+	const std::string s = o.qps > 1 ? "s" : "";
+	if (f.listens())
+		g->note("flow '" + f.conf->name + "': server on " + f.remote->addr.str + " (" + f.end_here()->dev->name + "), waiting for " +
+			std::to_string(o.qps) + " connection" + s + " (" + verb_opcode_name(o.verb) + ", " + std::to_string(o.msg_bytes) +
+			" B" + (echoed ? ", echoed" : "") + (f.serves() ? "" : ", sent from here") + ")");
+	else
+		g->note("flow '" + f.conf->name + "': client of " + f.remote->addr.str + " on " + f.end_here()->dev->name + ", " +
+			std::to_string(o.qps) + " QP" + s + ", " + verb_opcode_name(o.verb) + ", " + std::to_string(o.msg_bytes) + " B, " +
+			std::to_string(o.messages) + " messages" + (f.serves() ? ", received here" : ""));
 }
 
 int loopback_setup(Graph *, GraphFlow &f, std::string *err)
@@ -457,10 +456,7 @@ int loopback_setup(Graph *, GraphFlow &f, std::string *err)
 
 int client_setup(Graph *g, GraphFlow &f, std::string *err)
 {
-	if (g->note)
-		g->note("flow '" + f.conf->name + "': client of " + f.remote->addr.str + " on " + f.tx->dev->name + ", " +
-			std::to_string(f.params.qps) + " QP" + (f.params.qps > 1 ? "s" : "") + ", " + verb_opcode_name(f.params.verb) + ", " +
-			std::to_string(f.params.msg_bytes) + " B, " + std::to_string(f.params.messages) + " messages");
+	note_end(g, f, false);
 	/* The handshake names the control QP the client's ACKs come to. */
 	if (f.reliable() && ensure_ctrl(f.tx, err) != 0)
 		return -1;
@@ -471,7 +467,7 @@ int client_setup(Graph *g, GraphFlow &f, std::string *err)
 
 int server_setup(Graph *g, GraphFlow &f, std::string *err)
 {
-	note_server(g, f, false);
+	note_end(g, f, false);
 	/* The handshake names the control QP the client's restart requests come to. */
 	if (f.reliable() && ensure_ctrl(f.rx, err) != 0)
 		return -1;
@@ -482,8 +478,8 @@ int server_setup(Graph *g, GraphFlow &f, std::string *err)
 
 int pingpong_shape_setup(Graph *g, GraphFlow &f, std::string *err)
 {
-	if (f.serves())
-		note_server(g, f, true);
+	if (f.listens())
+		note_end(g, f, f.serves());
 	return pingpong_setup(f, err);
 }
 
@@ -535,15 +531,22 @@ int server_reliability(Graph *, GraphFlow &f, std::string *err)
 	return reliability_rx(f, e.peer_gid, e.peer_ctrl_qpn[0], e.peer_uc_qpn.data(), err);
 }
 
+/* The connections of a two-host end: accepted, or dialed. */
+static CmConnSet *cm_of(const GraphFlow &f)
+{
+	const QpPairs &p = f.objs->pairs;
+	return f.listens() ? static_cast<CmConnSet *>(p.cm_server.get()) : static_cast<CmConnSet *>(p.cm_client.get());
+}
+
 void watch_server(Graph *g, GraphFlow &f)
 {
-	g->watch.ends.push_back({f.remote.get(), f.objs->pairs.cm_server.get(), &f.ctl});
+	g->watch.ends.push_back({f.remote.get(), cm_of(f), &f.ctl});
 }
 
 /* A client's end: counts, when given, go to the server at the end (duration runs). */
 static void watch_client_end(Graph *g, GraphFlow &f, Requester *counts)
 {
-	g->watch.ends.push_back({f.remote.get(), f.objs->pairs.cm_client.get(), &f.ctl, counts, f.tx->io.send_cq});
+	g->watch.ends.push_back({f.remote.get(), cm_of(f), &f.ctl, counts, f.tx->io.send_cq});
 }
 
 void watch_client(Graph *g, GraphFlow &f)

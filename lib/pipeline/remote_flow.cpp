@@ -1,6 +1,7 @@
 #include "pipeline/remote_flow.h"
 
 #include "conf/cli_pipeline.h"
+#include "conf/stage_kinds.h"
 #include "verbs/gid.h"
 
 #include <rte_cycles.h>
@@ -57,7 +58,7 @@ std::vector<uint64_t> qp_targets(const FlowParams &o)
 	return t;
 }
 
-/* What both ends must agree on: the client says it, the server checks it. `messages`
+/* What both ends must agree on: the dialing end says it, the listening end checks it. `messages`
  * is this QP's own count, so both ends split a flow's count the same way. */
 CmPrivate request_of(const FlowParams &o, uint32_t qi, uint64_t qp_messages)
 {
@@ -72,13 +73,17 @@ CmPrivate request_of(const FlowParams &o, uint32_t qi, uint64_t qp_messages)
 	return p;
 }
 
-std::string mismatch(const FlowParams &o, const CmPrivate &peer, uint64_t qp_messages)
+std::string mismatch(const FlowParams &o, const CmPrivate &peer, uint64_t qp_messages, bool peer_receives)
 {
 	Verb v = static_cast<Verb>(peer.verb ? peer.verb - 1 : 0);
-	if (peer.verb != 0 && v == o.verb && peer.slot_bytes == o.msg_bytes && peer.slots == o.slots &&
-	    peer.messages == qp_messages && peer.chunk == o.chunk_bytes && peer.flow_window == o.flow_window)
+	/* A receiving end's word has its window's shape (an atomic's: one 8-byte word), and
+	 * not the flow window, which it checks itself. */
+	const bool word = peer_receives && verb_is_atomic(o.verb);
+	const uint32_t fw = peer_receives ? 0 : o.flow_window;
+	if (peer.verb != 0 && v == o.verb && peer.slot_bytes == (word ? 8u : o.msg_bytes) && peer.slots == (word ? 1u : o.slots) &&
+	    peer.messages == qp_messages && peer.chunk == o.chunk_bytes && peer.flow_window == fw)
 		return "";
-	if (peer.flow_window != o.flow_window)   // a reject carries 139 characters
+	if (peer.flow_window != fw)   // a reject carries 139 characters
 		return "client flow window " + std::to_string(peer.flow_window) + ", server's " + std::to_string(o.flow_window) +
 		       (o.rq_depth ? ": this server's QPs have receive queues of their own; give the client flow_window = 0"
 				   : " (give both the same flow_window)");
@@ -103,16 +108,19 @@ RemoteEnd::~RemoteEnd()
 
 int remote_end_init(const PipelineConf &c, const FlowConf &fc, RemoteEnd *e, std::string *err)
 {
-	e->server = !fc.listen.empty();
-	const std::string &s = e->server ? fc.listen : fc.peer;
+	e->listens = !fc.listen.empty();
+	e->server = false;   // the receiving end: an rdma_rx or echo stage of the flow here
+	for (const StageConf &st : c.stages)
+		e->server |= st.flow == fc.name && st.kind->end >= FlowEnd::responder;
+	const std::string &s = e->listens ? fc.listen : fc.peer;
 	const size_t colon = s.rfind(':');
 	const std::string ip = colon == std::string::npos ? "" : s.substr(0, colon);
 	const std::string port = colon == std::string::npos ? s : s.substr(colon + 1);
 	if (cm_addr_parse(ip, port, &e->addr, err) != 0) {
-		*err = where(c, fc, e->server ? "listen" : "peer", s) + *err;
+		*err = where(c, fc, e->listens ? "listen" : "peer", s) + *err;
 		return -1;
 	}
-	if (!e->server && cm_addr_parse(fc.local, "0", &e->local, err) != 0) {
+	if (!e->listens && cm_addr_parse(fc.local, "0", &e->local, err) != 0) {
 		*err = where(c, fc, "local", fc.local) + *err;
 		return -1;
 	}
@@ -127,7 +135,7 @@ int remote_device_name(const PipelineConf &c, const FlowConf &fc, std::string *n
 	RemoteEnd e;
 	if (remote_end_init(c, fc, &e, err) != 0)
 		return -1;
-	if (e.server) {
+	if (e.listens) {
 		CmServer srv;   // bound for a moment: its address names the device
 		if (srv.listen(e.addr, 1, err) != 0)
 			return -1;
@@ -267,44 +275,39 @@ QpOptions service_qo(const QpOptions &qo)
 	return s;
 }
 
-} // namespace
+/* Why the other end's word cannot be this end's partner: both send, or both receive
+ * ("" when one of each). */
+std::string same_role(const RemoteEnd &e, const CmPrivate &peer)
+{
+	if (((peer.flags & kCmReceiver) != 0) != e.server)
+		return "";
+	return std::string("both ends ") + (e.server ? "receive" : "send") + " the flow (each host's end of it has its " +
+	       (e.server ? "rdma_rx or echo" : "rdma_tx") + " stage; --reversed on one end only?)";
+}
 
-int remote_connect(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, int access, uint8_t flags,
-		   RemoteEnd *e, FlowObjects *f, std::string *err)
+/* The QPs of the end here: a's sending, b's receiving (ping-pong: ping, echo). */
+std::vector<ibv_qp *> &end_qps(const RemoteEnd &e, FlowObjects *f)
+{
+	return e.server ? f->pairs.b : f->pairs.a;
+}
+
+/* Dialing: each QP's word in its request (asking again while nobody listens); the
+ * other end's in its reply. */
+int dial(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e, FlowObjects *f,
+	 const RemoteWords &w, std::string *err)
 {
 	const uint32_t nqps = o.qps;
-	e->targets = qp_targets(o);
-	if (e->targets[0] > kCmMaxMessages) {
-		*err = std::to_string(e->targets[0]) + " messages per QP: the handshake announces at most " +
-		       std::to_string(kCmMaxMessages);
-		return -1;
-	}
-	if (qo.uc && make_uc_qps(dev, io, qo, nqps, f, err) != 0)
-		return -1;
 	std::vector<CmQpSpec> specs(nqps);
 	std::vector<CmPrivate> locals(nqps);
 	for (uint32_t i = 0; i < nqps; i++) {
 		specs[i] = cm_qp_spec(dev.pd, io, service_qo(qo));
 		specs[i].qp.qp_index = i;
-		specs[i].access = access;
 		locals[i] = request_of(o, i, e->targets[i]);
-		if (f->credit_words.mr) {   // credit (two-sided verbs), keep-alive (one-sided ones)
-			locals[i].credit_addr = reinterpret_cast<uintptr_t>(credit_word_at(*f, i));
-			locals[i].credit_rkey = f->credit_words.mr->rkey;
-		}
-		locals[i].flags = flags | (qo.uc && o.reliability == Reliability::software ? kCmReliable : 0);
-		if (o.flow_window) {   // the flow's word follows its QPs'
-			locals[i].flags |= kCmFlowWindow;
-			locals[i].flow_window = o.flow_window;
-			locals[i].flow_credit_addr = reinterpret_cast<uintptr_t>(credit_word_at(*f, nqps));
-		}
+		locals[i].flags = (qo.uc && o.reliability == Reliability::software ? kCmReliable : 0) | (e->server ? kCmReceiver : 0);
+		w.say(i, &locals[i], &specs[i]);
 		if (qo.uc) {
 			locals[i].uc_qpn = f->pairs.uc[i]->qp_num;
 			locals[i].ctrl_qpn = e->ctrl_qpn;
-		}
-		if (f->ping_slots.mr) {   // a ping-pong of writes: where the server writes its echoes
-			locals[i].addr = reinterpret_cast<uintptr_t>(f->ping_slots.addr) + i * ping_slot_stride(o.msg_bytes);
-			locals[i].rkey = f->ping_slots.mr->rkey;
 		}
 	}
 	if (connect_retrying(o, dev, e, specs, locals, f, err) != 0)
@@ -313,69 +316,102 @@ int remote_connect(const FlowParams &o, Device &dev, SharedIOContext &io, const 
 	for (uint32_t i = 0; i < nqps; i++) {
 		const CmConn &c = cli.conn(i);
 		if (qo.uc != (c.peer.uc_qpn != 0)) {
-			*err = e->addr.str + ": the server runs " + (qo.uc ? "RC" : "UC") + ", this client " + (qo.uc ? "UC" : "RC") +
+			*err = e->addr.str + ": the other end runs " + (qo.uc ? "RC" : "UC") + ", this one " + (qo.uc ? "UC" : "RC") +
 			       " (give both the same transport)";
 			return -1;
 		}
-		if (qo.uc && connect_uc(dev, cli, i, f->pairs.uc[i], qo, i, c.peer.uc_qpn, access, &e->peer_gid, err) != 0)
+		std::string why = same_role(*e, c.peer);
+		if (!why.empty() || w.take(c.peer, &why) != 0) {
+			*err = e->addr.str + ": QP " + std::to_string(i) + ": " + why;
+			return -1;
+		}
+		if (qo.uc && connect_uc(dev, cli, i, f->pairs.uc[i], qo, i, c.peer.uc_qpn, specs[i].access, &e->peer_gid, err) != 0)
 			return -1;
 		e->peer_uc_qpn.push_back(c.peer.uc_qpn);
 		e->peer_ctrl_qpn.push_back(c.peer.ctrl_qpn);
-		f->pairs.a.push_back(qo.uc ? f->pairs.uc[i] : c.qp);
+		end_qps(*e, f).push_back(qo.uc ? f->pairs.uc[i] : c.qp);
 	}
 	f->pairs.connected = std::string(qo.uc ? "UC beside RC service connections, " : "RC, ") + "rdma_cm from " + dev.name +
 			     " to " + e->addr.str + ", " + std::to_string(nqps) + " connection" + (nqps > 1 ? "s" : "");
 	return 0;
 }
 
-int remote_client_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
-			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, FlowObjects *f, Requester *q,
-			std::string *err)
+/* Listening: each request checked (what both ends agree on, from the fields its role
+ * states) and taken; the reply this end's word. */
+int accept(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e, FlowObjects *f,
+	   const RemoteWords &w, std::string *err)
 {
-	const RoleShape &shape = f->shape;
-	if (requester_buffers(o, tag, dev, true, f, err) != 0)
-		return -1;
-	const QpOptions qo = flow_qp_options(o, o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr);
-	if (remote_connect(o, dev, io, qo, shape.two_sided ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
-			   made_upstream ? kCmSelfDescribing : 0, e, f, err) != 0)
-		return -1;
-	const CmClient &cli = *f->pairs.cm_client;
-	const bool atomic = verb_is_atomic(o.verb);
-	std::vector<RemoteTarget> targets;
-	bool asked_self_describing = false;
-	e->duration = o.messages == 0;
-	e->final_counts = e->duration || !shape.two_sided;
-	for (uint32_t i = 0; i < o.qps; i++) {
-		const CmConn &c = cli.conn(i);
-		asked_self_describing |= (c.peer.flags & kCmSelfDescribing) != 0;
-		if (e->final_counts && c.peer.credit_addr == 0) {
-			*err = e->addr.str + ": the server's reply for QP " + std::to_string(i) + " names no word for the final count";
-			return -1;
+	const uint32_t nqps = o.qps;
+	std::vector<int> access(nqps, 0);
+	auto choose = [&](const CmRequest &req, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
+		const CmPrivate &p = req.peer;
+		if (req.verbs != dev.ctx) {
+			*why = "the request came in on another device than this server's " + dev.name;
+			return kCmReject;
 		}
-		if (e->final_counts)
-			e->count_words.push_back(RemoteTarget{c.peer.credit_addr, c.peer.credit_rkey, 0});
-	}
-	if (e->final_counts && registered_buf_alloc(dev, (std::string("rp_") + tag + "_final_counts").c_str(), o.qps * sizeof(uint64_t),
-						0, &e->counts, err) != 0)
-		return -1;
-	for (uint32_t i = 0; i < o.qps; i++) {
-		const CmConn &c = cli.conn(i);
-		if (!shape.mem_per_qp)
-			continue;
-		if (c.peer.addr == 0 || c.peer.slot_bytes != (atomic ? 8u : o.msg_bytes) || c.peer.slots != (atomic ? 1u : o.slots)) {
-			*err = e->addr.str + ": the server's reply for QP " + std::to_string(i) + " has no usable window";
-			return -1;
+		if (p.qp_index >= nqps) {   // (the server refuses one already connected)
+			*why = "QP index " + std::to_string(p.qp_index) + " is not one this server expects (" + std::to_string(nqps) +
+			       " QPs)";
+			return kCmReject;
 		}
-		targets.push_back(RemoteTarget{c.peer.addr, c.peer.rkey, atomic ? 0 : c.peer.slots});
-	}
-	if (requester_bind(o, tag, ops, use_wr, io, ctl, f, targets, q, err) != 0)
+		if (std::string m = mismatch(o, p, e->targets[p.qp_index], !e->server); !m.empty()) {
+			*why = m;
+			return kCmReject;
+		}
+		if (qo.uc != (p.uc_qpn != 0)) {
+			*why = std::string("the client runs ") + (p.uc_qpn ? "UC" : "RC") + ", this server " + (qo.uc ? "UC" : "RC") +
+			       " (give both the same transport)";
+			return kCmReject;
+		}
+		const bool reliable = qo.uc && o.reliability == Reliability::software;
+		const bool peer_reliable = (p.flags & kCmReliable) != 0;
+		if (qo.uc && reliable != peer_reliable) {
+			*why = std::string("the client runs UC ") + (peer_reliable ? "with" : "without") + " software reliability, this server " +
+			       (reliable ? "with" : "without") + " (give both the same reliability)";
+			return kCmReject;
+		}
+		if (std::string r = same_role(*e, p); !r.empty()) {
+			*why = r;
+			return kCmReject;
+		}
+		if (w.take(p, why) != 0)
+			return kCmReject;
+		*spec = cm_qp_spec(dev.pd, io, service_qo(qo));
+		spec->qp.qp_index = p.qp_index;
+		*reply = request_of(o, p.qp_index, e->targets[p.qp_index]);
+		reply->flags |= e->server ? kCmReceiver : 0;
+		w.say(p.qp_index, reply, spec);
+		if (qo.uc) {
+			reply->uc_qpn = f->pairs.uc[p.qp_index]->qp_num;
+			reply->ctrl_qpn = e->ctrl_qpn;   // reliable: where the client's restart requests go
+		}
+		access[p.qp_index] = spec->access;
+		return kCmAccept;
+	};
+	CmServer &srv = *f->pairs.cm_server;
+	if (int rc = srv.accept(nqps, e->connect_timeout_ms, choose, err); rc != 0) {   // the client may come later than us
+		if (rc == -ETIMEDOUT)
+			*err += bounded_by(*e);
 		return -1;
-	/* The server hands what it receives to stages that check each message alone. */
-	q->p.self_describing |= asked_self_describing;
+	}
+	/* The set is in arrival order; the roles' tables want QP index order. */
+	std::vector<ibv_qp *> &qps = end_qps(*e, f);
+	qps.assign(nqps, nullptr);
+	e->peer_uc_qpn.assign(nqps, 0);
+	e->peer_ctrl_qpn.assign(nqps, 0);
+	for (unsigned c = 0; c < srv.size(); c++) {
+		const CmPrivate &peer = srv.conn(c).peer;
+		const uint32_t qi = peer.qp_index;
+		qps[qi] = qo.uc ? f->pairs.uc[qi] : srv.conn(c).qp;
+		if (qo.uc && connect_uc(dev, srv, c, f->pairs.uc[qi], qo, qi, peer.uc_qpn, access[qi], &e->peer_gid, err) != 0)
+			return -1;
+		e->peer_uc_qpn[qi] = peer.uc_qpn;
+		e->peer_ctrl_qpn[qi] = peer.ctrl_qpn;
+	}
+	f->pairs.connected = std::string(qo.uc ? "UC beside RC service connections, " : "RC, ") + "rdma_cm on " + e->addr.str +
+			     " (" + dev.name + "), " + std::to_string(nqps) + " connection" + (nqps > 1 ? "s" : "");
 	return 0;
 }
-
-namespace {
 
 /* The server's QPs of a one-sided verb post only keep-alive reads: their send CQ is
  * the probe's own. */
@@ -394,76 +430,74 @@ int make_probe(const FlowParams &o, Device &dev, RemoteEnd *e, FlowObjects *f, s
 
 } // namespace
 
-int remote_accept(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e,
-		  FlowObjects *f, const RemoteAcceptFill &fill, std::string *err)
+int remote_join(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e, FlowObjects *f,
+		const RemoteWords &w, std::string *err)
 {
-	const uint32_t nqps = o.qps;
 	e->targets = qp_targets(o);
-	if (qo.uc && make_uc_qps(dev, io, qo, nqps, f, err) != 0)
+	if (e->targets[0] > kCmMaxMessages) {
+		*err = std::to_string(e->targets[0]) + " messages per QP: the handshake announces at most " +
+		       std::to_string(kCmMaxMessages);
 		return -1;
-	std::vector<int> access(nqps, 0);
-	auto choose = [&](const CmRequest &req, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
-		const CmPrivate &p = req.peer;
-		if (req.verbs != dev.ctx) {
-			*why = "the request came in on another device than this server's " + dev.name;
-			return kCmReject;
+	}
+	if (qo.uc && make_uc_qps(dev, io, qo, o.qps, f, err) != 0)
+		return -1;
+	return e->listens ? accept(o, dev, io, qo, e, f, w, err) : dial(o, dev, io, qo, e, f, w, err);
+}
+
+int remote_client_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
+			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, FlowObjects *f, Requester *q,
+			std::string *err)
+{
+	const RoleShape &shape = f->shape;
+	if (requester_buffers(o, tag, dev, true, f, err) != 0)
+		return -1;
+	const bool atomic = verb_is_atomic(o.verb);
+	e->duration = o.messages == 0;
+	e->final_counts = e->duration || !shape.two_sided;
+	std::vector<RemoteTarget> targets(o.qps);
+	bool asked_self_describing = false;
+	RemoteWords w;
+	w.say = [&](uint32_t i, CmPrivate *m, CmQpSpec *spec) {
+		spec->access = shape.two_sided ? IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ;   // credit; keep-alive reads
+		m->flags |= made_upstream ? kCmSelfDescribing : 0;
+		m->credit_addr = reinterpret_cast<uintptr_t>(credit_word_at(*f, i));
+		m->credit_rkey = f->credit_words.mr->rkey;
+		if (o.flow_window) {   // the flow's word follows its QPs'
+			m->flags |= kCmFlowWindow;
+			m->flow_window = o.flow_window;
+			m->flow_credit_addr = reinterpret_cast<uintptr_t>(credit_word_at(*f, o.qps));
 		}
-		if (p.qp_index >= nqps) {   // (the server refuses one already connected)
-			*why = "QP index " + std::to_string(p.qp_index) + " is not one this server expects (" + std::to_string(nqps) +
-			       " QPs)";
-			return kCmReject;
-		}
-		if (std::string m = mismatch(o, p, e->targets[p.qp_index]); !m.empty()) {
-			*why = m;
-			return kCmReject;
-		}
-		if (qo.uc != (p.uc_qpn != 0)) {
-			*why = std::string("the client runs ") + (p.uc_qpn ? "UC" : "RC") + ", this server " + (qo.uc ? "UC" : "RC") +
-			       " (give both the same transport)";
-			return kCmReject;
-		}
-		const bool reliable = qo.uc && o.reliability == Reliability::software;
-		const bool peer_reliable = (p.flags & kCmReliable) != 0;
-		if (qo.uc && reliable != peer_reliable) {
-			*why = std::string("the client runs UC ") + (peer_reliable ? "with" : "without") + " software reliability, this server " +
-			       (reliable ? "with" : "without") + " (give both the same reliability)";
-			return kCmReject;
-		}
-		*spec = cm_qp_spec(dev.pd, io, service_qo(qo));
-		spec->qp.qp_index = p.qp_index;
-		spec->access = 0;
-		*reply = CmPrivate{};
-		reply->qp_index = p.qp_index;
-		if (fill && fill(p, spec, reply, why) != 0)
-			return kCmReject;
-		if (qo.uc) {
-			reply->uc_qpn = f->pairs.uc[p.qp_index]->qp_num;
-			reply->ctrl_qpn = e->ctrl_qpn;   // reliable: where the client's restart requests go
-		}
-		access[p.qp_index] = spec->access;
-		return kCmAccept;
 	};
-	CmServer &srv = *f->pairs.cm_server;
-	if (int rc = srv.accept(nqps, e->connect_timeout_ms, choose, err); rc != 0) {   // the client may come later than us
-		if (rc == -ETIMEDOUT)
-			*err += bounded_by(*e);
-		return -1;
-	}
-	/* The set is in arrival order; the roles' tables want QP index order. */
-	f->pairs.b.assign(nqps, nullptr);
-	e->peer_uc_qpn.assign(nqps, 0);
-	e->peer_ctrl_qpn.assign(nqps, 0);
-	for (unsigned c = 0; c < srv.size(); c++) {
-		const CmPrivate &peer = srv.conn(c).peer;
-		const uint32_t qi = peer.qp_index;
-		f->pairs.b[qi] = qo.uc ? f->pairs.uc[qi] : srv.conn(c).qp;
-		if (qo.uc && connect_uc(dev, srv, c, f->pairs.uc[qi], qo, qi, peer.uc_qpn, access[qi], &e->peer_gid, err) != 0)
+	w.take = [&](const CmPrivate &p, std::string *why) {
+		asked_self_describing |= (p.flags & kCmSelfDescribing) != 0;
+		if (e->final_counts && p.credit_addr == 0) {
+			*why = "the receiving end names no word for the final count";
 			return -1;
-		e->peer_uc_qpn[qi] = peer.uc_qpn;
-		e->peer_ctrl_qpn[qi] = peer.ctrl_qpn;
-	}
-	f->pairs.connected = std::string(qo.uc ? "UC beside RC service connections, " : "RC, ") + "rdma_cm on " + e->addr.str +
-			     " (" + dev.name + "), " + std::to_string(nqps) + " connection" + (nqps > 1 ? "s" : "");
+		}
+		if (e->final_counts) {
+			e->count_words.resize(o.qps);
+			e->count_words[p.qp_index] = RemoteTarget{p.credit_addr, p.credit_rkey, 0};
+		}
+		if (shape.mem_per_qp &&
+		    (p.addr == 0 || p.slot_bytes != (atomic ? 8u : o.msg_bytes) || p.slots != (atomic ? 1u : o.slots))) {
+			*why = "the receiving end has no usable window";
+			return -1;
+		}
+		targets[p.qp_index] = RemoteTarget{p.addr, p.rkey, atomic ? 0 : p.slots};
+		return 0;
+	};
+	const QpOptions qo = flow_qp_options(o, o.sq_depth, o.inline_send ? o.msg_bytes : 0, use_wr);
+	if (remote_join(o, dev, io, qo, e, f, w, err) != 0)
+		return -1;
+	if (e->final_counts && registered_buf_alloc(dev, (std::string("rp_") + tag + "_final_counts").c_str(), o.qps * sizeof(uint64_t),
+						0, &e->counts, err) != 0)
+		return -1;
+	if (!shape.mem_per_qp)
+		targets.clear();
+	if (requester_bind(o, tag, ops, use_wr, io, ctl, f, targets, q, err) != 0)
+		return -1;
+	/* The receiving end hands what it receives to stages that check each message alone. */
+	q->p.self_describing |= asked_self_describing;
 	return 0;
 }
 
@@ -477,7 +511,7 @@ int remote_server_setup(const FlowParams &o, const char *tag, Device &dev, const
 		return -1;
 	e->duration = o.messages == 0;
 	e->final_counts = e->duration || !shape.two_sided;
-	if (e->final_counts) {   // the client's final counts land here
+	if (e->final_counts) {   // the sender's final counts land here
 		if (registered_buf_alloc(dev, (std::string("rp_") + tag + "_final_counts").c_str(), o.qps * sizeof(uint64_t),
 					 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &e->counts, err) != 0)
 			return -1;
@@ -486,27 +520,35 @@ int remote_server_setup(const FlowParams &o, const char *tag, Device &dev, const
 	}
 	bool self_describing = false;
 	std::vector<CreditTarget> credits(o.qps + (o.flow_window ? 1 : 0));
-	auto fill = [&](const CmPrivate &p, CmQpSpec *spec, CmPrivate *reply, std::string *why) -> int {
-		if (p.credit_addr == 0) {
-			*why = "the client gave no credit word (credit, and keep-alive for one-sided verbs)";
-			return -1;
-		}
+	RemoteWords w;
+	w.say = [&](uint32_t i, CmPrivate *m, CmQpSpec *spec) {
 		if (e->probe_cq)
 			spec->send_cq = e->probe_cq;
 		spec->access = shape.mem_access & ~IBV_ACCESS_LOCAL_WRITE;
-		reply->flags = hand_on ? kCmSelfDescribing : 0;   // stages after ours check each message alone
-		self_describing |= (p.flags & kCmSelfDescribing) != 0;
+		m->flags |= hand_on ? kCmSelfDescribing : 0;   // stages after ours check each message alone
 		if (shape.mem_per_qp) {
-			reply->addr = reinterpret_cast<uintptr_t>(f->memory.addr) + p.qp_index * shape.mem_per_qp;
-			reply->rkey = f->memory.mr->rkey;
-			reply->slots = verb_is_atomic(o.verb) ? 1 : o.slots;
-			reply->slot_bytes = verb_is_atomic(o.verb) ? 8 : o.msg_bytes;
+			m->addr = reinterpret_cast<uintptr_t>(f->memory.addr) + i * shape.mem_per_qp;
+			m->rkey = f->memory.mr->rkey;
+			m->slots = verb_is_atomic(o.verb) ? 1 : o.slots;
+			m->slot_bytes = verb_is_atomic(o.verb) ? 8 : o.msg_bytes;
 		}
 		if (e->final_counts) {
-			reply->credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(e->counts.addr) + p.qp_index);
-			reply->credit_rkey = e->counts.mr->rkey;
+			m->credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(e->counts.addr) + i);
+			m->credit_rkey = e->counts.mr->rkey;
 			spec->access |= IBV_ACCESS_REMOTE_WRITE;
 		}
+	};
+	w.take = [&](const CmPrivate &p, std::string *why) {
+		if (p.credit_addr == 0) {
+			*why = "the sending end gave no credit word (credit, and keep-alive for one-sided verbs)";
+			return -1;
+		}
+		if (p.flow_window != o.flow_window) {   // (checked by mismatch() when this end listens)
+			*why = "the sending end's flow window is " + std::to_string(p.flow_window) + ", this end's " +
+			       std::to_string(o.flow_window) + " (give both the same flow_window)";
+			return -1;
+		}
+		self_describing |= (p.flags & kCmSelfDescribing) != 0;
 		credits[p.qp_index] = {p.credit_addr, p.credit_rkey};
 		if (p.flow_window)   // every QP names the flow's word: any will do
 			credits[o.qps] = {p.flow_credit_addr, p.credit_rkey};
@@ -515,12 +557,12 @@ int remote_server_setup(const FlowParams &o, const char *tag, Device &dev, const
 		return 0;
 	};
 	const QpOptions qo = flow_qp_options(o, kCreditRing, 0, false, std::max<uint32_t>(1, o.rq_depth));
-	if (remote_accept(o, dev, io, qo, e, f, fill, err) != 0 || responder_bind(o, ops, io, ctl, f, credits, v, err) != 0)
+	if (remote_join(o, dev, io, qo, e, f, w, err) != 0 || responder_bind(o, ops, io, ctl, f, credits, v, err) != 0)
 		return -1;
 	v->self_describing |= self_describing || hand_on;
 	if (v->p.reliable)   // 5 of the sender's largest RTO
 		v->p.linger_tsc = static_cast<uint64_t>(5 * kRtoMaxS * static_cast<double>(rte_get_tsc_hz()));
-	/* A duration run's counts are known once the client has written them (before it
+	/* A duration run's counts are known once the sender has written them (before it
 	 * disconnects); until then each reads "not told", and the NIC writes them while
 	 * the lcore reads: each read is a fresh load after the CQ polls around it. */
 	ctl->qp_sent = e->duration ? static_cast<const uint64_t *>(e->counts.addr) : e->targets.data();

@@ -1,10 +1,13 @@
-/* One end of a two-host flow: a flow with peer = "HOST:PORT" (this host is the client:
- * its rdma_tx stage posts, the server's host receives) or listen = "[ADDR:]PORT" (this
- * host is the server: its rdma_rx stage receives what the client's host posts). The
- * builder (graph.cpp) makes this end on the lcore's io context like a loopback flow's,
- * and connects its QPs over rdma_cm: the client says in each connection's private data
- * what it will send (verb, size, window, its QP's message count) and where its credit
- * word is; the server checks that against its own flow and answers with its window.
+/* One end of a two-host flow: a flow with peer = "HOST:PORT" (this host dials) or
+ * listen = "[ADDR:]PORT" (this host listens), and either way the sending end (its
+ * rdma_tx stage posts: the requester) or the receiving end (its rdma_rx or echo stage:
+ * the responder, called the server below, as it is whenever it listens). The builder
+ * (graph.cpp) makes this end on the lcore's io context like a loopback flow's, and
+ * connects its QPs over rdma_cm; each end says in each connection's private data what
+ * its role has to say (its verb, size, window and QP's message count, both; the
+ * sender where its credit word is, the receiver where its window and final-count word
+ * are), the dialing end in its request, the listening one in its reply, and the
+ * listening end checks the request against its own flow.
  * While the run goes on, the control plane watches the connections (remote_watch_*):
  * a disconnect ends the server's flow (nothing more will come) and fails the client's,
  * and a server of a one-sided verb, which sees nothing arrive, reads each client's word
@@ -34,9 +37,10 @@ namespace rp {
 /* This host's end of a two-host flow, beside the flow's FlowObjects (its buffers, and
  * its rdma_cm connections in pairs.cm_client or pairs.cm_server). */
 struct RemoteEnd {
-	bool server = false;
-	CmAddr addr;                       // the server's (ours when listening)
-	CmAddr local;                      // client: the address (and so the device) to connect from
+	bool server = false;               // this end receives (a responder, or a ping-pong's echo)
+	bool listens = false;              // this end listens (the other dials): the server, unless reversed
+	CmAddr addr;                       // the listening end's (ours when listening)
+	CmAddr local;                      // dialing: the address (and so the device) to connect from
 	/* How long connecting waits for the other end (run.connect_timeout), and the
 	 * setting's name as this run was given it, for the message when that runs out. */
 	int connect_timeout_ms = static_cast<int>(kDefaultConnectTimeoutS * 1000);
@@ -88,18 +92,20 @@ int remote_device_name(const PipelineConf &c, const FlowConf &fc, std::string *n
  * address is on dev. */
 int remote_listen(RemoteEnd *e, uint32_t qps, const Device &dev, FlowObjects *f, std::string *err);
 
-/* Client: resolves, makes the requester's buffers, connects o.qps QPs on io (announcing
- * the counts, and whether its payloads are made upstream, each with its key; asking
- * again while no server listens, all within e->connect_timeout_ms) and sets up q on
- * them with the server's windows. */
+/* The sending end: makes the requester's buffers, connects o.qps QPs on io (dialing:
+ * asking again while no server listens; listening: accepting them, each checked
+ * against o; all within e->connect_timeout_ms), announcing the counts and whether its
+ * payloads are made upstream, each with its key, and sets up q on them with the
+ * receiving end's windows. */
 int remote_client_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, bool use_wr,
 			SharedIOContext &io, bool made_upstream, RunControl *ctl, RemoteEnd *e, FlowObjects *f, Requester *q,
 			std::string *err);
 
-/* Server: makes the responder's buffers, accepts o.qps connections (each checked against
- * o, waiting up to e->connect_timeout_ms for them) and sets up v on them; ctl gets
+/* The receiving end: makes the responder's buffers, connects o.qps QPs (listening:
+ * accepting them, each checked against o; dialing: asking again while the sending end
+ * does not listen; all within e->connect_timeout_ms) and sets up v on them; ctl gets
  * the announced counts. hand_on: its rdma_rx stage hands messages to stages that check
- * each alone (the client is asked for payloads that carry their key). The receive pool
+ * each alone (the sender is asked for payloads that carry their key). The receive pool
  * and SRQ are the lcore's (f->srq_by_lcore). */
 int remote_server_setup(const FlowParams &o, const char *tag, Device &dev, const VerbsOps *ops, SharedIOContext &io,
 			bool hand_on, RunControl *ctl, RemoteEnd *e, FlowObjects *f, Responder *v, std::string *err);
@@ -108,18 +114,20 @@ int remote_server_setup(const FlowParams &o, const char *tag, Device &dev, const
  * duration run the final counts it told (*told: on how many QPs it did). */
 uint64_t remote_sent(const RemoteEnd &e, uint32_t qps, unsigned *told);
 
-/* The handshake alone, for roles that bind the QPs themselves (ping-pong). Client:
- * connects o.qps QPs made from qo on io with the given access, announcing the counts and
- * flags (and the credit words, if f has them; a write ping-pong's slots, if f has
- * them, as each request's window); the QPs in f->pairs.a, the server's
- * replies in f->pairs.cm_client. Server: accepts o.qps connections, each checked against
- * o; fill (if any) completes each QP's spec and reply from the request, or refuses it
- * (-1 with *why); the QPs in f->pairs.b, in QP index order. */
-int remote_connect(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, int access, uint8_t flags,
-		   RemoteEnd *e, FlowObjects *f, std::string *err);
-using RemoteAcceptFill = std::function<int(const CmPrivate &req, CmQpSpec *spec, CmPrivate *reply, std::string *why)>;
-int remote_accept(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e,
-		  FlowObjects *f, const RemoteAcceptFill &fill, std::string *err);
+/* The handshake alone, for roles that bind the QPs themselves (ping-pong), and under
+ * the roles above. Each end's word for QP qi is the counts and shape both must agree
+ * on, completed by its role (say: its fields, and its QP's access and CQs in spec);
+ * take reads the other end's word, or refuses it (-1 with *why). Dialing: connects
+ * o.qps QPs made from qo on io; the replies in f->pairs.cm_client. Listening: accepts
+ * o.qps connections, each checked against o (the fields the other end's role states),
+ * answering each request with this end's word. The QPs in the end's side of f->pairs
+ * (a: sending, b: receiving), in QP index order. */
+struct RemoteWords {
+	std::function<void(uint32_t qi, CmPrivate *mine, CmQpSpec *spec)> say;
+	std::function<int(const CmPrivate &peer, std::string *why)> take;
+};
+int remote_join(const FlowParams &o, Device &dev, SharedIOContext &io, const QpOptions &qo, RemoteEnd *e, FlowObjects *f,
+		const RemoteWords &w, std::string *err);
 
 /* The control plane's watch over every remote end of a run, on a control thread. */
 struct RemoteWatchEnd {

@@ -69,7 +69,7 @@ struct CmPrivate {
 	uint32_t credit_rkey = 0;
 	uint8_t verb = 0;            // the run's verb + 1 (0: not said), so both ends agree
 	uint64_t messages = 0;       // this QP's messages (0: not said), at most kCmMaxMessages
-	uint8_t flags = 0;           // kCmSelfDescribing, kCmReliable
+	uint8_t flags = 0;           // kCmSelfDescribing, kCmReliable, kCmFlowWindow, kCmReceiver
 	/* A UC flow: rdma_cm connects an RC QP, the service connection, and each end names
 	 * beside it the UC QP the data goes over (0: an RC flow, the data goes over the
 	 * connection's own QP), and the control QP its ACKs go to (0: none). */
@@ -93,6 +93,9 @@ inline constexpr uint8_t kCmSelfDescribing = 1;
 inline constexpr uint8_t kCmReliable = 2;
 /* A request's QPs share a flow window (CmPrivate::flow_window, flow_credit_addr). */
 inline constexpr uint8_t kCmFlowWindow = 4;
+/* The word is a receiving end's (else a sending end's): whichever end dials, the two
+ * must be one of each. */
+inline constexpr uint8_t kCmReceiver = 8;
 
 /* Writes exactly kCmParamsBytes. */
 void cm_private_encode(const CmPrivate &p, uint8_t out[kCmParamsBytes]);

@@ -134,7 +134,7 @@ int cm_private_decode(const void *data, size_t len, CmPrivate *p, std::string *w
 	q.credit_rkey = get32(b + 40);
 	const uint32_t shape = get32(b + 44);
 	q.flags = static_cast<uint8_t>(shape >> 24);
-	if (q.flags & ~(kCmSelfDescribing | kCmReliable | kCmFlowWindow)) {
+	if (q.flags & ~(kCmSelfDescribing | kCmReliable | kCmFlowWindow | kCmReceiver)) {
 		*why = "unknown flags " + hex(q.flags);
 		return -EPROTO;
 	}

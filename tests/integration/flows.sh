@@ -24,6 +24,14 @@ for v in write_imm send read fetch_add write; do
 	expect_grep "$out" "^result: PASS$"
 done
 
+# --bidirectional (perftest's -b): each flow also the other way at once, its lcores
+# swapped; every lcore both sends and receives.
+run_rdmapipe "$out" -d "$DEV" -v write_imm -Q 1,4 -n 6400 --bidirectional
+expect_eq "bidirectional: exit status" "$rc" 0
+expect_grep "$out" "^  flow flow1_back: +RDMA_WRITE_WITH_IMM, 64 B, 4 QPs, lcore 0 -> lcore 1: sent 6400, completed 6400, received 6400, verified 6400$"
+expect_grep "$out" "^  flow flow1: +RDMA_WRITE_WITH_IMM, 64 B, 4 QPs, lcore 1 -> lcore 0: sent 6400, completed 6400, received 6400, verified 6400$"
+expect_eq "bidirectional: verified" "$(field "$out" 'messages verified' | cut -d' ' -f1)" 25600
+
 for v in write_imm read; do
 	run_rdmapipe "$out" -d "$DEV" -v "$v" -Q 1,64 -n 6400 --inject-bad-rkey 0
 	expect_eq "$v, bad rkey: exit status" "$rc" 1

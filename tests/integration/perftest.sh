@@ -24,19 +24,26 @@ RDMAPIPE_EAL="--lcores 0@(0,1),1@(0,1) $(eal_args | sed 's/-l 0-1 //')"
 port=18600
 
 # side_by_side TEST ARGS...: perftest's server and client, then rdmapipe's, each pair
-# bounded; the clients' tables in $work/perftest.TEST and $work/rdmapipe.TEST.
+# bounded; the clients' tables in $work/perftest.TEST and $work/rdmapipe.TEST (with
+# --reversed the server sends, and its tables are compared).
 side_by_side() {
-	local t=$1 who bin spid rc src
+	local t=$1 who bin spid rc src sender=
 	shift
+	case " $* " in *" --reversed "*) sender=.server ;; esac
 	for who in perftest rdmapipe; do
 		bin=(stdbuf -oL "ib_$t")   # perftest's banner as it prints it, not at its exit
 		[ $who = rdmapipe ] && bin=("$work/ib_$t")
 		port=$((port + 1))
 		run_bg "$work/$who.$t.server" timeout -k 5 120 "${bin[@]}" -d "$B" -p $port "$@"
 		spid=$bg_pid
-		# perftest's server must listen before its client starts; rdmapipe's client asks
-		# again until its server listens (its connect timeout).
-		[ $who = perftest ] && await_line "$work/$who.$t.server" "Waiting for client" $spid 60
+		# perftest's server must listen before its client starts (with --reversed it prints
+		# no banner: its TCP port listening says it); rdmapipe's client asks again until
+		# its server listens (its connect timeout).
+		if [ $who = perftest ] && [ -n "$sender" ]; then
+			await "perftest's --reversed server listening on $port" "$work/$who.$t.server" tcp_listening $port
+		elif [ $who = perftest ]; then
+			await_line "$work/$who.$t.server" "Waiting for client" $spid 60
+		fi
 		timeout -k 5 120 "${bin[@]}" -d "$A" -p $port "$@" "$B_ADDR" >"$work/$who.$t" 2>"$work/$who.$t.err"
 		rc=$?
 		wait $spid
@@ -45,10 +52,12 @@ side_by_side() {
 		expect_eq "$who ib_$t $*: server exit" "$src" 0
 		[ $rc = 0 ] || { tail -n 20 "$work/$who.$t.err" "$work/$who.$t.server"; }
 	done
-	python3 "$TESTDIR/perftest_table.py" compare "$work/perftest.$t" "$work/rdmapipe.$t" "ib_$t $*" &&
-		echo "ok: ib_$t $*: the same table" || { echo "FAIL: ib_$t $*: the tables differ"; cat "$work/perftest.$t" "$work/rdmapipe.$t"; fails=$((fails + 1)); }
+	python3 "$TESTDIR/perftest_table.py" compare "$work/perftest.$t$sender" "$work/rdmapipe.$t$sender" "ib_$t $*" &&
+		echo "ok: ib_$t $*: the same table" ||
+		{ echo "FAIL: ib_$t $*: the tables differ"; cat "$work/perftest.$t$sender" "$work/rdmapipe.$t$sender"; fails=$((fails + 1)); }
 }
 TESTDIR=$(cd "$(dirname "$0")" && pwd)
+tcp_listening() { ss -Hltn "sport = :$1" | grep -q .; }
 
 side_by_side write_bw -s 4096 -n 2000
 side_by_side send_bw -s 1024 -n 2000 -q 2
@@ -64,6 +73,11 @@ side_by_side write_bw -c UC -s 1024 -n 2000
 side_by_side send_lat -s 64 -I 64 -n 300 -H
 side_by_side write_lat -s 4096 -n 300 -H
 side_by_side send_bw -s 256 -n 2000 --use-srq
+# --reversed: the server sends (rdmapipe: a listening end with the flow's rdma_tx stage).
+side_by_side write_bw -s 4096 -n 2000 --reversed
+# -b: both ends send at once (rdmapipe: a second flow the other way, on the port after).
+side_by_side write_bw -s 4096 -n 2000 -b
+side_by_side send_bw -s 1024 -n 2000 -b
 
 # --output: the one figure, as perftest prints it (its %lf), nothing else on stdout.
 port=$((port + 1))

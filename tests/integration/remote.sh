@@ -142,6 +142,33 @@ expect_grep "$sout" "^  flow a2b: +SEND, 128 B, 2 QPs, 10.2.0.2:18796's client -
 json_check "$sout.json" "assert r['run']['role'] == 'client+server', r['run']" "a file with flows of both kinds"
 rm -f "$sout.json"
 
+# Reversed (perftest's --reversed): the listening host sends, the dialing one receives,
+# each end doing what its role does whichever end dials: the receiver's window, credit
+# and final-count words in its request, the sender's credit words in the reply; the
+# dialing receiver of a read keeps reading its listening sender's word to know it is
+# there, the listening sender writes its final count; a write ping-pong pinged from the
+# listening end.
+start_server 0-1 -f "$two_dir/reversed-b.conf" --connect-timeout 30   # host B: listens, sends
+run_client 0-1 -f "$two_dir/reversed-a.conf" --connect-timeout 30     # host A: dials, receives
+server_wait
+both_pass "reversed (B listens and sends, A dials and receives)"
+expect_grep "$sout" "^  role: +flow imm: server \(requester\) on 10.2.0.2:18801, rxeB port 1"
+expect_grep "$cout" "^  role: +flow imm: client \(responder\) of 10.2.0.2:18801, rxeA port 1"
+expect_grep "$cout" "^  flow imm: +RDMA_WRITE_WITH_IMM, 64 B, 2 QPs, 10.2.0.2:18801 -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
+expect_grep "$cout" "^  flow send: +SEND, 256 B, 2 QPs, 10.2.0.2:18802 -> lcore 1: sent 20000, completed 20000, received 20000, verified 20000$"
+expect_grep "$sout" "^  flow read: +RDMA_READ, 1024 B, 1 QP, lcore 1 -> 10.2.0.2:18803's client: sent 5000, completed 5000, received 5000, verified 5000$"
+expect_grep "$cout" "^  final counts: +flow read: 1 of 1 told by the server$"
+expect_grep "$sout" "^  final counts: +flow read: 1 of 1 written to the client$"
+expect_grep "$cout" "^  keep-alive reads: +flow read: [1-9][0-9]* posted, [1-9][0-9]* answered$"
+expect_grep "$sout" "^  flow pp: +RDMA_WRITE, 2 B, 1 QP, lcore 0 -> 10.2.0.2:18804's client: sent 2000, completed 2000, received 2000, verified 2000$"
+expect_grep "$cout" "^  flow pp: +RDMA_WRITE, 2 B, 1 QP, 10.2.0.2:18804 -> lcore 0: sent 2000, completed 2000, received 2000, verified 2000$"
+# --reversed on one end only: both would send; the server refuses the client, naming why.
+server -v send -n 1000 --reversed --connect-timeout 4
+client -v send -n 1000
+server_wait
+expect_eq "--reversed on one end: client exit" "$rc" 3
+expect_grep "$cout" "both ends send the flow \(each host's end of it has its rdma_tx stage; --reversed on one end only\?\)"
+
 # Each host serves the other from its one lcore: a server of RDMA WRITE (it ends on its
 # client's final counts, which that client writes once its role is done, though its
 # lcore still serves) beside a client of reliable UC (the lcore's one control QP, made

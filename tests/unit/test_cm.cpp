@@ -52,11 +52,11 @@ void round_trip(void **)
 	assert_int_equal(q.ctrl_qpn, 0x123456);
 	p.messages = rp::kCmMaxMessages;   // the largest count and QP numbers keep their neighbours intact
 	p.uc_qpn = p.ctrl_qpn = rp::kCmQpnMask;
-	p.flags = rp::kCmSelfDescribing | rp::kCmReliable;
+	p.flags = rp::kCmSelfDescribing | rp::kCmReliable | rp::kCmReceiver;   // a receiving end's word
 	rp::cm_private_encode(p, b);
 	assert_int_equal(rp::cm_private_decode(b, sizeof(b), &q, &why), 0);
 	assert_true(q.messages == rp::kCmMaxMessages && q.uc_qpn == rp::kCmQpnMask && q.ctrl_qpn == rp::kCmQpnMask);
-	assert_true(q.flags == (rp::kCmSelfDescribing | rp::kCmReliable) && q.credit_rkey == p.credit_rkey);
+	assert_true(q.flags == (rp::kCmSelfDescribing | rp::kCmReliable | rp::kCmReceiver) && q.credit_rkey == p.credit_rkey);
 }
 
 void damage_is_refused(void **)

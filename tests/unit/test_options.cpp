@@ -323,10 +323,21 @@ void pingpong_and_cq_api(void **)
 	assert_true(o.reliability == rp::Reliability::software && o.mode == rp::Mode::pingpong);
 	expect_error({"--transport", "ud"}, "--transport: 'ud' is not rc or uc");
 	expect_error({"--transport", "uc", "-v", "read"}, "--transport uc: read needs a reliable connection (rc)");
-	expect_error({"--transport", "uc", "-v", "send_imm", "--listen", "18515", "--inject-loss", "0.1"},
-		     "--inject-loss: acts where the flow sends; with --listen this host receives (give it to the client)");
-	expect_error({"--transport", "uc", "-v", "send_imm", "--peer", "10.0.0.1:1", "--ack-every", "4"},
-		     "--ack-every: the receiver's; the server (--listen) sends the ACKs, give it there");
+	/* Which end a setting acts on is the validator's rule, by role: --reversed swaps them. */
+	expect_refused_pipeline({"--transport", "uc", "-v", "send_imm", "--listen", "18515", "--inject-loss", "0.1"},
+				"the command line's pipeline (--dump-conf prints it): flows.[0]: --inject-loss acts where a flow sends: "
+				"flow 'flow0' is received on this host, give it to the other");
+	expect_refused_pipeline({"--transport", "uc", "-v", "send_imm", "--peer", "10.0.0.1:1", "--ack-every", "4"},
+				"--ack-every: ack_every is the receiver's: the other host sends the ACKs, set it there");
+	{
+		rp::PipelineConf c;
+		assert_int_equal(static_cast<int>(parse({"--transport", "uc", "-v", "send_imm", "--listen", "18515", "--reversed",
+							"--inject-loss", "0.1"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+		if (rp::validated_pipeline(o, 1, 0, &c, &err) != 0)
+			fail_msg("a reversed server's loss refused: %s", err.c_str());
+		assert_true(c.stages.size() == 1 && c.stages[0].kind->end == rp::FlowEnd::requester && !c.flows[0].listen.empty());
+	}
+	expect_error({"--reversed"}, "--reversed: which end sends is a two-process run's choice (--listen or --peer)");
 }
 
 void flows_list(void **)
@@ -733,6 +744,39 @@ void perftest_front_end(void **)
 	perftest_refused("atomic_bw", {"-s", "64", "h"}, "-s 64: an atomic is 8 bytes");
 	perftest_refused("write_bw", {"--client"}, "--client: no server host given");
 	perftest_refused("nope_bw", {}, "'nope_bw' is not a test of this front end");
+	/* --reversed: the server sends (its end is the flow's rdma_tx); -b: a flow each way,
+	 * the way back on the port after, the other end's role. */
+	{
+		rp::PipelineConf c;
+		assert_true(perftest("write_bw", {"--reversed"}, &o, &rc, &err) && o.reversed && rc.server && rc.sends());
+		if (rp::validated_pipeline(o, 1, 2, &c, &err) != 0)
+			fail_msg("--reversed server refused: %s", err.c_str());
+		assert_true(c.flows.size() == 1 && c.flows[0].listen == "18515" && c.stages.size() == 1 &&
+			    c.stages[0].kind->end == rp::FlowEnd::requester);
+		assert_true(perftest("send_bw", {"-b", "10.0.0.9"}, &o, &rc, &err) && o.bidirectional && rc.bidirectional);
+		assert_string_equal(rc.title.c_str(), "Send Bidirectional BW Test");
+		if (rp::validated_pipeline(o, 1, 2, &c, &err) != 0)
+			fail_msg("-b client refused: %s", err.c_str());
+		assert_int_equal(c.flows.size(), 2);
+		assert_string_equal(c.flows[1].name.c_str(), "flow0_back");
+		assert_string_equal(c.flows[1].peer.c_str(), "10.0.0.9:18516");
+		assert_int_equal(c.stages.size(), 2);
+		assert_true(c.stages[0].kind->end == rp::FlowEnd::requester && c.stages[1].kind->end == rp::FlowEnd::responder &&
+			    c.stages[1].flow == "flow0_back");
+	}
+	perftest_refused("send_lat", {"-b", "h"}, "Bidirectional is only available in BW test");
+	{   /* Here (loopback): each flow's way back swaps the lcores. */
+		rp::PipelineConf c;
+		assert_int_equal(static_cast<int>(parse({"--bidirectional", "-Q", "1,2"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+		if (rp::validated_pipeline(o, 1, 2, &c, &err) != 0)
+			fail_msg("--bidirectional loopback refused: %s", err.c_str());
+		assert_int_equal(c.flows.size(), 4);
+		assert_string_equal(c.flows[3].name.c_str(), "flow1_back");
+		assert_int_equal(c.flows[3].qps, 2);
+		for (const rp::StageConf &s : c.stages)
+			if (s.flow == "flow1_back")
+				assert_int_equal(s.lcore, s.kind->end == rp::FlowEnd::requester ? 2 : 1);
+	}
 	perftest_refused("write_bw", {"no-such-host.invalid"}, "host 'no-such-host.invalid': no IPv4 address");
 
 	assert_string_equal(rp::perftest_test_of("/usr/lib/rdmapipe/perftest/ib_send_lat", "x").c_str(), "send_lat");
