@@ -146,10 +146,10 @@ void add_stages(const RunOptions &o, const std::string &name, unsigned tx_lcore,
 
 PipelineConf pipeline_from_options(const RunOptions &o, unsigned tx_lcore, unsigned rx_lcore)
 {
-	/* Two processes: this one's end on one lcore (tx_lcore); `receives`: it is the
-	 * flows' receiving end. */
+	/* Two processes: this one's end on one lcore (tx_lcore); `receives`: it receives a
+	 * flow (the server's, --reversed the client's, --bidirectional both). */
 	const bool server = !o.listen.empty(), client = !o.peer.empty();
-	const bool receives = server != o.reversed && (server || client);
+	const bool receives = (server || client) && (!sends_here(o, false) || o.bidirectional);
 	PipelineConf c;
 	c.file = kCliPipeline;
 	c.version = kConfigVersion;

@@ -373,7 +373,7 @@ bool check_two_host_end(Errors &e, const FlowConf &f, const FlowEnds &n, const W
 /* Who posts and who receives: a loopback flow both here, a two-host flow one end here. */
 bool check_flow_roles(Errors &e, const FlowConf &f, const FlowEnds &n, const Where &w)
 {
-	const bool loopback = f.peer == "loopback" && f.listen.empty();
+	const bool loopback = f.peer == "loopback";   // (listen leaves peer empty)
 	if (!loopback && !check_two_host_end(e, f, n, w))
 		return false;
 	if (f.echoed && loopback)
@@ -392,7 +392,7 @@ bool check_flow_roles(Errors &e, const FlowConf &f, const FlowEnds &n, const Whe
 /* Where a flow is received, and that its two ends here run on lcores of their own. */
 bool check_flow_receivers(Errors &e, const PipelineConf &c, const FlowConf &f, const FlowEnds &n, const Where &w)
 {
-	const bool loopback = f.peer == "loopback" && f.listen.empty();
+	const bool loopback = f.peer == "loopback";   // (listen leaves peer empty)
 	if (loopback && !c.pattern.has(f.name))   // a pattern's two ends are two ranks
 		for (const StageConf &a : c.stages)
 			for (const StageConf &b : c.stages)

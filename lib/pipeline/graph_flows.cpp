@@ -54,12 +54,12 @@ void pingpong_take_slots(PingPong *pp, const RegisteredBuf &slots, uint32_t msg_
 /* A ping-pong's end across two hosts: its QPs' access (writes: the far end writes its
  * slots), and in each word, a write ping-pong's slot of the QP here; the far end's, from
  * its word, in *far. */
-RemoteWords pingpong_words(const GraphFlow &f, bool writes, std::vector<RemoteTarget> *far)
+RemoteWords pingpong_words(const GraphFlow &f, bool writes, int access, std::vector<RemoteTarget> *far)
 {
 	RemoteWords w;
 	const RegisteredBuf &mine = f.tx ? f.objs->ping_slots : f.objs->echo_slots;
-	w.say = [&f, &mine, writes](uint32_t qi, CmPrivate *m, CmQpSpec *spec) {
-		spec->access = writes ? IBV_ACCESS_REMOTE_WRITE : 0;
+	w.say = [&f, &mine, writes, access](uint32_t qi, CmPrivate *m, CmQpSpec *spec) {
+		spec->access = access;
 		if (!writes)
 			return;
 		const RemoteTarget t = slot_target(mine, qi, f.params.msg_bytes);
@@ -106,7 +106,7 @@ int pingpong_setup(GraphFlow &f, std::string *err)
 	}
 	GraphLcore &end = *f.end_here();
 	int rc = f.remote ? remote_join(o, *end.dev, end.io, qo, f.remote.get(), &obj,
-					pingpong_words(f, writes, f.tx ? &far_ping : &far_echo), err)
+					pingpong_words(f, writes, access, f.tx ? &far_ping : &far_echo), err)
 			  : qp_pairs_connect(o, o.qps, *f.tx->dev, *f.rx->dev, f.tx->io, f.rx->io, qo, qo, access, access, &obj.pairs, err);
 	if (rc != 0)
 		return -1;

@@ -73,14 +73,24 @@ CmPrivate request_of(const FlowParams &o, uint32_t qi, uint64_t qp_messages)
 	return p;
 }
 
+/* The receiving end's memory per QP as its word states it: the window of slots, or an
+ * atomic's one 8-byte word. */
+struct WindowShape {
+	uint32_t slots, slot_bytes;
+};
+WindowShape window_shape(const FlowParams &o)
+{
+	return verb_is_atomic(o.verb) ? WindowShape{1, 8} : WindowShape{o.slots, o.msg_bytes};
+}
+
 std::string mismatch(const FlowParams &o, const CmPrivate &peer, uint64_t qp_messages, bool peer_receives)
 {
 	Verb v = static_cast<Verb>(peer.verb ? peer.verb - 1 : 0);
-	/* A receiving end's word has its window's shape (an atomic's: one 8-byte word), and
-	 * not the flow window, which it checks itself. */
-	const bool word = peer_receives && verb_is_atomic(o.verb);
+	/* A receiving end's word has its window's shape, and not the flow window, which it
+	 * checks itself. */
+	const WindowShape ws = peer_receives ? window_shape(o) : WindowShape{o.slots, o.msg_bytes};
 	const uint32_t fw = peer_receives ? 0 : o.flow_window;
-	if (peer.verb != 0 && v == o.verb && peer.slot_bytes == (word ? 8u : o.msg_bytes) && peer.slots == (word ? 1u : o.slots) &&
+	if (peer.verb != 0 && v == o.verb && peer.slot_bytes == ws.slot_bytes && peer.slots == ws.slots &&
 	    peer.messages == qp_messages && peer.chunk == o.chunk_bytes && peer.flow_window == fw)
 		return "";
 	if (peer.flow_window != fw)   // a reject carries 139 characters
@@ -452,8 +462,10 @@ int remote_client_setup(const FlowParams &o, const char *tag, Device &dev, const
 	if (requester_buffers(o, tag, dev, true, f, err) != 0)
 		return -1;
 	const bool atomic = verb_is_atomic(o.verb);
+	const WindowShape ws = window_shape(o);
 	e->duration = o.messages == 0;
 	e->final_counts = e->duration || !shape.two_sided;
+	e->count_words.assign(e->final_counts ? o.qps : 0, RemoteTarget{});
 	std::vector<RemoteTarget> targets(o.qps);
 	bool asked_self_describing = false;
 	RemoteWords w;
@@ -474,12 +486,9 @@ int remote_client_setup(const FlowParams &o, const char *tag, Device &dev, const
 			*why = "the receiving end names no word for the final count";
 			return -1;
 		}
-		if (e->final_counts) {
-			e->count_words.resize(o.qps);
+		if (e->final_counts)
 			e->count_words[p.qp_index] = RemoteTarget{p.credit_addr, p.credit_rkey, 0};
-		}
-		if (shape.mem_per_qp &&
-		    (p.addr == 0 || p.slot_bytes != (atomic ? 8u : o.msg_bytes) || p.slots != (atomic ? 1u : o.slots))) {
+		if (shape.mem_per_qp && (p.addr == 0 || p.slot_bytes != ws.slot_bytes || p.slots != ws.slots)) {
 			*why = "the receiving end has no usable window";
 			return -1;
 		}
@@ -529,8 +538,8 @@ int remote_server_setup(const FlowParams &o, const char *tag, Device &dev, const
 		if (shape.mem_per_qp) {
 			m->addr = reinterpret_cast<uintptr_t>(f->memory.addr) + i * shape.mem_per_qp;
 			m->rkey = f->memory.mr->rkey;
-			m->slots = verb_is_atomic(o.verb) ? 1 : o.slots;
-			m->slot_bytes = verb_is_atomic(o.verb) ? 8 : o.msg_bytes;
+			m->slots = window_shape(o).slots;
+			m->slot_bytes = window_shape(o).slot_bytes;
 		}
 		if (e->final_counts) {
 			m->credit_addr = reinterpret_cast<uintptr_t>(static_cast<uint64_t *>(e->counts.addr) + i);

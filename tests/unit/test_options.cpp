@@ -765,6 +765,15 @@ void perftest_front_end(void **)
 			    c.stages[1].flow == "flow0_back");
 	}
 	perftest_refused("send_lat", {"-b", "h"}, "Bidirectional is only available in BW test");
+	{   /* A client of -b receives too: an SRQ refill given takes effect there. */
+		rp::PipelineConf c;
+		assert_int_equal(static_cast<int>(parse({"-v", "send", "--peer", "10.0.0.9:18515", "--bidirectional", "--srq-refill", "64"},
+							&o, &err)), static_cast<int>(rp::ParseResult::ok));
+		if (rp::validated_pipeline(o, 1, 0, &c, &err) != 0)
+			fail_msg("-b client with --srq-refill refused: %s", err.c_str());
+		assert_int_equal(c.io_contexts.size(), 1);
+		assert_int_equal(c.io_contexts[0].srq_refill, 64);
+	}
 	{   /* Here (loopback): each flow's way back swaps the lcores. */
 		rp::PipelineConf c;
 		assert_int_equal(static_cast<int>(parse({"--bidirectional", "-Q", "1,2"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
