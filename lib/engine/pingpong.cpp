@@ -1,4 +1,5 @@
 #include "engine/pingpong.h"
+#include "engine/pattern_match.h"
 
 #include "engine/pattern.h"
 #include "engine/cq_router.h"
@@ -102,13 +103,10 @@ void check_arrival(PingPong *s, uint32_t qi, const ibv_wc &wc, void *buf, uint64
 {
 	ResponderCounters &c = s->c;
 	bool ok = recv_header_ok(c, wc, s->p.verb, seq, s->p.msg_bytes, last);
-	if (ok && s->p.verify) {
-		ptrdiff_t bad = pattern_check(buf, s->p.msg_bytes, msg_key(qi, seq));
-		if (bad >= 0) {
-			c.payload_errors++;
-			c.bad(qi, seq, bad);
-			ok = false;
-		}
+	if (ok && s->p.verify && !pattern_matches(buf, s->p.msg_bytes, msg_key(qi, seq))) [[unlikely]] {
+		c.payload_errors++;
+		c.bad(qi, seq, pattern_check(buf, s->p.msg_bytes, msg_key(qi, seq)));   // where
+		ok = false;
 	}
 	if (ok)
 		c.verified++;
@@ -464,6 +462,9 @@ uint32_t pingpong_burst(PingPong *s)
 	if (n > 0)
 		s->refill->consumed(wc, n);
 	const uint32_t got = s->polls_memory ? poll_slots(s) : 0;
+	/* The next pings first: a round trip counts from post to post, so the refill and the
+	 * send CQ's poll come after them. */
+	uint32_t posted = s->finished || s->echo || (n <= 0 && got == 0) ? 0 : ping_ready(s);
 	/* Every burst, not only after a receive of its own: another role of the lcore may
 	 * have polled ours. */
 	if (s->refill->refill(*s->ops) < 0)
@@ -475,7 +476,8 @@ uint32_t pingpong_burst(PingPong *s)
 	 * progress): `now` is 0 when no receive came. */
 	route_burst(wc, m, s->table, s->send_peer, m > 0 && now == 0 ? rte_rdtsc() : now, &s->c.unknown_qps,
 		    [&](uint32_t, const ibv_wc &w) { on_send(s, w); });
-	uint32_t posted = s->finished || s->echo ? 0 : ping_ready(s);
+	if (!s->finished && !s->echo && (m > 0 || (n <= 0 && got == 0)))
+		posted += ping_ready(s);   // the first pings, and those a full send queue held back
 	if (s->p.reliable && !s->finished && !s->echo)
 		posted += ping_again(s, rte_rdtsc());   // not `now`: it may precede the pings just posted
 	if (n > 0 || got || posted) {   // the echoing side too: a two-host server shows what it echoed

@@ -8,6 +8,7 @@
 #include "engine/ctrl_port.h"
 #include "engine/cq_router.h"
 #include "engine/recv_check.h"
+#include "engine/pattern_match.h"
 
 #include <rte_cycles.h>
 #include <rte_mempool.h>
@@ -26,6 +27,15 @@ void payload_bad(Responder *r, uint32_t qi, uint64_t seq, ptrdiff_t bad)
 
 namespace {
 
+/* A QP's last message (its immediate says so) is in. */
+inline void note_last(Responder *r, ResponderQp &q)
+{
+	if (!q.saw_last) {
+		q.saw_last = true;
+		r->lasts++;
+	}
+}
+
 /* Checks one received message: sequence (immediate), length, payload. A write_imm's
  * payload is in its slot of the window (q.slot: received % slots, kept without a
  * division), a send's in its receive buffer. */
@@ -37,20 +47,16 @@ inline void check_message(Responder *r, uint32_t qi, const ibv_wc &wc)
 	const uint64_t seq = q.received;
 	bool last = false;
 	bool ok = recv_header_ok(c, wc, p.verb, seq, p.msg_bytes, &last);
-	if (last && !q.saw_last) {
-		q.saw_last = true;
-		r->lasts++;
-	}
+	if (last)
+		note_last(r, q);
 	if (ok)
 		ok = payload_ok(r, qi, seq, p.verb == Verb::write_imm
 				? r->memory + (static_cast<uint64_t>(qi) * p.slots + q.slot) * p.msg_bytes
 				: reinterpret_cast<const unsigned char *>(wc.wr_id));
-	if (ok) [[likely]] {
+	if (ok) [[likely]]
 		c.verified++;
-		q.verified++;
-	} else {
+	else
 		c.bad(qi, seq, -1);
-	}
 	q.slot = q.slot + 1 == p.slots ? 0 : q.slot + 1;
 	q.received++;
 	c.received++;
@@ -140,7 +146,7 @@ bool flush_out(Responder *r)
 	return r->nheld == 0;
 }
 
-inline void give_back_buffers(Responder *r)
+[[gnu::always_inline]] inline void give_back_buffers(Responder *r)
 {
 	if (r->nfreed) {
 		rte_mempool_put_bulk(r->rx_pool, r->freed, r->nfreed);
@@ -176,16 +182,144 @@ inline void on_recv(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 		recv_buffer_done(r, qi, reinterpret_cast<void *>(wc.wr_id), wc.status == IBV_WC_SUCCESS);
 }
 
+/* A completion of a QP not ours: another role's on this lcore (the router finds it), or
+ * counted. */
+[[gnu::noinline]] void not_ours(Responder *r, const ibv_wc &wc, uint64_t now)
+{
+	if (r->recv_peer.on_wc)
+		r->recv_peer.on_wc(r->recv_peer.role, wc, now);
+	else
+		r->c.unknown_qps++;
+}
+
+/* Whether message seq of QP qi at data (len bytes) is what was sent, by the payload
+ * check chosen at start. */
+template <Responder::PayloadCheck How>
+[[gnu::always_inline]] inline bool payload_matches(PatternMatcher m, uint32_t qi, uint64_t seq,
+						   const unsigned char *data, uint32_t len)
+{
+	switch (How) {
+	case Responder::PayloadCheck::none:
+		return true;
+	case Responder::PayloadCheck::pattern:
+		return pattern_matches(m, data, len, msg_key(qi, seq));
+	case Responder::PayloadCheck::self_describing:
+		break;
+	}
+	uint64_t key;
+	memcpy(&key, data, sizeof(key));
+	return pattern_matches(m, data + 8, len - 8, key);
+}
+
+/* The burst of a flow not made reliable, each completion touched once: its QP found by
+ * index, then its status, opcode, immediate flag, length and sequence (the immediate's,
+ * against what the QP received) xor'ed into one word and its payload matched, one test
+ * for all. Passing, only the QP's own state moves; the counts, the first message's time
+ * and the credit due are added once per burst. Anything else goes the per-message way
+ * (on_recv), which counts each failure by kind. Window: a write_imm's payload is in its
+ * QP's next slot, else in the receive's buffer; Imm: the immediate carries the sequence
+ * and flags the QP's last message; How: the payload check. What the loop reads of r is
+ * loaded once before it (its stores to the QPs could alias r's fields otherwise). */
+template <bool Window, bool Imm, Responder::PayloadCheck How>
+[[gnu::always_inline]] inline void recv_burst_plain(Responder *r, const ibv_wc *wc, int n, uint64_t now)
+{
+	/* What the variant's verb completes with: write_imm alone places its payload. */
+	const uint32_t want_op = Window ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV, want_flags = Imm ? IBV_WC_WITH_IMM : 0;
+	const uint32_t len = r->p.msg_bytes, slots = r->p.slots;
+	const QpTable::Finder table = r->table.finder();
+	ResponderQp *const qps = r->qps.get();
+	const unsigned char *const memory = r->memory;
+	const PatternMatcher matcher = r->matcher;
+	/* A write_imm's receive carries a buffer too where its SRQ is shared with SENDs. */
+	const bool buffers = r->rx_pool != nullptr;
+	const uint64_t step = r->p.credit_step;
+	uint32_t good = 0;
+	bool due = false;   // a QP's credit fell due: return_credit scans the QPs
+	for (int i = 0; i < n; i++) {
+		const ibv_wc &w = wc[i];
+		const uint32_t qi = table.find(w.qp_num);
+		if (qi == QpTable::kNone) [[unlikely]] {
+			not_ours(r, w, now);
+			continue;
+		}
+		ResponderQp &q = qps[qi];
+		const uint64_t seq = q.received;
+		const uint32_t imm = Imm ? ntohl(w.imm_data) : 0;
+		const uint32_t off = static_cast<uint32_t>(w.status) | (static_cast<uint32_t>(w.opcode) ^ want_op) |
+				     ((w.wc_flags & IBV_WC_WITH_IMM) ^ want_flags) | (w.byte_len ^ len) |
+				     ((imm ^ static_cast<uint32_t>(seq)) & (Imm ? kImmSeqMask : 0));
+		const unsigned char *data = Window ? memory + (static_cast<uint64_t>(qi) * slots + q.slot) * len
+						   : reinterpret_cast<const unsigned char *>(w.wr_id);
+		if (off != 0 || !payload_matches<How>(matcher, qi, seq, data, len)) [[unlikely]] {
+			on_recv(r, qi, w, now);   // counted by kind, its buffer handed back
+			continue;
+		}
+		if (Imm && (imm & kImmLast)) [[unlikely]]
+			note_last(r, q);
+		if (Window)
+			q.slot = q.slot + 1 == slots ? 0 : q.slot + 1;
+		q.received = seq + 1;
+		due |= seq + 1 - q.credit_last >= step;
+		good++;
+		if (buffers && w.wr_id)
+			recv_buffer_done(r, qi, reinterpret_cast<void *>(w.wr_id), true);
+	}
+	if (good) {
+		ResponderCounters &c = r->c;
+		if (c.received == 0)
+			c.start_tsc = now;
+		c.received += good;
+		c.verified += good;
+		c.bytes += static_cast<uint64_t>(good) * len;
+		r->credit_due |= due || r->p.flow_window;   // the flow's count moved: its credit may be due
+	}
+}
+
+/* The one-pass burst for the payload check chosen at start. */
+template <bool Window, bool Imm>
+[[gnu::always_inline]] inline void recv_burst_checked(Responder *r, const ibv_wc *wc, int n, uint64_t now)
+{
+	using PC = Responder::PayloadCheck;
+	switch (r->payload_check) {
+	case PC::pattern:
+		return recv_burst_plain<Window, Imm, PC::pattern>(r, wc, n, now);
+	case PC::none:
+		return recv_burst_plain<Window, Imm, PC::none>(r, wc, n, now);
+	case PC::self_describing:
+		return recv_burst_plain<Window, Imm, PC::self_describing>(r, wc, n, now);
+	}
+}
+
+/* A burst's completions, the way chosen at start. */
+[[gnu::always_inline]] inline void recv_burst(Responder *r, const ibv_wc *wc, int n, uint64_t now)
+{
+	switch (r->recv_burst) {
+	case Responder::RecvBurst::plain_window_imm:
+		return recv_burst_checked<true, true>(r, wc, n, now);
+	case Responder::RecvBurst::plain_buffer:
+		return recv_burst_checked<false, false>(r, wc, n, now);
+	case Responder::RecvBurst::plain_buffer_imm:
+		return recv_burst_checked<false, true>(r, wc, n, now);
+	case Responder::RecvBurst::per_message:
+		break;
+	}
+	route_burst(wc, n, r->table, r->recv_peer, now, &r->c.unknown_qps,
+		    [&](uint32_t qi, const ibv_wc &w) { on_recv(r, qi, w, now); });
+}
+
 /* Two-sided: credit writes completed, then what is due of ACKs (reliable), each QP's
- * credit and the flow's. Returns -1 when a poll or a post failed (c.fail_reason says
+ * credit and the flow's; idle: after an empty poll. Returns -1 when a poll or a post failed (c.fail_reason says
  * which). */
-inline int return_credit(Responder *r, uint64_t now)
+inline int return_credit(Responder *r, uint64_t now, bool idle)
 {
 	ResponderCounters &c = r->c;
 	const ResponderParams &p = r->p;
 	/* Credit writes completed: reaped here, or by a role sharing the send CQ (always
-	 * polled then: its completions may be the other role's). */
-	int polled = r->credit_inflight || r->send_peer.on_wc ? poll_credit_completions(r) : 0;
+	 * polled then: its completions may be the other role's). After a busy poll, only
+	 * when credit may be written (a credit write's slot may be wanted): not a poll of
+	 * the send CQ per burst; the idle bursts reap the rest. */
+	const bool reap = r->credit_inflight && (idle || r->credit_due || r->credit_freed);
+	int polled = reap || r->send_peer.on_wc ? poll_credit_completions(r) : 0;
 	/* Credit can fall due only when messages arrived (polled here or by another role
 	 * of the lcore), and a deferred one can go only when a credit write completed:
 	 * otherwise skip the scan of all QPs. */
@@ -221,6 +355,14 @@ inline int return_credit(Responder *r, uint64_t now)
 inline bool credit_work(const Responder *r)
 {
 	return r->credit_inflight || r->send_peer.on_wc || r->credit_due || r->credit_freed || r->acks_waiting ||
+	       r->flow_credit_landed < r->flow_credit_last;
+}
+
+/* The same after a busy poll, which reaps credit writes only when credit may be written
+ * (return_credit): most bursts of a flow of its own have nothing to do there. */
+inline bool busy_credit_work(const Responder *r)
+{
+	return r->send_peer.on_wc || r->credit_due || r->credit_freed || r->acks_waiting ||
 	       r->flow_credit_landed < r->flow_credit_last;
 }
 
@@ -322,8 +464,7 @@ inline bool refill(Responder *r, RecvRefill &rf)
 	ResponderCounters &c = r->c;
 	const uint64_t now = rte_rdtsc();
 	RecvRefill &rf = r->recv_refill();
-	route_burst(wc, n, r->table, r->recv_peer, now, &c.unknown_qps,
-		    [&](uint32_t qi, const ibv_wc &w) { on_recv(r, qi, w, now); });
+	recv_burst(r, wc, n, now);
 	give_back_buffers(r);
 	if (!tend(r, now))
 		return static_cast<uint32_t>(n);
@@ -333,7 +474,7 @@ inline bool refill(Responder *r, RecvRefill &rf)
 	if (!refill(r, rf))
 		return static_cast<uint32_t>(n);
 	if (r->two_sided) {
-		if (return_credit(r, now) < 0) {
+		if (busy_credit_work(r) && return_credit(r, now, false) < 0) {
 			r->finished = true;
 			return static_cast<uint32_t>(n);
 		}
@@ -360,7 +501,7 @@ inline uint32_t responder_idle(Responder *r)
 	if (!tend(r, now) || !refill(r, rf))
 		return 0;
 	if (r->two_sided) {
-		if (credit_work(r) && return_credit(r, now) < 0) {
+		if (credit_work(r) && return_credit(r, now, true) < 0) {
 			r->finished = true;
 			return 0;
 		}

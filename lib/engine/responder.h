@@ -10,6 +10,7 @@
 #include "engine/types.h"
 #include "engine/counters.h"
 #include "engine/idle.h"
+#include "engine/pattern_match.h"
 #include "engine/requester.h"
 #include "engine/qp_table.h"
 #include "engine/reliability.h"
@@ -81,7 +82,6 @@ struct CtrlPort;
 struct ResponderQp {
 	ibv_qp *qp = nullptr;
 	uint64_t received = 0;
-	uint64_t verified = 0;
 	uint32_t slot = 0;          // received % slots: a write_imm's next slot
 	uint64_t credit_posted = 0;
 	uint64_t credit_completed = 0;
@@ -144,6 +144,13 @@ struct Responder {
 	bool payload_downstream = false;
 	/* What the payload is checked against, from the three above (responder_start). */
 	enum class PayloadCheck : uint8_t { none, pattern, self_describing } payload_check = PayloadCheck::none;
+	/* The receive burst's variant, chosen at responder_start: a flow not made reliable
+	 * whose verb consumes receives has its completions checked in one pass (plain_*: where
+	 * the payload is, whether an immediate carries the sequence); any other, one at a
+	 * time (per_message). And the pattern check's variant for its message size. */
+	enum class RecvBurst : uint8_t { per_message, plain_window_imm, plain_buffer, plain_buffer_imm } recv_burst =
+		RecvBurst::per_message;
+	PatternMatcher matcher = PatternMatcher::baseline;
 	/* Received buffers the ring has not taken yet, and their QPs. Credit counts only what
 	 * the ring took, so a QP's window bounds what is held: room for every window and a
 	 * poll burst (responder_init). */

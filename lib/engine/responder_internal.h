@@ -8,10 +8,12 @@
 #pragma once
 
 #include "engine/pattern.h"
+#include "engine/pattern_match.h"
 #include "engine/responder.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace rp {
 
@@ -32,12 +34,17 @@ inline bool payload_ok(Responder *r, uint32_t qi, uint64_t seq, const unsigned c
 	if (r->payload_check == Responder::PayloadCheck::none)
 		return true;
 	uint64_t key;
-	ptrdiff_t bad = r->payload_check == Responder::PayloadCheck::self_describing
-				? self_describing_check(data, r->p.msg_bytes, &key)
-				: pattern_check(data, r->p.msg_bytes, msg_key(qi, seq));
-	if (bad < 0) [[likely]]
+	const bool self = r->payload_check == Responder::PayloadCheck::self_describing;
+	if (self) {
+		memcpy(&key, data, sizeof(key));
+		if (pattern_matches(r->matcher, data + 8, r->p.msg_bytes - 8, key)) [[likely]]
+			return true;
+	} else if (pattern_matches(r->matcher, data, r->p.msg_bytes, msg_key(qi, seq))) [[likely]] {
 		return true;
-	payload_bad(r, qi, seq, bad);
+	}
+	/* Where it differs (the slow path). */
+	payload_bad(r, qi, seq, self ? self_describing_check(data, r->p.msg_bytes, &key)
+				     : pattern_check(data, r->p.msg_bytes, msg_key(qi, seq)));
 	return false;
 }
 

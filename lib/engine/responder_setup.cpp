@@ -100,6 +100,13 @@ void responder_start(Responder *r)
 								  : Responder::PayloadCheck::pattern;
 	r->two_sided = verb_consumes_receive(r->p.verb);
 	r->has_imm = verb_has_imm(r->p.verb);
+	using RB = Responder::RecvBurst;
+	r->recv_burst = r->p.reliable || !r->two_sided ? RB::per_message
+			: r->p.verb == Verb::write_imm	 ? RB::plain_window_imm
+			: r->has_imm			 ? RB::plain_buffer_imm
+							 : RB::plain_buffer;
+	r->matcher = pattern_matcher(r->payload_check == Responder::PayloadCheck::self_describing ? r->p.msg_bytes - 8
+												     : r->p.msg_bytes);
 	r->last_progress = rte_rdtsc();
 	r->lasts = 0;
 	r->nheld = 0;

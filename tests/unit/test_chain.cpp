@@ -309,6 +309,39 @@ void qp_table(void **)
 		assert_int_equal(t.find(0x11 + i * 0x40), i);
 	assert_int_equal(t.find(0x12), rp::QpTable::kNone);
 	assert_int_equal(t.find(0xffffff), rp::QpTable::kNone);
+	assert_int_equal(t.finder().find(0x11 + 63 * 0x40), 63);
+	assert_int_equal(t.finder().find(0x10), rp::QpTable::kNone);
+}
+
+/* The dense array: numbers inserted in any order (one below the first remakes it), found
+ * by index; numbers below, between and past them, and past the span, are none. Once the
+ * numbers spread wider than the span, the hash finds them all the same. */
+void qp_table_dense_and_spread(void **)
+{
+	rp::QpTable t;
+	t.init(8);
+	for (uint32_t q : {0x120u, 0x121u, 0x125u, 0x11fu, 0x130u})
+		assert_true(t.insert(q, q - 0x100));
+	assert_false(t.insert(0x125, 1));
+	for (uint32_t q : {0x120u, 0x121u, 0x125u, 0x11fu, 0x130u}) {
+		assert_int_equal(t.find(q), q - 0x100);
+		assert_int_equal(t.finder().find(q), q - 0x100);
+	}
+	for (uint32_t q : {0x0u, 0x11eu, 0x122u, 0x131u, 0x11fu + rp::QpTable::kDenseSpan, 0xffffffu}) {
+		assert_int_equal(t.find(q), rp::QpTable::kNone);
+		assert_int_equal(t.finder().find(q), rp::QpTable::kNone);
+	}
+	assert_true(t.insert(0x120 + rp::QpTable::kDenseSpan, 77));   // now too spread for the array
+	assert_null(t.finder().dense);
+	assert_int_equal(t.finder().find(0x120 + rp::QpTable::kDenseSpan), 77);
+	for (uint32_t q : {0x120u, 0x121u, 0x125u, 0x11fu, 0x130u})
+		assert_int_equal(t.finder().find(q), q - 0x100);
+	assert_int_equal(t.finder().find(0x122), rp::QpTable::kNone);
+	t.init(2);   // made again: dense once more
+	assert_true(t.insert(0x500, 0));
+	assert_non_null(t.finder().dense);
+	assert_int_equal(t.find(0x120), rp::QpTable::kNone);
+	assert_int_equal(t.find(0x500), 0);
 }
 
 void signalling_arithmetic(void **)
@@ -476,6 +509,7 @@ int main()
 		cmocka_unit_test(prebuilt_chains),
 		cmocka_unit_test(prebuilt_period),
 		cmocka_unit_test(qp_table),
+		cmocka_unit_test(qp_table_dense_and_spread),
 		cmocka_unit_test(signalling_arithmetic),
 		cmocka_unit_test(mr_lookup),
 		cmocka_unit_test(srq_fill_and_batched_refill),

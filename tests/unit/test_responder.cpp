@@ -45,7 +45,8 @@ struct Rig {
 	uint64_t corrupt = UINT64_MAX;   // message of QP 0 whose payload arrives damaged
 	std::vector<uint64_t> next;      // per QP: next sequence to arrive
 
-	Rig(rp::Verb v, uint32_t n = 1, FlowWindow fw = {}) : verb(v), nqps(n), next(n, 0)
+	/* buffers: a write_imm flow's receives carry pool buffers too (an SRQ shared with SENDs). */
+	Rig(rp::Verb v, uint32_t n = 1, FlowWindow fw = {}, bool buffers = false) : verb(v), nqps(n), next(n, 0)
 	{
 		fake::reset();
 		memory.assign(rp::responder_memory_per_qp(v, kMsg, kSlots) * n + 8, 0);
@@ -77,7 +78,7 @@ struct Rig {
 		}
 		assert_int_equal(rp::responder_add_qps(&r, &err), 0);
 		ctl.qp_sent = sent.data();
-		if (v == rp::Verb::send || v == rp::Verb::send_imm) {
+		if (v == rp::Verb::send || v == rp::Verb::send_imm || buffers) {
 			static int id;
 			std::string name = "ut_rx" + std::to_string(id++);
 			pool = rte_mempool_create(name.c_str(), 64, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
@@ -263,6 +264,83 @@ void unexpected_opcode_is_counted(void **)
 	assert_int_equal(g.r.c.unexpected_opcodes, 1);
 	assert_int_equal(g.r.c.verified, 1);
 	assert_int_equal(g.r.c.first_bad_seq, 0);
+}
+
+/* The burst's one pass (recv_burst_plain): polls of several completions of several QPs,
+ * each verb's variant (window and immediate; buffer; buffer and immediate). Clean, every
+ * message verified and each QP's credit right; then, inside the same bursts, a wrong
+ * length, a wrong payload byte, a wrong sequence and three completions of no QP of the
+ * flow (inside the dense table's span, past it, below it): each counted by kind, and
+ * every other message still verified in order. */
+void bursts_of_several_qps(void **)
+{
+	for (rp::Verb v : {rp::Verb::write_imm, rp::Verb::send, rp::Verb::send_imm}) {
+		Rig g(v, 3);
+		fake::nic().recv_burst = 8;   // within the 28 receives the rig's SRQ holds
+		g.run_messages(20);
+		if (!rp::verb_has_imm(v))
+			g.requester_finished();
+		assert_int_equal(rp::responder_run(&g.r), 0);
+		assert_int_equal(g.r.c.received, 60);
+		assert_int_equal(g.r.c.verified, 60);
+		assert_int_equal(g.r.c.bytes, 60 * kMsg);
+		assert_true(g.r.c.polls_busy <= 8);   // 60 completions in polls of up to 8
+		for (uint32_t q = 0; q < 3; q++)
+			assert_int_equal(g.r.qps[q].received, 20);
+		if (rp::verb_has_imm(v))
+			assert_int_equal(g.r.lasts, 3);
+	}
+	for (rp::Verb v : {rp::Verb::write_imm, rp::Verb::send, rp::Verb::send_imm}) {
+		Rig g(v, 3);
+		fake::nic().recv_burst = 8;
+		g.corrupt = 4;   // QP 0's message 4: byte 17 flipped
+		for (uint64_t s = 0; s < 12; s++) {
+			for (uint32_t q = 0; q < 3; q++) {
+				g.arrive(q, s == 11);
+				if (q == 1 && s == 6)
+					fake::nic().recv_cq.back().byte_len = kMsg - 1;
+				if (q == 2 && s == 3 && rp::verb_has_imm(v))
+					fake::nic().recv_cq.back().imm_data = htonl(9);
+			}
+			if (s == 8)
+				for (uint32_t stray : {fake::kQpNumBase + 100, fake::kQpNumBase + 5000, 0x10u}) {
+					g.arrive(0, false);
+					g.next[0]--;   // not QP 0's: its sequence goes on
+					g.sent[0]--;
+					fake::nic().recv_cq.back().qp_num = stray;
+					fake::nic().recv_cq.back().wr_id = 0;   // no receive of ours consumed
+				}
+		}
+		if (!rp::verb_has_imm(v))
+			g.requester_finished();
+		assert_int_equal(rp::responder_run(&g.r), -1);
+		const uint64_t bad_seq = rp::verb_has_imm(v) ? 1 : 0;
+		assert_int_equal(g.r.c.received, 36);
+		assert_int_equal(g.r.c.verified, 36 - 2 - bad_seq);
+		assert_int_equal(g.r.c.length_errors, 1);
+		assert_int_equal(g.r.c.payload_errors, 1);
+		assert_int_equal(g.r.c.sequence_errors, bad_seq);
+		assert_int_equal(g.r.c.unknown_qps, 3);
+		assert_int_equal(g.r.c.first_bad_qp, 2 * bad_seq);   // in arrival order: QP 2's #3, else QP 0's #4
+		assert_int_equal(g.r.c.first_bad_seq, bad_seq ? 3 : 4);
+		for (uint32_t q = 0; q < 3; q++)
+			assert_int_equal(g.r.qps[q].received, 12);
+	}
+}
+
+/* A write_imm flow on an SRQ shared with SENDs: its receives carry pool buffers, and
+ * every one goes back, from the one-pass burst and from the per-message way (a
+ * corrupted message) alike. */
+void write_imm_receives_with_buffers_give_them_back(void **)
+{
+	Rig g(rp::Verb::write_imm, 2, {}, true);
+	fake::nic().recv_burst = 8;
+	g.corrupt = 3;
+	g.run_messages(20);
+	assert_int_equal(rp::responder_run(&g.r), -1);
+	assert_int_equal(g.r.c.verified, 39);
+	assert_int_equal(g.r.c.payload_errors, 1);
+	assert_int_equal(rte_mempool_avail_count(g.pool), 64 - g.r.refill.posted());
 }
 
 void refill_cut_short_by_empty_pool(void **)
@@ -1036,6 +1114,8 @@ int main()
 		cmocka_unit_test(sequence_gap_is_caught),
 		cmocka_unit_test(completion_error_fails_its_qp_only),
 		cmocka_unit_test(unknown_qp_is_counted),
+		cmocka_unit_test(bursts_of_several_qps),
+		cmocka_unit_test(write_imm_receives_with_buffers_give_them_back),
 		cmocka_unit_test(unexpected_opcode_is_counted),
 		cmocka_unit_test(refill_cut_short_by_empty_pool),
 		cmocka_unit_test(stall_ends_the_run),

@@ -1555,12 +1555,13 @@ def main():
         w("")
 
     # Sections written by hand or by other tools into the same file (the analysis of both ends; tools/qp-share's, tools/bench-qps's, tools/bench-loss's,
-    # tools/ab's) are kept.
+    # tools/ab's, tools/bench-metrics's, tools/bench-perftest's, the receive burst's) are kept.
     if os.path.exists(out):
         with open(out, errors="replace") as f:
             old = f.read()
         for heading in ("## Both ends, per message", "## QP sharing", "## QP scaling", "## Goodput under loss",
-                        "## A/B of two builds", "## Soak"):
+                        "## A/B of two builds", "## Soak", "## Metrics on and off", "## perftest's command lines",
+                        "## The receive burst"):
             at = old.find("\n" + heading)
             if at >= 0:
                 nxt = old.find("\n## ", at + 1)
