@@ -362,8 +362,7 @@ inline bool credit_work(const Responder *r)
  * (return_credit): most bursts of a flow of its own have nothing to do there. */
 inline bool busy_credit_work(const Responder *r)
 {
-	return r->send_peer.on_wc || r->credit_due || r->credit_freed || r->acks_waiting ||
-	       r->flow_credit_landed < r->flow_credit_last;
+	return r->credit_due || r->credit_freed || r->credit_every_burst;
 }
 
 /* What arrived and how its checks went, for the control plane (once a busy burst). */
@@ -397,16 +396,31 @@ inline void finish_when_all_in(Responder *r, uint64_t now)
 		      (!p.reliable || quiet || r->ctl->requester_done.load(std::memory_order_acquire));
 }
 
-/* The burst's polls, busy or idle, and what arrived so far: for the control plane. */
+/* The busy polls, what arrived so far and the receives posted, for the control plane. */
+inline void publish_busy(Responder *r, RecvRefill &rf)
+{
+	r->live.polls_busy.store(r->c.polls_busy, std::memory_order_relaxed);
+	publish_received(r);
+	r->live.srq_posted.store(rf.posted(), std::memory_order_relaxed);
+	r->published = r->c.received;
+}
+
+/* The burst's polls, busy or idle, for the control plane: what a busy burst changed
+ * every kPublishEvery busy bursts (a dozen stores a burst are a good part of what a
+ * burst of one or two completions costs), and at once on the next idle burst, so what
+ * the console or the metrics read lags by at most that many bursts while messages come
+ * and by nothing once they stop. */
 inline void publish_polls(Responder *r, int n, RecvRefill &rf)
 {
+	constexpr uint64_t kPublishEvery = 16;
 	ResponderCounters &c = r->c;
 	if (n > 0) {
-		r->live.polls_busy.store(++c.polls_busy, std::memory_order_relaxed);
-		publish_received(r);
-		r->live.srq_posted.store(rf.posted(), std::memory_order_relaxed);
+		if (++c.polls_busy % kPublishEvery == 0)
+			publish_busy(r, rf);
 	} else {
 		r->live.polls_idle.store(++c.polls_idle, std::memory_order_relaxed);
+		if (r->published != c.received || r->live.polls_busy.load(std::memory_order_relaxed) != c.polls_busy)
+			publish_busy(r, rf);   // also what another role of the lcore polled for us
 	}
 }
 
@@ -578,6 +592,7 @@ int responder_finish(Responder *r)
 		r->nheld = 0;
 	}
 	c.srq_post_calls = r->recv_refill().post_calls();
+	publish_busy(r, r->recv_refill());   // what the last bursts left unpublished
 	/* Let outstanding credit writes finish before the QPs are torn down. */
 	uint64_t until = rte_rdtsc() + p.drain_tsc;
 	for (;;) {

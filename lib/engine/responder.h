@@ -188,6 +188,10 @@ struct Responder {
 	uint32_t credit_inflight = 0;
 	ibv_wc first_flush{};                    // the first deferred flush (its status and opcode, if counted)
 	bool credit_due = false;                 // messages arrived since the last scan
+	/* Credit work after every busy burst, not only when some fell due (responder_start):
+	 * a role sharing the send CQ, ACKs (reliable), a flow window's credit. */
+	bool credit_every_burst = false;
+	uint64_t published = 0;                  // c.received as the control plane last saw it
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
 	uint64_t last_progress = 0;
 	uint32_t lasts = 0;                      // QPs whose last message arrived

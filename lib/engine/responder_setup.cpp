@@ -107,6 +107,8 @@ void responder_start(Responder *r)
 							 : RB::plain_buffer;
 	r->matcher = pattern_matcher(r->payload_check == Responder::PayloadCheck::self_describing ? r->p.msg_bytes - 8
 												     : r->p.msg_bytes);
+	r->credit_every_burst = r->send_peer.on_wc || r->p.reliable || r->p.flow_window;
+	r->published = 0;
 	r->last_progress = rte_rdtsc();
 	r->lasts = 0;
 	r->nheld = 0;
