@@ -8,14 +8,39 @@
 port=18700
 . "$(dirname "$0")/remote_lib.sh"
 
+# A server that refuses its client waits out its --connect-timeout (4 s) for a right
+# one, idle in rdma_cm on a port of its own: refused_server starts it with its output
+# in $sout.NAME, and the cases after go on beside its wait; refused_wait NAME, a case or
+# two later, ends the wait (the refusals took 12 s of waits one after the other).
+declare -A refused_pid=()
+# shellcheck disable=SC2016
+on_exit 'rm -f "$sout".* "$cout".*'
+refused_server() {   # NAME ARGS...: server ARGS... (the next port, lcore 1, once it listens)
+	local name=$1 sout=$sout.$1 spid
+	shift
+	server "$@"
+	refused_pid[$name]=$spid
+}
+refused_client() {   # ARGS...: client ARGS... (sets $rc), its output shown
+	client "$@"
+	echo "--- client (exit $rc)"; cat "$cout"
+}
+refused_wait() {   # NAME: sets $src, shows $sout.NAME
+	wait "${refused_pid[$1]}"
+	src=$?
+	echo "--- server refusing at '$1' (exit $src)"; cat "$sout.$1"
+}
+
+# 5000 messages, 1250 per QP: each QP's window of 256 turned over near five times (its
+# slots all checked at the end), the counts exact (20000 took 0.5 s more a verb).
 for v in write_imm send read fetch_add write; do
-	pair "$v" -v "$v" -Q 4 -n 20000
+	pair "$v" -v "$v" -Q 4 -n 5000
 	expect_grep "$cout" "^  role: +client \(requester\) of $B_ADDR:$port, $A port 1"
 	expect_grep "$sout" "^  role: +server \(responder\) on $B_ADDR:$port, $B port 1"
-	expect_eq "$v: client completed" "$(field "$cout" 'messages completed')" 20000
+	expect_eq "$v: client completed" "$(field "$cout" 'messages completed')" 5000
 	case $v in
-	write_imm | send) expect_eq "$v: server verified" "$(field "$sout" 'messages verified')" 20000 ;;
-	read | fetch_add) expect_eq "$v: client verified" "$(field "$cout" 'messages verified' | cut -d' ' -f1)" 20000 ;;
+	write_imm | send) expect_eq "$v: server verified" "$(field "$sout" 'messages verified')" 5000 ;;
+	read | fetch_add) expect_eq "$v: client verified" "$(field "$cout" 'messages verified' | cut -d' ' -f1)" 5000 ;;
 	write) expect_eq "$v: window slots checked" "$(field "$sout" 'window slots checked')" 1024 ;;
 	esac
 	[ "$v" = fetch_add ] && expect_eq "fetch_add: final words" "$(field "$sout" 'final words checked')" 4
@@ -33,9 +58,8 @@ fw_writes=$(field "$sout" 'credit writes')
 	{ echo "FAIL: flow window: '$fw_writes' credit writes (want about 20000 / 256)"; fails=$((fails + 1)); }
 # A server whose QPs each have their own receive queue takes no flow window: it
 # refuses the client's, saying what to give it.
-server -v send -Q 64 -n 1000 --recv-queue qp --connect-timeout 4
-client -v send -Q 64 -n 1000
-server_wait
+refused_server flow-window -v send -Q 64 -n 1000 --recv-queue qp --connect-timeout 4
+refused_client -v send -Q 64 -n 1000
 expect_eq "flow window against per-QP receive queues: client exit" "$rc" 3
 expect_grep "$cout" "rejected by the peer: client flow window 1024, server's 0: this server's QPs have receive queues of their own; give the client flow_window = 0"
 server -v send -Q 64 -n 1000 --recv-queue qp
@@ -76,6 +100,7 @@ expect_grep "$cout" "^  flow1 +[0-9.]+ Mmsg/s .* of 40000 \([0-9.]+%\)$"
 expect_grep "$sout" "^  flow1 +[0-9.]+ Mmsg/s .* of 40000 \([0-9.]+%\)$"
 expect_grep "$sout" "^  connected: +flow flow1: RC, rdma_cm on $B_ADDR:$((port + 1)) \($B\), 2 connections$"
 rm -rf "$rdir"
+refused_wait flow-window
 
 # The two-host pipeline files in conf/, as they are (they name rxeA/rxeB and the VM's
 # addresses): the server's lcore 1 listens, the client's lcore 0 posts.
@@ -148,8 +173,10 @@ rm -f "$sout.json"
 # dialing receiver of a read keeps reading its listening sender's word to know it is
 # there, the listening sender writes its final count; a write ping-pong pinged from the
 # listening end.
+# Host A's lcores on the CPUs B's are not on, as on two hosts: on one CPU, B's pinging
+# lcore 0 and A's echoing one, both busy, took turns (61 round trips a second, 33 s).
 start_server 0-1 -f "$two_dir/reversed-b.conf" --connect-timeout 30   # host B: listens, sends
-run_client 0-1 -f "$two_dir/reversed-a.conf" --connect-timeout 30     # host A: dials, receives
+EAL_LCORES="--lcores 0@1,1@0" rdmapipe_to "$cout" -f "$two_dir/reversed-a.conf" --connect-timeout 30   # host A: dials, receives
 server_wait
 both_pass "reversed (B listens and sends, A dials and receives)"
 expect_grep "$sout" "^  role: +flow imm: server \(requester\) on 10.2.0.2:18801, rxeB port 1"
@@ -163,9 +190,8 @@ expect_grep "$cout" "^  keep-alive reads: +flow read: [1-9][0-9]* posted, [1-9][
 expect_grep "$sout" "^  flow pp: +RDMA_WRITE, 2 B, 1 QP, lcore 0 -> 10.2.0.2:18804's client: sent 2000, completed 2000, received 2000, verified 2000$"
 expect_grep "$cout" "^  flow pp: +RDMA_WRITE, 2 B, 1 QP, 10.2.0.2:18804 -> lcore 0: sent 2000, completed 2000, received 2000, verified 2000$"
 # --reversed on one end only: both would send; the server refuses the client, naming why.
-server -v send -n 1000 --reversed --connect-timeout 4
-client -v send -n 1000
-server_wait
+refused_server reversed -v send -n 1000 --reversed --connect-timeout 4
+refused_client -v send -n 1000
 expect_eq "--reversed on one end: client exit" "$rc" 3
 expect_grep "$cout" "both ends send the flow \(each host's end of it has its rdma_tx stage; --reversed on one end only\?\)"
 
@@ -182,10 +208,11 @@ expect_grep "$sout" "^  final counts: +flow w: 1 of 1 written to the server$"
 expect_eq "both ways on one lcore: UC messages verified" "$(grep -cE "^  flow u: .* verified 5000$" "$sout")" 1
 
 # A server that ends before its client's lcore: B serves A a short write (500 messages)
-# and nothing else; A's lcore 0 also posts a long loopback flow. B's server ends on A's
-# final counts (written once A's write was done), waits its stall timeout (2 s) for the
-# disconnect and goes, while A's lcore still posts: A's client of the write was done,
-# so its server going is no failure.
+# and nothing else; A's lcore 0 also posts a loopback flow until stopped. B's server
+# ends on A's final counts (written once A's write was done), waits its stall timeout
+# (2 s) for the disconnect and goes, while A's lcore still posts: A's client of the
+# write was done, so its server going is no failure. A is stopped (SIGTERM) once B has
+# gone. (The loopback flow was 400000 messages, 6.6 s, enough to outlast B's 3 s.)
 cat >"$cout.b.conf" <<EOF
 version = 1;
 devices = ( { name = "$B"; } );
@@ -198,18 +225,27 @@ version = 1;
 devices = ( { name = "$A"; } );
 io_contexts = ( { lcore = 0; device = "$A"; poll = "adaptive"; }, { lcore = 1; device = "$A"; poll = "adaptive"; } );
 flows = ( { name = "w"; peer = "$B_ADDR:18797"; local = "$A_ADDR"; verb = "write"; size = 256; messages = 500; },
-          { name = "long"; verb = "send"; size = 64; messages = 400000; } );
+          { name = "long"; verb = "send"; size = 64; duration = 0; } );
 stages = ( { name = "tx"; kind = "rdma_tx"; lcore = 0; flow = "w"; },
            { name = "ltx"; kind = "rdma_tx"; lcore = 0; flow = "long"; },
            { name = "lrx"; kind = "rdma_rx"; lcore = 1; flow = "long"; } );
 EOF
 start_server 0 -f "$cout.b.conf" --stall-timeout 2
-run_client 0-1 -f "$cout.a.conf" --stall-timeout 2
-server_wait
+# shellcheck disable=SC2086
+run_bg "$cout" timeout -k 5 120 "$RDMAPIPE" -l 0-1 $base -- -f "$cout.a.conf" --stall-timeout 2
+cpid=$bg_pid
+wait "$spid"
+src=$?
+kill -TERM "$cpid"
+wait "$cpid"
+rc=$?
+echo "--- server (exit $src)"; cat "$sout"; echo "--- client (exit $rc), stopped once the server had ended"; cat "$cout"
 both_pass "a server that ends before its client's lcore"
+expect_grep "$cout" "^  run: +went on until stopped, ended by SIGTERM"
 expect_grep "$cout" "^  final counts: +flow w: 1 of 1 written to the server$"
 expect_no_grep "$cout" "connection lost"
 rm -f "$cout.a.conf" "$cout.b.conf"
+refused_wait reversed
 
 # The command line of either end is a pipeline: --dump-conf prints it (no -d: the
 # device rdma_cm finds for the addresses), and the file runs the same way.
@@ -251,7 +287,7 @@ expect_grep "$sout" "^  flow flow0: .* sent $n, completed $n, received $n, verif
 # writes each QP's final count into the server's word before it disconnects; the
 # server judges what arrived (sends) or its window (writes) by them.
 for v in send write; do
-	pair "$v duration" -v "$v" -Q 2 -t 2
+	pair "$v duration" -v "$v" -Q 2 -t 1
 	expect_grep "$cout" "^  final counts: +2 of 2 written to the server$"
 	expect_grep "$sout" "^  final counts: +2 of 2 told by the client$"
 	sent=$(field "$cout" 'messages sent')
@@ -273,21 +309,20 @@ for out in "$cout" "$sout"; do
 done
 
 # Options that disagree: the server refuses, and both say why.
-server -v write_imm -n 1000 --connect-timeout 4
-client -v send -n 1000
-server_wait
+# (Its server's side checked after the next two cases, beside which it waits.)
+refused_server mismatch -v write_imm -n 1000 --connect-timeout 4
+refused_client -v send -n 1000
 expect_eq "mismatch: client exit" "$rc" 3
 expect_grep "$cout" "rejected by the peer: the client runs send, 64 B, 1024 slots, 1000 messages on QP 0; this server: write_imm"
-expect_eq "mismatch: server exit" "$src" 3
-expect_grep "$sout" "rejected"
 
-# No server at all: a fast, clear refusal.
+# No server at all: a fast, clear refusal. Its client, a process of its own, asks for
+# its connect timeout (3 s) beside the next case, and is checked after it.
 port=$((port + 1))
-t0=$SECONDS
-client -v write_imm -n 1000 --connect-timeout 3
-expect_eq "no server: exit" "$rc" 3
-expect_grep "$cout" "no server listening on port $port"
-[ $((SECONDS - t0)) -le 30 ] && echo "ok: no server: answered in $((SECONDS - t0)) s" || { echo "FAIL: no server took $((SECONDS - t0)) s"; fails=$((fails + 1)); }
+noserver_port=$port
+# shellcheck disable=SC2016,SC2086
+run_bg "$cout.noserver" bash -c 's=$SECONDS; "${@:2}"; r=$?; echo "$r $((SECONDS - s))" >"$1"' - "$cout.noserver.rc" \
+	timeout -k 5 120 "$RDMAPIPE" -l 0 $base -- --peer "$B_ADDR:$port" --local "$A_ADDR" -v write_imm -n 1000 --connect-timeout 3
+noserver_pid=$bg_pid
 
 # The console on both ends of a two-host run, typed at through terminals: the server's
 # shows the flow its client sends and leaves its setting to the client; the client's
@@ -328,6 +363,17 @@ print(tail)
 assert 'result: PASS' in tail and re.search(r'final counts: +1 of 1 told by the client', tail), tail
 assert srv.exit_status() == 0
 PY
+# The server of the options that disagree (above), its wait over.
+refused_wait mismatch
+expect_eq "mismatch: server exit" "$src" 3
+expect_grep "$sout.mismatch" "rejected"
+# The client of no server (above).
+wait "$noserver_pid"
+read -r rc secs <"$cout.noserver.rc" || { rc=none; secs=''; }
+echo "--- client of no server (exit $rc, $secs s)"; cat "$cout.noserver"
+expect_eq "no server: exit" "$rc" 3
+expect_grep "$cout.noserver" "no server listening on port $noserver_port"
+[ "${secs:-99}" -le 30 ] && echo "ok: no server: answered in $secs s" || { echo "FAIL: no server took ${secs:-?} s"; fails=$((fails + 1)); }
 
 # A peer process killed mid-run, in either role: remote_faults.sh, for every verb.
 # The client's host goes silent (netem drops everything it sends; its link stays up):
