@@ -233,6 +233,7 @@ template <bool Window, bool Imm, Responder::PayloadCheck How>
 	/* A write_imm's receive carries a buffer too where its SRQ is shared with SENDs. */
 	const bool buffers = r->rx_pool != nullptr;
 	const uint64_t step = r->p.credit_step;
+	const bool window_credit = r->p.flow_window != 0;   // the flow's count is its credit
 	uint32_t good = 0;
 	bool due = false;   // a QP's credit fell due: return_credit scans the QPs
 	for (int i = 0; i < n; i++) {
@@ -271,40 +272,9 @@ template <bool Window, bool Imm, Responder::PayloadCheck How>
 		c.received += good;
 		c.verified += good;
 		c.bytes += static_cast<uint64_t>(good) * len;
-		r->credit_due |= due || r->p.flow_window;   // the flow's count moved: its credit may be due
+		if (due || window_credit)
+			r->credit_due = true;   // the flow's count moved: its credit may be due
 	}
-}
-
-/* The one-pass burst for the payload check chosen at start. */
-template <bool Window, bool Imm>
-[[gnu::always_inline]] inline void recv_burst_checked(Responder *r, const ibv_wc *wc, int n, uint64_t now)
-{
-	using PC = Responder::PayloadCheck;
-	switch (r->payload_check) {
-	case PC::pattern:
-		return recv_burst_plain<Window, Imm, PC::pattern>(r, wc, n, now);
-	case PC::none:
-		return recv_burst_plain<Window, Imm, PC::none>(r, wc, n, now);
-	case PC::self_describing:
-		return recv_burst_plain<Window, Imm, PC::self_describing>(r, wc, n, now);
-	}
-}
-
-/* A burst's completions, the way chosen at start. */
-[[gnu::always_inline]] inline void recv_burst(Responder *r, const ibv_wc *wc, int n, uint64_t now)
-{
-	switch (r->recv_burst) {
-	case Responder::RecvBurst::plain_window_imm:
-		return recv_burst_checked<true, true>(r, wc, n, now);
-	case Responder::RecvBurst::plain_buffer:
-		return recv_burst_checked<false, false>(r, wc, n, now);
-	case Responder::RecvBurst::plain_buffer_imm:
-		return recv_burst_checked<false, true>(r, wc, n, now);
-	case Responder::RecvBurst::per_message:
-		break;
-	}
-	route_burst(wc, n, r->table, r->recv_peer, now, &r->c.unknown_qps,
-		    [&](uint32_t qi, const ibv_wc &w) { on_recv(r, qi, w, now); });
 }
 
 /* Two-sided: credit writes completed, then what is due of ACKs (reliable), each QP's
@@ -397,7 +367,7 @@ inline void finish_when_all_in(Responder *r, uint64_t now)
 }
 
 /* The busy polls, what arrived so far and the receives posted, for the control plane. */
-inline void publish_busy(Responder *r, RecvRefill &rf)
+[[gnu::noinline]] void publish_busy(Responder *r, RecvRefill &rf)
 {
 	r->live.polls_busy.store(r->c.polls_busy, std::memory_order_relaxed);
 	publish_received(r);
@@ -410,7 +380,7 @@ inline void publish_busy(Responder *r, RecvRefill &rf)
  * burst of one or two completions costs), and at once on the next idle burst, so what
  * the console or the metrics read lags by at most that many bursts while messages come
  * and by nothing once they stop. */
-inline void publish_polls(Responder *r, int n, RecvRefill &rf)
+[[gnu::always_inline]] inline void publish_polls(Responder *r, int n, RecvRefill &rf)
 {
 	constexpr uint64_t kPublishEvery = 16;
 	ResponderCounters &c = r->c;
@@ -469,37 +439,78 @@ inline bool refill(Responder *r, RecvRefill &rf)
 	return true;
 }
 
-/* The work after a poll that returned n > 0 completions: each one checked and its
- * buffer handed on or given back, the receives refilled, credit or ACKs returned, the
- * run's end when every last message is in. Not inlined: its inclusive cost per message
- * is the responder's work with the empty polls left out (tools/bench's report). */
-[[gnu::noinline]] uint32_t responder_busy(Responder *r, const ibv_wc *wc, int n)
+/* What a busy burst does once its completions are checked: buffers given back or
+ * handed on, the receives refilled, credit or ACKs returned, the run's end when every
+ * last message is in, the live counters. Plain: a flow of the one-pass variants (no
+ * restarts nor control port, which are a reliable flow's; two-sided), Imm then whether
+ * its verb carries an immediate; else what the flow has is tested. */
+template <bool Plain, bool Imm>
+[[gnu::always_inline]] inline uint32_t busy_rest(Responder *r, RecvRefill &rf, const ibv_wc *wc, int n, uint64_t now)
 {
-	ResponderCounters &c = r->c;
-	const uint64_t now = rte_rdtsc();
-	RecvRefill &rf = r->recv_refill();
-	recv_burst(r, wc, n, now);
+	const uint32_t ret = static_cast<uint32_t>(n);
 	give_back_buffers(r);
-	if (!tend(r, now))
-		return static_cast<uint32_t>(n);
+	if (Plain && r->out)
+		flush_out(r);
+	if (!Plain && !tend(r, now))
+		return ret;
 	r->last_progress = now;   // also while paused: what was in flight arrives
-	c.end_tsc = now;
+	r->c.end_tsc = now;
 	rf.consumed(wc, n);
 	if (!refill(r, rf))
-		return static_cast<uint32_t>(n);
-	if (r->two_sided) {
+		return ret;
+	if (Plain || r->two_sided) {
 		if (busy_credit_work(r) && return_credit(r, now, false) < 0) {
 			r->finished = true;
-			return static_cast<uint32_t>(n);
+			return ret;
 		}
-		if (r->has_imm && r->lasts == r->nqps) {
+		if ((Plain ? Imm : r->has_imm) && r->lasts == r->nqps) {
 			finish_when_all_in(r, now);
-			return static_cast<uint32_t>(n);
+			return ret;
 		}
 	}
 	publish_polls(r, n, rf);
 	r->idler.idle(true);
-	return static_cast<uint32_t>(n);
+	return ret;
+}
+
+/* The work after a poll that returned n > 0 completions, chosen at start (r->busy).
+ * Not inlined: its inclusive cost per message is the responder's work with the empty
+ * polls left out (tools/bench's report). This one: each completion on its own (a
+ * reliable flow's, a one-sided verb's receives, another role's by the router). */
+[[gnu::noinline]] uint32_t responder_busy(Responder *r, const ibv_wc *wc, int n)
+{
+	const uint64_t now = rte_rdtsc();
+	RecvRefill &rf = r->recv_refill();
+	route_burst(wc, n, r->table, r->recv_peer, now, &r->c.unknown_qps,
+		    [&](uint32_t qi, const ibv_wc &w) { on_recv(r, qi, w, now); });
+	return busy_rest<false, false>(r, rf, wc, n, now);
+}
+
+/* The same for a flow of the one-pass variants: each its own function, nothing of the
+ * variant tested per burst. */
+template <bool Window, bool Imm, Responder::PayloadCheck How>
+[[gnu::noinline]] uint32_t responder_busy(Responder *r, const ibv_wc *wc, int n)
+{
+	const uint64_t now = rte_rdtsc();
+	RecvRefill &rf = r->recv_refill();
+	recv_burst_plain<Window, Imm, How>(r, wc, n, now);
+	return busy_rest<true, Imm>(r, rf, wc, n, now);
+}
+
+/* The one-pass variant's busy bursts, by payload check. */
+template <bool Window, bool Imm>
+decltype(Responder::busy) busy_checked(Responder::PayloadCheck how)
+{
+	using PC = Responder::PayloadCheck;
+	switch (how) {
+	case PC::pattern:
+		return responder_busy<Window, Imm, PC::pattern>;
+	case PC::self_describing:
+		return responder_busy<Window, Imm, PC::self_describing>;
+	case PC::none:
+		break;
+	}
+	return responder_busy<Window, Imm, PC::none>;
 }
 
 /* An empty poll: nothing of ours arrived, no buffer was collected. Still looked at:
@@ -536,6 +547,21 @@ inline uint32_t responder_idle(Responder *r)
 
 } // namespace
 
+decltype(Responder::busy) responder_busy_for(const Responder *r)
+{
+	switch (r->recv_burst) {
+	case Responder::RecvBurst::plain_window_imm:
+		return busy_checked<true, true>(r->payload_check);
+	case Responder::RecvBurst::plain_buffer:
+		return busy_checked<false, false>(r->payload_check);
+	case Responder::RecvBurst::plain_buffer_imm:
+		return busy_checked<false, true>(r->payload_check);
+	case Responder::RecvBurst::per_message:
+		break;
+	}
+	return responder_busy;
+}
+
 uint32_t responder_burst(Responder *r)
 {
 	ibv_wc wc[kRxPollBurst];
@@ -548,7 +574,7 @@ uint32_t responder_burst(Responder *r)
 	 * more (the SRQ then runs dry and the requester waits on RNR or credit). */
 	int n = r->out && !flush_out(r) ? 0 : r->ops->poll_cq(r->recv_cq, kRxPollBurst, wc);
 	if (n > 0)
-		return responder_busy(r, wc, n);
+		return r->busy(r, wc, n);
 	if (n < 0) {
 		r->c.fail_reason = "ibv_poll_cq on the receive CQ failed";
 		r->finished = true;

@@ -151,6 +151,9 @@ struct Responder {
 	enum class RecvBurst : uint8_t { per_message, plain_window_imm, plain_buffer, plain_buffer_imm } recv_burst =
 		RecvBurst::per_message;
 	PatternMatcher matcher = PatternMatcher::baseline;
+	/* The work after a poll that returned completions, for the variant above (set at
+	 * responder_start; responder_burst calls it, as rte_eth_rx_burst calls its PMD's). */
+	uint32_t (*busy)(Responder *r, const ibv_wc *wc, int n) = nullptr;
 	/* Received buffers the ring has not taken yet, and their QPs. Credit counts only what
 	 * the ring took, so a QP's window bounds what is held: room for every window and a
 	 * poll burst (responder_init). */

@@ -65,6 +65,9 @@ inline void recv_buffer_done(Responder *r, uint32_t qi, void *buf, bool hand_on)
 	r->freed[r->nfreed++] = buf;
 }
 
+/* responder.cpp: the busy burst for r's variants (responder_start sets r->busy). */
+decltype(Responder::busy) responder_busy_for(const Responder *r);
+
 /* responder_credit.cpp: what return_credit (the burst) and the run's end call. */
 int send_credit(Responder *r, uint32_t qi);
 int send_flow_credit(Responder *r, uint64_t now);

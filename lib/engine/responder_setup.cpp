@@ -108,6 +108,7 @@ void responder_start(Responder *r)
 	r->matcher = pattern_matcher(r->payload_check == Responder::PayloadCheck::self_describing ? r->p.msg_bytes - 8
 												     : r->p.msg_bytes);
 	r->credit_every_burst = r->send_peer.on_wc || r->p.reliable || r->p.flow_window;
+	r->busy = responder_busy_for(r);
 	r->published = 0;
 	r->last_progress = rte_rdtsc();
 	r->lasts = 0;

@@ -54,9 +54,9 @@ def make_run(d):
     # responder 120 (send), a plain write's responder 2; bare: sender 130, receiver 115;
     # bare --verify: sender 160, receiver 140. The one-process send run (requester 900,
     # responder 2000: valgrind's scheduling) is for information only. Work after a poll
-    # with completions: the responder's responder_busy 96 per message (inside
-    # responder_burst, whose inclusive cost is larger), the bare receiver's
-    # bare_recv_work 80, verified 120.
+    # with completions: the responder's responder_busy 96 per message (a variant's
+    # template instance, inside responder_burst, whose inclusive cost is larger), the
+    # bare receiver's bare_recv_work 80, verified 120.
     iters = {2000: (3230, 14210), 4000: (3389, 16997)}
     for n in (2000, 4000):
         for end, fn, lcore, stage, per in (("srv", "responder_burst", 1, "flow0_rx", 120),
@@ -74,10 +74,10 @@ def make_run(d):
                 put(base + ".t01.incl.txt",
                     f"{ir:,} (100.0%)  PROGRAM TOTALS\n"
                     f"{ir - 1000:,} (99.0%)  /src/lib/engine/responder.cpp:rp::responder_burst(rp::Responder*) [/b/rdmapipe]\n"
-                    f"{busy:,} (50.0%)  /src/lib/engine/responder.cpp:rp::(anonymous namespace)::responder_busy"
-                    f"(rp::Responder*, ibv_wc const*, int) [/b/rdmapipe]\n"
-                    f"{busy - 300:,} (49.0%)  /src/lib/engine/cq_router.h:rp::(anonymous namespace)::responder_busy"
-                    f"(rp::Responder*, ibv_wc const*, int)\n")
+                    f"{busy:,} (50.0%)  /src/lib/engine/responder.cpp:unsigned int rp::(anonymous namespace)::responder_busy"
+                    f"<false, false, (rp::Responder::PayloadCheck)1>(rp::Responder*, ibv_wc const*, int) [/b/rdmapipe]\n"
+                    f"{busy - 300:,} (49.0%)  /src/lib/engine/cq_router.h:unsigned int rp::(anonymous namespace)::responder_busy"
+                    f"<false, false, (rp::Responder::PayloadCheck)1>(rp::Responder*, ibv_wc const*, int)\n")
             put(base + ".peer", "result: PASS\n")
             row("cg", "callgrind", f"cg-rp-send-{end}", "rdmapipe", n, base + ".out", f"valgrind rdmapipe ({end})")
         for verb, req, rsp in (("send", 900, 2000), ("write", 140, 2)):

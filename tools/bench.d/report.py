@@ -224,11 +224,12 @@ def cg_total(text):
 def end_incl(path, name):
     """A function's inclusive Ir in one callgrind_annotate --inclusive=yes listing (None
     when absent). callgrind files the lines a function inlined from headers under the
-    header's file too; the entry of its own file is the whole function, the largest."""
+    header's file too; the entry of its own file is the whole function, the largest.
+    A function template's instance counts as the function (name<...>(...))."""
     best = None
     for line in read_text(path).splitlines():
         m = re.match(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)$", line)
-        if m and re.search(r"\b%s\(" % re.escape(name), m.group(2)):
+        if m and re.search(r"\b%s(<.*?>)?\(" % re.escape(name), m.group(2)):
             ir = int(m.group(1).replace(",", ""))
             best = ir if best is None else max(best, ir)
     return best
