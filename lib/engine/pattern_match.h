@@ -35,7 +35,10 @@ inline uint64_t pattern_tail_diff(const unsigned char *p, size_t len, uint64_t w
 	return diff;
 }
 
-/* The baseline variant: two 16-byte vectors per 32-byte block, two blocks a turn. */
+/* The baseline variant: two 16-byte vectors per 32-byte block, two blocks a turn.
+ * Tail = false: len is a multiple of 32 (set at setup, pattern_has_tail), and the
+ * tail's code, and what a caller's loop would prepare for it, is left out. */
+template <bool Tail = true>
 [[gnu::always_inline]] inline bool pattern_matches(const void *buf, size_t len, uint64_t key)
 {
 	const auto *p = static_cast<const unsigned char *>(buf);
@@ -51,7 +54,7 @@ inline uint64_t pattern_tail_diff(const unsigned char *p, size_t len, uint64_t w
 		d |= (lo ^ want.lo) | (hi ^ want.hi);
 	}
 	uint64_t diff = d[0] | d[1];
-	if (len % 32)
+	if (Tail && len % 32)
 		diff |= pattern_tail_diff(p, len % 32, base + 4 * blocks * kPatternStep);
 	return diff == 0;
 }
@@ -67,10 +70,14 @@ enum class PatternMatcher : uint8_t { baseline, avx2 };
  * tools/rx-bench --check). */
 PatternMatcher pattern_matcher(size_t len);
 
+/* Whether messages of len bytes have bytes past their whole 32-byte blocks. */
+constexpr bool pattern_has_tail(size_t len) { return len % 32 != 0; }
+
 /* The chosen variant: a branch the predictor always gets right. */
+template <bool Tail = true>
 [[gnu::always_inline]] inline bool pattern_matches(PatternMatcher m, const void *buf, size_t len, uint64_t key)
 {
-	return m == PatternMatcher::avx2 ? pattern_matches_avx2(buf, len, key) : pattern_matches(buf, len, key);
+	return m == PatternMatcher::avx2 ? pattern_matches_avx2(buf, len, key) : pattern_matches<Tail>(buf, len, key);
 }
 
 } // namespace rp

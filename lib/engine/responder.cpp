@@ -193,8 +193,8 @@ inline void on_recv(Responder *r, uint32_t qi, const ibv_wc &wc, uint64_t now)
 }
 
 /* Whether message seq of QP qi at data (len bytes) is what was sent, by the payload
- * check chosen at start. */
-template <Responder::PayloadCheck How>
+ * check chosen at start; Tail: the bytes checked are not whole 32-byte blocks. */
+template <Responder::PayloadCheck How, bool Tail>
 [[gnu::always_inline]] inline bool payload_matches(PatternMatcher m, uint32_t qi, uint64_t seq,
 						   const unsigned char *data, uint32_t len)
 {
@@ -202,13 +202,13 @@ template <Responder::PayloadCheck How>
 	case Responder::PayloadCheck::none:
 		return true;
 	case Responder::PayloadCheck::pattern:
-		return pattern_matches(m, data, len, msg_key(qi, seq));
+		return pattern_matches<Tail>(m, data, len, msg_key(qi, seq));
 	case Responder::PayloadCheck::self_describing:
 		break;
 	}
 	uint64_t key;
 	memcpy(&key, data, sizeof(key));
-	return pattern_matches(m, data + 8, len - 8, key);
+	return pattern_matches<Tail>(m, data + 8, len - 8, key);
 }
 
 /* The burst of a flow not made reliable, each completion touched once: its QP found by
@@ -220,7 +220,7 @@ template <Responder::PayloadCheck How>
  * QP's next slot, else in the receive's buffer; Imm: the immediate carries the sequence
  * and flags the QP's last message; How: the payload check. What the loop reads of r is
  * loaded once before it (its stores to the QPs could alias r's fields otherwise). */
-template <bool Window, bool Imm, Responder::PayloadCheck How>
+template <bool Window, bool Imm, Responder::PayloadCheck How, bool Tail>
 [[gnu::always_inline]] inline void recv_burst_plain(Responder *r, const ibv_wc *wc, int n, uint64_t now)
 {
 	/* What the variant's verb completes with: write_imm alone places its payload. */
@@ -251,7 +251,7 @@ template <bool Window, bool Imm, Responder::PayloadCheck How>
 				     ((imm ^ static_cast<uint32_t>(seq)) & (Imm ? kImmSeqMask : 0));
 		const unsigned char *data = Window ? memory + (static_cast<uint64_t>(qi) * slots + q.slot) * len
 						   : reinterpret_cast<const unsigned char *>(w.wr_id);
-		if (off != 0 || !payload_matches<How>(matcher, qi, seq, data, len)) [[unlikely]] {
+		if (off != 0 || !payload_matches<How, Tail>(matcher, qi, seq, data, len)) [[unlikely]] {
 			on_recv(r, qi, w, now);   // counted by kind, its buffer handed back
 			continue;
 		}
@@ -488,29 +488,32 @@ template <bool Plain, bool Imm>
 
 /* The same for a flow of the one-pass variants: each its own function, nothing of the
  * variant tested per burst. */
-template <bool Window, bool Imm, Responder::PayloadCheck How>
+template <bool Window, bool Imm, Responder::PayloadCheck How, bool Tail>
 [[gnu::noinline]] uint32_t responder_busy(Responder *r, const ibv_wc *wc, int n)
 {
 	const uint64_t now = rte_rdtsc();
 	RecvRefill &rf = r->recv_refill();
-	recv_burst_plain<Window, Imm, How>(r, wc, n, now);
+	recv_burst_plain<Window, Imm, How, Tail>(r, wc, n, now);
 	return busy_rest<true, Imm>(r, rf, wc, n, now);
 }
 
-/* The one-pass variant's busy bursts, by payload check. */
+/* The one-pass variant's busy bursts, by payload check and whether the bytes checked
+ * end in a partial 32-byte block (without one, the tail's code and what the burst
+ * prepares for it, about 20 instructions a burst, are left out). */
 template <bool Window, bool Imm>
-decltype(Responder::busy) busy_checked(Responder::PayloadCheck how)
+decltype(Responder::busy) busy_checked(Responder::PayloadCheck how, bool tail)
 {
 	using PC = Responder::PayloadCheck;
 	switch (how) {
 	case PC::pattern:
-		return responder_busy<Window, Imm, PC::pattern>;
+		return tail ? responder_busy<Window, Imm, PC::pattern, true> : responder_busy<Window, Imm, PC::pattern, false>;
 	case PC::self_describing:
-		return responder_busy<Window, Imm, PC::self_describing>;
+		return tail ? responder_busy<Window, Imm, PC::self_describing, true>
+			    : responder_busy<Window, Imm, PC::self_describing, false>;
 	case PC::none:
 		break;
 	}
-	return responder_busy<Window, Imm, PC::none>;
+	return responder_busy<Window, Imm, PC::none, false>;
 }
 
 /* An empty poll: nothing of ours arrived, no buffer was collected. Still looked at:
@@ -549,13 +552,15 @@ inline uint32_t responder_idle(Responder *r)
 
 decltype(Responder::busy) responder_busy_for(const Responder *r)
 {
+	const bool self = r->payload_check == Responder::PayloadCheck::self_describing;
+	const bool tail = pattern_has_tail(self ? r->p.msg_bytes - 8 : r->p.msg_bytes);
 	switch (r->recv_burst) {
 	case Responder::RecvBurst::plain_window_imm:
-		return busy_checked<true, true>(r->payload_check);
+		return busy_checked<true, true>(r->payload_check, tail);
 	case Responder::RecvBurst::plain_buffer:
-		return busy_checked<false, false>(r->payload_check);
+		return busy_checked<false, false>(r->payload_check, tail);
 	case Responder::RecvBurst::plain_buffer_imm:
-		return busy_checked<false, true>(r->payload_check);
+		return busy_checked<false, true>(r->payload_check, tail);
 	case Responder::RecvBurst::per_message:
 		break;
 	}

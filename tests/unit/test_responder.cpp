@@ -20,6 +20,7 @@
 namespace {
 
 constexpr uint32_t kMsg = 24;      // not a multiple of 8: exercises the tail compare
+uint32_t g_msg = kMsg;             // the size of the rigs made next (Rig::msg)
 constexpr uint32_t kSlots = 8;
 
 /* A window shared by the rig's QPs (ResponderParams::flow_window); 0: none. */
@@ -42,14 +43,16 @@ struct Rig {
 	rp::MrTable mrs;
 	rp::RunControl ctl;
 	rp::Responder r;
-	uint64_t corrupt = UINT64_MAX;   // message of QP 0 whose payload arrives damaged
+	uint32_t msg = g_msg;            // the message size (g_msg when the rig was made)
+	uint64_t corrupt = UINT64_MAX;   // message of QP 0 whose payload arrives damaged ...
+	uint32_t corrupt_at = 17;        // ... at this byte
 	std::vector<uint64_t> next;      // per QP: next sequence to arrive
 
 	/* buffers: a write_imm flow's receives carry pool buffers too (an SRQ shared with SENDs). */
 	Rig(rp::Verb v, uint32_t n = 1, FlowWindow fw = {}, bool buffers = false) : verb(v), nqps(n), next(n, 0)
 	{
 		fake::reset();
-		memory.assign(rp::responder_memory_per_qp(v, kMsg, kSlots) * n + 8, 0);
+		memory.assign(rp::responder_memory_per_qp(v, msg, kSlots) * n + 8, 0);
 		credit_src.assign(static_cast<size_t>(n) * rp::kCreditRing, 0);
 		credit_dst.assign(n, 0);
 		qps.assign(n, ibv_qp{});
@@ -60,7 +63,7 @@ struct Rig {
 		r.memory = memory.data();
 		r.credit_src = credit_src.data();
 		r.ctl = &ctl;
-		r.p = rp::ResponderParams{v, kMsg, kSlots, 2, true, 2000000000ull, 1000};
+		r.p = rp::ResponderParams{v, msg, kSlots, 2, true, 2000000000ull, 1000};
 		r.p.flow_window = fw.window;
 		r.p.flow_step = fw.step;
 		r.p.qp_credit = fw.qp_credit;
@@ -81,14 +84,14 @@ struct Rig {
 		if (v == rp::Verb::send || v == rp::Verb::send_imm || buffers) {
 			static int id;
 			std::string name = "ut_rx" + std::to_string(id++);
-			pool = rte_mempool_create(name.c_str(), 64, kMsg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
+			pool = rte_mempool_create(name.c_str(), 64, msg, 0, 0, nullptr, nullptr, nullptr, nullptr, 0, 0);
 			assert_non_null(pool);
 			mrs.n = 1;
 			mrs.chunks[0] = {0, UINTPTR_MAX, 0x33};
 			r.rx_pool = pool;
 		}
 		if (rp::verb_consumes_receive(v)) {
-			assert_int_equal(r.refill.init(nullptr, kSlots * n + 4, 4, rp::kRxPollBurst, pool, kMsg, &mrs), 0);
+			assert_int_equal(r.refill.init(nullptr, kSlots * n + 4, 4, rp::kRxPollBurst, pool, msg, &mrs), 0);
 			assert_int_equal(r.refill.fill(fake::kOps), static_cast<int>(kSlots * n + 4));
 		}
 		/* One message per poll, its payload put in place as it is delivered. */
@@ -101,11 +104,11 @@ struct Rig {
 				return;   // a stray completion: nothing to put in place
 			uint64_t seq = wc.vendor_err;   // the test keeps the true sequence here
 			unsigned char *dst = verb == rp::Verb::write_imm
-				? memory.data() + (qi * kSlots + seq % kSlots) * kMsg
+				? memory.data() + (qi * kSlots + seq % kSlots) * msg
 				: reinterpret_cast<unsigned char *>(wc.wr_id);
-			rp::pattern_fill(dst, kMsg, rp::msg_key(qi, seq));
+			rp::pattern_fill(dst, msg, rp::msg_key(qi, seq));
 			if (qi == 0 && seq == corrupt)
-				dst[17] ^= 0x40;
+				dst[corrupt_at] ^= 0x40;
 		};
 	}
 	~Rig() { rte_mempool_free(pool); }
@@ -117,7 +120,7 @@ struct Rig {
 		wc.status = st;
 		wc.qp_num = fake::kQpNumBase + qi;
 		wc.opcode = verb == rp::Verb::write_imm ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
-		wc.byte_len = kMsg;
+		wc.byte_len = msg;
 		wc.vendor_err = static_cast<uint32_t>(next[qi]);
 		if (rp::verb_has_imm(verb)) {
 			wc.wc_flags = IBV_WC_WITH_IMM;
@@ -326,6 +329,31 @@ void bursts_of_several_qps(void **)
 		for (uint32_t q = 0; q < 3; q++)
 			assert_int_equal(g.r.qps[q].received, 12);
 	}
+}
+
+/* The one-pass burst's payload check for sizes of whole 32-byte blocks (64: the variant
+ * without a tail) and with a tail (72): a byte flipped at any position of a message is
+ * caught, counted once, and every other message verified. */
+void one_pass_catches_every_byte_with_and_without_tail(void **)
+{
+	for (uint32_t size : {64u, 72u})
+		for (rp::Verb v : {rp::Verb::write_imm, rp::Verb::send})
+			for (uint32_t at = 0; at < size; at++) {
+				g_msg = size;
+				Rig g(v, 2);
+				g_msg = kMsg;
+				fake::nic().recv_burst = 8;
+				g.corrupt = 2;
+				g.corrupt_at = at;
+				g.run_messages(6);
+				if (!rp::verb_has_imm(v))
+					g.requester_finished();
+				assert_int_equal(rp::responder_run(&g.r), -1);
+				assert_int_equal(g.r.c.payload_errors, 1);
+				assert_int_equal(g.r.c.verified, 11);
+				assert_int_equal(g.r.c.bytes, 12 * size);
+				assert_int_equal(g.r.c.first_bad_seq, 2);
+			}
 }
 
 /* A write_imm flow on an SRQ shared with SENDs: its receives carry pool buffers, and
@@ -1115,6 +1143,7 @@ int main()
 		cmocka_unit_test(completion_error_fails_its_qp_only),
 		cmocka_unit_test(unknown_qp_is_counted),
 		cmocka_unit_test(bursts_of_several_qps),
+		cmocka_unit_test(one_pass_catches_every_byte_with_and_without_tail),
 		cmocka_unit_test(write_imm_receives_with_buffers_give_them_back),
 		cmocka_unit_test(unexpected_opcode_is_counted),
 		cmocka_unit_test(refill_cut_short_by_empty_pool),
