@@ -392,7 +392,8 @@ int explore(const Args &a, const Space &space, PointConf &pc)
 	       r.findings.size(), r.findings.size() == 1 ? "y" : "ies", r.stopped_after ? " (--stop-after: the budget not spent)" : "",
 	       dir.c_str());
 	for (const Finding &f : r.findings)
-		printf("  %u %-11s %s  (%s)\n", f.id, anomaly_kind_name(f.verdict.kind), f.mfs_text.c_str(), f.verdict.why.c_str());
+		printf("  %u %-11s %s  (%s)\n    standalone: %s\n", f.id, anomaly_kind_name(f.verdict.kind), f.mfs_text.c_str(),
+		       f.verdict.why.c_str(), rec.label(f.id).c_str());
 	if (!r.fatal.empty()) {
 		fprintf(stderr, "rdmapipe-explore: stopped: %s\n", r.fatal.c_str());
 		return kExitChild;

@@ -1,9 +1,12 @@
 /* The search's output folder. */
 #include "explore/output.h"
 
+#include "explore/repro.h"
+
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -28,6 +31,24 @@ std::string read_text(const std::string &path)
 	std::stringstream ss;
 	ss << in.rdbuf();
 	return ss.str();
+}
+
+/* sh -c cmd in dir, its output appended to dir/out; the exit status (124: timed out). */
+int shell_in(const std::string &dir, const std::string &cmd, const std::string &out)
+{
+	const std::string c = "cd '" + dir + "' && { " + cmd + "; } >> '" + out + "' 2>&1";
+	const int st = system(c.c_str());
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+std::string last_line(const std::string &path)
+{
+	std::string text = read_text(path), line;
+	std::istringstream in(text);
+	for (std::string l; std::getline(in, l);)
+		if (!l.empty())
+			line = l;
+	return line;
 }
 
 std::string duration_text(double s)
@@ -133,9 +154,60 @@ void FolderRecorder::write_finding_files(const Finding &f)
 	write_text(d + "/mfs.txt", m);
 }
 
+/* anomalies/ID/repro.c (issue 49): written, compiled and run search.repeats times
+ * (search.need of them must show the anomaly, as minimisation's rule), each bounded by
+ * point_timeout; the label says whether the finding shows without rdmapipe. */
+std::string FolderRecorder::standalone(const Finding &f)
+{
+	const std::string d = dir_ + "/anomalies/" + std::to_string(f.id);
+	std::string refused;
+	const std::string defines = repro_defines(space_, f, &refused);
+	if (defines.empty()) {
+		write_text(d + "/repro.txt", "no standalone reproducer: " + refused + "\n");
+		return "no standalone reproducer: " + refused;
+	}
+	write_text(d + "/repro.c", repro_source(defines));
+	write_text(d + "/repro.build", std::string(repro_build_command()) + "\n");
+	if (shell_in(d, "command -v cc > /dev/null", "/dev/null") != 0)
+		return "repro.c not compiled: no cc";
+	if (shell_in(d, repro_build_command(), "repro.build.out") != 0)
+		return "repro.c not compiled: " + last_line(d + "/repro.build.out") + " (repro.build.out)";
+	const SearchConf &c = space_.search;
+	const std::string run = "timeout -k 5 " + std::to_string(static_cast<int>(c.point_timeout_s + 0.5)) + " ./repro";
+	uint32_t shown = 0, setup_errors = 0;
+	std::string seen;
+	for (uint32_t i = 0; i < c.repeats; i++) {
+		const std::string out = "repro.run" + std::to_string(i + 1) + ".out";
+		const int rc = shell_in(d, run, out);
+		const std::string line = last_line(d + "/" + out);
+		/* A run that does not end is a hang: it shows only a hang (a stall) finding. */
+		const bool hang = rc == 124 || rc == 128 + 9;
+		const bool stall = f.verdict.why.find("stall") != std::string::npos || f.verdict.why.find("hung") != std::string::npos;
+		if (rc == 1 || (hang && stall)) {
+			shown++;
+			seen = hang ? "killed after point_timeout (a hang)" : line;
+		} else if (rc == 2) {
+			setup_errors++;
+			seen = line;
+		}
+	}
+	repro_runs_[f.id] = {shown, c.repeats};
+	if (setup_errors > c.repeats - c.need)
+		return "repro.c setup error: " + seen;
+	if (shown >= c.need)
+		return "reproduces without rdmapipe (" + std::to_string(shown) + " of " + std::to_string(c.repeats) +
+		       " runs: " + seen + ")";
+	return "only in rdmapipe (repro.c showed it in " + std::to_string(shown) + " of " + std::to_string(c.repeats) + " runs)";
+}
+
 void FolderRecorder::finding(const Finding &f)
 {
 	write_finding_files(f);
+	const std::string label = standalone(f);
+	labels_[f.id] = label;
+	write_text(dir_ + "/anomalies/" + std::to_string(f.id) + "/standalone.txt", label + "\n");
+	if (progress_)
+		fprintf(stderr, "\nexplore: anomaly %u standalone: %s\n", f.id, label.c_str());
 	findings_.emplace_back(f, last_anomaly_conf_);
 	if (progress_)
 		fprintf(stderr, "\nexplore: anomaly %u (%s): %s\n", f.id, anomaly_kind_name(f.verdict.kind), f.mfs_text.c_str());
@@ -189,12 +261,35 @@ int FolderRecorder::finish(std::string *err)
 	for (const auto &[f, at] : findings_)
 		fs.push_back({{"id", f.id}, {"kind", anomaly_kind_name(f.verdict.kind)}, {"why", f.verdict.why}, {"mfs", f.mfs_text},
 			      {"point", json::parse(values_json(f.point))}, {"minimal", json::parse(values_json(f.minimal))},
-			      {"found_at", at}, {"runs", f.runs}, {"shown", f.shown}});
+			      {"found_at", at}, {"runs", f.runs}, {"shown", f.shown}, {"standalone", labels_[f.id]}});
 	if (!write_text(dir_ + "/space.json", sp.dump(2) + "\n") || !write_text(dir_ + "/findings.json", fs.dump(2) + "\n")) {
 		*err = dir_ + ": cannot write space.json and findings.json";
 		return -1;
 	}
 	return 0;
+}
+
+/* Each finding's standalone reproducer: its label, how to build and run it, perftest's
+ * command where perftest can say the point, and a finding only in rdmapipe written up
+ * as a bug of ours. */
+std::string FolderRecorder::standalone_section()
+{
+	if (findings_.empty())
+		return "";
+	std::string r = "\n## Standalone reproducers (repro.c, plain libibverbs)\n\n";
+	for (const auto &[f, at] : findings_) {
+		const std::string id = std::to_string(f.id), label = labels_[f.id];
+		r += "- **" + id + "**: " + label + "\n";
+		if (exists(dir_ + "/anomalies/" + id + "/repro.c"))
+			r += "  - `cd anomalies/" + id + " && " + repro_build_command() + " && ./repro`\n";
+		if (label.rfind("only in rdmapipe", 0) == 0)
+			r += "  - **a bug of rdmapipe's**: the same traffic on plain verbs (repro.c) does not show `" +
+			     md_cell(f.verdict.why) + "`; reproduce it with anomalies/" + id + "/command\n";
+		const std::string pt = perftest_command(point_settings(space_, f.minimal), space_.search.point_seconds);
+		if (!pt.empty())
+			r += "  - perftest: `" + pt + "`\n";
+	}
+	return r;
 }
 
 int FolderRecorder::report(const SearchTotals &t, std::string *err)
@@ -223,6 +318,7 @@ int FolderRecorder::report(const SearchTotals &t, std::string *err)
 		r += "| " + std::to_string(f.id) + " | " + anomaly_kind_name(f.verdict.kind) + " | " + md_cell(f.mfs_text) + " | " +
 		     md_cell(f.verdict.why) + " | " + std::to_string(f.shown) + " of " + std::to_string(f.runs) + " | [anomalies/" +
 		     std::to_string(f.id) + "](anomalies/" + std::to_string(f.id) + "/reproduce.conf) |\n";
+	r += standalone_section();
 	r += "\n## Plots\n\n";
 	if (exists(dir_ + "/plots/overview.png"))
 		r += "![every point's rate in the order measured](plots/overview.png)\n\n";

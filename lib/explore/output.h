@@ -7,6 +7,7 @@
 #include "explore/explore.h"
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,12 +32,20 @@ public:
 	void progress(uint64_t points, uint64_t anomalies, double elapsed_s, double budget_left_s) override;
 	/* space.json and findings.json (what plot-explore reads) ... */
 	int finish(std::string *err);
+	/* The finding's standalone label ("reproduces without rdmapipe (...)", ...). */
+	std::string label(uint32_t id) const
+	{
+		auto it = labels_.find(id);
+		return it == labels_.end() ? "" : it->second;
+	}
 	/* ... then report.md (linking the plots there are). */
 	int report(const SearchTotals &t, std::string *err);
 
 private:
 	std::string values_json(const Point &p) const;
 	void write_finding_files(const Finding &f);
+	std::string standalone(const Finding &f);
+	std::string standalone_section();   // repro.c written, compiled, run: the label
 	const Space &space_;
 	const ChildRunner &child_;
 	std::string dir_, command_;
@@ -45,6 +54,8 @@ private:
 	uint64_t lines_ = 0;
 	std::string last_anomaly_conf_;    // the search-phase anomaly the next finding comes from
 	std::vector<std::pair<Finding, std::string>> findings_;   // and where each was found
+	std::map<uint32_t, std::string> labels_;   // finding id -> "reproduces without rdmapipe (...)", "only in rdmapipe (...)", ...
+	std::map<uint32_t, std::pair<uint32_t, uint32_t>> repro_runs_;   // finding id -> repro.c's runs showing it, of
 };
 
 } // namespace rp::explore

@@ -70,6 +70,34 @@ grep -q '"status":"ran","verdict":"none"' "$T/out/points.jsonl" || python3 - "$T
 import json, sys
 sys.exit(0 if any(json.loads(l)["pass"] for l in open(sys.argv[1])) else 1)
 P
+# Standalone reproducers (issue 49): both plants live in rdmapipe, so each finding's
+# repro.c (plain libibverbs, compiled and run by the explorer) must not show it: both
+# are labelled "only in rdmapipe", in findings.json, report.md and the console summary.
+labels=$(python3 -c 'import json,sys; [print(f["id"], f["kind"], f.get("standalone", "")) for f in json.load(open(sys.argv[1]))]' "$T/out/findings.json")
+echo "$labels"
+for kind in correctness performance; do
+	grep -qE "^[0-9]+ $kind only in rdmapipe" <<<"$labels" && echo "ok: the planted $kind finding labelled only in rdmapipe" ||
+		{ echo "FAIL: the planted $kind finding is not labelled 'only in rdmapipe'"; fails=$((fails + 1)); }
+done
+grep -q "only in rdmapipe" "$T/out/report.md" && grep -q "a bug of rdmapipe's" "$T/out/report.md" &&
+	echo "ok: report.md writes the plants up as bugs of rdmapipe's" ||
+	{ echo "FAIL: report.md has no 'only in rdmapipe' finding written up as rdmapipe's bug"; fails=$((fails + 1)); }
+grep -q "standalone: only in rdmapipe" "$T/explore.out" && echo "ok: the console summary gives the label" ||
+	{ echo "FAIL: the console summary gives no standalone label"; fails=$((fails + 1)); }
+c=$(python3 -c 'import json,sys; print([f["id"] for f in json.load(open(sys.argv[1])) if f["kind"] == "correctness"][0])' "$T/out/findings.json" 2>/dev/null)
+if [ -n "$c" ]; then
+	d="$T/out/anomalies/$c"
+	# The program the explorer compiled (repro, from repro.c as repro.build says) and ran:
+	# each run's output recorded, none a setup error, and it never links rdmapipe.
+	[ -s "$d/repro.c" ] && [ -x "$d/repro" ] && grep -q -- "-libverbs" "$d/repro.build" &&
+		echo "ok: repro.c written and compiled ($(cat "$d/repro.build"))" ||
+		{ echo "FAIL: no compiled repro.c in anomalies/$c"; fails=$((fails + 1)); }
+	grep -q "#define RP_POINT { \"point\", V_WRITE_IMM, 0, 8192, 4," "$d/repro.c" && echo "ok: repro.c does the minimal point (write_imm, 8192 B, 4 QPs)" ||
+		{ echo "FAIL: repro.c's RP_POINT is not the minimal point"; grep RP_POINT "$d/repro.c"; fails=$((fails + 1)); }
+	if ldd "$d/repro" 2>/dev/null | grep -qi rdmapipe; then echo "FAIL: repro links rdmapipe"; fails=$((fails + 1)); fi
+	grep -hx "ok: [0-9]* messages in .* s verified" "$d"/repro.run*.out > /dev/null && echo "ok: repro.c's runs recorded: $(head -1 "$d/repro.run1.out")" ||
+		{ echo "FAIL: repro.c's runs did not verify the traffic"; cat "$d"/repro.run*.out; fails=$((fails + 1)); }
+fi
 # The corruption's reproducer, run as its command file says, fails as the search saw.
 n=$(python3 -c 'import json,sys; print([f["id"] for f in json.load(open(sys.argv[1])) if f["kind"] == "correctness"][0])' "$T/out/findings.json" 2>/dev/null)
 if [ -n "$n" ]; then
