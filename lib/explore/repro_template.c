@@ -173,8 +173,12 @@ static struct ibv_qp *make_qp(const struct run *r, struct side *s, int requester
 	a.cap.max_inline_data = requester && p->inline_send ? p->size : 0;
 	a.srq = !requester && p->srq ? s->srq : NULL;
 	struct ibv_qp *qp = ibv_create_qp(s->pd, &a);
-	if (!qp)
-		setup_fail("ibv_create_qp", requester ? "requester" : "responder");
+	if (!qp) {
+		char what[128];
+		snprintf(what, sizeof(what), "%s: max_send_wr %u, max_recv_wr %u, max_inline_data %u",
+			 requester ? "requester" : "responder", a.cap.max_send_wr, a.cap.max_recv_wr, a.cap.max_inline_data);
+		setup_fail("ibv_create_qp", what);
+	}
 	return qp;
 }
 
