@@ -52,8 +52,6 @@ struct params {
 #define RP_PERF_FLAG 0.5       /* performance: slow under this x the reference (rate AND Gbit/s) */
 #endif
 
-#define MAX_CQE 4096
-
 static double now_s(void)
 {
 	struct timespec t;
@@ -106,6 +104,7 @@ struct conn {
 	struct ibv_mr *smr, *rmr;
 	uint64_t posted, acked, received;   /* messages: posted, completed at the requester, consumed at the responder */
 	uint64_t unsignalled;
+	uint64_t signalled_to;        /* messages up to here end in a signalled WR */
 };
 
 struct run {
@@ -113,11 +112,14 @@ struct run {
 	struct side a, b;
 	struct conn *c;
 	uint64_t messages;
+	/* CQEs that can be pending: sends not yet completed plus receives not yet polled,
+	 * kept under the CQ's size (a device caps it: rxe at 32767, below 512 QPs' needs). */
+	uint64_t posted_total, acked_total, received_total, cqe;
 	double elapsed, last_progress;
 	char anomaly[512];
 };
 
-static int open_side(struct side *s, const char *dev, int cqe)
+static int open_side(struct side *s, const char *dev, int *cqe)
 {
 	int n = 0;
 	struct ibv_device **l = ibv_get_device_list(&n);
@@ -132,7 +134,12 @@ static int open_side(struct side *s, const char *dev, int cqe)
 	s->pd = ibv_alloc_pd(s->ctx);
 	if (!s->pd)
 		setup_fail("ibv_alloc_pd", dev);
-	s->cq = ibv_create_cq(s->ctx, cqe, NULL, NULL, 0);
+	struct ibv_device_attr da;
+	if (ibv_query_device(s->ctx, &da))
+		setup_fail("ibv_query_device", dev);
+	if (*cqe > da.max_cqe)
+		*cqe = da.max_cqe;
+	s->cq = ibv_create_cq(s->ctx, *cqe, NULL, NULL, 0);
 	if (!s->cq)
 		setup_fail("ibv_create_cq", dev);
 	s->port = 1;
@@ -269,11 +276,9 @@ static void setup(struct run *r)
 {
 	const struct params *p = r->p;
 	int cqe = (int)(p->qps * (p->sq_depth + p->window) + 16);
-	if (cqe > MAX_CQE * 64)
-		cqe = MAX_CQE * 64;
-	open_side(&r->a, p->dev_a, cqe);
+	open_side(&r->a, p->dev_a, &cqe);
 	if (strcmp(p->dev_a, p->dev_b))
-		open_side(&r->b, p->dev_b, cqe);
+		open_side(&r->b, p->dev_b, &cqe);
 	else
 		r->b = r->a;   /* one device: one context, one CQ for both ends */
 	if (p->srq) {
@@ -285,6 +290,9 @@ static void setup(struct run *r)
 		if (!r->b.srq)
 			setup_fail("ibv_create_srq", p->dev_b);
 	}
+	r->cqe = (uint64_t)cqe;
+	if (r->cqe < 4 * (uint64_t)p->batch)
+		setup_fail("ibv_create_cq", "the device's max_cqe is under 4 x batch");
 	r->c = calloc(p->qps, sizeof(*r->c));
 	for (uint32_t q = 0; q < p->qps; q++) {
 		struct conn *c = &r->c[q];
@@ -316,17 +324,24 @@ static void anomaly(struct run *r, const char *fmt, unsigned long long a, unsign
 		snprintf(r->anomaly, sizeof(r->anomaly), fmt, a, b, c);
 }
 
-/* Posts one chain of batch WRs on QP q (one ibv_post_send); 0 when there was no room. */
-static int post_chain(struct run *r, uint32_t q)
+/* Posts one chain of n WRs on QP q (one ibv_post_send); 0 when there was no room.
+ * close: its last WR signalled (the drain's, so that every message completes). */
+static int post_chain(struct run *r, uint32_t q, uint32_t n, int close)
 {
 	const struct params *p = r->p;
 	struct conn *c = &r->c[q];
 	uint64_t done = has_recv(p->verb) ? (c->received < c->acked ? c->received : c->acked) : c->acked;
-	if (c->posted + p->batch - done > p->window || c->posted + p->batch - c->acked > p->sq_depth)
+	if (c->posted + n - done > p->window || c->posted + n - c->acked > p->sq_depth)
+		return 0;
+	uint64_t pending = r->posted_total + n - r->acked_total;
+	if (has_recv(p->verb))
+		pending += r->posted_total + n - r->received_total;
+	if (pending > r->cqe)
 		return 0;
 	struct ibv_send_wr wr[64], *bad;
 	struct ibv_sge sge[64];
-	uint32_t n = p->batch < 64 ? p->batch : 64;
+	if (n > 64)
+		n = 64;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t seq = c->posted + i;
 		uint32_t slot = (uint32_t)(seq % p->window);
@@ -342,9 +357,10 @@ static int post_chain(struct run *r, uint32_t q)
 		sge[i].lkey = c->smr->lkey;
 		c->unsignalled++;
 		/* Signalled every signal_every WRs, and before the SQ could fill with unsignalled ones. */
-		if (c->unsignalled >= p->signal_every || c->posted + n - c->acked >= p->sq_depth) {
+		if (c->unsignalled >= p->signal_every || seq + 1 - c->acked >= p->sq_depth || (close && i + 1 == n)) {
 			wr[i].send_flags |= IBV_SEND_SIGNALED;
 			c->unsignalled = 0;
+			c->signalled_to = seq + 1;
 		}
 		if (p->fence && i == 0)
 			wr[i].send_flags |= IBV_SEND_FENCE;
@@ -371,14 +387,13 @@ static int post_chain(struct run *r, uint32_t q)
 			break;
 		}
 	}
-	wr[n - 1].send_flags |= IBV_SEND_SIGNALED;   /* a chain's last: so acked reaches posted */
-	c->unsignalled = 0;
 	int e = ibv_post_send(c->req, wr, &bad);
 	if (e) {
 		anomaly(r, "ibv_post_send failed on QP %llu: errno %llu (posted %llu)", q, (unsigned long long)e, c->posted);
 		return 0;
 	}
 	c->posted += n;
+	r->posted_total += n;
 	return 1;
 }
 
@@ -413,6 +428,7 @@ static void requester_done(struct run *r, uint32_t q, uint64_t seq)
 			break;
 		}
 	}
+	r->acked_total += seq + 1 - c->acked;
 	c->acked = seq + 1;
 }
 
@@ -449,7 +465,7 @@ static void responder_done(struct run *r, const struct ibv_wc *wc)
 	if (bad >= 0)
 		anomaly(r, "payload mismatch: QP %llu message %llu at byte %llu", q, seq, (unsigned long long)bad);
 	c->received = seq + 1;
-	r->messages++;
+	r->received_total++;
 	/* The receive is posted again on its own buffer (the same slot, window messages on). */
 	post_recv(r, bq, bseq + p->window);
 }
@@ -523,9 +539,11 @@ static void traffic(struct run *r, double seconds)
 		double t = now_s();
 		if (t >= end)
 			sending = 0;
-		if (sending)
-			for (uint32_t q = 0; q < r->p->qps; q++)
-				post_chain(r, q);
+		for (uint32_t q = 0; q < r->p->qps; q++)
+			if (sending)
+				post_chain(r, q, r->p->batch, 0);
+			else if (r->c[q].signalled_to < r->c[q].posted)
+				post_chain(r, q, 1, 1);   /* an unsignalled tail: one more message, signalled */
 		poll_cq(r, r->a.cq);
 		if (r->b.cq != r->a.cq)
 			poll_cq(r, r->b.cq);
