@@ -194,6 +194,8 @@ std::string perftest_command(const std::map<std::string, std::string> &set, doub
 		o << " -c UC";
 	if (get(set, "inline", "false") == "true")
 		o << " -I " << get(set, "size", "64");
+	if (set.count("signal_every"))
+		o << " --cq-mod " << set.at("signal_every");
 	if (set.count("sq_depth"))
 		o << " -t " << set.at("sq_depth");
 	o << "   # server; the client: the same followed by localhost";

@@ -106,6 +106,8 @@ void perftest_where_it_can_say_the_point(void **)
 						 {"inline", "true"}, {"device", "rxe0"}}, 1);
 	assert_true(has(c, "ib_write_bw -d rxe0 -s 8192 -q 4 -D 1 -l 32 -c UC -I 8192"));
 	assert_true(has(perftest_command({{"verb", "fetch_add"}}, 2), "ib_atomic_bw -A FETCH_AND_ADD"));
+	assert_true(has(perftest_command({{"verb", "send"}, {"signal_every", "8"}, {"sq_depth", "64"}}, 1), " --cq-mod 8 -t 64"));
+	assert_true(perftest_command({{"verb", "send"}, {"device", "rxeA>rxeB"}}, 1).empty());   // two devices: two perftest ends, not one line
 }
 
 /* repro.c for several points compiles warning-free (cc and libibverbs' headers: the
