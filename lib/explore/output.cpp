@@ -186,7 +186,7 @@ std::string FolderRecorder::standalone(const Finding &f)
 		if (rc == 1 || (hang && stall)) {
 			shown++;
 			seen = hang ? "killed after point_timeout (a hang)" : line;
-		} else if (rc == 2) {
+		} else if (rc == 2 || rc == 126 || rc == 127) {   // its own setup, or no timeout(1) to run it: never "only in rdmapipe"
 			setup_errors++;
 			seen = line;
 		}
