@@ -33,10 +33,19 @@ std::string read_text(const std::string &path)
 	return ss.str();
 }
 
+/* s as one word of sh: in single quotes, each ' as '\'' (an output folder may hold any). */
+std::string sh_quote(const std::string &s)
+{
+	std::string q = "'";
+	for (char ch : s)
+		q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+	return q + "'";
+}
+
 /* sh -c cmd in dir, its output appended to dir/out; the exit status (124: timed out). */
 int shell_in(const std::string &dir, const std::string &cmd, const std::string &out)
 {
-	const std::string c = "cd '" + dir + "' && { " + cmd + "; } >> '" + out + "' 2>&1";
+	const std::string c = "cd " + sh_quote(dir) + " && { " + cmd + "; } >> " + sh_quote(out) + " 2>&1";
 	const int st = system(c.c_str());
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }

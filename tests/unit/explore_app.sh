@@ -55,18 +55,25 @@ search() {
 	grep -q '| 1 | correctness | size >= 8192, qps >= 4 |' "$T/a/report.md" || fail "report.md has no table of findings"
 
 	# 1b. --stop-after 1: the search ends at its first finding, minimised and written as
-	# its reproducer, having run the same points as the whole search up to there.
-	"$X" -q -f "$T/space.conf" -o "$T/s" --rdmapipe "$FAKE" --stop-after 1 > "$T/s.out" 2>&1
+	# its reproducer, having run the same points as the whole search up to there. Its
+	# output folder's name has a quote in it: repro.c is still built and run there.
+	S="$T/s'q"
+	"$X" -q -f "$T/space.conf" -o "$S" --rdmapipe "$FAKE" --stop-after 1 > "$T/s.out" 2>&1
 	rc=$?
 	[ $rc -eq 1 ] || fail "--stop-after 1: exit $rc, not 1: $(cat "$T/s.out")"
-	n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/s/findings.json")
+	n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$S/findings.json")
 	[ "$n" = 1 ] || fail "--stop-after 1: $n findings"
-	[ -s "$T/s/anomalies/1/reproduce.conf" ] || fail "--stop-after 1: anomalies/1/reproduce.conf missing"
-	grep -q -- '- stopped after 1 finding (--stop-after)' "$T/s/report.md" || fail "--stop-after 1: report.md does not say so"
+	[ -s "$S/anomalies/1/reproduce.conf" ] || fail "--stop-after 1: anomalies/1/reproduce.conf missing"
+	if command -v cc > /dev/null; then
+		[ -s "$S/anomalies/1/repro.build.out" ] || [ -x "$S/anomalies/1/repro" ] ||
+			fail "a folder with a quote: repro.c not built ($(cat "$S/anomalies/1/standalone.txt"))"
+		[ -s "$S/anomalies/1/repro.run1.out" ] || fail "a folder with a quote: repro not run ($(cat "$S/anomalies/1/standalone.txt"))"
+	fi
+	grep -q -- '- stopped after 1 finding (--stop-after)' "$S/report.md" || fail "--stop-after 1: report.md does not say so"
 	grep -q -- '(--stop-after: the budget not spent)' "$T/s.out" || fail "--stop-after 1: the summary does not say so"
-	ns=$(wc -l < "$T/s/points.jsonl")
+	ns=$(wc -l < "$S/points.jsonl")
 	[ "$ns" -lt "$(wc -l < "$T/a/points.jsonl")" ] || fail "--stop-after 1 ran $ns points, as many as the whole search"
-	cmp -s <(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/s/points.jsonl") \
+	cmp -s <(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$S/points.jsonl") \
 		<(python3 -c 'import json,sys; [print(json.loads(l)["point"]) for l in open(sys.argv[1])]' "$T/a/points.jsonl" | head -n "$ns") ||
 		fail "--stop-after 1: not the same points as the whole search up to its stop"
 
