@@ -156,6 +156,20 @@ void rank_metrics(const Job &j, PipelineConf *x)
 		x->run.metrics = addr_plus(x->run.metrics, j.local);
 }
 
+/* A rank's pushes in a group of its own (the gateway keeps one state per group, and a
+ * push replaces its families by name): {instance, rank}, and a re-run alone of
+ * pattern.confirm in another ({..., confirm=PAIR}), so it never replaces the run's. */
+int rank_push(const Job &j, const PipelineConf &x, const std::string &confirm, std::string *err)
+{
+	if (x.run.push.empty())
+		return 0;
+	std::vector<std::pair<std::string, std::string>> g = {{"instance", host_name()}, {"rank", std::to_string(j.rank)}};
+	if (confirm.empty())
+		return metrics_push_to(x.run.push, 0, g, err);   // the run's own (graph_run's call keeps it)
+	g.emplace_back("confirm", confirm);
+	return metrics_push_regroup(g, err);
+}
+
 /* The settings a rank cannot honour: nothing on a terminal of its own. */
 int job_refusals(const RunOptions &cli, const PipelineConf &c)
 {
@@ -267,8 +281,7 @@ int run_rank(int eal_argc, char **argv, const RunOptions &cli, const PipelineCon
 	std::string err, prefix;
 	pattern_expand(c, j.rank, ranks, &x, &err);   // as ranks_that_run did
 	rank_metrics(j, &x);
-	/* Each rank's pushes in a group of its own (the gateway keeps one state per group). */
-	if (!x.run.push.empty() && metrics_push_to(x.run.push, 0, {{"instance", host_name()}, {"rank", std::to_string(j.rank)}}, &err) != 0) {
+	if (rank_push(j, x, "", &err) != 0) {
 		waits.pad(steps);
 		return setup_error(err);
 	}
@@ -450,7 +463,8 @@ std::string alone_round(const RunOptions &cli, const PipelineConf &step, const J
 	PipelineConf x;
 	std::string err;
 	std::vector<std::string> texts;
-	if (!eal || pattern_expand_alone(step, j.rank, ranks, k.jf.tmpl, p, &x, &err) != 0) {
+	if (!eal || pattern_expand_alone(step, j.rank, ranks, k.jf.tmpl, p, &x, &err) != 0 ||
+	    rank_push(j, x, k.jf.name, &err) != 0) {
 		RP_LOG(ERR, APP, "rdmapipe: cannot re-run '%s' alone: %s\n", k.jf.name.c_str(), eal ? err.c_str() : "EAL did not start");
 		*rc = std::max(*rc, static_cast<int>(kExitSetup));
 	} else {

@@ -572,6 +572,25 @@ int metrics_push_to(const std::string &url, double period_s, const std::vector<s
 	return 0;
 }
 
+int metrics_push_regroup(const std::vector<std::pair<std::string, std::string>> &labels, std::string *err)
+{
+	if (!g_push.gw)
+		return 0;   // no pushes (or the last one left behind, said then)
+	std::string host, port;
+	push_url(g_push.url, &host, &port);
+	prometheus::Labels grouping;
+	for (const auto &[k, v] : labels)
+		grouping[k] = v;
+	try {   // a Gateway's group is fixed at its making: another one
+		g_push.gw = std::make_unique<prometheus::Gateway>(host, port, "rdmapipe", grouping);
+	} catch (const std::exception &e) {
+		*err = "run.push (--push) " + g_push.url + ": " + e.what();
+		return -1;
+	}
+	g_push.gw->RegisterCollectable(g_collectable);
+	return 0;
+}
+
 int metrics_serve(const std::string &addr, std::string *err)
 {
 	if (g_exposer && g_addr == addr)

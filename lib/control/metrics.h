@@ -30,6 +30,11 @@ int metrics_serve(const std::string &addr, std::string *err);
 int metrics_push_to(const std::string &url, double period_s, const std::vector<std::pair<std::string, std::string>> &labels,
 		    std::string *err);
 
+/* The pushes from now on in another group of the same gateway (a job's re-run alone
+ * beside its rank's loaded run): between runs. Nothing when nothing is pushed.
+ * Returns 0, or -1 with *err. */
+int metrics_push_regroup(const std::vector<std::pair<std::string, std::string>> &labels, std::string *err);
+
 /* The run the endpoint (and the pushes) describe from now on (nullptr: none; the
  * build's metrics only). Setting nullptr after a run pushes its last state first. */
 void metrics_set_run(const RunView *v);

@@ -117,7 +117,8 @@ expect_eq "ring: the ranks' metrics endpoints, a port each" \
 	"$(grep -oE 'rdmapipe: metrics at http://127\.0\.0\.1:194[0-9]+/metrics' "$out" | sed -E 's|.*:([0-9]+)/metrics|\1|' | sort -u | tr '\n' ' ')" \
 	"19480 19481 19482 19483 "
 # The pushes arrived, each rank's its own group, and Prometheus has them from the
-# gateway: every sender's 4000 messages, per pair (its src and dst ranks as labels).
+# gateway: every sender's 4000 messages, per pair (its src and dst ranks as labels;
+# a pair the ring flagged and re-ran alone pushes that run under a confirm label).
 # Asked in the background, while the next job runs (Prometheus scrapes once a second),
 # and checked after it.
 [ -z "$gw_ok" ] || python3 - >"$work/pushes.out" 2>&1 <<'PY' &
@@ -131,7 +132,7 @@ want = {(str(i), f'bw_{i}to{(i + 1) % 4}', str(i), str((i + 1) % 4)): 4000.0 for
 end = time.monotonic() + 60
 while True:
     try:
-        got = q('rdmapipe_flow_messages_completed_total{job="rdmapipe",role="client"}')
+        got = q('rdmapipe_flow_messages_completed_total{job="rdmapipe",role="client",confirm=""}')
     except OSError:
         got = {}
     if got == want:
@@ -192,7 +193,7 @@ expect_grep "$out" "rank 4: rdmapipe: no pair of the pattern names this rank, an
 [ $netem_cleared_on_exit -eq 1 ] || { on_exit netem_clear; netem_cleared_on_exit=1; }
 tc qdisc add dev vA root netem delay 20ms rate 10mbit
 tc qdisc add dev vB root netem delay 20ms
-job 3 "$(conf confirm)" --output "$work/confirm.json" --csv "$work/confirm.csv"
+job 3 "$(conf confirm)" --output "$work/confirm.json" --csv "$work/confirm.csv" ${gw_ok:+--push http://127.0.0.1:19091}
 expect_eq "confirm: mpirun exit" "$rc" 0
 expect_grep "$out" "^rank 0: rdmapipe: re-running 2 flagged pair\\(s\\) alone, one at a time"
 expect_grep "$out" "^  bulk 0->1 .* PASS  FLAGGED: rate -> bad alone \\(alone: [0-9.]+ msg/s"
@@ -214,6 +215,37 @@ for k in r['ranks']:
     assert len(k['results']) == 1, k   # the re-runs are the pairs', not the ranks' results" \
 	"each flagged pair confirmed alone" job-results.schema.json
 expect_grep "$work/confirm.csv" ",bulk,0,1,4096,.*,PASS,rate,bad alone$"
+# Rank 0's pushes: the loaded run's every flow in its group, each re-run alone in a group
+# of its own (confirm=PAIR), none replacing another's families (a re-run's push once
+# left rank 0 with its last re-run's flow alone). Counts as the results file has them.
+if [ -n "$gw_ok" ]; then
+	if python3 - "$work/confirm.json" >"$work/confirm-push.out" 2>&1 <<-'PY'; then
+		import json, sys, time, urllib.parse, urllib.request
+		r = json.load(open(sys.argv[1]))
+		# the bulk clients' counts as the results file has them; the pings' (30 a run) there
+		want = {('', p['name']): float(p['messages_completed']) for p in r['pairs']}
+		want.update({(p['name'], p['name']): float(p['alone']['messages_sent']) for p in r['pairs'] if 'alone' in p})
+		assert len(want) == 6, want
+		expr = 'rdmapipe_flow_messages_completed_total{job="rdmapipe",role=~"client|ping",rank="0"}'
+		url = 'http://127.0.0.1:19092/api/v1/query?' + urllib.parse.urlencode({'query': expr})
+		end = time.monotonic() + 60
+		while True:
+		    try:
+		        res = json.load(urllib.request.urlopen(url, timeout=10))['data']['result']
+		        got = {(s['metric'].get('confirm', ''), s['metric']['flow']): float(s['value'][1]) for s in res}
+		    except OSError:
+		        got = {}
+		    if got.keys() == want.keys() and all(got[k] == v or (k[1].startswith('pp') and got[k] > 0) for k, v in want.items()):
+		        break
+		    assert time.monotonic() < end, f'60 s and Prometheus has {got}, not {want}'
+		    time.sleep(0.5)
+		print('rank 0 from the gateway (confirm, flow):', got)
+	PY
+		cat "$work/confirm-push.out"; echo "ok: confirm: the loaded run's pushes kept beside the re-runs'"
+	else
+		cat "$work/confirm-push.out"; echo "FAIL: confirm: the loaded run's pushes beside the re-runs'"; fails=$((fails + 1))
+	fi
+fi
 # confirm = 0: the same flags, nothing re-run.
 sed -e 's/pattern = { kind/pattern = { confirm = 0; kind/' "$(conf confirm)" >"$work/noconfirm.conf"
 job 3 "$work/noconfirm.conf" --output "$work/noconfirm.json"
