@@ -44,6 +44,11 @@ const char kUsage[] =
 	"      --stop-after N   stop once N anomalies are found and minimised (default: spend the budget)\n"
 	"  -o, --out DIR        the output folder (default explore-YYYYmmdd-HHMMSS; must be new or empty)\n"
 	"      --rdmapipe PATH  the child binary (default: the rdmapipe beside this program, else PATH's)\n"
+	"      --runner CMD     start each child (and each repro.c) through CMD, a shell command its\n"
+	"                       arguments follow: 'ssh HOST', or the soft-RoCE VM (docs/explore.md). A\n"
+	"                       host that stops answering is a finding (host hung); the runner is\n"
+	"                       stopped and the search goes on with a new one (docs/explore.md)\n"
+	"      --start-timeout S  with --runner: a new child's time to start (a VM's boot; default 600)\n"
 	"      --plant SPEC     test hook, repeatable: passed to every child as --plant SPEC\n"
 	"                       (corrupt:size>=8192,qps>=4 or slow:batch<=2,inline=true)\n"
 	"      --repeats N      minimisation: runs of each candidate (default 3) ...\n"
@@ -53,12 +58,14 @@ const char kUsage[] =
 	"  -h, --help           this text\n"
 	"      --version        the version\n"
 	"After --: EAL arguments for each child rdmapipe (default: -l 0-1 --in-memory --no-pci\n"
-	"--log-level=lib.eal:error; without hugepages --no-huge -m 1024 --no-shconf instead of --in-memory).\n"
+	"--log-level=lib.eal:error; without hugepages here, or with --runner, --no-huge -m 1024\n"
+	"--no-shconf instead of --in-memory).\n"
 	"Exit status: 0 nothing found, 1 anomalies found, 2 usage or a bad space file,\n"
 	"3 the child rdmapipe could not run (no device, EAL failure), 130 interrupted.\n";
 
 struct Args {
-	std::string space, out, rdmapipe, budget, strategy;
+	std::string space, out, rdmapipe, budget, strategy, runner;
+	double start_timeout_s = -1;
 	bool check = false, quiet = false;
 	long long seed = -1, repeats = -1, need = -1, stop_after = -1;
 	double perf_flag = -1;
@@ -69,7 +76,7 @@ struct Args {
 volatile sig_atomic_t g_stop = 0;
 void on_signal(int) { g_stop = 1; }
 
-enum { kOptCheck = 256, kOptBudget, kOptSeed, kOptStrategy, kOptRdmapipe, kOptPlant, kOptRepeats, kOptNeed, kOptPerfFlag, kOptStopAfter, kOptVersion };
+enum { kOptCheck = 256, kOptBudget, kOptSeed, kOptStrategy, kOptRdmapipe, kOptPlant, kOptRepeats, kOptNeed, kOptPerfFlag, kOptStopAfter, kOptVersion, kOptRunner, kOptStartTimeout };
 
 bool number(const char *s, long long lo, long long hi, long long *out)
 {
@@ -82,8 +89,9 @@ bool number(const char *s, long long lo, long long hi, long long *out)
 	return true;
 }
 
-/* Two lcores, nothing on disk: hugepages where the host has them, else plain memory. */
-std::vector<std::string> default_eal()
+/* Two lcores, nothing on disk: hugepages where the host has them, else (or on a
+ * runner's host, unknown here) plain memory. */
+std::vector<std::string> default_eal(bool runner)
 {
 	long pages = 0;
 	if (FILE *f = fopen("/proc/sys/vm/nr_hugepages", "r")) {
@@ -91,7 +99,7 @@ std::vector<std::string> default_eal()
 			pages = 0;
 		fclose(f);
 	}
-	if (pages > 0)
+	if (pages > 0 && !runner)
 		return {"-l", "0-1", "--in-memory", "--no-pci", "--log-level=lib.eal:error"};
 	return {"-l", "0-1", "--no-huge", "-m", "1024", "--no-shconf", "--no-pci", "--log-level=lib.eal:error"};
 }
@@ -110,6 +118,18 @@ int parse_option(int c, Args *a)
 	case kOptStrategy: a->strategy = optarg; return -1;
 	case kOptRdmapipe: a->rdmapipe = optarg; return -1;
 	case kOptPlant: a->plants.push_back(optarg); return -1;
+	case kOptRunner:
+		a->runner = optarg;
+		if (a->runner.find_first_not_of(" \t") != std::string::npos) return -1;
+		fprintf(stderr, "rdmapipe-explore: --runner: an empty command\n");
+		return kExitUsage;
+	case kOptStartTimeout: {
+		char *end = nullptr;
+		a->start_timeout_s = strtod(optarg, &end);
+		if (*end == '\0' && a->start_timeout_s >= 1 && a->start_timeout_s <= 86400) return -1;
+		fprintf(stderr, "rdmapipe-explore: --start-timeout: '%s' is not seconds in 1..86400\n", optarg);
+		return kExitUsage;
+	}
 	case kOptSeed:
 		if (number(optarg, 0, LLONG_MAX, &a->seed)) return -1;
 		fprintf(stderr, "rdmapipe-explore: --seed: '%s' is not a number\n", optarg);
@@ -144,7 +164,8 @@ int parse_args(int argc, char **argv, Args *a)
 		{"strategy", required_argument, nullptr, kOptStrategy}, {"rdmapipe", required_argument, nullptr, kOptRdmapipe},
 		{"plant", required_argument, nullptr, kOptPlant}, {"repeats", required_argument, nullptr, kOptRepeats},
 		{"need", required_argument, nullptr, kOptNeed},  {"perf-flag", required_argument, nullptr, kOptPerfFlag},
-		{"stop-after", required_argument, nullptr, kOptStopAfter},
+		{"stop-after", required_argument, nullptr, kOptStopAfter}, {"runner", required_argument, nullptr, kOptRunner},
+		{"start-timeout", required_argument, nullptr, kOptStartTimeout},
 		{nullptr, 0, nullptr, 0}};
 	for (int i = 0; i < argc; i++)
 		a->command += (i ? " " : "") + std::string(argv[i]);
@@ -158,8 +179,12 @@ int parse_args(int argc, char **argv, Args *a)
 		fprintf(stderr, "rdmapipe-explore: no space file (-f SPACE)\n\n%s", kUsage);
 		return kExitUsage;
 	}
+	if (a->start_timeout_s > 0 && a->runner.empty()) {
+		fprintf(stderr, "rdmapipe-explore: --start-timeout: no --runner (a child here starts at once)\n");
+		return kExitUsage;
+	}
 	if (a->eal.empty())
-		a->eal = default_eal();
+		a->eal = default_eal(!a->runner.empty());
 	return -1;
 }
 
@@ -363,7 +388,8 @@ int explore(const Args &a, const Space &space, PointConf &pc)
 	}
 	char stall[32];
 	snprintf(stall, sizeof stall, "%g", space.search.stall_timeout_s);
-	ChildConf cc{bin, a.eal, {"--stall-timeout", stall}, dir};
+	ChildConf cc{bin, a.eal, {"--stall-timeout", stall}, dir, a.runner,
+		     a.runner.empty() ? 0 : a.start_timeout_s > 0 ? a.start_timeout_s : 600};
 	for (const std::string &p : a.plants) {
 		cc.extra.push_back("--plant");
 		cc.extra.push_back(p);

@@ -66,14 +66,17 @@ _rdmapipe_explore()
 		[[ $cur != *:* ]] && COMPREPLY=($(compgen -W 'corrupt: slow:' -- "$cur")) &&
 			compopt -o nospace 2>/dev/null
 		return ;;
-	--budget | --seed | --repeats | --need | --perf-flag | --stop-after)   # a number
+	--budget | --seed | --repeats | --need | --perf-flag | --stop-after | --start-timeout)   # a number
+		return ;;
+	--runner)   # a shell command
+		COMPREPLY=($(compgen -c -- "$cur"))
 		return ;;
 	esac
 	[[ -n $eq ]] && return
 
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W '-f --space --check --budget --seed --strategy --stop-after -o --out --rdmapipe
-			--plant --repeats --need --perf-flag -q --quiet -h --help --version --' -- "$cur"))
+			--runner --start-timeout --plant --repeats --need --perf-flag -q --quiet -h --help --version --' -- "$cur"))
 	fi
 }
 complete -F _rdmapipe_explore rdmapipe-explore

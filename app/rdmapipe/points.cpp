@@ -1,16 +1,21 @@
 #include "points.h"
 
 #include "common.h"
+#include "control/hw_counters.h"
 #include "graph_run.h"
 #include "log/log.h"
 
 #include <rte_eal.h>
+#include <rte_lcore.h>
 #include <rte_log.h>
 
 #include <fcntl.h>
 #include <poll.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -175,10 +180,34 @@ bool request_options(const std::vector<std::string> &args, char *prog, RunOption
 	return true;
 }
 
+/* The hw_counters of the devices a point names, DEV.counter when it names several (read
+ * here, beside the devices: the explorer may be on another host). */
+HwCounters read_counters(std::vector<std::string> devs)
+{
+	std::sort(devs.begin(), devs.end());
+	devs.erase(std::unique(devs.begin(), devs.end()), devs.end());
+	HwCounters all;
+	for (const std::string &d : devs)
+		for (const auto &kv : hw_counters_read(d, 1))
+			all.emplace_back(devs.size() > 1 ? d + "." + kv.first : kv.first, kv.second);
+	std::sort(all.begin(), all.end());
+	return all;
+}
+
+std::vector<std::string> device_names(const PipelineConf &c, const RunOptions &o)
+{
+	std::vector<std::string> v;
+	for (const DeviceConf &d : c.devices)
+		v.push_back(d.name);
+	if (v.empty() && !o.device.empty())
+		v.push_back(o.device);
+	return v;
+}
+
 /* One point: a pipeline file (CONF, or the arguments' -f) loaded and checked as -f
  * would (a job's pattern refused), or the command line's pipeline, then run. Returns
- * what the same command line would exit with. */
-int run_point(int eal_argc, char **argv, const RunOptions &opts, const Request &q)
+ * what the same command line would exit with; the counters that moved in *moved. */
+int run_point(int eal_argc, char **argv, const RunOptions &opts, const Request &q, HwCounters *moved)
 {
 	RunOptions o = q.command_line ? RunOptions{} : opts;   // a command line's options are its own
 	if (q.command_line) {
@@ -197,7 +226,10 @@ int run_point(int eal_argc, char **argv, const RunOptions &opts, const Request &
 			return kExitUsage;
 		}
 	}
+	const std::vector<std::string> devs = device_names(conf, o);
+	const HwCounters before = read_counters(devs);
 	const int rc = run_pipeline(std::move(conf), o);
+	*moved = hw_counters_delta(before, read_counters(devs));
 	if (const int sig = stop_signal()) {
 		RP_LOG(NOTICE, APP, "rdmapipe: stopped by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
 		return 128 + sig;
@@ -205,13 +237,16 @@ int run_point(int eal_argc, char **argv, const RunOptions &opts, const Request &
 	return rc;
 }
 
-/* "done<TAB>RC\n" on the original stdout, at once. */
-void answer(int fd, int rc)
+/* "done<TAB>RC[<TAB>COUNTER=DELTA]...\n" on the original stdout, at once. */
+void answer(int fd, int rc, const HwCounters &moved)
 {
-	char line[32];
-	const int n = snprintf(line, sizeof(line), "done\t%d\n", rc);
+	std::string line = "done\t" + std::to_string(rc);
+	for (const auto &[name, n] : moved)
+		line += "\t" + name + "=" + std::to_string(n);
+	line += "\n";
+	const int n = static_cast<int>(line.size());
 	for (int off = 0; off < n;) {
-		const ssize_t w = write(fd, line + off, static_cast<size_t>(n - off));
+		const ssize_t w = write(fd, line.data() + off, static_cast<size_t>(n - off));
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -221,7 +256,7 @@ void answer(int fd, int rc)
 }
 
 /* A request: its line checked, its output redirected, the point run. */
-int serve(int eal_argc, char **argv, const RunOptions &opts, const std::string &line)
+int serve(int eal_argc, char **argv, const RunOptions &opts, const std::string &line, HwCounters *moved)
 {
 	Request q;
 	std::string err;
@@ -230,10 +265,48 @@ int serve(int eal_argc, char **argv, const RunOptions &opts, const std::string &
 		RP_LOG(ERR, APP, "rdmapipe: --points: request '%s': %s\n", line.c_str(), err.c_str());
 		return kExitUsage;
 	}
-	const int rc = run_point(eal_argc, argv, opts, q);
+	const int rc = run_point(eal_argc, argv, opts, q, moved);
 	RP_LOG(DEBUG, APP, "rdmapipe: %s: exit status %d\n", q.command_line ? "a command line" : q.conf.c_str(), rc);
 	restore(&r);
 	return rc;
+}
+
+/* "alive\n" every second while a point runs, from a thread of its own: the explorer
+ * tells a point that hangs (its process still says this) from a host that stopped
+ * answering (nothing comes). One write(2) a line, as the answer's, so none interleave. */
+struct Heartbeat {
+	int fd = -1;
+	std::atomic<bool> serving{false}, stop{false};
+	pthread_t thread{};
+	bool started = false;
+};
+
+void *beat(void *arg)
+{
+	auto *h = static_cast<Heartbeat *>(arg);
+	const timespec tick{0, 100 * 1000 * 1000};
+	for (unsigned n = 1; !h->stop.load(std::memory_order_relaxed); n++) {
+		nanosleep(&tick, nullptr);
+		if (n % 10 == 0 && h->serving.load(std::memory_order_relaxed) && write(h->fd, "alive\n", 6) < 0)
+			return nullptr;   // the reader is gone
+	}
+	return nullptr;
+}
+
+void heartbeat_start(Heartbeat *h, int fd)
+{
+	h->fd = fd;
+	const int rc = rte_ctrl_thread_create(&h->thread, "rp-alive", nullptr, beat, h);
+	h->started = rc == 0;
+	if (rc != 0)   // the explorer then takes a hang for its host's
+		RP_LOG(WARNING, APP, "rdmapipe: --points: no heartbeat thread: %s\n", strerror(rc < 0 ? -rc : rc));
+}
+
+void heartbeat_stop(Heartbeat *h)
+{
+	h->stop = true;
+	if (h->started)
+		pthread_join(h->thread, nullptr);
 }
 
 } // namespace
@@ -248,10 +321,20 @@ int run_points(int eal_argc, char **argv, const RunOptions &opts)
 	}
 	if (int rc = eal_start(eal_argc, argv, "pipeline files from stdin (--points)"); rc != kExitOk)
 		return rc;
+	Heartbeat h;
+	heartbeat_start(&h, out);
+	if (write(out, "alive\n", 6) < 0)   // ready: a runner's start (a VM's boot) is over
+		RP_LOG(DEBUG, APP, "rdmapipe: --points: stdout: %s\n", strerror(errno));
 	LineReader in;
 	std::string line;
-	while (!request_stopped() && next_line(&in, &line))
-		answer(out, serve(eal_argc, argv, opts, line));
+	while (!request_stopped() && next_line(&in, &line)) {
+		HwCounters moved;
+		h.serving = true;
+		const int rc = serve(eal_argc, argv, opts, line, &moved);
+		h.serving = false;
+		answer(out, rc, moved);
+	}
+	heartbeat_stop(&h);
 	rte_eal_cleanup();
 	close(out);
 	if (const int sig = stop_signal())

@@ -5,9 +5,13 @@
  *   --<TAB>LOG<TAB>ARG...\n     rdmapipe's own arguments, as after "--" on a command
  *                               line (-d rxe0 -v send -n 1000, or -f FILE and more)
  * answered on stdout, once the point is over, by exactly one line:
- *   done<TAB>STATUS\n STATUS: what `rdmapipe -f CONF` (or `rdmapipe EAL -- ARG...`)
- *                     exits with (0 pass, 1 the run failed, 2 a bad file, argument
- *                     or request line, 3 setup; 128+signal)
+ *   done<TAB>STATUS[<TAB>COUNTER=DELTA]...\n
+ *     STATUS: what `rdmapipe -f CONF` (or `rdmapipe EAL -- ARG...`) exits with (0 pass,
+ *     1 the run failed, 2 a bad file, argument or request line, 3 setup; 128+signal);
+ *     then the hw_counters of the point's devices (the file's, or -d's) that moved
+ *     during it, DEV.COUNTER when it names several
+ * and, once EAL is up, then every second while a point runs, by
+ *   alive\n           the process (and its host) still answers
  * CONF is loaded, checked and run as -f would (its run.output is its results file);
  * the arguments as the command line's, a request's options its own (none carried over;
  * --points, --dump-conf, -i, --help and --version refused); the run's stdout and

@@ -459,7 +459,8 @@ const OptionSpec kOptions[] = {
 	{"plant", 0, "SPEC",
 		"test hook on the flows in one corner of the run's space, repeatable:\n"
 		"SPEC is EFFECT:KEY OP VALUE[,...], EFFECT corrupt (flip a byte of\n"
-		"an early message) or slow (pace the flow at 1000 msg/s), KEY a\n"
+		"an early message), slow (pace the flow at 1000 msg/s) or wedge\n"
+		"(crash the kernel, left hanging: in tools/softroce's VM only), KEY a\n"
 		"flow's setting (size, qps, batch, verb, inline, ...), OP < <= > >=\n"
 		"= !=; e.g. 'corrupt:size>=8K,qps>=4' (with -f and --points too)",
 		nullptr, kAside, [](ParseState &st, const char *a) {

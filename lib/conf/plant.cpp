@@ -175,8 +175,13 @@ int plant_parse(const std::string &spec, PlantSpec *out, std::string *err)
 		out->effect = PlantEffect::corrupt;
 	else if (effect == "slow")
 		out->effect = PlantEffect::slow;
+	else if (effect == "wedge")
+		out->effect = PlantEffect::wedge;
 	else
-		return fail("unknown effect '" + effect + "' (corrupt or slow)");
+		return fail("unknown effect '" + effect + "' (corrupt, slow or wedge)");
+	const char *vm = getenv("SOFTROCE");
+	if (out->effect == PlantEffect::wedge && (vm == nullptr || strcmp(vm, "vm") != 0))
+		return fail("wedge crashes the kernel it runs on: only in tools/softroce's VM (SOFTROCE=vm)");
 	const std::string conds = s.substr(colon + 1);
 	if (conds.empty())
 		return fail("no condition after '" + effect + ":'");
@@ -217,7 +222,17 @@ bool plant_matches(const PlantSpec &s, const PlantValues &v)
 
 const char *plant_effect_name(PlantEffect e)
 {
-	return e == PlantEffect::slow ? "slow" : "corrupt";
+	return e == PlantEffect::slow ? "slow" : e == PlantEffect::wedge ? "wedge" : "corrupt";
+}
+
+std::string plant_wedge_kernel()
+{
+	for (const auto &[path, what] : {std::pair{"/proc/sys/kernel/panic", "0"}, std::pair{"/proc/sysrq-trigger", "c"}}) {
+		FILE *f = fopen(path, "w");
+		if (f == nullptr || fputs(what, f) < 0 || fclose(f) != 0)
+			return std::string(path) + ": " + strerror(errno);
+	}
+	return "the kernel did not crash";
 }
 
 const char *plant_key_name(PlantKey k)

@@ -1,6 +1,7 @@
 /* --plant EFFECT:COND[,COND...]: a test hook that acts only on the flows in one corner
  * of the workload space, so that a test can prove a search over that space finds it.
  *   --plant 'corrupt:size>=8K,qps>=4' --plant 'slow:batch<=2,inline=true'
+ *   --plant 'wedge:size>=8K' (the kernel hangs: only where SOFTROCE=vm, tools/softroce's guest)
  * COND is KEY OP VALUE over a flow's settings as docs/configuration.md names them;
  * numbers compare as numbers (4K, 64K suffixes), enums and booleans as names (= and !=
  * only). Parsed once before EAL; matched per flow once the plan derived its settings.
@@ -16,6 +17,7 @@ namespace rp {
 enum class PlantEffect : uint8_t {
 	corrupt,   // one byte of an early message flipped: the receiver's verification fails the run
 	slow,      // the flow paced at kPlantSlowPps at most
+	wedge,     // the kernel it runs on crashed and left hanging: only in tools/softroce's VM
 };
 
 /* A slow plant's pace, messages per second per flow (a quarter of the flow's own rate
@@ -60,6 +62,10 @@ int plant_parse(const std::string &spec, PlantSpec *out, std::string *err);
 bool plant_matches(const PlantSpec &s, const PlantValues &v);
 
 const char *plant_effect_name(PlantEffect e);
+
+/* A wedge plant's act: kernel.panic = 0 (a panic then hangs, never reboots), then
+ * sysrq's crash. Returns only when it could not (the reason). */
+std::string plant_wedge_kernel();
 const char *plant_key_name(PlantKey k);
 
 } // namespace rp

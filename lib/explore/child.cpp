@@ -25,17 +25,6 @@ double now_s()
 	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-/* Counters of each device, named DEV.counter when there are several. */
-HwCounters read_counters(const std::vector<std::string> &devs)
-{
-	HwCounters all;
-	for (const std::string &d : devs)
-		for (const auto &kv : hw_counters_read(d, 1))
-			all.emplace_back(devs.size() > 1 ? d + "." + kv.first : kv.first, kv.second);
-	std::sort(all.begin(), all.end());
-	return all;
-}
-
 /* The first line of a run's output that says what went wrong: a role's failure or a
  * mismatch first, else a count of errors that is not 0. */
 std::string first_error(const std::string &log)
@@ -57,6 +46,17 @@ std::string first_error(const std::string &log)
 
 /* Setup errors in a row, no point ever run: the child's environment, not a finding. */
 constexpr uint32_t kSetupFatal = 5;
+/* A child says "alive" each second while a point runs: this long without a line from
+ * a runner's child (at most half the point's timeout, at least 3 s), its host stopped
+ * answering (not only the point). */
+constexpr double kSilentS = 10;
+double silent_s(double point_timeout_s)
+{
+	return std::min(kSilentS, std::max(3.0, point_timeout_s / 2));
+}
+/* A host restored after a hang, a fresh child that cannot start is tried again this
+ * often until start_timeout_s (an ssh host rebooting). */
+constexpr unsigned kHostRetryS = 5;
 
 } // namespace
 
@@ -73,9 +73,29 @@ std::string file_tail(const std::string &path, int lines)
 	return t;
 }
 
+std::string sh_quote(const std::string &s)
+{
+	std::string q = "'";
+	for (char ch : s)
+		q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+	return q + "'";
+}
+
+std::string ChildRunner::on_host(const std::string &cmd)
+{
+	if (cc_.runner.empty())
+		return cmd;
+	stop();   // a runner's host may take one at a time (tools/softroce's VMs do)
+	const int bound = static_cast<int>(space_.search.point_timeout_s + cc_.start_timeout_s + 30);
+	return "timeout -k 10 " + std::to_string(bound) + " sh -c " + sh_quote(cc_.runner + " \"$@\"") +
+	       " rdmapipe-explore-runner sh -c " + sh_quote(cmd) + " < /dev/null >> " +
+	       sh_quote(cc_.dir + "/runner.log") + " 2>&1";
+}
+
 std::string ChildRunner::command(const std::string &conf) const
 {
-	std::string c = cc_.rdmapipe;
+	std::string c = cc_.runner.empty() ? "" : cc_.runner + " ";
+	c += cc_.rdmapipe;
 	for (const std::string &a : cc_.eal)
 		c += " " + a;
 	c += " --";
@@ -92,7 +112,10 @@ int ChildRunner::start()
 		return -1;
 	}
 	const std::string log = cc_.dir + "/child-" + std::to_string(++children_) + ".log";
-	std::vector<std::string> args{cc_.rdmapipe};
+	std::vector<std::string> args;
+	if (!cc_.runner.empty())   // the runner's words, then the child's ("$@")
+		args = {"/bin/sh", "-c", cc_.runner + " \"$@\"", "rdmapipe-explore-runner"};
+	args.push_back(cc_.rdmapipe);
 	args.insert(args.end(), cc_.eal.begin(), cc_.eal.end());
 	args.push_back("--");
 	args.push_back("--points");
@@ -101,10 +124,12 @@ int ChildRunner::start()
 	for (std::string &a : args)
 		argv.push_back(a.data());
 	argv.push_back(nullptr);
+	const std::string console = cc_.dir + "/child-" + std::to_string(children_) + ".console";
 	pid_ = fork();
 	if (pid_ == 0) {
 		setpgid(0, 0);   // the terminal's SIGINT is the explorer's to handle
-		const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		setenv("RDMAPIPE_EXPLORE_CONSOLE", console.c_str(), 1);   // where a runner may keep its host's console
+		const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(err >= 0 ? err : 2, 2);
@@ -115,9 +140,14 @@ int ChildRunner::start()
 	close(in[0]);
 	close(out[1]);
 	to_ = in[1];
+	/* A runner's child writes its stderr to stdout (the VM's serial line): the lines
+	 * that are no answer go to its log, beside the runner's own. */
+	if (!cc_.runner.empty())
+		said_ = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	from_ = out[0];
 	pending_.clear();
 	answered_ = 0;
+	alive_at_ = 0;
 	if (pid_ < 0) {
 		fatal_ = std::string("cannot fork the child rdmapipe: ") + strerror(errno);
 		return -1;
@@ -131,8 +161,8 @@ void ChildRunner::reap(bool kill_it)
 		return;
 	if (to_ >= 0)
 		close(to_);   // EOF: a child between points exits
-	if (kill_it)
-		kill(-pid_, SIGKILL);
+	if (kill_it)   // a runner (tools/softroce) ends its host (qemu) on SIGTERM, and cleans up
+		kill(-pid_, cc_.runner.empty() ? SIGKILL : SIGTERM);
 	int st = 0;
 	for (int i = 0; i < 500 && waitpid(pid_, &st, WNOHANG) == 0; i++)
 		usleep(10000);   // up to 5 s for a clean exit ...
@@ -143,6 +173,9 @@ void ChildRunner::reap(bool kill_it)
 	last_status_ = st;
 	if (from_ >= 0)
 		close(from_);
+	if (said_ >= 0)
+		close(said_);
+	said_ = -1;
 	pid_ = -1;
 	to_ = from_ = -1;
 }
@@ -152,38 +185,103 @@ void ChildRunner::stop()
 	reap(false);
 }
 
-ChildRunner::Answer ChildRunner::ask(const std::string &conf, const std::string &log, int *rc)
+/* One line of the child's: true when it is the answer (its status in *rc, the
+ * counters that moved in *moved); "alive" says the child and its host still answer. */
+bool ChildRunner::line(const std::string &l, int *rc, HwCounters *moved)
 {
-	const std::string req = conf + "\t" + log + "\n";
-	if (write(to_, req.data(), req.size()) != static_cast<ssize_t>(req.size()))
-		return Answer::died;
-	const double deadline = now_s() + space_.search.point_timeout_s;
+	if (l == "alive") {
+		alive_at_ = now_s();
+		heartbeats_ = true;
+		return false;
+	}
+	if (l.rfind("done\t", 0) != 0) {   // not an answer: only a runner's child writes any
+		const std::string kept = l + "\n";
+		if (said_ >= 0 && write(said_, kept.data(), kept.size()) < 0) {
+			close(said_);   // its log is lost: the search goes on
+			said_ = -1;
+		}
+		return false;
+	}
+	*rc = atoi(l.c_str() + 5);
+	for (size_t at = l.find('\t', 5); at != std::string::npos;) {
+		const size_t next = l.find('\t', at + 1);
+		const std::string f = l.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+		if (const size_t eq = f.rfind('='); eq != std::string::npos && eq > 0)
+			moved->emplace_back(f.substr(0, eq), strtoull(f.c_str() + eq + 1, nullptr, 10));
+		at = next;
+	}
+	return true;
+}
+
+/* The child's lines until its answer (done), or with ready, until it says "alive";
+ * timeout at the deadline, died at the end of its output. */
+ChildRunner::Answer ChildRunner::await(double deadline, bool ready, int *rc, HwCounters *moved)
+{
 	for (;;) {
 		const size_t nl = pending_.find('\n');
 		if (nl != std::string::npos) {
-			const std::string line = pending_.substr(0, nl);
+			const std::string l = pending_.substr(0, nl);
 			pending_.erase(0, nl + 1);
-			if (line.rfind("done\t", 0) == 0) {
-				*rc = atoi(line.c_str() + 5);
+			if (line(l, rc, moved) || (ready && alive_at_ > 0))
 				return Answer::done;
-			}
-			continue;   // not an answer: ignored (nothing else is written there)
+			continue;
 		}
 		const double left = deadline - now_s();
 		if (left <= 0)
 			return Answer::timeout;
 		pollfd pfd{from_, POLLIN, 0};
 		const int r = poll(&pfd, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
-		if (r < 0 && errno == EINTR)
-			continue;
 		if (r <= 0)
-			continue;
+			continue;   // EINTR, or no line yet: the deadline again
 		char buf[256];
 		const ssize_t n = read(from_, buf, sizeof buf);
 		if (n <= 0)
 			return Answer::died;
 		pending_.append(buf, static_cast<size_t>(n));
 	}
+}
+
+ChildRunner::Answer ChildRunner::ask(const std::string &conf, const std::string &log, int *rc, HwCounters *moved)
+{
+	/* A runner's new child is sent nothing before it says it is ready (its VM booted,
+	 * EAL up): a serial line drops what comes before the guest reads it. */
+	if (!cc_.runner.empty() && alive_at_ == 0) {
+		asked_at_ = now_s();
+		if (const Answer a = await(asked_at_ + cc_.start_timeout_s, true, rc, moved); a != Answer::done)
+			return a;
+	}
+	const std::string req = conf + "\t" + log + "\n";
+	if (write(to_, req.data(), req.size()) != static_cast<ssize_t>(req.size()))
+		return Answer::died;
+	asked_at_ = now_s();
+	return await(asked_at_ + space_.search.point_timeout_s, false, rc, moved);
+}
+
+/* A runner's child silent past silent_s while its point hung: its host stopped answering. */
+bool ChildRunner::host_silent() const
+{
+	return !cc_.runner.empty() && heartbeats_ &&
+	       now_s() - std::max(alive_at_, asked_at_) > silent_s(space_.search.point_timeout_s);
+}
+
+/* A point with no answer in time: the child (with a runner, its host) killed. */
+void ChildRunner::hung(Outcome *o, const std::string &log)
+{
+	const bool host = host_silent();
+	const std::string n = std::to_string(children_), console = cc_.dir + "/child-" + n + ".console";
+	reap(true);
+	o->status = host ? RunStatus::host_hung : RunStatus::hung;
+	o->pass = false;
+	const std::string said = file_tail(log, 1);
+	o->failure = "no answer within " + std::to_string(static_cast<int>(space_.search.point_timeout_s)) + " s" +
+		     (said.empty() ? "" : "; its output ended: " + said);
+	if (!host)
+		return;
+	host_down_at_ = now_s();
+	const std::string seen = file_tail(console, 3);
+	o->failure += "; nothing from its host for " + std::to_string(static_cast<int>(silent_s(space_.search.point_timeout_s))) +
+		      " s (no 'alive'): the runner was stopped and starts anew; " +
+		      (seen.empty() ? "the runner's log: child-" + n + ".log" : "its console (child-" + n + ".console) ended: " + seen);
 }
 
 void ChildRunner::read_results(const std::string &path, Outcome *o)
@@ -244,23 +342,35 @@ void ChildRunner::judge_exit(int rc, Outcome *o)
 }
 
 /* The point's answer; a child that died runs it again alone in a fresh one. A child
- * that exits (not by a signal) before its first point ever cannot start: fatal. */
-ChildRunner::Answer ChildRunner::answer(const std::string &conf, const std::string &log, int *rc, Outcome *o)
+ * that exits (not by a signal) before its first point ever cannot start: fatal; so is
+ * one whose host, restored after a hang, does not come back within start_timeout_s. */
+ChildRunner::Answer ChildRunner::answer(const std::string &conf, const std::string &log, int *rc, Outcome *o,
+					HwCounters *moved)
 {
 	Answer a = Answer::died;
 	for (int attempt = 0; attempt < 2 && a == Answer::died; attempt++) {
 		if (pid_ < 0 && start() != 0)
 			return a;
 		const bool fresh = answered_ == 0;
-		a = ask(conf, log, rc);
+		a = ask(conf, log, rc, moved);
 		if (a != Answer::died)
 			break;
 		reap(false);
 		const bool signalled = WIFSIGNALED(last_status_);
 		const int code = WIFEXITED(last_status_) ? WEXITSTATUS(last_status_) : 0;
-		if (fresh && !signalled && !any_ran_) {
-			fatal_ = "the child rdmapipe exited with status " + std::to_string(code) + " before its first point: " +
-				 file_tail(cc_.dir + "/child-" + std::to_string(children_) + ".log", 2);
+		const std::string tail = file_tail(cc_.dir + "/child-" + std::to_string(children_) + ".log", 2);
+		if (fresh && !signalled && host_down_at_ > 0) {
+			if (now_s() - host_down_at_ < cc_.start_timeout_s) {
+				sleep(kHostRetryS);   // its host is coming back
+				attempt--;
+				continue;
+			}
+			fatal_ = "the runner's host did not come back within " + std::to_string(static_cast<int>(cc_.start_timeout_s)) +
+				 " s of its hang: " + tail;
+		} else if (fresh && !signalled && !any_ran_) {
+			fatal_ = "the child rdmapipe exited with status " + std::to_string(code) + " before its first point: " + tail;
+		}
+		if (!fatal_.empty()) {
 			o->status = RunStatus::invalid;
 			return a;
 		}
@@ -285,19 +395,14 @@ Outcome ChildRunner::run(const Point &p)
 		return o;
 	}
 	const double t0 = now_s();
-	const HwCounters before = read_counters(pc_.devices());
 	int rc = 0;
-	const Answer a = answer(conf, log, &rc, &o);
+	HwCounters moved;
+	const Answer a = answer(conf, log, &rc, &o, &moved);
 	if (!fatal_.empty())
 		return o;
 	o.elapsed_s = now_s() - t0;
 	if (a == Answer::timeout) {
-		reap(true);
-		o.status = RunStatus::hung;
-		o.pass = false;
-		const std::string said = file_tail(log, 1);
-		o.failure = "no answer within " + std::to_string(static_cast<int>(space_.search.point_timeout_s)) + " s" +
-			    (said.empty() ? "" : "; its output ended: " + said);
+		hung(&o, log);
 		return o;
 	}
 	if (a == Answer::died) {
@@ -308,8 +413,9 @@ Outcome ChildRunner::run(const Point &p)
 		return o;
 	}
 	answered_++;
+	host_down_at_ = 0;
 	judge_exit(rc, &o);
-	o.counters = hw_counters_delta(before, read_counters(pc_.devices()));
+	o.counters = std::move(moved);
 	return o;
 }
 

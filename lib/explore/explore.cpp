@@ -20,6 +20,7 @@ const char *run_status_name(RunStatus s)
 	case RunStatus::invalid: return "invalid";
 	case RunStatus::crashed: return "crashed";
 	case RunStatus::hung: return "hung";
+	case RunStatus::host_hung: return "host hung";
 	}
 	return "?";
 }

@@ -73,6 +73,7 @@ enum class RunStatus : uint8_t {
 	invalid,        // conf_validate refused it: counted, never run
 	crashed,        // the child died running it (re-run alone in a fresh child, and died again)
 	hung,           // no answer within point_timeout_s: killed
+	host_hung,      // ... and nothing from its host either ("alive" stopped): the runner restarted
 };
 const char *run_status_name(RunStatus s);
 

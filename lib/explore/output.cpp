@@ -33,19 +33,11 @@ std::string read_text(const std::string &path)
 	return ss.str();
 }
 
-/* s as one word of sh: in single quotes, each ' as '\'' (an output folder may hold any). */
-std::string sh_quote(const std::string &s)
+/* sh -c cmd in dir where the children run (through their runner), its output appended
+ * to dir/out; the exit status (124: timed out). */
+int shell_in(ChildRunner &child, const std::string &dir, const std::string &cmd, const std::string &out)
 {
-	std::string q = "'";
-	for (char ch : s)
-		q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-	return q + "'";
-}
-
-/* sh -c cmd in dir, its output appended to dir/out; the exit status (124: timed out). */
-int shell_in(const std::string &dir, const std::string &cmd, const std::string &out)
-{
-	const std::string c = "cd " + sh_quote(dir) + " && { " + cmd + "; } >> " + sh_quote(out) + " 2>&1";
+	const std::string c = child.on_host("cd " + sh_quote(dir) + " && { " + cmd + "; } >> " + sh_quote(out) + " 2>&1");
 	const int st = system(c.c_str());
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
@@ -80,7 +72,7 @@ std::string relocate(std::string conf, const std::string &from, const std::strin
 
 } // namespace
 
-FolderRecorder::FolderRecorder(const Space &s, const ChildRunner &child, std::string dir, std::string command, bool progress)
+FolderRecorder::FolderRecorder(const Space &s, ChildRunner &child, std::string dir, std::string command, bool progress)
 	: space_(s), child_(child), dir_(std::move(dir)), command_(std::move(command)), progress_(progress)
 {
 }
@@ -177,9 +169,9 @@ std::string FolderRecorder::standalone(const Finding &f)
 	}
 	write_text(d + "/repro.c", repro_source(defines));
 	write_text(d + "/repro.build", std::string(repro_build_command()) + "\n");
-	if (shell_in(d, "command -v cc > /dev/null", "/dev/null") != 0)
+	if (shell_in(child_, d, "command -v cc > /dev/null", "/dev/null") != 0)
 		return "repro.c not compiled: no cc";
-	if (shell_in(d, repro_build_command(), "repro.build.out") != 0)
+	if (shell_in(child_, d, repro_build_command(), "repro.build.out") != 0)
 		return "repro.c not compiled: " + last_line(d + "/repro.build.out") + " (repro.build.out)";
 	const SearchConf &c = space_.search;
 	const std::string run = "timeout -k 5 " + std::to_string(static_cast<int>(c.point_timeout_s + 0.5)) + " ./repro";
@@ -187,7 +179,7 @@ std::string FolderRecorder::standalone(const Finding &f)
 	std::string seen;
 	for (uint32_t i = 0; i < c.repeats; i++) {
 		const std::string out = "repro.run" + std::to_string(i + 1) + ".out";
-		const int rc = shell_in(d, run, out);
+		const int rc = shell_in(child_, d, run, out);
 		const std::string line = last_line(d + "/" + out);
 		/* A run that does not end is a hang: it shows only a hang (a stall) finding. */
 		const bool hang = rc == 124 || rc == 128 + 9;

@@ -24,7 +24,7 @@ struct SearchTotals {
 class FolderRecorder : public Recorder {
 public:
 	/* dir: absolute; command: how the search was started (for the report). */
-	FolderRecorder(const Space &s, const ChildRunner &child, std::string dir, std::string command, bool progress);
+	FolderRecorder(const Space &s, ChildRunner &child, std::string dir, std::string command, bool progress);
 	~FolderRecorder() override;
 	int open(std::string *err);
 	void point(const Point &p, const Outcome &o, const Verdict &v, const char *phase) override;
@@ -47,7 +47,7 @@ private:
 	std::string standalone(const Finding &f);
 	std::string standalone_section();   // repro.c written, compiled, run: the label
 	const Space &space_;
-	const ChildRunner &child_;
+	ChildRunner &child_;
 	std::string dir_, command_;
 	bool progress_;
 	FILE *points_ = nullptr;

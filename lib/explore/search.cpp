@@ -122,7 +122,7 @@ uint64_t space_size(const Space &s)
 Verdict judge_correctness(const Outcome &o)
 {
 	Verdict v;
-	if (o.status == RunStatus::crashed || o.status == RunStatus::hung) {
+	if (o.status == RunStatus::crashed || o.status == RunStatus::hung || o.status == RunStatus::host_hung) {
 		v.kind = AnomalyKind::correctness;
 		v.why = run_status_name(o.status);   // the runner's failure says how (a signal, the timeout)
 		if (!o.failure.empty())
@@ -339,6 +339,7 @@ Outcome Explorer::run(const Point &p)
 	case RunStatus::invalid: res_.invalid++; return o;
 	case RunStatus::crashed: res_.crashed++; break;
 	case RunStatus::hung: res_.hung++; break;
+	case RunStatus::host_hung: res_.hung++; res_.host_hung++; break;
 	case RunStatus::ran: break;
 	}
 	if (++res_.points % kProgressEvery == 0)

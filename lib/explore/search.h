@@ -89,6 +89,7 @@ struct SearchResult {
 	uint64_t cached = 0;    // visits answered from the cache
 	uint64_t skipped = 0;   // visits to points containing a known MFS
 	uint64_t crashed = 0, hung = 0;
+	uint64_t host_hung = 0; // of the hung, those whose host stopped answering too
 	std::vector<Finding> findings;
 	std::string fatal;      // why the search stopped early ("" when it did not)
 	bool stopped_after = false;   // ended by search.stop_after findings, not the budget

@@ -350,7 +350,8 @@ PlantValues plant_values(const GraphFlow &f)
 }
 
 /* One plant on a flow it matched: corrupt flips a byte of an early message of lane 0's
- * QP 0 (the --inject-corruption mechanism, per flow); slow caps its rate. Returns what
+ * QP 0 (the --inject-corruption mechanism, per flow); slow caps its rate; wedge crashes
+ * the kernel (the VM's: a test of a host that stops answering). Returns what
  * it did, for the run's log. */
 std::string plant_act(const PlantSpec &s, GraphFlow *f)
 {
@@ -365,6 +366,8 @@ std::string plant_act(const PlantSpec &s, GraphFlow *f)
 							     : "";
 		return "message " + std::to_string(kPlantCorruptMsg) + " of its first QP has a byte flipped" + unseen;
 	}
+	if (s.effect == PlantEffect::wedge)
+		return "the kernel not wedged: " + plant_wedge_kernel();
 	if (f->form->no_rate)
 		return std::string(f->form->no_rate) + ": not slowed";
 	const double rate = p.rate_pps > 0 ? std::min(p.rate_pps / 4, kPlantSlowPps) : kPlantSlowPps;

@@ -147,9 +147,8 @@ points_run() {
 	for a in "$@"; do line+=$'\t'"$a"; done
 	# In a subshell: a child gone gives it, not the test, the SIGPIPE.
 	(printf '%s\n' "$line" >&"${pt_w[$pt_key]}") 2>/dev/null
-	IFS= read -r -t 240 answer <&"${pt_r[$pt_key]}"
-	rc=$?
-	if [ $rc -eq 0 ] && [[ $answer =~ ^done$'\t'([0-9]+)$ ]]; then
+	points_answer 240
+	if [ $rc -eq 0 ] && [[ $answer =~ ^done$'\t'([0-9]+)($'\t'.*)?$ ]]; then
 		rc=${BASH_REMATCH[1]}
 		return
 	fi
@@ -163,6 +162,16 @@ points_run() {
 	cat "${pt_err[$pt_key]}" 2>/dev/null
 	fails=$((fails + 1))
 	points_stop_one "$pt_key"
+}
+# points_answer SECONDS: the current child's answer line in $answer, its "alive" lines
+# (one a second while a point runs) passed over; rc 0, or read's status when none came.
+points_answer() {
+	local end=$((SECONDS + $1))
+	while [ $SECONDS -lt $end ]; do
+		IFS= read -r -t $((end - SECONDS)) answer <&"${pt_r[$pt_key]}" || { rc=$?; return; }
+		[ "$answer" = alive ] || { rc=0; return; }
+	done
+	rc=142   # as read -t's timeout: the time is up, only "alive" came
 }
 # points_stop_one KEY: that child's input closed: it ends EAL and exits 0. A process the
 # test left running may hold a copy of that input (started after the child): after

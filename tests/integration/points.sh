@@ -36,11 +36,21 @@ resources() {
 	for r in "${kinds[@]}"; do rdma resource show "$r" 2>/dev/null | grep -c "pid $CHILD_PID "; done | tr '\n' ' '
 }
 
-# ask LINE: one request; $answer gets the reply line ("" when none came in 120 s).
+# ask LINE: one request; $answer gets the reply line ("" when none came in 120 s), its
+# "alive" lines passed over and the counters that moved cut off (in $moved).
+reply() {
+	local end=$((SECONDS + $1)) line
+	answer= moved=
+	while [ $SECONDS -lt $end ] && IFS= read -r -t $((end - SECONDS)) line <&"${CHILD[0]}"; do
+		[ "$line" = alive ] && continue
+		answer=${line%%$'\t'[a-z]*}
+		moved=${line#"$answer"}
+		return
+	done
+}
 ask() {
 	printf '%s\n' "$1" >&"${CHILD[1]}"
-	answer=
-	IFS= read -r -t 120 answer <&"${CHILD[0]}" || answer=
+	reply 120
 }
 
 # point NAME WANT: runs NAME.conf, its output in NAME.log; the answer must be done WANT.
@@ -115,6 +125,9 @@ sed "s/\"$DEV\"/\"nosuchdev0\"/g" "$dir/a.conf" >"$dir/nodev.conf"
 point nodev 3                                       # a setup error, then the next point runs
 expect_grep "$dir/nodev.log" "nosuchdev0"
 point fast 0
+# The device's hw_counters that moved during the point, read by the child beside it.
+[[ $moved =~ $'\t'sent_pkts=[1-9][0-9]*($'\t'|$) ]] && echo "ok: fast: its answer has the packets sent ($moved)" ||
+	{ echo "FAIL: fast: no sent_pkts=N in its answer's counters ('$moved')"; fails=$((fails + 1)); }
 point slow 0
 expect_grep "$dir/slow.log" "flow 'flow0': --plant 'slow:size=2K': paced at 1000 msg/s"
 if grep -q -- "--plant" "$dir/fast.log" "$dir/a.log" "$dir/b.log" "$dir/d.log"; then
@@ -149,9 +162,14 @@ for k in 0 1 2 3 4; do
 	[ "${live[k]:-0}" -gt 0 ] && echo "ok: rdma resource shows the running child's ${live[k]} ${kinds[k]}(s)" ||
 		{ echo "FAIL: rdma resource shows no ${kinds[k]} of the running child"; fails=$((fails + 1)); }
 done
+# While a point runs the child says so each second (the explorer tells a hung point
+# from a host that stopped answering by it).
+# The first is the child's "ready"; a second comes a second into the point.
+n=0
+while [ $n -lt 2 ] && IFS= read -r -t 30 line <&"${CHILD[0]}" && [ "$line" = alive ]; do n=$((n + 1)); done
+expect_eq "long: 'alive' lines, ready and while the point runs" "$n" 2
 kill -TERM "$CHILD_PID"
-answer=
-IFS= read -r -t 60 answer <&"${CHILD[0]}" || answer=
+reply 60
 expect_eq "SIGTERM: answer" "$answer" "done	143"
 wait "$CHILD_PID"
 expect_eq "SIGTERM: exit status" "$?" 143

@@ -4,17 +4,18 @@
 # reproducers pass rdmapipe --check; --stop-after ends it at a finding; a hang and a
 # crash are findings, not the end; a child that cannot start stops the search; bad space
 # files are refused file:line.
-#   explore_app.sh EXPLORE RDMAPIPE [search|faults]
-# Two halves meson runs side by side (the whole took 37 s, the unit suite's longest, and
+#   explore_app.sh EXPLORE RDMAPIPE [search|faults|hosts]
+# Parts meson runs side by side (the whole took 37 s, the unit suite's longest, and
 # ended it alone): 'faults' is the hang and the crash (each ask of a hung point costs
-# point_timeout), 'search' all the rest; neither argument: both.
+# point_timeout), 'hosts' the children through a runner whose host stops answering,
+# 'search' all the rest; no argument: all.
 set -u
 . "$(dirname "$0")/../integration/lib.sh"   # await_line (its RDMAPIPE, $1, is unused here)
-usage="usage: explore_app.sh rdmapipe-explore rdmapipe [search|faults]"
+usage="usage: explore_app.sh rdmapipe-explore rdmapipe [search|faults|hosts]"
 X=$(realpath "${1:?$usage}")
 R=$(realpath "${2:?$usage}")
 part=${3:-all}
-case $part in search | faults | all) ;; *) echo "$usage" >&2; exit 2 ;; esac
+case $part in search | faults | hosts | all) ;; *) echo "$usage" >&2; exit 2 ;; esac
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 # A copy of its own, so that 'pgrep -f "$FAKE"' sees this test's children only, not
@@ -179,7 +180,42 @@ faults() {
 	[ "$n" -ge 40 ] || fail "only $n points ran around the hang and the crash"
 }
 
-[ "$part" = faults ] || search
-[ "$part" = search ] || faults
+hosts() {
+	# 4. Children through a runner (--runner, here a script standing for another host),
+	# whose host stops answering at one point (no "alive", no answer): a 'host hung'
+	# finding, minimised to that point, the runner stopped and started anew, and the
+	# search spends its budget. The hw_counters come from the children's answers.
+	cat > "$T/host.sh" <<-'H'
+		#!/bin/sh
+		echo "host.sh: a child on the stand-in host" >&2
+		exec "$@"
+	H
+	chmod +x "$T/host.sh"
+	cat > "$T/hosts.conf" <<-'S'
+		version = 1;
+		dimensions = (
+		  { setting = "size"; values = [64, 1024, 4096]; simplest = 64; },
+		  { setting = "qps"; values = [1, 2, 8]; simplest = 1; }
+		);
+		search = { budget = 40; seed = 3; point_seconds = 0.2; stall_timeout = 0.5; point_timeout = 4;
+		           counters = { out_of_sequence = 0.1; }; };
+	S
+	FAKE_WEDGE=1 FAKE_DELAY=0.5 "$X" -q -f "$T/hosts.conf" -o "$T/h" --rdmapipe "$FAKE" --runner "$T/host.sh" --start-timeout 30 \
+		--strategy grid --repeats 2 --need 2 > "$T/h.out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || fail "runner: exit $rc: $(tail -3 "$T/h.out")"
+	grep -q '"status":"host hung"' "$T/h/points.jsonl" || fail "runner: no 'host hung' point recorded"
+	grep -q "correctness size = 1024, qps = 2  (host hung: no answer within 4 s; nothing from its host for 3 s (no 'alive'): the runner was stopped" \
+		"$T/h.out" || fail "runner: the host hang is not a finding minimised to its point: $(cat "$T/h.out")"
+	grep -q 'counters    qps >= 8  (out_of_sequence' "$T/h.out" || fail "runner: no counters finding from the answers: $(cat "$T/h.out")"
+	started=$(grep -l "host.sh: a child on the stand-in host" "$T"/h/child-*.log | wc -l)
+	[ "$started" -ge 3 ] || fail "runner: $started children started through it (the first, and one after each host hang)"
+	n=$(grep -c '"status":"ran"' "$T/h/points.jsonl")
+	[ "$n" -ge 9 ] || fail "runner: only $n points ran around the host hangs"
+}
+
+[ "$part" = all ] || [ "$part" = search ] && search
+[ "$part" = all ] || [ "$part" = faults ] && faults
+[ "$part" = all ] || [ "$part" = hosts ] && hosts
 [ $fails -eq 0 ] && echo "explore_app $part: all passed" || echo "explore_app $part: $fails failed"
 exit $((fails > 0))

@@ -37,6 +37,10 @@ refused "an unknown option" "unknown option: --nope" --nope
 refused "a kernel series we do not fetch" "--kernel takes 6.1 or 6.12, not '5.10'" --kernel 5.10
 refused "an empty kernel series" "--kernel takes 6.1 or 6.12, not ''" --kernel ''
 refused "a kernel series in host mode" "--kernel chooses the VM's kernel" --mode host --kernel 6.12
+refused "a console file in host mode" "--console keeps the VM's console" --mode host --console "$w/c.log"
+refused "a console file qemu cannot take" "--console '$w/a,b' contains a comma" --console "$w/a,b"
+refused "a console file that cannot be written" "--console: cannot write '$w/no/such/c.log'" --console "$w/no/such/c.log"
+refused "--stdin with --shell" "--stdin is for a command; --shell reads the terminal" --stdin --shell
 
 # --kernel picks its series' kernel from a cache that holds both, and the default
 # stays 6.1 (the newest folder overall is 6.12). Fake kernels whose virtio, 9p and

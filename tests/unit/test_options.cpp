@@ -499,7 +499,7 @@ void plant_parser(void **)
 	}
 	struct { const char *spec, *err; } bad[] = {
 		{"corrupt", "--plant 'corrupt': not EFFECT:COND[,COND...] (no ':')"},
-		{"break:qps=1", "--plant 'break:qps=1': unknown effect 'break' (corrupt or slow)"},
+		{"break:qps=1", "--plant 'break:qps=1': unknown effect 'break' (corrupt, slow or wedge)"},
 		{"slow:", "--plant 'slow:': no condition after 'slow:'"},
 		{"slow:qps=1,", "--plant 'slow:qps=1,': an empty condition"},
 		{"slow:colour=red", "--plant 'slow:colour=red': unknown key 'colour' (one of size, qps, batch, signal_every, "
@@ -520,6 +520,22 @@ void plant_parser(void **)
 		assert_int_equal(rp::plant_parse(b.spec, &s, &err), -1);
 		assert_string_equal(err.c_str(), b.err);
 	}
+	/* wedge crashes the kernel: taken only in tools/softroce's VM (SOFTROCE=vm). */
+	const char *was = getenv("SOFTROCE");
+	const std::string saved = was ? was : "";
+	unsetenv("SOFTROCE");
+	assert_int_equal(rp::plant_parse("wedge:qps=1", &s, &err), -1);
+	assert_string_equal(err.c_str(), "--plant 'wedge:qps=1': wedge crashes the kernel it runs on: only in tools/softroce's VM "
+					 "(SOFTROCE=vm)");
+	setenv("SOFTROCE", "host", 1);
+	assert_int_equal(rp::plant_parse("wedge:qps=1", &s, &err), -1);
+	setenv("SOFTROCE", "vm", 1);
+	assert_int_equal(rp::plant_parse("wedge:qps=1", &s, &err), 0);
+	assert_int_equal(static_cast<int>(s.effect), static_cast<int>(rp::PlantEffect::wedge));
+	if (was)
+		setenv("SOFTROCE", saved.c_str(), 1);
+	else
+		unsetenv("SOFTROCE");
 	/* Through the command line: repeatable, and a bad one is the option's error. */
 	rp::RunOptions o;
 	assert_int_equal(static_cast<int>(parse({"--plant", "corrupt:qps>=4", "--plant", "slow:batch<=2"}, &o, &err)),

@@ -47,7 +47,7 @@ finish() {
 }
 
 # shellcheck source=/dev/null
-. $run/config || finish "cannot read $run/config" # SR_CWD SR_SHELL SR_HUGEPAGES SR_ROWS SR_COLS SR_PLUGINS SR_ENV SR_CMD
+. $run/config || finish "cannot read $run/config" # SR_CWD SR_SHELL SR_HUGEPAGES SR_ROWS SR_COLS SR_PLUGINS SR_STDIN SR_ENV SR_CMD
 echo softroce >/proc/sys/kernel/hostname
 ip link set lo up
 
@@ -76,7 +76,9 @@ if ((SR_SHELL)); then
 else
 	# raw: bytes reach the caller exactly as written (no \n -> \r\n).
 	stty raw -echo <&3
-	"${hide[@]}" env -i "${env[@]}" "${SR_CMD[@]}" </dev/null >&3 2>&3 3>&-
+	# --stdin: the caller's bytes reach the command as sent (raw: no echo, no editing).
+	if ((SR_STDIN)); then exec 4<&3; else exec 4</dev/null; fi
+	"${hide[@]}" env -i "${env[@]}" "${SR_CMD[@]}" <&4 >&3 2>&3 3>&- 4<&-
 	status=$?
 fi
 echo "stage2: command exited with status $status"
