@@ -1,0 +1,658 @@
+/* rdmapipe-explore finding 5 (counters): verb=write transport=rc size=16384 device=rxe0 (the other settings at their simplest: qps 1, batch 32, signal_every 32, inline false, fence false, recv_queue srq) */
+#define RP_POINT { "point", V_WRITE, 0, 16384, 1, 32, 32, 128, 1024, 0, 0, 1, "rxe0", "rxe0" }
+#define RP_SECONDS 1
+#define RP_STALL_S 5
+#define RP_KIND K_COUNTERS
+#define RP_COUNTER "duplicate_request"
+#define RP_COUNTER_FLAG 0.01
+
+/* A standalone reproducer of an rdmapipe-explore finding (issue 49): plain libibverbs,
+ * two QPs of one process per connection (requester on device A, responder on device B),
+ * the point's traffic with every message verified. rdmapipe-explore writes repro.c as a
+ * block of #defines (the point, and for a performance finding its reference) followed by
+ * this file; compiled alone it runs its defaults (RC write_imm of 64 B on rxe0).
+ *   cc -std=c11 -O2 -Wall -Wextra -o repro repro.c -libverbs
+ * Exit: 0 the anomaly did not show, 1 it did (one line on stdout), 2 a setup error. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum verb { V_WRITE, V_WRITE_IMM, V_SEND, V_SEND_IMM, V_READ, V_FETCH_ADD, V_CMP_SWAP };
+enum kind { K_CORRECTNESS, K_COUNTERS, K_PERFORMANCE };
+
+struct params {
+	const char *name;      /* "point" or "reference" */
+	enum verb verb;
+	int uc;
+	uint32_t size, qps, batch, signal_every, sq_depth, window;
+	int inline_send, fence, srq;
+	const char *dev_a, *dev_b;
+};
+
+/* { name, verb, uc, size, qps, batch, signal_every, sq_depth, window, inline, fence, srq, dev_a, dev_b } */
+#ifndef RP_POINT
+#define RP_POINT { "point", V_WRITE_IMM, 0, 64, 1, 32, 32, 128, 64, 0, 0, 1, "rxe0", "rxe0" }
+#endif
+#ifndef RP_REFERENCE
+#define RP_REFERENCE RP_POINT
+#endif
+#ifndef RP_KIND
+#define RP_KIND K_CORRECTNESS
+#endif
+#ifndef RP_SECONDS
+#define RP_SECONDS 1.0
+#endif
+#ifndef RP_STALL_S
+#define RP_STALL_S 5.0
+#endif
+#ifndef RP_COUNTER
+#define RP_COUNTER ""          /* counters: the hw_counter ... */
+#endif
+#ifndef RP_COUNTER_FLAG
+#define RP_COUNTER_FLAG 0.0    /* ... and its threshold per message */
+#endif
+#ifndef RP_PERF_FLAG
+#define RP_PERF_FLAG 0.5       /* performance: slow under this x the reference (rate AND Gbit/s) */
+#endif
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void setup_fail(const char *call, const char *what)
+{
+	printf("setup error: %s (%s): %s\n", call, what, strerror(errno ? errno : EINVAL));
+	exit(2);
+}
+
+/* The payload of message seq of a QP: every byte checked. */
+static uint8_t pattern(uint32_t qp, uint64_t seq, uint32_t i)
+{
+	return (uint8_t)(seq * 131u + qp * 7u + i);
+}
+
+static void fill(uint8_t *p, uint32_t qp, uint64_t seq, uint32_t size)
+{
+	for (uint32_t i = 0; i < size; i++)
+		p[i] = pattern(qp, seq, i);
+}
+
+/* The first byte that differs, or -1. */
+static long check(const uint8_t *p, uint32_t qp, uint64_t seq, uint32_t size)
+{
+	for (uint32_t i = 0; i < size; i++)
+		if (p[i] != pattern(qp, seq, i))
+			return (long)i;
+	return -1;
+}
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	uint8_t port;
+	int gid_index;
+	union ibv_gid gid;
+	uint16_t lid;
+	enum ibv_mtu mtu;
+};
+
+struct conn {
+	struct ibv_qp *req, *resp;
+	uint8_t *sbuf, *rbuf;         /* window slots of size (atomics: 8-byte results / the target word) */
+	struct ibv_mr *smr, *rmr;
+	uint64_t posted, acked, received;   /* messages: posted, completed at the requester, consumed at the responder */
+	uint64_t unsignalled;
+	uint64_t signalled_to;        /* messages up to here end in a signalled WR */
+};
+
+struct run {
+	const struct params *p;
+	struct side a, b;
+	struct conn *c;
+	uint64_t messages;
+	/* CQEs that can be pending: sends not yet completed plus receives not yet polled,
+	 * kept under the CQ's size (a device caps it: rxe at 32767, below 512 QPs' needs). */
+	uint64_t posted_total, acked_total, received_total, cqe;
+	double elapsed, last_progress;
+	char anomaly[512];
+};
+
+static int open_side(struct side *s, const char *dev, int *cqe)
+{
+	int n = 0;
+	struct ibv_device **l = ibv_get_device_list(&n);
+	if (!l)
+		setup_fail("ibv_get_device_list", dev);
+	for (int i = 0; i < n && !s->ctx; i++)
+		if (!strcmp(ibv_get_device_name(l[i]), dev))
+			s->ctx = ibv_open_device(l[i]);
+	ibv_free_device_list(l);
+	if (!s->ctx)
+		setup_fail("ibv_open_device", dev);
+	s->pd = ibv_alloc_pd(s->ctx);
+	if (!s->pd)
+		setup_fail("ibv_alloc_pd", dev);
+	struct ibv_device_attr da;
+	if (ibv_query_device(s->ctx, &da))
+		setup_fail("ibv_query_device", dev);
+	if (*cqe > da.max_cqe)
+		*cqe = da.max_cqe;
+	s->cq = ibv_create_cq(s->ctx, *cqe, NULL, NULL, 0);
+	if (!s->cq)
+		setup_fail("ibv_create_cq", dev);
+	s->port = 1;
+	struct ibv_port_attr pa;
+	if (ibv_query_port(s->ctx, s->port, &pa))
+		setup_fail("ibv_query_port", dev);
+	s->lid = pa.lid;
+	s->mtu = pa.active_mtu;
+	/* RoCE: the interface's IPv4 GID (::ffff:a.b.c.d, as rdmapipe picks it), else the
+	 * first GID that is set (rxe's index 0 is the IPv6 link-local one). */
+	s->gid_index = -1;
+	for (int pass = 0; pass < 2 && s->gid_index < 0; pass++)
+		for (int i = 0; i < pa.gid_tbl_len && s->gid_index < 0; i++) {
+			union ibv_gid g;
+			static const uint8_t v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+			if (ibv_query_gid(s->ctx, s->port, i, &g) != 0 || !(g.global.subnet_prefix || g.global.interface_id))
+				continue;
+			if (pass == 1 || !memcmp(g.raw, v4, sizeof(v4))) {
+				s->gid = g;
+				s->gid_index = i;
+			}
+		}
+	return 0;
+}
+
+static struct ibv_qp *make_qp(const struct run *r, struct side *s, int requester)
+{
+	const struct params *p = r->p;
+	struct ibv_qp_init_attr a;
+	memset(&a, 0, sizeof(a));
+	a.send_cq = s->cq;
+	a.recv_cq = s->cq;
+	a.qp_type = p->uc ? IBV_QPT_UC : IBV_QPT_RC;
+	a.cap.max_send_wr = requester ? p->sq_depth : 1;
+	a.cap.max_recv_wr = requester ? 1 : p->window;
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 1;
+	a.cap.max_inline_data = requester && p->inline_send ? p->size : 0;
+	a.srq = !requester && p->srq ? s->srq : NULL;
+	struct ibv_qp *qp = ibv_create_qp(s->pd, &a);
+	if (!qp) {
+		char what[128];
+		snprintf(what, sizeof(what), "%s: max_send_wr %u, max_recv_wr %u, max_inline_data %u",
+			 requester ? "requester" : "responder", a.cap.max_send_wr, a.cap.max_recv_wr, a.cap.max_inline_data);
+		setup_fail("ibv_create_qp", what);
+	}
+	return qp;
+}
+
+static void connect_qp(struct ibv_qp *qp, const struct side *local, const struct side *remote, uint32_t dest, int uc)
+{
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = local->port;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		(uc ? 0 : IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		setup_fail("ibv_modify_qp", "INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = local->mtu < remote->mtu ? local->mtu : remote->mtu;
+	a.dest_qp_num = dest;
+	a.ah_attr.port_num = local->port;
+	a.ah_attr.dlid = remote->lid;
+	if (remote->gid_index >= 0) {
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.dgid = remote->gid;
+		a.ah_attr.grh.sgid_index = (uint8_t)local->gid_index;
+		a.ah_attr.grh.hop_limit = 64;
+	}
+	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	if (!uc) {
+		a.max_dest_rd_atomic = 16;
+		a.min_rnr_timer = 12;
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	}
+	if (ibv_modify_qp(qp, &a, mask))
+		setup_fail("ibv_modify_qp", "RTR");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (!uc) {
+		a.timeout = 14;
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		a.max_rd_atomic = 16;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	if (ibv_modify_qp(qp, &a, mask))
+		setup_fail("ibv_modify_qp", "RTS");
+}
+
+static int has_recv(enum verb v)
+{
+	return v == V_WRITE_IMM || v == V_SEND || v == V_SEND_IMM;
+}
+
+static int atomic(enum verb v)
+{
+	return v == V_FETCH_ADD || v == V_CMP_SWAP;
+}
+
+static uint32_t slot_bytes(const struct params *p)
+{
+	return atomic(p->verb) ? 8 : p->size;
+}
+
+/* wr_id: the QP in the top 24 bits, the message's sequence below. */
+static uint64_t wr_id(uint32_t q, uint64_t seq)
+{
+	return ((uint64_t)q << 40) | seq;
+}
+
+static void post_recv(struct run *r, uint32_t q, uint64_t seq)
+{
+	struct conn *c = &r->c[q];
+	const struct params *p = r->p;
+	struct ibv_sge sge = { (uintptr_t)(c->rbuf + (seq % p->window) * p->size), p->size, c->rmr->lkey };
+	struct ibv_recv_wr wr, *bad;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id(q, seq);
+	wr.sg_list = &sge;
+	wr.num_sge = p->verb == V_WRITE_IMM ? 0 : 1;
+	int e = p->srq ? ibv_post_srq_recv(r->b.srq, &wr, &bad) : ibv_post_recv(c->resp, &wr, &bad);
+	if (e) {
+		errno = e;
+		setup_fail(p->srq ? "ibv_post_srq_recv" : "ibv_post_recv", "responder");
+	}
+}
+
+static void setup(struct run *r)
+{
+	const struct params *p = r->p;
+	int cqe = (int)(p->qps * (p->sq_depth + p->window) + 16);
+	open_side(&r->a, p->dev_a, &cqe);
+	if (strcmp(p->dev_a, p->dev_b))
+		open_side(&r->b, p->dev_b, &cqe);
+	else
+		r->b = r->a;   /* one device: one context, one CQ for both ends */
+	if (p->srq) {
+		struct ibv_srq_init_attr sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.attr.max_wr = p->qps * p->window;
+		sa.attr.max_sge = 1;
+		r->b.srq = ibv_create_srq(r->b.pd, &sa);
+		if (!r->b.srq)
+			setup_fail("ibv_create_srq", p->dev_b);
+	}
+	r->cqe = (uint64_t)cqe;
+	if (r->cqe < 4 * (uint64_t)p->batch)
+		setup_fail("ibv_create_cq", "the device's max_cqe is under 4 x batch");
+	r->c = calloc(p->qps, sizeof(*r->c));
+	for (uint32_t q = 0; q < p->qps; q++) {
+		struct conn *c = &r->c[q];
+		size_t n = (size_t)slot_bytes(p) * p->window;
+		c->sbuf = aligned_alloc(64, (n + 63) / 64 * 64);
+		c->rbuf = aligned_alloc(64, (n + 63) / 64 * 64);
+		if (!c->sbuf || !c->rbuf)
+			setup_fail("aligned_alloc", "buffers");
+		memset(c->sbuf, 0, n);
+		memset(c->rbuf, 0, n);
+		int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | (p->uc ? 0 : IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+		c->smr = ibv_reg_mr(r->a.pd, c->sbuf, n, acc);
+		c->rmr = ibv_reg_mr(r->b.pd, c->rbuf, n, acc);
+		if (!c->smr || !c->rmr)
+			setup_fail("ibv_reg_mr", "buffers");
+		c->req = make_qp(r, &r->a, 1);
+		c->resp = make_qp(r, &r->b, 0);
+		connect_qp(c->req, &r->a, &r->b, c->resp->qp_num, p->uc);
+		connect_qp(c->resp, &r->b, &r->a, c->req->qp_num, p->uc);
+		if (has_recv(p->verb))
+			for (uint64_t s = 0; s < p->window; s++)
+				post_recv(r, q, s);
+	}
+}
+
+static void anomaly(struct run *r, const char *fmt, unsigned long long a, unsigned long long b, unsigned long long c)
+{
+	if (!r->anomaly[0])
+		snprintf(r->anomaly, sizeof(r->anomaly), fmt, a, b, c);
+}
+
+/* Posts one chain of n WRs on QP q (one ibv_post_send); 0 when there was no room.
+ * close: its last WR signalled (the drain's, so that every message completes). */
+static int post_chain(struct run *r, uint32_t q, uint32_t n, int close)
+{
+	const struct params *p = r->p;
+	struct conn *c = &r->c[q];
+	uint64_t done = has_recv(p->verb) ? (c->received < c->acked ? c->received : c->acked) : c->acked;
+	if (c->posted + n - done > p->window || c->posted + n - c->acked > p->sq_depth)
+		return 0;
+	uint64_t pending = r->posted_total + n - r->acked_total;
+	if (has_recv(p->verb))
+		pending += r->posted_total + n - r->received_total;
+	if (pending > r->cqe)
+		return 0;
+	struct ibv_send_wr wr[64], *bad;
+	struct ibv_sge sge[64];
+	if (n > 64)
+		n = 64;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t seq = c->posted + i;
+		uint32_t slot = (uint32_t)(seq % p->window);
+		uint8_t *local = c->sbuf + (size_t)slot * slot_bytes(p);
+		uint8_t *remote = c->rbuf + (size_t)slot * slot_bytes(p);
+		memset(&wr[i], 0, sizeof(wr[i]));
+		wr[i].wr_id = wr_id(q, seq);
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		sge[i].addr = (uintptr_t)local;
+		sge[i].length = slot_bytes(p);
+		sge[i].lkey = c->smr->lkey;
+		c->unsignalled++;
+		/* Signalled every signal_every WRs, and before the SQ could fill with unsignalled ones. */
+		if (c->unsignalled >= p->signal_every || seq + 1 - c->acked >= p->sq_depth || (close && i + 1 == n)) {
+			wr[i].send_flags |= IBV_SEND_SIGNALED;
+			c->unsignalled = 0;
+			c->signalled_to = seq + 1;
+		}
+		if (p->fence && i == 0)
+			wr[i].send_flags |= IBV_SEND_FENCE;
+		if (p->inline_send)
+			wr[i].send_flags |= IBV_SEND_INLINE;
+		wr[i].imm_data = htobe32((uint32_t)seq);
+		wr[i].wr.rdma.remote_addr = (uintptr_t)remote;
+		wr[i].wr.rdma.rkey = c->rmr->rkey;
+		switch (p->verb) {
+		case V_WRITE: wr[i].opcode = IBV_WR_RDMA_WRITE; fill(local, q, seq, p->size); break;
+		case V_WRITE_IMM: wr[i].opcode = IBV_WR_RDMA_WRITE_WITH_IMM; fill(local, q, seq, p->size); break;
+		case V_SEND: wr[i].opcode = IBV_WR_SEND; fill(local, q, seq, p->size); break;
+		case V_SEND_IMM: wr[i].opcode = IBV_WR_SEND_WITH_IMM; fill(local, q, seq, p->size); break;
+		case V_READ: wr[i].opcode = IBV_WR_RDMA_READ; fill(remote, q, seq, p->size); memset(local, 0, p->size); break;
+		case V_FETCH_ADD:
+		case V_CMP_SWAP:
+			/* One target word per QP (the responder's slot 0): message seq expects seq there. */
+			wr[i].opcode = p->verb == V_FETCH_ADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
+			wr[i].wr.atomic.remote_addr = (uintptr_t)c->rbuf;
+			wr[i].wr.atomic.rkey = c->rmr->rkey;
+			wr[i].wr.atomic.compare_add = p->verb == V_FETCH_ADD ? 1 : seq;
+			wr[i].wr.atomic.swap = seq + 1;
+			memset(local, 0xff, 8);
+			break;
+		}
+	}
+	int e = ibv_post_send(c->req, wr, &bad);
+	if (e) {
+		anomaly(r, "ibv_post_send failed on QP %llu: errno %llu (posted %llu)", q, (unsigned long long)e, c->posted);
+		return 0;
+	}
+	c->posted += n;
+	r->posted_total += n;
+	return 1;
+}
+
+/* A requester's completion: every message up to seq is done; its result checked. */
+static void requester_done(struct run *r, uint32_t q, uint64_t seq)
+{
+	const struct params *p = r->p;
+	struct conn *c = &r->c[q];
+	for (uint64_t s = c->acked; s <= seq; s++) {
+		uint32_t slot = (uint32_t)(s % p->window);
+		const uint8_t *local = c->sbuf + (size_t)slot * slot_bytes(p);
+		const uint8_t *remote = c->rbuf + (size_t)slot * p->size;
+		long bad = -1;
+		uint64_t got = 0;
+		switch (p->verb) {
+		case V_WRITE:
+			/* RC: the completion means it was placed; UC promises nothing, checked at the end. */
+			if (!p->uc && (bad = check(remote, q, s, p->size)) >= 0)
+				anomaly(r, "payload mismatch: write of QP %llu message %llu at byte %llu", q, s, (unsigned long long)bad);
+			break;
+		case V_READ:
+			if ((bad = check(local, q, s, p->size)) >= 0)
+				anomaly(r, "payload mismatch: read of QP %llu message %llu at byte %llu", q, s, (unsigned long long)bad);
+			break;
+		case V_FETCH_ADD:
+		case V_CMP_SWAP:
+			memcpy(&got, local, 8);
+			if (got != s)
+				anomaly(r, "atomic result mismatch: QP %llu message %llu returned %llu", q, s, got);
+			break;
+		default:
+			break;
+		}
+	}
+	r->acked_total += seq + 1 - c->acked;
+	c->acked = seq + 1;
+}
+
+/* A responder's completion: the immediate (sequence) and the payload checked. */
+static void responder_done(struct run *r, const struct ibv_wc *wc)
+{
+	const struct params *p = r->p;
+	uint32_t q = (uint32_t)(wc->wr_id >> 40);
+	if (p->srq) {   /* an SRQ's receive is any QP's: the QP by its number */
+		for (q = 0; q < p->qps && r->c[q].resp->qp_num != wc->qp_num; q++)
+			;
+		if (q == p->qps) {
+			anomaly(r, "receive on an unknown QP %llu%llu%llu", wc->qp_num, 0, 0);
+			return;
+		}
+	}
+	struct conn *c = &r->c[q];
+	uint64_t seq = c->received;
+	int imm = p->verb != V_SEND;
+	if (imm && (!(wc->wc_flags & IBV_WC_WITH_IMM) || be32toh(wc->imm_data) != (uint32_t)seq)) {
+		anomaly(r, "sequence error (lost or reordered messages): QP %llu expected %llu, immediate %llu", q, seq,
+			(wc->wc_flags & IBV_WC_WITH_IMM) ? be32toh(wc->imm_data) : 0xffffffffull);
+		return;
+	}
+	if (wc->byte_len != p->size)
+		anomaly(r, "wrong length: QP %llu message %llu received %llu bytes", q, seq, wc->byte_len);
+	/* A send lands in the buffer its receive named (an SRQ's: maybe another QP's slot);
+	 * a write_imm in this QP's slot for seq. */
+	uint32_t bq = (uint32_t)(wc->wr_id >> 40);
+	uint64_t bseq = wc->wr_id & ((1ull << 40) - 1);
+	const uint8_t *data = p->verb == V_WRITE_IMM ? c->rbuf + (seq % p->window) * p->size
+						     : r->c[bq].rbuf + (bseq % p->window) * p->size;
+	long bad = check(data, q, seq, p->size);
+	if (bad >= 0)
+		anomaly(r, "payload mismatch: QP %llu message %llu at byte %llu", q, seq, (unsigned long long)bad);
+	c->received = seq + 1;
+	r->received_total++;
+	/* The receive is posted again on its own buffer (the same slot, window messages on). */
+	post_recv(r, bq, bseq + p->window);
+}
+
+static void poll_cq(struct run *r, struct ibv_cq *cq)
+{
+	struct ibv_wc wc[32];
+	int n = ibv_poll_cq(cq, 32, wc);
+	if (n < 0) {
+		anomaly(r, "ibv_poll_cq failed: %llu%llu%llu", (unsigned long long)-n, 0, 0);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			char s[128];
+			snprintf(s, sizeof(s), "completion error: %s (status %%llu, vendor_err %%llu) on opcode %%llu",
+				 ibv_wc_status_str(wc[i].status));
+			anomaly(r, s, wc[i].status, wc[i].vendor_err, wc[i].opcode);
+			continue;
+		}
+		if (wc[i].opcode & IBV_WC_RECV) {
+			responder_done(r, &wc[i]);
+		} else {
+			uint32_t q = (uint32_t)(wc[i].wr_id >> 40);
+			requester_done(r, q, wc[i].wr_id & ((1ull << 40) - 1));
+		}
+		r->last_progress = now_s();
+	}
+}
+
+static uint64_t completed(const struct run *r)
+{
+	uint64_t m = 0;
+	for (uint32_t q = 0; q < r->p->qps; q++)
+		m += has_recv(r->p->verb) ? r->c[q].received : r->c[q].acked;
+	return m;
+}
+
+static int all_done(const struct run *r)
+{
+	for (uint32_t q = 0; q < r->p->qps; q++) {
+		const struct conn *c = &r->c[q];
+		if (c->acked < c->posted || (has_recv(r->p->verb) && c->received < c->posted))
+			return 0;
+	}
+	return 1;
+}
+
+/* Final words: an atomic's target holds the number of its messages; UC writes' last window. */
+static void final_checks(struct run *r)
+{
+	const struct params *p = r->p;
+	for (uint32_t q = 0; q < p->qps; q++) {
+		struct conn *c = &r->c[q];
+		if (atomic(p->verb)) {
+			uint64_t w;
+			memcpy(&w, c->rbuf, 8);
+			if (w != c->posted)
+				anomaly(r, "atomic final word: QP %llu holds %llu after %llu messages", q, w, c->posted);
+		}
+	}
+}
+
+/* Runs the traffic for `seconds` (then drains): messages, elapsed time, any anomaly. */
+static void traffic(struct run *r, double seconds)
+{
+	double start = now_s(), end = start + seconds;
+	r->last_progress = start;
+	int sending = 1;
+	while (!r->anomaly[0]) {
+		double t = now_s();
+		if (t >= end)
+			sending = 0;
+		for (uint32_t q = 0; q < r->p->qps; q++)
+			if (sending)
+				post_chain(r, q, r->p->batch, 0);
+			else if (r->c[q].signalled_to < r->c[q].posted)
+				post_chain(r, q, 1, 1);   /* an unsignalled tail: one more message, signalled */
+		poll_cq(r, r->a.cq);
+		if (r->b.cq != r->a.cq)
+			poll_cq(r, r->b.cq);
+		if (!sending && all_done(r))
+			break;
+		if (t - r->last_progress > RP_STALL_S) {
+			anomaly(r, "stall: no completion for %llu s (%llu messages completed, %llu posted)", (unsigned long long)RP_STALL_S,
+				completed(r), r->c[0].posted);
+			break;
+		}
+	}
+	r->elapsed = now_s() - start;
+	r->messages = completed(r);
+	if (!r->anomaly[0])
+		final_checks(r);
+}
+
+/* hw_counters: the sum over the run's devices (one, or requester's and responder's). */
+static double counter_value(const struct params *p)
+{
+	double sum = 0;
+	const char *devs[2] = { p->dev_a, p->dev_b };
+	for (int i = 0; i < (strcmp(p->dev_a, p->dev_b) ? 2 : 1); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s", devs[i], RP_COUNTER);
+		FILE *f = fopen(path, "r");
+		unsigned long long v = 0;
+		if (!f)
+			setup_fail("fopen", path);
+		if (fscanf(f, "%llu", &v) != 1)
+			setup_fail("fscanf", path);
+		fclose(f);
+		sum += (double)v;
+	}
+	return sum;
+}
+
+static int run_kind_correctness(struct run *r, double seconds)
+{
+	setup(r);
+	double before = RP_KIND == K_COUNTERS ? counter_value(r->p) : 0;
+	traffic(r, seconds);
+	if (r->anomaly[0]) {
+		printf("%s\n", r->anomaly);
+		return 1;
+	}
+	if (RP_KIND == K_COUNTERS) {
+		double per = (counter_value(r->p) - before) / (double)(r->messages ? r->messages : 1);
+		if (per > RP_COUNTER_FLAG) {
+			printf("counter %s moved %.4f per message (threshold %.4f) over %llu messages\n", RP_COUNTER, per,
+			       RP_COUNTER_FLAG, (unsigned long long)r->messages);
+			return 1;
+		}
+		printf("ok: counter %s moved %.4f per message (threshold %.4f)\n", RP_COUNTER, per, RP_COUNTER_FLAG);
+		return 0;
+	}
+	printf("ok: %llu messages in %.2f s verified\n", (unsigned long long)r->messages, r->elapsed);
+	return 0;
+}
+
+/* Performance: the point and its reference, each set up once, run in turns (three
+ * rounds each) and compared as rdmapipe-explore's judge does: slow when the rate AND
+ * the Gbit/s are both under perf_flag x the reference's. */
+static int run_kind_performance(struct run *pt, struct run *ref, double seconds)
+{
+	setup(pt);
+	setup(ref);
+	double m[2] = { 0, 0 }, s[2] = { 0, 0 };
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 2; i++) {
+			struct run *r = i ? ref : pt;
+			uint64_t before = completed(r);
+			traffic(r, seconds / 3);
+			if (r->anomaly[0]) {
+				printf("%s: %s\n", r->p->name, r->anomaly);
+				return 1;
+			}
+			m[i] += (double)(completed(r) - before);
+			s[i] += r->elapsed;
+		}
+	double rate = m[0] / s[0], rrate = m[1] / s[1];
+	double gbps = rate * pt->p->size * 8 / 1e9, rgbps = rrate * ref->p->size * 8 / 1e9;
+	if (rate < RP_PERF_FLAG * rrate && gbps < RP_PERF_FLAG * rgbps) {
+		printf("slow: %.0f msg/s %.3f Gbit/s, %.2fx its reference's %.0f msg/s %.3f Gbit/s (perf_flag %.2f)\n", rate, gbps,
+		       rate / rrate, rrate, rgbps, RP_PERF_FLAG);
+		return 1;
+	}
+	printf("ok: %.0f msg/s %.3f Gbit/s against the reference's %.0f msg/s %.3f Gbit/s\n", rate, gbps, rrate, rgbps);
+	return 0;
+}
+
+int main(void)
+{
+	static const struct params point = RP_POINT, reference = RP_REFERENCE;
+	struct run pt, ref;
+	memset(&pt, 0, sizeof(pt));
+	memset(&ref, 0, sizeof(ref));
+	pt.p = &point;
+	ref.p = &reference;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (RP_KIND == K_PERFORMANCE)
+		return run_kind_performance(&pt, &ref, RP_SECONDS);
+	return run_kind_correctness(&pt, RP_SECONDS);
+}
