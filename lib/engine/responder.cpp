@@ -552,8 +552,7 @@ inline uint32_t responder_idle(Responder *r)
 
 decltype(Responder::busy) responder_busy_for(const Responder *r)
 {
-	const bool self = r->payload_check == Responder::PayloadCheck::self_describing;
-	const bool tail = pattern_has_tail(self ? r->p.msg_bytes - 8 : r->p.msg_bytes);
+	const bool tail = pattern_has_tail(r->checked_bytes);
 	switch (r->recv_burst) {
 	case Responder::RecvBurst::plain_window_imm:
 		return busy_checked<true, true>(r->payload_check, tail);

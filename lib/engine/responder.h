@@ -144,6 +144,9 @@ struct Responder {
 	bool payload_downstream = false;
 	/* What the payload is checked against, from the three above (responder_start). */
 	enum class PayloadCheck : uint8_t { none, pattern, self_describing } payload_check = PayloadCheck::none;
+	/* The bytes the pattern check reads of each message (a self-describing payload's
+	 * key word is not): what its matcher and the busy burst's tail variant are for. */
+	uint32_t checked_bytes = 0;
 	/* The receive burst's variant, chosen at responder_start: a flow not made reliable
 	 * whose verb consumes receives has its completions checked in one pass (plain_*: where
 	 * the payload is, whether an immediate carries the sequence); any other, one at a

@@ -105,8 +105,8 @@ void responder_start(Responder *r)
 			: r->p.verb == Verb::write_imm	 ? RB::plain_window_imm
 			: r->has_imm			 ? RB::plain_buffer_imm
 							 : RB::plain_buffer;
-	r->matcher = pattern_matcher(r->payload_check == Responder::PayloadCheck::self_describing ? r->p.msg_bytes - 8
-												     : r->p.msg_bytes);
+	r->checked_bytes = r->payload_check == Responder::PayloadCheck::self_describing ? r->p.msg_bytes - 8 : r->p.msg_bytes;
+	r->matcher = pattern_matcher(r->checked_bytes);
 	r->credit_every_burst = r->send_peer.on_wc || r->p.reliable || r->p.flow_window;
 	r->busy = responder_busy_for(r);
 	r->published = 0;

@@ -15,7 +15,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # The output folder is shared with the guest at its own path (no comma or space there).
 out=$(mktemp -d /tmp/explore-runner.XXXXXX)
-trap 'rm -rf "$out" "$out.conf"' EXIT
+trap 'rm -rf "$out" "$out.conf" "$out.log"' EXIT
 cat >"$out.conf" <<'S'
 version = 1;
 fixed = { device = "rxe0"; };
@@ -30,9 +30,9 @@ search = {
 S
 "$X" -q -f "$out.conf" -o "$out" --rdmapipe "$R" --plant 'wedge:size>=4096,qps>=4' --start-timeout 300 \
 	--runner "$SR --stdin --share $out --console \"\$RDMAPIPE_EXPLORE_CONSOLE\" --dpdk-plugins mempool_ring --timeout 1800 --" \
-	>"$out/explore.out" 2>&1
+	>"$out.log" 2>&1
 rc=$?
-cat "$out/explore.out"
+cat "$out.log"
 [ $rc -eq 1 ] || fail "exit $rc (1: anomalies found)"
 python3 - "$out" <<'PY' || fails=$((fails + 1))
 import json, sys
