@@ -3,6 +3,8 @@
  * 26.04's (the flags it added: the table's last rows). */
 #include "conf/perftest.h"
 
+#include "conf/config.h"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <sys/socket.h>
@@ -13,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 namespace rp {
@@ -59,6 +62,9 @@ struct St {
 };
 
 using Apply = std::function<std::string(St &, const std::string &)>;
+/* The way back (perftest_command): the flag's argument for a flow (a flag without one:
+ * any text), nullopt where the flow does without the flag. */
+using Inverse = std::function<std::optional<std::string>(const PerftestFlow &)>;
 
 enum Fate { kMapped, kMeaningless, kRefused };
 
@@ -69,7 +75,31 @@ struct Flag {
 	Fate fate;
 	const char *what;       // mapped: what it becomes; else why
 	Apply apply;            // mapped (and some meaningless ones): nullptr: nothing to do
+	Inverse inverse = nullptr;   // the flag a flow's setting becomes (perftest_command); nullptr: none
 };
+
+/* A flag given when `when` holds of the flow, with arg's text. */
+Inverse given(std::function<bool(const PerftestFlow &)> when, std::function<std::string(const PerftestFlow &)> arg)
+{
+	return [when, arg](const PerftestFlow &p) -> std::optional<std::string> {
+		if (!when(p))
+			return std::nullopt;
+		return arg(p);
+	};
+}
+
+/* A flag always given, with arg's text. */
+Inverse always(std::function<std::string(const PerftestFlow &)> arg)
+{
+	return given([](const PerftestFlow &) { return true; }, std::move(arg));
+}
+
+std::string num(double v)
+{
+	std::ostringstream o;
+	o << v;
+	return o.str();
+}
 
 Apply pass(const char *rdmapipe_flag)
 {
@@ -119,16 +149,16 @@ const std::vector<Flag> &flags()
 {
 	static const std::vector<Flag> f = {
 		{'p', "port", true, kMapped, "the rdma_cm port: --listen PORT (server) or --peer HOST:PORT (client)", keep(&St::port)},
-		{'d', "ib-dev", true, kMapped, "-d, --device", pass("-d")},
+		{'d', "ib-dev", true, kMapped, "-d, --device", pass("-d"), always([](const PerftestFlow &p) { return p.device; })},
 		{'i', "ib-port", true, kMapped, "-p, --port", pass("-p")},
 		{'m', "mtu", true, kRefused, "the path MTU is the port's active MTU: rdmapipe does not set it", nullptr},
-		{'s', "size", true, kMapped, "-s, --size", keep(&St::size)},
+		{'s', "size", true, kMapped, "-s, --size", keep(&St::size), always([](const PerftestFlow &p) { return std::to_string(p.flow.sizes[0]); })},
 		{'n', "iters", true, kMapped, "-n, --messages (per QP, as perftest counts: times -q), or round trips for latency", keep(&St::iters)},
 		{'t', "tx-depth", true, kMapped, "--sq-depth", [](St &s, const std::string &a) {
 			 s.rc->tx_depth = static_cast<uint32_t>(strtoul(a.c_str(), nullptr, 10));
 			 s.add({"--sq-depth", a});
 			 return std::string();
-		 }},
+		 }, always([](const PerftestFlow &p) { return std::to_string(p.flow.sq_depth); })},
 		{'u', "qp-timeout", true, kRefused, "rdmapipe keeps the QP's ACK timeout (14) and sets its retries (--retry-cnt)", nullptr},
 		{'S', "sl", true, kMapped, "--sl", pass("--sl")},
 		{'x', "gid-index", true, kMapped, "-g, --gid-index", pass("-g")},
@@ -147,22 +177,22 @@ const std::vector<Flag> &flags()
 				 return std::string();
 			 }
 			 return "'" + a + "': rdmapipe runs RC and UC (UD, XRC, DC and SRD are not among its transports)";
-		 }},
+		 }, given([](const PerftestFlow &p) { return p.flow.transport == Transport::uc; }, [](const PerftestFlow &) { return std::string("UC"); })},
 		{'q', "qp", true, kMapped, "-Q, --qps (one flow of N QPs)", [](St &s, const std::string &a) {
 			 s.rc->qps = static_cast<uint32_t>(strtoul(a.c_str(), nullptr, 10));
 			 s.add({"-Q", a});
 			 return std::string();
-		 }},
+		 }, always([](const PerftestFlow &p) { return std::to_string(p.flows * p.flow.qps); })},
 		{'e', "events", false, kMapped, "--poll adaptive (sleeps on a completion channel after a run of empty polls)", [](St &s, const std::string &) {
 			 s.add({"--poll", "adaptive"});
 			 return std::string();
-		 }},
+		 }, given([](const PerftestFlow &p) { return p.adaptive_poll; }, [](const PerftestFlow &) { return std::string(); })},
 		{'X', "vector", true, kRefused, "rdmapipe's completion channel takes the device's default vector", nullptr},
 		{'I', "inline_size", true, kMapped, "--inline, when the message size is at most N (as perftest inlines)", [](St &s, const std::string &a) {
 			 char *end = nullptr;
 			 s.inline_size = strtoull(a.c_str(), &end, 10);
 			 return end && *end == '\0' && !a.empty() ? std::string() : "'" + a + "' is not a size in bytes";
-		 }},
+		 }, given([](const PerftestFlow &p) { return p.flow.inline_send; }, [](const PerftestFlow &p) { return std::to_string(p.flow.sizes[0]); })},
 		{'o', "outs", true, kRefused, "rdmapipe gives a QP the device's most outstanding reads and atomics", nullptr},
 		{'g', "mcg", false, kRefused, "multicast runs on UD, which rdmapipe does not run", nullptr},
 		{'z', "comm_rdma_cm", false, kMeaningless, "rdmapipe connects and exchanges through rdma_cm always", nullptr},
@@ -186,7 +216,7 @@ const std::vector<Flag> &flags()
 			 s.rc->cq_mod = static_cast<uint32_t>(strtoul(a.c_str(), nullptr, 10));
 			 s.add({"-S", a});
 			 return std::string();
-		 }},
+		 }, always([](const PerftestFlow &p) { return std::to_string(p.flow.signal_every); })},
 		{'N', "noPeak", false, kMapped, "BW peak reported as 0, as perftest does", report_on(&PerftestReportConf::no_peak)},
 		{'C', "report-cycles", false, kRefused, "rdmapipe reports microseconds (its TSC's rate is known)", nullptr},
 		{'H', "report-histogrm", false, kMapped, "every sample, sorted, as perftest's '#, usec' lines, at the latency histogram's resolution (0.8 %)",
@@ -202,18 +232,18 @@ const std::vector<Flag> &flags()
 				 return "'" + a + "' is not CMP_AND_SWAP or FETCH_AND_ADD";
 			 s.rc->atomic_type = a;
 			 return std::string();
-		 }},
+		 }, given([](const PerftestFlow &p) { return verb_is_atomic(p.flow.verb); }, [](const PerftestFlow &p) { return std::string(p.flow.verb == Verb::cmp_swap ? "CMP_AND_SWAP" : "FETCH_AND_ADD"); })},
 		{'O', "dualport", false, kRefused, "rdmapipe's flows each use one port (a pipeline file runs one flow per port)", nullptr},
 		{'l', "post_list", true, kMapped, "-b, --batch (chains of N WRs, one ibv_post_send each)", [](St &s, const std::string &a) {
 			 s.rc->post_list = static_cast<uint32_t>(strtoul(a.c_str(), nullptr, 10));
 			 s.add({"-b", a});
 			 return std::string();
-		 }},
+		 }, always([](const PerftestFlow &p) { return std::to_string(p.flow.batch); })},
 		{'D', "duration", true, kMapped, "-t, --duration", [](St &s, const std::string &a) {
 			 s.rc->duration = true;
 			 s.add({"-t", a});
 			 return std::string();
-		 }},
+		 }, always([](const PerftestFlow &p) { return num(std::max(1.0, p.seconds)); })},
 		{'f', "margin", true, kRefused, "rdmapipe's warm-up is a pipeline file's run.warmup", nullptr},
 		{'B', "source_mac", true, kRefused, kRawEth, nullptr},
 		{'E', "dest_mac", true, kRefused, kRawEth, nullptr},
@@ -252,7 +282,8 @@ const std::vector<Flag> &flags()
 		 [](St &s, const std::string &) {
 			 s.rc->use_srq = true;
 			 return std::string();
-		 }},
+		 }, given([](const PerftestFlow &p) { return p.srq && (p.flow.verb == Verb::send || p.flow.verb == Verb::send_imm); },
+		       [](const PerftestFlow &) { return std::string(); })},
 		{0, "report-both", false, kRefused, "rdmapipe's client and server each print their own side", nullptr},
 		{0, "reversed", false, kMapped, "--reversed: the server sends, the client receives (both ends give it)",
 		 [](St &s, const std::string &) {
@@ -265,9 +296,9 @@ const std::vector<Flag> &flags()
 		{0, "tcp", false, kRefused, "rdmapipe exchanges through rdma_cm, not TCP", nullptr},
 		{0, "burst_size", true, kRefused, "rdmapipe's rate limit paces chains of --batch WRs", nullptr},
 		{0, "typical_pkt_size", true, kRefused, "rdmapipe's rate limit paces messages, not packets", nullptr},
-		{0, "rate_limit", true, kMapped, "--rate (messages a second, from --rate_units)", keep(&St::rate)},
+		{0, "rate_limit", true, kMapped, "--rate (messages a second, from --rate_units)", keep(&St::rate), given([](const PerftestFlow &p) { return p.flow.rate_pps > 0; }, [](const PerftestFlow &p) { return num(p.flow.rate_pps * p.flows); })},
 		{0, "rate_limit_type", true, kMapped, "SW (the default here): rdmapipe paces in software; HW and PP are refused", keep(&St::rate_type)},
-		{0, "rate_units", true, kMapped, "M (Mb/s, default), g (Gb/s) or p (messages/s), into --rate", keep(&St::rate_units)},
+		{0, "rate_units", true, kMapped, "M (Mb/s, default), g (Gb/s) or p (messages/s), into --rate", keep(&St::rate_units), given([](const PerftestFlow &p) { return p.flow.rate_pps > 0; }, [](const PerftestFlow &) { return std::string("p"); })},
 		{0, "output", true, kMapped, "bandwidth or message_rate (bandwidth tests), latency (latency tests): that one figure, no table",
 		 [](St &s, const std::string &a) {
 			 if (a != "bandwidth" && a != "message_rate" && a != "latency")
@@ -297,7 +328,7 @@ const std::vector<Flag> &flags()
 		{'h', "help", false, kMapped, "this table, and the front end's usage", nullptr},
 		{'V', "version", false, kMapped, "rdmapipe's version", nullptr},
 		{0, "disable_pcie_relaxed", false, kMeaningless, "rdmapipe does not ask for relaxed ordering", nullptr},
-		{0, "use_old_post_send", false, kMeaningless, "rdmapipe posts chains with ibv_post_send already (rdmapipe's --post-api wr: the ibv_wr_* API)", nullptr},
+		{0, "use_old_post_send", false, kMeaningless, "rdmapipe posts chains with ibv_post_send already (rdmapipe's --post-api wr: the ibv_wr_* API)", nullptr, given([](const PerftestFlow &p) { return p.flow.post_api == PostApi::classic; }, [](const PerftestFlow &) { return std::string(); })},
 		{0, "use_hugepages", false, kMeaningless, "rdmapipe's buffers are hugepage mempools already (EAL's)", nullptr},
 		{0, "perform_warm_up", false, kRefused, "rdmapipe's warm-up is a pipeline file's run.warmup", nullptr},
 		{0, "recv_post_list", true, kRefused, "rdmapipe reposts receives in batches of its own (rdmapipe's --srq-refill)", nullptr},
@@ -330,11 +361,11 @@ const std::vector<Flag> &flags()
 		{0, "send_with_imm", false, kMapped, "-v send_imm (send tests)", [](St &s, const std::string &) {
 			 s.imm = "send_with_imm";
 			 return std::string();
-		 }},
+		 }, given([](const PerftestFlow &p) { return p.flow.verb == Verb::send_imm; }, [](const PerftestFlow &) { return std::string(); })},
 		{0, "write_with_imm", false, kMapped, "-v write_imm (write tests)", [](St &s, const std::string &) {
 			 s.imm = "write_with_imm";
 			 return std::string();
-		 }},
+		 }, given([](const PerftestFlow &p) { return p.flow.verb == Verb::write_imm; }, [](const PerftestFlow &) { return std::string(); })},
 		{0, "data_validation", false, kMeaningless, "rdmapipe checks every message always", nullptr},
 		{0, "data_validation_debug", false, kMeaningless, "rdmapipe's summary names the first bad message, its QP and offset", nullptr},
 		{0, "pin_cores", true, kRefused, "rdmapipe's lcores are pinned by EAL: --eal \"-l ...\" or --lcores", nullptr},
@@ -620,6 +651,36 @@ int perftest_translate(const std::string &test, const std::vector<std::string> &
 		return -1;
 	*out = std::move(s.out);
 	return 0;
+}
+
+namespace {
+
+/* The bandwidth test of a verb: its row of kTests, the immediates and cmp_swap being
+ * flags of write_bw, send_bw and atomic_bw (--write_with_imm, --send_with_imm, -A). */
+const Test *bw_test_of(Verb v)
+{
+	const Verb base = v == Verb::write_imm ? Verb::write : v == Verb::send_imm ? Verb::send : v == Verb::cmp_swap ? Verb::fetch_add : v;
+	for (const Test &t : kTests)
+		if (t.bw && strcmp(verb_name(base), t.verb) == 0)
+			return &t;
+	return nullptr;
+}
+
+} // namespace
+
+std::string perftest_command(const PerftestFlow &p)
+{
+	const FlowConf &f = p.flow;
+	const Test *t = bw_test_of(f.verb);
+	if (t == nullptr || p.device.find('>') != std::string::npos || f.fence || p.cq_ex || f.sizes.size() != 1 ||
+	    (f.transport == Transport::uc && f.reliability != Reliability::none))
+		return "";
+	std::string cmd = std::string("ib_") + t->name;
+	for (const Flag &fl : flags())
+		if (fl.inverse)
+			if (const auto arg = fl.inverse(p))
+				cmd += " " + flag_name(fl) + (fl.has_arg ? " " + *arg : "");
+	return cmd;
 }
 
 std::vector<std::string> perftest_eal_args(std::vector<std::string> *args, const char *env)

@@ -12,6 +12,8 @@
 
 namespace rp {
 
+struct FlowConf;   // conf/config.h (which options.h, including this, comes before)
+
 /* What the report needs of the perftest command line: its test, its units, its files. */
 struct PerftestReportConf {
 	bool on = false;              // the run speaks perftest (its table, not rdmapipe's summary)
@@ -57,6 +59,23 @@ struct PerftestFlagDoc {
 	std::string what;    // the rdmapipe option it becomes, or why not
 };
 std::vector<PerftestFlagDoc> perftest_flag_docs();
+
+/* A flow as perftest_command says it: the flow (the first of `flows` copies) and where
+ * it runs. */
+struct PerftestFlow {
+	const FlowConf &flow;
+	uint32_t flows = 1;           // copies of it at once (their QPs all in one perftest)
+	std::string device;           // "A>B": two devices (two perftest ends: not one line)
+	bool srq = true;              // its receiver's SRQ, else a receive queue per QP
+	bool adaptive_poll = false;
+	bool cq_ex = false;
+	double seconds = 1;
+};
+
+/* The perftest bandwidth test (the server's line) that runs p's traffic, or "" where
+ * perftest cannot say it (a fence, extended CQs, software reliability, a list of sizes,
+ * two devices): the inverse of perftest_translate, read from the same tables. */
+std::string perftest_command(const PerftestFlow &p);
 
 /* The tests the front end runs, for --help and the links. */
 const std::vector<std::string> &perftest_tests();
