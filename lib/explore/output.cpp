@@ -1,6 +1,7 @@
 /* The search's output folder. */
 #include "explore/output.h"
 
+#include "conf/perftest.h"
 #include "explore/repro.h"
 
 #include <nlohmann/json.hpp>
@@ -134,6 +135,44 @@ void FolderRecorder::point(const Point &p, const Outcome &o, const Verdict &v, c
 	fflush(points_);
 	if (v.anomaly() && std::string(phase) == "search")
 		last_anomaly_conf_ = o.conf;
+	if (o.status == RunStatus::ran && !o.conf.empty())
+		confs_[p] = o.conf;
+}
+
+/* perftest's command for a point's first flow (its ends' io contexts say how it polls),
+ * or "" where perftest cannot say it. */
+std::string FolderRecorder::perftest_line(const PipelineConf &c) const
+{
+	if (c.flows.empty() || c.io_contexts.empty())
+		return "";
+	const FlowConf &f = c.flows[0];
+	std::string device;
+	bool srq = true, adaptive = false, cq_ex = false;
+	for (const StageConf &st : c.stages)
+		for (const IoContextConf &io : c.io_contexts)
+			if (st.flow == f.name && st.kind && io.lcore == st.lcore) {
+				const bool requester = st.kind->end == FlowEnd::requester;
+				device = requester ? io.device + device : device + ">" + io.device;
+				srq = requester ? srq : !io.rq_per_qp;
+				adaptive |= io.adaptive_poll;
+				cq_ex |= io.cq_api == CqApi::ex;
+			}
+	const size_t gt = device.find('>');
+	if (gt != std::string::npos && device.substr(0, gt) == device.substr(gt + 1))
+		device = device.substr(0, gt);   // one device: loopback
+	const std::string cmd = perftest_command({f, static_cast<uint32_t>(c.flows.size()), device, srq, adaptive, cq_ex,
+						  space_.search.point_seconds});
+	return cmd.empty() ? "" : cmd + "   # server; the client: the same followed by localhost";
+}
+
+/* A point's pipeline as the child ran it (its points/N.conf), read as rdmapipe reads it. */
+bool FolderRecorder::load_conf(const std::string &rel, PipelineConf *c, std::string *err) const
+{
+	if (rel.empty()) {
+		*err = "no pipeline file recorded";
+		return false;
+	}
+	return config_load(dir_ + "/" + rel, LcoreSet{}, c, err) == 0;
 }
 
 void FolderRecorder::write_finding_files(const Finding &f)
@@ -161,8 +200,19 @@ void FolderRecorder::write_finding_files(const Finding &f)
 std::string FolderRecorder::standalone(const Finding &f)
 {
 	const std::string d = dir_ + "/anomalies/" + std::to_string(f.id);
-	std::string refused;
-	const std::string defines = repro_defines(space_, f, &refused);
+	PipelineConf point, ref;
+	std::string refused, err;
+	ReproConfs confs;
+	if (load_conf(f.minimal_outcome.conf, &point, &err))
+		confs.point = &point;
+	const auto rc = confs_.find(f.verdict.ref_point);
+	if (f.verdict.kind == AnomalyKind::performance && rc != confs_.end() && load_conf(rc->second, &ref, &err))
+		confs.reference = &ref;
+	if (confs.point)
+		perftest_[f.id] = perftest_line(point);
+	const std::string defines = repro_defines(space_, f, confs, &refused);
+	if (!err.empty())
+		refused += " (" + err + ")";
 	if (defines.empty()) {
 		write_text(d + "/repro.txt", "no standalone reproducer: " + refused + "\n");
 		return "no standalone reproducer: " + refused;
@@ -173,32 +223,45 @@ std::string FolderRecorder::standalone(const Finding &f)
 		return "repro.c not compiled: no cc";
 	if (shell_in(child_, d, repro_build_command(), "repro.build.out") != 0)
 		return "repro.c not compiled: " + last_line(d + "/repro.build.out") + " (repro.build.out)";
+	return run_repro(f, d);
+}
+
+/* repro.c run search.repeats times, each bounded by point_timeout, and judged: only its
+ * runs that show the finding's own failure count (finding_failure, repro_shows). */
+std::string FolderRecorder::run_repro(const Finding &f, const std::string &d)
+{
 	const SearchConf &c = space_.search;
 	const std::string run = "timeout -k 5 " + std::to_string(static_cast<int>(c.point_timeout_s + 0.5)) + " ./repro";
-	uint32_t shown = 0, setup_errors = 0;
-	std::string seen;
+	const std::string want = finding_failure(f);
+	uint32_t shown = 0, other = 0, setup_errors = 0;
+	std::string seen, seen_other, seen_setup;
 	for (uint32_t i = 0; i < c.repeats; i++) {
 		const std::string out = "repro.run" + std::to_string(i + 1) + ".out";
 		const int rc = shell_in(child_, d, run, out);
 		const std::string line = last_line(d + "/" + out);
-		/* A run that does not end is a hang: it shows only a hang (a stall) finding. */
-		const bool hang = rc == 124 || rc == 128 + 9;
-		const bool stall = f.verdict.why.find("stall") != std::string::npos || f.verdict.why.find("hung") != std::string::npos;
-		if (rc == 1 || (hang && stall)) {
-			shown++;
-			seen = hang ? "killed after point_timeout (a hang)" : line;
-		} else if (rc == 2 || rc == 126 || rc == 127) {   // its own setup, or no timeout(1) to run it: never "only in rdmapipe"
+		const std::string got = repro_failure(rc, line);
+		const std::string said = got == "hang" ? "killed after point_timeout (a hang)" : line;
+		if (rc == 2 || rc == 126 || rc == 127) {   // its own setup, or no timeout(1) to run it: never "only in rdmapipe"
 			setup_errors++;
-			seen = line;
+			seen_setup = line;
+		} else if (!got.empty() && repro_shows(want, got)) {
+			shown++;
+			seen = said;
+		} else if (!got.empty()) {
+			other++;
+			seen_other = said;
 		}
 	}
 	repro_runs_[f.id] = {shown, c.repeats};
+	const std::string of = " of " + std::to_string(c.repeats) + " runs";
 	if (setup_errors > c.repeats - c.need)
-		return "repro.c setup error: " + seen;
+		return "repro.c setup error: " + seen_setup;
 	if (shown >= c.need)
-		return "reproduces without rdmapipe (" + std::to_string(shown) + " of " + std::to_string(c.repeats) +
-		       " runs: " + seen + ")";
-	return "only in rdmapipe (repro.c showed it in " + std::to_string(shown) + " of " + std::to_string(c.repeats) + " runs)";
+		return "reproduces without rdmapipe (" + std::to_string(shown) + of + ": " + seen + ")";
+	if (other > 0)
+		return "repro.c showed another failure: " + seen_other + " (" + std::to_string(other) + of + "; the finding's: " +
+		       (want.empty() ? f.verdict.why : want) + ")";
+	return "only in rdmapipe (repro.c showed it in " + std::to_string(shown) + of + ")";
 }
 
 void FolderRecorder::finding(const Finding &f)
@@ -286,7 +349,7 @@ std::string FolderRecorder::standalone_section()
 		if (label.rfind("only in rdmapipe", 0) == 0)
 			r += "  - **a bug of rdmapipe's**: the same traffic on plain verbs (repro.c) does not show `" +
 			     md_cell(f.verdict.why) + "`; reproduce it with anomalies/" + id + "/command\n";
-		const std::string pt = perftest_command(point_settings(space_, f.minimal), space_.search.point_seconds);
+		const std::string pt = perftest_[f.id];
 		if (!pt.empty())
 			r += "  - perftest: `" + pt + "`\n";
 	}

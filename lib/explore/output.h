@@ -45,6 +45,9 @@ private:
 	std::string values_json(const Point &p) const;
 	void write_finding_files(const Finding &f);
 	std::string standalone(const Finding &f);
+	std::string run_repro(const Finding &f, const std::string &dir);
+	bool load_conf(const std::string &rel, PipelineConf *c, std::string *err) const;
+	std::string perftest_line(const PipelineConf &c) const;
 	std::string standalone_section();   // repro.c written, compiled, run: the label
 	const Space &space_;
 	ChildRunner &child_;
@@ -56,6 +59,8 @@ private:
 	std::vector<std::pair<Finding, std::string>> findings_;   // and where each was found
 	std::map<uint32_t, std::string> labels_;   // finding id -> "reproduces without rdmapipe (...)", "only in rdmapipe (...)", ...
 	std::map<uint32_t, std::pair<uint32_t, uint32_t>> repro_runs_;   // finding id -> repro.c's runs showing it, of
+	std::map<Point, std::string> confs_;          // every point run -> its pipeline file (the reference's, for repro.c)
+	std::map<uint32_t, std::string> perftest_;    // finding id -> perftest's command for its minimal point ("": none)
 };
 
 } // namespace rp::explore

@@ -228,6 +228,16 @@ void set_in_each(Setting &list, const std::string &key, const std::string &value
 
 } // namespace
 
+std::vector<std::pair<std::string, std::string>> point_settings(const Space &s, const Point &p)
+{
+	std::vector<std::pair<std::string, std::string>> todo = s.fixed;
+	for (size_t i = 0; i < s.dims.size() && i < p.size(); i++)
+		todo.emplace_back(s.dims[i].name, s.dims[i].values[p[i]]);
+	const auto flows = std::stable_partition(todo.begin(), todo.end(), [](const auto &kv) { return kv.first == "flows"; });
+	std::stable_partition(flows, todo.end(), [](const auto &kv) { return kv.first == "placement" || kv.first == "device"; });
+	return todo;
+}
+
 PointConf::PointConf() = default;
 PointConf::~PointConf() = default;
 
@@ -286,21 +296,15 @@ int PointConf::apply(libconfig::Config &cfg, const std::string &setting, const s
 	return 0;
 }
 
-int PointConf::make(const Point &p, const std::string &conf_path, const std::string &results_path, std::string *why)
+int PointConf::make(const Point &p, const std::string &conf_path, const std::string &results_path, std::string *why,
+		    PipelineConf *out)
 {
 	libconfig::Config cfg;
 	try {
 		cfg.readString(base_text_);
 		devices_.clear();
-		/* Structure first (copies of flows carry every setting that follows). */
-		std::vector<std::pair<std::string, std::string>> todo = space_->fixed;
-		for (size_t i = 0; i < space_->dims.size(); i++)
-			todo.emplace_back(space_->dims[i].name, space_->dims[i].values[p[i]]);
-		std::stable_partition(todo.begin(), todo.end(), [](const auto &kv) { return kv.first == "flows"; });
-		std::stable_partition(todo.begin() + std::count_if(todo.begin(), todo.end(), [](const auto &kv) { return kv.first == "flows"; }),
-				      todo.end(), [](const auto &kv) { return kv.first == "placement" || kv.first == "device"; });
 		bool count_given = false;
-		for (const auto &kv : todo) {
+		for (const auto &kv : point_settings(*space_, p)) {
 			count_given |= kv.first == "messages" || kv.first == "duration";
 			if (apply(cfg, kv.first, kv.second, why) != 0)
 				return -1;
@@ -323,7 +327,7 @@ int PointConf::make(const Point &p, const std::string &conf_path, const std::str
 		return -1;
 	}
 	PipelineConf c;
-	return config_load(conf_path, lcores_, &c, why) == 0 ? 0 : -1;
+	return config_load(conf_path, lcores_, out ? out : &c, why) == 0 ? 0 : -1;
 }
 
 } // namespace rp::explore

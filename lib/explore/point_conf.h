@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace libconfig {
@@ -17,6 +18,11 @@ class Config;
 
 namespace rp::explore {
 
+/* Every setting of point p as PointConf::make applies them: the space's fixed ones, then
+ * p's dimensions, with the structure first (flows, then placement and device), so that
+ * copies of flows carry every setting that follows. */
+std::vector<std::pair<std::string, std::string>> point_settings(const Space &s, const Point &p);
+
 class PointConf {
 public:
 	PointConf();
@@ -24,9 +30,11 @@ public:
 	/* The base pipeline: s.pipeline (relative to the space file's folder), else a
 	 * loopback flow from a requester on lcore tx to a responder on rx. */
 	int init(const Space &s, const LcoreSet &lcores, unsigned tx, unsigned rx, std::string *err);
-	/* Writes p's pipeline to conf_path (its results to results_path) and validates it.
-	 * Returns 0, or -1 with *why (the validator's refusal: an invalid point). */
-	int make(const Point &p, const std::string &conf_path, const std::string &results_path, std::string *why);
+	/* Writes p's pipeline to conf_path (its results to results_path) and validates it,
+	 * into *out when given (its flows as the engine will run them). Returns 0, or -1
+	 * with *why (the validator's refusal: an invalid point). */
+	int make(const Point &p, const std::string &conf_path, const std::string &results_path, std::string *why,
+		 PipelineConf *out = nullptr);
 	/* The devices the last point made runs on (whose hw_counters it moves). */
 	const std::vector<std::string> &devices() const { return devices_; }
 

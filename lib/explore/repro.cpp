@@ -1,139 +1,142 @@
-/* repro.h: the point's settings as the template's #defines. */
+/* repro.h: the point's pipeline as the template's #defines. */
 #include "explore/repro.h"
 
+#include "explore/point_conf.h"
 #include "repro_template.inc"   // built from repro_template.c (meson.build)
 
-#include <cstdlib>
+#include <cctype>
 #include <sstream>
 
 namespace rp::explore {
 
 namespace {
 
-const std::map<std::string, std::string> kVerbs = {
-	{"write", "V_WRITE"}, {"write_imm", "V_WRITE_IMM"}, {"send", "V_SEND"}, {"send_imm", "V_SEND_IMM"},
-	{"read", "V_READ"}, {"fetch_add", "V_FETCH_ADD"}, {"cmp_swap", "V_CMP_SWAP"},
-};
-
-std::string get(const std::map<std::string, std::string> &set, const std::string &k, const std::string &dflt)
-{
-	auto it = set.find(k);
-	return it == set.end() ? dflt : it->second;
-}
-
-/* A whole number >= 1, else false. */
-bool count(const std::string &text, unsigned long *v)
-{
-	char *end = nullptr;
-	*v = strtoul(text.c_str(), &end, 10);
-	return !text.empty() && *end == '\0' && *v >= 1;
-}
-
-std::string quoted(const std::string &s)
-{
-	return "\"" + s + "\"";
-}
-
-/* A setting that must stay at the one value the template models. */
-bool only(const std::map<std::string, std::string> &set, const std::string &k, const std::string &v, const std::string &why,
-	  std::string *refused)
-{
-	const std::string got = get(set, k, v);
-	if (got == v)
-		return true;
-	*refused = k + " = " + got + " (" + why + ")";
-	return false;
-}
-
+/* The settings the template models, applied to the default base pipeline (one loopback
+ * flow, copied `flows` times); a point with any other is refused by its name. */
 const char *const kModelled[] = {"verb", "transport", "size", "qps", "flows", "placement", "batch", "signal_every",
 				 "sq_depth", "window", "inline", "fence", "recv_queue", "device", "post_api", "cq_api",
 				 "poll", "rate", "reliability"};
 
-} // namespace
+constexpr uint32_t kMaxChain = 64;   // repro_template.c's WRs per ibv_post_send
 
-std::map<std::string, std::string> point_settings(const Space &s, const Point &p)
+std::string get(const Settings &set, const std::string &k)
 {
-	std::map<std::string, std::string> set;
-	for (const auto &[k, v] : s.fixed)
-		set[k] = v;
-	for (size_t d = 0; d < s.dims.size() && d < p.size(); d++)
-		set[s.dims[d].name] = s.dims[d].values[p[d]];
-	return set;
+	for (const auto &[key, v] : set)
+		if (key == k)
+			return v;
+	return "";
 }
 
-std::string repro_params(const std::map<std::string, std::string> &set, const char *name, std::string *refused)
+bool modelled(const std::string &k)
 {
-	for (const auto &[k, v] : set) {
-		bool known = false;
-		for (const char *m : kModelled)
-			known = known || k == m;
-		if (!known) {
-			*refused = k + " = " + v + " (not modelled by repro_template.c)";
-			return "";
-		}
-	}
-	if (!only(set, "post_api", "classic", "ibv_wr_* posting not modelled: chained ibv_post_send only", refused) ||
-	    !only(set, "cq_api", "classic", "ibv_cq_ex polling not modelled: ibv_poll_cq only", refused) ||
-	    !only(set, "poll", "busy", "adaptive polling not modelled: busy polling only", refused) ||
-	    !only(set, "rate", "0", "pacing not modelled: as fast as it goes only", refused))
-		return "";
-	const std::string verb = get(set, "verb", "write_imm"), transport = get(set, "transport", "rc");
-	const std::string dev = get(set, "device", "rxe0");
-	auto v = kVerbs.find(verb);
-	if (v == kVerbs.end()) {
-		*refused = "verb = " + verb + " (not modelled by repro_template.c)";
-		return "";
-	}
-	if (transport != "rc" && transport != "uc") {
-		*refused = "transport = " + transport + " (only rc and uc)";
-		return "";
-	}
-	/* rdmapipe's UC has software reliability unless told none: the program's UC has none. */
-	if (transport == "uc" && get(set, "reliability", "none") != "none") {
-		*refused = "reliability = " + get(set, "reliability", "") + " (rdmapipe's software retransmission over UC)";
-		return "";
-	}
-	unsigned long size, qps, flows, batch, sig, sq, win;
-	if (!count(get(set, "size", "64"), &size) || !count(get(set, "qps", "1"), &qps) ||
-	    !count(get(set, "flows", "1"), &flows) || !count(get(set, "batch", "32"), &batch)) {
-		*refused = "size, qps, flows or batch (not one whole number: a list of sizes is not modelled)";
-		return "";
-	}
-	if (batch > 64) {
-		*refused = "batch = " + std::to_string(batch) + " (repro_template.c chains at most 64 WRs)";
-		return "";
-	}
-	const size_t gt = dev.find('>');
-	const std::string a = dev.substr(0, gt), b = gt == std::string::npos ? a : dev.substr(gt + 1);
-	/* Crossing flows on one device are the same traffic; across two they run both ways. */
-	if (a != b && !only(set, "placement", "same", "flows both ways between two devices not modelled", refused))
-		return "";
-	qps *= flows;   // every flow its own QPs, all in one process as rdmapipe's one lcore pair
-	// The pipeline's defaults (lib/conf/config.h): signal_every batch, sq_depth 4 x
-	// max(batch, signal_every), window 1024 / qps and at least batch.
-	if (!count(get(set, "signal_every", std::to_string(batch)), &sig))
-		sig = batch;
-	if (!count(get(set, "sq_depth", "x"), &sq))
-		sq = 4 * std::max(batch, sig);
-	if (!count(get(set, "window", "x"), &win))
-		win = std::max(1024 / std::max(1ul, qps / flows), batch);
-	const bool inl = get(set, "inline", "false") == "true", fence = get(set, "fence", "false") == "true";
-	const bool srq = get(set, "recv_queue", "srq") != "qp";
+	for (const char *m : kModelled)
+		if (k == m)
+			return true;
+	return false;
+}
+
+std::string refuse(std::string *refused, const std::string &why)
+{
+	*refused = why;
+	return "";
+}
+
+/* The io context of the lcore where f's end (requester or responder) runs. */
+const IoContextConf *end_io(const PipelineConf &c, const FlowConf &f, FlowEnd end)
+{
+	for (const StageConf &st : c.stages)
+		if (st.flow == f.name && st.kind && st.kind->end == end)
+			for (const IoContextConf &io : c.io_contexts)
+				if (io.lcore == st.lcore)
+					return &io;
+	return nullptr;
+}
+
+/* "V_WRITE_IMM": the template's enum names the verbs as lib/conf spells them. */
+std::string verb_enum(Verb v)
+{
+	std::string e = "V_";
+	for (const char *p = verb_name(v); *p; p++)
+		e += static_cast<char>(toupper(static_cast<unsigned char>(*p)));
+	return e;
+}
+
+/* What the template cannot do with flow f, named; "" when it can. */
+std::string unmodelled(const FlowConf &f, const IoContextConf &a, const IoContextConf &b)
+{
+	const bool reliable = f.transport == Transport::uc && f.reliability != Reliability::none;
+	if (reliable)
+		return "reliability = software (rdmapipe's software retransmission over UC)";
+	if (f.sizes.size() != 1)
+		return "size (a list of sizes is not modelled)";
+	if (f.batch > kMaxChain)
+		return "batch = " + std::to_string(f.batch) + " (repro_template.c chains at most 64 WRs)";
+	/* The builder's flow window (graph_plan): one window over the flow's QPs. */
+	const bool shareable = verb_consumes_receive(f.verb) && !b.rq_per_qp;
+	const uint32_t fw = f.flow_window_given ? f.flow_window : default_flow_window(shareable, f.window_given, f.qps, f.window);
+	if (fw)
+		return "flow_window = " + std::to_string(fw) + " (one window over the flow's " + std::to_string(f.qps) +
+		       " QPs, the engine's at qps x window over 1024: repro_template.c keeps a window per QP)";
+	if (a.adaptive_poll != b.adaptive_poll || a.cq_api != b.cq_api)
+		return "poll, cq_api (the two ends' io contexts differ: repro.c polls both ends alike)";
+	return "";
+}
+
+/* Flow f as the template's fields, all but its QPs and flows; "" with *refused. */
+std::string flow_fields(const PipelineConf &c, const FlowConf &f, std::string *refused)
+{
+	const IoContextConf *a = end_io(c, f, FlowEnd::requester), *b = end_io(c, f, FlowEnd::responder);
+	if (!a || !b)
+		return refuse(refused, "flow " + f.name + " (not one requester and one responder with io contexts)");
+	if (const std::string why = unmodelled(f, *a, *b); !why.empty())
+		return refuse(refused, why);
 	std::ostringstream o;
-	o << "{ " << quoted(name) << ", " << v->second << ", " << (transport == "uc") << ", " << size << ", " << qps << ", "
-	  << batch << ", " << sig << ", " << sq << ", " << win << ", " << inl << ", " << fence << ", " << srq << ", "
-	  << quoted(a) << ", " << quoted(b) << " }";
+	o << ".verb = " << verb_enum(f.verb) << ", .uc = " << (f.transport == Transport::uc) << ", .size = " << f.sizes[0]
+	  << ", .batch = " << f.batch << ", .signal_every = " << f.signal_every << ", .sq_depth = " << f.sq_depth
+	  << ", .window = " << f.window << ", .inline_send = " << f.inline_send << ", .fence = " << f.fence
+	  << ", .srq = " << !b->rq_per_qp << ", .post_wr = " << (f.post_api == PostApi::wr)
+	  << ", .cq_ex = " << (a->cq_api == CqApi::ex) << ", .adaptive_poll = " << a->adaptive_poll << ", .rate = " << f.rate_pps
+	  << ", .dev_a = \"" << a->device << "\", .dev_b = \"" << b->device << "\"";
 	return o.str();
 }
 
-std::string repro_defines(const Space &s, const Finding &f, std::string *refused)
+} // namespace
+
+std::string repro_params(const PipelineConf &c, const Settings &set, const char *name, std::string *refused)
 {
-	const auto set = point_settings(s, f.minimal);
-	if (!s.pipeline.empty()) {
-		*refused = "pipeline = " + s.pipeline + " (a base pipeline file's other settings are not modelled)";
+	for (const auto &[k, v] : set)
+		if (!modelled(k))
+			return refuse(refused, k + " = " + v + " (not modelled by repro_template.c)");
+	if (c.flows.empty())
+		return refuse(refused, "flows (the pipeline has none)");
+	const std::string first = flow_fields(c, c.flows[0], refused);
+	if (first.empty())
 		return "";
+	/* Every flow its own QPs, all in one process as rdmapipe's one lcore pair: the
+	 * flows must be copies of one (crossing between two devices makes them run both ways). */
+	uint32_t qps = 0;
+	for (const FlowConf &f : c.flows) {
+		const std::string fields = flow_fields(c, f, refused);
+		if (fields.empty())
+			return "";
+		if (fields != first || f.qps != c.flows[0].qps)
+			return refuse(refused, get(set, "placement") == "crossing"
+						       ? "placement = crossing (flows both ways between two devices not modelled)"
+						       : "flows (flow " + f.name + " runs other traffic than " + c.flows[0].name + ")");
+		qps += f.qps;
 	}
-	const std::string pt = repro_params(set, "point", refused);
+	std::ostringstream o;
+	o << "{ .name = \"" << name << "\", " << first << ", .qps = " << qps << ", .flows = " << c.flows.size() << " }";
+	return o.str();
+}
+
+std::string repro_defines(const Space &s, const Finding &f, const ReproConfs &confs, std::string *refused)
+{
+	if (!s.pipeline.empty())
+		return refuse(refused, "pipeline = " + s.pipeline + " (a base pipeline file's other settings are not modelled)");
+	if (!confs.point)
+		return refuse(refused, "the minimal point's pipeline (not read)");
+	const std::string pt = repro_params(*confs.point, point_settings(s, f.minimal), "point", refused);
 	if (pt.empty())
 		return "";
 	std::ostringstream o;
@@ -144,21 +147,19 @@ std::string repro_defines(const Space &s, const Finding &f, std::string *refused
 	o << "#define RP_STALL_S " << s.search.stall_timeout_s << "\n";
 	switch (f.verdict.kind) {
 	case AnomalyKind::performance: {
-		if (f.verdict.ref_point.empty()) {
-			*refused = "reference (the verdict names no reference point)";
-			return "";
-		}
-		const std::string ref = repro_params(point_settings(s, f.verdict.ref_point), "reference", refused);
-		if (ref.empty()) {
-			*refused = "reference: " + *refused;
-			return "";
-		}
+		if (f.verdict.ref_point.empty())
+			return refuse(refused, "reference (the verdict names no reference point)");
+		if (!confs.reference)
+			return refuse(refused, "reference (its pipeline was not read)");
+		const std::string ref = repro_params(*confs.reference, point_settings(s, f.verdict.ref_point), "reference", refused);
+		if (ref.empty())
+			return refuse(refused, "reference: " + *refused);
 		o << "#define RP_KIND K_PERFORMANCE\n#define RP_REFERENCE " << ref << "\n";
 		o << "#define RP_PERF_FLAG " << s.search.perf_flag << "\n";
 		break;
 	}
 	case AnomalyKind::counters:
-		o << "#define RP_KIND K_COUNTERS\n#define RP_COUNTER " << quoted(f.verdict.counter) << "\n";
+		o << "#define RP_KIND K_COUNTERS\n#define RP_COUNTER \"" << f.verdict.counter << "\"\n";
 		o << "#define RP_COUNTER_FLAG " << f.verdict.reference << "\n";
 		break;
 	default:
@@ -168,38 +169,47 @@ std::string repro_defines(const Space &s, const Finding &f, std::string *refused
 	return o.str();
 }
 
-std::string perftest_command(const std::map<std::string, std::string> &set, double seconds)
+std::string finding_failure(const Finding &f)
 {
-	const std::string verb = get(set, "verb", "write_imm");
-	std::string tool;
-	if (verb == "write")
-		tool = "ib_write_bw";
-	else if (verb == "send")
-		tool = "ib_send_bw";
-	else if (verb == "read")
-		tool = "ib_read_bw";
-	else if (verb == "fetch_add")
-		tool = "ib_atomic_bw -A FETCH_AND_ADD";
-	else if (verb == "cmp_swap")
-		tool = "ib_atomic_bw -A CMP_AND_SWAP";
-	else
-		return "";   // the immediates' sequence check has no perftest equivalent
-	const std::string dev = get(set, "device", "rxe0");
-	if (dev.find('>') != std::string::npos)
+	if (f.verdict.kind == AnomalyKind::performance)
+		return "slow";
+	if (f.verdict.kind == AnomalyKind::counters)
+		return "counter";
+	const Outcome &o = f.minimal_outcome;
+	if (o.status == RunStatus::hung)
+		return "hang";
+	if (o.status == RunStatus::crashed)
+		return "crash";
+	/* The engine's failure reasons (lib/engine: "stalled: ...", "gave up: ...", the
+	 * receiver's mismatches and counts): the only account of it the results carry. */
+	const auto says = [&](const char *w) { return o.failure.find(w) != std::string::npos; };
+	if (says("stalled") || says("gave up"))
+		return "stall";
+	if (says("completion error"))
+		return "completion";
+	if (says("mismatch") || says("messages verified") || says("bad message") || says("sequence") || says("payload"))
+		return "data";
+	return "";
+}
+
+std::string repro_failure(int rc, const std::string &line)
+{
+	if (rc == 0)
 		return "";
-	std::ostringstream o;
-	o << tool << " -d " << dev << " -s " << get(set, "size", "64") << " -q " << get(set, "qps", "1") << " -D "
-	  << std::max(1.0, seconds) << " -l " << get(set, "batch", "32");
-	if (get(set, "transport", "rc") == "uc")
-		o << " -c UC";
-	if (get(set, "inline", "false") == "true")
-		o << " -I " << get(set, "size", "64");
-	if (set.count("signal_every"))
-		o << " --cq-mod " << set.at("signal_every");
-	if (set.count("sq_depth"))
-		o << " -t " << set.at("sq_depth");
-	o << "   # server; the client: the same followed by localhost";
-	return o.str();
+	if (rc == 124 || rc == 128 + 9)
+		return "hang";
+	if (rc > 128)
+		return "crash";
+	const size_t colon = line.find(':');
+	return colon == std::string::npos ? "error" : line.substr(0, colon);
+}
+
+bool repro_shows(const std::string &finding, const std::string &repro)
+{
+	const auto no_progress = [](const std::string &k) { return k == "hang" || k == "stall"; };
+	if (finding.empty())
+		return repro != "slow" && repro != "counter" && !repro.empty();
+	return repro == finding || (no_progress(finding) && no_progress(repro));
 }
 
 const char *repro_template()

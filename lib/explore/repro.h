@@ -1,29 +1,54 @@
-/* Standalone reproducers (issue 49): a point's settings made into the #defines that
- * lib/explore/repro_template.c reads, so that repro.c = defines + template does the
- * point's traffic on plain libibverbs, never linking rdmapipe. Plain data code: what
- * the C program cannot model is refused, named, never ignored. */
+/* Standalone reproducers (issue 49): a point's pipeline, as config_load resolved it (its
+ * flows as the engine runs them, every default filled in by lib/conf), made into the
+ * #defines that lib/explore/repro_template.c reads, so that repro.c = defines + template
+ * does the point's traffic on plain libibverbs, never linking rdmapipe. Plain data code:
+ * what the C program cannot model is refused, named, never ignored. */
 #pragma once
 
+#include "conf/config.h"
 #include "explore/explore.h"
 
-#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace rp::explore {
 
-/* Every setting of a point: the space's fixed ones, then the point's dimensions. */
-std::map<std::string, std::string> point_settings(const Space &s, const Point &p);
+using Settings = std::vector<std::pair<std::string, std::string>>;   // point_settings (point_conf.h)
 
-/* One point's struct params initializer ("{ \"point\", V_SEND, ... }"), or "" with
- * *refused = "SETTING (why)" for what the template does not model. */
-std::string repro_params(const std::map<std::string, std::string> &set, const char *name, std::string *refused);
+/* One point's struct params initializer ("{ .name = \"point\", .verb = V_SEND, ... }")
+ * from c, the pipeline the point made of the default base and `set` (the settings it was
+ * made from: each must be one the template models); or "" with *refused = "SETTING =
+ * VALUE (why)". */
+std::string repro_params(const PipelineConf &c, const Settings &set, const char *name, std::string *refused);
+
+/* The pipelines a finding's repro.c is made of: its minimal point's and, for a
+ * performance finding, its reference's (nullptr: not measured). */
+struct ReproConfs {
+	const PipelineConf *point = nullptr;
+	const PipelineConf *reference = nullptr;
+};
 
 /* repro.c's #define block for finding f (its kind, counter and reference), or "" with
  * *refused. */
-std::string repro_defines(const Space &s, const Finding &f, std::string *refused);
+std::string repro_defines(const Space &s, const Finding &f, const ReproConfs &confs, std::string *refused);
 
-/* The perftest command that does the same traffic, or "" where perftest cannot say it. */
-std::string perftest_command(const std::map<std::string, std::string> &set, double seconds);
+/* What a finding failed with, in the words repro.c's line begins with ("KIND: what"):
+ * performance "slow", counters "counter"; correctness by the outcome of the run that
+ * showed it: "hang" (hung: its status), "crash", else the engine's failure: "stall",
+ * "completion" (an error status), "data" (a message's content, order or count), or ""
+ * when the explorer cannot tell. */
+std::string finding_failure(const Finding &f);
+
+/* What one repro.c run showed: its exit status rc and last line; "" (nothing: rc 0),
+ * "hang" (killed at point_timeout: 124, 137), "crash" (another signal), or its line's
+ * KIND. */
+std::string repro_failure(int rc, const std::string &line);
+
+/* Whether what a repro.c run showed is the finding's failure: the same kind; a hang
+ * and a stall are one (no progress, whoever's timer noticed it); a finding whose
+ * failure the explorer cannot tell takes any correctness failure. */
+bool repro_shows(const std::string &finding, const std::string &repro);
 
 /* The template's text (embedded at build time), and repro.c's whole text. */
 const char *repro_template();

@@ -4,10 +4,12 @@
  * block of #defines (the point, and for a performance finding its reference) followed by
  * this file; compiled alone it runs its defaults (RC write_imm of 64 B on rxe0).
  *   cc -std=c11 -O2 -Wall -Wextra -o repro repro.c -libverbs
- * Exit: 0 the anomaly did not show, 1 it did (one line on stdout), 2 a setup error. */
+ * Exit: 0 the anomaly did not show, 1 it did (one line on stdout, "KIND: what", KIND one of
+ * data, completion, stall, error, counter, slow), 2 a setup error (the call named). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,14 +23,18 @@ struct params {
 	const char *name;      /* "point" or "reference" */
 	enum verb verb;
 	int uc;
-	uint32_t size, qps, batch, signal_every, sq_depth, window;
+	uint32_t size, qps, flows, batch, signal_every, sq_depth, window;   /* qps: all flows' (flows x the flow's) */
 	int inline_send, fence, srq;
+	int post_wr;           /* ibv_wr_* on an ibv_qp_ex; else chained ibv_post_send */
+	int cq_ex;             /* ibv_create_cq_ex, read by ibv_start_poll/ibv_next_poll/ibv_end_poll; else ibv_poll_cq */
+	int adaptive_poll;     /* after a run of empty polls, sleep on a completion channel; else busy polling */
+	double rate;           /* messages a second per flow (0: as fast as it goes) */
 	const char *dev_a, *dev_b;
 };
 
-/* { name, verb, uc, size, qps, batch, signal_every, sq_depth, window, inline, fence, srq, dev_a, dev_b } */
 #ifndef RP_POINT
-#define RP_POINT { "point", V_WRITE_IMM, 0, 64, 1, 32, 32, 128, 64, 0, 0, 1, "rxe0", "rxe0" }
+#define RP_POINT { .name = "point", .verb = V_WRITE_IMM, .size = 64, .qps = 1, .flows = 1, .batch = 32, \
+		   .signal_every = 32, .sq_depth = 128, .window = 1024, .srq = 1, .dev_a = "rxe0", .dev_b = "rxe0" }
 #endif
 #ifndef RP_REFERENCE
 #define RP_REFERENCE RP_POINT
@@ -90,6 +96,9 @@ struct side {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
+	struct ibv_cq_ex *cqx;              /* cq_ex: the same CQ, extended */
+	struct ibv_comp_channel *channel;   /* adaptive polling: the CQ reports here */
+	int next_poll_ends_batch;           /* rxe: ibv_next_poll's ENOENT already ended the batch */
 	struct ibv_srq *srq;
 	uint8_t port;
 	int gid_index;
@@ -100,6 +109,7 @@ struct side {
 
 struct conn {
 	struct ibv_qp *req, *resp;
+	struct ibv_qp_ex *reqx;       /* post_wr: the requester's ibv_qp_ex */
 	uint8_t *sbuf, *rbuf;         /* window slots of size (atomics: 8-byte results / the target word) */
 	struct ibv_mr *smr, *rmr;
 	uint64_t posted, acked, received;   /* messages: posted, completed at the requester, consumed at the responder */
@@ -107,10 +117,21 @@ struct conn {
 	uint64_t signalled_to;        /* messages up to here end in a signalled WR */
 };
 
+struct run;
+typedef int (*post_fn)(struct conn *c, struct ibv_send_wr *wr);
+typedef int (*poll_fn)(struct side *s, int n, struct ibv_wc *wc);
+
 struct run {
 	const struct params *p;
 	struct side a, b;
 	struct conn *c;
+	post_fn post;                 /* chosen once at setup: post_classic or post_wr */
+	poll_fn poll;                 /* ... poll_classic or poll_ex */
+	uint32_t empty_loops;         /* adaptive polling: loops in a row that did nothing */
+	uint32_t cursor;              /* the QP the next round of posts starts at */
+	uint64_t *flow_sent;          /* rate: messages posted per flow, ... */
+	uint64_t *flow_sent0;         /* ... those when the pacing began (pace_t0) */
+	double pace_t0;
 	uint64_t messages;
 	/* CQEs that can be pending: sends not yet completed plus receives not yet polled,
 	 * kept under the CQ's size (a device caps it: rxe at 32767, below 512 QPs' needs). */
@@ -119,7 +140,33 @@ struct run {
 	char anomaly[512];
 };
 
-static int open_side(struct side *s, const char *dev, int *cqe)
+/* The CQ as the engine makes it: classic or extended (the fields the checks read), on a
+ * completion channel for adaptive polling. */
+static void create_cq(struct side *s, const struct params *p, const char *dev, int cqe)
+{
+	if (p->adaptive_poll) {
+		s->channel = ibv_create_comp_channel(s->ctx);
+		if (!s->channel)
+			setup_fail("ibv_create_comp_channel", dev);
+	}
+	if (!p->cq_ex) {
+		s->cq = ibv_create_cq(s->ctx, cqe, NULL, s->channel, 0);
+		if (!s->cq)
+			setup_fail("ibv_create_cq", dev);
+		return;
+	}
+	struct ibv_cq_init_attr_ex ca;
+	memset(&ca, 0, sizeof(ca));
+	ca.cqe = (uint32_t)cqe;
+	ca.channel = s->channel;
+	ca.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM;
+	s->cqx = ibv_create_cq_ex(s->ctx, &ca);
+	if (!s->cqx)
+		setup_fail("ibv_create_cq_ex", dev);
+	s->cq = ibv_cq_ex_to_cq(s->cqx);
+}
+
+static int open_side(struct side *s, const struct params *p, const char *dev, int *cqe)
 {
 	int n = 0;
 	struct ibv_device **l = ibv_get_device_list(&n);
@@ -139,9 +186,8 @@ static int open_side(struct side *s, const char *dev, int *cqe)
 		setup_fail("ibv_query_device", dev);
 	if (*cqe > da.max_cqe)
 		*cqe = da.max_cqe;
-	s->cq = ibv_create_cq(s->ctx, *cqe, NULL, NULL, 0);
-	if (!s->cq)
-		setup_fail("ibv_create_cq", dev);
+	create_cq(s, p, dev, *cqe);
+	s->next_poll_ends_batch = da.vendor_id == 0xffffff;   /* soft-RoCE (rdma_rxe) */
 	s->port = 1;
 	struct ibv_port_attr pa;
 	if (ibv_query_port(s->ctx, s->port, &pa))
@@ -165,6 +211,25 @@ static int open_side(struct side *s, const char *dev, int *cqe)
 	return 0;
 }
 
+/* post_wr: a QP with the ibv_wr_* send operations of its transport (as the engine asks). */
+static struct ibv_qp *create_qp_ex(struct side *s, const struct ibv_qp_init_attr *a, int uc)
+{
+	struct ibv_qp_init_attr_ex x;
+	memset(&x, 0, sizeof(x));
+	x.send_cq = a->send_cq;
+	x.recv_cq = a->recv_cq;
+	x.srq = a->srq;
+	x.cap = a->cap;
+	x.qp_type = a->qp_type;
+	x.pd = s->pd;
+	x.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	x.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
+			   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	if (!uc)
+		x.send_ops_flags |= IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	return ibv_create_qp_ex(s->ctx, &x);
+}
+
 static struct ibv_qp *make_qp(const struct run *r, struct side *s, int requester)
 {
 	const struct params *p = r->p;
@@ -179,12 +244,13 @@ static struct ibv_qp *make_qp(const struct run *r, struct side *s, int requester
 	a.cap.max_recv_sge = 1;
 	a.cap.max_inline_data = requester && p->inline_send ? p->size : 0;
 	a.srq = !requester && p->srq ? s->srq : NULL;
-	struct ibv_qp *qp = ibv_create_qp(s->pd, &a);
+	const int ex = requester && p->post_wr;
+	struct ibv_qp *qp = ex ? create_qp_ex(s, &a, p->uc) : ibv_create_qp(s->pd, &a);
 	if (!qp) {
 		char what[128];
 		snprintf(what, sizeof(what), "%s: max_send_wr %u, max_recv_wr %u, max_inline_data %u",
 			 requester ? "requester" : "responder", a.cap.max_send_wr, a.cap.max_recv_wr, a.cap.max_inline_data);
-		setup_fail("ibv_create_qp", what);
+		setup_fail(ex ? "ibv_create_qp_ex" : "ibv_create_qp", what);
 	}
 	return qp;
 }
@@ -272,13 +338,108 @@ static void post_recv(struct run *r, uint32_t q, uint64_t seq)
 	}
 }
 
+/* The two ways to post a chain of WRs; 0 or an errno. */
+static int post_classic(struct conn *c, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	return ibv_post_send(c->req, wr, &bad);
+}
+
+/* The same chain built in the send queue by ibv_wr_*, one doorbell at ibv_wr_complete. */
+static int post_wr(struct conn *c, struct ibv_send_wr *wr)
+{
+	struct ibv_qp_ex *x = c->reqx;
+	ibv_wr_start(x);
+	for (; wr; wr = wr->next) {
+		x->wr_id = wr->wr_id;
+		x->wr_flags = wr->send_flags;
+		switch (wr->opcode) {
+		case IBV_WR_RDMA_WRITE: ibv_wr_rdma_write(x, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr); break;
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			ibv_wr_rdma_write_imm(x, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, wr->imm_data);
+			break;
+		case IBV_WR_SEND: ibv_wr_send(x); break;
+		case IBV_WR_SEND_WITH_IMM: ibv_wr_send_imm(x, wr->imm_data); break;
+		case IBV_WR_RDMA_READ: ibv_wr_rdma_read(x, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr); break;
+		case IBV_WR_ATOMIC_FETCH_AND_ADD:
+			ibv_wr_atomic_fetch_add(x, wr->wr.atomic.rkey, wr->wr.atomic.remote_addr, wr->wr.atomic.compare_add);
+			break;
+		case IBV_WR_ATOMIC_CMP_AND_SWP:
+			ibv_wr_atomic_cmp_swp(x, wr->wr.atomic.rkey, wr->wr.atomic.remote_addr, wr->wr.atomic.compare_add,
+					      wr->wr.atomic.swap);
+			break;
+		default: ibv_wr_abort(x); return EINVAL;
+		}
+		if (wr->send_flags & IBV_SEND_INLINE)
+			ibv_wr_set_inline_data(x, (void *)(uintptr_t)wr->sg_list[0].addr, wr->sg_list[0].length);
+		else
+			ibv_wr_set_sge(x, wr->sg_list[0].lkey, wr->sg_list[0].addr, wr->sg_list[0].length);
+	}
+	return ibv_wr_complete(x);
+}
+
+/* The two ways to read completions, each into struct ibv_wc; the count or -1. */
+static int poll_classic(struct side *s, int n, struct ibv_wc *wc)
+{
+	return ibv_poll_cq(s->cq, n, wc);
+}
+
+static void read_wc_ex(struct ibv_cq_ex *x, struct ibv_wc *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->wr_id = x->wr_id;
+	w->status = x->status;
+	w->qp_num = ibv_wc_read_qp_num(x);
+	if (w->status != IBV_WC_SUCCESS) {
+		w->vendor_err = ibv_wc_read_vendor_err(x);
+		return;   /* the other fields are undefined on an error */
+	}
+	w->opcode = ibv_wc_read_opcode(x);
+	w->byte_len = ibv_wc_read_byte_len(x);
+	w->wc_flags = ibv_wc_read_wc_flags(x);
+	if (w->wc_flags & IBV_WC_WITH_IMM)
+		w->imm_data = ibv_wc_read_imm_data(x);
+}
+
+/* ibv_start_poll .. ibv_next_poll .. ibv_end_poll. On rxe (next_poll_ends_batch) an
+ * ENOENT from ibv_next_poll has already stored the consumer index and unlocked the CQ,
+ * and ibv_end_poll after it would step past the producer: the engine skips it there. */
+static int poll_ex(struct side *s, int n, struct ibv_wc *wc)
+{
+	struct ibv_cq_ex *x = s->cqx;
+	struct ibv_poll_cq_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	int e = ibv_start_poll(x, &attr);
+	if (e == ENOENT)
+		return 0;
+	if (e)
+		return -1;
+	int i = 0;
+	for (;;) {
+		read_wc_ex(x, &wc[i]);
+		if (++i == n)
+			break;
+		e = ibv_next_poll(x);
+		if (e == ENOENT && s->next_poll_ends_batch)
+			return i;
+		if (e == ENOENT)
+			break;
+		if (e) {
+			ibv_end_poll(x);
+			return -1;
+		}
+	}
+	ibv_end_poll(x);
+	return i;
+}
+
 static void setup(struct run *r)
 {
 	const struct params *p = r->p;
 	int cqe = (int)(p->qps * (p->sq_depth + p->window) + 16);
-	open_side(&r->a, p->dev_a, &cqe);
+	open_side(&r->a, p, p->dev_a, &cqe);
 	if (strcmp(p->dev_a, p->dev_b))
-		open_side(&r->b, p->dev_b, &cqe);
+		open_side(&r->b, p, p->dev_b, &cqe);
 	else
 		r->b = r->a;   /* one device: one context, one CQ for both ends */
 	if (p->srq) {
@@ -294,6 +455,12 @@ static void setup(struct run *r)
 	if (r->cqe < 4 * (uint64_t)p->batch)
 		setup_fail("ibv_create_cq", "the device's max_cqe is under 4 x batch");
 	r->c = calloc(p->qps, sizeof(*r->c));
+	r->flow_sent = calloc(p->flows, sizeof(*r->flow_sent));
+	r->flow_sent0 = calloc(p->flows, sizeof(*r->flow_sent0));
+	if (!r->c || !r->flow_sent || !r->flow_sent0)
+		setup_fail("calloc", "connections");
+	r->post = p->post_wr ? post_wr : post_classic;
+	r->poll = p->cq_ex ? poll_ex : poll_classic;
 	for (uint32_t q = 0; q < p->qps; q++) {
 		struct conn *c = &r->c[q];
 		size_t n = (size_t)slot_bytes(p) * p->window;
@@ -310,6 +477,8 @@ static void setup(struct run *r)
 			setup_fail("ibv_reg_mr", "buffers");
 		c->req = make_qp(r, &r->a, 1);
 		c->resp = make_qp(r, &r->b, 0);
+		if (p->post_wr && !(c->reqx = ibv_qp_to_qp_ex(c->req)))
+			setup_fail("ibv_qp_to_qp_ex", "requester");
 		connect_qp(c->req, &r->a, &r->b, c->resp->qp_num, p->uc);
 		connect_qp(c->resp, &r->b, &r->a, c->req->qp_num, p->uc);
 		if (has_recv(p->verb))
@@ -318,10 +487,20 @@ static void setup(struct run *r)
 	}
 }
 
-static void anomaly(struct run *r, const char *fmt, unsigned long long a, unsigned long long b, unsigned long long c)
+/* What failed, the first word of the line printed (rdmapipe-explore matches it to the
+ * finding's own failure): a message's content or order, a completion's status, a stall,
+ * or a call that failed. */
+static const char *const KIND_DATA = "data", *const KIND_COMPLETION = "completion", *const KIND_STALL = "stall",
+		  *const KIND_ERROR = "error";
+
+/* The first anomaly, as "KIND: what" (fmt takes up to three numbers). */
+static void anomaly(struct run *r, const char *kind, const char *fmt, unsigned long long a, unsigned long long b,
+		    unsigned long long c)
 {
-	if (!r->anomaly[0])
-		snprintf(r->anomaly, sizeof(r->anomaly), fmt, a, b, c);
+	if (r->anomaly[0])
+		return;
+	int n = snprintf(r->anomaly, sizeof(r->anomaly), "%s: ", kind);
+	snprintf(r->anomaly + n, sizeof(r->anomaly) - (size_t)n, fmt, a, b, c);
 }
 
 /* Posts one chain of n WRs on QP q (one ibv_post_send); 0 when there was no room.
@@ -338,7 +517,7 @@ static int post_chain(struct run *r, uint32_t q, uint32_t n, int close)
 		pending += r->posted_total + n - r->received_total;
 	if (pending > r->cqe)
 		return 0;
-	struct ibv_send_wr wr[64], *bad;
+	struct ibv_send_wr wr[64];
 	struct ibv_sge sge[64];
 	if (n > 64)
 		n = 64;
@@ -387,14 +566,56 @@ static int post_chain(struct run *r, uint32_t q, uint32_t n, int close)
 			break;
 		}
 	}
-	int e = ibv_post_send(c->req, wr, &bad);
+	int e = r->post(c, wr);
 	if (e) {
-		anomaly(r, "ibv_post_send failed on QP %llu: errno %llu (posted %llu)", q, (unsigned long long)e, c->posted);
+		anomaly(r, KIND_ERROR, p->post_wr ? "ibv_wr_complete failed on QP %llu: errno %llu (posted %llu)"
+				      : "ibv_post_send failed on QP %llu: errno %llu (posted %llu)",
+			q, (unsigned long long)e, c->posted);
 		return 0;
 	}
 	c->posted += n;
 	r->posted_total += n;
+	r->flow_sent[q / (p->qps / p->flows)] += n;
 	return 1;
+}
+
+/* How many of n messages QP q may post now: with a rate, what is due to its flow by now
+ * (a batch ahead, so that chains stay whole) less what the flow sent, as the engine
+ * paces (lib/engine/requester_burst.h); without one, all n. */
+static uint32_t paced(const struct run *r, uint32_t q, uint32_t n)
+{
+	const struct params *p = r->p;
+	if (p->rate <= 0)
+		return n;
+	uint32_t f = q / (p->qps / p->flows);
+	uint64_t due = r->flow_sent0[f] + (uint64_t)((now_s() - r->pace_t0) * p->rate) + p->batch;
+	uint64_t budget = due > r->flow_sent[f] ? due - r->flow_sent[f] : 0;
+	return budget < n ? (uint32_t)budget : n;
+}
+
+/* Adaptive polling, as the engine's (lib/engine/idle.h): after 256 loops in a row that
+ * did nothing, arm the CQs and sleep on the completion channel for at most 1 ms (an
+ * event that came before the arming is found by the next poll). */
+static void idle(struct run *r, int progress)
+{
+	if (!r->p->adaptive_poll)
+		return;
+	if (progress || ++r->empty_loops < 256) {
+		if (progress)
+			r->empty_loops = 0;
+		return;
+	}
+	r->empty_loops = 0;
+	struct side *sides[2] = { &r->a, &r->b };
+	for (int i = 0; i < (r->b.cq != r->a.cq ? 2 : 1); i++) {
+		if (ibv_req_notify_cq(sides[i]->cq, 0))
+			anomaly(r, KIND_ERROR, "ibv_req_notify_cq failed on side %llu", (unsigned long long)i, 0, 0);
+		struct pollfd pfd = { sides[i]->channel->fd, POLLIN, 0 };
+		struct ibv_cq *cq;
+		void *ctx;
+		if (poll(&pfd, 1, i ? 0 : 1) > 0 && ibv_get_cq_event(sides[i]->channel, &cq, &ctx) == 0)
+			ibv_ack_cq_events(cq, 1);
+	}
 }
 
 /* A requester's completion: every message up to seq is done; its result checked. */
@@ -412,17 +633,17 @@ static void requester_done(struct run *r, uint32_t q, uint64_t seq)
 		case V_WRITE:
 			/* RC: the completion means it was placed; UC promises nothing, checked at the end. */
 			if (!p->uc && (bad = check(remote, q, s, p->size)) >= 0)
-				anomaly(r, "payload mismatch: write of QP %llu message %llu at byte %llu", q, s, (unsigned long long)bad);
+				anomaly(r, KIND_DATA, "payload mismatch: write of QP %llu message %llu at byte %llu", q, s, (unsigned long long)bad);
 			break;
 		case V_READ:
 			if ((bad = check(local, q, s, p->size)) >= 0)
-				anomaly(r, "payload mismatch: read of QP %llu message %llu at byte %llu", q, s, (unsigned long long)bad);
+				anomaly(r, KIND_DATA, "payload mismatch: read of QP %llu message %llu at byte %llu", q, s, (unsigned long long)bad);
 			break;
 		case V_FETCH_ADD:
 		case V_CMP_SWAP:
 			memcpy(&got, local, 8);
 			if (got != s)
-				anomaly(r, "atomic result mismatch: QP %llu message %llu returned %llu", q, s, got);
+				anomaly(r, KIND_DATA, "atomic result mismatch: QP %llu message %llu returned %llu", q, s, got);
 			break;
 		default:
 			break;
@@ -441,7 +662,7 @@ static void responder_done(struct run *r, const struct ibv_wc *wc)
 		for (q = 0; q < p->qps && r->c[q].resp->qp_num != wc->qp_num; q++)
 			;
 		if (q == p->qps) {
-			anomaly(r, "receive on an unknown QP %llu%llu%llu", wc->qp_num, 0, 0);
+			anomaly(r, KIND_DATA, "receive on an unknown QP %llu", wc->qp_num, 0, 0);
 			return;
 		}
 	}
@@ -449,12 +670,12 @@ static void responder_done(struct run *r, const struct ibv_wc *wc)
 	uint64_t seq = c->received;
 	int imm = p->verb != V_SEND;
 	if (imm && (!(wc->wc_flags & IBV_WC_WITH_IMM) || be32toh(wc->imm_data) != (uint32_t)seq)) {
-		anomaly(r, "sequence error (lost or reordered messages): QP %llu expected %llu, immediate %llu", q, seq,
+		anomaly(r, KIND_DATA, "sequence error (lost or reordered messages): QP %llu expected %llu, immediate %llu", q, seq,
 			(wc->wc_flags & IBV_WC_WITH_IMM) ? be32toh(wc->imm_data) : 0xffffffffull);
 		return;
 	}
 	if (wc->byte_len != p->size)
-		anomaly(r, "wrong length: QP %llu message %llu received %llu bytes", q, seq, wc->byte_len);
+		anomaly(r, KIND_DATA, "wrong length: QP %llu message %llu received %llu bytes", q, seq, wc->byte_len);
 	/* A send lands in the buffer its receive named (an SRQ's: maybe another QP's slot);
 	 * a write_imm in this QP's slot for seq. */
 	uint32_t bq = (uint32_t)(wc->wr_id >> 40);
@@ -463,27 +684,28 @@ static void responder_done(struct run *r, const struct ibv_wc *wc)
 						     : r->c[bq].rbuf + (bseq % p->window) * p->size;
 	long bad = check(data, q, seq, p->size);
 	if (bad >= 0)
-		anomaly(r, "payload mismatch: QP %llu message %llu at byte %llu", q, seq, (unsigned long long)bad);
+		anomaly(r, KIND_DATA, "payload mismatch: QP %llu message %llu at byte %llu", q, seq, (unsigned long long)bad);
 	c->received = seq + 1;
 	r->received_total++;
 	/* The receive is posted again on its own buffer (the same slot, window messages on). */
 	post_recv(r, bq, bseq + p->window);
 }
 
-static void poll_cq(struct run *r, struct ibv_cq *cq)
+/* One burst of a side's completions, dispatched; how many. */
+static int poll_cq(struct run *r, struct side *s)
 {
 	struct ibv_wc wc[32];
-	int n = ibv_poll_cq(cq, 32, wc);
+	int n = r->poll(s, 32, wc);
 	if (n < 0) {
-		anomaly(r, "ibv_poll_cq failed: %llu%llu%llu", (unsigned long long)-n, 0, 0);
-		return;
+		anomaly(r, KIND_ERROR, r->p->cq_ex ? "ibv_start_poll/ibv_next_poll failed" : "ibv_poll_cq failed", 0, 0, 0);
+		return 0;
 	}
 	for (int i = 0; i < n; i++) {
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			char s[128];
-			snprintf(s, sizeof(s), "completion error: %s (status %%llu, vendor_err %%llu) on opcode %%llu",
+			snprintf(s, sizeof(s), "%s (status %%llu, vendor_err %%llu) on opcode %%llu",
 				 ibv_wc_status_str(wc[i].status));
-			anomaly(r, s, wc[i].status, wc[i].vendor_err, wc[i].opcode);
+			anomaly(r, KIND_COMPLETION, s, wc[i].status, wc[i].vendor_err, wc[i].opcode);
 			continue;
 		}
 		if (wc[i].opcode & IBV_WC_RECV) {
@@ -494,6 +716,7 @@ static void poll_cq(struct run *r, struct ibv_cq *cq)
 		}
 		r->last_progress = now_s();
 	}
+	return n;
 }
 
 static uint64_t completed(const struct run *r)
@@ -524,9 +747,29 @@ static void final_checks(struct run *r)
 			uint64_t w;
 			memcpy(&w, c->rbuf, 8);
 			if (w != c->posted)
-				anomaly(r, "atomic final word: QP %llu holds %llu after %llu messages", q, w, c->posted);
+				anomaly(r, KIND_DATA, "atomic final word: QP %llu holds %llu after %llu messages", q, w, c->posted);
 		}
 	}
+}
+
+/* A chain on each QP that has room (and, paced, is due one), from where the last post
+ * ended, as the engine: a rate shared by a flow's QPs goes round them all. Draining
+ * (!sending): one more message, signalled, on each QP with an unsignalled tail. The
+ * chains posted. */
+static int post_round(struct run *r, int sending)
+{
+	int chains = 0;
+	for (uint32_t k = 0, q = r->cursor; k < r->p->qps; k++, q = q + 1 == r->p->qps ? 0 : q + 1) {
+		uint32_t n = paced(r, q, sending ? r->p->batch : 1), posted = 0;
+		if (n && sending)
+			posted = (uint32_t)post_chain(r, q, n, 0);
+		else if (n && r->c[q].signalled_to < r->c[q].posted)
+			posted = (uint32_t)post_chain(r, q, 1, 1);
+		if (posted)
+			r->cursor = q + 1 == r->p->qps ? 0 : q + 1;
+		chains += (int)posted;
+	}
+	return chains;
 }
 
 /* Runs the traffic for `seconds` (then drains): messages, elapsed time, any anomaly. */
@@ -534,23 +777,23 @@ static void traffic(struct run *r, double seconds)
 {
 	double start = now_s(), end = start + seconds;
 	r->last_progress = start;
+	r->pace_t0 = start;
+	memcpy(r->flow_sent0, r->flow_sent, r->p->flows * sizeof(*r->flow_sent));
 	int sending = 1;
 	while (!r->anomaly[0]) {
 		double t = now_s();
+		int progress = 0;
 		if (t >= end)
 			sending = 0;
-		for (uint32_t q = 0; q < r->p->qps; q++)
-			if (sending)
-				post_chain(r, q, r->p->batch, 0);
-			else if (r->c[q].signalled_to < r->c[q].posted)
-				post_chain(r, q, 1, 1);   /* an unsignalled tail: one more message, signalled */
-		poll_cq(r, r->a.cq);
+		progress += post_round(r, sending);
+		progress += poll_cq(r, &r->a);
 		if (r->b.cq != r->a.cq)
-			poll_cq(r, r->b.cq);
+			progress += poll_cq(r, &r->b);
 		if (!sending && all_done(r))
 			break;
+		idle(r, progress);
 		if (t - r->last_progress > RP_STALL_S) {
-			anomaly(r, "stall: no completion for %llu s (%llu messages completed, %llu posted)", (unsigned long long)RP_STALL_S,
+			anomaly(r, KIND_STALL, "no completion for %llu s (%llu messages completed, %llu posted)", (unsigned long long)RP_STALL_S,
 				completed(r), r->c[0].posted);
 			break;
 		}
@@ -593,7 +836,7 @@ static int run_kind_correctness(struct run *r, double seconds)
 	if (RP_KIND == K_COUNTERS) {
 		double per = (counter_value(r->p) - before) / (double)(r->messages ? r->messages : 1);
 		if (per > RP_COUNTER_FLAG) {
-			printf("counter %s moved %.4f per message (threshold %.4f) over %llu messages\n", RP_COUNTER, per,
+			printf("counter: %s moved %.4f per message (threshold %.4f) over %llu messages\n", RP_COUNTER, per,
 			       RP_COUNTER_FLAG, (unsigned long long)r->messages);
 			return 1;
 		}
@@ -618,7 +861,7 @@ static int run_kind_performance(struct run *pt, struct run *ref, double seconds)
 			uint64_t before = completed(r);
 			traffic(r, seconds / 3);
 			if (r->anomaly[0]) {
-				printf("%s: %s\n", r->p->name, r->anomaly);
+				printf("%s (the %s)\n", r->anomaly, r->p->name);
 				return 1;
 			}
 			m[i] += (double)(completed(r) - before);

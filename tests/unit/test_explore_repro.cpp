@@ -1,20 +1,23 @@
-/* Standalone reproducers (issue 49): a point's settings made into repro_template.c's
- * #defines, the pipeline's defaults filled in, what the template cannot model refused
- * by name, and repro.c (defines + template) compiling -Wall -Wextra -Werror clean. */
+/* Standalone reproducers (issue 49): a point's pipeline, as config_load resolved it, made
+ * into repro_template.c's #defines (the engine's own settings, every default lib/conf's),
+ * what the template cannot model refused by name, perftest's line from the table that
+ * reads perftest's, a repro run judged by the finding's own failure, and repro.c (defines
+ * + template) compiling -Wall -Wextra -Werror clean for each modelled variant. */
+#include "conf/perftest.h"
+#include "explore/point_conf.h"
 #include "explore/repro.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <map>
 #include <string>
 
 #include "cmocka_cpp.h"   // last: it defines fail()
 
 namespace {
 
+using namespace rp;
 using namespace rp::explore;
-using Settings = std::map<std::string, std::string>;
 
 bool has(const std::string &text, const std::string &part)
 {
@@ -24,52 +27,109 @@ bool has(const std::string &text, const std::string &part)
 	return false;
 }
 
+Space space_of(const Settings &fixed)
+{
+	Space s;
+	s.fixed = fixed;
+	s.search.point_seconds = 0.4;
+	s.search.perf_flag = 0.2;
+	return s;
+}
+
+/* The pipeline PointConf makes of s's point p, loaded as the child's rdmapipe loads it. */
+PipelineConf conf_of(const Space &s, const Point &p = {})
+{
+	PointConf pc;
+	std::string err;
+	assert_int_equal(pc.init(s, LcoreSet{}, 1, 2, &err), 0);
+	PipelineConf c;
+	if (pc.make(p, "test_explore_repro.conf", "test_explore_repro.json", &err, &c) != 0)
+		fprintf(stderr, "%s\n", err.c_str());
+	remove("test_explore_repro.conf");
+	return c;
+}
+
+/* The point of these settings as repro.c's struct params (refused: "", *why). */
+std::string params(const Settings &set, std::string *why)
+{
+	const Space s = space_of(set);
+	return repro_params(conf_of(s), point_settings(s, {}), "point", why);
+}
+
 void defaults_are_the_pipelines(void **)
 {
 	std::string why;
-	// { name, verb, uc, size, qps, batch, signal_every, sq_depth, window, inline, fence, srq, dev_a, dev_b }
-	assert_true(has(repro_params({}, "point", &why), "{ \"point\", V_WRITE_IMM, 0, 64, 1, 32, 32, 128, 1024, 0, 0, 1, \"rxe0\", \"rxe0\" }"));
+	assert_true(has(params({}, &why), "{ .name = \"point\", .verb = V_WRITE_IMM, .uc = 0, .size = 64, .batch = 32, "
+					  ".signal_every = 32, .sq_depth = 128, .window = 1024, .inline_send = 0, .fence = 0, .srq = 1, "
+					  ".post_wr = 0, .cq_ex = 0, .adaptive_poll = 0, .rate = 0, .dev_a = \"rxe0\", .dev_b = \"rxe0\", "
+					  ".qps = 1, .flows = 1 }"));
 	// signal_every defaults to batch, sq_depth to 4 x max(batch, signal_every), window to 1024 / qps (at least batch).
-	const Settings s = {{"verb", "send"}, {"size", "8192"}, {"qps", "4"}, {"batch", "2"}, {"inline", "true"},
-			    {"fence", "true"}, {"recv_queue", "qp"}, {"transport", "uc"}, {"device", "rxe0"}};
-	assert_true(has(repro_params(s, "point", &why), "V_SEND, 1, 8192, 4, 2, 2, 8, 256, 1, 1, 0, \"rxe0\", \"rxe0\""));
+	const Settings s = {{"verb", "send"}, {"size", "8192"}, {"qps", "4"}, {"batch", "2"}, {"inline", "true"}, {"fence", "true"},
+			    {"recv_queue", "qp"}, {"transport", "uc"}, {"reliability", "none"}};
+	assert_true(has(params(s, &why), ".verb = V_SEND, .uc = 1, .size = 8192, .batch = 2, .signal_every = 2, .sq_depth = 8, "
+					 ".window = 256, .inline_send = 1, .fence = 1, .srq = 0,"));
 	const Settings t = {{"verb", "fetch_add"}, {"qps", "512"}, {"batch", "64"}, {"signal_every", "128"}, {"flows", "2"},
 			    {"placement", "crossing"}, {"sq_depth", "300"}, {"window", "70"}};
-	assert_true(has(repro_params(t, "point", &why), "V_FETCH_ADD, 0, 64, 1024, 64, 128, 300, 70,"));
-	assert_true(has(repro_params({{"device", "rxe0>rxe1"}}, "point", &why), "\"rxe0\", \"rxe1\" }"));
+	assert_true(has(params(t, &why), ".verb = V_FETCH_ADD, .uc = 0, .size = 8, .batch = 64, .signal_every = 128, .sq_depth = 300, .window = 70,"));
+	assert_true(has(params(t, &why), ".qps = 1024, .flows = 2 }"));
+	assert_true(has(params({{"device", "rxe0>rxe1"}}, &why), ".dev_a = \"rxe0\", .dev_b = \"rxe1\""));
+}
+
+/* The values are the resolved conf's, not rules of the generator's own: a default that
+ * lib/conf changes is what repro.c runs. */
+void params_are_the_conf_as_loaded(void **)
+{
+	const Space s = space_of({{"qps", "4"}});
+	PipelineConf c = conf_of(s);
+	c.flows[0].window = 77;
+	c.flows[0].sq_depth = 99;
+	c.flows[0].signal_every = 5;
+	std::string why;
+	assert_true(has(repro_params(c, point_settings(s, {}), "point", &why), ".signal_every = 5, .sq_depth = 99, .window = 77,"));
+}
+
+/* The settings the shipped spaces use, each taking effect in repro.c. */
+void post_api_cq_api_poll_and_rate_are_modelled(void **)
+{
+	const std::pair<Settings, std::string> cases[] = {
+		{{{"post_api", "wr"}}, ".post_wr = 1,"},
+		{{{"cq_api", "ex"}}, ".cq_ex = 1,"},
+		{{{"poll", "adaptive"}}, ".adaptive_poll = 1,"},
+		{{{"rate", "2000"}}, ".rate = 2000,"},
+		{{{"rate", "20000"}, {"flows", "2"}}, ".rate = 20000,"},
+	};
+	for (const auto &[set, define] : cases) {
+		std::string why;
+		assert_true(has(params(set, &why), define));
+	}
 }
 
 void what_is_not_modelled_is_refused_by_name(void **)
 {
 	const std::pair<Settings, std::string> cases[] = {
-		{{{"post_api", "wr"}}, "post_api = wr (ibv_wr_*"},
-		{{{"cq_api", "ex"}}, "cq_api = ex ("},
-		{{{"poll", "adaptive"}}, "poll = adaptive ("},
-		{{{"rate", "2000"}}, "rate = 2000 (pacing"},
 		{{{"batch", "128"}}, "batch = 128 ("},
-		{{{"mtu", "1024"}}, "mtu = 1024 (not modelled"},
-		{{{"verb", "ping"}}, "verb = ping ("},
-		{{{"transport", "uc"}, {"reliability", "software"}}, "reliability = software ("},
-		{{{"device", "rxe0>rxe1"}, {"placement", "crossing"}}, "placement = crossing ("},
+		{{{"transport", "uc"}}, "reliability = software ("},   // rdmapipe's UC default
+		{{{"device", "rxe0>rxe1"}, {"placement", "crossing"}, {"flows", "2"}}, "placement = crossing ("},
+		{{{"verb", "send"}, {"qps", "64"}}, "flow_window = 1024 ("},   // the builder's window over the flow's QPs
+		{{{"verb", "write_imm"}, {"qps", "64"}, {"flow_window", "0"}}, "flow_window = 0 (not modelled"},
+		{{{"rnr_retry", "3"}}, "rnr_retry = 3 (not modelled"},
 	};
 	for (const auto &[set, named] : cases) {
 		std::string why;
-		assert_true(repro_params(set, "point", &why).empty());
+		assert_true(params(set, &why).empty());
 		assert_true(has(why, named));
 	}
-	std::string why;
-	assert_false(repro_params({{"post_api", "classic"}, {"rate", "0"}}, "point", &why).empty());
+	std::string why;   // a setting the conf holds but the space did not name is the conf's, modelled
+	assert_false(params({{"verb", "write"}, {"qps", "64"}}, &why).empty());
+	assert_false(params({{"transport", "uc"}, {"reliability", "none"}}, &why).empty());
 }
 
 Space two_dims()
 {
-	Space s;
-	s.fixed = {{"device", "rxe0"}};
+	Space s = space_of({{"device", "rxe0"}});
 	Dim size{"size", {"64", "8192"}, {64, 8192}, 0};
 	Dim batch{"batch", {"2", "32"}, {2, 32}, 1};
 	s.dims = {size, batch};
-	s.search.point_seconds = 0.4;
-	s.search.perf_flag = 0.2;
 	return s;
 }
 
@@ -79,57 +139,116 @@ void the_kinds_defines(void **)
 	Finding f;
 	f.id = 3;
 	f.minimal = {1, 0};
+	f.verdict.ref_point = {};
+	const PipelineConf pt = conf_of(s, f.minimal), ref = conf_of(s, {1, 1});
 	std::string why;
 	f.verdict.kind = AnomalyKind::correctness;
-	std::string d = repro_defines(s, f, &why);
+	std::string d = repro_defines(s, f, {&pt, nullptr}, &why);
 	assert_true(has(d, "#define RP_KIND K_CORRECTNESS"));
-	assert_true(has(d, "#define RP_POINT { \"point\", V_WRITE_IMM, 0, 8192, 1, 2,"));
+	assert_true(has(d, "#define RP_POINT { .name = \"point\", .verb = V_WRITE_IMM, .uc = 0, .size = 8192, .batch = 2,"));
 	assert_true(has(d, "#define RP_SECONDS 0.4"));
+	assert_true(repro_defines(s, f, {}, &why).empty() && has(why, "pipeline (not read)"));
 	f.verdict.kind = AnomalyKind::counters;
 	f.verdict.counter = "retry_exceeded_err";
 	f.verdict.reference = 0.05;
-	d = repro_defines(s, f, &why);
+	d = repro_defines(s, f, {&pt, nullptr}, &why);
 	assert_true(has(d, "#define RP_COUNTER \"retry_exceeded_err\"") && has(d, "#define RP_COUNTER_FLAG 0.05"));
 	f.verdict.kind = AnomalyKind::performance;
-	assert_true(repro_defines(s, f, &why).empty());   // no reference point: refused, named
+	assert_true(repro_defines(s, f, {&pt, &ref}, &why).empty());   // no reference point: refused, named
 	assert_true(has(why, "reference"));
 	f.verdict.ref_point = {1, 1};
-	d = repro_defines(s, f, &why);
+	assert_true(repro_defines(s, f, {&pt, nullptr}, &why).empty() && has(why, "reference (its pipeline was not read)"));
+	d = repro_defines(s, f, {&pt, &ref}, &why);
 	assert_true(has(d, "#define RP_KIND K_PERFORMANCE") && has(d, "#define RP_PERF_FLAG 0.2"));
-	assert_true(has(d, "#define RP_REFERENCE { \"reference\", V_WRITE_IMM, 0, 8192, 1, 32,"));
+	assert_true(has(d, "#define RP_REFERENCE { .name = \"reference\", .verb = V_WRITE_IMM, .uc = 0, .size = 8192, .batch = 32,"));
+}
+
+std::string perftest_of(const Settings &set, const std::string &device = "rxe0", bool cq_ex = false)
+{
+	const PipelineConf c = conf_of(space_of(set));
+	return perftest_command({c.flows[0], 1, device, true, false, cq_ex, 1});
 }
 
 void perftest_where_it_can_say_the_point(void **)
 {
-	assert_true(perftest_command({{"verb", "write_imm"}}, 1).empty());   // the immediates' sequence: no perftest equivalent
-	const std::string c = perftest_command({{"verb", "write"}, {"size", "8192"}, {"qps", "4"}, {"transport", "uc"},
-						 {"inline", "true"}, {"device", "rxe0"}}, 1);
-	assert_true(has(c, "ib_write_bw -d rxe0 -s 8192 -q 4 -D 1 -l 32 -c UC -I 8192"));
-	assert_true(has(perftest_command({{"verb", "fetch_add"}}, 2), "ib_atomic_bw -A FETCH_AND_ADD"));
-	assert_true(has(perftest_command({{"verb", "send"}, {"signal_every", "8"}, {"sq_depth", "64"}}, 1), " --cq-mod 8 -t 64"));
-	assert_true(perftest_command({{"verb", "send"}, {"device", "rxeA>rxeB"}}, 1).empty());   // two devices: two perftest ends, not one line
+	const std::string c = perftest_of({{"verb", "write"}, {"size", "8192"}, {"qps", "4"}, {"transport", "uc"},
+					   {"reliability", "none"}, {"inline", "true"}});
+	assert_true(has(c, "ib_write_bw -d rxe0 -s 8192 -t 128 -c UC -q 4 -I 8192 -Q 32 -l 32 -D 1 --use_old_post_send"));
+	assert_true(has(perftest_of({{"verb", "write_imm"}, {"post_api", "wr"}}), "ib_write_bw -d rxe0 -s 64 -t 128 -q 1 -Q 32 -l 32 -D 1 --write_with_imm"));
+	assert_true(has(perftest_of({{"verb", "cmp_swap"}}), "ib_atomic_bw -d rxe0 -s 8 -t 128 -q 1 -Q 32 -A CMP_AND_SWAP"));
+	assert_true(has(perftest_of({{"verb", "send"}, {"rate", "2000"}}), "--use-srq --rate_limit 2000 --rate_units p"));
+	assert_true(perftest_of({{"fence", "true"}}).empty());   // perftest has no fence
+	assert_true(perftest_of({}, "rxeA>rxeB").empty());        // two devices: two perftest ends, not one line
+	assert_true(perftest_of({}, "rxe0", true).empty());       // perftest polls with ibv_poll_cq only
 }
 
-/* repro.c for several points compiles warning-free (cc and libibverbs' headers: the
- * host's; skipped without cc). */
+/* One table both ways: perftest's line, read back by the front end, is the flow again. */
+void perftest_line_reads_back_as_the_flow(void **)
+{
+	const std::string line = perftest_of({{"verb", "send"}, {"size", "4096"}, {"qps", "2"}, {"batch", "8"}, {"signal_every", "4"}});
+	std::vector<std::string> args, out;
+	size_t at = line.find(' ') + 1;
+	for (size_t sp; (sp = line.find(' ', at)) != std::string::npos; at = sp + 1)
+		args.push_back(line.substr(at, sp - at));
+	args.push_back(line.substr(at));
+	PerftestReportConf rc;
+	std::string err;
+	assert_int_equal(perftest_translate("send_bw", args, &out, &rc, &err), 0);
+	std::string joined;
+	for (const std::string &a : out)
+		joined += a + " ";
+	assert_true(has(joined, "-d rxe0 --sq-depth 32 -Q 2 -S 4 -b 8 -t 1 -v send -s 4096 "));
+}
+
+/* A repro run shows a finding only with the finding's own failure. */
+void a_repro_run_is_judged_by_the_findings_failure(void **)
+{
+	Finding f;
+	f.verdict.kind = AnomalyKind::correctness;
+	f.minimal_outcome.failure = "flow flow0: payload mismatch at message 3";
+	assert_string_equal(finding_failure(f).c_str(), "data");
+	f.minimal_outcome.failure = "stalled: no credit or completion for the send queues";
+	assert_string_equal(finding_failure(f).c_str(), "stall");
+	f.minimal_outcome.status = RunStatus::hung;
+	f.minimal_outcome.failure = "no answer within 60 s";
+	assert_string_equal(finding_failure(f).c_str(), "hang");
+	f.verdict.kind = AnomalyKind::counters;
+	assert_string_equal(finding_failure(f).c_str(), "counter");
+	assert_string_equal(repro_failure(1, "data: payload mismatch: QP 0 message 3 at byte 0").c_str(), "data");
+	assert_string_equal(repro_failure(124, "").c_str(), "hang");
+	assert_string_equal(repro_failure(0, "ok: 100 messages in 1.00 s verified").c_str(), "");
+	assert_true(repro_shows("data", "data"));
+	assert_false(repro_shows("data", "completion"));   // another failure: labelled as such
+	assert_true(repro_shows("hang", "stall") && repro_shows("stall", "hang"));
+	assert_false(repro_shows("stall", "data"));
+	assert_false(repro_shows("counter", "data"));       // a counters finding is not shown by a payload error
+	assert_true(repro_shows("", "completion") && !repro_shows("", "counter"));
+}
+
+/* repro.c compiles warning-free for each variant it models (cc and libibverbs' headers:
+ * the host's; skipped without cc). */
 void repro_c_compiles(void **)
 {
 	if (system("command -v cc > /dev/null 2>&1 && test -e /usr/include/infiniband/verbs.h") != 0) {
 		fprintf(stderr, "skipped: no cc or no libibverbs headers\n");
 		return;
 	}
-	const Space s = two_dims();
-	Finding f;
-	f.minimal = {1, 0};
-	f.verdict.kind = AnomalyKind::performance;
-	f.verdict.ref_point = {1, 1};
-	std::string why;
-	const std::string src = repro_source(repro_defines(s, f, &why));
-	const char *path = "test_explore_repro.c";
-	std::ofstream(path) << src;
-	const std::string cmd = std::string("cc -std=c11 -O2 -Wall -Wextra -Werror -o test_explore_repro.bin ") + path + " -libverbs";
-	assert_int_equal(system(cmd.c_str()), 0);
-	remove(path);
+	const Settings variants[] = {{}, {{"post_api", "wr"}}, {{"cq_api", "ex"}}, {{"poll", "adaptive"}}, {{"rate", "2000"}}};
+	for (const Settings &v : variants) {
+		Space s = two_dims();
+		s.fixed.insert(s.fixed.end(), v.begin(), v.end());
+		Finding f;
+		f.minimal = {1, 0};
+		f.verdict.kind = AnomalyKind::performance;
+		f.verdict.ref_point = {1, 1};
+		const PipelineConf pt = conf_of(s, f.minimal), ref = conf_of(s, f.verdict.ref_point);
+		std::string why;
+		const std::string defines = repro_defines(s, f, {&pt, &ref}, &why);
+		assert_false(defines.empty());
+		std::ofstream("test_explore_repro.c") << repro_source(defines);
+		assert_int_equal(system("cc -std=c11 -O2 -Wall -Wextra -Werror -o test_explore_repro.bin test_explore_repro.c -libverbs"), 0);
+	}
+	remove("test_explore_repro.c");
 	remove("test_explore_repro.bin");
 }
 
@@ -139,9 +258,13 @@ int main()
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults_are_the_pipelines),
+		cmocka_unit_test(params_are_the_conf_as_loaded),
+		cmocka_unit_test(post_api_cq_api_poll_and_rate_are_modelled),
 		cmocka_unit_test(what_is_not_modelled_is_refused_by_name),
 		cmocka_unit_test(the_kinds_defines),
 		cmocka_unit_test(perftest_where_it_can_say_the_point),
+		cmocka_unit_test(perftest_line_reads_back_as_the_flow),
+		cmocka_unit_test(a_repro_run_is_judged_by_the_findings_failure),
 		cmocka_unit_test(repro_c_compiles),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
