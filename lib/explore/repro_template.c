@@ -160,7 +160,15 @@ static void create_cq(struct side *s, const struct params *p, const char *dev, i
 	ca.cqe = (uint32_t)cqe;
 	ca.channel = s->channel;
 	ca.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM;
+	/* One thread polls it: the provider may skip its CQ lock (else made without the hint). */
+	ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	ca.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
 	s->cqx = ibv_create_cq_ex(s->ctx, &ca);
+	if (!s->cqx) {
+		ca.comp_mask = 0;
+		ca.flags = 0;
+		s->cqx = ibv_create_cq_ex(s->ctx, &ca);
+	}
 	if (!s->cqx)
 		setup_fail("ibv_create_cq_ex", dev);
 	s->cq = ibv_cq_ex_to_cq(s->cqx);
