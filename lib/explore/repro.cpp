@@ -176,8 +176,8 @@ std::string finding_failure(const Finding &f)
 	if (f.verdict.kind == AnomalyKind::counters)
 		return "counter";
 	const Outcome &o = f.minimal_outcome;
-	if (o.status == RunStatus::hung)
-		return "hang";
+	if (o.status == RunStatus::hung || o.status == RunStatus::host_hung)
+		return "hang";   // a host that stopped answering: its repro.c's runs are bounded as a hang
 	if (o.status == RunStatus::crashed)
 		return "crash";
 	/* The engine's failure reasons (lib/engine: "stalled: ...", "gave up: ...", the

@@ -212,6 +212,8 @@ void a_repro_run_is_judged_by_the_findings_failure(void **)
 	f.minimal_outcome.status = RunStatus::hung;
 	f.minimal_outcome.failure = "no answer within 60 s";
 	assert_string_equal(finding_failure(f).c_str(), "hang");
+	f.minimal_outcome.status = RunStatus::host_hung;   // --runner: its host stopped answering
+	assert_string_equal(finding_failure(f).c_str(), "hang");
 	f.verdict.kind = AnomalyKind::counters;
 	assert_string_equal(finding_failure(f).c_str(), "counter");
 	assert_string_equal(repro_failure(1, "data: payload mismatch: QP 0 message 3 at byte 0").c_str(), "data");
