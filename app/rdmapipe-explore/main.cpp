@@ -49,6 +49,9 @@ const char kUsage[] =
 	"                       host that stops answering is a finding (host hung); the runner is\n"
 	"                       stopped and the search goes on with a new one (docs/explore.md)\n"
 	"      --start-timeout S  with --runner: a new child's time to start (a VM's boot; default 600)\n"
+	"      --repro-on NAME=CMD  also build and run each finding's repro.c through CMD, as --runner\n"
+	"                       does, its verdict labelled NAME (another kernel's VM, another host);\n"
+	"                       repeatable (docs/explore.md: a finding on Debian's 6.1 and 6.12 kernels)\n"
 	"      --plant SPEC     test hook, repeatable: passed to every child as --plant SPEC\n"
 	"                       (corrupt:size>=8192,qps>=4 or slow:batch<=2,inline=true)\n"
 	"      --repeats N      minimisation: runs of each candidate (default 3) ...\n"
@@ -70,13 +73,14 @@ struct Args {
 	long long seed = -1, repeats = -1, need = -1, stop_after = -1;
 	double perf_flag = -1;
 	std::vector<std::string> plants, eal;
+	std::vector<std::pair<std::string, std::string>> repro_on;   // --repro-on NAME=CMD
 	std::string command;   // as given, for the report
 };
 
 volatile sig_atomic_t g_stop = 0;
 void on_signal(int) { g_stop = 1; }
 
-enum { kOptCheck = 256, kOptBudget, kOptSeed, kOptStrategy, kOptRdmapipe, kOptPlant, kOptRepeats, kOptNeed, kOptPerfFlag, kOptStopAfter, kOptVersion, kOptRunner, kOptStartTimeout };
+enum { kOptCheck = 256, kOptBudget, kOptSeed, kOptStrategy, kOptRdmapipe, kOptPlant, kOptRepeats, kOptNeed, kOptPerfFlag, kOptStopAfter, kOptVersion, kOptRunner, kOptStartTimeout, kOptReproOn };
 
 bool number(const char *s, long long lo, long long hi, long long *out)
 {
@@ -123,6 +127,23 @@ int parse_option(int c, Args *a)
 		if (a->runner.find_first_not_of(" \t") != std::string::npos) return -1;
 		fprintf(stderr, "rdmapipe-explore: --runner: an empty command\n");
 		return kExitUsage;
+	case kOptReproOn: {
+		const std::string v = optarg;
+		const size_t eq = v.find('=');
+		const std::string name = v.substr(0, eq == std::string::npos ? 0 : eq);
+		if (!name.empty() && name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+					     std::string::npos && v.find_first_not_of(" \t", eq + 1) != std::string::npos) {
+			for (const auto &[n, cmd] : a->repro_on)
+				if (n == name) {
+					fprintf(stderr, "rdmapipe-explore: --repro-on: '%s' given twice\n", name.c_str());
+					return kExitUsage;
+				}
+			a->repro_on.emplace_back(name, v.substr(eq + 1));
+			return -1;
+		}
+		fprintf(stderr, "rdmapipe-explore: --repro-on: '%s' is not NAME=CMD (NAME letters, digits, '.', '_', '-')\n", optarg);
+		return kExitUsage;
+	}
 	case kOptStartTimeout: {
 		char *end = nullptr;
 		a->start_timeout_s = strtod(optarg, &end);
@@ -165,7 +186,7 @@ int parse_args(int argc, char **argv, Args *a)
 		{"plant", required_argument, nullptr, kOptPlant}, {"repeats", required_argument, nullptr, kOptRepeats},
 		{"need", required_argument, nullptr, kOptNeed},  {"perf-flag", required_argument, nullptr, kOptPerfFlag},
 		{"stop-after", required_argument, nullptr, kOptStopAfter}, {"runner", required_argument, nullptr, kOptRunner},
-		{"start-timeout", required_argument, nullptr, kOptStartTimeout},
+		{"start-timeout", required_argument, nullptr, kOptStartTimeout}, {"repro-on", required_argument, nullptr, kOptReproOn},
 		{nullptr, 0, nullptr, 0}};
 	for (int i = 0; i < argc; i++)
 		a->command += (i ? " " : "") + std::string(argv[i]);
@@ -396,6 +417,7 @@ int explore(const Args &a, const Space &space, PointConf &pc)
 	}
 	ChildRunner runner(space, pc, cc);
 	FolderRecorder rec(space, runner, dir, a.command, !a.quiet);
+	rec.repro_on(a.repro_on);
 	if (rec.open(&err) != 0) {
 		fprintf(stderr, "rdmapipe-explore: %s\n", err.c_str());
 		return kExitUsage;

@@ -68,7 +68,7 @@ _rdmapipe_explore()
 		return ;;
 	--budget | --seed | --repeats | --need | --perf-flag | --stop-after | --start-timeout)   # a number
 		return ;;
-	--runner)   # a shell command
+	--runner | --repro-on)   # a shell command (NAME=CMD)
 		COMPREPLY=($(compgen -c -- "$cur"))
 		return ;;
 	esac
@@ -76,7 +76,7 @@ _rdmapipe_explore()
 
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W '-f --space --check --budget --seed --strategy --stop-after -o --out --rdmapipe
-			--runner --start-timeout --plant --repeats --need --perf-flag -q --quiet -h --help --version --' -- "$cur"))
+			--runner --start-timeout --repro-on --plant --repeats --need --perf-flag -q --quiet -h --help --version --' -- "$cur"))
 	fi
 }
 complete -F _rdmapipe_explore rdmapipe-explore

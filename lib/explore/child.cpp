@@ -83,11 +83,17 @@ std::string sh_quote(const std::string &s)
 
 std::string ChildRunner::on_host(const std::string &cmd)
 {
-	if (cc_.runner.empty())
+	return through(cc_.runner, cmd);
+}
+
+std::string ChildRunner::through(const std::string &runner, const std::string &cmd)
+{
+	if (runner.empty())
 		return cmd;
 	stop();   // a runner's host may take one at a time (tools/softroce's VMs do)
-	const int bound = static_cast<int>(space_.search.point_timeout_s + cc_.start_timeout_s + 30);
-	return "timeout -k 10 " + std::to_string(bound) + " sh -c " + sh_quote(cc_.runner + " \"$@\"") +
+	const double start_s = cc_.start_timeout_s > 0 ? cc_.start_timeout_s : 600;
+	const int bound = static_cast<int>(space_.search.point_timeout_s + start_s + 30);
+	return "timeout -k 10 " + std::to_string(bound) + " sh -c " + sh_quote(runner + " \"$@\"") +
 	       " rdmapipe-explore-runner sh -c " + sh_quote(cmd) + " < /dev/null >> " +
 	       sh_quote(cc_.dir + "/runner.log") + " 2>&1";
 }

@@ -40,6 +40,8 @@ public:
 	 * stopped first; bounded by the point's and the start's timeouts; stdin /dev/null,
 	 * the runner's own output to runner.log), else as it is. */
 	std::string on_host(const std::string &cmd);
+	/* ... through another runner (--repro-on's), the same way ("": here). */
+	std::string through(const std::string &runner, const std::string &cmd);
 	void stop();   // ends the child (at the end, or on a signal)
 
 private:

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -34,11 +35,13 @@ std::string read_text(const std::string &path)
 	return ss.str();
 }
 
-/* sh -c cmd in dir where the children run (through their runner), its output appended
- * to dir/out; the exit status (124: timed out). */
-int shell_in(ChildRunner &child, const std::string &dir, const std::string &cmd, const std::string &out)
+/* sh -c cmd in dir where the children run (through their runner, or the one given),
+ * its output appended to dir/out; the exit status (124: timed out). */
+int shell_in(ChildRunner &child, const std::string &dir, const std::string &cmd, const std::string &out,
+	     const std::string *runner = nullptr)
 {
-	const std::string c = child.on_host("cd " + sh_quote(dir) + " && { " + cmd + "; } >> " + sh_quote(out) + " 2>&1");
+	const std::string in_dir = "cd " + sh_quote(dir) + " && { " + cmd + "; } >> " + sh_quote(out) + " 2>&1";
+	const std::string c = runner ? child.through(*runner, in_dir) : child.on_host(in_dir);
 	const int st = system(c.c_str());
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
@@ -228,7 +231,7 @@ std::string FolderRecorder::standalone(const Finding &f)
 
 /* repro.c run search.repeats times, each bounded by point_timeout, and judged: only its
  * runs that show the finding's own failure count (finding_failure, repro_shows). */
-std::string FolderRecorder::run_repro(const Finding &f, const std::string &d)
+std::string FolderRecorder::run_repro(const Finding &f, const std::string &d, const ReproOn *on)
 {
 	const SearchConf &c = space_.search;
 	const std::string run = "timeout -k 5 " + std::to_string(static_cast<int>(c.point_timeout_s + 0.5)) + " ./repro";
@@ -236,8 +239,8 @@ std::string FolderRecorder::run_repro(const Finding &f, const std::string &d)
 	uint32_t shown = 0, other = 0, setup_errors = 0;
 	std::string seen, seen_other, seen_setup;
 	for (uint32_t i = 0; i < c.repeats; i++) {
-		const std::string out = "repro.run" + std::to_string(i + 1) + ".out";
-		const int rc = shell_in(child_, d, run, out);
+		const std::string out = "repro." + (on ? on->name + "." : "") + "run" + std::to_string(i + 1) + ".out";
+		const int rc = shell_in(child_, d, run, out, on ? &on->cmd : nullptr);
 		const std::string line = last_line(d + "/" + out);
 		const std::string got = repro_failure(rc, line);
 		const std::string said = got == "hang" ? "killed after point_timeout (a hang)" : line;
@@ -252,7 +255,8 @@ std::string FolderRecorder::run_repro(const Finding &f, const std::string &d)
 			seen_other = said;
 		}
 	}
-	repro_runs_[f.id] = {shown, c.repeats};
+	if (on == nullptr)
+		repro_runs_[f.id] = {shown, c.repeats};
 	const std::string of = " of " + std::to_string(c.repeats) + " runs";
 	if (setup_errors > c.repeats - c.need)
 		return "repro.c setup error: " + seen_setup;
@@ -264,11 +268,36 @@ std::string FolderRecorder::run_repro(const Finding &f, const std::string &d)
 	return "only in rdmapipe (repro.c showed it in " + std::to_string(shown) + of + ")";
 }
 
+/* repro.c built and run through each --repro-on runner (another kernel, another host),
+ * each judged as the children's runs are: "6.12: reproduces (3 of 3 runs: ...)". */
+std::string FolderRecorder::repro_elsewhere(const Finding &f, const std::string &d)
+{
+	std::string all;
+	for (const ReproOn &on : repro_on_) {
+		std::string v;
+		const std::string built = "repro." + on.name + ".build.out";
+		if (shell_in(child_, d, repro_build_command(), built, &on.cmd) != 0) {
+			v = "not compiled: " + last_line(d + "/" + built);
+		} else {
+			v = run_repro(f, d, &on);
+			for (const auto &[from, to] : {std::pair{"reproduces without rdmapipe", "reproduces"},
+						       std::pair{"only in rdmapipe (repro.c showed it in", "does not ("}})
+				if (v.rfind(from, 0) == 0)
+					v = to + v.substr(strlen(from));
+		}
+		all += (all.empty() ? "" : "; ") + on.name + ": " + v;
+	}
+	return all;
+}
+
 void FolderRecorder::finding(const Finding &f)
 {
 	write_finding_files(f);
-	const std::string label = standalone(f);
-	labels_[f.id] = label;
+	labels_[f.id] = standalone(f);
+	const std::string d = dir_ + "/anomalies/" + std::to_string(f.id);
+	if (!repro_on_.empty() && access((d + "/repro.c").c_str(), F_OK) == 0)
+		on_[f.id] = repro_elsewhere(f, d);
+	const std::string label = this->label(f.id);
 	write_text(dir_ + "/anomalies/" + std::to_string(f.id) + "/standalone.txt", label + "\n");
 	if (progress_)
 		fprintf(stderr, "\nexplore: anomaly %u standalone: %s\n", f.id, label.c_str());
@@ -322,10 +351,13 @@ int FolderRecorder::finish(std::string *err)
 	for (const Dim &d : space_.dims)
 		sp["dims"].push_back({{"name", d.name}, {"values", d.values}, {"numeric", d.numeric()}, {"simplest", d.values[d.simplest]}});
 	json fs = json::array();
-	for (const auto &[f, at] : findings_)
+	for (const auto &[f, at] : findings_) {
 		fs.push_back({{"id", f.id}, {"kind", anomaly_kind_name(f.verdict.kind)}, {"why", f.verdict.why}, {"mfs", f.mfs_text},
 			      {"point", json::parse(values_json(f.point))}, {"minimal", json::parse(values_json(f.minimal))},
 			      {"found_at", at}, {"runs", f.runs}, {"shown", f.shown}, {"standalone", labels_[f.id]}});
+		if (!on_[f.id].empty())
+			fs.back()["standalone_on"] = on_[f.id];   // --repro-on's runners, each NAME: its verdict
+	}
 	if (!write_text(dir_ + "/space.json", sp.dump(2) + "\n") || !write_text(dir_ + "/findings.json", fs.dump(2) + "\n")) {
 		*err = dir_ + ": cannot write space.json and findings.json";
 		return -1;
@@ -352,6 +384,8 @@ std::string FolderRecorder::standalone_section()
 		const std::string pt = perftest_[f.id];
 		if (!pt.empty())
 			r += "  - perftest: `" + pt + "`\n";
+		if (!on_[f.id].empty())
+			r += "  - elsewhere (--repro-on): " + md_cell(on_[f.id]) + "\n";
 	}
 	return r;
 }

@@ -32,11 +32,20 @@ public:
 	void progress(uint64_t points, uint64_t anomalies, double elapsed_s, double budget_left_s) override;
 	/* space.json and findings.json (what plot-explore reads) ... */
 	int finish(std::string *err);
-	/* The finding's standalone label ("reproduces without rdmapipe (...)", ...). */
+	/* The finding's standalone label ("reproduces without rdmapipe (...)", ...), and
+	 * --repro-on's ("; 6.12: does not (0 of 3 runs)"). */
 	std::string label(uint32_t id) const
 	{
 		auto it = labels_.find(id);
-		return it == labels_.end() ? "" : it->second;
+		auto on = on_.find(id);
+		return (it == labels_.end() ? "" : it->second) + (on == on_.end() || on->second.empty() ? "" : "; " + on->second);
+	}
+	/* Each finding's repro.c also built and run through these runners (--repro-on
+	 * NAME=CMD: tools/softroce --kernel 6.12 ...), its label saying per NAME. */
+	void repro_on(const std::vector<std::pair<std::string, std::string>> &v)
+	{
+		for (const auto &[name, cmd] : v)
+			repro_on_.push_back({name, cmd});
 	}
 	/* ... then report.md (linking the plots there are). */
 	int report(const SearchTotals &t, std::string *err);
@@ -45,7 +54,11 @@ private:
 	std::string values_json(const Point &p) const;
 	void write_finding_files(const Finding &f);
 	std::string standalone(const Finding &f);
-	std::string run_repro(const Finding &f, const std::string &dir);
+	struct ReproOn {   // --repro-on NAME=CMD
+		std::string name, cmd;
+	};
+	std::string run_repro(const Finding &f, const std::string &dir, const ReproOn *on = nullptr);
+	std::string repro_elsewhere(const Finding &f, const std::string &dir);
 	bool load_conf(const std::string &rel, PipelineConf *c, std::string *err) const;
 	std::string perftest_line(const PipelineConf &c) const;
 	std::string standalone_section();   // repro.c written, compiled, run: the label
@@ -61,6 +74,8 @@ private:
 	std::map<uint32_t, std::pair<uint32_t, uint32_t>> repro_runs_;   // finding id -> repro.c's runs showing it, of
 	std::map<Point, std::string> confs_;          // every point run -> its pipeline file (the reference's, for repro.c)
 	std::map<uint32_t, std::string> perftest_;    // finding id -> perftest's command for its minimal point ("": none)
+	std::vector<ReproOn> repro_on_;
+	std::map<uint32_t, std::string> on_;          // finding id -> "6.1: reproduces (...); 6.12: does not (...)"
 };
 
 } // namespace rp::explore

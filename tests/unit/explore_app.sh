@@ -201,6 +201,7 @@ hosts() {
 		           counters = { out_of_sequence = 0.1; }; };
 	S
 	FAKE_WEDGE=1 FAKE_DELAY=0.5 "$X" -q -f "$T/hosts.conf" -o "$T/h" --rdmapipe "$FAKE" --runner "$T/host.sh" --start-timeout 30 \
+		--repro-on "other=$T/host.sh" \
 		--strategy grid --repeats 2 --need 2 > "$T/h.out" 2>&1
 	rc=$?
 	[ $rc -eq 1 ] || fail "runner: exit $rc: $(tail -3 "$T/h.out")"
@@ -212,6 +213,17 @@ hosts() {
 	[ "$started" -ge 3 ] || fail "runner: $started children started through it (the first, and one after each host hang)"
 	n=$(grep -c '"status":"ran"' "$T/h/points.jsonl")
 	[ "$n" -ge 9 ] || fail "runner: only $n points ran around the host hangs"
+	# --repro-on: each finding's repro.c built and run through the other runner too, its
+	# verdict labelled with its name (no RDMA device here: its own setup error).
+	on=$(python3 -c 'import json,sys; print("|".join(f.get("standalone_on", "-") for f in json.load(open(sys.argv[1]))))' "$T/h/findings.json")
+	[[ $on == "other: "*"|other: "* ]] || fail "--repro-on: findings' standalone_on: '$on'"
+	[ -s "$T/h/anomalies/1/repro.other.build.out" ] || [ -e "$T/h/anomalies/1/repro.other.run1.out" ] ||
+		fail "--repro-on: repro.c not built and run through it: $(ls "$T/h/anomalies/1")"
+	grep -q "elsewhere (--repro-on): other: " "$T/h/report.md" || fail "--repro-on: report.md does not say it"
+	"$X" -f "$T/hosts.conf" --repro-on 'a b=x' > "$T/ro.out" 2>&1
+	[ $? -eq 2 ] && grep -q "^rdmapipe-explore: --repro-on: 'a b=x' is not NAME=CMD" "$T/ro.out" || fail "--repro-on 'a b=x': $(cat "$T/ro.out")"
+	"$X" -f "$T/hosts.conf" --repro-on 'k=x' --repro-on 'k=y' > "$T/ro.out" 2>&1
+	[ $? -eq 2 ] && grep -q "^rdmapipe-explore: --repro-on: 'k' given twice" "$T/ro.out" || fail "--repro-on twice: $(cat "$T/ro.out")"
 }
 
 [ "$part" = all ] || [ "$part" = search ] && search
