@@ -281,7 +281,7 @@ std::string FolderRecorder::repro_elsewhere(const Finding &f, const std::string 
 		} else {
 			v = run_repro(f, d, &on);
 			for (const auto &[from, to] : {std::pair{"reproduces without rdmapipe", "reproduces"},
-						       std::pair{"only in rdmapipe (repro.c showed it in", "does not ("}})
+						       std::pair{"only in rdmapipe (repro.c showed it in ", "does not ("}})
 				if (v.rfind(from, 0) == 0)
 					v = to + v.substr(strlen(from));
 		}
