@@ -200,7 +200,7 @@ hosts() {
 		search = { budget = 40; seed = 3; point_seconds = 0.2; stall_timeout = 0.5; point_timeout = 4;
 		           counters = { out_of_sequence = 0.1; }; };
 	S
-	FAKE_WEDGE=1 FAKE_DELAY=0.5 "$X" -q -f "$T/hosts.conf" -o "$T/h" --rdmapipe "$FAKE" --runner "$T/host.sh" --start-timeout 30 \
+	FAKE_WEDGE=1 "$X" -q -f "$T/hosts.conf" -o "$T/h" --rdmapipe "$FAKE" --runner "$T/host.sh" --start-timeout 30 \
 		--repro-on "other=$T/host.sh" \
 		--strategy grid --repeats 2 --need 2 > "$T/h.out" 2>&1
 	rc=$?
