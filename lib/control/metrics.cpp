@@ -545,6 +545,17 @@ std::string why_not_connect(const std::string &host, const std::string &port)
 	return why;
 }
 
+/* The pusher's gateway, under job "rdmapipe" and these grouping labels (a Gateway's
+ * group is fixed at its making). */
+void push_gateway(const std::string &host, const std::string &port, const std::vector<std::pair<std::string, std::string>> &labels)
+{
+	prometheus::Labels grouping;
+	for (const auto &[k, v] : labels)
+		grouping[k] = v;
+	g_push.gw = std::make_unique<prometheus::Gateway>(host, port, "rdmapipe", grouping);
+	g_push.gw->RegisterCollectable(g_collectable);
+}
+
 } // namespace
 
 int metrics_push_to(const std::string &url, double period_s, const std::vector<std::pair<std::string, std::string>> &labels,
@@ -563,11 +574,7 @@ int metrics_push_to(const std::string &url, double period_s, const std::vector<s
 		*err = "run.push (--push) " + url + ": the Pushgateway does not answer: " + why;
 		return -1;
 	}
-	prometheus::Labels grouping;
-	for (const auto &[k, v] : labels)
-		grouping[k] = v;
-	g_push.gw = std::make_unique<prometheus::Gateway>(host, port, "rdmapipe", grouping);
-	g_push.gw->RegisterCollectable(g_collectable);
+	push_gateway(host, port, labels);
 	g_push.url = url;
 	return 0;
 }
@@ -578,16 +585,12 @@ int metrics_push_regroup(const std::vector<std::pair<std::string, std::string>> 
 		return 0;   // no pushes (or the last one left behind, said then)
 	std::string host, port;
 	push_url(g_push.url, &host, &port);
-	prometheus::Labels grouping;
-	for (const auto &[k, v] : labels)
-		grouping[k] = v;
-	try {   // a Gateway's group is fixed at its making: another one
-		g_push.gw = std::make_unique<prometheus::Gateway>(host, port, "rdmapipe", grouping);
+	try {
+		push_gateway(host, port, labels);
 	} catch (const std::exception &e) {
 		*err = "run.push (--push) " + g_push.url + ": " + e.what();
 		return -1;
 	}
-	g_push.gw->RegisterCollectable(g_collectable);
 	return 0;
 }
 

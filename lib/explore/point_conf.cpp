@@ -114,7 +114,7 @@ Setting &io_context(libconfig::Config &cfg, int lcore)
 }
 
 /* "rxe0": every io context on it; "rxeA>rxeB": requesters on A, responders on B. */
-int apply_device(libconfig::Config &cfg, const std::string &value, std::vector<std::string> *devs, std::string *why)
+int apply_device(libconfig::Config &cfg, const std::string &value, std::string *why)
 {
 	const size_t gt = value.find('>');
 	const std::string a = value.substr(0, gt), b = gt == std::string::npos ? a : value.substr(gt + 1);
@@ -126,8 +126,7 @@ int apply_device(libconfig::Config &cfg, const std::string &value, std::vector<s
 	if (root.exists("devices"))
 		root.remove("devices");
 	Setting &dl = root.add("devices", Setting::TypeList);
-	*devs = a == b ? std::vector<std::string>{a} : std::vector<std::string>{a, b};
-	for (const std::string &d : *devs)
+	for (const std::string &d : a == b ? std::vector<std::string>{a} : std::vector<std::string>{a, b})
 		dl.add(Setting::TypeGroup).add("name", Setting::TypeString) = d;
 	std::set<int> tx, rx;
 	end_lcores(cfg, &tx, &rx);
@@ -274,7 +273,7 @@ int PointConf::init(const Space &s, const LcoreSet &lcores, unsigned tx, unsigne
 int PointConf::apply(libconfig::Config &cfg, const std::string &setting, const std::string &value, std::string *why)
 {
 	if (setting == "device")
-		return apply_device(cfg, value, &devices_, why);
+		return apply_device(cfg, value, why);
 	if (setting == "flows")
 		return apply_flows(cfg, value, why);
 	if (setting == "placement")
@@ -302,7 +301,6 @@ int PointConf::make(const Point &p, const std::string &conf_path, const std::str
 	libconfig::Config cfg;
 	try {
 		cfg.readString(base_text_);
-		devices_.clear();
 		bool count_given = false;
 		for (const auto &kv : point_settings(*space_, p)) {
 			count_given |= kv.first == "messages" || kv.first == "duration";
@@ -311,11 +309,6 @@ int PointConf::make(const Point &p, const std::string &conf_path, const std::str
 		}
 		if (!count_given)
 			set_in_each(list_at(cfg, "flows"), "duration", std::to_string(space_->search.point_seconds));
-		if (devices_.empty()) {
-			const Setting &dl = list_at(cfg, "devices");
-			for (int i = 0; i < dl.getLength(); i++)
-				devices_.push_back(str(dl[i], "name"));
-		}
 		Setting &root = cfg.getRoot();
 		Setting &run = root.exists("run") ? root["run"] : root.add("run", Setting::TypeGroup);
 		if (run.exists("output"))

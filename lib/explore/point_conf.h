@@ -35,15 +35,12 @@ public:
 	 * with *why (the validator's refusal: an invalid point). */
 	int make(const Point &p, const std::string &conf_path, const std::string &results_path, std::string *why,
 		 PipelineConf *out = nullptr);
-	/* The devices the last point made runs on (whose hw_counters it moves). */
-	const std::vector<std::string> &devices() const { return devices_; }
 
 private:
 	int apply(libconfig::Config &cfg, const std::string &setting, const std::string &value, std::string *why);
 	const Space *space_ = nullptr;
 	LcoreSet lcores_;
 	std::string base_text_;
-	std::vector<std::string> devices_;
 };
 
 } // namespace rp::explore
