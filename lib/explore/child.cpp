@@ -81,18 +81,18 @@ std::string sh_quote(const std::string &s)
 	return q + "'";
 }
 
-std::string ChildRunner::on_host(const std::string &cmd)
+std::string ChildRunner::on_host(const std::string &cmd, double work_s)
 {
-	return through(cc_.runner, cmd);
+	return through(cc_.runner, cmd, work_s);
 }
 
-std::string ChildRunner::through(const std::string &runner, const std::string &cmd)
+std::string ChildRunner::through(const std::string &runner, const std::string &cmd, double work_s)
 {
 	if (runner.empty())
 		return cmd;
 	stop();   // a runner's host may take one at a time (tools/softroce's VMs do)
 	const double start_s = cc_.start_timeout_s > 0 ? cc_.start_timeout_s : 600;
-	const int bound = static_cast<int>(space_.search.point_timeout_s + start_s + 30);
+	const int bound = static_cast<int>((work_s < 0 ? space_.search.point_timeout_s : work_s) + start_s + 30);
 	return "timeout -k 10 " + std::to_string(bound) + " sh -c " + sh_quote(runner + " \"$@\"") +
 	       " rdmapipe-explore-runner sh -c " + sh_quote(cmd) + " < /dev/null >> " +
 	       sh_quote(cc_.dir + "/runner.log") + " 2>&1";

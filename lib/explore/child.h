@@ -37,11 +37,11 @@ public:
 	/* The command that runs a point's file as the child did: for reproducers. */
 	std::string command(const std::string &conf) const;
 	/* A shell command as run where the children run: through the runner (the child
-	 * stopped first; bounded by the point's and the start's timeouts; stdin /dev/null,
-	 * the runner's own output to runner.log), else as it is. */
-	std::string on_host(const std::string &cmd);
+	 * stopped first; bounded by the start's timeout and work_s, <0: a point's timeout;
+	 * stdin /dev/null, the runner's own output to runner.log), else as it is. */
+	std::string on_host(const std::string &cmd, double work_s = -1);
 	/* ... through another runner (--repro-on's), the same way ("": here). */
-	std::string through(const std::string &runner, const std::string &cmd);
+	std::string through(const std::string &runner, const std::string &cmd, double work_s = -1);
 	void stop();   // ends the child (at the end, or on a signal)
 
 private:

@@ -36,15 +36,41 @@ std::string read_text(const std::string &path)
 }
 
 /* sh -c cmd in dir where the children run (through their runner, or the one given),
- * its output appended to dir/out; the exit status (124: timed out). */
+ * its output appended to dir/out; the exit status (124: timed out). work_s bounds the
+ * command's own time through a runner (<0: one point's). */
 int shell_in(ChildRunner &child, const std::string &dir, const std::string &cmd, const std::string &out,
-	     const std::string *runner = nullptr)
+	     const std::string *runner = nullptr, double work_s = -1)
 {
 	const std::string in_dir = "cd " + sh_quote(dir) + " && { " + cmd + "; } >> " + sh_quote(out) + " 2>&1";
-	const std::string c = runner ? child.through(*runner, in_dir) : child.on_host(in_dir);
+	const std::string c = runner ? child.through(*runner, in_dir, work_s) : child.on_host(in_dir, work_s);
 	const int st = system(c.c_str());
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
+
+/* The file's number (an exit status a step wrote), false when it has none. */
+bool read_status(const std::string &path, int *v)
+{
+	std::ifstream in(path);
+	return static_cast<bool>(in >> *v);
+}
+
+/* repro.c built (once: TAGbuild.rc says it was) and run from run first+1 to runs, as one
+ * command where it runs, so a VM runner boots once for them all; each step's output and
+ * exit status in TAGbuild.out/.rc, TAGrunI.out/.rc beside repro.c. */
+std::string repro_script(const std::string &tag, uint32_t first, uint32_t runs, int timeout_s)
+{
+	const std::string b = tag + "build";
+	std::string s = "[ -e " + b + ".rc ] || { (command -v cc > /dev/null || { echo 'no cc'; exit 127; }; " +
+			repro_build_command() + ") > " + b + ".out 2>&1; echo $? > " + b + ".rc; }; [ \"$(cat " + b +
+			".rc)\" = 0 ] || exit 0";
+	for (uint32_t i = first; i < runs; i++) {
+		const std::string r = tag + "run" + std::to_string(i + 1);
+		s += "; timeout -k 5 " + std::to_string(timeout_s) + " ./repro > " + r + ".out 2>&1; echo $? > " + r + ".rc";
+	}
+	return s;
+}
+
+constexpr double kBuildSeconds = 120;   // repro.c's build where it runs, on a slow guest
 
 std::string last_line(const std::string &path)
 {
@@ -222,26 +248,51 @@ std::string FolderRecorder::standalone(const Finding &f)
 	}
 	write_text(d + "/repro.c", repro_source(defines));
 	write_text(d + "/repro.build", std::string(repro_build_command()) + "\n");
-	if (shell_in(child_, d, "command -v cc > /dev/null", "/dev/null") != 0)
-		return "repro.c not compiled: no cc";
-	if (shell_in(child_, d, repro_build_command(), "repro.build.out") != 0)
-		return "repro.c not compiled: " + last_line(d + "/repro.build.out") + " (repro.build.out)";
 	return run_repro(f, d);
 }
 
-/* repro.c run search.repeats times, each bounded by point_timeout, and judged: only its
- * runs that show the finding's own failure count (finding_failure, repro_shows). */
+/* repro.c built and run search.repeats times where it runs (through on's runner, else
+ * the children's), each run bounded by point_timeout, and judged: only its runs that
+ * show the finding's own failure count (finding_failure, repro_shows). A run its host
+ * died in is a hang; the runs after it go on, the host restored by a new runner. */
 std::string FolderRecorder::run_repro(const Finding &f, const std::string &d, const ReproOn *on)
 {
 	const SearchConf &c = space_.search;
-	const std::string run = "timeout -k 5 " + std::to_string(static_cast<int>(c.point_timeout_s + 0.5)) + " ./repro";
+	const int timeout_s = static_cast<int>(c.point_timeout_s + 0.5);
+	const std::string tag = "repro." + (on ? on->name + "." : ""), runner = on ? " (" + on->name + ")" : "";
+	std::vector<int> rcs(c.repeats, -1);
+	for (uint32_t first = 0; first < c.repeats;) {
+		const double work_s = kBuildSeconds + (c.repeats - first) * (timeout_s + 5.0);
+		const int st = shell_in(child_, d, repro_script(tag, first, c.repeats, timeout_s), tag + "sh.out",
+					on ? &on->cmd : nullptr, work_s);
+		int built = -1;
+		if (!read_status(d + "/" + tag + "build.rc", &built))
+			return "repro.c not built: its runner" + runner + " ended with exit " + std::to_string(st) + " (runner.log)";
+		if (built != 0)
+			return "repro.c not compiled: " + last_line(d + "/" + tag + "build.out") + " (" + tag + "build.out)";
+		while (first < c.repeats && read_status(d + "/" + tag + "run" + std::to_string(first + 1) + ".rc", &rcs[first]))
+			first++;
+		if (first == c.repeats)
+			break;
+		if (st != 124 && st != 128 + 9)
+			return "repro.c's run " + std::to_string(first + 1) + " not run: its runner" + runner + " ended with exit " +
+			       std::to_string(st) + " (runner.log)";
+		rcs[first++] = 124;   // the host stopped answering in it, and was stopped with its runner
+	}
+	return judge_repro(f, d, tag, rcs, on == nullptr);
+}
+
+/* repro.c's runs (their exit statuses rcs, outputs TAGrunI.out) as the finding's label. */
+std::string FolderRecorder::judge_repro(const Finding &f, const std::string &d, const std::string &tag,
+					const std::vector<int> &rcs, bool childrens)
+{
+	const SearchConf &c = space_.search;
 	const std::string want = finding_failure(f);
 	uint32_t shown = 0, other = 0, setup_errors = 0;
 	std::string seen, seen_other, seen_setup;
-	for (uint32_t i = 0; i < c.repeats; i++) {
-		const std::string out = "repro." + (on ? on->name + "." : "") + "run" + std::to_string(i + 1) + ".out";
-		const int rc = shell_in(child_, d, run, out, on ? &on->cmd : nullptr);
-		const std::string line = last_line(d + "/" + out);
+	for (uint32_t i = 0; i < rcs.size(); i++) {
+		const int rc = rcs[i];
+		const std::string line = last_line(d + "/" + tag + "run" + std::to_string(i + 1) + ".out");
 		const std::string got = repro_failure(rc, line);
 		const std::string said = got == "hang" ? "killed after point_timeout (a hang)" : line;
 		if (rc == 2 || rc == 126 || rc == 127) {   // its own setup, or no timeout(1) to run it: never "only in rdmapipe"
@@ -255,7 +306,7 @@ std::string FolderRecorder::run_repro(const Finding &f, const std::string &d, co
 			seen_other = said;
 		}
 	}
-	if (on == nullptr)
+	if (childrens)
 		repro_runs_[f.id] = {shown, c.repeats};
 	const std::string of = " of " + std::to_string(c.repeats) + " runs";
 	if (setup_errors > c.repeats - c.need)
@@ -274,17 +325,12 @@ std::string FolderRecorder::repro_elsewhere(const Finding &f, const std::string 
 {
 	std::string all;
 	for (const ReproOn &on : repro_on_) {
-		std::string v;
-		const std::string built = "repro." + on.name + ".build.out";
-		if (shell_in(child_, d, repro_build_command(), built, &on.cmd) != 0) {
-			v = "not compiled: " + last_line(d + "/" + built);
-		} else {
-			v = run_repro(f, d, &on);
-			for (const auto &[from, to] : {std::pair{"reproduces without rdmapipe", "reproduces"},
-						       std::pair{"only in rdmapipe (repro.c showed it in ", "does not ("}})
-				if (v.rfind(from, 0) == 0)
-					v = to + v.substr(strlen(from));
-		}
+		std::string v = run_repro(f, d, &on);
+		for (const auto &[from, to] : {std::pair{"reproduces without rdmapipe", "reproduces"},
+					       std::pair{"only in rdmapipe (repro.c showed it in ", "does not ("},
+					       std::pair{"repro.c not compiled: ", "not compiled: "}})
+			if (v.rfind(from, 0) == 0)
+				v = to + v.substr(strlen(from));
 		all += (all.empty() ? "" : "; ") + on.name + ": " + v;
 	}
 	return all;

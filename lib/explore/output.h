@@ -58,6 +58,8 @@ private:
 		std::string name, cmd;
 	};
 	std::string run_repro(const Finding &f, const std::string &dir, const ReproOn *on = nullptr);
+	std::string judge_repro(const Finding &f, const std::string &dir, const std::string &tag, const std::vector<int> &rcs,
+				bool childrens);
 	std::string repro_elsewhere(const Finding &f, const std::string &dir);
 	bool load_conf(const std::string &rel, PipelineConf *c, std::string *err) const;
 	std::string perftest_line(const PipelineConf &c) const;

@@ -220,6 +220,10 @@ hosts() {
 	[ -s "$T/h/anomalies/1/repro.other.build.out" ] || [ -e "$T/h/anomalies/1/repro.other.run1.out" ] ||
 		fail "--repro-on: repro.c not built and run through it: $(ls "$T/h/anomalies/1")"
 	grep -q "elsewhere (--repro-on): other: " "$T/h/report.md" || fail "--repro-on: report.md does not say it"
+	# A finding's repro.c is built and run in one command per runner (a VM boots once).
+	nf=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/h/findings.json")
+	nr=$(grep -c "host.sh: a child on the stand-in host" "$T/h/runner.log")
+	[ "$nr" -eq $((nf * 2)) ] || fail "repro.c: $nr runner commands for $nf findings (want one per finding and runner)"
 	"$X" -f "$T/hosts.conf" --repro-on 'a b=x' > "$T/ro.out" 2>&1
 	[ $? -eq 2 ] && grep -q "^rdmapipe-explore: --repro-on: 'a b=x' is not NAME=CMD" "$T/ro.out" || fail "--repro-on 'a b=x': $(cat "$T/ro.out")"
 	"$X" -f "$T/hosts.conf" --repro-on 'k=x' --repro-on 'k=y' > "$T/ro.out" 2>&1
