@@ -81,6 +81,12 @@ std::string sh_quote(const std::string &s)
 	return q + "'";
 }
 
+/* The current child's file in the output folder: child-N.log, child-N.console. */
+std::string ChildRunner::child_file(const char *ext) const
+{
+	return "child-" + std::to_string(children_) + "." + ext;
+}
+
 std::string ChildRunner::on_host(const std::string &cmd, double work_s)
 {
 	return through(cc_.runner, cmd, work_s);
@@ -98,9 +104,13 @@ std::string ChildRunner::through(const std::string &runner, const std::string &c
 	       sh_quote(cc_.dir + "/runner.log") + " 2>&1";
 }
 
+/* Through a runner as the children ran: sh -c 'RUNNER "$@"', its console (a runner may
+ * keep one in $RDMAPIPE_EXPLORE_CONSOLE) beside the command when run by hand. */
 std::string ChildRunner::command(const std::string &conf) const
 {
-	std::string c = cc_.runner.empty() ? "" : cc_.runner + " ";
+	std::string c = cc_.runner.empty() ? ""
+					   : "RDMAPIPE_EXPLORE_CONSOLE=${RDMAPIPE_EXPLORE_CONSOLE:-$PWD/reproduce.console} sh -c " +
+						     sh_quote(cc_.runner + " \"$@\"") + " rdmapipe-explore-runner ";
 	c += cc_.rdmapipe;
 	for (const std::string &a : cc_.eal)
 		c += " " + a;
@@ -117,7 +127,8 @@ int ChildRunner::start()
 		fatal_ = std::string("cannot make pipes for the child: ") + strerror(errno);
 		return -1;
 	}
-	const std::string log = cc_.dir + "/child-" + std::to_string(++children_) + ".log";
+	children_++;
+	const std::string log = cc_.dir + "/" + child_file("log");
 	std::vector<std::string> args;
 	if (!cc_.runner.empty())   // the runner's words, then the child's ("$@")
 		args = {"/bin/sh", "-c", cc_.runner + " \"$@\"", "rdmapipe-explore-runner"};
@@ -130,7 +141,7 @@ int ChildRunner::start()
 	for (std::string &a : args)
 		argv.push_back(a.data());
 	argv.push_back(nullptr);
-	const std::string console = cc_.dir + "/child-" + std::to_string(children_) + ".console";
+	const std::string console = cc_.dir + "/" + child_file("console");
 	pid_ = fork();
 	if (pid_ == 0) {
 		setpgid(0, 0);   // the terminal's SIGINT is the explorer's to handle
@@ -145,6 +156,12 @@ int ChildRunner::start()
 	}
 	close(in[0]);
 	close(out[1]);
+	if (pid_ < 0) {
+		fatal_ = std::string("cannot fork the child rdmapipe: ") + strerror(errno);
+		close(in[1]);
+		close(out[0]);
+		return -1;
+	}
 	to_ = in[1];
 	/* A runner's child writes its stderr to stdout (the VM's serial line): the lines
 	 * that are no answer go to its log, beside the runner's own. */
@@ -154,10 +171,6 @@ int ChildRunner::start()
 	pending_.clear();
 	answered_ = 0;
 	alive_at_ = 0;
-	if (pid_ < 0) {
-		fatal_ = std::string("cannot fork the child rdmapipe: ") + strerror(errno);
-		return -1;
-	}
 	return 0;
 }
 
@@ -274,7 +287,7 @@ bool ChildRunner::host_silent() const
 void ChildRunner::hung(Outcome *o, const std::string &log)
 {
 	const bool host = host_silent();
-	const std::string n = std::to_string(children_), console = cc_.dir + "/child-" + n + ".console";
+	const std::string console = child_file("console");
 	reap(true);
 	o->status = host ? RunStatus::host_hung : RunStatus::hung;
 	o->pass = false;
@@ -284,10 +297,10 @@ void ChildRunner::hung(Outcome *o, const std::string &log)
 	if (!host)
 		return;
 	host_down_at_ = now_s();
-	const std::string seen = file_tail(console, 3);
+	const std::string seen = file_tail(cc_.dir + "/" + console, 3);
 	o->failure += "; nothing from its host for " + std::to_string(static_cast<int>(silent_s(space_.search.point_timeout_s))) +
 		      " s (no 'alive'): the runner was stopped and starts anew; " +
-		      (seen.empty() ? "the runner's log: child-" + n + ".log" : "its console (child-" + n + ".console) ended: " + seen);
+		      (seen.empty() ? "the runner's log: " + child_file("log") : "its console (" + console + ") ended: " + seen);
 }
 
 void ChildRunner::read_results(const std::string &path, Outcome *o)
@@ -364,7 +377,7 @@ ChildRunner::Answer ChildRunner::answer(const std::string &conf, const std::stri
 		reap(false);
 		const bool signalled = WIFSIGNALED(last_status_);
 		const int code = WIFEXITED(last_status_) ? WEXITSTATUS(last_status_) : 0;
-		const std::string tail = file_tail(cc_.dir + "/child-" + std::to_string(children_) + ".log", 2);
+		const std::string tail = file_tail(cc_.dir + "/" + child_file("log"), 2);
 		if (fresh && !signalled && host_down_at_ > 0) {
 			if (now_s() - host_down_at_ < cc_.start_timeout_s) {
 				sleep(kHostRetryS);   // its host is coming back

@@ -47,6 +47,7 @@ public:
 private:
 	enum class Answer { done, died, timeout };
 	int start();
+	std::string child_file(const char *ext) const;
 	Answer ask(const std::string &conf, const std::string &log, int *rc, HwCounters *moved);
 	bool line(const std::string &l, int *rc, HwCounters *moved);
 	Answer await(double deadline, bool ready, int *rc, HwCounters *moved);

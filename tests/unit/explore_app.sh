@@ -188,6 +188,7 @@ hosts() {
 	cat > "$T/host.sh" <<-'H'
 		#!/bin/sh
 		echo "host.sh: a child on the stand-in host" >&2
+		[ -z "$RDMAPIPE_EXPLORE_CONSOLE" ] || echo "host.sh: its console" > "$RDMAPIPE_EXPLORE_CONSOLE"
 		exec "$@"
 	H
 	chmod +x "$T/host.sh"
@@ -220,6 +221,12 @@ hosts() {
 	[ -s "$T/h/anomalies/1/repro.other.build.out" ] || [ -e "$T/h/anomalies/1/repro.other.run1.out" ] ||
 		fail "--repro-on: repro.c not built and run through it: $(ls "$T/h/anomalies/1")"
 	grep -q "elsewhere (--repro-on): other: " "$T/h/report.md" || fail "--repro-on: report.md does not say it"
+	# Its command, run by hand, goes through the runner as the children did, the host's
+	# console kept beside it.
+	(cd "$T/h/anomalies/1" && bash ./command > /dev/null 2>&1)
+	grep -q "host.sh: its console" "$T/h/anomalies/1/reproduce.console" ||
+		fail "anomalies/1/command by hand: no console through the runner: $(cat "$T/h/anomalies/1/command")"
+	grep -q "host.sh: its console" "$T"/h/child-1.console || fail "the runner's child had no console of its own"
 	# A finding's repro.c is built and run in one command per runner (a VM boots once).
 	nf=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/h/findings.json")
 	nr=$(grep -c "host.sh: a child on the stand-in host" "$T/h/runner.log")
