@@ -129,6 +129,14 @@ struct FlowConf {
 	uint32_t max_size() const;
 };
 
+/* The window flow f's QPs share where its receiver takes its receives from an SRQ
+ * (srq): given, or lib/conf's default (default_flow_window); 0 where it cannot share
+ * one (a verb that consumes no receive, UC's software reliability) or has none. */
+uint32_t flow_window_of(const FlowConf &f, bool srq);
+/* The receives flow f takes in its receiver's SRQ (srq): its QPs' windows, or the flow
+ * window they share (a send's QPs each up to all of it). */
+uint64_t flow_srq_receives(const FlowConf &f, bool srq);
+
 struct RingConf {
 	std::string name;
 	uint32_t size = 1024;

@@ -2,22 +2,32 @@
  * what its lcore's stages keep outstanding on them (conf_validate, validate.cpp). */
 #include "conf/validate_internal.h"
 
-namespace rp::check {
-
-namespace {
+namespace rp {
 
 /* The receives a flow received through an SRQ (`srq`) takes there: its QPs' windows, or
  * the flow window they share (given, or the default; graph_plan refuses what cannot
  * share one). */
-uint64_t flow_receives(const FlowConf &f, bool srq)
+uint64_t flow_srq_receives(const FlowConf &f, bool srq)
 {
 	const uint64_t per_qp = static_cast<uint64_t>(f.qps) * f.window;
-	const bool shareable = srq && !(f.transport == Transport::uc && f.reliability == Reliability::software);
-	const uint32_t fw = !shareable ? 0 : f.flow_window_given ? f.flow_window : default_flow_window(true, f.window_given, f.qps, f.window);
+	const uint32_t fw = flow_window_of(f, srq);
 	if (fw == 0)
 		return per_qp;
 	return verb_info(f.verb).fills_receive ? fw : std::min<uint64_t>(fw, per_qp);   // a send's QPs each take up to fw
 }
+
+uint32_t flow_window_of(const FlowConf &f, bool srq)
+{
+	const bool shareable = srq && verb_consumes_receive(f.verb) &&
+			       !(f.transport == Transport::uc && f.reliability == Reliability::software);
+	return !shareable ? 0 : f.flow_window_given ? f.flow_window : default_flow_window(true, f.window_given, f.qps, f.window);
+}
+
+} // namespace rp
+
+namespace rp::check {
+
+namespace {
 
 /* What an lcore's stages keep outstanding on its CQs and receive queue. */
 struct IoLoad {
@@ -40,7 +50,7 @@ IoLoad io_load(const PipelineConf &c, const IoContextConf &io)
 				l.send += static_cast<uint64_t>(f.qps) * f.sq_depth;
 			if ((end == FlowEnd::responder || end == FlowEnd::echo) && verb_consumes_receive(f.verb)) {
 				l.receives = true;
-				l.window += flow_receives(f, end == FlowEnd::responder && !io.rq_per_qp);
+				l.window += flow_srq_receives(f, end == FlowEnd::responder && !io.rq_per_qp);
 			}
 		}
 	}
