@@ -4,6 +4,7 @@
 #include "explore/point_conf.h"
 #include "repro_template.inc"   // built from repro_template.c (meson.build)
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -15,17 +16,7 @@ namespace {
  * flow, copied `flows` times); a point with any other is refused by its name. */
 const char *const kModelled[] = {"verb", "transport", "size", "qps", "flows", "placement", "batch", "signal_every",
 				 "sq_depth", "window", "inline", "fence", "recv_queue", "device", "post_api", "cq_api",
-				 "poll", "rate", "reliability"};
-
-constexpr uint32_t kMaxChain = 64;   // repro_template.c's WRs per ibv_post_send
-
-std::string get(const Settings &set, const std::string &k)
-{
-	for (const auto &[key, v] : set)
-		if (key == k)
-			return v;
-	return "";
-}
+				 "poll", "rate", "reliability", "flow_window"};
 
 bool modelled(const std::string &k)
 {
@@ -34,6 +25,8 @@ bool modelled(const std::string &k)
 			return true;
 	return false;
 }
+
+constexpr uint32_t kMaxChain = 64;   // repro_template.c's WRs per ibv_post_send
 
 std::string refuse(std::string *refused, const std::string &why)
 {
@@ -71,33 +64,50 @@ std::string unmodelled(const FlowConf &f, const IoContextConf &a, const IoContex
 		return "size (a list of sizes is not modelled)";
 	if (f.batch > kMaxChain)
 		return "batch = " + std::to_string(f.batch) + " (repro_template.c chains at most 64 WRs)";
-	/* The builder's flow window (graph_plan): one window over the flow's QPs. */
-	const bool shareable = verb_consumes_receive(f.verb) && !b.rq_per_qp;
-	const uint32_t fw = f.flow_window_given ? f.flow_window : default_flow_window(shareable, f.window_given, f.qps, f.window);
-	if (fw)
-		return "flow_window = " + std::to_string(fw) + " (one window over the flow's " + std::to_string(f.qps) +
-		       " QPs, the engine's at qps x window over 1024: repro_template.c keeps a window per QP)";
 	if (a.adaptive_poll != b.adaptive_poll || a.cq_api != b.cq_api)
 		return "poll, cq_api (the two ends' io contexts differ: repro.c polls both ends alike)";
 	return "";
 }
 
-/* Flow f as the template's fields, all but its QPs and flows; "" with *refused. */
-std::string flow_fields(const PipelineConf &c, const FlowConf &f, std::string *refused)
+/* Flow f as the template's fields, all but its devices, QPs and flows; "" with
+ * *refused. Its window is the engine's: a send's QPs may each take all of the flow
+ * window they share (graph_plan.cpp, plan_flow_window). */
+std::string flow_fields(const FlowConf &f, const IoContextConf &a, const IoContextConf &b, std::string *refused)
 {
-	const IoContextConf *a = end_io(c, f, FlowEnd::requester), *b = end_io(c, f, FlowEnd::responder);
-	if (!a || !b)
-		return refuse(refused, "flow " + f.name + " (not one requester and one responder with io contexts)");
-	if (const std::string why = unmodelled(f, *a, *b); !why.empty())
+	if (const std::string why = unmodelled(f, a, b); !why.empty())
 		return refuse(refused, why);
+	const uint32_t fw = flow_window_of(f, !b.rq_per_qp);
+	const uint32_t window = fw && verb_info(f.verb).fills_receive ? fw : f.window;
 	std::ostringstream o;
 	o << ".verb = " << verb_enum(f.verb) << ", .uc = " << (f.transport == Transport::uc) << ", .size = " << f.sizes[0]
 	  << ", .batch = " << f.batch << ", .signal_every = " << f.signal_every << ", .sq_depth = " << f.sq_depth
-	  << ", .window = " << f.window << ", .inline_send = " << f.inline_send << ", .fence = " << f.fence
-	  << ", .srq = " << !b->rq_per_qp << ", .post_wr = " << (f.post_api == PostApi::wr)
-	  << ", .cq_ex = " << (a->cq_api == CqApi::ex) << ", .adaptive_poll = " << a->adaptive_poll << ", .rate = " << f.rate_pps
-	  << ", .dev_a = \"" << a->device << "\", .dev_b = \"" << b->device << "\"";
+	  << ", .window = " << window << ", .inline_send = " << f.inline_send << ", .fence = " << f.fence
+	  << ", .srq = " << !b.rq_per_qp << ", .post_wr = " << (f.post_api == PostApi::wr)
+	  << ", .cq_ex = " << (a.cq_api == CqApi::ex) << ", .adaptive_poll = " << a.adaptive_poll << ", .rate = " << f.rate_pps
+	  << ", .flow_window = " << fw;
 	return o.str();
+}
+
+/* An io context's SRQ as the builder sizes it (graph_size.cpp, size_lcore): the windows
+ * of the flows received there and a refill batch (the file's, else an eighth of them, at
+ * least the largest batch); the file's larger SRQ wins. {0, 0}: no flow received there
+ * consumes receives through it. */
+std::pair<uint64_t, uint64_t> srq_of(const PipelineConf &c, const IoContextConf &io)
+{
+	uint64_t window = 0;
+	uint32_t batch = 1;
+	for (const FlowConf &f : c.flows) {
+		const IoContextConf *b = end_io(c, f, FlowEnd::responder);
+		if (b != &io)
+			continue;
+		batch = std::max(batch, f.batch);
+		if (verb_consumes_receive(f.verb))
+			window += flow_srq_receives(f, true);
+	}
+	if (window == 0 || io.rq_per_qp)
+		return {0, 0};
+	const uint64_t refill = io.srq_refill ? io.srq_refill : std::max<uint64_t>(batch, window / 8);
+	return {std::max<uint64_t>(window + refill, io.srq), refill};
 }
 
 } // namespace
@@ -109,24 +119,40 @@ std::string repro_params(const PipelineConf &c, const Settings &set, const char 
 			return refuse(refused, k + " = " + v + " (not modelled by repro_template.c)");
 	if (c.flows.empty())
 		return refuse(refused, "flows (the pipeline has none)");
-	const std::string first = flow_fields(c, c.flows[0], refused);
-	if (first.empty())
-		return "";
-	/* Every flow its own QPs, all in one process as rdmapipe's one lcore pair: the
-	 * flows must be copies of one (crossing between two devices makes them run both ways). */
+	/* The two io contexts of the first flow's ends are repro.c's two sides; every flow
+	 * runs between them, either way (placement = crossing swaps every other flow's), its
+	 * own QPs, all in one process as rdmapipe's one lcore pair: the flows must otherwise
+	 * be copies of one. */
+	const IoContextConf *side[2] = {end_io(c, c.flows[0], FlowEnd::requester), end_io(c, c.flows[0], FlowEnd::responder)};
+	std::string first;
 	uint32_t qps = 0;
-	for (const FlowConf &f : c.flows) {
-		const std::string fields = flow_fields(c, f, refused);
+	uint64_t reversed = 0;
+	for (size_t i = 0; i < c.flows.size(); i++) {
+		const FlowConf &f = c.flows[i];
+		const IoContextConf *a = end_io(c, f, FlowEnd::requester), *b = end_io(c, f, FlowEnd::responder);
+		if (!a || !b)
+			return refuse(refused, "flow " + f.name + " (not one requester and one responder with io contexts)");
+		const bool rev = a == side[1] && b == side[0] && a != b;
+		if (!rev && (a != side[0] || b != side[1]))
+			return refuse(refused, "flow " + f.name + " (its ends on other io contexts than " + c.flows[0].name + "'s)");
+		if (i >= 64 && rev)
+			return refuse(refused, "flows (a crossing flow after the 64th)");
+		const std::string fields = flow_fields(f, *a, *b, refused);
 		if (fields.empty())
 			return "";
+		if (i == 0)
+			first = fields;
 		if (fields != first || f.qps != c.flows[0].qps)
-			return refuse(refused, get(set, "placement") == "crossing"
-						       ? "placement = crossing (flows both ways between two devices not modelled)"
-						       : "flows (flow " + f.name + " runs other traffic than " + c.flows[0].name + ")");
+			return refuse(refused, "flows (flow " + f.name + " runs other traffic than " + c.flows[0].name + ")");
+		reversed |= static_cast<uint64_t>(rev) << i;
 		qps += f.qps;
 	}
+	const auto [d0, r0] = srq_of(c, *side[0]);
+	const auto [d1, r1] = srq_of(c, *side[1]);
 	std::ostringstream o;
-	o << "{ .name = \"" << name << "\", " << first << ", .qps = " << qps << ", .flows = " << c.flows.size() << " }";
+	o << "{ .name = \"" << name << "\", " << first << ", .srq_depth = { " << d0 << ", " << d1 << " }, .srq_refill = { " << r0
+	  << ", " << r1 << " }, .reversed = 0x" << std::hex << reversed << std::dec << ", .dev_a = \"" << side[0]->device
+	  << "\", .dev_b = \"" << side[1]->device << "\", .qps = " << qps << ", .flows = " << c.flows.size() << " }";
 	return o.str();
 }
 

@@ -1,6 +1,7 @@
 /* A standalone reproducer of an rdmapipe-explore finding (issue 49): plain libibverbs,
- * two QPs of one process per connection (requester on device A, responder on device B),
- * the point's traffic with every message verified. rdmapipe-explore writes repro.c as a
+ * two QPs of one process per connection (requester on device A, responder on device B,
+ * or the other way for a flow that crosses), the point's traffic with every message
+ * verified. rdmapipe-explore writes repro.c as a
  * block of #defines (the point, and for a performance finding its reference) followed by
  * this file; compiled alone it runs its defaults (RC write_imm of 64 B on rxe0).
  *   cc -std=c11 -O2 -Wall -Wextra -o repro repro.c -libverbs
@@ -24,7 +25,12 @@ struct params {
 	enum verb verb;
 	int uc;
 	uint32_t size, qps, flows, batch, signal_every, sq_depth, window;   /* qps: all flows' (flows x the flow's) */
+	uint32_t flow_window;  /* messages in flight over each flow's QPs, not yet credited (0: per-QP windows alone) */
 	int inline_send, fence, srq;
+	/* srq: each end's SRQ (0: dev_a's io context, 1: dev_b's): receives it holds, and
+	 * how many must be missing before they are posted again in one chain (0: none there). */
+	uint32_t srq_depth[2], srq_refill[2];
+	uint64_t reversed;     /* bit f: flow f runs from dev_b to dev_a (placement = crossing) */
 	int post_wr;           /* ibv_wr_* on an ibv_qp_ex; else chained ibv_post_send */
 	int cq_ex;             /* ibv_create_cq_ex, read by ibv_start_poll/ibv_next_poll/ibv_end_poll; else ibv_poll_cq */
 	int adaptive_poll;     /* after a run of empty polls, sleep on a completion channel; else busy polling */
@@ -34,7 +40,8 @@ struct params {
 
 #ifndef RP_POINT
 #define RP_POINT { .name = "point", .verb = V_WRITE_IMM, .size = 64, .qps = 1, .flows = 1, .batch = 32, \
-		   .signal_every = 32, .sq_depth = 128, .window = 1024, .srq = 1, .dev_a = "rxe0", .dev_b = "rxe0" }
+		   .signal_every = 32, .sq_depth = 128, .window = 1024, .srq = 1, .srq_depth = { 0, 1152 }, \
+		   .srq_refill = { 0, 128 }, .dev_a = "rxe0", .dev_b = "rxe0" }
 #endif
 #ifndef RP_REFERENCE
 #define RP_REFERENCE RP_POINT
@@ -92,14 +99,23 @@ static long check(const uint8_t *p, uint32_t qp, uint64_t seq, uint32_t size)
 	return -1;
 }
 
+/* One end's io context, as an rdmapipe lcore's: its device, a send CQ and a receive CQ,
+ * its SRQ (with its receive buffers and the chain that reposts them). */
 struct side {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_cq_ex *cqx;              /* cq_ex: the same CQ, extended */
-	struct ibv_comp_channel *channel;   /* adaptive polling: the CQ reports here */
+	struct ibv_cq *cq[2];               /* CQ_SEND, CQ_RECV */
+	struct ibv_cq_ex *cqx[2];           /* cq_ex: the same CQs, extended */
+	struct ibv_comp_channel *channel;   /* adaptive polling: both CQs report here */
 	int next_poll_ends_batch;           /* rxe: ibv_next_poll's ENOENT already ended the batch */
 	struct ibv_srq *srq;
+	uint8_t *rpool;                     /* srq, sends: a buffer per receive (wr_id: its index) */
+	struct ibv_mr *rpool_mr;
+	uint32_t depth, refill;             /* receives held; reposted once refill are missing */
+	uint32_t missing;                   /* consumed, not yet posted again: ids[0..missing) */
+	uint64_t *ids;
+	struct ibv_recv_wr *rwr;            /* the repost chain, linked at setup */
+	struct ibv_sge *rsge;
 	uint8_t port;
 	int gid_index;
 	union ibv_gid gid;
@@ -107,7 +123,11 @@ struct side {
 	enum ibv_mtu mtu;
 };
 
+enum { CQ_SEND, CQ_RECV };
+
 struct conn {
+	struct side *rs, *ds;         /* the requester's end, the responder's */
+	uint32_t flow;
 	struct ibv_qp *req, *resp;
 	struct ibv_qp_ex *reqx;       /* post_wr: the requester's ibv_qp_ex */
 	uint8_t *sbuf, *rbuf;         /* window slots of size (atomics: 8-byte results / the target word) */
@@ -119,11 +139,11 @@ struct conn {
 
 struct run;
 typedef int (*post_fn)(struct conn *c, struct ibv_send_wr *wr);
-typedef int (*poll_fn)(struct side *s, int n, struct ibv_wc *wc);
+typedef int (*poll_fn)(struct side *s, int which, int n, struct ibv_wc *wc);
 
 struct run {
 	const struct params *p;
-	struct side a, b;
+	struct side s[2];             /* dev_a's io context, dev_b's */
 	struct conn *c;
 	post_fn post;                 /* chosen once at setup: post_classic or post_wr */
 	poll_fn poll;                 /* ... poll_classic or poll_ex */
@@ -131,6 +151,10 @@ struct run {
 	uint32_t cursor;              /* the QP the next round of posts starts at */
 	uint64_t *flow_sent;          /* rate: messages posted per flow, ... */
 	uint64_t *flow_sent0;         /* ... those when the pacing began (pace_t0) */
+	uint64_t *flow_received;      /* flow window: messages the flow's responder consumed, ... */
+	uint64_t *flow_credit;        /* ... those it credited (every flow_step) */
+	uint32_t flow_step;           /* lib/pipeline/flow.cpp: a quarter of the flow window, at least 1 */
+	int whole_chains_flow;        /* the flow window holds a chain back until a whole one fits */
 	double pace_t0;
 	uint64_t messages;
 	/* CQEs that can be pending: sends not yet completed plus receives not yet polled,
@@ -140,18 +164,13 @@ struct run {
 	char anomaly[512];
 };
 
-/* The CQ as the engine makes it: classic or extended (the fields the checks read), on a
- * completion channel for adaptive polling. */
-static void create_cq(struct side *s, const struct params *p, const char *dev, int cqe)
+/* A CQ as the engine makes it: classic or extended (the fields the checks read), on the
+ * side's completion channel for adaptive polling. */
+static void create_cq(struct side *s, int which, const struct params *p, const char *dev, int cqe)
 {
-	if (p->adaptive_poll) {
-		s->channel = ibv_create_comp_channel(s->ctx);
-		if (!s->channel)
-			setup_fail("ibv_create_comp_channel", dev);
-	}
 	if (!p->cq_ex) {
-		s->cq = ibv_create_cq(s->ctx, cqe, NULL, s->channel, 0);
-		if (!s->cq)
+		s->cq[which] = ibv_create_cq(s->ctx, cqe, NULL, s->channel, 0);
+		if (!s->cq[which])
 			setup_fail("ibv_create_cq", dev);
 		return;
 	}
@@ -163,15 +182,15 @@ static void create_cq(struct side *s, const struct params *p, const char *dev, i
 	/* One thread polls it: the provider may skip its CQ lock (else made without the hint). */
 	ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
 	ca.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
-	s->cqx = ibv_create_cq_ex(s->ctx, &ca);
-	if (!s->cqx) {
+	s->cqx[which] = ibv_create_cq_ex(s->ctx, &ca);
+	if (!s->cqx[which]) {
 		ca.comp_mask = 0;
 		ca.flags = 0;
-		s->cqx = ibv_create_cq_ex(s->ctx, &ca);
+		s->cqx[which] = ibv_create_cq_ex(s->ctx, &ca);
 	}
-	if (!s->cqx)
+	if (!s->cqx[which])
 		setup_fail("ibv_create_cq_ex", dev);
-	s->cq = ibv_cq_ex_to_cq(s->cqx);
+	s->cq[which] = ibv_cq_ex_to_cq(s->cqx[which]);
 }
 
 static int open_side(struct side *s, const struct params *p, const char *dev, int *cqe)
@@ -194,7 +213,13 @@ static int open_side(struct side *s, const struct params *p, const char *dev, in
 		setup_fail("ibv_query_device", dev);
 	if (*cqe > da.max_cqe)
 		*cqe = da.max_cqe;
-	create_cq(s, p, dev, *cqe);
+	if (p->adaptive_poll) {
+		s->channel = ibv_create_comp_channel(s->ctx);
+		if (!s->channel)
+			setup_fail("ibv_create_comp_channel", dev);
+	}
+	create_cq(s, CQ_SEND, p, dev, *cqe);
+	create_cq(s, CQ_RECV, p, dev, *cqe);
 	s->next_poll_ends_batch = da.vendor_id == 0xffffff;   /* soft-RoCE (rdma_rxe) */
 	s->port = 1;
 	struct ibv_port_attr pa;
@@ -243,8 +268,8 @@ static struct ibv_qp *make_qp(const struct run *r, struct side *s, int requester
 	const struct params *p = r->p;
 	struct ibv_qp_init_attr a;
 	memset(&a, 0, sizeof(a));
-	a.send_cq = s->cq;
-	a.recv_cq = s->cq;
+	a.send_cq = s->cq[CQ_SEND];
+	a.recv_cq = s->cq[CQ_RECV];
 	a.qp_type = p->uc ? IBV_QPT_UC : IBV_QPT_RC;
 	a.cap.max_send_wr = requester ? p->sq_depth : 1;
 	a.cap.max_recv_wr = requester ? 1 : p->window;
@@ -318,9 +343,28 @@ static int atomic(enum verb v)
 	return v == V_FETCH_ADD || v == V_CMP_SWAP;
 }
 
+static int fills_receive(enum verb v)
+{
+	return v == V_SEND || v == V_SEND_IMM;
+}
+
 static uint32_t slot_bytes(const struct params *p)
 {
 	return atomic(p->verb) ? 8 : p->size;
+}
+
+/* A requester's buffers: a send's is free again once completed (a send queue's worth,
+ * as the engine binds them); the other verbs' mirror the window's slots. */
+static uint32_t local_slots(const struct params *p)
+{
+	return fills_receive(p->verb) && p->sq_depth < p->window ? p->sq_depth : p->window;
+}
+
+/* A responder's memory per QP: the window's slots (atomics: the target word); a word for
+ * sends through an SRQ, which land in the SRQ's own buffers. */
+static size_t remote_bytes(const struct params *p)
+{
+	return fills_receive(p->verb) && p->srq ? 64 : (size_t)slot_bytes(p) * p->window;
 }
 
 /* wr_id: the QP in the top 24 bits, the message's sequence below. */
@@ -329,6 +373,7 @@ static uint64_t wr_id(uint32_t q, uint64_t seq)
 	return ((uint64_t)q << 40) | seq;
 }
 
+/* A QP's own receive queue (recv_queue = "qp"): message seq's receive. */
 static void post_recv(struct run *r, uint32_t q, uint64_t seq)
 {
 	struct conn *c = &r->c[q];
@@ -339,10 +384,72 @@ static void post_recv(struct run *r, uint32_t q, uint64_t seq)
 	wr.wr_id = wr_id(q, seq);
 	wr.sg_list = &sge;
 	wr.num_sge = p->verb == V_WRITE_IMM ? 0 : 1;
-	int e = p->srq ? ibv_post_srq_recv(r->b.srq, &wr, &bad) : ibv_post_recv(c->resp, &wr, &bad);
+	int e = ibv_post_recv(c->resp, &wr, &bad);
 	if (e) {
 		errno = e;
-		setup_fail(p->srq ? "ibv_post_srq_recv" : "ibv_post_recv", "responder");
+		setup_fail("ibv_post_recv", "responder");
+	}
+}
+
+/* Posts a side's missing SRQ receives in one chain; 0 or an errno. */
+static int srq_post(struct side *s, uint32_t bytes)
+{
+	for (uint32_t k = 0; k < s->missing; k++) {
+		s->rwr[k].wr_id = s->ids[k];
+		s->rwr[k].next = k + 1 < s->missing ? &s->rwr[k + 1] : NULL;
+		if (s->rpool)
+			s->rsge[k].addr = (uintptr_t)(s->rpool + s->ids[k] * bytes);
+	}
+	struct ibv_recv_wr *bad;
+	int e = s->missing ? ibv_post_srq_recv(s->srq, s->rwr, &bad) : 0;
+	if (!e)
+		s->missing = 0;
+	return e;
+}
+
+/* An io context's SRQ as the engine keeps it (lib/engine/recv_refill.h): depth receives
+ * posted at setup (sends: each with a buffer; write_imm: zero-SGE), reposted in one
+ * chain once refill of them are missing. */
+static void srq_setup(struct side *s, const struct params *p, int i, const char *dev)
+{
+	s->depth = p->srq_depth[i];
+	s->refill = p->srq_refill[i] ? p->srq_refill[i] : 1;
+	if (!s->depth)
+		return;
+	struct ibv_srq_init_attr sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.attr.max_wr = s->depth;
+	sa.attr.max_sge = 1;
+	s->srq = ibv_create_srq(s->pd, &sa);
+	if (!s->srq)
+		setup_fail("ibv_create_srq", dev);
+	s->ids = calloc(s->depth, sizeof(*s->ids));
+	s->rwr = calloc(s->depth, sizeof(*s->rwr));
+	s->rsge = calloc(s->depth, sizeof(*s->rsge));
+	if (!s->ids || !s->rwr || !s->rsge)
+		setup_fail("calloc", "SRQ receives");
+	if (fills_receive(p->verb)) {
+		size_t n = (size_t)s->depth * p->size;
+		s->rpool = aligned_alloc(64, (n + 63) / 64 * 64);
+		if (!s->rpool)
+			setup_fail("aligned_alloc", "SRQ buffers");
+		memset(s->rpool, 0, n);
+		s->rpool_mr = ibv_reg_mr(s->pd, s->rpool, n, IBV_ACCESS_LOCAL_WRITE);
+		if (!s->rpool_mr)
+			setup_fail("ibv_reg_mr", "SRQ buffers");
+	}
+	for (uint32_t k = 0; k < s->depth; k++) {
+		s->rwr[k].sg_list = &s->rsge[k];
+		s->rwr[k].num_sge = s->rpool ? 1 : 0;
+		s->rsge[k].length = p->size;
+		s->rsge[k].lkey = s->rpool ? s->rpool_mr->lkey : 0;
+		s->ids[k] = k;
+	}
+	s->missing = s->depth;
+	int e = srq_post(s, p->size);
+	if (e) {
+		errno = e;
+		setup_fail("ibv_post_srq_recv", dev);
 	}
 }
 
@@ -387,9 +494,9 @@ static int post_wr(struct conn *c, struct ibv_send_wr *wr)
 }
 
 /* The two ways to read completions, each into struct ibv_wc; the count or -1. */
-static int poll_classic(struct side *s, int n, struct ibv_wc *wc)
+static int poll_classic(struct side *s, int which, int n, struct ibv_wc *wc)
 {
-	return ibv_poll_cq(s->cq, n, wc);
+	return ibv_poll_cq(s->cq[which], n, wc);
 }
 
 static void read_wc_ex(struct ibv_cq_ex *x, struct ibv_wc *w)
@@ -412,9 +519,9 @@ static void read_wc_ex(struct ibv_cq_ex *x, struct ibv_wc *w)
 /* ibv_start_poll .. ibv_next_poll .. ibv_end_poll. On rxe (next_poll_ends_batch) an
  * ENOENT from ibv_next_poll has already stored the consumer index and unlocked the CQ,
  * and ibv_end_poll after it would step past the producer: the engine skips it there. */
-static int poll_ex(struct side *s, int n, struct ibv_wc *wc)
+static int poll_ex(struct side *s, int which, int n, struct ibv_wc *wc)
 {
-	struct ibv_cq_ex *x = s->cqx;
+	struct ibv_cq_ex *x = s->cqx[which];
 	struct ibv_poll_cq_attr attr;
 	memset(&attr, 0, sizeof(attr));
 	int e = ibv_start_poll(x, &attr);
@@ -445,51 +552,50 @@ static void setup(struct run *r)
 {
 	const struct params *p = r->p;
 	int cqe = (int)(p->qps * (p->sq_depth + p->window) + 16);
-	open_side(&r->a, p, p->dev_a, &cqe);
-	if (strcmp(p->dev_a, p->dev_b))
-		open_side(&r->b, p, p->dev_b, &cqe);
-	else
-		r->b = r->a;   /* one device: one context, one CQ for both ends */
-	if (p->srq) {
-		struct ibv_srq_init_attr sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.attr.max_wr = p->qps * p->window;
-		sa.attr.max_sge = 1;
-		r->b.srq = ibv_create_srq(r->b.pd, &sa);
-		if (!r->b.srq)
-			setup_fail("ibv_create_srq", p->dev_b);
-	}
+	open_side(&r->s[0], p, p->dev_a, &cqe);
+	open_side(&r->s[1], p, p->dev_b, &cqe);
+	for (int i = 0; i < 2 && p->srq; i++)
+		srq_setup(&r->s[i], p, i, i ? p->dev_b : p->dev_a);
 	r->cqe = (uint64_t)cqe;
 	if (r->cqe < 4 * (uint64_t)p->batch)
 		setup_fail("ibv_create_cq", "the device's max_cqe is under 4 x batch");
 	r->c = calloc(p->qps, sizeof(*r->c));
 	r->flow_sent = calloc(p->flows, sizeof(*r->flow_sent));
 	r->flow_sent0 = calloc(p->flows, sizeof(*r->flow_sent0));
-	if (!r->c || !r->flow_sent || !r->flow_sent0)
+	r->flow_received = calloc(p->flows, sizeof(*r->flow_received));
+	r->flow_credit = calloc(p->flows, sizeof(*r->flow_credit));
+	if (!r->c || !r->flow_sent || !r->flow_sent0 || !r->flow_received || !r->flow_credit)
 		setup_fail("calloc", "connections");
+	/* lib/pipeline/flow.cpp (flow_credit_step, requester_params' whole_chains_flow). */
+	r->flow_step = p->flow_window / 4 ? p->flow_window / 4 : 1;
+	r->whole_chains_flow = p->flow_window >= p->batch + r->flow_step - 1;
 	r->post = p->post_wr ? post_wr : post_classic;
 	r->poll = p->cq_ex ? poll_ex : poll_classic;
 	for (uint32_t q = 0; q < p->qps; q++) {
 		struct conn *c = &r->c[q];
-		size_t n = (size_t)slot_bytes(p) * p->window;
-		c->sbuf = aligned_alloc(64, (n + 63) / 64 * 64);
-		c->rbuf = aligned_alloc(64, (n + 63) / 64 * 64);
+		c->flow = q / (p->qps / p->flows);
+		const int rev = (int)((p->reversed >> c->flow) & 1);
+		c->rs = &r->s[rev];
+		c->ds = &r->s[!rev];
+		size_t ln = (size_t)slot_bytes(p) * local_slots(p), rn = remote_bytes(p);
+		c->sbuf = aligned_alloc(64, (ln + 63) / 64 * 64);
+		c->rbuf = aligned_alloc(64, (rn + 63) / 64 * 64);
 		if (!c->sbuf || !c->rbuf)
 			setup_fail("aligned_alloc", "buffers");
-		memset(c->sbuf, 0, n);
-		memset(c->rbuf, 0, n);
+		memset(c->sbuf, 0, ln);
+		memset(c->rbuf, 0, rn);
 		int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | (p->uc ? 0 : IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
-		c->smr = ibv_reg_mr(r->a.pd, c->sbuf, n, acc);
-		c->rmr = ibv_reg_mr(r->b.pd, c->rbuf, n, acc);
+		c->smr = ibv_reg_mr(c->rs->pd, c->sbuf, ln, acc);
+		c->rmr = ibv_reg_mr(c->ds->pd, c->rbuf, rn, acc);
 		if (!c->smr || !c->rmr)
 			setup_fail("ibv_reg_mr", "buffers");
-		c->req = make_qp(r, &r->a, 1);
-		c->resp = make_qp(r, &r->b, 0);
+		c->req = make_qp(r, c->rs, 1);
+		c->resp = make_qp(r, c->ds, 0);
 		if (p->post_wr && !(c->reqx = ibv_qp_to_qp_ex(c->req)))
 			setup_fail("ibv_qp_to_qp_ex", "requester");
-		connect_qp(c->req, &r->a, &r->b, c->resp->qp_num, p->uc);
-		connect_qp(c->resp, &r->b, &r->a, c->req->qp_num, p->uc);
-		if (has_recv(p->verb))
+		connect_qp(c->req, c->rs, c->ds, c->resp->qp_num, p->uc);
+		connect_qp(c->resp, c->ds, c->rs, c->req->qp_num, p->uc);
+		if (has_recv(p->verb) && !p->srq)
 			for (uint64_t s = 0; s < p->window; s++)
 				post_recv(r, q, s);
 	}
@@ -511,12 +617,27 @@ static void anomaly(struct run *r, const char *kind, const char *fmt, unsigned l
 	snprintf(r->anomaly + n, sizeof(r->anomaly) - (size_t)n, fmt, a, b, c);
 }
 
-/* Posts one chain of n WRs on QP q (one ibv_post_send); 0 when there was no room.
- * close: its last WR signalled (the drain's, so that every message completes). */
+/* What of n messages flow f's window lets it send now: the window less the flow's
+ * messages not yet credited; where the credit steps leave room for a whole chain (want),
+ * none until one fits (lib/engine/requester_burst.h, flow_window_room). */
+static uint32_t flow_room(const struct run *r, uint32_t f, uint32_t n, uint32_t want)
+{
+	const uint64_t out = r->flow_sent[f] - r->flow_credit[f];
+	const uint64_t room = out < r->p->flow_window ? r->p->flow_window - out : 0;
+	if (room < want && r->whole_chains_flow)
+		return 0;
+	return room < n ? (uint32_t)room : n;
+}
+
+/* Posts one chain of n WRs on QP q (one ibv_post_send), cut to its flow's window; 0
+ * when there was no room. close: its last WR signalled (the drain's, so that every
+ * message completes). */
 static int post_chain(struct run *r, uint32_t q, uint32_t n, int close)
 {
 	const struct params *p = r->p;
 	struct conn *c = &r->c[q];
+	if (p->flow_window && !(n = flow_room(r, c->flow, n, close ? 1 : p->batch)))
+		return 0;
 	uint64_t done = has_recv(p->verb) ? (c->received < c->acked ? c->received : c->acked) : c->acked;
 	if (c->posted + n - done > p->window || c->posted + n - c->acked > p->sq_depth)
 		return 0;
@@ -531,8 +652,8 @@ static int post_chain(struct run *r, uint32_t q, uint32_t n, int close)
 		n = 64;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t seq = c->posted + i;
-		uint32_t slot = (uint32_t)(seq % p->window);
-		uint8_t *local = c->sbuf + (size_t)slot * slot_bytes(p);
+		uint32_t slot = fills_receive(p->verb) && p->srq ? 0 : (uint32_t)(seq % p->window);
+		uint8_t *local = c->sbuf + (size_t)(seq % local_slots(p)) * slot_bytes(p);
 		uint8_t *remote = c->rbuf + (size_t)slot * slot_bytes(p);
 		memset(&wr[i], 0, sizeof(wr[i]));
 		wr[i].wr_id = wr_id(q, seq);
@@ -583,7 +704,7 @@ static int post_chain(struct run *r, uint32_t q, uint32_t n, int close)
 	}
 	c->posted += n;
 	r->posted_total += n;
-	r->flow_sent[q / (p->qps / p->flows)] += n;
+	r->flow_sent[c->flow] += n;
 	return 1;
 }
 
@@ -614,14 +735,19 @@ static void idle(struct run *r, int progress)
 		return;
 	}
 	r->empty_loops = 0;
-	struct side *sides[2] = { &r->a, &r->b };
-	for (int i = 0; i < (r->b.cq != r->a.cq ? 2 : 1); i++) {
-		if (ibv_req_notify_cq(sides[i]->cq, 0))
-			anomaly(r, KIND_ERROR, "ibv_req_notify_cq failed on side %llu", (unsigned long long)i, 0, 0);
-		struct pollfd pfd = { sides[i]->channel->fd, POLLIN, 0 };
+	struct pollfd pfd[2];
+	for (int i = 0; i < 2; i++) {
+		for (int w = CQ_SEND; w <= CQ_RECV; w++)
+			if (ibv_req_notify_cq(r->s[i].cq[w], 0))
+				anomaly(r, KIND_ERROR, "ibv_req_notify_cq failed on side %llu", (unsigned long long)i, 0, 0);
+		pfd[i] = (struct pollfd){ r->s[i].channel->fd, POLLIN, 0 };
+	}
+	if (poll(pfd, 2, 1) <= 0)
+		return;
+	for (int i = 0; i < 2; i++) {
 		struct ibv_cq *cq;
 		void *ctx;
-		if (poll(&pfd, 1, i ? 0 : 1) > 0 && ibv_get_cq_event(sides[i]->channel, &cq, &ctx) == 0)
+		if ((pfd[i].revents & POLLIN) && ibv_get_cq_event(r->s[i].channel, &cq, &ctx) == 0)
 			ibv_ack_cq_events(cq, 1);
 	}
 }
@@ -632,15 +758,13 @@ static void requester_done(struct run *r, uint32_t q, uint64_t seq)
 	const struct params *p = r->p;
 	struct conn *c = &r->c[q];
 	for (uint64_t s = c->acked; s <= seq; s++) {
-		uint32_t slot = (uint32_t)(s % p->window);
-		const uint8_t *local = c->sbuf + (size_t)slot * slot_bytes(p);
-		const uint8_t *remote = c->rbuf + (size_t)slot * p->size;
+		const uint8_t *local = c->sbuf + (size_t)(s % local_slots(p)) * slot_bytes(p);
 		long bad = -1;
 		uint64_t got = 0;
 		switch (p->verb) {
 		case V_WRITE:
 			/* RC: the completion means it was placed; UC promises nothing, checked at the end. */
-			if (!p->uc && (bad = check(remote, q, s, p->size)) >= 0)
+			if (!p->uc && (bad = check(c->rbuf + (size_t)(s % p->window) * p->size, q, s, p->size)) >= 0)
 				anomaly(r, KIND_DATA, "payload mismatch: write of QP %llu message %llu at byte %llu", q, s, (unsigned long long)bad);
 			break;
 		case V_READ:
@@ -661,13 +785,13 @@ static void requester_done(struct run *r, uint32_t q, uint64_t seq)
 	c->acked = seq + 1;
 }
 
-/* A responder's completion: the immediate (sequence) and the payload checked. */
-static void responder_done(struct run *r, const struct ibv_wc *wc)
+/* A responder's completion on side s: the immediate (sequence) and the payload checked. */
+static void responder_done(struct run *r, struct side *s, const struct ibv_wc *wc)
 {
 	const struct params *p = r->p;
 	uint32_t q = (uint32_t)(wc->wr_id >> 40);
-	if (p->srq) {   /* an SRQ's receive is any QP's: the QP by its number */
-		for (q = 0; q < p->qps && r->c[q].resp->qp_num != wc->qp_num; q++)
+	if (p->srq) {   /* an SRQ's receive is any of its QPs': the QP by its number on this end */
+		for (q = 0; q < p->qps && (r->c[q].ds != s || r->c[q].resp->qp_num != wc->qp_num); q++)
 			;
 		if (q == p->qps) {
 			anomaly(r, KIND_DATA, "receive on an unknown QP %llu", wc->qp_num, 0, 0);
@@ -684,46 +808,67 @@ static void responder_done(struct run *r, const struct ibv_wc *wc)
 	}
 	if (wc->byte_len != p->size)
 		anomaly(r, KIND_DATA, "wrong length: QP %llu message %llu received %llu bytes", q, seq, wc->byte_len);
-	/* A send lands in the buffer its receive named (an SRQ's: maybe another QP's slot);
-	 * a write_imm in this QP's slot for seq. */
-	uint32_t bq = (uint32_t)(wc->wr_id >> 40);
-	uint64_t bseq = wc->wr_id & ((1ull << 40) - 1);
+	/* A write_imm lands in this QP's slot for seq; a send in the buffer its receive named
+	 * (an SRQ's, by index; a QP's own receive's, the slot of the sequence it was posted for). */
+	uint64_t rseq = wc->wr_id & ((1ull << 40) - 1);
 	const uint8_t *data = p->verb == V_WRITE_IMM ? c->rbuf + (seq % p->window) * p->size
-						     : r->c[bq].rbuf + (bseq % p->window) * p->size;
+			      : p->srq		     ? s->rpool + wc->wr_id * p->size
+						     : c->rbuf + (rseq % p->window) * p->size;
 	long bad = check(data, q, seq, p->size);
 	if (bad >= 0)
 		anomaly(r, KIND_DATA, "payload mismatch: QP %llu message %llu at byte %llu", q, seq, (unsigned long long)bad);
 	c->received = seq + 1;
 	r->received_total++;
-	/* The receive is posted again on its own buffer (the same slot, window messages on). */
-	post_recv(r, bq, bseq + p->window);
+	r->flow_received[c->flow]++;
+	if (p->srq)   /* reposted with the side's next chain */
+		s->ids[s->missing++] = wc->wr_id;
+	else          /* on its own buffer (the same slot, window messages on) */
+		post_recv(r, q, rseq + p->window);
 }
 
-/* One burst of a side's completions, dispatched; how many. */
-static int poll_cq(struct run *r, struct side *s)
+/* After a burst of receives: each flow's consumed count credited where it moved a step
+ * (lib/engine/responder_credit.cpp, send_flow_credit), the SRQ's missing receives
+ * reposted once a refill's worth are (RecvRefill::refill). */
+static void responder_burst_done(struct run *r, struct side *s)
+{
+	const struct params *p = r->p;
+	for (uint32_t f = 0; p->flow_window && f < p->flows; f++)
+		if (r->flow_received[f] - r->flow_credit[f] >= r->flow_step)
+			r->flow_credit[f] = r->flow_received[f];
+	if (!s->srq || s->missing < s->refill)
+		return;
+	int e = srq_post(s, p->size);
+	if (e)
+		anomaly(r, KIND_ERROR, "ibv_post_srq_recv failed: errno %llu (%llu receives)", (unsigned long long)e, s->missing, 0);
+}
+
+/* One burst of a CQ's completions, dispatched; how many. */
+static int poll_cq(struct run *r, struct side *s, int which)
 {
 	struct ibv_wc wc[32];
-	int n = r->poll(s, 32, wc);
+	int n = r->poll(s, which, 32, wc);
 	if (n < 0) {
 		anomaly(r, KIND_ERROR, r->p->cq_ex ? "ibv_start_poll/ibv_next_poll failed" : "ibv_poll_cq failed", 0, 0, 0);
 		return 0;
 	}
 	for (int i = 0; i < n; i++) {
 		if (wc[i].status != IBV_WC_SUCCESS) {
-			char s[128];
-			snprintf(s, sizeof(s), "%s (status %%llu, vendor_err %%llu) on opcode %%llu",
+			char m[128];
+			snprintf(m, sizeof(m), "%s (status %%llu, vendor_err %%llu) on opcode %%llu",
 				 ibv_wc_status_str(wc[i].status));
-			anomaly(r, KIND_COMPLETION, s, wc[i].status, wc[i].vendor_err, wc[i].opcode);
+			anomaly(r, KIND_COMPLETION, m, wc[i].status, wc[i].vendor_err, wc[i].opcode);
 			continue;
 		}
 		if (wc[i].opcode & IBV_WC_RECV) {
-			responder_done(r, &wc[i]);
+			responder_done(r, s, &wc[i]);
 		} else {
 			uint32_t q = (uint32_t)(wc[i].wr_id >> 40);
 			requester_done(r, q, wc[i].wr_id & ((1ull << 40) - 1));
 		}
 		r->last_progress = now_s();
 	}
+	if (n > 0 && which == CQ_RECV)
+		responder_burst_done(r, s);
 	return n;
 }
 
@@ -794,9 +939,8 @@ static void traffic(struct run *r, double seconds)
 		if (t >= end)
 			sending = 0;
 		progress += post_round(r, sending);
-		progress += poll_cq(r, &r->a);
-		if (r->b.cq != r->a.cq)
-			progress += poll_cq(r, &r->b);
+		for (int i = 0; i < 2; i++)
+			progress += poll_cq(r, &r->s[i], CQ_SEND) + poll_cq(r, &r->s[i], CQ_RECV);
 		if (!sending && all_done(r))
 			break;
 		idle(r, progress);

@@ -61,8 +61,8 @@ void defaults_are_the_pipelines(void **)
 	std::string why;
 	assert_true(has(params({}, &why), "{ .name = \"point\", .verb = V_WRITE_IMM, .uc = 0, .size = 64, .batch = 32, "
 					  ".signal_every = 32, .sq_depth = 128, .window = 1024, .inline_send = 0, .fence = 0, .srq = 1, "
-					  ".post_wr = 0, .cq_ex = 0, .adaptive_poll = 0, .rate = 0, .dev_a = \"rxe0\", .dev_b = \"rxe0\", "
-					  ".qps = 1, .flows = 1 }"));
+					  ".post_wr = 0, .cq_ex = 0, .adaptive_poll = 0, .rate = 0, .flow_window = 0, .srq_depth = { 0, 1152 }, "
+					  ".srq_refill = { 0, 128 }, .reversed = 0x0, .dev_a = \"rxe0\", .dev_b = \"rxe0\", .qps = 1, .flows = 1 }"));
 	// signal_every defaults to batch, sq_depth to 4 x max(batch, signal_every), window to 1024 / qps (at least batch).
 	const Settings s = {{"verb", "send"}, {"size", "8192"}, {"qps", "4"}, {"batch", "2"}, {"inline", "true"}, {"fence", "true"},
 			    {"recv_queue", "qp"}, {"transport", "uc"}, {"reliability", "none"}};
@@ -71,6 +71,7 @@ void defaults_are_the_pipelines(void **)
 	const Settings t = {{"verb", "fetch_add"}, {"qps", "512"}, {"batch", "64"}, {"signal_every", "128"}, {"flows", "2"},
 			    {"placement", "crossing"}, {"sq_depth", "300"}, {"window", "70"}};
 	assert_true(has(params(t, &why), ".verb = V_FETCH_ADD, .uc = 0, .size = 8, .batch = 64, .signal_every = 128, .sq_depth = 300, .window = 70,"));
+	assert_true(has(params(t, &why), ".srq_depth = { 0, 0 }, .srq_refill = { 0, 0 }, .reversed = 0x2,"));   // no receives
 	assert_true(has(params(t, &why), ".qps = 1024, .flows = 2 }"));
 	assert_true(has(params({{"device", "rxe0>rxe1"}}, &why), ".dev_a = \"rxe0\", .dev_b = \"rxe1\""));
 }
@@ -109,9 +110,6 @@ void what_is_not_modelled_is_refused_by_name(void **)
 	const std::pair<Settings, std::string> cases[] = {
 		{{{"batch", "128"}}, "batch = 128 ("},
 		{{{"transport", "uc"}}, "reliability = software ("},   // rdmapipe's UC default
-		{{{"device", "rxe0>rxe1"}, {"placement", "crossing"}, {"flows", "2"}}, "placement = crossing ("},
-		{{{"verb", "send"}, {"qps", "64"}}, "flow_window = 1024 ("},   // the builder's window over the flow's QPs
-		{{{"verb", "write_imm"}, {"qps", "64"}, {"flow_window", "0"}}, "flow_window = 0 (not modelled"},
 		{{{"rnr_retry", "3"}}, "rnr_retry = 3 (not modelled"},
 	};
 	for (const auto &[set, named] : cases) {
@@ -122,6 +120,58 @@ void what_is_not_modelled_is_refused_by_name(void **)
 	std::string why;   // a setting the conf holds but the space did not name is the conf's, modelled
 	assert_false(params({{"verb", "write"}, {"qps", "64"}}, &why).empty());
 	assert_false(params({{"transport", "uc"}, {"reliability", "none"}}, &why).empty());
+	// Flows that are not copies of one another (a base pipeline's) stay refused, named.
+	const Space s = space_of({{"flows", "2"}});
+	PipelineConf c = conf_of(s);
+	c.flows[1].batch = 8;
+	assert_true(repro_params(c, point_settings(s, {}), "point", &why).empty());
+	assert_true(has(why, "flows (flow " + c.flows[1].name + " runs other traffic than " + c.flows[0].name + ")"));
+}
+
+/* The builder's flow window (graph_plan.cpp plan_flow_window): a receive-consuming verb
+ * through an SRQ whose default per-QP windows add up to more than 1024 shares one of
+ * 1024 over the flow's QPs (a send's QPs each up to all of it, write_imm's each its
+ * slots), and the SRQ holds the flows' windows and a refill (graph_size.cpp size_lcore). */
+void the_flow_window_and_the_srq_are_the_builders(void **)
+{
+	const std::pair<Settings, std::vector<std::string>> cases[] = {
+		{{{"verb", "send"}, {"qps", "64"}},
+		 {".window = 1024,", ".flow_window = 1024, .srq_depth = { 0, 1152 }, .srq_refill = { 0, 128 },", ".qps = 64,"}},
+		{{{"verb", "write_imm"}, {"qps", "64"}}, {".window = 32,", ".flow_window = 1024, .srq_depth = { 0, 1152 },"}},
+		{{{"verb", "send_imm"}, {"qps", "64"}, {"flows", "2"}}, {".flow_window = 1024, .srq_depth = { 0, 2304 }, .srq_refill = { 0, 256 },"}},
+		{{{"verb", "send"}, {"qps", "64"}, {"flow_window", "512"}}, {".window = 512,", ".flow_window = 512, .srq_depth = { 0, 576 }, .srq_refill = { 0, 64 },"}},
+		{{{"verb", "write_imm"}, {"qps", "64"}, {"flow_window", "0"}}, {".window = 32,", ".flow_window = 0, .srq_depth = { 0, 2304 }, .srq_refill = { 0, 256 },"}},
+		{{{"verb", "send"}, {"qps", "64"}, {"recv_queue", "qp"}}, {".window = 32,", ".srq = 0,", ".flow_window = 0, .srq_depth = { 0, 0 },"}},
+		{{{"verb", "write"}, {"qps", "64"}}, {".window = 32,", ".flow_window = 0, .srq_depth = { 0, 0 },"}},
+		{{{"verb", "send"}, {"qps", "32"}}, {".window = 32,", ".flow_window = 0, .srq_depth = { 0, 1152 },"}},
+	};
+	for (const auto &[set, defines] : cases) {
+		std::string why;
+		const std::string p = params(set, &why);
+		assert_false(p.empty());
+		for (const std::string &d : defines)
+			assert_true(has(p, d));
+	}
+}
+
+/* placement = crossing: every other flow runs from the second device to the first (its
+ * ends' io contexts swapped), each device's io context with an SRQ of its own. */
+void crossing_flows_run_both_ways(void **)
+{
+	const std::pair<Settings, std::string> cases[] = {
+		{{{"device", "rxeA>rxeB"}, {"placement", "crossing"}, {"flows", "2"}, {"verb", "send"}},
+		 ".srq_depth = { 1152, 1152 }, .srq_refill = { 128, 128 }, .reversed = 0x2, .dev_a = \"rxeA\", .dev_b = \"rxeB\", .qps = 2, .flows = 2 }"},
+		{{{"device", "rxeA>rxeB"}, {"placement", "crossing"}, {"flows", "4"}, {"qps", "2"}},
+		 ".srq_depth = { 2304, 2304 }, .srq_refill = { 256, 256 }, .reversed = 0xa, .dev_a = \"rxeA\", .dev_b = \"rxeB\", .qps = 8, .flows = 4 }"},
+		{{{"device", "rxeA>rxeB"}, {"placement", "same"}, {"flows", "2"}, {"verb", "send"}},
+		 ".srq_depth = { 0, 2304 }, .srq_refill = { 0, 256 }, .reversed = 0x0, .dev_a = \"rxeA\", .dev_b = \"rxeB\""},
+		{{{"device", "rxeA>rxeB"}, {"placement", "crossing"}, {"flows", "1"}}, ".reversed = 0x0,"},
+		{{{"placement", "crossing"}, {"flows", "2"}}, ".reversed = 0x2, .dev_a = \"rxe0\", .dev_b = \"rxe0\""},   // two lcores, one device
+	};
+	for (const auto &[set, define] : cases) {
+		std::string why;
+		assert_true(has(params(set, &why), define));
+	}
 }
 
 Space two_dims()
@@ -235,7 +285,8 @@ void repro_c_compiles(void **)
 		fprintf(stderr, "skipped: no cc or no libibverbs headers\n");
 		return;
 	}
-	const Settings variants[] = {{}, {{"post_api", "wr"}}, {{"cq_api", "ex"}}, {{"poll", "adaptive"}}, {{"rate", "2000"}}};
+	const Settings variants[] = {{}, {{"post_api", "wr"}}, {{"cq_api", "ex"}}, {{"poll", "adaptive"}}, {{"rate", "2000"}},
+				     {{"verb", "send"}, {"qps", "64"}}, {{"placement", "crossing"}, {"flows", "2"}}};
 	for (const Settings &v : variants) {
 		Space s = two_dims();
 		s.fixed.insert(s.fixed.end(), v.begin(), v.end());
@@ -263,6 +314,8 @@ int main()
 		cmocka_unit_test(params_are_the_conf_as_loaded),
 		cmocka_unit_test(post_api_cq_api_poll_and_rate_are_modelled),
 		cmocka_unit_test(what_is_not_modelled_is_refused_by_name),
+		cmocka_unit_test(the_flow_window_and_the_srq_are_the_builders),
+		cmocka_unit_test(crossing_flows_run_both_ways),
 		cmocka_unit_test(the_kinds_defines),
 		cmocka_unit_test(perftest_where_it_can_say_the_point),
 		cmocka_unit_test(perftest_line_reads_back_as_the_flow),
