@@ -26,8 +26,6 @@ bool modelled(const std::string &k)
 	return false;
 }
 
-constexpr uint32_t kMaxChain = 64;   // repro_template.c's WRs per ibv_post_send
-
 std::string refuse(std::string *refused, const std::string &why)
 {
 	*refused = why;
@@ -62,8 +60,6 @@ std::string unmodelled(const FlowConf &f, const IoContextConf &a, const IoContex
 		return "reliability = software (rdmapipe's software retransmission over UC)";
 	if (f.sizes.size() != 1)
 		return "size (a list of sizes is not modelled)";
-	if (f.batch > kMaxChain)
-		return "batch = " + std::to_string(f.batch) + " (repro_template.c chains at most 64 WRs)";
 	if (a.adaptive_poll != b.adaptive_poll || a.cq_api != b.cq_api)
 		return "poll, cq_api (the two ends' io contexts differ: repro.c polls both ends alike)";
 	return "";

@@ -145,6 +145,8 @@ struct run {
 	const struct params *p;
 	struct side s[2];             /* dev_a's io context, dev_b's */
 	struct conn *c;
+	struct ibv_send_wr *wr;       /* a chain of up to batch WRs, allocated at setup */
+	struct ibv_sge *sge;
 	post_fn post;                 /* chosen once at setup: post_classic or post_wr */
 	poll_fn poll;                 /* ... poll_classic or poll_ex */
 	uint32_t empty_loops;         /* adaptive polling: loops in a row that did nothing */
@@ -564,7 +566,9 @@ static void setup(struct run *r)
 	r->flow_sent0 = calloc(p->flows, sizeof(*r->flow_sent0));
 	r->flow_received = calloc(p->flows, sizeof(*r->flow_received));
 	r->flow_credit = calloc(p->flows, sizeof(*r->flow_credit));
-	if (!r->c || !r->flow_sent || !r->flow_sent0 || !r->flow_received || !r->flow_credit)
+	r->wr = calloc(p->batch, sizeof(*r->wr));
+	r->sge = calloc(p->batch, sizeof(*r->sge));
+	if (!r->c || !r->flow_sent || !r->flow_sent0 || !r->flow_received || !r->flow_credit || !r->wr || !r->sge)
 		setup_fail("calloc", "connections");
 	/* lib/pipeline/flow.cpp (flow_credit_step, requester_params' whole_chains_flow). */
 	r->flow_step = p->flow_window / 4 ? p->flow_window / 4 : 1;
@@ -646,10 +650,10 @@ static int post_chain(struct run *r, uint32_t q, uint32_t n, int close)
 		pending += r->posted_total + n - r->received_total;
 	if (pending > r->cqe)
 		return 0;
-	struct ibv_send_wr wr[64];
-	struct ibv_sge sge[64];
-	if (n > 64)
-		n = 64;
+	struct ibv_send_wr *wr = r->wr;
+	struct ibv_sge *sge = r->sge;
+	if (n > p->batch)
+		n = p->batch;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t seq = c->posted + i;
 		uint32_t slot = fills_receive(p->verb) && p->srq ? 0 : (uint32_t)(seq % p->window);
