@@ -58,8 +58,6 @@ std::string unmodelled(const FlowConf &f, const IoContextConf &a, const IoContex
 	const bool reliable = f.transport == Transport::uc && f.reliability != Reliability::none;
 	if (reliable)
 		return "reliability = software (rdmapipe's software retransmission over UC)";
-	if (f.sizes.size() != 1)
-		return "size (a list of sizes is not modelled)";
 	if (a.adaptive_poll != b.adaptive_poll || a.cq_api != b.cq_api)
 		return "poll, cq_api (the two ends' io contexts differ: repro.c polls both ends alike)";
 	return "";
@@ -81,6 +79,12 @@ std::string flow_fields(const FlowConf &f, const IoContextConf &a, const IoConte
 	  << ", .srq = " << !b.rq_per_qp << ", .post_wr = " << (f.post_api == PostApi::wr)
 	  << ", .cq_ex = " << (a.cq_api == CqApi::ex) << ", .adaptive_poll = " << a.adaptive_poll << ", .rate = " << f.rate_pps
 	  << ", .flow_window = " << fw;
+	if (f.sizes.size() > 1) {   // a size sweep: the pipeline once per size, in turn (graph_sweep)
+		o << ", .steps = " << f.sizes.size() << ", .sweep = {";
+		for (size_t k = 0; k < f.sizes.size(); k++)
+			o << (k ? ", " : " ") << f.sizes[k];
+		o << " }";
+	}
 	return o.str();
 }
 
@@ -169,6 +173,8 @@ std::string repro_defines(const Space &s, const Finding &f, const ReproConfs &co
 	o << "#define RP_STALL_S " << s.search.stall_timeout_s << "\n";
 	switch (f.verdict.kind) {
 	case AnomalyKind::performance: {
+		if (confs.point->flows[0].sizes.size() > 1)
+			return refuse(refused, "size (a list of sizes: repro.c judges one rate, not a size sweep's per step)");
 		if (f.verdict.ref_point.empty())
 			return refuse(refused, "reference (the verdict names no reference point)");
 		if (!confs.reference)

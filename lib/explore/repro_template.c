@@ -36,6 +36,9 @@ struct params {
 	int adaptive_poll;     /* after a run of empty polls, sleep on a completion channel; else busy polling */
 	double rate;           /* messages a second per flow (0: as fast as it goes) */
 	const char *dev_a, *dev_b;
+	/* A list of sizes: the pipeline once per size, in turn (rdmapipe's size sweep,
+	 * lib/pipeline/graph_sweep.cpp), each step set up afresh. 0: size alone. */
+	uint32_t steps, sweep[64];
 };
 
 #ifndef RP_POINT
@@ -980,26 +983,89 @@ static double counter_value(const struct params *p)
 	return sum;
 }
 
-static int run_kind_correctness(struct run *r, double seconds)
+/* Everything setup() made, released in reverse order (the next step of a sweep sets up afresh). */
+static void teardown(struct run *r)
 {
-	setup(r);
-	double before = RP_KIND == K_COUNTERS ? counter_value(r->p) : 0;
-	traffic(r, seconds);
-	if (r->anomaly[0]) {
-		printf("%s\n", r->anomaly);
+	const struct params *p = r->p;
+	for (uint32_t q = 0; q < p->qps; q++) {
+		struct conn *c = &r->c[q];
+		ibv_destroy_qp(c->req);
+		ibv_destroy_qp(c->resp);
+		ibv_dereg_mr(c->smr);
+		ibv_dereg_mr(c->rmr);
+		free(c->sbuf);
+		free(c->rbuf);
+	}
+	for (int i = 0; i < 2; i++) {
+		struct side *sd = &r->s[i];
+		if (sd->srq)
+			ibv_destroy_srq(sd->srq);
+		if (sd->rpool_mr)
+			ibv_dereg_mr(sd->rpool_mr);
+		free(sd->rpool);
+		free(sd->ids);
+		free(sd->rwr);
+		free(sd->rsge);
+		for (int w = CQ_SEND; w <= CQ_RECV; w++)
+			ibv_destroy_cq(sd->cq[w]);
+		if (sd->channel)
+			ibv_destroy_comp_channel(sd->channel);
+		ibv_dealloc_pd(sd->pd);
+		ibv_close_device(sd->ctx);
+	}
+	free(r->c);
+	free(r->flow_sent);
+	free(r->flow_sent0);
+	free(r->flow_received);
+	free(r->flow_credit);
+	free(r->wr);
+	free(r->sge);
+}
+
+/* The traffic of one step (or of the point, without a sweep); 1 with the anomaly's line
+ * printed. Its messages and time added to *messages, *elapsed. */
+static int run_step(const struct params *p, double seconds, uint64_t *messages, double *elapsed)
+{
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	r.p = p;
+	setup(&r);
+	traffic(&r, seconds);
+	if (r.anomaly[0]) {
+		if (p->steps)
+			printf("%s (size sweep: the step of %u B)\n", r.anomaly, p->size);
+		else
+			printf("%s\n", r.anomaly);
 		return 1;
 	}
+	*messages += r.messages;
+	*elapsed += r.elapsed;
+	teardown(&r);
+	return 0;
+}
+
+static int run_kind_correctness(const struct params *point, double seconds)
+{
+	double before = RP_KIND == K_COUNTERS ? counter_value(point) : 0, elapsed = 0;
+	uint64_t messages = 0;
+	struct params step = *point;
+	for (uint32_t k = 0; k < (point->steps ? point->steps : 1); k++) {
+		if (point->steps)
+			step.size = point->sweep[k];
+		if (run_step(&step, seconds, &messages, &elapsed))
+			return 1;
+	}
 	if (RP_KIND == K_COUNTERS) {
-		double per = (counter_value(r->p) - before) / (double)(r->messages ? r->messages : 1);
+		double per = (counter_value(point) - before) / (double)(messages ? messages : 1);
 		if (per > RP_COUNTER_FLAG) {
 			printf("counter: %s moved %.4f per message (threshold %.4f) over %llu messages\n", RP_COUNTER, per,
-			       RP_COUNTER_FLAG, (unsigned long long)r->messages);
+			       RP_COUNTER_FLAG, (unsigned long long)messages);
 			return 1;
 		}
 		printf("ok: counter %s moved %.4f per message (threshold %.4f)\n", RP_COUNTER, per, RP_COUNTER_FLAG);
 		return 0;
 	}
-	printf("ok: %llu messages in %.2f s verified\n", (unsigned long long)r->messages, r->elapsed);
+	printf("ok: %llu messages in %.2f s verified\n", (unsigned long long)messages, elapsed);
 	return 0;
 }
 
@@ -1045,5 +1111,5 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (RP_KIND == K_PERFORMANCE)
 		return run_kind_performance(&pt, &ref, RP_SECONDS);
-	return run_kind_correctness(&pt, RP_SECONDS);
+	return run_kind_correctness(&point, RP_SECONDS);
 }

@@ -174,6 +174,31 @@ void crossing_flows_run_both_ways(void **)
 	}
 }
 
+/* A list of sizes is rdmapipe's size sweep (lib/pipeline/graph_sweep.cpp): the pipeline
+ * once per size, in turn, each step of its own; a performance finding's single rate
+ * cannot say a sweep's. */
+void a_list_of_sizes_is_a_sweep(void **)
+{
+	const Space s = space_of({{"flows", "2"}});
+	PipelineConf c = conf_of(s);
+	for (FlowConf &f : c.flows)
+		f.sizes = {64, 4096, 100};
+	std::string why;
+	const std::string p = repro_params(c, point_settings(s, {}), "point", &why);
+	assert_true(has(p, ".size = 64,") && has(p, ".steps = 3, .sweep = { 64, 4096, 100 },"));
+	assert_true(repro_params(conf_of(s), point_settings(s, {}), "point", &why).find(".steps") == std::string::npos);   // one size: none
+	Finding f;
+	f.verdict.kind = AnomalyKind::correctness;
+	assert_true(has(repro_defines(s, f, {&c, nullptr}, &why), ".steps = 3,"));
+	f.verdict.kind = AnomalyKind::performance;
+	f.verdict.ref_point = {0};
+	assert_true(repro_defines(s, f, {&c, &c}, &why).empty());
+	assert_true(has(why, "size (a list of sizes: "));
+	c.flows[1].sizes = {64, 4096};   // another list: not a copy of the first flow
+	assert_true(repro_params(c, point_settings(s, {}), "point", &why).empty());
+	assert_true(has(why, "runs other traffic than"));
+}
+
 Space two_dims()
 {
 	Space s = space_of({{"device", "rxe0"}});
@@ -301,6 +326,16 @@ void repro_c_compiles(void **)
 		std::ofstream("test_explore_repro.c") << repro_source(defines);
 		assert_int_equal(system("cc -std=c11 -O2 -Wall -Wextra -Werror -o test_explore_repro.bin test_explore_repro.c -libverbs"), 0);
 	}
+	const Space s = space_of({});   // a size sweep's
+	PipelineConf c = conf_of(s);
+	c.flows[0].sizes = {64, 8192};
+	Finding f;
+	f.verdict.kind = AnomalyKind::correctness;
+	std::string why;
+	const std::string defines = repro_defines(s, f, {&c, nullptr}, &why);
+	assert_true(has(defines, ".steps = 2,"));
+	std::ofstream("test_explore_repro.c") << repro_source(defines);
+	assert_int_equal(system("cc -std=c11 -O2 -Wall -Wextra -Werror -o test_explore_repro.bin test_explore_repro.c -libverbs"), 0);
 	remove("test_explore_repro.c");
 	remove("test_explore_repro.bin");
 }
@@ -316,6 +351,7 @@ int main()
 		cmocka_unit_test(what_is_not_modelled_is_refused_by_name),
 		cmocka_unit_test(the_flow_window_and_the_srq_are_the_builders),
 		cmocka_unit_test(crossing_flows_run_both_ways),
+		cmocka_unit_test(a_list_of_sizes_is_a_sweep),
 		cmocka_unit_test(the_kinds_defines),
 		cmocka_unit_test(perftest_where_it_can_say_the_point),
 		cmocka_unit_test(perftest_line_reads_back_as_the_flow),
