@@ -32,7 +32,8 @@ struct params {
 	uint32_t srq_depth[2], srq_refill[2];
 	uint64_t reversed;     /* bit f: flow f runs from dev_b to dev_a (placement = crossing) */
 	int post_wr;           /* ibv_wr_* on an ibv_qp_ex; else chained ibv_post_send */
-	int cq_ex;             /* ibv_create_cq_ex, read by ibv_start_poll/ibv_next_poll/ibv_end_poll; else ibv_poll_cq */
+	int cq_ex[2];          /* per end (dev_a's io context, dev_b's): ibv_create_cq_ex, read by
+				* ibv_start_poll/ibv_next_poll/ibv_end_poll; else ibv_poll_cq */
 	int adaptive_poll;     /* after a run of empty polls, sleep on a completion channel; else busy polling */
 	double rate;           /* messages a second per flow (0: as fast as it goes) */
 	const char *dev_a, *dev_b;
@@ -109,6 +110,8 @@ struct side {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq[2];               /* CQ_SEND, CQ_RECV */
 	struct ibv_cq_ex *cqx[2];           /* cq_ex: the same CQs, extended */
+	/* Chosen once at setup, as the side's cq_api: poll_classic or poll_ex; the count or -1. */
+	int (*poll)(struct side *s, int which, int n, struct ibv_wc *wc);
 	struct ibv_comp_channel *channel;   /* adaptive polling: both CQs report here */
 	int next_poll_ends_batch;           /* rxe: ibv_next_poll's ENOENT already ended the batch */
 	struct ibv_srq *srq;
@@ -142,7 +145,6 @@ struct conn {
 
 struct run;
 typedef int (*post_fn)(struct conn *c, struct ibv_send_wr *wr);
-typedef int (*poll_fn)(struct side *s, int which, int n, struct ibv_wc *wc);
 
 struct run {
 	const struct params *p;
@@ -151,7 +153,6 @@ struct run {
 	struct ibv_send_wr *wr;       /* a chain of up to batch WRs, allocated at setup */
 	struct ibv_sge *sge;
 	post_fn post;                 /* chosen once at setup: post_classic or post_wr */
-	poll_fn poll;                 /* ... poll_classic or poll_ex */
 	uint32_t empty_loops;         /* adaptive polling: loops in a row that did nothing */
 	uint32_t cursor;              /* the QP the next round of posts starts at */
 	uint64_t *flow_sent;          /* rate: messages posted per flow, ... */
@@ -171,9 +172,9 @@ struct run {
 
 /* A CQ as the engine makes it: classic or extended (the fields the checks read), on the
  * side's completion channel for adaptive polling. */
-static void create_cq(struct side *s, int which, const struct params *p, const char *dev, int cqe)
+static void create_cq(struct side *s, int which, int ex, const char *dev, int cqe)
 {
-	if (!p->cq_ex) {
+	if (!ex) {
 		s->cq[which] = ibv_create_cq(s->ctx, cqe, NULL, s->channel, 0);
 		if (!s->cq[which])
 			setup_fail("ibv_create_cq", dev);
@@ -198,7 +199,7 @@ static void create_cq(struct side *s, int which, const struct params *p, const c
 	s->cq[which] = ibv_cq_ex_to_cq(s->cqx[which]);
 }
 
-static int open_side(struct side *s, const struct params *p, const char *dev, int *cqe)
+static int open_side(struct side *s, const struct params *p, int i, const char *dev, int *cqe)
 {
 	int n = 0;
 	struct ibv_device **l = ibv_get_device_list(&n);
@@ -223,8 +224,8 @@ static int open_side(struct side *s, const struct params *p, const char *dev, in
 		if (!s->channel)
 			setup_fail("ibv_create_comp_channel", dev);
 	}
-	create_cq(s, CQ_SEND, p, dev, *cqe);
-	create_cq(s, CQ_RECV, p, dev, *cqe);
+	create_cq(s, CQ_SEND, p->cq_ex[i], dev, *cqe);
+	create_cq(s, CQ_RECV, p->cq_ex[i], dev, *cqe);
 	s->next_poll_ends_batch = da.vendor_id == 0xffffff;   /* soft-RoCE (rdma_rxe) */
 	s->port = 1;
 	struct ibv_port_attr pa;
@@ -557,8 +558,8 @@ static void setup(struct run *r)
 {
 	const struct params *p = r->p;
 	int cqe = (int)(p->qps * (p->sq_depth + p->window) + 16);
-	open_side(&r->s[0], p, p->dev_a, &cqe);
-	open_side(&r->s[1], p, p->dev_b, &cqe);
+	open_side(&r->s[0], p, 0, p->dev_a, &cqe);
+	open_side(&r->s[1], p, 1, p->dev_b, &cqe);
 	for (int i = 0; i < 2 && p->srq; i++)
 		srq_setup(&r->s[i], p, i, i ? p->dev_b : p->dev_a);
 	r->cqe = (uint64_t)cqe;
@@ -577,7 +578,8 @@ static void setup(struct run *r)
 	r->flow_step = p->flow_window / 4 ? p->flow_window / 4 : 1;
 	r->whole_chains_flow = p->flow_window >= p->batch + r->flow_step - 1;
 	r->post = p->post_wr ? post_wr : post_classic;
-	r->poll = p->cq_ex ? poll_ex : poll_classic;
+	for (int i = 0; i < 2; i++)
+		r->s[i].poll = p->cq_ex[i] ? poll_ex : poll_classic;
 	for (uint32_t q = 0; q < p->qps; q++) {
 		struct conn *c = &r->c[q];
 		c->flow = q / (p->qps / p->flows);
@@ -853,9 +855,9 @@ static void responder_burst_done(struct run *r, struct side *s)
 static int poll_cq(struct run *r, struct side *s, int which)
 {
 	struct ibv_wc wc[32];
-	int n = r->poll(s, which, 32, wc);
+	int n = s->poll(s, which, 32, wc);
 	if (n < 0) {
-		anomaly(r, KIND_ERROR, r->p->cq_ex ? "ibv_start_poll/ibv_next_poll failed" : "ibv_poll_cq failed", 0, 0, 0);
+		anomaly(r, KIND_ERROR, s->cqx[which] ? "ibv_start_poll/ibv_next_poll failed" : "ibv_poll_cq failed", 0, 0, 0);
 		return 0;
 	}
 	for (int i = 0; i < n; i++) {

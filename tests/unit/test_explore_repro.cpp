@@ -61,7 +61,7 @@ void defaults_are_the_pipelines(void **)
 	std::string why;
 	assert_true(has(params({}, &why), "{ .name = \"point\", .verb = V_WRITE_IMM, .uc = 0, .size = 64, .batch = 32, "
 					  ".signal_every = 32, .sq_depth = 128, .window = 1024, .inline_send = 0, .fence = 0, .srq = 1, "
-					  ".post_wr = 0, .cq_ex = 0, .adaptive_poll = 0, .rate = 0, .flow_window = 0, .srq_depth = { 0, 1152 }, "
+					  ".post_wr = 0, .adaptive_poll = 0, .rate = 0, .flow_window = 0, .cq_ex = { 0, 0 }, .srq_depth = { 0, 1152 }, "
 					  ".srq_refill = { 0, 128 }, .reversed = 0x0, .dev_a = \"rxe0\", .dev_b = \"rxe0\", .qps = 1, .flows = 1 }"));
 	// signal_every defaults to batch, sq_depth to 4 x max(batch, signal_every), window to 1024 / qps (at least batch).
 	const Settings s = {{"verb", "send"}, {"size", "8192"}, {"qps", "4"}, {"batch", "2"}, {"inline", "true"}, {"fence", "true"},
@@ -94,7 +94,7 @@ void post_api_cq_api_poll_and_rate_are_modelled(void **)
 {
 	const std::pair<Settings, std::string> cases[] = {
 		{{{"post_api", "wr"}}, ".post_wr = 1,"},
-		{{{"cq_api", "ex"}}, ".cq_ex = 1,"},
+		{{{"cq_api", "ex"}}, ".cq_ex = { 1, 1 },"},
 		{{{"poll", "adaptive"}}, ".adaptive_poll = 1,"},
 		{{{"rate", "2000"}}, ".rate = 2000,"},
 		{{{"rate", "20000"}, {"flows", "2"}}, ".rate = 20000,"},
@@ -136,14 +136,14 @@ void the_flow_window_and_the_srq_are_the_builders(void **)
 {
 	const std::pair<Settings, std::vector<std::string>> cases[] = {
 		{{{"verb", "send"}, {"qps", "64"}},
-		 {".window = 1024,", ".flow_window = 1024, .srq_depth = { 0, 1152 }, .srq_refill = { 0, 128 },", ".qps = 64,"}},
-		{{{"verb", "write_imm"}, {"qps", "64"}}, {".window = 32,", ".flow_window = 1024, .srq_depth = { 0, 1152 },"}},
-		{{{"verb", "send_imm"}, {"qps", "64"}, {"flows", "2"}}, {".flow_window = 1024, .srq_depth = { 0, 2304 }, .srq_refill = { 0, 256 },"}},
-		{{{"verb", "send"}, {"qps", "64"}, {"flow_window", "512"}}, {".window = 512,", ".flow_window = 512, .srq_depth = { 0, 576 }, .srq_refill = { 0, 64 },"}},
-		{{{"verb", "write_imm"}, {"qps", "64"}, {"flow_window", "0"}}, {".window = 32,", ".flow_window = 0, .srq_depth = { 0, 2304 }, .srq_refill = { 0, 256 },"}},
-		{{{"verb", "send"}, {"qps", "64"}, {"recv_queue", "qp"}}, {".window = 32,", ".srq = 0,", ".flow_window = 0, .srq_depth = { 0, 0 },"}},
-		{{{"verb", "write"}, {"qps", "64"}}, {".window = 32,", ".flow_window = 0, .srq_depth = { 0, 0 },"}},
-		{{{"verb", "send"}, {"qps", "32"}}, {".window = 32,", ".flow_window = 0, .srq_depth = { 0, 1152 },"}},
+		 {".window = 1024,", ".flow_window = 1024,", ".srq_depth = { 0, 1152 }, .srq_refill = { 0, 128 },", ".qps = 64,"}},
+		{{{"verb", "write_imm"}, {"qps", "64"}}, {".window = 32,", ".flow_window = 1024,", ".srq_depth = { 0, 1152 },"}},
+		{{{"verb", "send_imm"}, {"qps", "64"}, {"flows", "2"}}, {".flow_window = 1024,", ".srq_depth = { 0, 2304 }, .srq_refill = { 0, 256 },"}},
+		{{{"verb", "send"}, {"qps", "64"}, {"flow_window", "512"}}, {".window = 512,", ".flow_window = 512,", ".srq_depth = { 0, 576 }, .srq_refill = { 0, 64 },"}},
+		{{{"verb", "write_imm"}, {"qps", "64"}, {"flow_window", "0"}}, {".window = 32,", ".flow_window = 0,", ".srq_depth = { 0, 2304 }, .srq_refill = { 0, 256 },"}},
+		{{{"verb", "send"}, {"qps", "64"}, {"recv_queue", "qp"}}, {".window = 32,", ".srq = 0,", ".flow_window = 0,", ".srq_depth = { 0, 0 },"}},
+		{{{"verb", "write"}, {"qps", "64"}}, {".window = 32,", ".flow_window = 0,", ".srq_depth = { 0, 0 },"}},
+		{{{"verb", "send"}, {"qps", "32"}}, {".window = 32,", ".flow_window = 0,", ".srq_depth = { 0, 1152 },"}},
 	};
 	for (const auto &[set, defines] : cases) {
 		std::string why;
@@ -172,6 +172,23 @@ void crossing_flows_run_both_ways(void **)
 		std::string why;
 		assert_true(has(params(set, &why), define));
 	}
+}
+
+/* Each end's io context its own CQs (a base pipeline's may differ in cq_api); two ends
+ * that differ in poll stay refused: one loop cannot sleep one end alone. */
+void each_ends_cq_api(void **)
+{
+	const Space s = space_of({{"device", "rxeA>rxeB"}, {"placement", "crossing"}, {"flows", "2"}});
+	PipelineConf c = conf_of(s);
+	assert_int_equal(c.io_contexts.size(), 2);
+	c.io_contexts[1].cq_api = CqApi::ex;
+	std::string why;
+	const std::string p = repro_params(c, point_settings(s, {}), "point", &why);
+	const bool b_is_1 = c.io_contexts[1].device == "rxeB";
+	assert_true(has(p, b_is_1 ? ".cq_ex = { 0, 1 }," : ".cq_ex = { 1, 0 },"));
+	c.io_contexts[1].adaptive_poll = true;
+	assert_true(repro_params(c, point_settings(s, {}), "point", &why).empty());
+	assert_true(has(why, "poll (the two ends' io contexts differ"));
 }
 
 /* A list of sizes is rdmapipe's size sweep (lib/pipeline/graph_sweep.cpp): the pipeline
@@ -329,11 +346,12 @@ void repro_c_compiles(void **)
 	const Space s = space_of({});   // a size sweep's
 	PipelineConf c = conf_of(s);
 	c.flows[0].sizes = {64, 8192};
+	c.io_contexts[1].cq_api = CqApi::ex;   // and the ends' CQs read by either API
 	Finding f;
 	f.verdict.kind = AnomalyKind::correctness;
 	std::string why;
 	const std::string defines = repro_defines(s, f, {&c, nullptr}, &why);
-	assert_true(has(defines, ".steps = 2,"));
+	assert_true(has(defines, ".steps = 2,") && has(defines, ".cq_ex = { 0, 1 },"));
 	std::ofstream("test_explore_repro.c") << repro_source(defines);
 	assert_int_equal(system("cc -std=c11 -O2 -Wall -Wextra -Werror -o test_explore_repro.bin test_explore_repro.c -libverbs"), 0);
 	remove("test_explore_repro.c");
@@ -352,6 +370,7 @@ int main()
 		cmocka_unit_test(the_flow_window_and_the_srq_are_the_builders),
 		cmocka_unit_test(crossing_flows_run_both_ways),
 		cmocka_unit_test(a_list_of_sizes_is_a_sweep),
+		cmocka_unit_test(each_ends_cq_api),
 		cmocka_unit_test(the_kinds_defines),
 		cmocka_unit_test(perftest_where_it_can_say_the_point),
 		cmocka_unit_test(perftest_line_reads_back_as_the_flow),
