@@ -6,19 +6,25 @@
  * this file; compiled alone it runs its defaults (RC write_imm of 64 B on rxe0).
  *   cc -std=c11 -O2 -Wall -Wextra -o repro repro.c -libverbs
  * Exit: 0 the anomaly did not show, 1 it did (one line on stdout, "KIND: what", KIND one of
- * data, completion, stall, error, counter, slow), 2 a setup error (the call named). */
+ * data, completion, stall, error, counter, slow), 2 a setup error (the call named).
+ * RP_KIND K_BENCH measures instead each point of RP_BENCH (rdmapipe-explore's bare-verbs
+ * reference): one line each, "bench K ok: RATE msg/s GBPS Gbit/s MESSAGES messages" or
+ * "bench K failed: LINE"; exit 0. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 enum verb { V_WRITE, V_WRITE_IMM, V_SEND, V_SEND_IMM, V_READ, V_FETCH_ADD, V_CMP_SWAP };
-enum kind { K_CORRECTNESS, K_COUNTERS, K_PERFORMANCE };
+enum kind { K_CORRECTNESS, K_COUNTERS, K_PERFORMANCE, K_BENCH };
 
 struct params {
 	const char *name;      /* "point" or "reference" */
@@ -64,6 +70,12 @@ struct params {
 #endif
 #ifndef RP_COUNTER_FLAG
 #define RP_COUNTER_FLAG 0.0    /* ... and its threshold per message */
+#endif
+#ifndef RP_BENCH
+#define RP_BENCH RP_POINT      /* bench: the points measured, each RP_SECONDS */
+#endif
+#ifndef RP_POINT_TIMEOUT_S
+#define RP_POINT_TIMEOUT_S 60  /* bench: a point that takes longer is killed (a hang) */
 #endif
 #ifndef RP_PERF_FLAG
 #define RP_PERF_FLAG 0.5       /* performance: slow under this x the reference (rate AND Gbit/s) */
@@ -1102,6 +1114,63 @@ static int run_kind_performance(struct run *pt, struct run *ref, double seconds)
 	return 0;
 }
 
+/* Bench point k in a process of its own (its resources go with it; a hang or a crash
+ * is its own): its last line, read through a pipe, said after "bench K ". */
+static void bench_one(uint32_t k, const struct params *p)
+{
+	int fd[2];
+	if (pipe(fd) != 0)
+		setup_fail("pipe", "bench");
+	pid_t pid = fork();
+	if (pid < 0)
+		setup_fail("fork", "bench");
+	if (pid == 0) {
+		struct run r;
+		memset(&r, 0, sizeof(r));
+		r.p = p;
+		close(fd[0]);
+		dup2(fd[1], 1);
+		alarm(RP_POINT_TIMEOUT_S);
+		setup(&r);
+		traffic(&r, RP_SECONDS);
+		if (r.anomaly[0]) {
+			printf("%s\n", r.anomaly);
+			exit(1);
+		}
+		double rate = (double)r.messages / r.elapsed;
+		printf("ok: %.0f msg/s %.4f Gbit/s %llu messages\n", rate, rate * p->size * 8 / 1e9, (unsigned long long)r.messages);
+		exit(0);
+	}
+	close(fd[1]);
+	char buf[4096], line[512] = "";
+	size_t have = 0;
+	ssize_t n;
+	while ((n = read(fd[0], buf + have, sizeof(buf) - 1 - have)) > 0)
+		have = have + (size_t)n < sizeof(buf) - 1 ? have + (size_t)n : 0;   /* keeps the tail */
+	close(fd[0]);
+	buf[have] = 0;
+	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
+		snprintf(line, sizeof(line), "%s", l);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+		printf("bench %u failed: hang: no end within %d s\n", k, (int)RP_POINT_TIMEOUT_S);
+	else if (WIFSIGNALED(st))
+		printf("bench %u failed: crash: signal %d\n", k, WTERMSIG(st));
+	else if (WEXITSTATUS(st) == 0)
+		printf("bench %u %s\n", k, line);
+	else
+		printf("bench %u failed: %s\n", k, line[0] ? line : "no output");
+}
+
+static int run_kind_bench(void)
+{
+	static const struct params bench[] = { RP_BENCH };
+	for (uint32_t k = 0; k < sizeof(bench) / sizeof(bench[0]); k++)
+		bench_one(k, &bench[k]);
+	return 0;
+}
+
 int main(void)
 {
 	static const struct params point = RP_POINT, reference = RP_REFERENCE;
@@ -1111,6 +1180,8 @@ int main(void)
 	pt.p = &point;
 	ref.p = &reference;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (RP_KIND == K_BENCH)
+		return run_kind_bench();
 	if (RP_KIND == K_PERFORMANCE)
 		return run_kind_performance(&pt, &ref, RP_SECONDS);
 	return run_kind_correctness(&point, RP_SECONDS);
