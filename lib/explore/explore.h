@@ -3,7 +3,8 @@
  * ...) with their values and the simplest of each; a point is one value per dimension,
  * made into a PipelineConf, validated by conf_validate and run by a child rdmapipe
  * (every byte verified). A point is an anomaly when it fails (correctness), is slower
- * than perf_flag x its best neighbour (performance) or moves hw_counters over a
+ * than perf_flag x its best neighbour or bare_flag x plain verbs doing its verb, transport
+ * and size (performance) or moves hw_counters over a
  * threshold per message (counters); each anomaly is minimised to the settings it
  * needs (Collie's minimal feature set, NSDI'22). Plain data here: no DPDK, no verbs. */
 #pragma once
@@ -39,6 +40,11 @@ struct SearchConf {
 	double budget_s = 600;          // wall time of the search (0: by points alone)
 	uint64_t budget_points = 0;     // points measured (0: by time alone)
 	double perf_flag = 0.5;         // slower than this x the reference: a performance anomaly
+	/* The bare-verbs reference (docs/explore.md): the grid of the space's (verb, transport,
+	 * size, device) measured at start by repro_template.c's loop on plain libibverbs; a
+	 * passing, unpaced point slower than bare_flag x its bare rate is a performance anomaly. */
+	bool bare_reference = true;
+	double bare_flag = 0.1;
 	uint32_t repeats = 3;           // runs of each candidate while minimising ...
 	uint32_t need = 2;              // ... of which this many must show the anomaly
 	uint32_t restart_every = 20;    // anneal: a random point every this many steps (and after an anomaly)
@@ -101,6 +107,7 @@ struct Verdict {
 	double figure = 0, reference = 0;   // performance: the rate and the reference rate; counters: per message and threshold
 	Point ref_point;                // performance: the neighbour measured as the reference
 	int ref_dim = -1;               // ... the dimension it differs in
+	bool bare = false;              // performance: against the bare-verbs reference (ref_point: its grid point), not a neighbour
 	std::string counter;            // counters: which
 	bool anomaly() const { return kind != AnomalyKind::none; }
 };

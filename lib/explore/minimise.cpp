@@ -10,7 +10,8 @@
 namespace rp::explore {
 
 /* One run of candidate c: does it show v's kind of anomaly? For performance, c is
- * compared with itself at the reference's value of the pinned dimension (run too). */
+ * compared with itself at the reference's value of the pinned dimension (run too), or,
+ * for a bare-flagged finding, with the bare reference of c's own grid point. */
 Explorer::Shown Explorer::shows(const Point &c, const Verdict &v, Outcome *shown)
 {
 	const Outcome o = run(c);
@@ -20,6 +21,14 @@ Explorer::Shown Explorer::shows(const Point &c, const Verdict &v, Outcome *shown
 	bool invalid = o.status == RunStatus::invalid;
 	if (v.kind != AnomalyKind::performance) {
 		got = judge_alone(s_.search, o);
+	} else if (v.bare) {
+		/* Against the bare reference of c's own verb, transport and size: none (paced,
+		 * or its grid point did not run) tells nothing. */
+		got = judge_alone(s_.search, o);
+		const Outcome *bare = bare_of(c);
+		if (!got.anomaly() && o.status == RunStatus::ran)
+			got = bare ? judge_bare(s_, c, o, *bare) : got;
+		invalid |= !got.anomaly() && o.status == RunStatus::ran && bare == nullptr;
 	} else if (o.status != RunStatus::invalid) {
 		const auto r = static_cast<size_t>(v.ref_dim);
 		Point cref = c;
@@ -34,7 +43,8 @@ Explorer::Shown Explorer::shows(const Point &c, const Verdict &v, Outcome *shown
 			got = judge_performance(s_.search, o, ref, cref, v.ref_dim);
 	}
 	record(c, o, got, "minimise");
-	const bool same = got.kind == v.kind && (v.kind != AnomalyKind::counters || got.counter == v.counter);
+	const bool same = got.kind == v.kind && (v.kind != AnomalyKind::counters || got.counter == v.counter) &&
+			  (v.kind != AnomalyKind::performance || got.bare == v.bare);
 	if (same && shown)
 		*shown = o;
 	return same ? Shown::yes : invalid ? Shown::invalid : Shown::no;
@@ -189,7 +199,7 @@ void Explorer::keep_found_point(Finding *f, const Verdict &v, const Outcome &see
 std::optional<Finding> Explorer::minimise(const Point &p, const Verdict &v)
 {
 	const bool perf = v.kind == AnomalyKind::performance;
-	if (!v.anomaly() || (perf && (v.ref_dim < 0 || v.ref_point.size() != p.size())))
+	if (!v.anomaly() || (perf && ((v.ref_dim < 0 && !v.bare) || v.ref_point.size() != p.size())))
 		return std::nullopt;
 	Outcome seen;
 	if (persists(p, v, &seen) != Shown::yes)
@@ -227,6 +237,11 @@ std::optional<Finding> Explorer::minimise(const Point &p, const Verdict &v)
 		keep_found_point(&f, v, seen);
 	if (!res_.fatal.empty())
 		return std::nullopt;
+	if (v.bare) {   // repro.c's reference: the grid point of the minimal point's own verb, transport and size
+		f.verdict.ref_point = bare_point(s_, f.minimal);
+		if (const Outcome *bare = bare_of(f.minimal))
+			f.verdict.reference = bare->rate;
+	}
 	f.id = static_cast<uint32_t>(res_.findings.size() + 1);
 	res_.findings.push_back(f);
 	rec_.finding(f);

@@ -184,7 +184,7 @@ std::string repro_defines(const Space &s, const Finding &f, const ReproConfs &co
 		if (ref.empty())
 			return refuse(refused, "reference: " + *refused);
 		o << "#define RP_KIND K_PERFORMANCE\n#define RP_REFERENCE " << ref << "\n";
-		o << "#define RP_PERF_FLAG " << s.search.perf_flag << "\n";
+		o << "#define RP_PERF_FLAG " << (f.verdict.bare ? s.search.bare_flag : s.search.perf_flag) << "\n";
 		break;
 	}
 	case AnomalyKind::counters:

@@ -253,6 +253,67 @@ Verdict judge(const Space &s, const Point &p, const Outcome &o, const Lookup &lo
 	return v;
 }
 
+Point bare_point(const Space &s, const Point &p)
+{
+	Point q = simplest_point(s);
+	for (size_t d = 0; d < s.dims.size() && d < p.size(); d++)
+		if (setting_bare_key(s.dims[d].name))
+			q[d] = p[d];
+	return q;
+}
+
+std::vector<Point> bare_grid(const Space &s)
+{
+	std::vector<size_t> keys;
+	for (size_t d = 0; d < s.dims.size(); d++)
+		if (setting_bare_key(s.dims[d].name))
+			keys.push_back(d);
+	std::vector<Point> out;
+	Point p = simplest_point(s);
+	for (size_t d : keys)
+		p[d] = 0;
+	for (;;) {
+		out.push_back(p);
+		size_t k = keys.size();
+		while (k > 0 && ++p[keys[k - 1]] == s.dims[keys[k - 1]].values.size())
+			p[keys[--k]] = 0;
+		if (k == 0)
+			return out;
+	}
+}
+
+std::string bare_text(const Space &s, const Point &p)
+{
+	std::string t;
+	for (size_t d = 0; d < s.dims.size() && d < p.size(); d++)
+		if (setting_bare_key(s.dims[d].name))
+			t += (t.empty() ? "" : " ") + s.dims[d].values[p[d]] + (s.dims[d].name == "size" ? " B" : "");
+	return t.empty() ? "the simplest point" : t;
+}
+
+std::string rate_text(double r)
+{
+	std::string digits = std::to_string(static_cast<unsigned long long>(std::llround(std::max(r, 0.0))));
+	for (size_t at = digits.size(); at > 3; at -= 3)
+		digits.insert(at - 3, ",");
+	return digits;
+}
+
+Verdict judge_bare(const Space &s, const Point &p, const Outcome &o, const Outcome &bare)
+{
+	Verdict v;
+	v.figure = o.rate;
+	v.reference = bare.rate;
+	v.ref_point = bare_point(s, p);
+	v.bare = true;
+	const double rel = relative_figure(o, bare);
+	if (rel < s.search.bare_flag) {
+		v.kind = AnomalyKind::performance;
+		v.why = fmt("%.2gx bare verbs (%s: %s/s)", rel, bare_text(s, v.ref_point).c_str(), rate_text(bare.rate).c_str());
+	}
+	return v;
+}
+
 double anneal_energy(const SearchConf &c, const Outcome &o, const Verdict &v, const Outcome *ref)
 {
 	if (v.anomaly())
@@ -405,17 +466,38 @@ Explorer::Visit Explorer::visit(const Point &p)
 	return {true, e.anomaly, e.energy};
 }
 
-/* Performance needs a measured neighbour: with none yet, measure one or two. */
+const Outcome *Explorer::bare_of(const Point &p) const
+{
+	if (paced(s_, p))
+		return nullptr;
+	auto it = bare_.find(bare_point(s_, p));
+	return it != bare_.end() && usable_reference(it->second) ? &it->second : nullptr;
+}
+
+/* Performance needs a measured neighbour: with none yet, measure one or two. A point
+ * its neighbours do not flag is then judged against plain verbs (the neighbours'
+ * verdict first: it names the setting that costs). */
 Verdict Explorer::judge_measuring(const Point &p, const Outcome &o)
 {
 	const Lookup look = [this](const Point &q) { return lookup(q); };
 	Verdict v = judge(s_, p, o, look);
-	if (v.anomaly() || o.status != RunStatus::ran || v.ref_dim >= 0)
+	if (v.anomaly() || o.status != RunStatus::ran)
 		return v;
-	for (int k = 0; k < kReferenceTries; k++)
-		if (measure_reference(p) || !res_.fatal.empty())
-			break;
-	return res_.fatal.empty() ? judge(s_, p, o, look) : v;
+	if (v.ref_dim < 0) {
+		for (int k = 0; k < kReferenceTries; k++)
+			if (measure_reference(p) || !res_.fatal.empty())
+				break;
+		if (!res_.fatal.empty())
+			return v;
+		v = judge(s_, p, o, look);
+		if (v.anomaly())
+			return v;
+	}
+	const Outcome *bare = bare_of(p);
+	if (bare == nullptr)
+		return v;
+	Verdict b = judge_bare(s_, p, o, *bare);
+	return b.anomaly() ? b : v;
 }
 
 /* The policy: one step along a random reference dimension (adjacent value for

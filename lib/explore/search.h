@@ -21,6 +21,7 @@
 #include "explore/explore.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -76,6 +77,19 @@ std::vector<std::pair<Point, int>> reference_neighbours(const Space &s, const Po
  * verdict carries the reference even when p is not slow. */
 Verdict judge(const Space &s, const Point &p, const Outcome &o, const Lookup &lookup);
 
+/* The bare-verbs reference (search.bare_reference): its grid is every combination of
+ * the space's verb, transport, size and device values (setting_bare_key) with the other
+ * dimensions at their simplest, measured once at start by repro_template.c's K_BENCH
+ * loop on plain libibverbs; a table of its outcomes by grid point. */
+using BareTable = std::map<Point, Outcome>;
+Point bare_point(const Space &s, const Point &p);   // p's grid point: its key values, the rest simplest
+std::vector<Point> bare_grid(const Space &s);       // every grid point, in grid order (last key fastest)
+std::string bare_text(const Space &s, const Point &p);   // "write_imm rc 64 B" (its key values), or "the simplest point"
+std::string rate_text(double msg_per_s);                 // "41,000"
+/* A passing, unpaced point against the bare rate of its grid point: slow when its rate
+ * (and Gbit/s: the same size) is under bare_flag x the bare loop's. */
+Verdict judge_bare(const Space &s, const Point &p, const Outcome &o, const Outcome &bare);
+
 /* Anneal's energy, lower for more anomalous: 0 for an anomaly, else the figure against
  * the reference (1 without one, at most 1) less up to 0.5 for a counter near its flag. */
 double anneal_energy(const SearchConf &c, const Outcome &o, const Verdict &v, const Outcome *ref);
@@ -103,6 +117,9 @@ public:
 	/* minimise.cpp: the anomaly at p reduced to its MFS, recorded and numbered; nothing
 	 * when p does not show it again in search.need of search.repeats runs (noise). */
 	std::optional<Finding> minimise(const Point &p, const Verdict &v);
+	/* The bare-verbs reference measured at start (bare_grid's points that ran): points
+	 * the neighbours do not flag are judged against it too. */
+	void bare_reference(BareTable t) { bare_ = std::move(t); }
 	Rng &rng() { return rng_; }
 	const SearchResult &result() const { return res_; }
 
@@ -128,6 +145,7 @@ private:
 	bool known(const Point &p) const;
 	Visit visit(const Point &p);
 	Verdict judge_measuring(const Point &p, const Outcome &o);
+	const Outcome *bare_of(const Point &p) const;   // p's usable bare reference, or nullptr
 	bool measure_reference(const Point &p);
 	double budget_left_s() const;
 	struct Current {
@@ -161,6 +179,7 @@ private:
 	std::function<double()> now_;
 	Rng rng_;
 	std::unordered_map<std::string, Entry> cache_;   // point_key -> its measurement
+	BareTable bare_;
 	SearchResult res_;
 	double start_s_ = 0;
 	uint64_t idle_ = 0;   // visits since the last new measurement

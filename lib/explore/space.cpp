@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace rp::explore {
 
@@ -19,7 +20,8 @@ const std::vector<std::string> kRootKeys = {"version", "pipeline", "fixed", "dim
 const std::vector<std::string> kDimKeys = {"setting", "values", "range", "scale", "extra", "simplest"};
 const std::vector<std::string> kSearchKeys = {"strategy", "budget", "seed", "perf_flag", "repeats", "need",
 					      "restart_every", "temperature", "cooling", "point_seconds",
-					      "point_timeout", "stall_timeout", "counters"};
+					      "point_timeout", "stall_timeout", "counters", "bare_reference",
+					      "bare_flag"};
 
 /* The first refusal, with its place. */
 struct Errors {
@@ -289,8 +291,12 @@ bool read_search(Errors &e, const Setting &g, SearchConf *sc)
 	    !number(e, g, "restart_every", 1, 1e6, &restart) || !number(e, g, "temperature", 0, 100, &sc->temperature) ||
 	    !number(e, g, "cooling", 0.01, 1, &sc->cooling) || !number(e, g, "point_seconds", 0.05, 3600, &sc->point_seconds) ||
 	    !number(e, g, "point_timeout", 1, 36000, &sc->point_timeout_s) ||
-	    !number(e, g, "stall_timeout", 0.5, 3600, &sc->stall_timeout_s))
+	    !number(e, g, "stall_timeout", 0.5, 3600, &sc->stall_timeout_s) ||
+	    !number(e, g, "bare_flag", 0.001, 1, &sc->bare_flag))
 		return false;
+	if (g.exists("bare_reference") && g["bare_reference"].getType() != Setting::TypeBoolean)
+		return e.fail(g["bare_reference"], "bare_reference is true or false (the bare-verbs grid measured at start)");
+	g.lookupValue("bare_reference", sc->bare_reference);
 	sc->seed = static_cast<uint64_t>(seed);
 	sc->repeats = static_cast<uint32_t>(repeats);
 	sc->need = static_cast<uint32_t>(need);
@@ -300,6 +306,32 @@ bool read_search(Errors &e, const Setting &g, SearchConf *sc)
 	if (sc->point_timeout_s < sc->point_seconds + sc->stall_timeout_s + 1)
 		return e.fail(g, "point_timeout must leave a point its point_seconds, a stall_timeout and start-up");
 	return !g.exists("counters") || read_counters(e, g["counters"], sc);
+}
+
+/* search.bare_reference: a grid of at most kMaxBarePoints, measured unpaced (at the
+ * simplest rate: a rate cap is no reference). */
+bool bare_grid_fits(Errors &e, const Setting &root, const Space &s)
+{
+	const Setting &at = root.exists("search") ? root["search"] : root;
+	uint64_t n = 1;
+	std::string how;
+	for (const Dim &d : s.dims)
+		if (setting_bare_key(d.name)) {
+			n *= d.values.size();
+			how += (how.empty() ? "" : " x ") + d.name + " " + std::to_string(d.values.size());
+		}
+	if (n > kMaxBarePoints)
+		return e.fail(at, "bare_reference: the bare-verbs grid has " + std::to_string(n) + " points (" + how +
+					 "), over " + std::to_string(kMaxBarePoints) + ": fewer values, or bare_reference = false");
+	for (const Dim &d : s.dims)
+		if (setting_paces(d.name) && atof(d.values[d.simplest].c_str()) > 0)
+			return e.fail(at, "bare_reference: the simplest " + d.name + " (" + d.values[d.simplest] +
+						 ") paces the bare-verbs grid: a simplest of 0, or bare_reference = false");
+	for (const auto &[k, v] : s.fixed)
+		if (setting_paces(k) && atof(v.c_str()) > 0)
+			return e.fail(at, "bare_reference: fixed " + k + " = " + v +
+						 " paces every point: nothing to judge against plain verbs; bare_reference = false");
+	return true;
 }
 
 bool read_space(Errors &e, const Setting &root, Space *s)
@@ -327,7 +359,9 @@ bool read_space(Errors &e, const Setting &root, Space *s)
 					 ": is a dimension too (line " + std::to_string(d.line) + ")";
 				return false;
 			}
-	return !root.exists("search") || read_search(e, root["search"], &s->search);
+	if (root.exists("search") && !read_search(e, root["search"], &s->search))
+		return false;
+	return !s->search.bare_reference || bare_grid_fits(e, root, *s);
 }
 
 } // namespace

@@ -25,6 +25,15 @@ inline bool setting_paces(const std::string &setting)
 	return setting == "rate";
 }
 
+/* The settings the bare-verbs reference is measured for (search.bare_reference): what
+ * the verbs themselves do and where (the other settings are the engine's choices, at
+ * their simplest in the grid). A grid of more points than kMaxBarePoints is refused. */
+inline bool setting_bare_key(const std::string &setting)
+{
+	return setting == "verb" || setting == "transport" || setting == "size" || setting == "device";
+}
+inline constexpr uint64_t kMaxBarePoints = 256;
+
 /* Reads and checks `path` into *s. Returns 0, or -1 with *err. */
 int space_load(const std::string &path, Space *s, std::string *err);
 

@@ -703,6 +703,117 @@ void time_budget_stops_the_search(void **)
 	assert_true(r.points <= 52);   // at most a point and its references past the budget
 }
 
+
+/* The bare-verbs reference (issue 49 item 5): the grid is every verb, transport, size
+ * and device value with the rest at their simplest; a point slower than bare_flag x its
+ * grid point's bare rate is a performance anomaly, named after it. */
+BareTable bare_table(const Space &s, double small, double large, bool hole = false)
+{
+	BareTable t;
+	for (const Point &g : bare_grid(s)) {
+		const double size = s.dims[kSize].numbers[g[kSize]];
+		if (hole && size == 16384)
+			continue;   // its grid point did not run
+		Outcome o;
+		o.rate = size >= 8192 ? large : small;
+		o.gbps = o.rate * size * 8 / 1e9;
+		t[g] = o;
+	}
+	return t;
+}
+
+void bare_grid_and_points(void **)
+{
+	const Space s = make_space();   // size (5 values) and verb (2) are the grid's keys
+	const std::vector<Point> g = bare_grid(s);
+	assert_int_equal(g.size(), 10);
+	assert_true(g.front() == pt(0, 0, 4, 0, 0));   // the others at their simplest
+	assert_true(g[1] == pt(0, 0, 4, 0, 1));        // the last key fastest
+	assert_true(g.back() == pt(4, 0, 4, 0, 1));
+	assert_true(std::set<Point>(g.begin(), g.end()).size() == 10);
+	assert_true(bare_point(s, pt(3, 2, 1, 1, 1)) == pt(3, 0, 4, 0, 1));
+	assert_string_equal(bare_text(s, pt(3, 0, 4, 0, 1)).c_str(), "8192 B send");
+	assert_string_equal(rate_text(41000.4).c_str(), "41,000");
+	assert_string_equal(rate_text(1234567).c_str(), "1,234,567");
+	assert_string_equal(rate_text(999).c_str(), "999");
+	Space none = make_space();
+	none.dims.erase(none.dims.begin() + kVerb);
+	none.dims.erase(none.dims.begin() + kSize);
+	assert_int_equal(bare_grid(none).size(), 1);   // no key dimension: the simplest point alone
+	assert_string_equal(bare_text(none, simplest_point(none)).c_str(), "the simplest point");
+}
+
+void verdict_bare(void **)
+{
+	Space s = make_space();
+	s.search.bare_flag = 0.1;
+	const Point p = pt(0, 2, 1, 1, 0);
+	Verdict v = judge_bare(s, p, perf_outcome(1000, 0.0005), perf_outcome(41000, 0.021));
+	assert_int_equal(v.kind, AnomalyKind::performance);
+	assert_true(v.bare && v.ref_dim == -1 && v.ref_point == pt(0, 0, 4, 0, 0));
+	assert_true(v.figure == 1000 && v.reference == 41000);
+	assert_string_equal(v.why.c_str(), "0.024x bare verbs (64 B write_imm: 41,000/s)");
+	assert_false(judge_bare(s, p, perf_outcome(4200, 0.0021), perf_outcome(41000, 0.021)).anomaly());
+	s.search.bare_flag = 0.2;
+	assert_true(judge_bare(s, p, perf_outcome(4200, 0.0021), perf_outcome(41000, 0.021)).anomaly());
+}
+
+/* Minimised against the bare rate of each candidate's own grid point: the slow corner
+ * of the whole space (every size >= 8192 under 0.1x plain verbs, its neighbours as slow)
+ * is named by its size; a candidate whose grid point has no rate tells nothing. */
+void minimise_bare(void **)
+{
+	for (bool hole : {false, true}) {
+		Rig rig(make_space(), Plant{false, false, false, true});
+		rig.s.search.bare_flag = 0.1;
+		rig.ex.bare_reference(bare_table(rig.s, 30000, 400000, hole));
+		const Point p = pt(4, 2, 1, 1, 1);   // 16384 B (20000 msg/s, its bare 400000)
+		const Point q = hole ? pt(3, 2, 1, 1, 1) : p;
+		const Verdict v = judge_bare(rig.s, q, rig.runner.outcome(q, 0), bare_table(rig.s, 30000, 400000)[bare_point(rig.s, q)]);
+		assert_true(v.anomaly() && v.bare);
+		const auto f = rig.ex.minimise(q, v);
+		assert_true(f.has_value());
+		assert_string_equal(f->mfs_text.c_str(), "size >= 8192");
+		assert_true(f->minimal == pt(q[kSize], 0, 4, 0, 0));   // size needed: kept where found
+		assert_true(f->verdict.bare && f->verdict.ref_point == bare_point(rig.s, f->minimal));   // repro.c's reference
+		assert_true(f->verdict.reference == 400000);
+		assert_int_equal(f->shown, 3);
+		for (const auto &rec : rig.log.points)   // no neighbour run as a reference
+			assert_true(rec.phase == "minimise");
+	}
+}
+
+/* A search with the bare reference: the planted slow corner (batch <= 2, inline) is
+ * still found once (by its neighbours, or against plain verbs when the neighbour
+ * measured is as slow), the slow region of the whole
+ * space (size >= 8192, no neighbour slower than another) is the bare reference's, and a
+ * paced point is never judged against plain verbs. */
+void search_with_bare_reference(void **)
+{
+	Space s = make_space(Strategy::anneal, 300);
+	s.dims.push_back(numeric_dim("rate", {0, 2000}, 0));
+	s.dims.back().reference = false;
+	s.search.bare_flag = 0.1;
+	Rig rig(s, Plant{false, true, false, true});
+	rig.ex.bare_reference(bare_table(rig.s, 30000, 400000));
+	const SearchResult r = rig.ex.search();
+	const Finding *slow = find_mfs(r.findings, "batch <= 2, inline = true");
+	const Finding *region = find_mfs(r.findings, "size >= 8192");
+	assert_non_null(slow);
+	assert_non_null(region);
+	assert_int_equal(slow->verdict.kind, AnomalyKind::performance);
+	assert_true(region->verdict.bare);
+	assert_non_null(strstr(region->verdict.why.c_str(), "x bare verbs ("));
+	assert_int_equal(r.findings.size(), 2);
+	int paced_slow = 0;   // paced points in the slow region: judged, never against plain verbs
+	for (const auto &rec : rig.log.points)
+		if (rec.p[5] == 1) {
+			assert_false(rec.v.bare);
+			paced_slow += rec.p[kSize] >= 3 ? 1 : 0;
+		}
+	assert_true(paced_slow > 0);
+}
+
 } // namespace
 
 int main()
@@ -734,6 +845,10 @@ int main()
 		cmocka_unit_test(fatal_stops_at_once),
 		cmocka_unit_test(noise_is_told_from_anomalies),
 		cmocka_unit_test(time_budget_stops_the_search),
+		cmocka_unit_test(bare_grid_and_points),
+		cmocka_unit_test(verdict_bare),
+		cmocka_unit_test(minimise_bare),
+		cmocka_unit_test(search_with_bare_reference),
 	};
 	return cmocka_run_group_tests_name("explore", tests, nullptr, nullptr);
 }
