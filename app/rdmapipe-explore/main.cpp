@@ -2,6 +2,7 @@
  * each point a pipeline run (every byte verified) by a child rdmapipe, and writes each
  * anomaly, minimised, as a reproducer (docs/explore.md). */
 #include "conf/cli_pipeline.h"
+#include "explore/bare.h"
 #include "explore/child.h"
 #include "explore/output.h"
 #include "explore/point_conf.h"
@@ -57,6 +58,9 @@ const char kUsage[] =
 	"      --repeats N      minimisation: runs of each candidate (default 3) ...\n"
 	"      --need M         ... of which M must show the anomaly (default 2)\n"
 	"      --perf-flag F    slower than F x its best neighbour: an anomaly (default 0.5)\n"
+	"      --bare-flag F    slower than F x plain verbs doing its verb, transport and size (the\n"
+	"                       bare-verbs grid measured at start): an anomaly (default 0.1)\n"
+	"      --no-bare        no bare-verbs reference (search.bare_reference = false)\n"
 	"  -q, --quiet          no progress line\n"
 	"  -h, --help           this text\n"
 	"      --version        the version\n"
@@ -69,9 +73,9 @@ const char kUsage[] =
 struct Args {
 	std::string space, out, rdmapipe, budget, strategy, runner;
 	double start_timeout_s = -1;
-	bool check = false, quiet = false;
+	bool check = false, quiet = false, no_bare = false;
 	long long seed = -1, repeats = -1, need = -1, stop_after = -1;
-	double perf_flag = -1;
+	double perf_flag = -1, bare_flag = -1;
 	std::vector<std::string> plants, eal;
 	std::vector<std::pair<std::string, std::string>> repro_on;   // --repro-on NAME=CMD
 	std::string command;   // as given, for the report
@@ -80,7 +84,7 @@ struct Args {
 volatile sig_atomic_t g_stop = 0;
 void on_signal(int) { g_stop = 1; }
 
-enum { kOptCheck = 256, kOptBudget, kOptSeed, kOptStrategy, kOptRdmapipe, kOptPlant, kOptRepeats, kOptNeed, kOptPerfFlag, kOptStopAfter, kOptVersion, kOptRunner, kOptStartTimeout, kOptReproOn };
+enum { kOptCheck = 256, kOptBudget, kOptSeed, kOptStrategy, kOptRdmapipe, kOptPlant, kOptRepeats, kOptNeed, kOptPerfFlag, kOptStopAfter, kOptVersion, kOptRunner, kOptStartTimeout, kOptReproOn, kOptBareFlag, kOptNoBare };
 
 bool number(const char *s, long long lo, long long hi, long long *out)
 {
@@ -164,6 +168,14 @@ int parse_option(int c, Args *a)
 		if (number(optarg, 1, UINT32_MAX, &a->stop_after)) return -1;
 		fprintf(stderr, "rdmapipe-explore: --stop-after: '%s' is not a number of findings (1 or more)\n", optarg);
 		return kExitUsage;
+	case kOptNoBare: a->no_bare = true; return -1;
+	case kOptBareFlag: {
+		char *end = nullptr;
+		a->bare_flag = strtod(optarg, &end);
+		if (*end == '\0' && a->bare_flag >= 0.001 && a->bare_flag <= 1) return -1;
+		fprintf(stderr, "rdmapipe-explore: --bare-flag: '%s' is not in 0.001..1\n", optarg);
+		return kExitUsage;
+	}
 	case kOptPerfFlag: {
 		char *end = nullptr;
 		a->perf_flag = strtod(optarg, &end);
@@ -187,6 +199,7 @@ int parse_args(int argc, char **argv, Args *a)
 		{"need", required_argument, nullptr, kOptNeed},  {"perf-flag", required_argument, nullptr, kOptPerfFlag},
 		{"stop-after", required_argument, nullptr, kOptStopAfter}, {"runner", required_argument, nullptr, kOptRunner},
 		{"start-timeout", required_argument, nullptr, kOptStartTimeout}, {"repro-on", required_argument, nullptr, kOptReproOn},
+		{"bare-flag", required_argument, nullptr, kOptBareFlag}, {"no-bare", no_argument, nullptr, kOptNoBare},
 		{nullptr, 0, nullptr, 0}};
 	for (int i = 0; i < argc; i++)
 		a->command += (i ? " " : "") + std::string(argv[i]);
@@ -231,6 +244,10 @@ int apply_args(const Args &a, Space *s)
 		c.perf_flag = a.perf_flag;
 	if (a.stop_after > 0)
 		c.stop_after = static_cast<uint32_t>(a.stop_after);
+	if (a.bare_flag > 0)
+		c.bare_flag = a.bare_flag;
+	if (a.no_bare)
+		c.bare_reference = false;
 	if (c.need > c.repeats) {
 		fprintf(stderr, "rdmapipe-explore: need (%u) is more than repeats (%u)\n", c.need, c.repeats);
 		return kExitUsage;
@@ -396,6 +413,40 @@ double now_s()
 	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+/* The bare-verbs reference, once before the search: where the children run, and where
+ * each --repro-on runner runs (its rates only reported); the children's judge points. */
+void measure_bare(const Args &a, const Space &space, PointConf &pc, ChildRunner &runner, const std::string &dir,
+		  FolderRecorder *rec, Explorer *ex)
+{
+	BareReference bare(space, pc, runner, dir);
+	std::string why;
+	if (bare.write(&why) != 0) {
+		if (!a.quiet)
+			fprintf(stderr, "rdmapipe-explore: no bare-verbs reference: %s\n", why.c_str());
+		rec->bare_reference("\n## Bare-verbs reference (plain libibverbs)\n\nNot measured: " + why + "\n", {});
+		return;
+	}
+	if (!a.quiet)
+		fprintf(stderr, "rdmapipe-explore: bare-verbs reference: %llu points of %g s (bare/bare.c), at most %.0f s\n",
+			static_cast<unsigned long long>(bare.points()), space.search.point_seconds, bare.estimate_s());
+	const double t0 = now_s();
+	bare.measure("children", nullptr);
+	for (const auto &[name, cmd] : a.repro_on)
+		bare.measure(name, &cmd);
+	std::string err;
+	if (bare.record(&err) != 0)
+		fprintf(stderr, "rdmapipe-explore: %s\n", err.c_str());
+	const BareTable t = bare.table();
+	size_t usable = 0;
+	for (const auto &[p, o] : t)
+		usable += usable_reference(o) ? 1 : 0;
+	if (!a.quiet)
+		fprintf(stderr, "rdmapipe-explore: bare-verbs reference: %zu of %llu points measured in %.0f s (bare.jsonl)\n",
+			usable, static_cast<unsigned long long>(bare.points()), now_s() - t0);
+	rec->bare_reference(bare.report_section(), bare.confs());
+	ex->bare_reference(t);
+}
+
 int explore(const Args &a, const Space &space, PointConf &pc)
 {
 	std::string dir = a.out, err;
@@ -428,6 +479,8 @@ int explore(const Args &a, const Space &space, PointConf &pc)
 			runner.command("POINT.conf").c_str(), dir.c_str());
 	const double t0 = now_s();
 	Explorer ex(space, runner, rec, [] { return g_stop ? INFINITY : now_s(); });
+	if (space.search.bare_reference)
+		measure_bare(a, space, pc, runner, dir, &rec, &ex);
 	const SearchResult r = ex.search();
 	runner.stop();
 	SearchTotals t{r.points, r.invalid, r.cached, r.skipped, r.crashed, r.hung, now_s() - t0, r.fatal, g_stop != 0,

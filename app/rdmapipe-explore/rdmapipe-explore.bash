@@ -66,7 +66,7 @@ _rdmapipe_explore()
 		[[ $cur != *:* ]] && COMPREPLY=($(compgen -W 'corrupt: slow:' -- "$cur")) &&
 			compopt -o nospace 2>/dev/null
 		return ;;
-	--budget | --seed | --repeats | --need | --perf-flag | --stop-after | --start-timeout)   # a number
+	--budget | --seed | --repeats | --need | --perf-flag | --bare-flag | --stop-after | --start-timeout)   # a number
 		return ;;
 	--runner | --repro-on)   # a shell command (NAME=CMD)
 		COMPREPLY=($(compgen -c -- "$cur"))
@@ -76,7 +76,7 @@ _rdmapipe_explore()
 
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W '-f --space --check --budget --seed --strategy --stop-after -o --out --rdmapipe
-			--runner --start-timeout --repro-on --plant --repeats --need --perf-flag -q --quiet -h --help --version --' -- "$cur"))
+			--runner --start-timeout --repro-on --plant --repeats --need --perf-flag --bare-flag --no-bare -q --quiet -h --help --version --' -- "$cur"))
 	fi
 }
 complete -F _rdmapipe_explore rdmapipe-explore

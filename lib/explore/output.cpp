@@ -463,6 +463,7 @@ int FolderRecorder::report(const SearchTotals &t, std::string *err)
 		     md_cell(f.verdict.why) + " | " + std::to_string(f.shown) + " of " + std::to_string(f.runs) + " | [anomalies/" +
 		     std::to_string(f.id) + "](anomalies/" + std::to_string(f.id) + "/reproduce.conf) |\n";
 	r += standalone_section();
+	r += bare_section_;
 	r += "\n## Plots\n\n";
 	if (exists(dir_ + "/plots/overview.png"))
 		r += "![every point's rate in the order measured](plots/overview.png)\n\n";

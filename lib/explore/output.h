@@ -47,6 +47,13 @@ public:
 		for (const auto &[name, cmd] : v)
 			repro_on_.push_back({name, cmd});
 	}
+	/* The bare-verbs reference measured at start (bare.h): its report.md section, and
+	 * its grid points' pipelines (a bare-flagged finding's repro.c reference). */
+	void bare_reference(std::string section, const std::map<Point, std::string> &confs)
+	{
+		bare_section_ = std::move(section);
+		confs_.insert(confs.begin(), confs.end());
+	}
 	/* ... then report.md (linking the plots there are). */
 	int report(const SearchTotals &t, std::string *err);
 
@@ -77,6 +84,7 @@ private:
 	std::map<Point, std::string> confs_;          // every point run -> its pipeline file (the reference's, for repro.c)
 	std::map<uint32_t, std::string> perftest_;    // finding id -> perftest's command for its minimal point ("": none)
 	std::vector<ReproOn> repro_on_;
+	std::string bare_section_;
 	std::map<uint32_t, std::string> on_;          // finding id -> "6.1: reproduces (...); 6.12: does not (...)"
 };
 

@@ -4,18 +4,18 @@
 # reproducers pass rdmapipe --check; --stop-after ends it at a finding; a hang and a
 # crash are findings, not the end; a child that cannot start stops the search; bad space
 # files are refused file:line.
-#   explore_app.sh EXPLORE RDMAPIPE [search|faults|hosts]
+#   explore_app.sh EXPLORE RDMAPIPE [search|bare|faults|hosts]
 # Parts meson runs side by side (the whole took 37 s, the unit suite's longest, and
 # ended it alone): 'faults' is the hang and the crash (each ask of a hung point costs
 # point_timeout), 'hosts' the children through a runner whose host stops answering,
-# 'search' all the rest; no argument: all.
+# 'bare' the bare-verbs reference, 'search' all the rest; no argument: all.
 set -u
 . "$(dirname "$0")/../integration/lib.sh"   # await_line (its RDMAPIPE, $1, is unused here)
-usage="usage: explore_app.sh rdmapipe-explore rdmapipe [search|faults|hosts]"
+usage="usage: explore_app.sh rdmapipe-explore rdmapipe [search|bare|faults|hosts]"
 X=$(realpath "${1:?$usage}")
 R=$(realpath "${2:?$usage}")
 part=${3:-all}
-case $part in search | faults | hosts | all) ;; *) echo "$usage" >&2; exit 2 ;; esac
+case $part in search | bare | faults | hosts | all) ;; *) echo "$usage" >&2; exit 2 ;; esac
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 # A copy of its own, so that 'pgrep -f "$FAKE"' sees this test's children only, not
@@ -135,6 +135,25 @@ search() {
 	  { setting = "qps"; values = [1, 2]; simplest = 1; } );'
 	bad no-version "$T/no-version.conf:0: (top): version = 1; is required" \
 		'dimensions = ( { setting = "qps"; values = [1]; simplest = 1; } );'
+	bad bare-flag "$T/bare-flag.conf:3: search.bare_flag: 2 is outside 0.001..1" \
+		'version = 1; dimensions = (
+	  { setting = "qps"; values = [1, 2]; simplest = 1; } );
+	search = { bare_flag = 2; };'
+	bad bare-bool "$T/bare-bool.conf:3: search.bare_reference: bare_reference is true or false" \
+		'version = 1; dimensions = (
+	  { setting = "qps"; values = [1, 2]; simplest = 1; } );
+	search = { bare_reference = 1; };'
+	bad bare-grid "$T/bare-grid.conf:0: (top): bare_reference: the bare-verbs grid has 320 points (verb 5 x size 64), over 256" \
+		'version = 1; dimensions = (
+	  { setting = "verb"; values = ["write", "write_imm", "send", "send_imm", "read"]; simplest = "write"; },
+	  { setting = "size"; range = [1, 64]; scale = "linear"; simplest = 8; } );'
+	bad bare-paced "$T/bare-paced.conf:3: search: bare_reference: the simplest rate (1000) paces the bare-verbs grid" \
+		'version = 1; dimensions = (
+	  { setting = "rate"; values = [0, 1000]; simplest = 1000; } );
+	search = { point_seconds = 0.5; };'
+	printf '%s\n' 'version = 1; dimensions = ( { setting = "rate"; values = [0, 1000]; simplest = 1000; } );' \
+		'search = { bare_reference = false; };' > "$T/bare-off.conf"
+	"$X" --check -f "$T/bare-off.conf" > /dev/null 2>&1 || fail "bare_reference = false: a paced simplest point refused"
 	out=$("$X" -f "$T/space.conf" -o "$T/a" --rdmapipe "$FAKE" 2>&1)
 	[ $? -eq 2 ] && grep -q 'the folder is not empty' <<<"$out" || fail "-o into a used folder: '$out'"
 	out=$("$X" -f "$T/space.conf" --budget 5x 2>&1)
@@ -161,6 +180,62 @@ search() {
 	[ $? -eq 2 ] && grep -q "relay.conf:[0-9]*: io_contexts.\[1\].lcore: lcore 2 is not in the EAL lcore set" <<<"$out" ||
 		fail "a base pipeline on lcores the children lack: '$out'"
 	"$X" --check -f "$T/relay.conf" -- -l 0-2 --in-memory > /dev/null || fail "relay.conf with -l 0-2: refused"
+}
+
+bare() {
+	# 6. The bare-verbs reference (issue 49 item 5), its program built and run by a
+	# stand-in cc on PATH (no RDMA here): bare.c's bench points answered 20,000/s up to
+	# 4096 B and 400,000/s above, where the stand-in child's flat 20,000/s is 0.05x plain
+	# verbs and no neighbour is slower than another: a region only the bare reference
+	# flags, minimised against each candidate's own size to size >= 8192, its repro.c's
+	# reference the grid's point; measured again through --repro-on's runner, a column
+	# of the report's table. --no-bare: nothing found.
+	mkdir -p "$T/bin"
+	cat > "$T/bin/cc" <<-'C'
+		#!/bin/sh
+		# A stand-in cc: "-o OUT SRC.c" makes OUT a script answering as the program would.
+		while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift ;; *.c) src=$1 ;; esac; shift; done
+		if grep -q '^#define RP_KIND K_BENCH' "$src"; then
+			printf '#!/bin/sh\nexec python3 -c "%s" %s\n' \
+				'import re,sys; t=open(sys.argv[1]).read().split(\"#define RP_SECONDS\")[0]
+		for k,s in enumerate(re.findall(r\"name = .bench.,.*?[.]size = ([0-9]+)\", t)):
+		  r=400000 if int(s)>4096 else 20000; print(\"bench %d ok: %d msg/s %.4f Gbit/s %d messages\" % (k,r,r*int(s)*8/1e9,r))' \
+				"$src" > "$out"
+		else
+			printf '#!/bin/sh\necho "ok: stand-in for %s"\n' "$src" > "$out"
+		fi
+		chmod +x "$out"
+	C
+	chmod +x "$T/bin/cc"
+	printf '#!/bin/sh\nexec "$@"\n' > "$T/on.sh"
+	chmod +x "$T/on.sh"
+	cat > "$T/bare.conf" <<-'S'
+		version = 1;
+		dimensions = (
+		  { setting = "size"; values = [64, 4096, 8192, 16384]; simplest = 64; },
+		  { setting = "qps"; values = [1, 2]; simplest = 1; }
+		);
+		search = { strategy = "grid"; budget = 60; point_seconds = 0.2; stall_timeout = 0.5; point_timeout = 2; bare_flag = 0.1; };
+	S
+	PATH="$T/bin:$PATH" "$X" -f "$T/bare.conf" -o "$T/g" --rdmapipe "$FAKE" --repro-on "other=$T/on.sh" > "$T/g.out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || fail "bare: exit $rc, not 1: $(tail -5 "$T/g.out")"
+	grep -q "bare-verbs reference: 4 points of 0.2 s" "$T/g.out" || fail "bare: the grid's size and bound not said: $(head -5 "$T/g.out")"
+	grep -q "bare-verbs reference: 4 of 4 points measured" "$T/g.out" || fail "bare: the grid not measured: $(cat "$T/g.out")"
+	[ "$(grep -c '"on":"children"' "$T/g/bare.jsonl")" = 4 ] && [ "$(grep -c '"on":"other"' "$T/g/bare.jsonl")" = 4 ] ||
+		fail "bare.jsonl: not the 4 grid points where the children run and through --repro-on: $(cat "$T/g/bare.jsonl")"
+	grep -q '{"on":"children","point":{"size":"8192"},"status":"ran","rate":400000' "$T/g/bare.jsonl" || fail "bare.jsonl: 8192 B's rate"
+	got=$(python3 -c 'import json,sys; [print(f["kind"], f["mfs"], "|", f["why"], "|", f["standalone"]) for f in json.load(open(sys.argv[1]))]' "$T/g/findings.json")
+	[[ $got == "performance size >= 8192 | 0.05x bare verbs (8192 B: 400,000/s) | only in rdmapipe"* ]] ||
+		fail "bare: the findings are not the slow region against plain verbs: '$got'"
+	grep -q '^| size | children ([0-9]* s) | other ([0-9]* s) |$' "$T/g/report.md" && grep -q '^| 16384 B | 400,000/s | 400,000/s |$' "$T/g/report.md" ||
+		fail "bare: report.md has no table of the bare rates side by side: $(grep -A8 Bare-verbs "$T/g/report.md")"
+	grep -q '^#define RP_REFERENCE { .name = "reference", .verb = V_WRITE_IMM, .uc = 0, .size = 8192, .batch = 32,.* .qps = 1, ' "$T/g/anomalies/1/repro.c" &&
+		grep -qx '#define RP_PERF_FLAG 0.1' "$T/g/anomalies/1/repro.c" ||
+		fail "bare: repro.c's reference is not the bare grid's 8192 B point: $(grep '^#define' "$T/g/anomalies/1/repro.c" 2>&1)"
+	PATH="$T/bin:$PATH" "$X" -q -f "$T/bare.conf" -o "$T/g0" --rdmapipe "$FAKE" --no-bare > "$T/g0.out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] && [ ! -e "$T/g0/bare.jsonl" ] || fail "--no-bare: exit $rc (a flat space has nothing to find), bare.jsonl: $(ls "$T/g0")"
 }
 
 faults() {
@@ -238,6 +313,7 @@ hosts() {
 }
 
 [ "$part" = all ] || [ "$part" = search ] && search
+[ "$part" = all ] || [ "$part" = bare ] && bare
 [ "$part" = all ] || [ "$part" = faults ] && faults
 [ "$part" = all ] || [ "$part" = hosts ] && hosts
 [ $fails -eq 0 ] && echo "explore_app $part: all passed" || echo "explore_app $part: $fails failed"

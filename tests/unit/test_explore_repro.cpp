@@ -4,12 +4,15 @@
  * reads perftest's, a repro run judged by the finding's own failure, and repro.c (defines
  * + template) compiling -Wall -Wextra -Werror clean for each modelled variant. */
 #include "conf/perftest.h"
+#include "explore/bare.h"
 #include "explore/point_conf.h"
 #include "explore/repro.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "cmocka_cpp.h"   // last: it defines fail()
@@ -253,6 +256,83 @@ void the_kinds_defines(void **)
 	d = repro_defines(s, f, {&pt, &ref}, &why);
 	assert_true(has(d, "#define RP_KIND K_PERFORMANCE") && has(d, "#define RP_PERF_FLAG 0.2"));
 	assert_true(has(d, "#define RP_REFERENCE { .name = \"reference\", .verb = V_WRITE_IMM, .uc = 0, .size = 8192, .batch = 32,"));
+	Space b = s;   // against plain verbs: its reference the bare grid's point, judged by bare_flag
+	b.search.bare_flag = 0.05;
+	f.verdict.bare = true;
+	d = repro_defines(b, f, {&pt, &ref}, &why);
+	assert_true(has(d, "#define RP_KIND K_PERFORMANCE") && has(d, "#define RP_PERF_FLAG 0.05"));
+}
+
+void bare_lines_parse(void **)
+{
+	size_t k = 0;
+	Outcome o;
+	assert_true(bare_line("bench 3 ok: 41000 msg/s 0.0210 Gbit/s 41012 messages", &k, &o));
+	assert_true(k == 3 && o.pass && o.rate == 41000 && o.gbps == 0.021 && o.messages == 41012);
+	assert_true(bare_line("bench 12 failed: stall: no completion for 5 s (0 messages completed, 32 posted)", &k, &o));
+	assert_true(k == 12 && !o.pass && o.rate == 0);
+	assert_string_equal(o.failure.c_str(), "stall: no completion for 5 s (0 messages completed, 32 posted)");
+	assert_false(bare_line("setup error: ibv_open_device (rxe0): No such device", &k, &o));
+	assert_false(bare_line("benchmark 3 ok", &k, &o));
+}
+
+/* The grid (size's two values, batch at its simplest) written as one K_BENCH program,
+ * compiled warning-free, run once here (no RDMA device on a build host: each point's
+ * own setup error; in the VM, rates), every point answered in bare.out, bare.jsonl
+ * and the report's table; what the template cannot model is refused by name. */
+void bare_program_written_built_and_run(void **)
+{
+	if (system("command -v cc > /dev/null 2>&1 && test -e /usr/include/infiniband/verbs.h") != 0) {
+		fprintf(stderr, "skipped: no cc or no libibverbs headers\n");
+		return;
+	}
+	const std::string dir = std::filesystem::absolute("test_explore_bare.d").string();
+	std::filesystem::remove_all(dir);
+	std::filesystem::create_directory(dir);
+	Space s = two_dims();
+	s.search.point_timeout_s = 20;
+	PointConf pc;
+	std::string why;
+	assert_int_equal(pc.init(s, LcoreSet{}, 1, 2, &why), 0);
+	ChildRunner child(s, pc, ChildConf{"rdmapipe", {}, {}, dir, "", 0});
+	BareReference b(s, pc, child, dir);
+	assert_int_equal(b.write(&why), 0);
+	assert_int_equal(b.points(), 2);
+	std::stringstream c;
+	c << std::ifstream(dir + "/bare/bare.c").rdbuf();
+	assert_true(has(c.str(), "#define RP_KIND K_BENCH\n#define RP_BENCH { .name = \"bench\", .verb = V_WRITE_IMM, .uc = 0, .size = 64, .batch = 32,"));
+	assert_true(has(c.str(), ", \\\n\t{ .name = \"bench\", .verb = V_WRITE_IMM, .uc = 0, .size = 8192, .batch = 32,"));
+	assert_true(has(c.str(), "#define RP_POINT_TIMEOUT_S 20\n"));
+	assert_int_equal(system(("cc -std=c11 -O2 -Wall -Wextra -Werror -o " + dir + "/werror " + dir + "/bare/bare.c -libverbs").c_str()), 0);
+	b.measure("children", nullptr);
+	std::stringstream out;
+	out << std::ifstream(dir + "/bare/bare.out").rdbuf();
+	assert_true(has(out.str(), "bench 0 ") && has(out.str(), "bench 1 "));
+	const BareTable t = b.table();
+	assert_int_equal(t.size(), 2);
+	assert_true(t.count(Point{0, 1}) && t.count(Point{1, 1}));
+	assert_true(b.confs().at(Point{1, 1}) == "bare/2.conf");
+	assert_int_equal(b.record(&why), 0);
+	std::ifstream jl(dir + "/bare.jsonl");
+	int lines = 0;
+	for (std::string l; std::getline(jl, l); lines++)
+		assert_true(has(l, "{\"on\":\"children\",\"point\":{\"size\":\""));
+	assert_int_equal(lines, 2);
+	const std::string r = b.report_section();
+	assert_true(has(r, "| size | children (") && has(r, "\n| 64 B | ") && has(r, "\n| 8192 B | "));
+	Space base = two_dims();
+	base.pipeline = "two-flows.conf";
+	BareReference nb(base, pc, child, dir);
+	assert_int_equal(nb.write(&why), -1);
+	assert_true(has(why, "pipeline = two-flows.conf ("));
+	Space unmodelled = two_dims();
+	unmodelled.fixed.push_back({"rnr_retry", "3"});
+	PointConf upc;
+	assert_int_equal(upc.init(unmodelled, LcoreSet{}, 1, 2, &why), 0);
+	BareReference ub(unmodelled, upc, child, dir);
+	assert_int_equal(ub.write(&why), -1);
+	assert_true(has(why, "no point of the grid is modelled by repro_template.c: rnr_retry = 3 (not modelled"));
+	std::filesystem::remove_all(dir);
 }
 
 std::string perftest_of(const Settings &set, const std::string &device = "rxe0", bool cq_ex = false)
@@ -376,6 +456,8 @@ int main()
 		cmocka_unit_test(perftest_line_reads_back_as_the_flow),
 		cmocka_unit_test(a_repro_run_is_judged_by_the_findings_failure),
 		cmocka_unit_test(repro_c_compiles),
+		cmocka_unit_test(bare_lines_parse),
+		cmocka_unit_test(bare_program_written_built_and_run),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
