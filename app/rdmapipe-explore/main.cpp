@@ -59,7 +59,7 @@ const char kUsage[] =
 	"      --need M         ... of which M must show the anomaly (default 2)\n"
 	"      --perf-flag F    slower than F x its best neighbour: an anomaly (default 0.5)\n"
 	"      --bare-flag F    slower than F x plain verbs doing its verb, transport and size (the\n"
-	"                       bare-verbs grid measured at start): an anomaly (default 0.1)\n"
+	"                       bare-verbs grid measured at start): an anomaly (default 0.03)\n"
 	"      --no-bare        no bare-verbs reference (search.bare_reference = false)\n"
 	"  -q, --quiet          no progress line\n"
 	"  -h, --help           this text\n"

@@ -59,6 +59,21 @@ grep -qx "performance: batch <= 2, inline = true" <<<"$findings" && echo "ok: th
 grep -rqsF -- "--plant 'slow:batch<=2,inline=true': paced at 250 msg/s" "$T/out/points" &&
 	echo "ok: the planted corner paced at 250 msg/s (two slow plants)" ||
 	{ echo "FAIL: no point's log says the planted corner was paced at 250 msg/s"; fails=$((fails + 1)); }
+# The bare-verbs reference (issue 49 item 5): the grid (size's 4 values, the rest at
+# their simplest) measured by bare/bare.c on rxe once at the start, each a verified
+# rate, in bare.jsonl and report.md. The planted slowdown may be flagged against it
+# (250 msg/s against rxe's 30,202/s at 64 B: 0.008, a factor 3.6 under bare_flag 0.03)
+# when the neighbour measured is as slow; nothing else was (the two findings are all).
+grep -q "bare-verbs reference: 4 of 4 points measured" "$T/explore.out" && echo "ok: $(grep -m1 'bare-verbs reference: 4 of 4' "$T/explore.out")" ||
+	{ echo "FAIL: the bare-verbs grid was not measured: $(grep bare-verbs "$T/explore.out")"; fails=$((fails + 1)); }
+python3 - "$T/out/bare.jsonl" <<'P' || { echo "FAIL: bare.jsonl is not 4 verified rates"; cat "$T/out/bare.jsonl"; fails=$((fails + 1)); }
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+print("bare.jsonl: " + ", ".join("%s B %.0f/s" % (r["point"]["size"], r["rate"]) for r in rows))
+sys.exit(0 if len(rows) == 4 and all(r["on"] == "children" and r["status"] == "ran" and r["rate"] > 0 and r["messages"] > 0 for r in rows) else 1)
+P
+grep -qE '^\| 8192 B \| [0-9,]+/s \|$' "$T/out/report.md" && echo "ok: report.md's bare-verbs table" ||
+	{ echo "FAIL: report.md has no bare rate for 8192 B"; grep -A8 Bare-verbs "$T/out/report.md"; fails=$((fails + 1)); }
 points=$(grep -c '"status":"ran"' "$T/out/points.jsonl")
 children=$(find "$T/out" -maxdepth 1 -name 'child-*.log' | wc -l)
 echo "$points points ran in $children child(ren)"

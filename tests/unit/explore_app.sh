@@ -188,8 +188,9 @@ bare() {
 	# 4096 B and 400,000/s above, where the stand-in child's flat 20,000/s is 0.05x plain
 	# verbs and no neighbour is slower than another: a region only the bare reference
 	# flags, minimised against each candidate's own size to size >= 8192, its repro.c's
-	# reference the grid's point; measured again through --repro-on's runner, a column
-	# of the report's table. --no-bare: nothing found.
+	# reference the grid's point; measured where the children run (through --runner)
+	# and again through --repro-on's runner, a column of the report's table. --no-bare:
+	# nothing found.
 	mkdir -p "$T/bin"
 	cat > "$T/bin/cc" <<-'C'
 		#!/bin/sh
@@ -207,8 +208,10 @@ bare() {
 		chmod +x "$out"
 	C
 	chmod +x "$T/bin/cc"
-	printf '#!/bin/sh\nexec "$@"\n' > "$T/on.sh"
-	chmod +x "$T/on.sh"
+	for r in run on; do   # the children's runner and --repro-on's: each logs what it runs
+		printf '#!/bin/sh\necho "$*" >> "%s"\nexec "$@"\n' "$T/$r.log" > "$T/$r.sh"
+		chmod +x "$T/$r.sh"
+	done
 	cat > "$T/bare.conf" <<-'S'
 		version = 1;
 		dimensions = (
@@ -217,9 +220,13 @@ bare() {
 		);
 		search = { strategy = "grid"; budget = 60; point_seconds = 0.2; stall_timeout = 0.5; point_timeout = 2; bare_flag = 0.1; };
 	S
-	PATH="$T/bin:$PATH" "$X" -f "$T/bare.conf" -o "$T/g" --rdmapipe "$FAKE" --repro-on "other=$T/on.sh" > "$T/g.out" 2>&1
+	PATH="$T/bin:$PATH" "$X" -f "$T/bare.conf" -o "$T/g" --rdmapipe "$FAKE" --runner "$T/run.sh" --start-timeout 30 \
+		--repro-on "other=$T/on.sh" > "$T/g.out" 2>&1
 	rc=$?
 	[ $rc -eq 1 ] || fail "bare: exit $rc, not 1: $(tail -5 "$T/g.out")"
+	# One command through each runner for the whole grid (a VM runner boots a VM a command).
+	[ "$(grep -c 'bare.c' "$T/run.log")" = 1 ] && [ "$(grep -c 'bare.c' "$T/on.log")" = 1 ] ||
+		fail "bare: the grid is not one command through each runner: $(grep -h bare.c "$T/run.log" "$T/on.log")"
 	grep -q "bare-verbs reference: 4 points of 0.2 s" "$T/g.out" || fail "bare: the grid's size and bound not said: $(head -5 "$T/g.out")"
 	grep -q "bare-verbs reference: 4 of 4 points measured" "$T/g.out" || fail "bare: the grid not measured: $(cat "$T/g.out")"
 	[ "$(grep -c '"on":"children"' "$T/g/bare.jsonl")" = 4 ] && [ "$(grep -c '"on":"other"' "$T/g/bare.jsonl")" = 4 ] ||
