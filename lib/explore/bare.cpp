@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
@@ -138,7 +139,8 @@ void BareReference::measure(const std::string &name, const std::string *runner)
 			last = l;
 	}
 	if (r.by_index.size() < modelled_.size())
-		r.failed = (last.empty() ? "exit status " + std::to_string(st) : last) + " (bare/" + out + ")";
+		r.failed = (last.empty() ? "exit status " + std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st)) : last) +
+			   " (bare/" + out + ")";
 	runs_.push_back(std::move(r));
 }
 

@@ -1146,7 +1146,7 @@ static void bench_one(uint32_t k, const struct params *p)
 	size_t have = 0;
 	ssize_t n;
 	while ((n = read(fd[0], buf + have, sizeof(buf) - 1 - have)) > 0)
-		have = have + (size_t)n < sizeof(buf) - 1 ? have + (size_t)n : 0;   /* keeps the tail */
+		have = have + (size_t)n < sizeof(buf) - 1 ? have + (size_t)n : 0;   /* a full buffer: start again (the last line counts) */
 	close(fd[0]);
 	buf[have] = 0;
 	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))

@@ -6,7 +6,10 @@
  * - a point is run once in the search (cached by point_key); minimisation re-runs;
  * - a passing point is judged for performance against its measured neighbours along
  *   reference dimensions; with none yet, one step along a random reference dimension
- *   is measured (phase "reference"), and a second if that one is unusable;
+ *   is measured (phase "reference"), and a second if that one is unusable; one they
+ *   do not flag is judged against the bare-verbs rate of its verb, transport and size
+ *   (bare_reference: measured once before the search), a candidate of its
+ *   minimisation against its own;
  * - anneal's energy: 0 for an anomaly, else the point's figure against its reference
  *   (max of the rate and Gbit/s ratios, at most 1; 1 without one) less up to 0.5 for a
  *   counter near its threshold; the temperature decays from each (re)start;

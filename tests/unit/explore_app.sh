@@ -54,6 +54,11 @@ search() {
 	[ "$lines" -ge 20 ] || fail "points.jsonl has $lines lines"
 	python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/a/points.jsonl" || fail "points.jsonl is not JSON lines"
 	grep -q '| 1 | correctness | size >= 8192, qps >= 4 |' "$T/a/report.md" || fail "report.md has no table of findings"
+	# The bare-verbs grid (size's 5 values) built and run here, where no RDMA device is:
+	# each point its own failure, recorded; the search judges by its neighbours alone.
+	[ "$(grep -c '"on":"children","point":{"size":"[0-9]*"},"status":"\(failed\|no answer\)"' "$T/a/bare.jsonl")" = 5 ] ||
+		fail "bare.jsonl: not the 5 grid points, each failed: $(cat "$T/a/bare.jsonl")"
+	grep -q '^## Bare-verbs reference' "$T/a/report.md" || fail "report.md has no bare-verbs section"
 
 	# 1b. --stop-after 1: the search ends at its first finding, minimised and written as
 	# its reproducer, having run the same points as the whole search up to there. Its
