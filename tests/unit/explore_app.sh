@@ -314,10 +314,12 @@ hosts() {
 	grep -q "host.sh: its console" "$T/h/anomalies/1/reproduce.console" ||
 		fail "anomalies/1/command by hand: no console through the runner: $(cat "$T/h/anomalies/1/command")"
 	grep -q "host.sh: its console" "$T"/h/child-1.console || fail "the runner's child had no console of its own"
-	# A finding's repro.c is built and run in one command per runner (a VM boots once).
+	# A finding's repro.c is built and run in one command per runner (a VM boots once),
+	# and so is the bare-verbs grid at the start.
 	nf=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/h/findings.json")
 	nr=$(grep -c "host.sh: a child on the stand-in host" "$T/h/runner.log")
-	[ "$nr" -eq $((nf * 2)) ] || fail "repro.c: $nr runner commands for $nf findings (want one per finding and runner)"
+	[ "$nr" -eq $((nf * 2 + 2)) ] ||
+		fail "repro.c: $nr runner commands for $nf findings (want one per finding and runner, and the bare grid's per runner)"
 	"$X" -f "$T/hosts.conf" --repro-on 'a b=x' > "$T/ro.out" 2>&1
 	[ $? -eq 2 ] && grep -q "^rdmapipe-explore: --repro-on: 'a b=x' is not NAME=CMD" "$T/ro.out" || fail "--repro-on 'a b=x': $(cat "$T/ro.out")"
 	"$X" -f "$T/hosts.conf" --repro-on 'k=x' --repro-on 'k=y' > "$T/ro.out" 2>&1
