@@ -248,6 +248,11 @@ int apply_args(const Args &a, Space *s)
 		c.bare_flag = a.bare_flag;
 	if (a.no_bare)
 		c.bare_reference = false;
+	if (a.bare_flag > 0 && !c.bare_reference) {
+		fprintf(stderr, "rdmapipe-explore: --bare-flag: no bare-verbs reference to judge by (--no-bare, or the "
+				"space file's search.bare_reference = false)\n");
+		return kExitUsage;
+	}
 	if (c.need > c.repeats) {
 		fprintf(stderr, "rdmapipe-explore: need (%u) is more than repeats (%u)\n", c.need, c.repeats);
 		return kExitUsage;

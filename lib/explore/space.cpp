@@ -297,6 +297,8 @@ bool read_search(Errors &e, const Setting &g, SearchConf *sc)
 	if (g.exists("bare_reference") && g["bare_reference"].getType() != Setting::TypeBoolean)
 		return e.fail(g["bare_reference"], "bare_reference is true or false (the bare-verbs grid measured at start)");
 	g.lookupValue("bare_reference", sc->bare_reference);
+	if (!sc->bare_reference && g.exists("bare_flag"))
+		return e.fail(g["bare_flag"], "bare_flag has no effect with bare_reference = false");
 	sc->seed = static_cast<uint64_t>(seed);
 	sc->repeats = static_cast<uint32_t>(repeats);
 	sc->need = static_cast<uint32_t>(need);

@@ -144,6 +144,10 @@ search() {
 		'version = 1; dimensions = (
 	  { setting = "qps"; values = [1, 2]; simplest = 1; } );
 	search = { bare_flag = 2; };'
+	bad bare-off "$T/bare-off.conf:3: search.bare_flag: bare_flag has no effect with bare_reference = false" \
+		'version = 1; dimensions = (
+	  { setting = "qps"; values = [1, 2]; simplest = 1; } );
+	search = { bare_reference = false; bare_flag = 0.1; };'
 	bad bare-bool "$T/bare-bool.conf:3: search.bare_reference: bare_reference is true or false" \
 		'version = 1; dimensions = (
 	  { setting = "qps"; values = [1, 2]; simplest = 1; } );
@@ -245,6 +249,9 @@ bare() {
 	grep -q '^#define RP_REFERENCE { .name = "reference", .verb = V_WRITE_IMM, .uc = 0, .size = 8192, .batch = 32,.* .qps = 1, ' "$T/g/anomalies/1/repro.c" &&
 		grep -qx '#define RP_PERF_FLAG 0.1' "$T/g/anomalies/1/repro.c" ||
 		fail "bare: repro.c's reference is not the bare grid's 8192 B point: $(grep '^#define' "$T/g/anomalies/1/repro.c" 2>&1)"
+	"$X" -f "$T/bare.conf" --no-bare --bare-flag 0.2 --check > "$T/nb.out" 2>&1
+	[ $? -eq 2 ] && grep -q "^rdmapipe-explore: --bare-flag: no bare-verbs reference to judge by" "$T/nb.out" ||
+		fail "--no-bare --bare-flag: not refused: $(cat "$T/nb.out")"
 	PATH="$T/bin:$PATH" "$X" -q -f "$T/bare.conf" -o "$T/g0" --rdmapipe "$FAKE" --no-bare > "$T/g0.out" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] && [ ! -e "$T/g0/bare.jsonl" ] || fail "--no-bare: exit $rc (a flat space has nothing to find), bare.jsonl: $(ls "$T/g0")"
