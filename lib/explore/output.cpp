@@ -248,7 +248,8 @@ std::string FolderRecorder::standalone(const Finding &f)
 	}
 	write_text(d + "/repro.c", repro_source(defines));
 	write_text(d + "/repro.build", std::string(repro_build_command()) + "\n");
-	return run_repro(f, d);
+	const bool beneath = !repro_caveat(point).empty() || (confs.reference && !repro_caveat(ref).empty());
+	return run_repro(f, d) + (beneath ? " [repro.c: UC without rdmapipe's software reliability]" : "");
 }
 
 /* repro.c built and run search.repeats times where it runs (through on's runner, else

@@ -52,12 +52,9 @@ std::string verb_enum(Verb v)
 	return e;
 }
 
-/* What the template cannot do with flow f, named; "" when it can. */
-std::string unmodelled(const FlowConf &f, const IoContextConf &a, const IoContextConf &b)
+/* What the template cannot do with a flow between io contexts a and b, named; "" when it can. */
+std::string unmodelled(const IoContextConf &a, const IoContextConf &b)
 {
-	const bool reliable = f.transport == Transport::uc && f.reliability != Reliability::none;
-	if (reliable)
-		return "reliability = software (rdmapipe's software retransmission over UC)";
 	if (a.adaptive_poll != b.adaptive_poll)
 		return "poll (the two ends' io contexts differ: repro.c's one loop cannot sleep one end alone)";
 	return "";
@@ -68,7 +65,7 @@ std::string unmodelled(const FlowConf &f, const IoContextConf &a, const IoContex
  * window they share (graph_plan.cpp, plan_flow_window). */
 std::string flow_fields(const FlowConf &f, const IoContextConf &a, const IoContextConf &b, std::string *refused)
 {
-	if (const std::string why = unmodelled(f, a, b); !why.empty())
+	if (const std::string why = unmodelled(a, b); !why.empty())
 		return refuse(refused, why);
 	const uint32_t fw = flow_window_of(f, !b.rq_per_qp);
 	const uint32_t window = fw && verb_info(f.verb).fills_receive ? fw : f.window;
@@ -157,6 +154,15 @@ std::string repro_params(const PipelineConf &c, const Settings &set, const char 
 	return o.str();
 }
 
+std::string repro_caveat(const PipelineConf &c)
+{
+	for (const FlowConf &f : c.flows)
+		if (f.transport == Transport::uc && f.reliability != Reliability::none)
+			return "UC without rdmapipe's software reliability: repro.c runs the UC traffic beneath it; its ACKs "
+			       "and retransmissions, rdmapipe's own protocol, are not sent, so a finding that needs them is rdmapipe's";
+	return "";
+}
+
 std::string repro_defines(const Space &s, const Finding &f, const ReproConfs &confs, std::string *refused)
 {
 	if (!s.pipeline.empty())
@@ -169,6 +175,11 @@ std::string repro_defines(const Space &s, const Finding &f, const ReproConfs &co
 	std::ostringstream o;
 	o << "/* rdmapipe-explore finding " << f.id << " (" << anomaly_kind_name(f.verdict.kind) << "): "
 	  << point_text(s, f.minimal) << " */\n";
+	for (const PipelineConf *c : {confs.point, confs.reference})
+		if (c && !repro_caveat(*c).empty()) {
+			o << "/* " << repro_caveat(*c) << " */\n";
+			break;
+		}
 	o << "#define RP_POINT " << pt << "\n";
 	o << "#define RP_SECONDS " << s.search.point_seconds << "\n";
 	o << "#define RP_STALL_S " << s.search.stall_timeout_s << "\n";

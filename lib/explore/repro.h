@@ -29,6 +29,12 @@ struct ReproConfs {
 	const PipelineConf *reference = nullptr;
 };
 
+/* What repro.c leaves out of c's traffic, said beside every verdict of it ("": nothing):
+ * UC's software reliability is rdmapipe's own protocol over the verbs, so repro.c runs
+ * the UC traffic beneath it (the same QPs, verbs, sizes and checks) and tells whether a
+ * finding needs the layer. */
+std::string repro_caveat(const PipelineConf &c);
+
 /* repro.c's #define block for finding f (its kind, counter and reference), or "" with
  * *refused. */
 std::string repro_defines(const Space &s, const Finding &f, const ReproConfs &confs, std::string *refused);

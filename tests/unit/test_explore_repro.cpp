@@ -109,10 +109,28 @@ void post_api_cq_api_poll_and_rate_are_modelled(void **)
 	}
 }
 
+/* UC with rdmapipe's software reliability (UC's default): the UC traffic beneath it,
+ * said in repro.c and beside its verdicts; plain UC says nothing. */
+void uc_software_reliability_runs_the_uc_beneath(void **)
+{
+	std::string why;
+	assert_true(has(params({{"transport", "uc"}}, &why), ".verb = V_WRITE_IMM, .uc = 1,"));
+	const Space s = space_of({{"transport", "uc"}});
+	const PipelineConf c = conf_of(s);
+	assert_true(has(repro_caveat(c), "UC without rdmapipe's software reliability"));
+	Finding f;
+	f.verdict.kind = AnomalyKind::correctness;
+	assert_true(has(repro_defines(s, f, {&c, nullptr}, &why), "/* UC without rdmapipe's software reliability: "));
+	const Space n = space_of({{"transport", "uc"}, {"reliability", "none"}});
+	const PipelineConf plain = conf_of(n);
+	assert_true(repro_caveat(plain).empty());
+	assert_false(has(repro_defines(n, f, {&plain, nullptr}, &why), "software reliability"));
+	assert_true(repro_caveat(conf_of(space_of({}))).empty());
+}
+
 void what_is_not_modelled_is_refused_by_name(void **)
 {
 	const std::pair<Settings, std::string> cases[] = {
-		{{{"transport", "uc"}}, "reliability = software ("},   // rdmapipe's UC default
 		{{{"rnr_retry", "3"}}, "rnr_retry = 3 (not modelled"},
 	};
 	for (const auto &[set, named] : cases) {
@@ -446,6 +464,7 @@ int main()
 		cmocka_unit_test(defaults_are_the_pipelines),
 		cmocka_unit_test(params_are_the_conf_as_loaded),
 		cmocka_unit_test(post_api_cq_api_poll_and_rate_are_modelled),
+		cmocka_unit_test(uc_software_reliability_runs_the_uc_beneath),
 		cmocka_unit_test(what_is_not_modelled_is_refused_by_name),
 		cmocka_unit_test(the_flow_window_and_the_srq_are_the_builders),
 		cmocka_unit_test(crossing_flows_run_both_ways),
