@@ -15,7 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -411,11 +410,6 @@ void draw_plots(const std::string &dir, bool quiet)
 	if (rc != 0 && !quiet)
 		fprintf(stderr, "rdmapipe-explore: no plots (%s); report.md has the tables\n",
 			tool.empty() ? "plot-explore not found" : ("see " + dir + "/plots.log").c_str());
-}
-
-double now_s()
-{
-	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 /* The bare-verbs reference, once before the search: where the children run, and where

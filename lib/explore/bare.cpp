@@ -1,15 +1,14 @@
 /* bare.h: the bare-verbs grid written, built and run once, its rates read back. */
 #include "explore/bare.h"
 
+#include "explore/output.h"
 #include "explore/repro.h"
 #include "explore/space.h"
 
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
-#include <sys/wait.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,23 +18,9 @@ namespace rp::explore {
 
 namespace {
 
-constexpr const char *kBuild = "cc -std=c11 -O2 -Wall -Wextra -o bare bare.c -libverbs";
 /* The grid's program: built, then each point bounded by point_timeout (its own alarm);
  * the whole by this much more (the build, the forks). */
 constexpr double kBuildS = 60;
-
-double now_s()
-{
-	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-std::string cell(std::string s)
-{
-	for (char &c : s)
-		if (c == '|' || c == '\n')
-			c = '/';
-	return s.size() > 80 ? s.substr(0, 77) + "..." : s;
-}
 
 } // namespace
 
@@ -108,7 +93,7 @@ int BareReference::write(std::string *why)
 	o << "#define RP_STALL_S " << space_.search.stall_timeout_s << "\n";
 	o << "#define RP_POINT_TIMEOUT_S " << static_cast<int>(space_.search.point_timeout_s + 0.5) << "\n";
 	std::ofstream(d + "/bare.c") << repro_source(o.str());
-	std::ofstream(d + "/bare.build") << kBuild << "\n";
+	std::ofstream(d + "/bare.build") << repro_build_command("bare") << "\n";
 	return 0;
 }
 
@@ -123,10 +108,9 @@ void BareReference::measure(const std::string &name, const std::string *runner)
 	r.name = name;
 	const std::string out = runner ? "bare." + name + ".out" : "bare.out";
 	const double run_s = static_cast<double>(modelled_.size()) * space_.search.point_timeout_s + 10;
-	const std::string cmd = "cd " + sh_quote(dir_ + "/bare") + " && { " + kBuild + " && timeout -k 5 " +
-				std::to_string(static_cast<int>(run_s)) + " ./bare; } > " + sh_quote(out) + " 2>&1";
+	const std::string cmd = repro_build_command("bare") + " && timeout -k 5 " + std::to_string(static_cast<int>(run_s)) + " ./bare";
 	const double t0 = now_s();
-	const int st = system((runner ? child_.through(*runner, cmd, run_s + kBuildS) : child_.on_host(cmd, run_s + kBuildS)).c_str());
+	const int st = shell_in(child_, dir_ + "/bare", cmd, out, runner, run_s + kBuildS);
 	r.elapsed_s = now_s() - t0;
 	std::ifstream in(dir_ + "/bare/" + out);
 	std::string last;
@@ -139,7 +123,7 @@ void BareReference::measure(const std::string &name, const std::string *runner)
 			last = l;
 	}
 	if (r.by_index.size() < modelled_.size())
-		r.failed = (last.empty() ? "exit status " + std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st)) : last) +
+		r.failed = (last.empty() ? "exit status " + std::to_string(st) : last) +
 			   " (bare/" + out + ")";
 	runs_.push_back(std::move(r));
 }
@@ -198,7 +182,7 @@ std::string BareReference::report_section() const
 	bool failed = false;
 	for (const Run &run : runs_)
 		if (!run.failed.empty()) {
-			r += "- " + run.name + ": " + cell(run.failed) + "\n";
+			r += "- " + run.name + ": " + md_cell(run.failed, 80) + "\n";
 			failed = true;
 		}
 	r += failed ? "\n" : "";
@@ -220,7 +204,7 @@ std::string BareReference::report_section() const
 			for (const auto &[k, o] : run.by_index)
 				if (modelled_[k] == i)
 					v = o.pass ? rate_text(o.rate) + "/s" : "failed: " + o.failure;
-			r += " " + cell(v.empty() ? "no answer" : v) + " |";
+			r += " " + md_cell(v.empty() ? "no answer" : v, 80) + " |";
 		}
 		r += "\n";
 	}

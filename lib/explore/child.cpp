@@ -18,12 +18,12 @@
 
 namespace rp::explore {
 
-namespace {
-
 double now_s()
 {
 	return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+namespace {
 
 /* The first line of a run's output that says what went wrong: a role's failure or a
  * mismatch first, else a count of errors that is not 0. */
@@ -79,6 +79,15 @@ std::string sh_quote(const std::string &s)
 	for (char ch : s)
 		q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
 	return q + "'";
+}
+
+int shell_in(ChildRunner &child, const std::string &dir, const std::string &cmd, const std::string &out,
+	     const std::string *runner, double work_s)
+{
+	const std::string in_dir = "cd " + sh_quote(dir) + " && { " + cmd + "; } >> " + sh_quote(out) + " 2>&1";
+	const std::string c = runner ? child.through(*runner, in_dir, work_s) : child.on_host(in_dir, work_s);
+	const int st = system(c.c_str());
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
 /* The current child's file in the output folder: child-N.log, child-N.console. */

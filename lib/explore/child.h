@@ -84,4 +84,12 @@ std::string sh_quote(const std::string &s);
 /* The last non-empty lines of a file (a log's reason). */
 std::string file_tail(const std::string &path, int lines);
 
+double now_s();   // a steady clock's seconds
+
+/* sh -c cmd in dir where the children run (through their runner, or the one given),
+ * its output appended to dir/out; the exit status (124: timed out). work_s bounds the
+ * command's own time through a runner (<0: one point's). */
+int shell_in(ChildRunner &child, const std::string &dir, const std::string &cmd, const std::string &out,
+	     const std::string *runner = nullptr, double work_s = -1);
+
 } // namespace rp::explore

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -33,18 +32,6 @@ std::string read_text(const std::string &path)
 	std::stringstream ss;
 	ss << in.rdbuf();
 	return ss.str();
-}
-
-/* sh -c cmd in dir where the children run (through their runner, or the one given),
- * its output appended to dir/out; the exit status (124: timed out). work_s bounds the
- * command's own time through a runner (<0: one point's). */
-int shell_in(ChildRunner &child, const std::string &dir, const std::string &cmd, const std::string &out,
-	     const std::string *runner = nullptr, double work_s = -1)
-{
-	const std::string in_dir = "cd " + sh_quote(dir) + " && { " + cmd + "; } >> " + sh_quote(out) + " 2>&1";
-	const std::string c = runner ? child.through(*runner, in_dir, work_s) : child.on_host(in_dir, work_s);
-	const int st = system(c.c_str());
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
 /* The file's number (an exit status a step wrote), false when it has none. */
@@ -101,6 +88,14 @@ std::string relocate(std::string conf, const std::string &from, const std::strin
 }
 
 } // namespace
+
+std::string md_cell(std::string s, size_t width)
+{
+	for (char &c : s)
+		if (c == '|' || c == '\n')
+			c = c == '|' ? '/' : ' ';
+	return s.size() > width ? s.substr(0, width - 3) + "..." : s;
+}
 
 FolderRecorder::FolderRecorder(const Space &s, ChildRunner &child, std::string dir, std::string command, bool progress)
 	: space_(s), child_(child), dir_(std::move(dir)), command_(std::move(command)), progress_(progress)
@@ -247,7 +242,7 @@ std::string FolderRecorder::standalone(const Finding &f)
 		return "no standalone reproducer: " + refused;
 	}
 	write_text(d + "/repro.c", repro_source(defines));
-	write_text(d + "/repro.build", std::string(repro_build_command()) + "\n");
+	write_text(d + "/repro.build", repro_build_command() + "\n");
 	const bool beneath = !repro_caveat(point).empty() || (confs.reference && !repro_caveat(ref).empty());
 	return run_repro(f, d) + (beneath ? " [repro.c: UC without rdmapipe's software reliability]" : "");
 }
@@ -345,7 +340,7 @@ void FolderRecorder::finding(const Finding &f)
 	if (!repro_on_.empty() && access((d + "/repro.c").c_str(), F_OK) == 0)
 		on_[f.id] = repro_elsewhere(f, d);
 	const std::string label = this->label(f.id);
-	write_text(dir_ + "/anomalies/" + std::to_string(f.id) + "/standalone.txt", label + "\n");
+	write_text(d + "/standalone.txt", label + "\n");
 	if (progress_)
 		fprintf(stderr, "\nexplore: anomaly %u standalone: %s\n", f.id, label.c_str());
 	findings_.emplace_back(f, last_anomaly_conf_);
@@ -372,13 +367,6 @@ namespace rp::explore {
 
 namespace {
 
-std::string md_cell(std::string s)
-{
-	for (char &c : s)
-		if (c == '|' || c == '\n')
-			c = c == '|' ? '/' : ' ';
-	return s.size() > 160 ? s.substr(0, 157) + "..." : s;
-}
 
 bool exists(const std::string &path)
 {

@@ -13,6 +13,9 @@
 
 namespace rp::explore {
 
+/* s as one cell of a markdown table: no '|' nor newline, at most width characters. */
+std::string md_cell(std::string s, size_t width = 160);
+
 struct SearchTotals {
 	uint64_t points = 0, invalid = 0, cached = 0, skipped = 0, crashed = 0, hung = 0;
 	double elapsed_s = 0;

@@ -60,10 +60,11 @@ bool repro_shows(const std::string &finding, const std::string &repro);
 const char *repro_template();
 std::string repro_source(const std::string &defines);
 
-/* How repro.c is compiled in its folder. */
-inline const char *repro_build_command()
+/* How a program of the template (NAME.c: repro.c, the bare grid's bare.c) is compiled
+ * in its folder. */
+inline std::string repro_build_command(const std::string &name = "repro")
 {
-	return "cc -std=c11 -O2 -Wall -Wextra -o repro repro.c -libverbs";
+	return "cc -std=c11 -O2 -Wall -Wextra -o " + name + " " + name + ".c -libverbs";
 }
 
 } // namespace rp::explore
