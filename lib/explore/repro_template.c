@@ -77,6 +77,10 @@ struct params {
 #ifndef RP_POINT_TIMEOUT_S
 #define RP_POINT_TIMEOUT_S 60  /* bench: a point that takes longer is killed (a hang) */
 #endif
+#ifndef RP_QP_TIMEOUT
+#define RP_QP_TIMEOUT 14       /* RC's local ACK timeout, 4.096 us x 2^N: rdmapipe's 67 ms; a
+				* smaller one makes the requester retry more (cc -DRP_QP_TIMEOUT=N) */
+#endif
 #ifndef RP_PERF_FLAG
 #define RP_PERF_FLAG 0.5       /* performance: slow under this x the reference (rate AND Gbit/s) */
 #endif
@@ -341,7 +345,7 @@ static void connect_qp(struct ibv_qp *qp, const struct side *local, const struct
 	a.qp_state = IBV_QPS_RTS;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (!uc) {
-		a.timeout = 14;
+		a.timeout = RP_QP_TIMEOUT;
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;
 		a.max_rd_atomic = 16;
