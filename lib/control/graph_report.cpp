@@ -163,8 +163,11 @@ bool first_bad_ends(Report &out, const GraphFlow &f, const std::string &who)
 	if (off >= 0)
 		out.put("  first bad message:   %sQP %u seq %" PRIu64 ", byte %" PRId64 " differs from the pattern\n",
 		        who.c_str(), qp, seq, off);
+	else if (verb_is_atomic(f.params.verb) && rsp)   // the responder judges a QP's word at the end
+		out.put("  first bad message:   %sQP %u: its word ended at %" PRIu64 ", not what its atomics make\n",
+		        who.c_str(), qp, seq);
 	else if (verb_is_atomic(f.params.verb))
-		out.put("  first bad message:   %sQP %u value %" PRIu64 "\n", who.c_str(), qp, seq);
+		out.put("  first bad message:   %sQP %u seq %" PRIu64 " returned a wrong value\n", who.c_str(), qp, seq);
 	else
 		out.put("  first bad message:   %sQP %u seq %" PRIu64 "\n", who.c_str(), qp, seq);
 	return true;

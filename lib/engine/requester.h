@@ -168,6 +168,7 @@ struct Requester {
 	std::unique_ptr<RequesterQp[]> qps;
 	uint64_t wr_out = 0;   // WRs posted and not yet known done, over all QPs (a failed QP's stay)
 	std::unique_ptr<uint64_t[]> qp_sent;    // published to the responder at the end
+	std::unique_ptr<uint64_t[]> qp_completed;
 	std::unique_ptr<bool[]> qp_failed;
 	uint32_t nflows = 1;
 	std::unique_ptr<WcErrorCounts[]> flow_errors;   // completion errors per flow and status
@@ -227,6 +228,7 @@ struct Requester {
 	 * flow's counts by slice, and the lanes yet to finish (the last one publishes them). */
 	uint32_t key_stride = 1, key_lane = 0;
 	uint64_t *lanes_sent = nullptr;
+	uint64_t *lanes_completed = nullptr;
 	bool *lanes_failed = nullptr;
 	std::atomic<uint32_t> *lanes_left = nullptr;
 	/* Loop state, so that the loop can also run one burst at a time (as a stage). */
@@ -298,10 +300,10 @@ int requester_set_lane(Requester *r, uint32_t lane, rte_ring *const *rings, uint
 /* Optional, after requester_init: this requester is lane `lane` of `nlanes` of one
  * flow, its QP qi the far end's slice qi x nlanes + lane (shared QPs: lane's slice of QP
  * qi; else the flow's QP of that index). Its payload keys follow the slice's, and at its
- * end it writes its counts into sent[slice] and failed[slice]; the last of the lanes to
- * finish (*left counts them down) publishes them to its RunControl. */
-int requester_join_lanes(Requester *r, uint32_t lane, uint32_t nlanes, uint64_t *sent, bool *failed,
-			 std::atomic<uint32_t> *left, std::string *err);
+ * end it writes its counts into sent[slice], completed[slice] and failed[slice]; the
+ * last of the lanes to finish (*left counts them down) publishes them to its RunControl. */
+int requester_join_lanes(Requester *r, uint32_t lane, uint32_t nlanes, uint64_t *sent, uint64_t *completed,
+			 bool *failed, std::atomic<uint32_t> *left, std::string *err);
 
 /* The pattern key's QP index of this requester's QP qi (its far end's slice). */
 inline uint32_t key_qp(const Requester *r, uint32_t qi)

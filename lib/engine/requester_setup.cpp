@@ -114,6 +114,7 @@ int requester_init(Requester *r, uint32_t nqps, std::string *err)
 	r->nqps = nqps;
 	r->qps.reset(new RequesterQp[nqps]);
 	r->qp_sent.reset(new uint64_t[nqps]());
+	r->qp_completed.reset(new uint64_t[nqps]());
 	r->qp_failed.reset(new bool[nqps]());
 	r->inflight_mem.reset(new void *[static_cast<size_t>(size) * nqps]());
 	r->lkey_mem.reset(new uint32_t[static_cast<size_t>(size) * nqps]());
@@ -214,10 +215,11 @@ int requester_set_lane(Requester *r, uint32_t lane, rte_ring *const *rings, uint
 	return 0;
 }
 
-int requester_join_lanes(Requester *r, uint32_t lane, uint32_t nlanes, uint64_t *sent, bool *failed,
-			 std::atomic<uint32_t> *left, std::string *err)
+int requester_join_lanes(Requester *r, uint32_t lane, uint32_t nlanes, uint64_t *sent, uint64_t *completed,
+			 bool *failed, std::atomic<uint32_t> *left, std::string *err)
 {
-	if (lane >= nlanes || nlanes > kMaxLanes || sent == nullptr || failed == nullptr || left == nullptr ||
+	if (lane >= nlanes || nlanes > kMaxLanes || sent == nullptr || completed == nullptr || failed == nullptr ||
+	    left == nullptr ||
 	    static_cast<uint64_t>(r->nqps) * nlanes > static_cast<uint64_t>(kMaxQps) * kMaxLanes) {
 		*err = "requester: lane " + std::to_string(lane) + " of " + std::to_string(nlanes) + " (at most " +
 		       std::to_string(kMaxLanes) + ") with nowhere to publish its counts";
@@ -226,6 +228,7 @@ int requester_join_lanes(Requester *r, uint32_t lane, uint32_t nlanes, uint64_t 
 	r->key_stride = nlanes;
 	r->key_lane = lane;
 	r->lanes_sent = sent;
+	r->lanes_completed = completed;
 	r->lanes_failed = failed;
 	r->lanes_left = left;
 	return 0;
@@ -315,6 +318,7 @@ int requester_finish(Requester *r)
 	unbind(r);
 	for (uint32_t i = 0; i < r->nqps; i++) {
 		r->qp_sent[i] = r->qps[i].sent;
+		r->qp_completed[i] = r->qps[i].completed;
 		r->qp_failed[i] = r->qps[i].failed;
 	}
 	if (c.fail_reason == nullptr && c.failed_qps)
@@ -322,16 +326,19 @@ int requester_finish(Requester *r)
 	if (r->lanes_left) {   // a lane: its slices' counts, the flow's published by the last lane
 		for (uint32_t i = 0; i < r->nqps; i++) {
 			r->lanes_sent[key_qp(r, i)] = r->qps[i].sent;
+			r->lanes_completed[key_qp(r, i)] = r->qps[i].completed;
 			r->lanes_failed[key_qp(r, i)] = r->qps[i].failed;
 		}
 		if (r->lanes_left->fetch_sub(1, std::memory_order_acq_rel) == 1) {
 			r->ctl->qp_sent = r->lanes_sent;
+			r->ctl->qp_completed = r->lanes_completed;
 			r->ctl->qp_failed = r->lanes_failed;
 			r->ctl->finish_requesting();
 		}
 		return c.fail_reason || c.result_errors ? -1 : 0;
 	}
 	r->ctl->qp_sent = r->qp_sent.get();
+	r->ctl->qp_completed = r->qp_completed.get();
 	r->ctl->qp_failed = r->qp_failed.get();
 	r->ctl->finish_requesting();   // all of the above published
 	return c.fail_reason || c.result_errors ? -1 : 0;

@@ -13,6 +13,9 @@ struct alignas(64) RunControl {
 	std::atomic<bool> requester_done{false};   // requester: wo (release), responder/main: ro
 	const uint64_t *qp_sent = nullptr;         // per QP; requester writes before requester_done
 	const bool *qp_failed = nullptr;           // per QP, likewise: its state is unknowable
+	/* Per QP, likewise: the WRs the requester saw complete; those after them (a stall,
+	 * an abort) may or may not have executed. nullptr: all that were sent did. */
+	const uint64_t *qp_completed = nullptr;
 	std::atomic<bool> abort{false};            // any lcore: wo on a fatal error, all: ro
 	std::atomic<const char *> abort_why{nullptr};   // a static reason, stored before abort (async events' hook)
 	std::atomic<int> stop_signal{0};           // the signal that stopped the run (main's handler: wo)

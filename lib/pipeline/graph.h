@@ -95,7 +95,7 @@ struct GraphFlow {
 	std::vector<rte_ring *> lane_rings;    // shared: each lane's completions handed over
 	/* The lanes' final counts by slice of the far end (QP, or a lane's of a shared QP),
 	 * which the last lane to finish publishes to the responder (requester_join_lanes). */
-	std::vector<uint64_t> lanes_sent;
+	std::vector<uint64_t> lanes_sent, lanes_completed;
 	std::unique_ptr<bool[]> lanes_failed;
 	std::atomic<uint32_t> lanes_left{0};
 	/* Ping-pong: an echo stage answers its rdma_tx; ping and pong are its roles then

@@ -167,11 +167,12 @@ int far_end_setup(GraphFlow &f, std::string *err)
 	const uint32_t nl = static_cast<uint32_t>(f.lanes.size());
 	const size_t nslices = static_cast<size_t>(f.params.qps) * f.params.slices;
 	f.lanes_sent.assign(nslices, 0);
+	f.lanes_completed.assign(nslices, 0);
 	f.lanes_failed.reset(new bool[nslices]());
 	f.lanes_left.store(nl, std::memory_order_relaxed);
 	for (uint32_t t = 0; t < nl; t++)
-		if (requester_join_lanes(&f.lanes[t]->requester, t, nl, f.lanes_sent.data(), f.lanes_failed.get(), &f.lanes_left,
-					 err) != 0)
+		if (requester_join_lanes(&f.lanes[t]->requester, t, nl, f.lanes_sent.data(), f.lanes_completed.data(),
+					 f.lanes_failed.get(), &f.lanes_left, err) != 0)
 			return -1;
 	if (f.rx_stage) {   // its rdma_rx stage's lcore polls nothing of its own
 		f.responder.ops = f.rx->ops;

@@ -804,6 +804,50 @@ void atomic_final_words_are_checked(void **)
 	assert_int_equal(g.r.c.first_bad_seq, 8);   // for atomics: the word found
 }
 
+/* A QP whose requester stalled (sent 9, saw 5 complete): its word may count 5 to 9. */
+void atomic_final_words_of_a_stalled_qp(void **)
+{
+	Rig g(rp::Verb::fetch_add, 3);
+	g.sent = {9, 9, 9};
+	std::vector<uint64_t> completed = {5, 5, 5};
+	g.ctl.qp_completed = completed.data();
+	const uint64_t words[3] = {7, 4, 10};   // inside; one completed atomic lost; one more than sent
+	memcpy(g.memory.data(), words, sizeof(words));
+	g.requester_finished();
+	assert_int_equal(rp::responder_run(&g.r), -1);
+	assert_int_equal(g.r.c.counters_checked, 3);
+	assert_int_equal(g.r.c.payload_errors, 2);
+	assert_int_equal(g.r.c.first_bad_qp, 1);
+	assert_int_equal(g.r.c.first_bad_seq, 4);
+}
+
+/* A write window whose requester stalled: slots whose last message did not complete
+ * are not judged (it may not have landed), the others are. */
+void write_final_window_of_a_stalled_qp(void **)
+{
+	Rig g(rp::Verb::write);
+	g.sent = {13};
+	std::vector<uint64_t> completed = {10};
+	g.ctl.qp_completed = completed.data();
+	for (uint64_t s = 0; s < 10; s++)   // 10-12 never landed: slots 2-4 hold 2-4
+		rp::pattern_fill(g.memory.data() + (s % kSlots) * kMsg, kMsg, rp::msg_key(0, s));
+	g.requester_finished();
+	assert_int_equal(rp::responder_run(&g.r), 0);
+	assert_int_equal(g.r.c.window_slots_checked, 5);
+	assert_int_equal(g.r.c.payload_errors, 0);
+
+	Rig h(rp::Verb::write);   // the same, and a completed message missing from slot 7
+	h.sent = {13};
+	h.ctl.qp_completed = completed.data();
+	for (uint64_t s = 0; s < 10; s++)
+		if (s != 7)
+			rp::pattern_fill(h.memory.data() + (s % kSlots) * kMsg, kMsg, rp::msg_key(0, s));
+	h.requester_finished();
+	assert_int_equal(rp::responder_run(&h.r), -1);
+	assert_int_equal(h.r.c.payload_errors, 1);
+	assert_int_equal(h.r.c.first_bad_seq, 7);
+}
+
 void read_window_is_prefilled(void **)
 {
 	Rig g(rp::Verb::read, 2);
@@ -1160,6 +1204,8 @@ int main()
 		cmocka_unit_test(flow_credit_not_landed_moves_to_next_qp),
 		cmocka_unit_test(write_final_window_is_checked),
 		cmocka_unit_test(atomic_final_words_are_checked),
+		cmocka_unit_test(atomic_final_words_of_a_stalled_qp),
+		cmocka_unit_test(write_final_window_of_a_stalled_qp),
 		cmocka_unit_test(read_window_is_prefilled),
 		cmocka_unit_test(reliable_places_by_sequence),
 		cmocka_unit_test(reliable_send_buffers_go_back),
