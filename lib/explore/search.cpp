@@ -96,9 +96,10 @@ bool anneal_accept(double e_cur, double e_new, double temperature, double u)
 	return u < std::exp(-(e_new - e_cur) / temperature);
 }
 
-bool next_grid_point(const Space &s, Point &p)
+bool next_grid_point(const Space &s, const std::vector<size_t> &dims, Point &p)
 {
-	for (size_t d = s.dims.size(); d-- > 0;) {
+	for (size_t k = dims.size(); k-- > 0;) {
+		const size_t d = dims[k];
 		if (++p[d] < s.dims[d].values.size())
 			return true;
 		p[d] = 0;
@@ -272,14 +273,10 @@ std::vector<Point> bare_grid(const Space &s)
 	Point p = simplest_point(s);
 	for (size_t d : keys)
 		p[d] = 0;
-	for (;;) {
+	do
 		out.push_back(p);
-		size_t k = keys.size();
-		while (k > 0 && ++p[keys[k - 1]] == s.dims[keys[k - 1]].values.size())
-			p[keys[--k]] = 0;
-		if (k == 0)
-			return out;
-	}
+	while (next_grid_point(s, keys, p));
+	return out;
 }
 
 std::string bare_text(const Space &s, const Point &p)
@@ -568,12 +565,13 @@ void Explorer::random()
 
 void Explorer::grid()
 {
+	const std::vector<size_t> dims = movable_dims(s_, false);   // a one-value one has nothing to step
 	Point p(s_.dims.size(), 0);
 	do {
 		if (out_of_budget())
 			return;
 		visit(p);
-	} while (next_grid_point(s_, p));
+	} while (next_grid_point(s_, dims, p));
 }
 
 } // namespace rp::explore

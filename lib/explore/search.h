@@ -51,8 +51,9 @@ Point random_point(const Space &s, Rng &rng);
 Point mutate(const Space &s, const Point &p, Rng &rng);
 /* Simulated annealing's acceptance: better always, worse with exp(-(e_new - e_cur) / T). */
 bool anneal_accept(double e_cur, double e_new, double temperature, double u);
-/* The grid's odometer (last dimension fastest): false once every point was given. */
-bool next_grid_point(const Space &s, Point &p);
+/* The grid's odometer over dims (the last fastest), the others left as they are: false
+ * once every combination was given. The grid strategy's (every dimension) and bare_grid's. */
+bool next_grid_point(const Space &s, const std::vector<size_t> &dims, Point &p);
 uint64_t space_size(const Space &s);   // saturates at UINT64_MAX
 
 /* The measured outcome of a point, or nullptr. */
