@@ -311,11 +311,14 @@ Verdict judge_bare(const Space &s, const Point &p, const Outcome &o, const Outco
 	return v;
 }
 
-double anneal_energy(const SearchConf &c, const Outcome &o, const Verdict &v, const Outcome *ref)
+double anneal_energy(const SearchConf &c, const Outcome &o, const Verdict &v, const Outcome *ref,
+	const Outcome *bare)
 {
 	if (v.anomaly())
 		return 0;
-	const double e = ref ? std::min(1.0, relative_figure(o, *ref)) : 1.0;
+	double e = ref ? std::min(1.0, relative_figure(o, *ref)) : 1.0;
+	if (bare)   // scaled so that bare_flag weighs as perf_flag: each ratio against its own flag
+		e = std::min(e, relative_figure(o, *bare) * c.perf_flag / c.bare_flag);
 	double near = 0;
 	for (const auto &[name, threshold] : c.counter_flags)
 		if (threshold > 0)
@@ -455,7 +458,7 @@ Explorer::Visit Explorer::visit(const Point &p)
 			return {};
 		e.judged = true;
 		e.energy = anneal_energy(s_.search, e.outcome, e.verdict,
-			e.verdict.ref_dim >= 0 ? lookup(e.verdict.ref_point) : nullptr);
+			e.verdict.ref_dim >= 0 ? lookup(e.verdict.ref_point) : nullptr, bare_of(p));
 		if (fresh)
 			record(p, e.outcome, e.verdict, "search");
 		e.anomaly = e.verdict.anomaly() && minimise(p, e.verdict).has_value();

@@ -11,8 +11,9 @@
  *   (bare_reference: measured once before the search), a candidate of its
  *   minimisation against its own;
  * - anneal's energy: 0 for an anomaly, else the point's figure against its reference
- *   (max of the rate and Gbit/s ratios, at most 1; 1 without one) less up to 0.5 for a
- *   counter near its threshold; the temperature decays from each (re)start;
+ *   (max of the rate and Gbit/s ratios, at most 1; 1 without one), or against its bare
+ *   rate x perf_flag / bare_flag when lower, less up to 0.5 for a counter near its
+ *   threshold; the temperature decays from each (re)start;
  * - the budget (time or points, every phase's runs counted) is checked between
  *   points: a minimisation that started finishes, bounded by its candidates
  *   (minimise.cpp); 2000 visits in a row with nothing new end the search (exhausted),
@@ -95,8 +96,10 @@ std::string rate_text(double msg_per_s);                 // "41,000"
 Verdict judge_bare(const Space &s, const Point &p, const Outcome &o, const Outcome &bare);
 
 /* Anneal's energy, lower for more anomalous: 0 for an anomaly, else the figure against
- * the reference (1 without one, at most 1) less up to 0.5 for a counter near its flag. */
-double anneal_energy(const SearchConf &c, const Outcome &o, const Verdict &v, const Outcome *ref);
+ * the reference (1 without one, at most 1) or against the bare rate x perf_flag /
+ * bare_flag (nullptr: none), the lower, less up to 0.5 for a counter near its flag. */
+double anneal_energy(const SearchConf &c, const Outcome &o, const Verdict &v, const Outcome *ref,
+	const Outcome *bare);
 
 /* Every condition of the set holds for the point. */
 bool contains_mfs(const Point &p, const std::vector<Condition> &mfs);

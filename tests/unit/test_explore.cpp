@@ -402,14 +402,29 @@ void energy_is_lower_when_more_anomalous(void **)
 	c.counter_flags = {{"rnr", 0.1}};
 	const Outcome ref = perf_outcome(20000, 2);
 	Outcome o = perf_outcome(14000, 1.4);
-	assert_true(anneal_energy(c, o, {}, nullptr) == 1.0);            // no reference
-	assert_true(std::fabs(anneal_energy(c, o, {}, &ref) - 0.7) < 1e-9);
-	assert_true(anneal_energy(c, perf_outcome(40000, 4), {}, &ref) == 1.0);   // at most 1
+	assert_true(anneal_energy(c, o, {}, nullptr, nullptr) == 1.0);            // no reference
+	assert_true(std::fabs(anneal_energy(c, o, {}, &ref, nullptr) - 0.7) < 1e-9);
+	assert_true(anneal_energy(c, perf_outcome(40000, 4), {}, &ref, nullptr) == 1.0);   // at most 1
 	o.counters = {{"rnr", 700}};                                     // half its flag
-	assert_true(std::fabs(anneal_energy(c, o, {}, &ref) - 0.45) < 1e-9);
+	assert_true(std::fabs(anneal_energy(c, o, {}, &ref, nullptr) - 0.45) < 1e-9);
 	Verdict v;
 	v.kind = AnomalyKind::counters;
-	assert_true(anneal_energy(c, o, v, &ref) == 0.0);
+	assert_true(anneal_energy(c, o, v, &ref, nullptr) == 0.0);
+}
+
+/* Against plain verbs too, each ratio in its flag's terms (perf_flag 0.5, bare_flag
+ * 0.03): 0.035x bare scores as 0.58x a neighbour; 0.07x bare is far from its flag. */
+void energy_counts_the_bare_rate(void **)
+{
+	SearchConf c;
+	c.perf_flag = 0.5;
+	c.bare_flag = 0.03;
+	const Outcome o = perf_outcome(14000, 1.4), ref = perf_outcome(20000, 2);
+	const Outcome near = perf_outcome(400000, 40), far = perf_outcome(200000, 20);
+	assert_true(std::fabs(anneal_energy(c, o, {}, nullptr, &near) - 0.035 * 0.5 / 0.03) < 1e-9);
+	assert_true(std::fabs(anneal_energy(c, o, {}, &ref, &near) - 0.035 * 0.5 / 0.03) < 1e-9);
+	assert_true(std::fabs(anneal_energy(c, o, {}, &ref, &far) - 0.7) < 1e-9);   // the neighbour's lower
+	assert_true(anneal_energy(c, o, {}, nullptr, &far) == 1.0);                  // at most 1
 }
 
 /* The reference measured for a point with none: one step along a reference dimension. */
@@ -831,6 +846,7 @@ int main()
 		cmocka_unit_test(verdict_picks_the_reference),
 		cmocka_unit_test(paced_points_have_no_reference),
 		cmocka_unit_test(energy_is_lower_when_more_anomalous),
+		cmocka_unit_test(energy_counts_the_bare_rate),
 		cmocka_unit_test(references_are_one_step_away),
 		cmocka_unit_test(minimise_correctness),
 		cmocka_unit_test(minimise_performance_either_reference),
