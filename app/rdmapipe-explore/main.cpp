@@ -422,7 +422,7 @@ void measure_bare(const Args &a, const Space &space, PointConf &pc, ChildRunner 
 	if (bare.write(&why) != 0) {
 		if (!a.quiet)
 			fprintf(stderr, "rdmapipe-explore: no bare-verbs reference: %s\n", why.c_str());
-		rec->bare_reference("\n## Bare-verbs reference (plain libibverbs)\n\nNot measured: " + why + "\n", {});
+		rec->bare_reference(bare.report_section(), {});
 		return;
 	}
 	if (!a.quiet)

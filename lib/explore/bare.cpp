@@ -53,6 +53,14 @@ BareReference::BareReference(const Space &s, PointConf &pc, ChildRunner &child, 
 
 int BareReference::write(std::string *why)
 {
+	if (write_program(why) == 0)
+		return 0;
+	unmeasured_ = *why;
+	return -1;
+}
+
+int BareReference::write_program(std::string *why)
+{
 	const std::string d = dir_ + "/bare";
 	if (mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
 		*why = d + ": cannot make the folder";
@@ -172,9 +180,11 @@ int BareReference::record(std::string *err) const
 
 std::string BareReference::report_section() const
 {
+	std::string r = "\n## Bare-verbs reference (plain libibverbs)\n\n";
+	if (!unmeasured_.empty())
+		return r + "Not measured: " + unmeasured_ + "\n";
 	char flag[32];
 	snprintf(flag, sizeof flag, "%g", space_.search.bare_flag);
-	std::string r = "\n## Bare-verbs reference (plain libibverbs)\n\n";
 	r += "Each of the space's verb, transport, size and device values, the other settings at their simplest, run for "
 	     "point_seconds by repro_template.c's loop (`bare/bare.c`, built and run once at the start; bare.jsonl has each "
 	     "line). A passing, unpaced point under bare_flag (" + std::string(flag) +

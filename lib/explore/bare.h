@@ -24,7 +24,7 @@ class BareReference {
 public:
 	BareReference(const Space &s, PointConf &pc, ChildRunner &child, std::string dir);
 	/* bare/bare.c of the grid's points that make a pipeline the template models (each
-	 * one's pipeline in bare/N.conf); -1 with *why when none does. */
+	 * one's pipeline in bare/N.conf); -1 with *why when none does (report_section says it). */
 	int write(std::string *why);
 	/* bare.c built and run once: where the children run (runner nullptr), else through
 	 * the --repro-on runner NAME's command; its output in bare/bare[.NAME].out. */
@@ -32,11 +32,13 @@ public:
 	BareTable table() const;                        // the children's outcomes by grid point
 	const std::map<Point, std::string> &confs() const { return confs_; }   // grid point -> bare/N.conf
 	int record(std::string *err) const;             // bare.jsonl
-	std::string report_section() const;             // report.md's table, each runner a column
+	std::string report_section() const;             // report.md's table, each runner a column; or why not written
 	uint64_t points() const { return modelled_.size(); }
 	double estimate_s() const;                      // the program's time, at most
 
 private:
+	int write_program(std::string *why);
+
 	struct Run {
 		std::string name;                    // "children", or --repro-on's NAME
 		std::map<size_t, Outcome> by_index;  // modelled_ index -> what it gave
@@ -52,6 +54,7 @@ private:
 	std::vector<size_t> modelled_;       // the bench's points: indices into grid_
 	std::map<Point, std::string> confs_;
 	std::vector<Run> runs_;
+	std::string unmeasured_;             // why write() wrote nothing ("": it did)
 };
 
 } // namespace rp::explore

@@ -343,6 +343,7 @@ void bare_program_written_built_and_run(void **)
 	BareReference nb(base, pc, child, dir);
 	assert_int_equal(nb.write(&why), -1);
 	assert_true(has(why, "pipeline = two-flows.conf ("));
+	assert_true(has(nb.report_section(), "\n## Bare-verbs reference (plain libibverbs)\n\nNot measured: pipeline = two-flows.conf ("));
 	Space unmodelled = two_dims();
 	unmodelled.fixed.push_back({"rnr_retry", "3"});
 	PointConf upc;
