@@ -475,7 +475,7 @@ int explore(const Args &a, const Space &space, PointConf &pc)
 	if (!a.quiet)
 		fprintf(stderr, "rdmapipe-explore: %s: %zu dimensions, %s, seed %llu; children: %s; output %s\n", space.file.c_str(),
 			space.dims.size(), strategy_name(space.search.strategy), static_cast<unsigned long long>(space.search.seed),
-			runner.command("POINT.conf").c_str(), dir.c_str());
+			runner.shown_command("POINT.conf").c_str(), dir.c_str());
 	const double t0 = now_s();
 	Explorer ex(space, runner, rec, [] { return g_stop ? INFINITY : now_s(); });
 	if (space.search.bare_reference)

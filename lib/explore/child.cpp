@@ -117,10 +117,20 @@ std::string ChildRunner::through(const std::string &runner, const std::string &c
  * keep one in $RDMAPIPE_EXPLORE_CONSOLE) beside the command when run by hand. */
 std::string ChildRunner::command(const std::string &conf) const
 {
-	std::string c = cc_.runner.empty() ? ""
-					   : "RDMAPIPE_EXPLORE_CONSOLE=${RDMAPIPE_EXPLORE_CONSOLE:-$PWD/reproduce.console} sh -c " +
-						     sh_quote(cc_.runner + " \"$@\"") + " rdmapipe-explore-runner ";
-	c += cc_.rdmapipe;
+	if (cc_.runner.empty())
+		return child_command(conf);
+	return "RDMAPIPE_EXPLORE_CONSOLE=${RDMAPIPE_EXPLORE_CONSOLE:-$PWD/reproduce.console} sh -c " +
+	       sh_quote(cc_.runner + " \"$@\"") + " rdmapipe-explore-runner " + child_command(conf);
+}
+
+std::string ChildRunner::shown_command(const std::string &conf) const
+{
+	return (cc_.runner.empty() ? "" : cc_.runner + " ") + child_command(conf);
+}
+
+std::string ChildRunner::child_command(const std::string &conf) const
+{
+	std::string c = cc_.rdmapipe;
 	for (const std::string &a : cc_.eal)
 		c += " " + a;
 	c += " --";

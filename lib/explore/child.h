@@ -36,6 +36,8 @@ public:
 	std::string fatal() const override { return fatal_; }
 	/* The command that runs a point's file as the child did: for reproducers. */
 	std::string command(const std::string &conf) const;
+	/* ... as a person reads it (RUNNER rdmapipe ...), without the console's plumbing. */
+	std::string shown_command(const std::string &conf) const;
 	/* A shell command as run where the children run: through the runner (the child
 	 * stopped first; bounded by the start's timeout and work_s, <0: a point's timeout;
 	 * stdin /dev/null, the runner's own output to runner.log), else as it is. */
@@ -48,6 +50,7 @@ private:
 	enum class Answer { done, died, timeout };
 	int start();
 	std::string child_file(const char *ext) const;
+	std::string child_command(const std::string &conf) const;   // rdmapipe's own words, the runner's "$@"
 	Answer ask(const std::string &conf, const std::string &log, int *rc, HwCounters *moved);
 	bool line(const std::string &l, int *rc, HwCounters *moved);
 	Answer await(double deadline, bool ready, int *rc, HwCounters *moved);

@@ -354,6 +354,22 @@ void bare_program_written_built_and_run(void **)
 	std::filesystem::remove_all(dir);
 }
 
+/* A finding's command file runs through the runner as the children did, its console
+ * defaulted beside it; the banner shows the same command plainly. */
+void the_command_through_a_runner(void **)
+{
+	const Space s = two_dims();
+	PointConf pc;
+	ChildRunner here(s, pc, ChildConf{"rdmapipe", {"-l", "0-1"}, {"--plant", "x=y"}, "/tmp", "", 0});
+	assert_string_equal(here.command("p.conf").c_str(), "rdmapipe -l 0-1 -- --plant 'x=y' -f p.conf");
+	assert_string_equal(here.shown_command("p.conf").c_str(), "rdmapipe -l 0-1 -- --plant 'x=y' -f p.conf");
+	ChildRunner there(s, pc, ChildConf{"rdmapipe", {"-l", "0-1"}, {}, "/tmp", "ssh h --", 0});
+	assert_string_equal(there.command("p.conf").c_str(),
+		"RDMAPIPE_EXPLORE_CONSOLE=${RDMAPIPE_EXPLORE_CONSOLE:-$PWD/reproduce.console} "
+		"sh -c 'ssh h -- \"$@\"' rdmapipe-explore-runner rdmapipe -l 0-1 -- -f p.conf");
+	assert_string_equal(there.shown_command("p.conf").c_str(), "ssh h -- rdmapipe -l 0-1 -- -f p.conf");
+}
+
 std::string perftest_of(const Settings &set, const std::string &device = "rxe0", bool cq_ex = false)
 {
 	const PipelineConf c = conf_of(space_of(set));
@@ -478,6 +494,7 @@ int main()
 		cmocka_unit_test(repro_c_compiles),
 		cmocka_unit_test(bare_lines_parse),
 		cmocka_unit_test(bare_program_written_built_and_run),
+		cmocka_unit_test(the_command_through_a_runner),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
