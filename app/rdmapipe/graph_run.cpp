@@ -292,8 +292,8 @@ int load_pipeline(const LcoreSet &lcores, const std::string &file, const RunOpti
 		return kExitUsage;
 	}
 	apply_cli(cli, conf);
-	if (cli.connect_timeout_s > 0 && !conf_connects_hosts(*conf)) {
-		RP_LOG(ERR, CONF, "rdmapipe: --connect-timeout with %s: %s\n", file.c_str(), kConnectTimeoutNoHost);
+	if (cli.connect_timeout_s > 0 && !conf_waits_to_connect(*conf)) {
+		RP_LOG(ERR, CONF, "rdmapipe: --connect-timeout with %s: %s\n", file.c_str(), kConnectTimeoutNoWait);
 		return kExitUsage;
 	}
 	std::vector<PipelineConf> steps;

@@ -381,7 +381,7 @@ std::string pipeline_to_text(const PipelineConf &c, const RunOptions &o)
 	t += ");\nrun = {\n  warmup = " + num(c.run.warmup_s) + ";\n  stats_period = " + num(c.run.stats_period_s) +
 	     ";\n  connect = \"" + (c.run.connect == ConnectPath::direct ? "direct" : "cm") + "\";\n  stage_cycles = " +
 	     (c.run.stage_cycles ? "true" : "false") + ";\n";
-	if (conf_connects_hosts(c))   // elsewhere the key is refused: it would bound nothing
+	if (conf_waits_to_connect(c))   // elsewhere the key is refused: it would bound nothing
 		t += "  connect_timeout = " + num(c.run.connect_timeout_s) + ";\n";
 	if (!c.run.metrics.empty())
 		t += "  metrics = \"" + c.run.metrics + "\";\n";

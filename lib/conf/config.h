@@ -276,6 +276,9 @@ int conf_validate(PipelineConf *c, std::string *err);
 /* Whether a flow of c connects to another host (its listen or peer = "HOST:PORT", or
  * the pattern's ranks run it): what run.connect_timeout bounds. */
 bool conf_connects_hosts(const PipelineConf &c);
+/* Whether anything of c waits for a connection: a flow to another host, or a loopback
+ * flow whose two ends connect through rdma_cm. What run.connect_timeout bounds. */
+bool conf_waits_to_connect(const PipelineConf &c);
 
 /* The keys a file's flow, io context and run groups may set (the schema's). */
 const std::vector<std::string> &conf_flow_keys();

@@ -176,8 +176,8 @@ int check_transport(RunOptions *o, std::string *err)
 		*err = "--local goes with --peer (the client's address)";
 		return -1;
 	}
-	if (o->connect_timeout_s > 0 && o->listen.empty() && o->peer.empty()) {
-		*err = std::string("--connect-timeout: ") + kConnectTimeoutNoHost;
+	if (o->connect_timeout_s > 0 && o->listen.empty() && o->peer.empty() && (o->connect == ConnectPath::direct || o->uc)) {
+		*err = std::string("--connect-timeout: ") + kConnectTimeoutNoWait;
 		return -1;
 	}
 	return 0;

@@ -145,11 +145,12 @@ inline constexpr double kMaxConnectTimeoutS = 86400;
  * "" when s seconds is one, else what is wrong with it ("is not ..."), for the caller
  * to put after the setting's name. */
 std::string connect_timeout_problem(double s);
-/* Why a connect timeout is refused where no flow connects to another host, after
- * the setting's name. */
-inline constexpr const char *kConnectTimeoutNoHost =
-	"no flow connects to another host (--listen or --peer; in a file, a flow's listen or peer = \"HOST:PORT\", "
-	"or a pattern), and only that waits: a loopback flow's ends connect within this process";
+/* Why a connect timeout is refused where nothing waits for a connection, after the
+ * setting's name. */
+inline constexpr const char *kConnectTimeoutNoWait =
+	"nothing waits for a connection: no flow connects to another host (--listen or --peer; in a file, a flow's "
+	"listen or peer = \"HOST:PORT\", or a pattern), and the loopback flows connect their QPs directly "
+	"(run.connect = \"direct\", or UC), not through rdma_cm";
 
 /* The flow window of a flow that leaves it out: kDefaultWindow where it can share one
  * (`shareable`: its verb consumes receives, through an SRQ, and nothing else returns

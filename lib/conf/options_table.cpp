@@ -476,9 +476,10 @@ const OptionSpec kOptions[] = {
 		"(default 10); it does not bound connecting: --connect-timeout",
 		nullptr, kAside, [](ParseState &st, const char *a) { return set_seconds(st, &st.o->stall_timeout_s, a); }},
 	{"connect-timeout", 0, "SEC",
-		"two processes: how long connecting waits for the other host,\n"
-		"a client for its server to listen, a server for its clients\n"
-		"(default 10; with -f: the file's run.connect_timeout)",
+		"how long connecting waits: for the other host (a client for\n"
+		"its server to listen, a server for its clients), or a loopback's\n"
+		"ends through rdma_cm (default 10; with -f: the file's\n"
+		"run.connect_timeout)",
 		nullptr, kAside, [](ParseState &st, const char *a) {
 			char *end = nullptr;
 			const double v = strtod(a, &end);

@@ -512,13 +512,13 @@ bool check_flow_gids(Errors &e, const PipelineConf &c)
 	return true;
 }
 
-/* run.connect_timeout bounds the waits for another host: where no flow has one, it
- * would bound nothing. */
+/* run.connect_timeout bounds the waits for connections: where nothing waits, it would
+ * bound nothing. */
 bool check_connect_timeout(Errors &e, const PipelineConf &c)
 {
-	if (!c.run.keys.has("connect_timeout") || conf_connects_hosts(c))
+	if (!c.run.keys.has("connect_timeout") || conf_waits_to_connect(c))
 		return true;
-	return e.fail(Where{"run", c.run.line, &c.run.keys}, "connect_timeout", kConnectTimeoutNoHost);
+	return e.fail(Where{"run", c.run.line, &c.run.keys}, "connect_timeout", kConnectTimeoutNoWait);
 }
 
 /* Each section on its own, in the file's order. */
@@ -558,6 +558,18 @@ bool conf_connects_hosts(const PipelineConf &c)
 {
 	for (const FlowConf &f : c.flows)
 		if (f.peer != "loopback" || c.pattern.has(f.name))
+			return true;
+	return false;
+}
+
+bool conf_waits_to_connect(const PipelineConf &c)
+{
+	if (conf_connects_hosts(c))
+		return true;
+	if (c.run.connect != ConnectPath::cm)
+		return false;
+	for (const FlowConf &f : c.flows)   // loopback: its two ends through rdma_cm, but UC's directly
+		if (f.transport != Transport::uc)
 			return true;
 	return false;
 }

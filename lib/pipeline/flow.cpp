@@ -157,8 +157,6 @@ int responder_fill_srq(Responder *v, const FlowParams &o, const RoleShape &r, rt
 
 namespace {
 
-constexpr int kLoopbackCmTimeoutMs = 10000;
-
 /* The device's IPv4 address, from its IPv4-mapped RoCE GID. */
 bool gid_ipv4(const ibv_gid &g, std::string *ip)
 {
@@ -212,7 +210,7 @@ int connect_with_cm(const FlowParams &o, uint32_t nqps, Device &dev_a, Device &d
 	addr.sin.sin_port = htons(f->cm_server->bound_port());
 	addr.str = ip + ":" + std::to_string(f->cm_server->bound_port());
 	f->cm_client->set_tos(o.traffic.traffic_class);
-	if (f->cm_client->resolve(local, addr, nqps, kLoopbackCmTimeoutMs, err) != 0)
+	if (f->cm_client->resolve(local, addr, nqps, o.connect_timeout_ms, err) != 0)
 		return -1;
 	if (f->cm_server->verbs() != dev_b.ctx || f->cm_client->verbs() != dev_a.ctx) {
 		*err = "rdma_cm: " + (f->cm_server->verbs() != dev_b.ctx ? addr.str + " is not on " + dev_b.name
@@ -234,7 +232,7 @@ int connect_with_cm(const FlowParams &o, uint32_t nqps, Device &dev_a, Device &d
 	};
 	int srv_rc = 0;
 	std::string srv_err;
-	std::thread server([&] { srv_rc = f->cm_server->accept(nqps, kLoopbackCmTimeoutMs, choose, &srv_err); });
+	std::thread server([&] { srv_rc = f->cm_server->accept(nqps, o.connect_timeout_ms, choose, &srv_err); });
 	std::vector<CmQpSpec> specs(nqps);
 	std::vector<CmPrivate> locals(nqps);
 	for (uint32_t i = 0; i < nqps; i++) {
@@ -244,7 +242,7 @@ int connect_with_cm(const FlowParams &o, uint32_t nqps, Device &dev_a, Device &d
 		locals[i].qp_index = static_cast<uint16_t>(i);
 		locals[i].verb = static_cast<uint8_t>(static_cast<unsigned>(o.verb) + 1);
 	}
-	int cli_rc = f->cm_client->connect(specs, locals, kLoopbackCmTimeoutMs, err);
+	int cli_rc = f->cm_client->connect(specs, locals, o.connect_timeout_ms, err);
 	server.join();
 	/* Both ends' errors: a client that failed at once leaves the server waiting out
 	 * its timeout, and that alone would hide why. */

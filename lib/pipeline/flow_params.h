@@ -42,6 +42,7 @@ struct FlowParams {
 	uint8_t rnr_retry = 7, retry_cnt = 7, min_rnr_timer = 12;
 	Traffic traffic;                // on every QP of the flow (its service QPs too)
 	ConnectPath connect = ConnectPath::cm;
+	int connect_timeout_ms = 10000;   // a loopback's rdma_cm connections wait this long (run.connect_timeout)
 	double stall_timeout_s = 10;
 	bool quiet = false;
 	double warmup_s = 0;

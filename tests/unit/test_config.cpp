@@ -221,12 +221,18 @@ void connect_timeout_key(void **)
 	loopback.replace(loopback.find(stages), stages.size(), stages + " { name = \"tx\"; kind = \"rdma_tx\"; lcore = 2; flow = \"bw\"; },");
 	c = rp::PipelineConf{};
 	assert_int_equal(load_text(loopback, &c, &err, &f), 0);
+	/* ... but an RC loopback's two ends connect through rdma_cm, and that waits. */
 	c = rp::PipelineConf{};
-	assert_int_equal(load_text(loopback + "run = { connect_timeout = 2; };\n", &c, &err, &f), -1);
-	assert_string_equal(err.c_str(), (f + ":6: run.connect_timeout: no flow connects to another host (--listen or --peer; in a "
-					     "file, a flow's listen or peer = \"HOST:PORT\", or a pattern), and only that waits: a "
-					     "loopback flow's ends connect within this process").c_str());
-	assert_true(!rp::conf_connects_hosts(c));
+	assert_int_equal(load_text(loopback + "run = { connect_timeout = 2; };\n", &c, &err, &f), 0);
+	assert_true(c.run.connect_timeout_s == 2);
+	assert_true(!rp::conf_connects_hosts(c) && rp::conf_waits_to_connect(c));
+	/* Connected directly, nothing waits. */
+	c = rp::PipelineConf{};
+	assert_int_equal(load_text(loopback + "run = { connect = \"direct\"; connect_timeout = 2; };\n", &c, &err, &f), -1);
+	assert_string_equal(err.c_str(), (f + ":6: run.connect_timeout: nothing waits for a connection: no flow connects to "
+					     "another host (--listen or --peer; in a file, a flow's listen or peer = \"HOST:PORT\", "
+					     "or a pattern), and the loopback flows connect their QPs directly (run.connect = "
+					     "\"direct\", or UC), not through rdma_cm").c_str());
 }
 
 void missing_file(void **)

@@ -597,9 +597,14 @@ void connect_timeout(void **)
 	for (const char *bad : {"0", "-1", "86401", "abc", "", "2s", "nan", "inf"})
 		expect_error({"--peer", "10.2.0.2:1", "--connect-timeout", bad},
 			     (std::string("--connect-timeout: '") + bad + "' is not a number of seconds in (0, 86400]").c_str());
-	expect_error({"--connect-timeout", "2"},
-		     "--connect-timeout: no flow connects to another host (--listen or --peer; in a file, a flow's listen or "
-		     "peer = \"HOST:PORT\", or a pattern), and only that waits: a loopback flow's ends connect within this process");
+	/* A loopback connects its ends through rdma_cm (it waits), unless directly or UC. */
+	assert_int_equal(static_cast<int>(parse({"--connect-timeout", "2"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_true(rp::pipeline_from_options(o, 1, 1).run.connect_timeout_s == 2);
+	for (const char *direct : {"--connect", "--transport"})
+		expect_error({"--connect-timeout", "2", direct, std::string(direct) == "--connect" ? "direct" : "uc"},
+			     "--connect-timeout: nothing waits for a connection: no flow connects to another host (--listen or "
+			     "--peer; in a file, a flow's listen or peer = \"HOST:PORT\", or a pattern), and the loopback flows "
+			     "connect their QPs directly (run.connect = \"direct\", or UC), not through rdma_cm");
 	/* With -f, the file decides where it applies (checked when it is loaded). */
 	assert_int_equal(static_cast<int>(parse({"-f", "x.conf", "--connect-timeout", "3"}, &o, &err)),
 			 static_cast<int>(rp::ParseResult::ok));
@@ -637,7 +642,11 @@ void connect_timeout_dump(void **)
 	assert_true(back.run.connect_timeout_s == 2.5);
 	assert_string_equal(back.flows[0].peer.c_str(), "10.2.0.2:18515");
 
+	/* A loopback through rdma_cm waits for its connections; one connected directly does not. */
 	assert_int_equal(static_cast<int>(parse({"-d", "rxe0"}, &o, &err)), static_cast<int>(rp::ParseResult::ok));
+	assert_non_null(strstr(rp::pipeline_to_text(rp::pipeline_from_options(o, 1, 2), o).c_str(), "\n  connect_timeout = 10"));
+	assert_int_equal(static_cast<int>(parse({"-d", "rxe0", "--connect", "direct"}, &o, &err)),
+			 static_cast<int>(rp::ParseResult::ok));
 	assert_null(strstr(rp::pipeline_to_text(rp::pipeline_from_options(o, 1, 2), o).c_str(), "connect_timeout"));
 }
 
