@@ -171,7 +171,7 @@ struct RunConf {
 	std::string push;           // a Pushgateway's http://HOST[:PORT] ("": none; --push)
 	bool metrics_qp = false;    // per-QP kernel counters in the metrics (--metrics-qp)
 	double stall_timeout_s = 10;   // a running flow with no progress for this long gives up (--stall-timeout)
-	double connect_timeout_s = kDefaultConnectTimeoutS;   // connecting waits this long for the other host (connect_timeout)
+	double connect_timeout_s = kDefaultConnectTimeoutS;   // connecting waits this long: another host, a loopback through rdma_cm (connect_timeout)
 	bool quiet = false;            // no progress lines (-q)
 	int line = 0;
 	KeyLines keys;
@@ -279,6 +279,8 @@ bool conf_connects_hosts(const PipelineConf &c);
 /* Whether anything of c waits for a connection: a flow to another host, or a loopback
  * flow whose two ends connect through rdma_cm. What run.connect_timeout bounds. */
 bool conf_waits_to_connect(const PipelineConf &c);
+/* run.connect_timeout in the whole milliseconds rdma_cm's waits take, at least 1. */
+int connect_timeout_ms(const RunConf &r);
 
 /* The keys a file's flow, io context and run groups may set (the schema's). */
 const std::vector<std::string> &conf_flow_keys();

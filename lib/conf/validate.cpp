@@ -6,6 +6,8 @@
  * has its place in the order of a file's checks (check_order.h), and they run in it. */
 #include "conf/validate_internal.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace rp {
@@ -572,6 +574,11 @@ bool conf_waits_to_connect(const PipelineConf &c)
 		if (f.transport != Transport::uc)
 			return true;
 	return false;
+}
+
+int connect_timeout_ms(const RunConf &r)
+{
+	return static_cast<int>(std::max(1.0, std::ceil(r.connect_timeout_s * 1000)));
 }
 
 int conf_validate_before(PipelineConf *c, ConfPos limit, std::string *err)

@@ -243,7 +243,7 @@ std::string FolderRecorder::standalone(const Finding &f)
 	}
 	write_text(d + "/repro.c", repro_source(defines));
 	write_text(d + "/repro.build", repro_build_command() + "\n");
-	const bool beneath = !repro_caveat(point).empty() || (confs.reference && !repro_caveat(ref).empty());
+	const bool beneath = !repro_caveat(confs).empty();
 	return run_repro(f, d) + (beneath ? " [repro.c: UC without rdmapipe's software reliability]" : "");
 }
 
@@ -366,7 +366,6 @@ void FolderRecorder::progress(uint64_t points, uint64_t anomalies, double elapse
 namespace rp::explore {
 
 namespace {
-
 
 bool exists(const std::string &path)
 {

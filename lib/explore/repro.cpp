@@ -163,6 +163,14 @@ std::string repro_caveat(const PipelineConf &c)
 	return "";
 }
 
+std::string repro_caveat(const ReproConfs &confs)
+{
+	for (const PipelineConf *c : {confs.point, confs.reference})
+		if (c && !repro_caveat(*c).empty())
+			return repro_caveat(*c);
+	return "";
+}
+
 std::string repro_defines(const Space &s, const Finding &f, const ReproConfs &confs, std::string *refused)
 {
 	if (!s.pipeline.empty())
@@ -175,11 +183,8 @@ std::string repro_defines(const Space &s, const Finding &f, const ReproConfs &co
 	std::ostringstream o;
 	o << "/* rdmapipe-explore finding " << f.id << " (" << anomaly_kind_name(f.verdict.kind) << "): "
 	  << point_text(s, f.minimal) << " */\n";
-	for (const PipelineConf *c : {confs.point, confs.reference})
-		if (c && !repro_caveat(*c).empty()) {
-			o << "/* " << repro_caveat(*c) << " */\n";
-			break;
-		}
+	if (const std::string caveat = repro_caveat(confs); !caveat.empty())
+		o << "/* " << caveat << " */\n";
 	o << "#define RP_POINT " << pt << "\n";
 	o << "#define RP_SECONDS " << s.search.point_seconds << "\n";
 	o << "#define RP_STALL_S " << s.search.stall_timeout_s << "\n";

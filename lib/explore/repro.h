@@ -34,6 +34,8 @@ struct ReproConfs {
  * the UC traffic beneath it (the same QPs, verbs, sizes and checks) and tells whether a
  * finding needs the layer. */
 std::string repro_caveat(const PipelineConf &c);
+/* ... of a finding's repro.c: its point's, else its reference's. */
+std::string repro_caveat(const ReproConfs &confs);
 
 /* repro.c's #define block for finding f (its kind, counter and reference), or "" with
  * *refused. */

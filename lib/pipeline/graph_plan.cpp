@@ -4,8 +4,6 @@
 #include "pipeline/graph_internal.h"
 #include "pipeline/stage_kind.h"
 
-#include <algorithm>
-#include <cmath>
 #include <set>
 
 namespace rp {
@@ -40,7 +38,7 @@ FlowParams flow_params(const PipelineConf &c, const FlowConf &f)
 	r.min_rnr_timer = f.min_rnr_timer;
 	r.traffic = f.traffic;
 	r.connect = c.run.connect;
-	r.connect_timeout_ms = static_cast<int>(std::max(1.0, std::ceil(c.run.connect_timeout_s * 1000)));
+	r.connect_timeout_ms = connect_timeout_ms(c.run);
 	r.rate_pps = f.rate_pps;
 	if (f.messages)
 		r.messages = f.messages;

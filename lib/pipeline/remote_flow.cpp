@@ -134,8 +134,7 @@ int remote_end_init(const PipelineConf &c, const FlowConf &fc, RemoteEnd *e, std
 		*err = where(c, fc, "local", fc.local) + *err;
 		return -1;
 	}
-	/* At least 1 ms: rdma_cm's waits take whole milliseconds (the value is checked in (0, a day]). */
-	e->connect_timeout_ms = static_cast<int>(std::max(1.0, std::ceil(c.run.connect_timeout_s * 1000)));
+	e->connect_timeout_ms = connect_timeout_ms(c.run);   // the value is checked in (0, a day]
 	e->connect_setting = c.file == kCliPipeline ? "--connect-timeout" : "run.connect_timeout";
 	return 0;
 }
