@@ -176,7 +176,7 @@ int check_transport(RunOptions *o, std::string *err)
 		*err = "--local goes with --peer (the client's address)";
 		return -1;
 	}
-	if (o->connect_timeout_s > 0 && o->listen.empty() && o->peer.empty() && (o->connect == ConnectPath::direct || o->uc)) {
+	if (o->connect_timeout_s > 0 && o->listen.empty() && o->peer.empty() && !loopback_through_cm(o->connect, o->uc)) {
 		*err = std::string("--connect-timeout: ") + kConnectTimeoutNoWait;
 		return -1;
 	}

@@ -21,6 +21,9 @@ enum class ConnectPath : uint8_t {
 	cm,
 	direct,
 };
+/* Whether a loopback flow's two ends connect through rdma_cm (and so wait for it):
+ * rdma_cm's port space for connected QPs (RDMA_PS_TCP) makes RC QPs only. */
+inline bool loopback_through_cm(ConnectPath p, bool uc) { return p == ConnectPath::cm && !uc; }
 
 /* What the run measures: message rate (chains of messages in flight) or ping-pong
  * latency (one message in flight, echoed back by the responder). */

@@ -568,10 +568,8 @@ bool conf_waits_to_connect(const PipelineConf &c)
 {
 	if (conf_connects_hosts(c))
 		return true;
-	if (c.run.connect != ConnectPath::cm)
-		return false;
-	for (const FlowConf &f : c.flows)   // loopback: its two ends through rdma_cm, but UC's directly
-		if (f.transport != Transport::uc)
+	for (const FlowConf &f : c.flows)
+		if (loopback_through_cm(c.run.connect, f.transport == Transport::uc))
 			return true;
 	return false;
 }

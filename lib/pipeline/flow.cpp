@@ -298,8 +298,7 @@ int qp_pairs_connect(const FlowParams &o, uint32_t n, Device &dev_a, Device &dev
 		     SharedIOContext &io_b, const QpOptions &qo_a, const QpOptions &qo_b, int access_a, int access_b,
 		     QpPairs *p, std::string *err)
 {
-	/* rdma_cm's port space for connected QPs (RDMA_PS_TCP) makes RC QPs only. */
-	if (o.connect == ConnectPath::cm && !qo_a.uc)
+	if (loopback_through_cm(o.connect, qo_a.uc))
 		return connect_with_cm(o, n, dev_a, dev_b, io_a, io_b, qo_a, qo_b, access_a, access_b, p, err);
 	ibv_gid gid_a, gid_b;
 	if (flow_gid(dev_a, qo_a.traffic, &gid_a, err) != 0 || flow_gid(dev_b, qo_b.traffic, &gid_b, err) != 0)
